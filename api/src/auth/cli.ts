@@ -1,0 +1,184 @@
+// Operator commands of the grants/audit area: `grants create|list|revoke` and
+// `audit verify`. Human-only: they run on the host against the local store and
+// are never reachable through the API or MCP.
+import { appendAudit, verifyAuditChain } from '../audit/log.ts';
+import type { OperatorCommand } from '../cli/definitions.ts';
+import type { OperatorHandler, OptionValues } from '../cli/handlers.ts';
+import { type GrantRow, MAX_GRANT_DAYS, createGrant } from './grants.ts';
+import { isScope, type Scope, TIERS, type Tier } from './scopes.ts';
+
+export const GRANTS_OPERATOR_COMMANDS: OperatorCommand[] = [
+  {
+    command: ['grants', 'create'],
+    summary: 'Create a grant for one shop and print its token once.',
+    options: [
+      { flag: '--shop <id>', description: 'Shop id (`shop_…`).', required: true },
+      { flag: '--tier <tier>', description: `Tier preset: ${TIERS.join(', ')}.`, required: true },
+      { flag: '--scope <scope>', description: 'Extra scope on top of the tier (repeatable).', multiple: true },
+      { flag: '--actor-kind <kind>', description: '`agent` or `human`: who will use the grant.', required: true },
+      {
+        flag: '--actor-name <name>',
+        description: 'Name of the agent or person (shown in the audit log).',
+        required: true,
+      },
+      { flag: '--actor-client <client>', description: 'Client software, e.g. an MCP client name (optional).' },
+      {
+        flag: '--expires-in <duration>',
+        description: `Lifetime: e.g. 30m, 12h, 7d (at most ${MAX_GRANT_DAYS}d). Default 30d.`,
+      },
+    ],
+  },
+  {
+    command: ['grants', 'list'],
+    summary: 'List grants (never tokens): status, tier, actor, expiry, last use.',
+    options: [{ flag: '--shop <id>', description: 'Only grants of this shop.' }],
+  },
+  {
+    command: ['grants', 'revoke'],
+    summary: 'Revoke a grant at once; its token answers 401 grant_revoked from then on.',
+    options: [{ flag: '--grant <id>', description: 'Grant id (`grt_…`).', required: true }],
+  },
+  {
+    command: ['audit', 'verify'],
+    summary: 'Check the audit log hash chain; exits 1 and names the first broken entry.',
+    options: [],
+  },
+];
+
+export function parseDuration(text: string): number {
+  const m = /^(\d+)\s*(s|m|h|d)$/.exec(text.trim());
+  if (!m) throw new Error(`Duration must look like 30m, 12h or 7d, got "${text}".`);
+  const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
+  return Number(m[1]) * unit;
+}
+
+const str = (o: OptionValues, k: string): string | undefined =>
+  typeof o[k] === 'string' ? (o[k] as string) : undefined;
+const OPERATOR_ACTOR = { kind: 'operator' as const, name: 'flowport CLI (host operator)' };
+
+function grantStatus(g: GrantRow, now: number): string {
+  if (g.revoked_at !== null) return 'revoked';
+  return Number(g.expires_at) <= now ? 'expired' : 'active';
+}
+
+export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
+  async 'grants create'({ options, services }) {
+    const shopId = str(options, 'shop') ?? '';
+    const tier = str(options, 'tier') ?? '';
+    if (!(TIERS as readonly string[]).includes(tier))
+      throw new Error(`Unknown tier "${tier}". Use one of: ${TIERS.join(', ')}.`);
+    const kind = str(options, 'actor-kind');
+    if (kind !== 'agent' && kind !== 'human') throw new Error('--actor-kind must be `agent` or `human`.');
+    const extra = (Array.isArray(options.scope) ? options.scope : []).filter(Boolean);
+    const bad = extra.filter((s) => !isScope(s));
+    if (bad.length) throw new Error(`Unknown scope(s): ${bad.join(', ')}. See the manifest for the scope list.`);
+    const shop = await services.db.get<{ id: string }>('SELECT id FROM shops WHERE id = ?', [shopId]);
+    if (!shop) throw new Error(`No shop ${shopId} in this store. List shops with \`flowport shops list\`.`);
+    const grant = await createGrant(services, {
+      shopId,
+      tier: tier as Tier,
+      extraScopes: extra as Scope[],
+      actorKind: kind,
+      actorName: str(options, 'actor-name') ?? '',
+      actorClient: str(options, 'actor-client') ?? null,
+      expiresInMs: parseDuration(str(options, 'expires-in') ?? '30d'),
+    });
+    await appendAudit(services.db, {
+      shopId,
+      actor: OPERATOR_ACTOR,
+      action: 'grant.create',
+      targetType: 'grant',
+      targetId: grant.id,
+      outcome: 'success',
+      at: services.now(),
+      details: {
+        tier,
+        scopes: grant.scopes,
+        actor_kind: kind,
+        actor_name: grant.actor.name,
+        expires_at: grant.expires_at,
+      },
+    });
+    const json = {
+      id: grant.id,
+      token: grant.token,
+      scopes: grant.scopes,
+      expires_at: grant.expires_at,
+      shop_id: shopId,
+      tier,
+    };
+    return {
+      json,
+      text: [
+        `Grant ${grant.id} (${tier}) for ${grant.actor.kind} "${grant.actor.name}", expires ${grant.expires_at}.`,
+        '',
+        `Token (shown once, store it now): ${grant.token}`,
+        '',
+        `Scopes: ${grant.scopes.join(' ')}`,
+      ].join('\n'),
+    };
+  },
+  async 'grants list'({ options, services }) {
+    const shop = str(options, 'shop');
+    const rows = await services.db.all<GrantRow>(
+      `SELECT * FROM grants${shop ? ' WHERE shop_id = ?' : ''} ORDER BY id`,
+      shop ? [shop] : [],
+    );
+    const now = services.now();
+    const json = rows.map((g) => ({
+      id: g.id,
+      shop_id: g.shop_id,
+      status: grantStatus(g, now),
+      tier: g.tier,
+      scopes: JSON.parse(g.scopes_json) as string[],
+      actor: { kind: g.actor_kind, name: g.actor_name, client: g.actor_client },
+      token_hint: g.token_hint,
+      created_at: new Date(Number(g.created_at)).toISOString(),
+      expires_at: new Date(Number(g.expires_at)).toISOString(),
+      revoked_at: g.revoked_at === null ? null : new Date(Number(g.revoked_at)).toISOString(),
+      last_used_at: g.last_used_at === null ? null : new Date(Number(g.last_used_at)).toISOString(),
+      use_count: Number(g.use_count),
+    }));
+    const text = json.length
+      ? json
+          .map(
+            (g) =>
+              `${g.id}  ${g.status.padEnd(7)}  ${g.tier.padEnd(17)}  ${g.actor.kind}:${g.actor.name}  expires ${g.expires_at}  ${g.token_hint}`,
+          )
+          .join('\n')
+      : 'No grants.';
+    return { json, text };
+  },
+  async 'grants revoke'({ options, services }) {
+    const id = str(options, 'grant') ?? '';
+    const g = await services.db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [id]);
+    if (!g) throw new Error(`No grant ${id}.`);
+    const now = services.now();
+    if (g.revoked_at === null) {
+      await services.db.tx(async (tx) => {
+        await tx.run('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, id]);
+        await appendAudit(tx, {
+          shopId: g.shop_id,
+          actor: OPERATOR_ACTOR,
+          action: 'grant.revoke',
+          targetType: 'grant',
+          targetId: id,
+          outcome: 'success',
+          at: now,
+        });
+      });
+    }
+    const revokedAt = new Date(g.revoked_at === null ? now : Number(g.revoked_at)).toISOString();
+    return { json: { id, revoked_at: revokedAt }, text: `Grant ${id} revoked at ${revokedAt}.` };
+  },
+  async 'audit verify'({ services }) {
+    const r = await verifyAuditChain(services.db);
+    if (r.ok)
+      return { json: r, text: `Audit chain intact: ${r.checked} entries verified (last seq ${r.lastSeq ?? 0}).` };
+    return {
+      json: r,
+      text: `Audit chain BROKEN at seq ${r.broken?.seq} (${r.broken?.id ?? 'missing entry'}): ${r.broken?.detail}\n${r.checked} entries before it verified.`,
+      exitCode: 1,
+    };
+  },
+};

@@ -1,0 +1,138 @@
+// The Guard the operation pipeline uses: bearer grant → principal, scope check,
+// usage admission, and actor attribution in the audit log. One implementation
+// for HTTP, MCP and CLI.
+//
+// What is audited (see docs/adr/0300-grants-reads-audit.md): every refusal of an
+// identified grant (expired, revoked, missing scope, usage — rate refusals once
+// per window), every refusal thrown by an operation, and every non-read
+// operation (success or failure). Successful reads are metered, not audited.
+// Unknown or malformed tokens are not audited: they carry no attribution and a
+// flood of them must not grow the log.
+import { appendAudit } from '../audit/log.ts';
+import { ERROR_CATALOG } from '../errors/catalog.ts';
+import { AppError } from '../errors/problem.ts';
+import type { Guard } from '../operations/pipeline.ts';
+import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import { admitUsage } from '../usage/admit.ts';
+import { hashGrantToken, isWellFormedGrantToken } from './grant-tokens.ts';
+import type { GrantRow } from './grants.ts';
+
+export function principalOf(row: GrantRow): Principal {
+  return {
+    grantId: row.id,
+    shopId: row.shop_id,
+    scopes: JSON.parse(row.scopes_json) as string[],
+    actor: { kind: row.actor_kind, name: row.actor_name, client: row.actor_client },
+    tier: row.tier,
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+function actorOf(p: Principal) {
+  return { grantId: p.grantId, kind: p.actor.kind, name: p.actor.name };
+}
+
+export async function authenticateGrant(
+  token: string | null,
+  services: Services,
+  requestId?: string,
+): Promise<Principal> {
+  if (token === null) throw new AppError('missing_token', { reason: 'No Authorization: Bearer header was sent.' });
+  if (!isWellFormedGrantToken(token))
+    throw new AppError('invalid_token', { reason: 'The token is malformed or its checksum is wrong.' });
+  const row = await services.db.get<GrantRow>('SELECT * FROM grants WHERE token_hash = ?', [hashGrantToken(token)]);
+  if (!row) throw new AppError('invalid_token', { reason: 'No grant matches this token.' });
+  const now = services.now();
+  let refusal: AppError | null = null;
+  if (row.revoked_at !== null) {
+    refusal = new AppError('grant_revoked', {
+      reason: `Grant ${row.id} was revoked at ${new Date(Number(row.revoked_at)).toISOString()}.`,
+      extra: { grant_id: row.id },
+    });
+  } else if (Number(row.expires_at) <= now) {
+    refusal = new AppError('grant_expired', {
+      reason: `Grant ${row.id} expired at ${new Date(Number(row.expires_at)).toISOString()}.`,
+      extra: { grant_id: row.id },
+    });
+  }
+  if (refusal) {
+    await appendAudit(services.db, {
+      shopId: row.shop_id,
+      actor: { grantId: row.id, kind: row.actor_kind, name: row.actor_name },
+      action: 'grant.authenticate',
+      targetType: 'grant',
+      targetId: row.id,
+      outcome: 'refused',
+      requestId: requestId ?? null,
+      at: now,
+      details: { code: refusal.code },
+    });
+    throw refusal;
+  }
+  await services.db.run('UPDATE grants SET last_used_at = ?, use_count = use_count + 1 WHERE id = ?', [now, row.id]);
+  return principalOf(row);
+}
+
+export async function authorizeScope(
+  principal: Principal,
+  op: AnyOperation,
+  services?: Services,
+  requestId?: string,
+): Promise<void> {
+  if (op.scope === null || principal.scopes.includes(op.scope)) return;
+  if (services) {
+    await appendAudit(services.db, {
+      shopId: principal.shopId,
+      actor: actorOf(principal),
+      action: op.operationId,
+      outcome: 'refused',
+      requestId: requestId ?? null,
+      at: services.now(),
+      details: { code: 'missing_scope', required_scope: op.scope },
+    });
+  }
+  throw new AppError('missing_scope', {
+    detail: `This grant lacks the \`${op.scope}\` scope required by ${op.operationId}.`,
+    reason: `The grant does not include the ${op.scope} scope.`,
+    requiredScope: op.scope,
+  });
+}
+
+/** `eventId` → `event`; the first path-style id in the input names the audit target. */
+function targetOf(op: AnyOperation, input: Record<string, unknown>): { type: string | null; id: string | null } {
+  const keys = Object.keys(op.request.params?.shape ?? {});
+  for (const k of keys) {
+    const v = input[k];
+    if (typeof v === 'string')
+      return {
+        type: k
+          .replace(/Id$/, '')
+          .replace(/([a-z])([A-Z])/g, '$1_$2')
+          .toLowerCase(),
+        id: v,
+      };
+  }
+  return { type: null, id: null };
+}
+
+export const grantGuard: Guard = {
+  authenticate: authenticateGrant,
+  authorize: authorizeScope,
+  admit: admitUsage,
+  async record({ principal, op, services, requestId, input, error }) {
+    const isRefusal = error instanceof AppError && 'layer' in ERROR_CATALOG[error.code];
+    if (op.kind === 'read' && !isRefusal) return;
+    const target = targetOf(op, input);
+    await appendAudit(services.db, {
+      shopId: principal.shopId,
+      actor: actorOf(principal),
+      action: op.operationId,
+      targetType: target.type,
+      targetId: target.id,
+      outcome: error === undefined ? 'success' : isRefusal ? 'refused' : 'failed',
+      requestId,
+      at: services.now(),
+      details: error instanceof AppError ? { code: error.code } : error === undefined ? {} : { code: 'internal_error' },
+    });
+  },
+};

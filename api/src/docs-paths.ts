@@ -1,0 +1,49 @@
+// Every public docs path the product links to, defined once. Absolute URLs are
+// derived with docsUrl(); tests check each of these resolves in the built site.
+
+export const DOCS_PATHS = {
+  home: '/',
+  llmsTxt: '/llms.txt',
+  llmsFullTxt: '/llms-full.txt',
+  apiReference: '/reference/api/',
+  apiReferenceMd: '/reference/api.md',
+  mcpReference: '/reference/mcp/',
+  mcpReferenceMd: '/reference/mcp.md',
+  cliReference: '/reference/cli/',
+  openapiPage: '/reference/openapi/',
+  openapiJson: '/reference/openapi/agent-operations.openapi.json',
+  errorsIndex: '/reference/errors/',
+  manifestApi: '/agent/v1/manifest',
+  refusals: '/agent-access/refusals/',
+  grantsAndScopes: '/agent-access/grants-and-scopes/',
+  quickstart: '/start/quickstart/',
+  authModes: '/set-up/auth-modes/',
+  // linked from reads (recovery options, readiness checks, plan usage)
+  eventHistory: '/operate/event-history/',
+  lifecycle: '/operate/lifecycle/',
+  receipts: '/operate/receipts/',
+  retention: '/operate/retention/',
+  usageLimits: '/operate/usage-limits-and-plans/',
+  rateLimits: '/agent-access/rate-limits-and-backoff/',
+  replay: '/recover/replay/',
+  retriesReplayResend: '/recover/retries-replay-resend/',
+  diagnosticsShare: '/recover/diagnostics-share/',
+  duplicates: '/recover/duplicates-and-idempotency/',
+  supportCodes: '/recover/support-codes/',
+  setUpEndpoints: '/set-up/endpoints/',
+  flowTrigger: '/set-up/flow-trigger/',
+  secretRotation: '/set-up/secret-rotation/',
+} as const;
+
+/** One page per sender auth mode (`standard_webhooks` → `/set-up/auth-modes/standard-webhooks/`). */
+export function authModeDocsPath(mode: string): string {
+  return `${DOCS_PATHS.authModes}${mode.replace(/_/g, '-')}/`;
+}
+
+export function errorDocsPath(code: string): string {
+  return `${DOCS_PATHS.errorsIndex}${code}/`;
+}
+
+export function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, '')}${path.startsWith('/') ? path : `/${path}`}`;
+}

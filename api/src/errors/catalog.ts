@@ -1,0 +1,57 @@
+// The error catalog: every stable error code the product can emit, once.
+// HTTP status, refusal layer, retry advice and docs page are all derived from here.
+// Codes are declared per area in ./codes/*.ts and merged here; add a code there
+// and its docs page, OpenAPI schema enum and tests follow.
+import { API_ERRORS } from './codes/api.ts';
+import { AUTH_ERRORS } from './codes/auth.ts';
+import { USAGE_ERRORS } from './codes/usage.ts';
+import { INTAKE_ERRORS } from './codes/intake.ts';
+import { HANDOFF_ERRORS } from './codes/handoff.ts';
+import { INTENT_ERRORS } from './codes/intent.ts';
+import { MCP_ERRORS } from './codes/mcp.ts';
+
+export type RefusalLayer =
+  | 'capability'
+  | 'authority'
+  | 'usage'
+  | 'target_state'
+  | 'safety'
+  | 'product_boundary';
+
+/** Who should retry after this error, if anyone. */
+export type RetryAdvice = 'no' | 'sender' | 'client' | 'worker';
+
+export interface ErrorDef {
+  status: number;
+  title: string;
+  /** Present when the error is a refusal (an action outside authority, limits or safety). */
+  layer?: RefusalLayer;
+  retry: RetryAdvice;
+  /** Teaching text for the docs page: what happened and what to do. */
+  description: string;
+  fix: string;
+  /** Which surface emits it (for grouping docs pages). */
+  area: 'api' | 'intake' | 'handoff' | 'auth' | 'usage' | 'intent' | 'mcp';
+}
+
+export const ERROR_CATALOG = {
+  ...API_ERRORS,
+  ...AUTH_ERRORS,
+  ...USAGE_ERRORS,
+  ...INTAKE_ERRORS,
+  ...HANDOFF_ERRORS,
+  ...INTENT_ERRORS,
+  ...MCP_ERRORS,
+} as const satisfies Record<string, ErrorDef>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export const ERROR_CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
+
+export function errorDef(code: ErrorCode): ErrorDef {
+  return ERROR_CATALOG[code];
+}
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_CATALOG, value);
+}

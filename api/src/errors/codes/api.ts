@@ -1,0 +1,79 @@
+import type { ErrorDef } from '../catalog.ts';
+
+// Generic API errors.
+export const API_ERRORS = {
+  // ---- generic API ----
+  not_found: {
+    status: 404,
+    title: 'Resource not found',
+    retry: 'no',
+    area: 'api',
+    description:
+      'The route or the object does not exist, or it belongs to another shop. Flowport answers 404 for objects outside your grant so ids of other shops are never confirmed.',
+    fix: 'Check the id and the path against the OpenAPI contract. Ids are prefixed (`evt_`, `ep_`, `rcpt_` …) and case-sensitive.',
+  },
+  route_not_found: {
+    status: 404,
+    title: 'No such operation',
+    retry: 'no',
+    area: 'api',
+    description: 'No Agent Operations route matches this method and path.',
+    fix: 'Read the manifest at `/agent/v1/manifest` and the OpenAPI contract for the list of operations.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    retry: 'no',
+    area: 'api',
+    description: 'The path exists but does not accept this HTTP method.',
+    fix: 'Use the method the OpenAPI contract lists for this path.',
+  },
+  invalid_request: {
+    status: 400,
+    title: 'Invalid request',
+    retry: 'no',
+    area: 'api',
+    description: 'A path parameter, query parameter, header or body field failed validation. The `errors` array names each field and what was wrong.',
+    fix: 'Correct the fields listed in `errors` and send the request again.',
+  },
+  invalid_json: {
+    status: 400,
+    title: 'Body is not valid JSON',
+    retry: 'no',
+    area: 'api',
+    description: 'The request body could not be parsed as JSON.',
+    fix: 'Send a UTF-8 JSON body with `Content-Type: application/json`.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    retry: 'no',
+    area: 'api',
+    description: 'The body was sent with a content type Flowport does not accept here.',
+    fix: 'Send `Content-Type: application/json` with a JSON body.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    retry: 'no',
+    area: 'api',
+    description: 'The request body is larger than the limit for this route (1 MiB by default for sender intake).',
+    fix: 'Send a smaller body. For sender intake, trim the event to the fields your Flow workflow needs.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal error',
+    retry: 'client',
+    area: 'api',
+    description: 'Flowport failed while handling the request. Nothing was half-written: the operation either completed or did not start.',
+    fix: 'Retry with backoff. If it persists, share the `request_id` with support.',
+  },
+  service_unavailable: {
+    status: 503,
+    title: 'Service not ready',
+    retry: 'client',
+    area: 'api',
+    description: 'The process is starting or shutting down, or its store is unavailable.',
+    fix: 'Retry after a few seconds with backoff.',
+  },
+} as const satisfies Record<string, ErrorDef>;

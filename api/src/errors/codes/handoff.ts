@@ -1,0 +1,91 @@
+import type { ErrorDef } from '../catalog.ts';
+
+// Handoff errors: why a delivery to Shopify Flow stopped or is being retried.
+// The worker stores these on events and attempts (error_code); reads and the
+// docs show them. Status is what an API read/action reports for the condition.
+export const HANDOFF_ERRORS = {
+  flow_trigger_not_found: {
+    status: 409,
+    title: 'No Flow workflow uses this trigger',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'handoff',
+    description:
+      "Shopify Flow answered that the trigger handle is invalid: the Flowport app's trigger extension is not deployed on this store, or no workflow has been built with it. The event ends as `no_workflow`; nothing ran in Flow.",
+    fix: 'In Shopify admin, open Flow, create and turn on a workflow that starts with the Flowport trigger for this endpoint (its variant is on the endpoint page). Then replay the event.',
+  },
+  flow_payload_rejected: {
+    status: 422,
+    title: 'Flow rejected the payload',
+    retry: 'no',
+    area: 'handoff',
+    description:
+      "Shopify Flow answered with a validation error other than an unknown handle or the size limit, usually because the payload does not match the trigger's fields (for example a missing resource id for an order, customer or product trigger). The event ends as `failed`.",
+    fix: "Check the endpoint's resource id mapping and trigger variant; the attempt's Flow response summary says which field Flow refused. Fix the mapping, then replay.",
+  },
+  shopify_token_revoked: {
+    status: 409,
+    title: 'Shopify access token revoked',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'handoff',
+    description:
+      "Shopify answered 401: the store's access token is no longer valid (the app was uninstalled or its access revoked). Flowport marked the shop disconnected, failed the event that hit the 401, and held the shop's other queued events instead of burning their retries.",
+    fix: 'Reinstall or reauthorize the Flowport app on the store. Reconnecting releases the held events; replay the failed one.',
+  },
+  shop_disconnected: {
+    status: 409,
+    title: 'Shop disconnected; delivery held',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'handoff',
+    description:
+      'The shop is disconnected from Shopify (its access token was refused), so Flowport holds its events in the `held` state instead of calling Flow. Nothing is lost: held events keep their place and are delivered after the shop reconnects.',
+    fix: 'Reinstall or reauthorize the Flowport app on the store. Held events are released automatically when the shop reconnects.',
+  },
+  flow_throttled: {
+    status: 503,
+    title: 'Shopify throttled the call',
+    retry: 'worker',
+    area: 'handoff',
+    description:
+      "Shopify's rate limit for the app on this store was exhausted (`THROTTLED`, as HTTP 200 or 429). Flowport waits as long as Shopify's throttle status asks, slows the shop down, and retries on its bounded schedule.",
+    fix: 'Nothing to do for a short burst. If it persists, the store has other apps using the same budget, or the sender bursts far above the store limit; spread the sender out.',
+  },
+  flow_upstream_error: {
+    status: 502,
+    title: 'Shopify returned a server error',
+    retry: 'worker',
+    area: 'handoff',
+    description:
+      'Shopify answered with a 5xx status or an unreadable response. Flowport retries on its bounded schedule with exponential backoff and jitter.',
+    fix: 'Usually transient; check https://www.shopifystatus.com. If the event ends `failed` after the last retry, replay it once Shopify is healthy.',
+  },
+  flow_timeout: {
+    status: 504,
+    title: 'Shopify did not answer in time',
+    retry: 'worker',
+    area: 'handoff',
+    description:
+      'The call to Shopify timed out. Flow may or may not have received the trigger, so a retry can start a second run: Flowport counts this as a possible duplicate and retries on its bounded schedule.',
+    fix: 'Usually transient. Workflows that must not run twice should check the "Flowport event id" field (for example with a metafield or tag) before acting.',
+  },
+  flow_connection_error: {
+    status: 502,
+    title: 'Could not reach Shopify',
+    retry: 'worker',
+    area: 'handoff',
+    description:
+      'The connection to Shopify failed (refused, reset or DNS). Flowport retries on its bounded schedule with exponential backoff and jitter.',
+    fix: 'Usually transient. If every event of every shop shows this, check the host network and the configured Shopify Admin base URL.',
+  },
+  flow_retries_exhausted: {
+    status: 502,
+    title: 'Delivery failed after the last retry',
+    retry: 'no',
+    area: 'handoff',
+    description:
+      "Every attempt on Flowport's retry schedule failed with a retryable problem (throttling, server errors, timeouts or connection errors). The event ends as `failed`; its attempts show each try and its reason.",
+    fix: 'Find the cause in the last attempt (throttling, Shopify 5xx, network). Once it is fixed, replay the event; its body is kept for the plan retention period.',
+  },
+} as const satisfies Record<string, ErrorDef>;

@@ -1,0 +1,169 @@
+import type { ErrorDef } from '../catalog.ts';
+
+// Action intent errors: previews, confirmation, idempotency, and the refusals
+// every governed side effect can meet (target state, usage caps, safety, product boundary).
+export const INTENT_ERRORS = {
+  // ---- confirmation and idempotency ----
+  idempotency_key_missing: {
+    status: 400,
+    title: 'Idempotency-Key header required',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'Confirming an action intent performs a side effect, so the request must carry an `Idempotency-Key` header (MCP: the `idempotency_key` tool input). The key lets you retry safely: the same key and request return the stored response instead of running the action twice.',
+    fix: 'Generate a random key (a UUID v4 is ideal, 1–255 printable characters) once per confirmation, send it as `Idempotency-Key: <key>`, and reuse the same key when you retry that confirmation.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'Idempotency-Key already used for a different request',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'This key was already used within the last 24 hours for a different request (for example, to confirm another intent). A key identifies one request; Flowport will not apply it to another.',
+    fix: 'Use a fresh key for each distinct confirmation. Reuse a key only to retry the exact same request.',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    title: 'A request with this Idempotency-Key is still running',
+    retry: 'client',
+    area: 'intent',
+    description:
+      'Another request with the same `Idempotency-Key` is being processed right now. Flowport runs the action once; the concurrent request is not executed.',
+    fix: 'Wait a moment and retry with the same key: once the first request finishes you receive its stored response.',
+  },
+  // ---- intent lifecycle (target_state) ----
+  intent_expired: {
+    status: 410,
+    title: 'Action intent expired',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'Previews are valid for a limited time (15 minutes by default) because the facts they show can go stale. This intent passed its `expires_at` without being confirmed, so it can no longer run.',
+    fix: 'Create a fresh preview with the same preview operation, review it, then confirm the new intent id.',
+  },
+  intent_not_confirmable: {
+    status: 409,
+    title: 'Action intent is not awaiting confirmation',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'Only an intent in state `previewed` can be confirmed or cancelled. This one was already confirmed, executed, failed, refused, cancelled or expired. An intent runs at most once.',
+    fix: 'Read the intent (`GET /agent/v1/action-intents/{intentId}`) to see its state and result. To run the action again, create a new preview.',
+  },
+  intent_stale: {
+    status: 409,
+    title: 'Target changed since the preview',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'Something the preview showed changed before confirmation: the endpoint configuration version, the event state, the endpoint status, or another action ran on the same target. Confirming would run an action different from the one reviewed, so Flowport refuses it and marks the intent `refused`.',
+    fix: 'Create a fresh preview, review what changed, and confirm the new intent.',
+  },
+  // ---- targets (target_state) ----
+  retention_expired: {
+    status: 410,
+    title: 'Event body no longer retained',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'intent',
+    description:
+      "The event's payload body was purged when the plan's retention period ended (metadata and receipts remain). Without the body Flowport cannot hand the event to Flow again.",
+    fix: 'Ask the sender to resend the event (most senders offer a redeliver button), or move to a plan with longer retention for future events.',
+  },
+  endpoint_archived: {
+    status: 409,
+    title: 'Endpoint is archived',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'The endpoint this action targets is archived (or permanently deleted). Archived endpoints accept no events and no replays, test events, edits or rotations.',
+    fix: 'Use an active endpoint. An archived endpoint can only be permanently deleted (endpoint delete intent with `mode: "permanent"`).',
+  },
+  endpoint_not_archived: {
+    status: 409,
+    title: 'Permanent delete needs an archived endpoint',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'Endpoints are deleted in two steps so nothing is lost by accident: first archive (stops intake, keeps everything), then permanently delete (clears secrets and payload bodies; a tombstone remains).',
+    fix: 'Preview and confirm an endpoint delete intent with `mode: "archive"` first, then a second one with `mode: "permanent"`.',
+  },
+  event_rejected: {
+    status: 409,
+    title: 'Rejected events cannot be replayed',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'The event failed authentication or validation at intake, so Flowport never accepted it and kept no body. Replaying it would hand Flow data nobody proved authentic.',
+    fix: 'Read the receipt to see why it was rejected, fix the sender (signature, secret, required fields) and have it send the event again.',
+  },
+  event_in_flight: {
+    status: 409,
+    title: 'Event is still being delivered',
+    layer: 'target_state',
+    retry: 'client',
+    area: 'intent',
+    description:
+      'The event is `accepted`, `queued` or `delivering`: the worker will still hand it to Flow (with automatic retries). A replay now would very likely start a second workflow run.',
+    fix: 'Wait for the event to reach `delivered`, `no_workflow` or `failed` (watch `GET /agent/v1/events/{eventId}`), then preview the replay again if it is still needed.',
+  },
+  event_not_replayable: {
+    status: 409,
+    title: 'Event cannot be replayed',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'intent',
+    description:
+      "The event exists but its state rules out a replay: it was suppressed as a duplicate (replay the first event it links to), or the shop is disconnected from Shopify so nothing can reach Flow. The refusal's `reason` says which.",
+    fix: 'Follow the reason: replay the event named in `duplicate_of`, or have the merchant reconnect the Shopify app (held events are released then) and preview again.',
+  },
+  // ---- usage caps ----
+  replay_limit_reached: {
+    status: 402,
+    title: 'Monthly replay cap reached',
+    layer: 'usage',
+    retry: 'no',
+    area: 'intent',
+    description:
+      "The shop's plan allows a fixed number of replays per calendar month (UTC) and they are used up. Nothing is charged silently and no replay was queued.",
+    fix: 'Check `GET /agent/v1/plan-usage`. Wait for the next month, or ask the merchant to upgrade the plan.',
+  },
+  diagnostics_share_limit_reached: {
+    status: 402,
+    title: 'Monthly diagnostics share cap reached',
+    layer: 'usage',
+    retry: 'no',
+    area: 'intent',
+    description:
+      "The shop's plan allows a fixed number of diagnostics shares per calendar month (UTC) and they are used up. No link was created.",
+    fix: 'Reuse a link you already shared if it has not expired, wait for the next month, or ask the merchant to upgrade the plan.',
+  },
+  // ---- safety ----
+  replay_recent_delivery: {
+    status: 409,
+    title: 'Replay would repeat Flow side effects within minutes',
+    layer: 'safety',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'This event (or a replay of it) was delivered to Shopify Flow only minutes ago. Flow has no idempotency: a replay starts another workflow run, which can send a second email, tag twice or create a duplicate record.',
+    fix: 'Check in Shopify Flow whether the first run did what was needed. If a second run is really intended, preview again with `acknowledge_recent_delivery: true`.',
+  },
+  // ---- product boundary ----
+  outside_product_boundary: {
+    status: 422,
+    title: 'Outside what Flowport governs',
+    layer: 'product_boundary',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'The request asks Flowport to do something it does not do: for example, to change the payload of a received event before replaying it. Flowport proves, stores and hands over what senders sent; it does not author event data or run Flow workflows.',
+    fix: 'To send different data, have the sender send a new event, or use a test event intent (clearly marked as a test). Workflow behaviour is configured in Shopify Flow itself.',
+  },
+} as const satisfies Record<string, ErrorDef>;

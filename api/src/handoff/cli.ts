@@ -1,0 +1,68 @@
+// Operator CLI for the handoff: `flowport sandbox --port N` (the Shopify
+// stand-in on its own port) and `flowport shops reconnect` (after a revoked
+// token: store the new token, release held events). Human-only, local store.
+import type { OperatorCommand } from '../cli/definitions.ts';
+import type { HandlerResult, OptionValues } from '../cli/handlers.ts';
+import { AppError } from '../errors/problem.ts';
+import type { Services } from '../operations/types.ts';
+import { getShop } from '../services/shops.ts';
+import { runSandboxProcess } from '../sandbox/server.ts';
+import { reconnectShop } from './lifecycle.ts';
+
+type Handler = (args: { options: OptionValues; services: Services }) => Promise<HandlerResult>;
+
+export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
+  {
+    command: ['sandbox'],
+    summary:
+      'Run the local Shopify Admin GraphQL stand-in alone (flowTriggerReceive, fault injection, received-trigger record) until Ctrl-C.',
+    options: [
+      { flag: '--port <port>', description: 'Port to listen on (default 4100; 0 picks a free one).' },
+      { flag: '--host <host>', description: 'Interface to bind (default 127.0.0.1).' },
+    ],
+  },
+  {
+    command: ['shops', 'reconnect'],
+    summary:
+      'Mark a disconnected shop connected again (optionally with a new Admin API token) and release its held events.',
+    options: [
+      { flag: '--shop <shopId>', description: 'The shop id (shop_…).', required: true },
+      {
+        flag: '--access-token-env <name>',
+        description: 'Read the new Admin API access token from this environment variable (kept out of shell history).',
+      },
+    ],
+  },
+];
+
+const sandbox: Handler = async ({ options }) => {
+  const argv: string[] = [];
+  if (typeof options.port === 'string') argv.push('--port', options.port);
+  if (typeof options.host === 'string') argv.push('--host', options.host);
+  await runSandboxProcess(argv, (line) => process.stdout.write(`${line}\n`));
+  return { json: { stopped: true }, text: 'Sandbox stopped.' };
+};
+
+const reconnect: Handler = async ({ options, services }) => {
+  const shopId = String(options.shop);
+  const shop = await getShop(services, shopId);
+  if (!shop) throw new AppError('not_found', { detail: `No shop ${shopId} in this store.` });
+  let token: string | undefined;
+  if (typeof options['access-token-env'] === 'string') {
+    token = process.env[options['access-token-env']]?.trim();
+    if (!token)
+      throw new AppError('invalid_request', {
+        detail: `--access-token-env ${options['access-token-env']}: the variable is empty or unset.`,
+      });
+  }
+  const released = await reconnectShop(services, shopId, token);
+  return {
+    json: { shop_id: shopId, connection_status: 'connected', released_held_events: released },
+    text: `${shop.domain} is connected again; ${released} held event(s) queued for delivery.`,
+  };
+};
+
+export const HANDOFF_OPERATOR_HANDLERS: Record<string, Handler> = {
+  sandbox,
+  'shops reconnect': reconnect,
+};

@@ -1,0 +1,141 @@
+// Shopify Admin GraphQL client for flowTriggerReceive. The access token is
+// decrypted by the caller, held only in memory for the call, and never logged,
+// stored or echoed: the response summary keeps userErrors and throttle facts only.
+
+export const FLOW_TRIGGER_MUTATION =
+  'mutation flowTriggerReceive($handle: String, $payload: JSON) { flowTriggerReceive(handle: $handle, payload: $payload) { userErrors { field message } } }';
+
+export interface ThrottleStatus {
+  maximumAvailable: number;
+  currentlyAvailable: number;
+  restoreRate: number;
+}
+
+export interface FlowCallResult {
+  httpStatus: number | null;
+  /** The response had `data.flowTriggerReceive` (a GraphQL answer, not an error page). */
+  hasData: boolean;
+  userErrors: { field: string[]; message: string }[];
+  throttled: boolean;
+  throttleStatus: ThrottleStatus | null;
+  /** How long Shopify asks us to wait (Retry-After or the throttle bucket), 0 when it does not say. */
+  throttleWaitMs: number;
+  retryAfterMs: number;
+  /** Network-level failure: 'timeout' or 'connection_error'. */
+  transportError: 'timeout' | 'connection_error' | null;
+  durationMs: number;
+  /** Redacted summary safe to store on the attempt (no tokens, no payload). */
+  summary: FlowResponseSummary;
+}
+
+export interface FlowResponseSummary {
+  http_status: number | null;
+  user_errors?: { field: string[]; message: string }[];
+  errors?: string[];
+  throttle_status?: ThrottleStatus;
+  transport_error?: string;
+}
+
+export function graphqlUrl(adminBaseUrl: string, apiVersion: string): string {
+  return `${adminBaseUrl.replace(/\/+$/, '')}/admin/api/${apiVersion}/graphql.json`;
+}
+
+function parseRetryAfter(value: string | null): number {
+  if (!value) return 0;
+  const s = Number(value);
+  if (Number.isFinite(s) && s >= 0) return Math.min(s * 1000, 3_600_000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? 0 : Math.max(0, Math.min(at - Date.now(), 3_600_000));
+}
+
+/** Time until the leaky bucket holds `cost` points again. */
+export function throttleWaitFrom(status: ThrottleStatus | null, cost = 1): number {
+  if (!status || status.restoreRate <= 0) return 0;
+  const missing = cost - status.currentlyAvailable;
+  return missing > 0 ? Math.ceil((missing / status.restoreRate) * 1000) : 0;
+}
+
+function asString(v: unknown, max = 500): string {
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+export async function callFlowTriggerReceive(args: {
+  url: string;
+  accessToken: string;
+  handle: string;
+  payload: unknown;
+  timeoutMs: number;
+}): Promise<FlowCallResult> {
+  const started = performance.now();
+  const base = {
+    hasData: false,
+    userErrors: [],
+    throttled: false,
+    throttleStatus: null,
+    throttleWaitMs: 0,
+    retryAfterMs: 0,
+  };
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(args.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'x-shopify-access-token': args.accessToken,
+      },
+      body: JSON.stringify({ query: FLOW_TRIGGER_MUTATION, variables: { handle: args.handle, payload: args.payload } }),
+      signal: AbortSignal.timeout(args.timeoutMs),
+    });
+    text = await res.text();
+  } catch (err) {
+    const name = err instanceof Error ? err.name : 'Error';
+    const transportError = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'connection_error';
+    return {
+      ...base,
+      httpStatus: null,
+      transportError,
+      durationMs: performance.now() - started,
+      summary: { http_status: null, transport_error: transportError },
+    };
+  }
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = null;
+  }
+  const b = (body ?? {}) as {
+    data?: { flowTriggerReceive?: { userErrors?: FlowCallResult['userErrors'] } } | null;
+    errors?: unknown;
+    extensions?: { cost?: { throttleStatus?: ThrottleStatus } };
+  };
+  const errorList = Array.isArray(b.errors)
+    ? (b.errors as { message?: unknown; extensions?: { code?: string } }[])
+    : [];
+  const throttled = res.status === 429 || errorList.some((e) => e.extensions?.code === 'THROTTLED');
+  const throttleStatus = b.extensions?.cost?.throttleStatus ?? null;
+  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+  const userErrors = b.data?.flowTriggerReceive?.userErrors ?? [];
+  const summary: FlowResponseSummary = { http_status: res.status };
+  if (userErrors.length)
+    summary.user_errors = userErrors.map((e) => ({ field: e.field, message: asString(e.message) }));
+  if (errorList.length) summary.errors = errorList.map((e) => asString(e.message ?? e));
+  // 401 bodies carry `errors` as a string; keep it (it names no secret).
+  else if (typeof b.errors === 'string') summary.errors = [asString(b.errors)];
+  if (throttleStatus) summary.throttle_status = throttleStatus;
+  return {
+    httpStatus: res.status,
+    hasData: Boolean(b.data?.flowTriggerReceive),
+    userErrors,
+    throttled,
+    throttleStatus,
+    throttleWaitMs: Math.max(retryAfterMs, throttled ? throttleWaitFrom(throttleStatus) : 0),
+    retryAfterMs,
+    transportError: null,
+    durationMs: performance.now() - started,
+    summary,
+  };
+}

@@ -1,0 +1,150 @@
+// Event lifecycle after intake: body retention (sweep and expiry time), replay
+// availability (derived, with a reason), and releasing events held for a
+// disconnected shop. Reads, intents and the worker import these; none of them
+// re-derive the rules.
+import type { Config } from '../config.ts';
+import { planOf, PLAN_IDS } from '../plans.ts';
+import type { Services } from '../operations/types.ts';
+import { SUPPORT_CODES, TERMINAL_STATES } from './outcomes.ts';
+
+const DAY_MS = 86_400_000;
+const SWEEP_BATCH = 500;
+
+/** How long a shop's event bodies are kept: the plan's days, unless config overrides it. */
+export function bodyRetentionMs(config: Pick<Config, 'worker'>, plan: string): number {
+  return config.worker.bodyRetentionOverrideMs ?? planOf(plan).bodyRetentionDays * DAY_MS;
+}
+
+/** When an event's body is (or was) purged. */
+export function bodyExpiresAt(
+  config: Pick<Config, 'worker'>,
+  event: { received_at: number },
+  shop: { plan: string },
+): number {
+  return Number(event.received_at) + bodyRetentionMs(config, shop.plan);
+}
+
+const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
+
+/**
+ * Purges bodies past retention: body → NULL, retention_state → 'expired'; the
+ * metadata (hash, size, ids, state, attempts) stays. Only events in a terminal
+ * state are purged, so a delivery in progress never loses its payload. Returns
+ * the number of events purged.
+ */
+export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 'now'>): Promise<number> {
+  const now = services.now();
+  let total = 0;
+  const planIds: string[] = [...PLAN_IDS];
+  for (const plan of planIds) {
+    const cutoff = now - bodyRetentionMs(services.config, plan);
+    // Shops on an unknown plan id are treated as 'free' (planOf); include them with free.
+    const planFilter =
+      plan === 'free' ? `(s.plan = ? OR s.plan NOT IN (${planIds.map(() => '?').join(', ')}))` : 's.plan = ?';
+    const planParams = plan === 'free' ? [plan, ...planIds] : [plan];
+    for (;;) {
+      const res = await services.db.run(
+        `UPDATE events SET body = NULL, retention_state = 'expired', body_expires_at = CASE WHEN body_expires_at IS NULL OR body_expires_at > ? THEN ? ELSE body_expires_at END, updated_at = ?
+          WHERE id IN (
+            SELECT e.id FROM events e JOIN shops s ON s.id = e.shop_id
+             WHERE e.retention_state = 'retained' AND e.received_at <= ? AND e.state IN (${TERMINAL_SQL}) AND ${planFilter}
+             LIMIT ${SWEEP_BATCH})`,
+        [now, now, now, cutoff, ...planParams],
+      );
+      total += res.changes;
+      if (res.changes < SWEEP_BATCH) break;
+    }
+  }
+  return total;
+}
+
+export type ReplayUnavailableReason =
+  | 'retention_expired'
+  | 'endpoint_archived'
+  | 'endpoint_deleted'
+  | 'rejected_event'
+  | 'duplicate_event'
+  | 'delivery_in_progress'
+  | 'shop_disconnected';
+
+export interface ReplayAvailability {
+  available: boolean;
+  reason?: ReplayUnavailableReason;
+  /** One sentence for people and agents. */
+  detail?: string;
+}
+
+/** The event, endpoint and shop facts replay availability depends on (rows from the store work as is). */
+export interface ReplayFacts {
+  event: { state: string; retention_state: string; body: string | null };
+  endpoint: { status: string; deleted_at: number | null };
+  shop: { connection_status: string };
+}
+
+export const REPLAY_REASON_TEXT: Record<ReplayUnavailableReason, string> = {
+  rejected_event: 'Intake rejected this event, so there is nothing verified to replay.',
+  duplicate_event: 'This event was suppressed as a duplicate; replay the first event it links to instead.',
+  endpoint_deleted: 'The endpoint was deleted; its events cannot be replayed.',
+  endpoint_archived: 'The endpoint is archived; restore it before replaying its events.',
+  retention_expired: "The event's body was purged after the plan's retention period; only its metadata remains.",
+  shop_disconnected: 'The shop is disconnected from Shopify; reconnect the app first (held events are released then).',
+  delivery_in_progress: 'The event is still being delivered; wait for a terminal state.',
+};
+
+/**
+ * Whether an event can be replayed now, and if not, why. Plan limits (replays
+ * per month) are checked by the replay intent itself, not here.
+ */
+export function replayAvailability(
+  event: ReplayFacts['event'],
+  endpoint: ReplayFacts['endpoint'],
+  shop: ReplayFacts['shop'],
+): ReplayAvailability {
+  const no = (reason: ReplayUnavailableReason): ReplayAvailability => ({
+    available: false,
+    reason,
+    detail: REPLAY_REASON_TEXT[reason],
+  });
+  if (event.state === 'rejected') return no('rejected_event');
+  if (event.state === 'duplicate_suppressed') return no('duplicate_event');
+  if (endpoint.deleted_at) return no('endpoint_deleted');
+  if (endpoint.status === 'archived') return no('endpoint_archived');
+  if (event.retention_state !== 'retained' || event.body === null) return no('retention_expired');
+  if (shop.connection_status === 'disconnected') return no('shop_disconnected');
+  if (!(TERMINAL_STATES as readonly string[]).includes(event.state)) return no('delivery_in_progress');
+  return { available: true };
+}
+
+/**
+ * Reconnects a shop after a revoked token: stores the new token (when given),
+ * marks it connected and puts its held events back in the queue, due now.
+ * Returns the number of events released.
+ */
+export async function reconnectShop(
+  services: Pick<Services, 'db' | 'secrets' | 'now' | 'hooks'>,
+  shopId: string,
+  accessToken?: string,
+): Promise<number> {
+  const now = services.now();
+  const released = await services.db.tx(async (tx) => {
+    if (accessToken) {
+      await tx.run(`UPDATE shops SET access_token_enc = ?, updated_at = ? WHERE id = ?`, [
+        services.secrets.encrypt(accessToken),
+        now,
+        shopId,
+      ]);
+    }
+    await tx.run(`UPDATE shops SET connection_status = 'connected', updated_at = ? WHERE id = ?`, [now, shopId]);
+    const res = await tx.run(
+      `UPDATE events SET state = 'queued', next_attempt_at = ?, support_code = NULL, error_code = NULL, updated_at = ?
+        WHERE shop_id = ? AND state = 'held'`,
+      [now, now, shopId],
+    );
+    return res.changes;
+  });
+  services.hooks.kickWorker?.();
+  return released;
+}
+
+/** Support codes held events carry (exported for reads that explain a held event). */
+export const HELD_SUPPORT_CODE = SUPPORT_CODES.held.code;

@@ -1,0 +1,193 @@
+// What a Flow response means for the event: the outcome mapping, the support
+// codes, the lifecycle states and the retry schedule — as data, so the worker,
+// the reads and the docs all render the same table.
+import { type Config, loadConfig } from '../config.ts';
+import type { ErrorCode } from '../errors/catalog.ts';
+import type { FlowCallResult } from './flow-client.ts';
+
+/** Event lifecycle states (API values). `held`: waiting for the shop to reconnect. */
+export const EVENT_STATES = [
+  'accepted',
+  'queued',
+  'delivering',
+  'held',
+  'delivered',
+  'no_workflow',
+  'failed',
+  'duplicate_suppressed',
+  'rejected',
+] as const;
+export type EventState = (typeof EVENT_STATES)[number];
+
+export const TERMINAL_STATES: readonly EventState[] = [
+  'delivered',
+  'no_workflow',
+  'failed',
+  'duplicate_suppressed',
+  'rejected',
+];
+
+export const EVENT_STATE_DESCRIPTIONS: Record<EventState, string> = {
+  accepted: 'Intake verified and stored the event; it is about to be queued.',
+  queued: 'Waiting for its first or next delivery attempt (see next_attempt_at).',
+  delivering: 'A worker holds a lease on it and is calling Shopify Flow now.',
+  held: 'The shop is disconnected (its Shopify token was refused); the event waits, without using retries, until the shop reconnects.',
+  delivered: 'Shopify Flow accepted the trigger. This does not mean a workflow ran its actions.',
+  no_workflow: 'Flow answered that the trigger handle is unknown: no deployed trigger or workflow for it.',
+  failed: 'Delivery stopped: a non-retryable answer, a revoked token, or the last retry failed. See error_code.',
+  duplicate_suppressed: 'Same external event id within the dedupe window; links to the first event. Not delivered.',
+  rejected: 'Intake refused it (authentication or validation). Not delivered, not replayable.',
+};
+
+/** Attempt outcomes, as stored in attempts.outcome. */
+export const ATTEMPT_OUTCOMES = [
+  'in_progress',
+  'delivered',
+  'no_workflow',
+  'rejected',
+  'too_large',
+  'token_revoked',
+  'throttled',
+  'upstream_error',
+  'timeout',
+  'connection_error',
+  'abandoned',
+  'held',
+] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+export interface SupportCodeDef {
+  code: string;
+  /** The state the event is in when it carries this code. */
+  state: EventState;
+  errorCode: ErrorCode | null;
+  meaning: string;
+}
+
+/** Short stable support codes for handoff outcomes: quote one to support and it says where delivery stopped. */
+export const SUPPORT_CODES = {
+  delivered: { code: 'FP-H-OK', state: 'delivered', errorCode: null, meaning: 'Flow accepted the trigger.' },
+  no_workflow: {
+    code: 'FP-H-NOWF',
+    state: 'no_workflow',
+    errorCode: 'flow_trigger_not_found',
+    meaning: 'Flow does not know the trigger handle.',
+  },
+  too_large: {
+    code: 'FP-H-SIZE',
+    state: 'failed',
+    errorCode: 'flow_payload_too_large',
+    meaning: 'Payload over 50,000 bytes; not retried.',
+  },
+  rejected: {
+    code: 'FP-H-REJ',
+    state: 'failed',
+    errorCode: 'flow_payload_rejected',
+    meaning: 'Flow refused the payload; not retried.',
+  },
+  token_revoked: {
+    code: 'FP-H-AUTH',
+    state: 'failed',
+    errorCode: 'shopify_token_revoked',
+    meaning: 'Shopify refused the token; shop disconnected.',
+  },
+  held: {
+    code: 'FP-H-HELD',
+    state: 'held',
+    errorCode: 'shop_disconnected',
+    meaning: 'Held until the shop reconnects.',
+  },
+  throttled: {
+    code: 'FP-H-THR',
+    state: 'queued',
+    errorCode: 'flow_throttled',
+    meaning: 'Throttled by Shopify; retry scheduled.',
+  },
+  upstream_error: {
+    code: 'FP-H-5XX',
+    state: 'queued',
+    errorCode: 'flow_upstream_error',
+    meaning: 'Shopify 5xx; retry scheduled.',
+  },
+  timeout: {
+    code: 'FP-H-TIME',
+    state: 'queued',
+    errorCode: 'flow_timeout',
+    meaning: 'Timed out; retry scheduled (possible duplicate).',
+  },
+  connection_error: {
+    code: 'FP-H-CONN',
+    state: 'queued',
+    errorCode: 'flow_connection_error',
+    meaning: 'Connection failed; retry scheduled.',
+  },
+  exhausted: {
+    code: 'FP-H-EXH',
+    state: 'failed',
+    errorCode: 'flow_retries_exhausted',
+    meaning: 'Retry schedule used up; failed.',
+  },
+} as const satisfies Record<string, SupportCodeDef>;
+export type SupportCodeKey = keyof typeof SUPPORT_CODES;
+
+export interface RetryPolicy {
+  /** Cap of the first retry's delay window. */
+  baseMs: number;
+  /** No delay window grows past this. */
+  capMs: number;
+  /** Attempts in total, the first included; after the last the event fails. */
+  maxAttempts: number;
+}
+
+export function retryPolicyOf(worker: Config['worker']): RetryPolicy {
+  return { baseMs: worker.retryBaseMs, capMs: worker.retryCapMs, maxAttempts: Math.max(1, worker.maxAttempts) };
+}
+
+/** The default schedule (defaults live in config.ts): 8 attempts, windows 5 s, 10 s, 20 s … capped at 10 min. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = retryPolicyOf(loadConfig({}).worker);
+
+/** Upper bound of the delay before attempt `attempt + 1` (attempt is 1-based, the one that just failed). */
+export function retryWindowMs(policy: RetryPolicy, attempt: number): number {
+  return Math.min(policy.capMs, policy.baseMs * 2 ** (attempt - 1));
+}
+
+/** Exponential backoff with full jitter: uniform in [0, window]. */
+export function retryDelayMs(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
+  return Math.floor(random() * retryWindowMs(policy, attempt));
+}
+
+/** The schedule as rows, for docs and the manifest: after attempt n, wait 0…maxDelayMs. */
+export function retrySchedule(
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): { afterAttempt: number; maxDelayMs: number }[] {
+  return Array.from({ length: policy.maxAttempts - 1 }, (_, i) => ({
+    afterAttempt: i + 1,
+    maxDelayMs: retryWindowMs(policy, i + 1),
+  }));
+}
+
+export type Classified =
+  | { kind: 'final'; outcome: AttemptOutcome; support: SupportCodeKey }
+  | { kind: 'revoked'; outcome: 'token_revoked'; support: 'token_revoked' }
+  | { kind: 'retry'; outcome: AttemptOutcome; support: SupportCodeKey; notBeforeMs: number };
+
+const INVALID_HANDLE = /Invalid handle/;
+const TOO_LARGE = /Properties size exceeds/;
+
+/** Maps one Flow call result to what happens to the event. */
+export function classifyFlowResult(r: FlowCallResult): Classified {
+  if (r.transportError === 'timeout') return { kind: 'retry', outcome: 'timeout', support: 'timeout', notBeforeMs: 0 };
+  if (r.transportError)
+    return { kind: 'retry', outcome: 'connection_error', support: 'connection_error', notBeforeMs: 0 };
+  if (r.httpStatus === 401) return { kind: 'revoked', outcome: 'token_revoked', support: 'token_revoked' };
+  if (r.throttled) return { kind: 'retry', outcome: 'throttled', support: 'throttled', notBeforeMs: r.throttleWaitMs };
+  if (r.httpStatus === null || r.httpStatus >= 500 || r.httpStatus !== 200 || !r.hasData) {
+    return { kind: 'retry', outcome: 'upstream_error', support: 'upstream_error', notBeforeMs: r.retryAfterMs };
+  }
+  if (r.userErrors.length === 0) return { kind: 'final', outcome: 'delivered', support: 'delivered' };
+  if (r.userErrors.some((e) => TOO_LARGE.test(e.message)))
+    return { kind: 'final', outcome: 'too_large', support: 'too_large' };
+  if (r.userErrors.some((e) => INVALID_HANDLE.test(e.message)))
+    return { kind: 'final', outcome: 'no_workflow', support: 'no_workflow' };
+  return { kind: 'final', outcome: 'rejected', support: 'rejected' };
+}

@@ -1,0 +1,376 @@
+// The delivery worker: claims due events with a lease, hands each to Shopify
+// Flow, records every attempt, and maps the answer to the event's next state.
+// At-least-once: a lease that expires mid-delivery (a crashed worker) makes the
+// event claimable again; that re-claim is counted as a possible duplicate.
+// See docs/adr/0200-handoff-worker.md for the decisions.
+import { newId } from '../ids.ts';
+import type { Services } from '../operations/types.ts';
+import type { TriggerVariant } from '../services/endpoints.ts';
+import type { ShopRow } from '../services/shops.ts';
+import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl, throttleWaitFrom } from './flow-client.ts';
+import { sweepRetention } from './lifecycle.ts';
+import {
+  type AttemptOutcome,
+  type Classified,
+  classifyFlowResult,
+  retryDelayMs,
+  retryPolicyOf,
+  SUPPORT_CODES,
+  type SupportCodeKey,
+} from './outcomes.ts';
+import {
+  buildFlowPayload,
+  FLOW_PAYLOAD_LIMIT_BYTES,
+  PayloadBuildError,
+  type PayloadSource,
+  payloadBytes,
+  TRIGGER_HANDLES,
+} from './payload.ts';
+
+interface ClaimedEvent extends PayloadSource {
+  shop_id: string;
+  endpoint_id: string;
+  attempt_count: number;
+  trigger_variant: TriggerVariant;
+  attemptId: string;
+  leaseOwner: string;
+}
+
+interface DueRow {
+  id: string;
+  shop_id: string;
+  state: string;
+  attempt_count: number;
+  replay_of: string | null;
+  is_test: number;
+}
+
+export interface WorkerOptions {
+  /** Resolves the Admin API base URL for a shop (sandbox shops point at the stand-in). */
+  adminBaseUrl(shop: ShopRow): string;
+}
+
+/** In-process counters for /metrics (the store holds the durable facts). */
+export interface WorkerStats {
+  attempts: Partial<Record<AttemptOutcome, number>>;
+  reclaimedLeases: number;
+  claimTransactions: number;
+}
+
+export class DeliveryWorker {
+  readonly owner = `wrk_${newId('request').slice(4)}`;
+  readonly stats: WorkerStats = { attempts: {}, reclaimedLeases: 0, claimTransactions: 0 };
+  private readonly services: Services;
+  private readonly options: WorkerOptions;
+  private readonly inflight = new Set<Promise<void>>();
+  /** Shops Shopify asked us to slow down for (throttling), until the given time. */
+  private readonly shopPausedUntil = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private pumping = false;
+  private again = false;
+  private stopped = true;
+
+  constructor(services: Services, options: WorkerOptions) {
+    this.services = services;
+    this.options = options;
+  }
+
+  get inFlight(): number {
+    return this.inflight.size;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.kick();
+    const sweep = async () => {
+      if (this.stopped) return;
+      try {
+        await sweepRetention(this.services);
+      } catch (err) {
+        this.log('retention sweep failed:', err);
+      }
+      if (!this.stopped)
+        this.sweepTimer = setTimeout(() => void sweep(), this.services.config.worker.retentionSweepIntervalMs);
+    };
+    void sweep();
+  }
+
+  /** Stops claiming and waits for deliveries in flight to finish recording. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    while (this.pumping) await new Promise((r) => setTimeout(r, 5));
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  /** Wake the worker: new events are due. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    void this.pump();
+  }
+
+  private log(...args: unknown[]): void {
+    if (this.services.config.logLevel !== 'silent') console.error(...args);
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    if (this.timer) clearTimeout(this.timer);
+    try {
+      do {
+        this.again = false;
+        const free = this.services.config.worker.maxInFlight - this.inflight.size;
+        if (free <= 0) break;
+        const batch = await this.claim(free);
+        for (const ev of batch) {
+          const p: Promise<void> = this.deliver(ev)
+            .catch((err) => this.log('delivery failed unexpectedly:', err))
+            .finally(() => {
+              this.inflight.delete(p);
+              this.kick();
+            });
+          this.inflight.add(p);
+        }
+        if (batch.length === free) this.again = true;
+      } while (this.again && !this.stopped);
+    } catch (err) {
+      this.log('worker claim failed:', err);
+    } finally {
+      this.pumping = false;
+    }
+    if (!this.stopped) this.timer = setTimeout(() => this.kick(), this.services.config.worker.pollIntervalMs);
+  }
+
+  /** Claims up to `limit` due events (queued and due, or delivering with an expired lease). */
+  async claim(limit: number): Promise<ClaimedEvent[]> {
+    const { db, config } = this.services;
+    const now = this.services.now();
+    const paused = new Set([...this.shopPausedUntil].filter(([, until]) => until > now).map(([shop]) => shop));
+    const due = await db.all<DueRow>(
+      `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
+        WHERE (state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?)
+        ORDER BY next_attempt_at LIMIT ?`,
+      [now, now, limit * 4],
+    );
+    const candidates = due.filter((r) => !paused.has(r.shop_id));
+    if (candidates.length === 0) return [];
+    this.stats.claimTransactions++;
+    return db.tx(async (tx) => {
+      const busyRows = await tx.all<{ shop_id: string; n: number }>(
+        `SELECT shop_id, COUNT(*) AS n FROM events WHERE state = 'delivering' AND lease_expires_at >= ? GROUP BY shop_id`,
+        [now],
+      );
+      const busy = new Map(busyRows.map((r) => [r.shop_id, Number(r.n)]));
+      const shopIds = [...new Set(candidates.map((r) => r.shop_id))];
+      const shops = await tx.all<{ id: string; connection_status: string }>(
+        `SELECT id, connection_status FROM shops WHERE id IN (${shopIds.map(() => '?').join(', ')})`,
+        shopIds,
+      );
+      const disconnected = new Set(shops.filter((s) => s.connection_status === 'disconnected').map((s) => s.id));
+      const leaseUntil = now + config.worker.leaseMs;
+      const out: ClaimedEvent[] = [];
+      for (const row of candidates) {
+        if (out.length >= limit) break;
+        const reclaimed = row.state === 'delivering';
+        const stillDue = `((state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?))`;
+        if (disconnected.has(row.shop_id)) {
+          await this.holdInTx(tx, row.id, now, stillDue, reclaimed);
+          continue;
+        }
+        if (reclaimed && row.attempt_count >= config.worker.maxAttempts) {
+          // A crash on every try (a poison event) must not loop forever: the schedule bounds it too.
+          const code = SUPPORT_CODES.exhausted;
+          await tx.run(
+            `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
+               next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + 1
+             WHERE id = ? AND ${stillDue}`,
+            [code.code, code.errorCode, now, row.id, now, now],
+          );
+          await tx.run(
+            `UPDATE attempts SET outcome = 'abandoned', finished_at = ? WHERE event_id = ? AND outcome = 'in_progress'`,
+            [now, row.id],
+          );
+          continue;
+        }
+        if ((busy.get(row.shop_id) ?? 0) >= config.worker.concurrencyPerShop) continue;
+        const attemptId = newId('attempt');
+        const leaseOwner = `${this.owner}/${attemptId}`;
+        const res = await tx.run(
+          `UPDATE events SET state = 'delivering', lease_owner = ?, lease_expires_at = ?, updated_at = ?,
+             attempt_count = attempt_count + 1, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
+           WHERE id = ? AND ${stillDue}`,
+          [leaseOwner, leaseUntil, now, reclaimed ? 1 : 0, row.id, now, now],
+        );
+        if (res.changes !== 1) continue;
+        busy.set(row.shop_id, (busy.get(row.shop_id) ?? 0) + 1);
+        if (reclaimed) {
+          this.stats.reclaimedLeases++;
+          await tx.run(
+            `UPDATE attempts SET outcome = 'abandoned', finished_at = ?, flow_response = ? WHERE event_id = ? AND outcome = 'in_progress'`,
+            [
+              now,
+              JSON.stringify({
+                note: 'lease expired before the outcome was recorded; Flow may have received this call',
+              }),
+              row.id,
+            ],
+          );
+        }
+        const trigger =
+          row.attempt_count === 0 ? (row.is_test ? 'test' : row.replay_of ? 'replay' : 'initial') : 'automatic';
+        await tx.run(
+          `INSERT INTO attempts (id, event_id, shop_id, trigger, started_at, outcome) VALUES (?, ?, ?, ?, ?, 'in_progress')`,
+          [attemptId, row.id, row.shop_id, trigger, now],
+        );
+        const ev = await tx.get<Omit<ClaimedEvent, 'attemptId' | 'leaseOwner'>>(
+          `SELECT e.id, e.shop_id, e.endpoint_id, e.event_type, e.sender, e.external_event_id, e.received_at, e.body,
+                  e.resource_id, e.attempt_count, ep.trigger_variant
+             FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id WHERE e.id = ?`,
+          [row.id],
+        );
+        if (ev) out.push({ ...ev, attemptId, leaseOwner });
+      }
+      return out;
+    });
+  }
+
+  private async holdInTx(
+    tx: Services['db'],
+    eventId: string,
+    now: number,
+    condition: string,
+    reclaimed: boolean,
+  ): Promise<void> {
+    const code = SUPPORT_CODES.held;
+    await tx.run(
+      `UPDATE events SET state = 'held', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
+         next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
+       WHERE id = ? AND ${condition}`,
+      [code.code, code.errorCode, now, reclaimed ? 1 : 0, eventId, now, now],
+    );
+  }
+
+  private async deliver(ev: ClaimedEvent): Promise<void> {
+    const { db, secrets, config } = this.services;
+    const shop = await db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [ev.shop_id]);
+    if (!shop) return;
+    let payload: Record<string, unknown>;
+    try {
+      payload = buildFlowPayload(ev.trigger_variant, ev);
+    } catch (err) {
+      if (!(err instanceof PayloadBuildError)) throw err;
+      return this.record(ev, { kind: 'final', outcome: 'rejected', support: 'rejected' }, null, {
+        local_check: err.message,
+      });
+    }
+    const size = payloadBytes(payload);
+    if (size > FLOW_PAYLOAD_LIMIT_BYTES) {
+      // Flow would refuse it (and charge a call); answer as Flow does without calling.
+      return this.record(ev, { kind: 'final', outcome: 'too_large', support: 'too_large' }, null, {
+        local_check: `payload is ${size} bytes; Flow accepts at most ${FLOW_PAYLOAD_LIMIT_BYTES}`,
+      });
+    }
+    let token = shop.access_token_enc ? secrets.decrypt(shop.access_token_enc) : '';
+    const result = await callFlowTriggerReceive({
+      url: graphqlUrl(this.options.adminBaseUrl(shop), config.shopify.apiVersion),
+      accessToken: token,
+      handle: TRIGGER_HANDLES[ev.trigger_variant],
+      payload,
+      timeoutMs: config.worker.requestTimeoutMs,
+    });
+    token = '';
+    const classified = classifyFlowResult(result);
+    this.pace(ev.shop_id, result, classified);
+    return this.record(ev, classified, result, null);
+  }
+
+  /** Respect Shopify's throttle status: pause the shop when the bucket is (nearly) empty. */
+  private pace(shopId: string, result: FlowCallResult, classified: Classified): void {
+    const now = this.services.now();
+    let wait = 0;
+    if (classified.outcome === 'throttled') wait = Math.max(result.throttleWaitMs, 1000);
+    else wait = throttleWaitFrom(result.throttleStatus, this.services.config.worker.concurrencyPerShop);
+    if (wait > 0) this.shopPausedUntil.set(shopId, Math.max(this.shopPausedUntil.get(shopId) ?? 0, now + wait));
+    else if ((this.shopPausedUntil.get(shopId) ?? 0) <= now) this.shopPausedUntil.delete(shopId);
+  }
+
+  private async record(
+    ev: ClaimedEvent,
+    c: Classified,
+    result: FlowCallResult | null,
+    local: Record<string, unknown> | null,
+  ): Promise<void> {
+    const { db, config } = this.services;
+    const now = this.services.now();
+    const policy = retryPolicyOf(config.worker);
+    this.stats.attempts[c.outcome] = (this.stats.attempts[c.outcome] ?? 0) + 1;
+    const summary = result ? result.summary : { http_status: null, ...local };
+    const attemptCode = SUPPORT_CODES[c.support];
+    await db.tx(async (tx) => {
+      await tx.run(
+        `UPDATE attempts SET finished_at = ?, duration_ms = ?, outcome = ?, http_status = ?, error_code = ?, flow_response = ?
+         WHERE id = ?`,
+        [
+          now,
+          Math.round(result?.durationMs ?? 0),
+          c.outcome,
+          result?.httpStatus ?? null,
+          attemptCode.errorCode,
+          JSON.stringify(summary),
+          ev.attemptId,
+        ],
+      );
+      const setFinal = async (key: SupportCodeKey, state: string, delivered: boolean) => {
+        const code = SUPPORT_CODES[key];
+        await tx.run(
+          `UPDATE events SET state = ?, support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
+             next_attempt_at = NULL, delivered_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
+          [state, code.code, code.errorCode, delivered ? now : null, now, ev.id, ev.leaseOwner],
+        );
+      };
+      if (c.kind === 'final') {
+        await setFinal(c.support, SUPPORT_CODES[c.support].state, c.outcome === 'delivered');
+        return;
+      }
+      if (c.kind === 'revoked') {
+        const shop = await tx.get<{ connection_status: string }>('SELECT connection_status FROM shops WHERE id = ?', [
+          ev.shop_id,
+        ]);
+        if (shop?.connection_status === 'disconnected') {
+          // Another delivery already saw the 401: this event waits with the others.
+          await setFinal('held', 'held', false);
+          await tx.run(`UPDATE attempts SET outcome = 'held' WHERE id = ?`, [ev.attemptId]);
+          return;
+        }
+        await setFinal('token_revoked', 'failed', false);
+        await tx.run(`UPDATE shops SET connection_status = 'disconnected', updated_at = ? WHERE id = ?`, [
+          now,
+          ev.shop_id,
+        ]);
+        const held = SUPPORT_CODES.held;
+        await tx.run(
+          `UPDATE events SET state = 'held', support_code = ?, error_code = ?, next_attempt_at = NULL, updated_at = ?
+           WHERE shop_id = ? AND state = 'queued'`,
+          [held.code, held.errorCode, now, ev.shop_id],
+        );
+        return;
+      }
+      if (ev.attempt_count >= policy.maxAttempts) {
+        await setFinal('exhausted', 'failed', false);
+        return;
+      }
+      const delay = Math.max(retryDelayMs(policy, ev.attempt_count), c.notBeforeMs);
+      await tx.run(
+        `UPDATE events SET state = 'queued', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
+           next_attempt_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
+        [attemptCode.code, attemptCode.errorCode, now + delay, now, ev.id, ev.leaseOwner],
+      );
+    });
+  }
+}

@@ -1,0 +1,164 @@
+// Derives the /agent/v1 HTTP routes (and the OpenAPI document) from the registry.
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts';
+import { AppError } from '../errors/problem.ts';
+import { PRODUCT } from '../lib/package-info.ts';
+import { invokeOperation } from '../operations/pipeline.ts';
+import type { AnyOperation, Services } from '../operations/types.ts';
+import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED, problemResponse } from './problem-response.ts';
+import type { AppEnv } from './types.ts';
+
+export const GRANT_SECURITY_SCHEME = 'grantToken';
+
+const RefusalSchema = z
+  .object({
+    layer: z.enum(['capability', 'authority', 'usage', 'target_state', 'safety', 'product_boundary']),
+    reason: z.string(),
+    required_scope: z.string().optional(),
+    retry_after_s: z.number().optional(),
+    next_steps: z.array(
+      z.object({
+        kind: z.enum(['docs', 'manifest', 'openapi', 'ask_human']),
+        description: z.string(),
+        url: z.string().optional(),
+      }),
+    ),
+  })
+  .openapi('Refusal');
+
+export const ProblemSchema = z
+  .object({
+    type: z.string().describe('Docs URL for this error code'),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
+    docs_url: z.string(),
+    request_id: z.string(),
+    instance: z.string().optional(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    refusal: RefusalSchema.optional(),
+  })
+  .catchall(z.unknown())
+  .openapi('Problem');
+
+export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
+  const common = op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED;
+  return [...new Set<ErrorCode>([...common, ...op.errors])];
+}
+
+function errorResponses(op: AnyOperation) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of operationErrorCodes(op)) {
+    const status = ERROR_CATALOG[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<string, { description: string; content: Record<string, { schema: z.ZodType }> }> = {};
+  for (const [status, codes] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
+    out[String(status)] = {
+      description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOG[c].title}`).join('; '),
+      content: { 'application/problem+json': { schema: ProblemSchema } },
+    };
+  }
+  return out;
+}
+
+function bearerToken(c: Context): string | null {
+  const h = c.req.header('authorization');
+  if (!h) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m?.[1] ?? '';
+}
+
+export function buildAgentRouter(getServices: () => Services, operations: readonly AnyOperation[]) {
+  const router = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const issues = result.error.issues.map((i) => ({
+          path: i.path.map(String).join('.') || '(root)',
+          message: i.message,
+        }));
+        throw new AppError('invalid_request', {
+          detail: `Invalid request: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+          errors: issues,
+        });
+      }
+    },
+  });
+  router.openAPIRegistry.registerComponent('securitySchemes', GRANT_SECURITY_SCHEME, {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A grant token created by a human with `flowport grants create`. Send `Authorization: Bearer <GRANT_TOKEN>`.',
+  });
+
+  for (const op of operations) {
+    const request: Record<string, unknown> = {};
+    if (op.request.params) request.params = op.request.params;
+    if (op.request.query) request.query = op.request.query;
+    if (op.headers?.length) {
+      // Declared request headers (e.g. Idempotency-Key) appear in the contract; the operation enforces them.
+      request.headers = z.object(
+        Object.fromEntries(op.headers.map((h) => [h, z.string().optional().openapi({ param: { name: h, in: 'header' } })])),
+      );
+    }
+    if (op.request.body) {
+      request.body = { content: { 'application/json': { schema: op.request.body } }, required: true };
+    }
+    const successStatus = op.successStatus ?? 200;
+    const route = createRoute({
+      method: op.method,
+      path: op.path,
+      operationId: op.operationId,
+      summary: op.summary,
+      description: op.description,
+      tags: [op.family],
+      ...(op.scope ? { security: [{ [GRANT_SECURITY_SCHEME]: [op.scope] }] } : { security: [] }),
+      'x-flowport-scope': op.scope,
+      'x-flowport-kind': op.kind,
+      'x-flowport-meter': op.meter,
+      'x-flowport-mcp-tool': op.mcp?.name ?? null,
+      'x-flowport-error-codes': operationErrorCodes(op),
+      request,
+      responses: {
+        [successStatus]: { description: op.summary, content: { 'application/json': { schema: op.response } } },
+        ...errorResponses(op),
+      },
+    } as Parameters<typeof createRoute>[0]);
+
+    router.openapi(route, async (c) => {
+      const valid = c.req as unknown as { valid(t: string): Record<string, unknown> };
+      const input: Record<string, unknown> = {
+        ...(op.request.params ? valid.valid('param') : {}),
+        ...(op.request.query ? valid.valid('query') : {}),
+        ...(op.request.body ? valid.valid('json') : {}),
+      };
+      const headers: Record<string, string | undefined> = {};
+      for (const h of op.headers ?? []) headers[h] = c.req.header(h);
+      const out = await invokeOperation(op, {
+        services: getServices(),
+        requestId: c.get('requestId'),
+        transport: 'http',
+        token: bearerToken(c),
+        headers,
+        input,
+      });
+      return c.json(out as object, successStatus);
+    });
+  }
+  return router;
+}
+
+export function openApiDocument(router: OpenAPIHono<AppEnv>) {
+  const doc = router.getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: {
+      title: `${PRODUCT.name} Agent Operations API`,
+      version: PRODUCT.version,
+      description:
+        'The scoped contract merchants, support and merchant-authorized agents use to investigate and recover events on their way into Shopify Flow. Read `GET /agent/v1/manifest` first. Errors are RFC 9457 problem+json with a stable `code` and a `docs_url`.',
+    },
+    servers: [{ url: '/', description: 'The origin serving this document (the co-deployed API).' }],
+  });
+  return doc;
+}

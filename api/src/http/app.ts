@@ -1,0 +1,99 @@
+// The one Hono app: sender intake, the Agent Operations API, health, the
+// sandbox Shopify stand-in (sandbox mode) and the built docs site.
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { newId } from '../ids.ts';
+import { AppError } from '../errors/problem.ts';
+import { AGENT_API_PREFIX } from '../lib/package-info.ts';
+import type { AnyOperation, Services } from '../operations/types.ts';
+import { buildAgentRouter } from './agent-router.ts';
+import { problemResponse } from './problem-response.ts';
+import { mountStaticSite } from './static-site.ts';
+import type { AppEnv } from './types.ts';
+
+export interface AppParts {
+  services: Services;
+  operations: readonly AnyOperation[];
+  /** Extra sub-apps mounted before the site (intake, sandbox, MCP …), keyed by path prefix. */
+  mounts?: { path: string; app: Hono<AppEnv> | OpenAPIHono<AppEnv> }[];
+  /** Readiness probes beyond the store (e.g. the site is built). */
+  readiness?: () => Promise<Record<string, boolean>>;
+}
+
+function pathPattern(path: string): RegExp {
+  return new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+}
+
+export function createApp(parts: AppParts): Hono<AppEnv> {
+  const { services, operations } = parts;
+  const publicUrl = services.config.publicUrl;
+  const app = new Hono<AppEnv>();
+
+  app.use('*', async function requestId(c, next) {
+    const id = newId('request');
+    c.set('requestId', id);
+    await next();
+    c.header('X-Request-Id', id);
+  });
+
+  app.onError((err, c) => {
+    if (err instanceof AppError) return problemResponse(c, err, publicUrl);
+    if (err instanceof HTTPException) {
+      if (err.status === 400 && /json/i.test(err.message)) {
+        return problemResponse(c, new AppError('invalid_json', { detail: 'The request body is not valid JSON.' }), publicUrl);
+      }
+      if (err.status === 413) return problemResponse(c, new AppError('payload_too_large'), publicUrl);
+      return problemResponse(c, new AppError('invalid_request', { detail: err.message }), publicUrl);
+    }
+    if (services.config.logLevel !== 'silent') {
+      console.error(`[${c.get('requestId')}] unhandled error:`, err instanceof Error ? err.stack : err);
+    }
+    return problemResponse(c, new AppError('internal_error'), publicUrl);
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const checks: Record<string, boolean> = {};
+    try {
+      await services.db.get('SELECT 1 AS ok');
+      checks.store = true;
+    } catch {
+      checks.store = false;
+    }
+    Object.assign(checks, (await parts.readiness?.()) ?? {});
+    const ready = Object.values(checks).every(Boolean);
+    if (!ready) {
+      return problemResponse(
+        c,
+        new AppError('service_unavailable', { detail: 'Not ready.', extra: { checks } }),
+        publicUrl,
+      );
+    }
+    return c.json({ status: 'ready', checks });
+  });
+
+  for (const m of parts.mounts ?? []) app.route(m.path, m.app);
+
+  const agent = buildAgentRouter(() => services, operations);
+  app.route('/', agent);
+
+  // Anything else under /agent/v1 is an API miss: problem+json, never the HTML 404 page.
+  const patterns = operations.map((op) => ({ re: pathPattern(op.path), method: op.method.toUpperCase() }));
+  app.all(`${AGENT_API_PREFIX}/*`, (c) => {
+    const matches = patterns.filter((p) => p.re.test(c.req.path));
+    if (matches.length > 0) {
+      c.header('Allow', [...new Set(matches.map((m) => m.method))].join(', '));
+      throw new AppError('method_not_allowed', {
+        detail: `${c.req.method} is not allowed on ${c.req.path}. Allowed: ${matches.map((m) => m.method).join(', ')}.`,
+      });
+    }
+    throw new AppError('route_not_found', { detail: `No operation at ${c.req.method} ${c.req.path}.` });
+  });
+  app.all(AGENT_API_PREFIX, () => {
+    throw new AppError('route_not_found', { detail: 'Start at GET /agent/v1/manifest.' });
+  });
+
+  mountStaticSite(app, services.config.siteDir);
+  return app;
+}

@@ -1,0 +1,17 @@
+// The OpenAPI document, derived from the registry without starting anything.
+import { OPERATIONS } from '../operations/registry.ts';
+import type { AnyOperation } from '../operations/types.ts';
+import { buildAgentRouter, openApiDocument } from './agent-router.ts';
+
+export function buildOpenApiDocument(operations: readonly AnyOperation[] = OPERATIONS) {
+  const router = buildAgentRouter(() => {
+    throw new Error('services are not available while generating the OpenAPI document');
+  }, operations);
+  return openApiDocument(router);
+}
+
+/** Stable serialisation (2-space JSON + newline) so regeneration is byte-identical. */
+export function buildOpenApiJson(operations: readonly AnyOperation[] = OPERATIONS): string {
+  return `${JSON.stringify(buildOpenApiDocument(operations), null, 2)}\n`;
+}
+

@@ -1,0 +1,49 @@
+// Serves the built docs site (site/dist): directory pages, Markdown twins with
+// text/markdown, llms.txt as text/plain, and the site's 404 page for misses.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { serveStatic } from '@hono/node-server/serve-static';
+import type { Hono, MiddlewareHandler } from 'hono';
+import type { AppEnv } from './types.ts';
+
+const TYPES: Record<string, string> = {
+  '.md': 'text/markdown; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+};
+
+function fixContentType(): MiddlewareHandler<AppEnv> {
+  return async function fixContentType(c, next) {
+    await next();
+    const path = c.req.path;
+    const ext = Object.keys(TYPES).find((e) => path.endsWith(e));
+    if (ext && c.res.status === 200) {
+      const headers = new Headers(c.res.headers);
+      headers.set('Content-Type', TYPES[ext] as string);
+      c.res = new Response(c.res.body, { status: c.res.status, headers });
+    }
+  };
+}
+
+export function mountStaticSite(app: Hono<AppEnv>, siteDir: string): void {
+  // /reference/api → /reference/api/ when that is a directory page.
+  app.use('*', async (c, next) => {
+    const p = c.req.path;
+    if ((c.req.method === 'GET' || c.req.method === 'HEAD') && !p.endsWith('/') && !/\.[a-z0-9]+$/i.test(p)) {
+      const dir = join(siteDir, p);
+      if (dir.startsWith(siteDir) && existsSync(join(dir, 'index.html')) && statSync(dir).isDirectory()) {
+        const url = new URL(c.req.url);
+        return c.redirect(`${p}/${url.search}`, 301);
+      }
+    }
+    return next();
+  });
+  app.use('*', fixContentType());
+  app.use('*', serveStatic({ root: siteDir }));
+  app.notFound((c) => {
+    const page = join(siteDir, '404.html');
+    if (existsSync(page)) return c.html(readFileSync(page, 'utf8'), 404);
+    return c.text('Not found', 404);
+  });
+}

@@ -1,0 +1,6 @@
+// Typed Hono context variables shared by every middleware.
+export type AppEnv = {
+  Variables: {
+    requestId: string;
+  };
+};

@@ -1,0 +1,339 @@
+// Per-auth-mode facts, defined once: intake reads the preset external-id and
+// event-type sources from here, and the docs site generates one page per mode
+// (header names, signed content, encoding, tolerance, sender setup) from it.
+// Examples use placeholders only (<SIGNING_SECRET>, <INGEST_URL> …).
+import type { AuthMode } from '../services/endpoints.ts';
+import { DEFAULT_HMAC, DEFAULT_STATIC_HEADER, DEFAULT_TOLERANCE_SEC } from '../services/endpoints.ts';
+
+/** Where a value comes from on the request. Header names are lowercase. */
+export type ValueSource = { from: 'header'; names: readonly string[] } | { from: 'json'; path: string };
+
+export interface AuthModeFacts {
+  mode: AuthMode;
+  /** Page title, e.g. "Stripe". */
+  title: string;
+  /** One sentence for the page intro and lists. */
+  summary: string;
+  /** Products that sign this way. */
+  senders: readonly string[];
+  /** Request headers the mode reads, as senders spell them. */
+  headers: readonly { name: string; description: string }[];
+  /** What the HMAC covers ({body} = the raw body bytes), or null for non-HMAC modes. */
+  signedContent: string | null;
+  /** How the signature or credential is encoded. */
+  encoding: string;
+  /** What the signing secret looks like and where it comes from. */
+  secretFormat: string;
+  /** Timestamp tolerance in seconds, or null when the scheme signs no timestamp. */
+  toleranceSec: number | null;
+  /** Several signatures in one header are accepted (rotation on the sender side). */
+  multipleSignatures: boolean;
+  /** Default external event id used for dedupe (null: none unless configured). */
+  externalId: ValueSource | null;
+  /** Default event type (Flow's "Event type" field); falls back to the mapping's eventTypePath. */
+  eventType: ValueSource | null;
+  /** `npx flowport endpoints create …` for this mode (placeholders). */
+  createCommand: string;
+  /** How to configure the sender, step by step (placeholders). */
+  senderSetup: readonly string[];
+  /** A code or curl example that signs like the sender (placeholders). */
+  example: { language: 'ts' | 'sh'; code: string };
+  notes: readonly string[];
+}
+
+const CREATE = (mode: string, extra = '') =>
+  `npx flowport endpoints create --shop <SHOP_ID> --name "<NAME>" --auth-mode ${mode} --trigger-variant external_event${extra} --json`;
+
+export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
+  hmac_sha256: {
+    mode: 'hmac_sha256',
+    title: 'Generic HMAC-SHA256',
+    summary:
+      'Any sender that signs the raw body with HMAC-SHA256 and a shared secret; header, encoding, prefix and an optional signed timestamp are configurable.',
+    senders: [
+      'Custom senders',
+      'Typeform (header typeform-signature, base64, prefix sha256=)',
+      'Most in-house webhooks',
+    ],
+    headers: [
+      {
+        name: DEFAULT_HMAC.header,
+        description: `The signature (configurable; default \`${DEFAULT_HMAC.prefix}<hex>\`).`,
+      },
+      {
+        name: '<TIMESTAMP_HEADER>',
+        description: 'Optional: integer Unix seconds, signed as `{timestamp}.{body}` when configured.',
+      },
+    ],
+    signedContent: '{body}, or {timestamp}.{body} when a timestamp header is configured',
+    encoding: 'hex (default) or base64, with an optional prefix (default `sha256=`)',
+    secretFormat:
+      'Generated `fpsec_…` string, or import your own with --secret-env; used as the HMAC key as UTF-8 text.',
+    toleranceSec: DEFAULT_TOLERANCE_SEC,
+    multipleSignatures: false,
+    externalId: null,
+    eventType: null,
+    createCommand: CREATE(
+      'hmac_sha256',
+      ' [--signature-header <HEADER>] [--signature-encoding hex|base64] [--signature-prefix <PREFIX>] [--timestamp-header <HEADER>] [--external-id-header <HEADER> | --external-id-path <PATH>]',
+    ),
+    senderSetup: [
+      'Create the endpoint and copy `ingest_url` and `secret` (shown once).',
+      'Store the secret in the sender as <SIGNING_SECRET>.',
+      `Compute HMAC-SHA256 over the exact raw body bytes you send and put \`${DEFAULT_HMAC.prefix}<hex digest>\` in the \`${DEFAULT_HMAC.header}\` header.`,
+      'Send `Content-Type: application/json`. Configure an external id (header or JSON path) so retries are deduplicated.',
+    ],
+    example: {
+      language: 'sh',
+      code: [
+        `BODY='{"type":"order.paid","id":"evt_123","order_id":1001}'`,
+        `SIG=$(printf '%s' "$BODY" | openssl dgst -sha256 -hmac '<SIGNING_SECRET>' -hex | sed 's/^.* //')`,
+        `curl -sS -X POST '<INGEST_URL>' -H 'Content-Type: application/json' -H "${DEFAULT_HMAC.header}: ${DEFAULT_HMAC.prefix}$SIG" --data "$BODY"`,
+      ].join('\n'),
+    },
+    notes: [
+      'Without a timestamp header the signature does not expire; prefer a timestamp and rely on dedupe for retries.',
+    ],
+  },
+  github: {
+    mode: 'github',
+    title: 'GitHub',
+    summary: 'GitHub repository, organization and app webhooks, verified with X-Hub-Signature-256.',
+    senders: ['GitHub', 'Gitea and Forgejo (GitHub-compatible header)'],
+    headers: [
+      { name: 'X-Hub-Signature-256', description: '`sha256=<hex>` HMAC-SHA256 of the raw body.' },
+      {
+        name: 'X-GitHub-Delivery',
+        description: 'Delivery GUID; the external event id (redeliveries reuse it, so they are deduplicated).',
+      },
+      { name: 'X-GitHub-Event', description: 'Event name, used as the event type.' },
+    ],
+    signedContent: '{body}',
+    encoding: 'hex with prefix `sha256=`',
+    secretFormat: 'Any string you choose; Flowport generates an `fpsec_…` secret you paste into GitHub.',
+    toleranceSec: null,
+    multipleSignatures: false,
+    externalId: { from: 'header', names: ['x-github-delivery'] },
+    eventType: { from: 'header', names: ['x-github-event'] },
+    createCommand: CREATE('github'),
+    senderSetup: [
+      'In GitHub: Settings → Webhooks → Add webhook.',
+      'Payload URL: <INGEST_URL>. Content type: `application/json` (not form-encoded).',
+      'Secret: <SIGNING_SECRET>. Choose the events, then Add webhook.',
+    ],
+    example: {
+      language: 'ts',
+      code: [
+        "import { sign } from '@octokit/webhooks-methods';",
+        'const body = JSON.stringify({ action: "opened", number: 1 });',
+        "const signature = await sign('<SIGNING_SECRET>', body); // sha256=<hex>",
+        "await fetch('<INGEST_URL>', { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-delivery': crypto.randomUUID(), 'x-github-event': 'issues' } });",
+      ].join('\n'),
+    },
+    notes: [
+      'GitHub signs no timestamp, so replay protection comes from dedupe on X-GitHub-Delivery.',
+      'The legacy SHA-1 X-Hub-Signature header is ignored.',
+    ],
+  },
+  shopify: {
+    mode: 'shopify',
+    title: 'Shopify webhooks',
+    summary: "Shopify Admin webhooks, verified with X-Shopify-Hmac-Sha256 and the app's client secret.",
+    senders: ['Shopify (Admin API webhook subscriptions)'],
+    headers: [
+      { name: 'X-Shopify-Hmac-Sha256', description: 'Base64 HMAC-SHA256 of the raw body.' },
+      {
+        name: 'X-Shopify-Event-Id',
+        description: 'Event id; the external event id (falls back to X-Shopify-Webhook-Id).',
+      },
+      { name: 'X-Shopify-Topic', description: 'Topic such as `orders/paid`, used as the event type.' },
+    ],
+    signedContent: '{body}',
+    encoding: 'base64, no prefix',
+    secretFormat:
+      "The Shopify app's client secret (import it with --secret-env); webhooks created in the admin use the shown signing key.",
+    toleranceSec: null,
+    multipleSignatures: false,
+    externalId: { from: 'header', names: ['x-shopify-event-id', 'x-shopify-webhook-id'] },
+    eventType: { from: 'header', names: ['x-shopify-topic'] },
+    createCommand: CREATE('shopify', ' --secret-env SHOPIFY_CLIENT_SECRET'),
+    senderSetup: [
+      'Create the endpoint, importing the app client secret: `SHOPIFY_CLIENT_SECRET=<CLIENT_SECRET> npx flowport endpoints create … --secret-env SHOPIFY_CLIENT_SECRET`.',
+      'Subscribe the webhook topic with <INGEST_URL> as the address and format JSON.',
+    ],
+    example: {
+      language: 'sh',
+      code: [
+        `BODY='{"id":820982911946154508,"email":"jon@example.com"}'`,
+        `SIG=$(printf '%s' "$BODY" | openssl dgst -sha256 -hmac '<SIGNING_SECRET>' -binary | base64)`,
+        `curl -sS -X POST '<INGEST_URL>' -H 'Content-Type: application/json' -H "X-Shopify-Hmac-Sha256: $SIG" -H 'X-Shopify-Topic: orders/paid' -H 'X-Shopify-Event-Id: <EVENT_ID>' --data "$BODY"`,
+      ].join('\n'),
+    },
+    notes: ['Shopify signs no timestamp; dedupe on X-Shopify-Event-Id absorbs Shopify retries.'],
+  },
+  stripe: {
+    mode: 'stripe',
+    title: 'Stripe',
+    summary: 'Stripe webhook endpoints, verified with Stripe-Signature (t=…,v1=…) and the endpoint signing secret.',
+    senders: ['Stripe'],
+    headers: [
+      {
+        name: 'Stripe-Signature',
+        description: '`t=<unix seconds>,v1=<hex>[,v1=<hex>…]`; v0 and other schemes are ignored.',
+      },
+    ],
+    signedContent: '{t}.{body}',
+    encoding: 'hex; key = the whole `whsec_…` string as text',
+    secretFormat:
+      'The endpoint signing secret `whsec_…` from Stripe (import with --secret-env), or a generated one for tests.',
+    toleranceSec: DEFAULT_TOLERANCE_SEC,
+    multipleSignatures: true,
+    externalId: { from: 'json', path: 'id' },
+    eventType: { from: 'json', path: 'type' },
+    createCommand: CREATE('stripe', ' --secret-env STRIPE_WEBHOOK_SECRET'),
+    senderSetup: [
+      'In Stripe: Developers → Webhooks → Add endpoint with <INGEST_URL>; choose the events.',
+      'Reveal the signing secret and import it: `STRIPE_WEBHOOK_SECRET=<SIGNING_SECRET> npx flowport endpoints create … --secret-env STRIPE_WEBHOOK_SECRET`.',
+    ],
+    example: {
+      language: 'ts',
+      code: [
+        "import Stripe from 'stripe';",
+        "const stripe = new Stripe('<STRIPE_API_KEY>');",
+        "const payload = JSON.stringify({ id: 'evt_123', type: 'payment_intent.succeeded', data: { object: {} } });",
+        "const header = stripe.webhooks.generateTestHeaderString({ payload, secret: '<SIGNING_SECRET>' });",
+        "await fetch('<INGEST_URL>', { method: 'POST', body: payload, headers: { 'content-type': 'application/json', 'stripe-signature': header } });",
+      ].join('\n'),
+    },
+    notes: [
+      "Stripe's event `id` (`evt_…`) is the external id, so Stripe retries are deduplicated.",
+      'During a Stripe-side secret roll Stripe sends several v1 signatures; any match is accepted.',
+    ],
+  },
+  standard_webhooks: {
+    mode: 'standard_webhooks',
+    title: 'Standard Webhooks (Svix)',
+    summary:
+      'The Standard Webhooks scheme used by Svix, Resend, Clerk, OpenAI and others; svix-* headers are accepted too.',
+    senders: ['Svix', 'Resend', 'Clerk', 'OpenAI', 'Any standardwebhooks library'],
+    headers: [
+      { name: 'webhook-id', description: 'Message id; signed, and the external event id. (`svix-id` also accepted.)' },
+      { name: 'webhook-timestamp', description: 'Integer Unix seconds; signed. (`svix-timestamp`.)' },
+      { name: 'webhook-signature', description: 'Space-separated `v1,<base64>` signatures. (`svix-signature`.)' },
+    ],
+    signedContent: '{webhook-id}.{webhook-timestamp}.{body}',
+    encoding: 'base64, `v1,` prefix, several space-separated; key = base64-decoded part after `whsec_`',
+    secretFormat: '`whsec_<base64>` (generated here, or imported from the sender with --secret-env).',
+    toleranceSec: DEFAULT_TOLERANCE_SEC,
+    multipleSignatures: true,
+    externalId: { from: 'header', names: ['webhook-id', 'svix-id'] },
+    eventType: { from: 'json', path: 'type' },
+    createCommand: CREATE('standard_webhooks'),
+    senderSetup: [
+      'Create the endpoint and copy the `whsec_…` secret (shown once), or import the one your provider shows with --secret-env.',
+      'In the provider dashboard add <INGEST_URL> as the endpoint URL.',
+    ],
+    example: {
+      language: 'ts',
+      code: [
+        "import { Webhook } from 'standardwebhooks';",
+        "const wh = new Webhook('<SIGNING_SECRET>');",
+        "const id = 'msg_<ID>'; const now = new Date(); const body = JSON.stringify({ type: 'user.created', data: {} });",
+        'const signature = wh.sign(id, now, body);',
+        "await fetch('<INGEST_URL>', { method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature } });",
+      ].join('\n'),
+    },
+    notes: [
+      'Asymmetric `v1a` signatures are ignored.',
+      'Timestamps more than 300 s in the past or future are refused.',
+    ],
+  },
+  slack: {
+    mode: 'slack',
+    title: 'Slack',
+    summary: 'Slack Events API requests, verified with X-Slack-Signature and the app signing secret.',
+    senders: ['Slack (Events API)'],
+    headers: [
+      { name: 'X-Slack-Signature', description: '`v0=<hex>` HMAC-SHA256.' },
+      { name: 'X-Slack-Request-Timestamp', description: 'Integer Unix seconds; signed.' },
+    ],
+    signedContent: 'v0:{timestamp}:{body}',
+    encoding: 'hex with prefix `v0=`',
+    secretFormat: "The Slack app's Signing Secret (Basic Information page), imported with --secret-env.",
+    toleranceSec: DEFAULT_TOLERANCE_SEC,
+    multipleSignatures: false,
+    externalId: { from: 'json', path: 'event_id' },
+    eventType: { from: 'json', path: 'event.type' },
+    createCommand: CREATE('slack', ' --secret-env SLACK_SIGNING_SECRET'),
+    senderSetup: [
+      'Import the app Signing Secret: `SLACK_SIGNING_SECRET=<SIGNING_SECRET> npx flowport endpoints create … --secret-env SLACK_SIGNING_SECRET`.',
+      'In the Slack app: Event Subscriptions → Request URL = <INGEST_URL>.',
+    ],
+    example: {
+      language: 'sh',
+      code: [
+        `BODY='{"type":"event_callback","event_id":"Ev123","event":{"type":"app_mention"}}'`,
+        'TS=$(date +%s)',
+        `SIG=$(printf 'v0:%s:%s' "$TS" "$BODY" | openssl dgst -sha256 -hmac '<SIGNING_SECRET>' -hex | sed 's/^.* //')`,
+        `curl -sS -X POST '<INGEST_URL>' -H 'Content-Type: application/json' -H "X-Slack-Request-Timestamp: $TS" -H "X-Slack-Signature: v0=$SIG" --data "$BODY"`,
+      ].join('\n'),
+    },
+    notes: ["Slack's `url_verification` challenge is stored like any event; Flowport does not echo the challenge."],
+  },
+  static_header: {
+    mode: 'static_header',
+    title: 'Static header token',
+    summary:
+      'A generated header name and secret value the sender sends unchanged on every request; for senders that cannot sign.',
+    senders: ['No-code tools (Zapier, Make, n8n webhooks)', 'Senders that only support custom headers'],
+    headers: [
+      { name: DEFAULT_STATIC_HEADER, description: 'The secret value (header name configurable with --static-header).' },
+    ],
+    signedContent: null,
+    encoding: 'the value as is, compared in constant time',
+    secretFormat: 'Generated `fptok_…` value.',
+    toleranceSec: null,
+    multipleSignatures: false,
+    externalId: null,
+    eventType: null,
+    createCommand: CREATE('static_header', ' [--static-header <HEADER>] [--external-id-path <PATH>]'),
+    senderSetup: [
+      'Create the endpoint; copy `header_name` and `secret` (shown once).',
+      'In the sender add the custom header `<HEADER_NAME>: <SECRET_VALUE>` and POST JSON to <INGEST_URL>.',
+    ],
+    example: {
+      language: 'sh',
+      code: `curl -sS -X POST '<INGEST_URL>' -H 'Content-Type: application/json' -H '${DEFAULT_STATIC_HEADER}: <SECRET_VALUE>' --data '{"type":"row.created","id":"r_1"}'`,
+    },
+    notes: [
+      'A static token proves only that the sender knows it; it does not protect the body. Prefer a signing mode when the sender supports one.',
+    ],
+  },
+  basic: {
+    mode: 'basic',
+    title: 'HTTP Basic',
+    summary:
+      'HTTP Basic authentication with a generated user and password; for senders that only support credentials in the URL or Basic auth.',
+    senders: ['Legacy systems', 'Senders with a "username/password" webhook option'],
+    headers: [{ name: 'Authorization', description: '`Basic base64(<USER>:<PASSWORD>)`.' }],
+    signedContent: null,
+    encoding: 'HTTP Basic (RFC 7617); user and password compared in constant time',
+    secretFormat: 'Generated user `fp_…` and password (the secret).',
+    toleranceSec: null,
+    multipleSignatures: false,
+    externalId: null,
+    eventType: null,
+    createCommand: CREATE('basic', ' [--basic-user <USER>] [--external-id-path <PATH>]'),
+    senderSetup: [
+      'Create the endpoint; copy `basic_user` and `secret` (the password, shown once).',
+      'Configure the sender with URL <INGEST_URL>, user <USER> and password <PASSWORD>.',
+    ],
+    example: {
+      language: 'sh',
+      code: `curl -sS -X POST '<INGEST_URL>' -u '<USER>:<PASSWORD>' -H 'Content-Type: application/json' --data '{"type":"thing.happened","id":"t_1"}'`,
+    },
+    notes: ['Basic auth proves only that the sender knows the password; it does not protect the body.'],
+  },
+};
+
+export const AUTH_MODE_LIST: readonly AuthModeFacts[] = Object.values(AUTH_MODE_FACTS);

@@ -1,0 +1,186 @@
+// Operator CLI handlers for intake setup: `flowport shops create` and
+// `flowport endpoints create`. Human-only; they act on the local store. The
+// endpoint secret is printed here once and never again.
+import type { HandlerResult, OptionValues } from '../cli/handlers.ts';
+import { authModeDocsPath, joinUrl } from '../docs-paths.ts';
+import { AppError } from '../errors/problem.ts';
+import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
+import type { Services } from '../operations/types.ts';
+import { PLAN_IDS, type PlanId } from '../plans.ts';
+import {
+  AUTH_MODES,
+  type AuthMode,
+  createEndpoint,
+  type ExternalIdSource,
+  TRIGGER_VARIANTS,
+  type TriggerVariant,
+} from '../services/endpoints.ts';
+import { createShop, getShop } from '../services/shops.ts';
+import { AUTH_MODE_FACTS } from './auth-modes.ts';
+
+type Handler = (args: { options: OptionValues; services: Services }) => Promise<HandlerResult>;
+
+function str(o: OptionValues, name: string): string | undefined {
+  const v = o[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function list(o: OptionValues, name: string): string[] {
+  const v = o[name];
+  return Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
+}
+
+function intOpt(o: OptionValues, name: string): number | undefined {
+  const v = str(o, name);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new AppError('invalid_request', { detail: `--${name} must be a whole number.` });
+  return n;
+}
+
+/** Reads a secret from a named environment variable so it never lands in shell history. */
+function secretFromEnv(o: OptionValues): string | null {
+  const name = str(o, 'secret-env');
+  if (!name) return null;
+  const v = process.env[name];
+  if (!v)
+    throw new AppError('invalid_request', {
+      detail: `--secret-env ${name}: the environment variable is empty or unset.`,
+    });
+  return v.trim();
+}
+
+const shopsCreate: Handler = async ({ options, services }) => {
+  const plan = str(options, 'plan') ?? 'free';
+  if (!(PLAN_IDS as readonly string[]).includes(plan))
+    throw new AppError('invalid_request', { detail: `--plan must be one of ${PLAN_IDS.join(', ')}.` });
+  const tokenEnv = str(options, 'access-token-env');
+  const accessToken = tokenEnv ? process.env[tokenEnv] : undefined;
+  if (tokenEnv && !accessToken)
+    throw new AppError('invalid_request', {
+      detail: `--access-token-env ${tokenEnv}: the environment variable is empty or unset.`,
+    });
+  let shop: Awaited<ReturnType<typeof createShop>>;
+  try {
+    shop = await createShop(services, {
+      domain: str(options, 'domain') ?? '',
+      plan: plan as PlanId,
+      sandbox: options.sandbox === true,
+      accessToken: accessToken ?? null,
+    });
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new AppError('invalid_request', {
+      detail: /unique/i.test(msg) ? 'A shop with this domain already exists.' : msg,
+    });
+  }
+  const json = {
+    id: shop.id,
+    domain: shop.domain,
+    plan: shop.plan,
+    sandbox: shop.sandbox === 1,
+    has_access_token: shop.access_token_enc !== null,
+    created_at: new Date(shop.created_at).toISOString(),
+  };
+  return {
+    json,
+    text: `Created shop ${shop.id} (${shop.domain}, plan ${shop.plan}${shop.sandbox ? ', sandbox' : ''}).`,
+  };
+};
+
+const endpointsCreate: Handler = async ({ options, services }) => {
+  const shopId = str(options, 'shop') ?? '';
+  if (!(await getShop(services, shopId)))
+    throw new AppError('not_found', {
+      detail: `No shop ${shopId} in this store. Create one with \`flowport shops create\`.`,
+    });
+  const authMode = str(options, 'auth-mode') as AuthMode;
+  if (!(AUTH_MODES as readonly string[]).includes(authMode))
+    throw new AppError('invalid_request', { detail: `--auth-mode must be one of ${AUTH_MODES.join(', ')}.` });
+  const triggerVariant = str(options, 'trigger-variant') as TriggerVariant;
+  if (!(TRIGGER_VARIANTS as readonly string[]).includes(triggerVariant)) {
+    throw new AppError('invalid_request', {
+      detail: `--trigger-variant must be one of ${TRIGGER_VARIANTS.join(', ')}.`,
+    });
+  }
+  const extHeader = str(options, 'external-id-header');
+  const extPath = str(options, 'external-id-path');
+  if (extHeader && extPath)
+    throw new AppError('invalid_request', { detail: 'Give --external-id-header or --external-id-path, not both.' });
+  const externalId: ExternalIdSource = extHeader
+    ? { kind: 'header', name: extHeader }
+    : extPath
+      ? { kind: 'json', path: extPath }
+      : { kind: 'preset' };
+  const encoding = str(options, 'signature-encoding');
+  if (encoding && encoding !== 'hex' && encoding !== 'base64')
+    throw new AppError('invalid_request', { detail: '--signature-encoding must be hex or base64.' });
+  const hmac: Record<string, unknown> = {};
+  if (str(options, 'signature-header')) hmac.header = str(options, 'signature-header');
+  if (encoding) hmac.encoding = encoding;
+  if (str(options, 'signature-prefix') !== undefined) hmac.prefix = str(options, 'signature-prefix');
+  if (str(options, 'timestamp-header')) hmac.timestampHeader = str(options, 'timestamp-header');
+  const { endpoint, config, secret } = await createEndpoint(services, {
+    shopId,
+    name: str(options, 'name') ?? '',
+    senderLabel: str(options, 'sender-label'),
+    triggerVariant,
+    authMode,
+    hmac,
+    staticHeader: str(options, 'static-header') ? { header: str(options, 'static-header') as string } : undefined,
+    basic: str(options, 'basic-user') ? { username: str(options, 'basic-user') as string } : undefined,
+    toleranceSec: intOpt(options, 'tolerance-sec'),
+    dedupeWindowHours: intOpt(options, 'dedupe-window-hours'),
+    mapping: {
+      resourceIdPath: str(options, 'resource-id-path') ?? null,
+      relatedResourceIdPath: str(options, 'related-resource-id-path') ?? null,
+      requiredPaths: list(options, 'required-path'),
+      externalId,
+      ...(str(options, 'event-type-path') !== undefined
+        ? { eventTypePath: str(options, 'event-type-path') || null }
+        : {}),
+    },
+    secret: secretFromEnv(options),
+    createdBy: 'operator-cli',
+  });
+  const publicUrl = services.config.publicUrl;
+  const facts = AUTH_MODE_FACTS[authMode];
+  const json: Record<string, unknown> = {
+    id: endpoint.id,
+    shop_id: endpoint.shop_id,
+    name: endpoint.name,
+    ingest_url: joinUrl(publicUrl, `${INGEST_PATH_PREFIX}/${endpoint.id}`),
+    auth_mode: authMode,
+    trigger_variant: endpoint.trigger_variant,
+    status: endpoint.status,
+    config_version: endpoint.config_version,
+    secret,
+    secret_last4: endpoint.secret_last4,
+    secret_notice:
+      'Shown once. Store it in the sender now; afterwards only secret_last4 is shown. Rotate to get a new one.',
+    headers: facts.headers.map((h) => h.name),
+    mapping: config.mapping,
+    docs_url: joinUrl(publicUrl, authModeDocsPath(authMode)),
+  };
+  if (config.hmac) json.hmac = config.hmac;
+  if (config.staticHeader) json.header_name = config.staticHeader.header;
+  if (config.basic) json.basic_user = config.basic.username;
+  if (config.toleranceSec !== undefined) json.tolerance_s = config.toleranceSec;
+  const text = [
+    `Created endpoint ${endpoint.id} (${authMode}, ${endpoint.trigger_variant}).`,
+    `  Ingest URL: ${json.ingest_url}`,
+    config.staticHeader ? `  Header:     ${config.staticHeader.header}` : null,
+    config.basic ? `  Basic user: ${config.basic.username}` : null,
+    `  Secret:     ${secret}   (shown once; store it in the sender now)`,
+    `  Sender setup: ${json.docs_url}`,
+  ]
+    .filter((l) => l !== null)
+    .join('\n');
+  return { json, text };
+};
+
+export const INTAKE_OPERATOR_HANDLERS: Record<string, Handler> = {
+  'shops create': shopsCreate,
+  'endpoints create': endpointsCreate,
+};

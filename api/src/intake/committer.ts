@@ -1,0 +1,123 @@
+// Group commit: concurrent intake requests are queued and written in one store
+// transaction; each request's promise settles only after that transaction has
+// committed (SQLite WAL + synchronous=FULL, or Postgres COMMIT). One batch runs
+// at a time per process, so checks inside a batch (dedupe, caps) see every
+// earlier item of the same batch.
+import type { Db } from '../store/db.ts';
+
+/** Per-batch scratch space and hooks shared by the items of one transaction. */
+export interface Batch {
+  readonly scratch: Map<string, unknown>;
+  /** Runs once, inside the transaction, after every item (e.g. one counter upsert per shop). */
+  beforeCommit(fn: (tx: Db) => Promise<void>): void;
+  /** Runs after the commit (e.g. wake the worker). */
+  afterCommit(fn: () => void): void;
+}
+
+export type BatchWork<T> = (tx: Db, batch: Batch) => Promise<T>;
+
+interface Pending {
+  work: BatchWork<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+export interface CommitterStats {
+  batches: number;
+  items: number;
+  maxBatch: number;
+  retriedBatches: number;
+}
+
+export class GroupCommitter {
+  private readonly db: Db;
+  private readonly maxBatch: number;
+  private queue: Pending[] = [];
+  private flushing = false;
+  private scheduled = false;
+  readonly stats: CommitterStats = { batches: 0, items: 0, maxBatch: 0, retriedBatches: 0 };
+
+  constructor(db: Db, options: { maxBatch?: number } = {}) {
+    this.db = db;
+    this.maxBatch = Math.max(1, options.maxBatch ?? 256);
+  }
+
+  /** Queues work for the next batch; resolves with its result after the batch commits. */
+  submit<T>(work: BatchWork<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.flushing || this.scheduled) return;
+    this.scheduled = true;
+    // setImmediate: let every request already parsed in this loop turn join the batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      while (this.queue.length > 0) {
+        const items = this.queue.splice(0, this.maxBatch);
+        this.stats.batches++;
+        this.stats.items += items.length;
+        this.stats.maxBatch = Math.max(this.stats.maxBatch, items.length);
+        try {
+          const results = await this.runBatch(items);
+          for (const [i, item] of items.entries()) item.resolve(results[i]);
+        } catch {
+          // One item failed unexpectedly and rolled the whole batch back: run each
+          // alone so only the failing request fails.
+          this.stats.retriedBatches++;
+          for (const item of items) {
+            try {
+              const [r] = await this.runBatch([item]);
+              item.resolve(r);
+            } catch (err) {
+              item.reject(err);
+            }
+          }
+        }
+      }
+    } finally {
+      this.flushing = false;
+      if (this.queue.length > 0) this.schedule();
+    }
+  }
+
+  private async runBatch(items: Pending[]): Promise<unknown[]> {
+    const before: ((tx: Db) => Promise<void>)[] = [];
+    const after: (() => void)[] = [];
+    const batch: Batch = {
+      scratch: new Map(),
+      beforeCommit: (fn) => before.push(fn),
+      afterCommit: (fn) => after.push(fn),
+    };
+    const results = await this.db.tx(async (tx) => {
+      const out: unknown[] = [];
+      for (const item of items) out.push(await item.work(tx, batch));
+      for (const fn of before) await fn(tx);
+      return out;
+    });
+    for (const fn of after) {
+      try {
+        fn();
+      } catch {
+        // after-commit hooks are best effort (the data is already durable)
+      }
+    }
+    return results;
+  }
+
+  /** Resolves when nothing is queued or in flight (shutdown, tests). */
+  async drain(): Promise<void> {
+    while (this.flushing || this.scheduled || this.queue.length > 0) await new Promise((r) => setImmediate(r));
+  }
+}

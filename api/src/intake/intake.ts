@@ -1,0 +1,466 @@
+// The intake pipeline for one endpoint request: state checks, size and media
+// type, authentication on the raw bytes, JSON and mapping validation, then one
+// group-committed write (dedupe, plan cap, event + receipt, usage counter).
+// Rejections get a receipt too (no body), within a per-endpoint budget.
+import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
+import { AppError } from '../errors/problem.ts';
+import { intakeSupportCode, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
+import { newId } from '../ids.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import { buildFlowPayload } from '../handoff/payload.ts';
+import type { Services } from '../operations/types.ts';
+import { planOf, type Plan } from '../plans.ts';
+import { activeSecrets, endpointConfig, type EndpointConfig, type EndpointRow } from '../services/endpoints.ts';
+import type { Db } from '../store/db.ts';
+import { type Batch, GroupCommitter } from './committer.ts';
+import { FLOW_PAYLOAD_LIMIT_BYTES, INTAKE_LIMITS } from './limits.ts';
+import { mapBody, type Mapped } from './mapping.ts';
+import { verifyRequest } from './verify.ts';
+
+interface CachedEndpoint {
+  row: EndpointRow;
+  config: EndpointConfig;
+  plan: Plan;
+  fetchedAt: number;
+}
+
+export type IntakeAck =
+  | { status: 'queued'; event_id: string; receipt_id: string }
+  | { status: 'duplicate_suppressed'; event_id: string; receipt_id: string; duplicate_of: string };
+
+export interface IntakeRequest {
+  endpointId: string;
+  requestId: string;
+  headers: Headers;
+  /** Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest. */
+  readBody(max: number): Promise<Uint8Array>;
+}
+
+type Stage = 'state' | 'size' | 'media' | 'auth' | 'validation';
+
+const JSON_MEDIA_RE = /^application\/([a-z0-9.+-]+\+)?json$/;
+
+/** UTC month of a timestamp: the usage period. */
+export function usagePeriod(now: number): string {
+  return new Date(now).toISOString().slice(0, 7);
+}
+
+function secondsToNextPeriod(now: number): number {
+  const d = new Date(now);
+  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  return Math.ceil((next - now) / 1000);
+}
+
+export class Intake {
+  private readonly services: Services;
+  readonly committer: GroupCommitter;
+  private readonly cache = new Map<string, CachedEndpoint>();
+  private readonly rejectionBudget = new Map<string, { minute: number; used: number }>();
+
+  constructor(services: Services) {
+    this.services = services;
+    this.committer = new GroupCommitter(services.db, { maxBatch: INTAKE_LIMITS.maxBatch });
+  }
+
+  /** Endpoint + plan, cached briefly: status and config changes apply within `endpointCacheMs`. */
+  private async lookup(id: string, now: number): Promise<CachedEndpoint | null> {
+    const hit = this.cache.get(id);
+    if (hit && now - hit.fetchedAt < INTAKE_LIMITS.endpointCacheMs) return hit;
+    const row = await this.services.db.get<EndpointRow & { shop_plan: string }>(
+      'SELECT e.*, s.plan AS shop_plan FROM endpoints e JOIN shops s ON s.id = e.shop_id WHERE e.id = ?',
+      [id],
+    );
+    if (!row || row.deleted_at) {
+      this.cache.delete(id);
+      return null;
+    }
+    const entry: CachedEndpoint = { row, config: endpointConfig(row), plan: planOf(row.shop_plan), fetchedAt: now };
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(id, entry);
+    return entry;
+  }
+
+  /** Forget cached endpoint facts (after a local config change). */
+  invalidate(endpointId?: string): void {
+    if (endpointId) this.cache.delete(endpointId);
+    else this.cache.clear();
+  }
+
+  async handle(req: IntakeRequest): Promise<IntakeAck> {
+    const now = this.services.now();
+    const ep = await this.lookup(req.endpointId, now);
+    if (!ep) throw new AppError('not_found', { detail: 'No endpoint with this id. Check the ingest URL.' });
+    let stage: Stage = 'state';
+    let raw: Uint8Array | null = null;
+    let mapped: Mapped;
+    let text: string;
+    try {
+      if (ep.row.status === 'archived')
+        throw new AppError('endpoint_gone', {
+          detail: 'This endpoint is archived and accepts no events; stop sending to it.',
+        });
+      if (ep.row.status === 'paused') throw new AppError('endpoint_paused', { retryAfterS: 60 });
+      stage = 'size';
+      raw = await req.readBody(this.services.config.intake.maxBodyBytes);
+      stage = 'media';
+      const ct = req.headers.get('content-type');
+      if (ct !== null) {
+        const [type = '', ...params] = ct.split(';');
+        const media = type.trim().toLowerCase();
+        if (!JSON_MEDIA_RE.test(media)) {
+          throw new AppError('unsupported_media_type', {
+            detail: `Content-Type "${media.slice(0, 80)}" is not JSON; send application/json.`,
+          });
+        }
+        for (const p of params) {
+          const [k, v = ''] = p.split('=');
+          if (k?.trim().toLowerCase() === 'charset' && !/^"?utf-?8"?$/i.test(v.trim())) {
+            throw new AppError('unsupported_media_type', { detail: 'Only UTF-8 JSON is accepted (charset=utf-8).' });
+          }
+        }
+      }
+      stage = 'auth';
+      verifyRequest(ep.config, activeSecrets(this.services, ep.row, now), { headers: req.headers, raw, now });
+      stage = 'validation';
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+      } catch {
+        throw new AppError('invalid_json', { detail: 'The body is not valid UTF-8.' });
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new AppError('invalid_json', { detail: 'The body is not valid JSON.' });
+      }
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('body_not_object');
+      mapped = mapBody(ep.config, req.headers, body as Record<string, unknown>);
+      // Cheap bound first: escaping can at most 6x a byte, so small bodies always fit.
+      if (raw.byteLength * 6 + 4096 > FLOW_PAYLOAD_LIMIT_BYTES) {
+        const payload = buildFlowPayload(ep.config.triggerVariant, {
+          id: 'evt_00000000000000000000000000',
+          event_type: mapped.eventType,
+          sender: ep.row.sender_label,
+          external_event_id: mapped.externalEventId,
+          received_at: now,
+          body: text,
+          resource_id: mapped.resourceId,
+        });
+        const size = Buffer.byteLength(JSON.stringify(payload));
+        if (size > FLOW_PAYLOAD_LIMIT_BYTES) {
+          throw new AppError('flow_payload_too_large', {
+            detail: `The Flow payload for this event would be ${size} bytes; Shopify Flow accepts at most ${FLOW_PAYLOAD_LIMIT_BYTES}.`,
+          });
+        }
+      }
+    } catch (err) {
+      if (err instanceof AppError) throw await this.reject(ep, err, stage, req, now, raw);
+      throw err;
+    }
+    const hash = sha256Hex(raw);
+    const bodyText = text;
+    const facts = mapped;
+    const outcome = await this.committer.submit((tx, batch) =>
+      this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyText, facts),
+    );
+    if (outcome.kind === 'cap') {
+      throw new AppError('intake_event_cap_reached', {
+        detail: `The shop's ${ep.plan.name} plan allows ${ep.plan.monthly.acceptedEvents + ep.plan.graceEvents} accepted events this month (including grace). Retry later; nothing was stored.`,
+        retryAfterS: outcome.retryAfterS,
+        extra: {
+          support_code: INTAKE_SUPPORT_CODES.cap.code,
+          ...(outcome.receiptId ? { receipt_id: outcome.receiptId } : {}),
+        },
+      });
+    }
+    return outcome.ack;
+  }
+
+  private async acceptInTx(
+    tx: Db,
+    batch: Batch,
+    ep: CachedEndpoint,
+    req: IntakeRequest,
+    now: number,
+    raw: Uint8Array,
+    hash: string,
+    text: string,
+    mapped: Mapped,
+  ): Promise<{ kind: 'ack'; ack: IntakeAck } | { kind: 'cap'; retryAfterS: number; receiptId: string | null }> {
+    const { row, config, plan } = ep;
+    const receiptId = newId('receipt');
+    const eventId = newId('event');
+    const ext = mapped.externalEventId;
+    const windowHours = Math.min(config.dedupeWindowHours ?? plan.dedupeWindowHours, plan.dedupeWindowHours);
+    if (ext && windowHours > 0) {
+      if (tx.dialect === 'postgres') {
+        // Serialise dedupe per endpoint across processes sharing Postgres.
+        const lockKey = `lock:${row.id}`;
+        if (!batch.scratch.has(lockKey)) {
+          await tx.get('SELECT pg_advisory_xact_lock(hashtext(?))', [row.id]);
+          batch.scratch.set(lockKey, true);
+        }
+      }
+      const first = await tx.get<{ id: string }>(
+        `SELECT id FROM events WHERE endpoint_id = ? AND external_event_id = ? AND received_at >= ?
+            AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1`,
+        [row.id, ext, now - windowHours * 3_600_000],
+      );
+      if (first) {
+        await tx.run(
+          `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, support_code, external_event_id, event_type, sender, body,
+             body_size, body_sha256, resource_id, related_resource_id, config_version, received_at, updated_at, retention_state, duplicate_of)
+           VALUES (?, ?, ?, ?, 'duplicate_suppressed', ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, 'not_retained', ?)`,
+          [
+            eventId,
+            row.shop_id,
+            row.id,
+            receiptId,
+            INTAKE_SUPPORT_CODES.duplicate.code,
+            ext,
+            mapped.eventType,
+            row.sender_label,
+            raw.byteLength,
+            hash,
+            mapped.resourceId,
+            mapped.relatedResourceId,
+            row.config_version,
+            now,
+            now,
+            first.id,
+          ],
+        );
+        await this.insertReceipt(tx, {
+          id: receiptId,
+          row,
+          eventId,
+          requestId: req.requestId,
+          now,
+          auth: 'verified',
+          validation: 'valid',
+          dedupe: 'duplicate',
+          httpStatus: 200,
+          errorCode: null,
+          supportCode: INTAKE_SUPPORT_CODES.duplicate.code,
+          size: raw.byteLength,
+          hash,
+        });
+        return {
+          kind: 'ack',
+          ack: { status: 'duplicate_suppressed', event_id: first.id, receipt_id: receiptId, duplicate_of: first.id },
+        };
+      }
+    }
+    // Plan cap: read the counter once per batch and shop, add this batch's accepts.
+    const usageKey = `usage:${row.shop_id}`;
+    let usage = batch.scratch.get(usageKey) as { count: number; added: number } | undefined;
+    const period = usagePeriod(now);
+    if (!usage) {
+      const r = await tx.get<{ count: number }>(
+        "SELECT count FROM usage_counters WHERE shop_id = ? AND period = ? AND meter = 'accepted_events'",
+        [row.shop_id, period],
+      );
+      const u = { count: Number(r?.count ?? 0), added: 0 };
+      usage = u;
+      batch.scratch.set(usageKey, u);
+      batch.beforeCommit(async (t) => {
+        if (u.added === 0) return;
+        await t.run(
+          `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, 'accepted_events', ?)
+           ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + excluded.count`,
+          [row.shop_id, period, u.added],
+        );
+      });
+    }
+    if (usage.count + usage.added >= plan.monthly.acceptedEvents + plan.graceEvents) {
+      const retryAfterS = Math.min(secondsToNextPeriod(now), INTAKE_LIMITS.capRetryAfterMaxS);
+      const rid = await this.recordRejectionInTx(tx, row, {
+        requestId: req.requestId,
+        now,
+        auth: 'verified',
+        validation: 'valid',
+        dedupe: ext ? 'unique' : 'no_external_id',
+        errorCode: 'intake_event_cap_reached',
+        size: raw.byteLength,
+        hash,
+      });
+      return { kind: 'cap', retryAfterS, receiptId: rid };
+    }
+    usage.added++;
+    const supportCode = INTAKE_SUPPORT_CODES.accepted.code;
+    await tx.run(
+      `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, support_code, external_event_id, event_type, sender, body,
+         body_size, body_sha256, resource_id, related_resource_id, config_version, received_at, updated_at, next_attempt_at, body_expires_at)
+       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        eventId,
+        row.shop_id,
+        row.id,
+        receiptId,
+        supportCode,
+        ext,
+        mapped.eventType,
+        row.sender_label,
+        text,
+        raw.byteLength,
+        hash,
+        mapped.resourceId,
+        mapped.relatedResourceId,
+        row.config_version,
+        now,
+        now,
+        now,
+        now + plan.bodyRetentionDays * 86_400_000,
+      ],
+    );
+    await this.insertReceipt(tx, {
+      id: receiptId,
+      row,
+      eventId,
+      requestId: req.requestId,
+      now,
+      auth: 'verified',
+      validation: 'valid',
+      dedupe: ext ? 'unique' : 'no_external_id',
+      httpStatus: 202,
+      errorCode: null,
+      supportCode,
+      size: raw.byteLength,
+      hash,
+    });
+    if (!batch.scratch.has('kick')) {
+      batch.scratch.set('kick', true);
+      batch.afterCommit(() => this.services.hooks.kickWorker?.());
+    }
+    return { kind: 'ack', ack: { status: 'queued', event_id: eventId, receipt_id: receiptId } };
+  }
+
+  private async insertReceipt(
+    tx: Db,
+    r: {
+      id: string;
+      row: EndpointRow;
+      eventId: string | null;
+      requestId: string;
+      now: number;
+      auth: string;
+      validation: string;
+      dedupe: string;
+      httpStatus: number;
+      errorCode: string | null;
+      supportCode: string;
+      size: number;
+      hash: string | null;
+    },
+  ): Promise<void> {
+    await tx.run(
+      `INSERT INTO receipts (id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
+         dedupe_decision, config_version, http_status, error_code, support_code, body_size, body_sha256)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        r.id,
+        r.row.shop_id,
+        r.row.id,
+        r.eventId,
+        r.requestId,
+        r.now,
+        r.auth,
+        r.validation,
+        r.dedupe,
+        r.row.config_version,
+        r.httpStatus,
+        r.errorCode,
+        r.supportCode,
+        r.size,
+        r.hash,
+      ],
+    );
+  }
+
+  /** A receipt while the endpoint's per-minute budget lasts; afterwards one tally row per minute and code. */
+  private async recordRejectionInTx(
+    tx: Db,
+    row: EndpointRow,
+    f: {
+      requestId: string;
+      now: number;
+      auth: string;
+      validation: string;
+      dedupe: string;
+      errorCode: string;
+      size: number;
+      hash: string | null;
+    },
+  ): Promise<string | null> {
+    const minute = Math.floor(f.now / 60_000) * 60_000;
+    let b = this.rejectionBudget.get(row.id);
+    if (!b || b.minute !== minute) {
+      b = { minute, used: 0 };
+      if (this.rejectionBudget.size > 10_000) this.rejectionBudget.clear();
+      this.rejectionBudget.set(row.id, b);
+    }
+    const supportCode = intakeSupportCode(f.errorCode);
+    if (b.used < INTAKE_LIMITS.rejectionReceiptsPerMinute) {
+      b.used++;
+      const id = newId('receipt');
+      const httpStatus = isErrorCode(f.errorCode) ? ERROR_CATALOG[f.errorCode].status : 500;
+      await this.insertReceipt(tx, {
+        id,
+        row,
+        eventId: null,
+        requestId: f.requestId,
+        now: f.now,
+        auth: f.auth,
+        validation: f.validation,
+        dedupe: f.dedupe,
+        httpStatus,
+        errorCode: f.errorCode,
+        supportCode,
+        size: f.size,
+        hash: f.hash,
+      });
+      return id;
+    }
+    await tx.run(
+      `INSERT INTO intake_rejection_tallies (endpoint_id, minute_start, error_code, shop_id, count) VALUES (?, ?, ?, ?, 1)
+       ON CONFLICT (endpoint_id, minute_start, error_code) DO UPDATE SET count = intake_rejection_tallies.count + 1`,
+      [row.id, minute, f.errorCode, row.shop_id],
+    );
+    return null;
+  }
+
+  /** Records the rejection (group-committed) and returns the error to throw, carrying receipt id and support code. */
+  private async reject(
+    ep: CachedEndpoint,
+    err: AppError,
+    stage: Stage,
+    req: IntakeRequest,
+    now: number,
+    raw: Uint8Array | null,
+  ): Promise<AppError> {
+    const auth =
+      stage === 'auth'
+        ? err.code.endsWith('_missing')
+          ? 'missing'
+          : 'failed'
+        : stage === 'validation'
+          ? 'verified'
+          : 'not_checked';
+    const validation = stage === 'validation' || stage === 'size' || stage === 'media' ? 'invalid' : 'not_checked';
+    const receiptId = await this.committer.submit((tx) =>
+      this.recordRejectionInTx(tx, ep.row, {
+        requestId: req.requestId,
+        now,
+        auth,
+        validation,
+        dedupe: 'not_checked',
+        errorCode: err.code,
+        size: raw?.byteLength ?? 0,
+        hash: null,
+      }),
+    );
+    const extra: Record<string, unknown> = { ...err.options.extra, support_code: intakeSupportCode(err.code) };
+    if (receiptId) extra.receipt_id = receiptId;
+    return new AppError(err.code, { ...err.options, extra });
+  }
+}

@@ -1,0 +1,15 @@
+// Intake limits and tunables, defined once (docs and tests import them).
+
+/** Shopify Flow refuses trigger payloads whose compact JSON exceeds this (exactly 50,000 passes). */
+export const FLOW_PAYLOAD_LIMIT_BYTES = 50_000;
+
+export const INTAKE_LIMITS = {
+  /** Most requests written in one group-commit transaction. */
+  maxBatch: 256,
+  /** Rejected requests per endpoint per minute that get their own receipt; the rest are tallied. */
+  rejectionReceiptsPerMinute: 60,
+  /** How long endpoint status/config is cached in a process (ms). */
+  endpointCacheMs: 1_000,
+  /** Retry-After ceiling when the monthly event cap is reached (s). */
+  capRetryAfterMaxS: 3_600,
+} as const;

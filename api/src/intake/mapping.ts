@@ -1,0 +1,138 @@
+// Validation and mapping of an accepted body: required paths, the Shopify
+// resource id (numeric or GID), the external event id for dedupe and the
+// event type. Paths are dotted (`data.object.id`, array indexes as numbers).
+import { AppError, type FieldError } from '../errors/problem.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import type { EndpointConfig, TriggerVariant } from '../services/endpoints.ts';
+import { AUTH_MODE_FACTS, type ValueSource } from './auth-modes.ts';
+
+export function getPath(obj: unknown, path: string): unknown {
+  let cur: unknown = obj;
+  for (const key of path.replace(/^\$\./, '').split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    if (Array.isArray(cur)) {
+      if (!/^\d+$/.test(key)) return undefined;
+      cur = cur[Number(key)];
+    } else {
+      if (!Object.hasOwn(cur, key)) return undefined;
+      cur = (cur as Record<string, unknown>)[key];
+    }
+  }
+  return cur;
+}
+
+function isMissing(v: unknown): boolean {
+  return v === undefined || v === null || v === '';
+}
+
+/** The GID type each trigger variant's resource must have (null: any). */
+const VARIANT_GID_TYPE: Record<TriggerVariant, string | null> = {
+  external_event: null,
+  external_order_event: 'Order',
+  external_customer_event: 'Customer',
+  external_product_event: 'Product',
+};
+
+const GID_RE = /^gid:\/\/shopify\/([A-Za-z]+)\/([1-9]\d{0,19})$/;
+
+/** Normalises a Shopify id: a positive integer or digit string → digits; a GID stays a GID. Null when invalid. */
+export function normaliseResourceId(value: unknown, expectedType: string | null): string | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? String(value) : null;
+  if (typeof value !== 'string') return null;
+  const v = value.trim();
+  if (/^[1-9]\d{0,19}$/.test(v)) return v;
+  const m = GID_RE.exec(v);
+  if (!m) return null;
+  if (expectedType && m[1] !== expectedType) return null;
+  return v;
+}
+
+export interface Mapped {
+  resourceId: string | null;
+  relatedResourceId: string | null;
+  externalEventId: string | null;
+  eventType: string | null;
+}
+
+function readSource(src: ValueSource, headers: Headers, body: unknown): unknown {
+  if (src.from === 'json') return getPath(body, src.path);
+  for (const name of src.names) {
+    const v = headers.get(name);
+    if (v !== null && v.trim() !== '') return v.trim();
+  }
+  return undefined;
+}
+
+/** Ids longer than this are hashed so the dedupe index stays small. */
+const MAX_EXTERNAL_ID = 200;
+
+function asIdString(v: unknown): string | null {
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v !== 'string' || v.trim() === '') return null;
+  const s = v.trim();
+  return s.length > MAX_EXTERNAL_ID ? `sha256:${sha256Hex(s)}` : s;
+}
+
+/** Throws required_path_missing / invalid_resource_id; returns the mapped facts otherwise. */
+export function mapBody(config: EndpointConfig, headers: Headers, body: Record<string, unknown>): Mapped {
+  const m = config.mapping;
+  const missing: FieldError[] = [];
+  for (const p of m.requiredPaths)
+    if (isMissing(getPath(body, p)))
+      missing.push({ path: p, message: 'Required by the endpoint mapping; absent, null or empty.' });
+  let rawResource: unknown;
+  if (m.resourceIdPath) {
+    rawResource = getPath(body, m.resourceIdPath);
+    if (isMissing(rawResource))
+      missing.push({ path: m.resourceIdPath, message: 'The resource id path is absent, null or empty.' });
+  }
+  if (missing.length) {
+    throw new AppError('required_path_missing', {
+      detail: `Missing required field(s): ${missing.map((e) => e.path).join(', ')}.`,
+      errors: missing,
+    });
+  }
+  const expected = VARIANT_GID_TYPE[config.triggerVariant];
+  let resourceId: string | null = null;
+  if (m.resourceIdPath) {
+    resourceId = normaliseResourceId(rawResource, expected);
+    if (!resourceId) {
+      throw new AppError('invalid_resource_id', {
+        detail: `The value at ${m.resourceIdPath} is not a Shopify ${expected ?? 'resource'} id (positive integer or gid://shopify/${expected ?? '<Type>'}/<id>).`,
+        errors: [{ path: m.resourceIdPath, message: 'Not a numeric id or matching GID.' }],
+      });
+    }
+  }
+  let relatedResourceId: string | null = null;
+  if (m.relatedResourceIdPath) {
+    const v = getPath(body, m.relatedResourceIdPath);
+    if (!isMissing(v)) {
+      relatedResourceId = normaliseResourceId(v, null);
+      if (!relatedResourceId) {
+        throw new AppError('invalid_resource_id', {
+          detail: `The value at ${m.relatedResourceIdPath} is not a Shopify id.`,
+          errors: [{ path: m.relatedResourceIdPath, message: 'Not a numeric id or GID.' }],
+        });
+      }
+    }
+  }
+  const facts = AUTH_MODE_FACTS[config.authMode];
+  const ext = m.externalId;
+  const extSource: ValueSource | null =
+    ext.kind === 'preset'
+      ? facts.externalId
+      : ext.kind === 'header'
+        ? { from: 'header', names: [ext.name.toLowerCase()] }
+        : ext.kind === 'json'
+          ? { from: 'json', path: ext.path }
+          : null;
+  const externalEventId = extSource ? asIdString(readSource(extSource, headers, body)) : null;
+  let eventType: unknown = facts.eventType ? readSource(facts.eventType, headers, body) : undefined;
+  if (typeof eventType !== 'string' && m.eventTypePath) eventType = getPath(body, m.eventTypePath);
+  return {
+    resourceId,
+    relatedResourceId,
+    externalEventId,
+    eventType: typeof eventType === 'string' && eventType !== '' ? eventType.slice(0, 200) : null,
+  };
+}

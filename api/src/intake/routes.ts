@@ -1,0 +1,69 @@
+// POST /in/{endpointId}: the sender-facing HTTP surface of intake. Answers 202
+// { event_id, receipt_id, status } after the group commit, 200 for a duplicate,
+// and problem+json with an intake code for every failure.
+import { Hono } from 'hono';
+import { AppError } from '../errors/problem.ts';
+import type { AppEnv } from '../http/types.ts';
+import { isId } from '../ids.ts';
+import type { Services } from '../operations/types.ts';
+import { Intake } from './intake.ts';
+
+/** Reads a request body with a hard cap, without buffering past it. */
+export async function readBodyCapped(req: Request, max: number): Promise<Uint8Array> {
+  const declared = req.headers.get('content-length');
+  const tooLarge = () =>
+    new AppError('payload_too_large', { detail: `The body is larger than the intake limit of ${max} bytes.` });
+  if (declared !== null && Number(declared) > max) throw tooLarge();
+  if (!req.body) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1 && chunks[0]) return chunks[0];
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.byteLength;
+  }
+  return out;
+}
+
+export function intakeRoutes(getServices: () => Services): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  let intake: Intake | null = null;
+  const get = () => {
+    intake ??= new Intake(getServices());
+    return intake;
+  };
+  app.post('/:endpointId', async (c) => {
+    const endpointId = c.req.param('endpointId');
+    if (!isId('endpoint', endpointId))
+      throw new AppError('not_found', { detail: 'No endpoint with this id. Check the ingest URL.' });
+    const ack = await get().handle({
+      endpointId,
+      requestId: c.get('requestId'),
+      headers: c.req.raw.headers,
+      readBody: (max) => readBodyCapped(c.req.raw, max),
+    });
+    return c.json(ack, ack.status === 'queued' ? 202 : 200);
+  });
+  app.all('/:endpointId', (c) => {
+    c.header('Allow', 'POST');
+    throw new AppError('method_not_allowed', { detail: 'Sender intake accepts POST only.' });
+  });
+  // Anything else under /in is a sender miss: problem+json, never the docs site's HTML 404.
+  app.all('*', () => {
+    throw new AppError('not_found', { detail: 'Ingest URLs look like /in/<ENDPOINT_ID>.' });
+  });
+  return app;
+}

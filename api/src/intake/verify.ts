@@ -1,0 +1,263 @@
+// Sender authentication on the raw body, one function per auth mode. Constant-
+// time comparisons only; the current secret is tried first, then the previous
+// one while its rotation overlap lasts. Throws AppError with an intake code.
+import { createHmac } from 'node:crypto';
+import { AppError } from '../errors/problem.ts';
+import { safeEqual } from '../lib/crypto.ts';
+import { DEFAULT_HMAC, DEFAULT_TOLERANCE_SEC, type EndpointConfig, type HmacParams } from '../services/endpoints.ts';
+
+export interface VerifyRequest {
+  headers: Headers;
+  raw: Uint8Array;
+  /** ms since epoch */
+  now: number;
+}
+
+const HEX_RE = /^[0-9a-fA-F]+$/;
+const B64_RE = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+function hmac(key: string | Buffer, parts: readonly (string | Uint8Array)[]): Buffer {
+  const h = createHmac('sha256', key);
+  for (const p of parts) h.update(p);
+  return h.digest();
+}
+
+/** Decodes a signature string into bytes, or null when it is not valid in that encoding. */
+function decodeSig(value: string, encoding: 'hex' | 'base64'): Buffer | null {
+  if (encoding === 'hex') return value.length === 64 && HEX_RE.test(value) ? Buffer.from(value, 'hex') : null;
+  if (!B64_RE.test(value)) return null;
+  const buf = Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  return buf.length === 32 ? buf : null;
+}
+
+function header(req: VerifyRequest, name: string): string | null {
+  const v = req.headers.get(name);
+  return v === null ? null : v.trim();
+}
+
+/** Parses integer Unix seconds (the tolerance is checked after the signature, by assertFresh). */
+function checkTimestamp(raw: string | null, headerName: string): number {
+  if (raw === null || raw === '')
+    throw new AppError('timestamp_missing', { detail: `Missing the signature timestamp (${headerName}).` });
+  if (!/^\d{1,12}$/.test(raw)) {
+    throw new AppError('timestamp_invalid', { detail: `The ${headerName} value must be integer Unix seconds.` });
+  }
+  return Number(raw);
+}
+
+function assertFresh(ts: number, req: VerifyRequest, toleranceSec: number): void {
+  const skew = Math.abs(Math.floor(req.now / 1000) - ts);
+  if (skew > toleranceSec) {
+    throw new AppError('timestamp_outside_tolerance', {
+      detail: `The signed timestamp is ${skew} s away from Flowport's clock; the tolerance is ${toleranceSec} s.`,
+      extra: { tolerance_s: toleranceSec },
+    });
+  }
+}
+
+function anyMatch(candidates: readonly Buffer[], expected: readonly Buffer[]): boolean {
+  let ok = false;
+  // Compare every pair (no early exit) so timing does not reveal which secret matched.
+  for (const e of expected) for (const c of candidates) if (safeEqual(c, e)) ok = true;
+  return ok;
+}
+
+function mismatch(): never {
+  throw new AppError('signature_mismatch', {
+    detail: 'The signature does not match the raw body with the current (or overlapping previous) secret.',
+  });
+}
+
+export function verifyHmacSha256(params: HmacParams, secrets: readonly string[], req: VerifyRequest): void {
+  const given = header(req, params.header);
+  if (!given) throw new AppError('signature_missing', { detail: `Missing the ${params.header} header.` });
+  let ts: number | null = null;
+  if (params.timestampHeader) ts = checkTimestamp(header(req, params.timestampHeader), params.timestampHeader);
+  let value = given;
+  if (params.prefix) {
+    if (!value.startsWith(params.prefix)) {
+      throw new AppError('signature_malformed', {
+        detail: `The ${params.header} value must start with "${params.prefix}".`,
+      });
+    }
+    value = value.slice(params.prefix.length);
+  }
+  const sig = decodeSig(value, params.encoding);
+  if (!sig)
+    throw new AppError('signature_malformed', {
+      detail: `The ${params.header} value is not a ${params.encoding} HMAC-SHA256.`,
+    });
+  const parts = ts === null ? [req.raw] : [`${ts}.`, req.raw];
+  if (
+    !anyMatch(
+      [sig],
+      secrets.map((s) => hmac(s, parts)),
+    )
+  )
+    mismatch();
+  if (ts !== null) assertFresh(ts, req, params.toleranceSec);
+}
+
+function verifyStripe(config: EndpointConfig, secrets: readonly string[], req: VerifyRequest): void {
+  const h = header(req, 'stripe-signature');
+  if (!h) throw new AppError('signature_missing', { detail: 'Missing the Stripe-Signature header.' });
+  let t: string | null = null;
+  const v1: Buffer[] = [];
+  for (const item of h.split(',')) {
+    const eq = item.indexOf('=');
+    if (eq < 1) continue;
+    const k = item.slice(0, eq).trim();
+    const v = item.slice(eq + 1).trim();
+    if (k === 't') t = v;
+    else if (k === 'v1') {
+      const b = decodeSig(v, 'hex');
+      if (b) v1.push(b);
+    }
+  }
+  const ts = checkTimestamp(t, 'Stripe-Signature t=');
+  if (v1.length === 0)
+    throw new AppError('signature_malformed', { detail: 'Stripe-Signature has no v1=<hex> signature.' });
+  if (
+    !anyMatch(
+      v1,
+      secrets.map((s) => hmac(s, [`${ts}.`, req.raw])),
+    )
+  )
+    mismatch();
+  assertFresh(ts, req, config.toleranceSec ?? DEFAULT_TOLERANCE_SEC);
+}
+
+/** Standard Webhooks key: the base64 part after `whsec_`, decoded. */
+export function standardWebhooksKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+}
+
+function verifyStandardWebhooks(config: EndpointConfig, secrets: readonly string[], req: VerifyRequest): void {
+  const svix = req.headers.has('svix-signature') && !req.headers.has('webhook-signature');
+  const p = svix ? 'svix' : 'webhook';
+  const sigHeader = header(req, `${p}-signature`);
+  if (!sigHeader)
+    throw new AppError('signature_missing', { detail: 'Missing the webhook-signature (or svix-signature) header.' });
+  const id = header(req, `${p}-id`);
+  if (!id)
+    throw new AppError('signature_malformed', {
+      detail: `Missing the ${p}-id header (it is part of the signed content).`,
+    });
+  const tol = config.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
+  const ts = checkTimestamp(header(req, `${p}-timestamp`), `${p}-timestamp`);
+  const sigs: Buffer[] = [];
+  for (const part of sigHeader.split(' ')) {
+    const comma = part.indexOf(',');
+    if (comma < 0 || part.slice(0, comma) !== 'v1') continue;
+    const b = decodeSig(part.slice(comma + 1), 'base64');
+    if (b) sigs.push(b);
+  }
+  if (sigs.length === 0)
+    throw new AppError('signature_malformed', { detail: `${p}-signature has no "v1,<base64>" signature.` });
+  if (
+    !anyMatch(
+      sigs,
+      secrets.map((s) => hmac(standardWebhooksKey(s), [`${id}.${ts}.`, req.raw])),
+    )
+  )
+    mismatch();
+  assertFresh(ts, req, tol);
+}
+
+function verifySlack(config: EndpointConfig, secrets: readonly string[], req: VerifyRequest): void {
+  const sig = header(req, 'x-slack-signature');
+  if (!sig) throw new AppError('signature_missing', { detail: 'Missing the X-Slack-Signature header.' });
+  const tol = config.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
+  const ts = checkTimestamp(header(req, 'x-slack-request-timestamp'), 'X-Slack-Request-Timestamp');
+  const b = sig.startsWith('v0=') ? decodeSig(sig.slice(3), 'hex') : null;
+  if (!b) throw new AppError('signature_malformed', { detail: 'X-Slack-Signature must be "v0=<hex>".' });
+  if (
+    !anyMatch(
+      [b],
+      secrets.map((s) => hmac(s, [`v0:${ts}:`, req.raw])),
+    )
+  )
+    mismatch();
+  assertFresh(ts, req, tol);
+}
+
+function verifyStaticHeader(config: EndpointConfig, secrets: readonly string[], req: VerifyRequest): void {
+  const name = config.staticHeader?.header ?? 'x-flowport-token';
+  const given = header(req, name);
+  if (!given) throw new AppError('credentials_missing', { detail: `Missing the ${name} header.` });
+  if (
+    !anyMatch(
+      [Buffer.from(given)],
+      secrets.map((s) => Buffer.from(s)),
+    )
+  ) {
+    throw new AppError('credentials_invalid', { detail: `The ${name} value does not match.` });
+  }
+}
+
+function verifyBasic(config: EndpointConfig, secrets: readonly string[], req: VerifyRequest): void {
+  const auth = header(req, 'authorization');
+  if (!auth || !/^basic\s+/i.test(auth))
+    throw new AppError('credentials_missing', { detail: 'Missing an Authorization: Basic header.' });
+  const decoded = Buffer.from(auth.replace(/^basic\s+/i, ''), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const user = colon < 0 ? decoded : decoded.slice(0, colon);
+  const pass = colon < 0 ? '' : decoded.slice(colon + 1);
+  const userOk = safeEqual(user, config.basic?.username ?? '');
+  const passOk = anyMatch(
+    [Buffer.from(pass)],
+    secrets.map((s) => Buffer.from(s)),
+  );
+  if (!(userOk && passOk))
+    throw new AppError('credentials_invalid', { detail: 'The Basic user or password does not match.' });
+}
+
+/** GitHub and Shopify are hmac_sha256 with fixed parameters. */
+export const PRESET_HMAC: { github: HmacParams; shopify: HmacParams } = {
+  github: {
+    header: 'x-hub-signature-256',
+    encoding: 'hex',
+    prefix: 'sha256=',
+    timestampHeader: null,
+    toleranceSec: DEFAULT_TOLERANCE_SEC,
+  },
+  shopify: {
+    header: 'x-shopify-hmac-sha256',
+    encoding: 'base64',
+    prefix: '',
+    timestampHeader: null,
+    toleranceSec: DEFAULT_TOLERANCE_SEC,
+  },
+};
+
+/** Verifies a request for the endpoint's auth mode; throws AppError on failure. */
+export function verifyRequest(config: EndpointConfig, secrets: readonly string[], req: VerifyRequest): void {
+  if (secrets.length === 0)
+    throw new AppError('credentials_invalid', { detail: 'The endpoint has no active secret; rotate it to set one.' });
+  switch (config.authMode) {
+    case 'hmac_sha256':
+      verifyHmacSha256(config.hmac ?? DEFAULT_HMAC, secrets, req);
+      return;
+    case 'github':
+      verifyHmacSha256(PRESET_HMAC.github, secrets, req);
+      return;
+    case 'shopify':
+      verifyHmacSha256(PRESET_HMAC.shopify, secrets, req);
+      return;
+    case 'stripe':
+      verifyStripe(config, secrets, req);
+      return;
+    case 'standard_webhooks':
+      verifyStandardWebhooks(config, secrets, req);
+      return;
+    case 'slack':
+      verifySlack(config, secrets, req);
+      return;
+    case 'static_header':
+      verifyStaticHeader(config, secrets, req);
+      return;
+    case 'basic':
+      verifyBasic(config, secrets, req);
+      return;
+  }
+}

@@ -1,0 +1,498 @@
+// The action intent engine: every side effect is preview → confirm → executed |
+// failed (or refused, expired, cancelled). One engine for all kinds; a kind only
+// inspects its target and executes. Every step is audited with its actor.
+import { type AuditEntry, appendAudit } from '../audit/log.ts';
+import { executeScope, previewScope } from '../auth/scopes.ts';
+import { errorDef } from '../errors/catalog.ts';
+import { AppError } from '../errors/problem.ts';
+import { newId } from '../ids.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import { AGENT_API_PREFIX } from '../lib/package-info.ts';
+import type { Principal, Services } from '../operations/types.ts';
+import { getShop, type ShopRow } from '../services/shops.ts';
+import type { Db } from '../store/db.ts';
+import { claimKey, completeKey, releaseKey, requestHash, validateIdempotencyKey } from './idempotency.ts';
+import { INTENT_KINDS } from './kinds/index.ts';
+import { consumeExecution } from './usage.ts';
+import type { CapUse, IntentKind, IntentKindDef, IntentRow, IntentState, KindContext, PreviewBody } from './types.ts';
+
+export interface StoredPreview {
+  preview: PreviewBody;
+  fingerprint_hash: string;
+  cap: CapUse | null;
+}
+
+interface IntentRowWithActors extends IntentRow {
+  created_by_name: string | null;
+  created_by_kind: string | null;
+  confirmed_by_name: string | null;
+  confirmed_by_kind: string | null;
+}
+
+export interface Caller {
+  services: Services;
+  principal: Principal;
+  requestId: string;
+}
+
+function kindDef(kind: IntentKind): IntentKindDef {
+  return INTENT_KINDS[kind] as IntentKindDef;
+}
+
+function fingerprintHash(fp: unknown): string {
+  return sha256Hex(JSON.stringify(fp ?? null));
+}
+
+async function shopOf(services: Services, principal: Principal): Promise<ShopRow> {
+  const shop = await getShop(services, principal.shopId);
+  if (!shop) throw new AppError('not_found', { detail: 'The shop behind this grant no longer exists.' });
+  return shop;
+}
+
+function actorOf(principal: Principal): AuditEntry['actor'] {
+  return { grantId: principal.grantId, kind: principal.actor.kind, name: principal.actor.name };
+}
+
+async function audit(
+  db: Db,
+  caller: Caller,
+  intent: { id: string | null; kind: IntentKind; targetType?: string; targetId?: string | null },
+  step: 'preview' | 'confirm' | 'execute' | 'cancel',
+  outcome: 'success' | 'refused' | 'failed',
+  details: Record<string, unknown> = {},
+): Promise<void> {
+  await appendAudit(db, {
+    shopId: caller.principal.shopId,
+    actor: actorOf(caller.principal),
+    action: `${intent.kind}.${step}`,
+    targetType: 'action_intent',
+    targetId: intent.id,
+    outcome,
+    requestId: caller.requestId,
+    at: caller.services.now(),
+    details: {
+      kind: intent.kind,
+      target_type: intent.targetType ?? null,
+      target_id: intent.targetId ?? null,
+      ...details,
+    },
+  });
+}
+
+function kc(caller: Caller, db: Db, shop: ShopRow): KindContext {
+  return {
+    services: caller.services,
+    db,
+    shop,
+    principal: caller.principal,
+    requestId: caller.requestId,
+    now: caller.services.now(),
+  };
+}
+
+// ---------- views ----------
+
+const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+export function effectiveState(row: Pick<IntentRow, 'state' | 'expires_at'>, now: number): IntentState {
+  return row.state === 'previewed' && Number(row.expires_at) <= now ? 'expired' : row.state;
+}
+
+const NEXT_STEP: Record<IntentState, string> = {
+  previewed:
+    'Review the preview. To run it, POST the confirm link with an Idempotency-Key header using a grant that holds required_scope; to drop it, POST the cancel link.',
+  confirmed: 'The action is running; read this intent again for the outcome.',
+  executed: 'Done. See result for what changed.',
+  failed: 'Execution failed; see error_code. Nothing was half-applied. Create a fresh preview to try again.',
+  refused:
+    'Refused at confirmation; see error_code and its docs page. Create a fresh preview if the action is still wanted.',
+  expired: 'The preview expired before confirmation. Create a fresh preview.',
+  cancelled: 'Cancelled; nothing ran.',
+};
+
+/** Parameters as shown: an imported secret is stored sealed and shown only as its last 4 characters. */
+function publicParams(params: Record<string, unknown>): Record<string, unknown> {
+  const { secret_sealed: sealed, ...rest } = params;
+  return sealed === undefined ? rest : { ...rest, secret: 'imported (sealed; not shown)' };
+}
+
+export function intentView(row: IntentRowWithActors, now: number, once?: Record<string, unknown>) {
+  const stored = JSON.parse(row.preview_json) as StoredPreview;
+  const state = effectiveState(row, now);
+  const self = `${AGENT_API_PREFIX}/action-intents/${row.id}`;
+  const result = row.result_json ? (JSON.parse(row.result_json) as Record<string, unknown>) : null;
+  return {
+    id: row.id,
+    object: 'action_intent' as const,
+    kind: row.kind,
+    state,
+    target: { type: row.target_type, id: row.target_id },
+    parameters: publicParams(JSON.parse(row.params_json) as Record<string, unknown>),
+    preview: stored.preview,
+    meter_cost: {
+      preview: 1,
+      execution: 1,
+      cap: stored.cap
+        ? { meter: stored.cap.meter, cost: 1, used_at_preview: stored.cap.used, limit: stored.cap.limit }
+        : null,
+    },
+    preview_scope: previewScope(row.kind),
+    required_scope: executeScope(row.kind),
+    created_at: iso(row.created_at) as string,
+    expires_at: iso(row.expires_at) as string,
+    created_by: row.created_by_grant
+      ? { grant_id: row.created_by_grant, actor_kind: row.created_by_kind, actor_name: row.created_by_name }
+      : null,
+    confirmed_by: row.confirmed_by_grant
+      ? { grant_id: row.confirmed_by_grant, actor_kind: row.confirmed_by_kind, actor_name: row.confirmed_by_name }
+      : null,
+    confirmed_at: iso(row.confirmed_at),
+    finished_at: iso(row.finished_at),
+    result: result || once ? { ...(result ?? {}), ...(once ?? {}) } : null,
+    error_code: row.error_code,
+    links: { self, confirm: `${self}/confirm`, cancel: `${self}/cancel` },
+    next_step: NEXT_STEP[state],
+  };
+}
+
+export type IntentView = ReturnType<typeof intentView>;
+
+const SELECT_INTENT = `SELECT i.*, cg.actor_name AS created_by_name, cg.actor_kind AS created_by_kind,
+    fg.actor_name AS confirmed_by_name, fg.actor_kind AS confirmed_by_kind
+  FROM action_intents i
+  LEFT JOIN grants cg ON cg.id = i.created_by_grant
+  LEFT JOIN grants fg ON fg.id = i.confirmed_by_grant`;
+
+async function loadIntent(db: Db, shopId: string, intentId: string): Promise<IntentRowWithActors> {
+  const row = await db.get<IntentRowWithActors>(`${SELECT_INTENT} WHERE i.id = ? AND i.shop_id = ?`, [
+    intentId,
+    shopId,
+  ]);
+  // Other shops' intents answer 404 like missing ones, so ids are never confirmed.
+  if (!row) throw new AppError('not_found', { detail: `No action intent ${intentId} in this shop.` });
+  return row;
+}
+
+// ---------- preview ----------
+
+export async function previewIntent(
+  caller: Caller,
+  kind: IntentKind,
+  targetId: string | null,
+  params: Record<string, unknown>,
+): Promise<IntentView> {
+  const { services, principal } = caller;
+  const def = kindDef(kind);
+  const shop = await shopOf(services, principal);
+  let inspection: Awaited<ReturnType<IntentKindDef['inspect']>>;
+  try {
+    inspection = await def.inspect(kc(caller, services.db, shop), targetId, params);
+  } catch (err) {
+    if (err instanceof AppError) {
+      await audit(services.db, caller, { id: null, kind, targetId, targetType: undefined }, 'preview', 'refused', {
+        code: err.code,
+        layer: errorDef(err.code).layer ?? null,
+      });
+    }
+    throw err;
+  }
+  const now = services.now();
+  const id = newId('intent', now);
+  const stored: StoredPreview = {
+    preview: inspection.preview,
+    fingerprint_hash: fingerprintHash(inspection.fingerprint),
+    cap: inspection.cap ?? null,
+  };
+  const paramsJson = JSON.stringify(params);
+  await services.db.tx(async (tx) => {
+    await tx.run(
+      `INSERT INTO action_intents (id, shop_id, kind, state, target_type, target_id, params_json, params_hash, preview_json,
+         created_by_grant, created_at, expires_at)
+       VALUES (?, ?, ?, 'previewed', ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        id,
+        shop.id,
+        kind,
+        inspection.targetType,
+        inspection.targetId,
+        paramsJson,
+        sha256Hex(paramsJson),
+        JSON.stringify(stored),
+        principal.grantId,
+        now,
+        now + services.config.intents.previewTtlMs,
+      ],
+    );
+    await audit(
+      tx,
+      caller,
+      { id, kind, targetType: inspection.targetType, targetId: inspection.targetId },
+      'preview',
+      'success',
+    );
+  });
+  return intentView(await loadIntent(services.db, shop.id, id), services.now());
+}
+
+// ---------- read ----------
+
+export async function getIntent(caller: Caller, intentId: string): Promise<IntentView> {
+  const row = await loadIntent(caller.services.db, caller.principal.shopId, intentId);
+  return intentView(row, caller.services.now());
+}
+
+export interface ListFilter {
+  state?: IntentState;
+  kind?: IntentKind;
+  target_id?: string;
+  limit?: number;
+  starting_after?: string;
+}
+
+export async function listIntents(caller: Caller, filter: ListFilter) {
+  const { services, principal } = caller;
+  const now = services.now();
+  const where: string[] = ['i.shop_id = ?'];
+  const params: (string | number)[] = [principal.shopId];
+  if (filter.state === 'expired') {
+    where.push(`(i.state = 'expired' OR (i.state = 'previewed' AND i.expires_at <= ?))`);
+    params.push(now);
+  } else if (filter.state === 'previewed') {
+    where.push(`i.state = 'previewed' AND i.expires_at > ?`);
+    params.push(now);
+  } else if (filter.state) {
+    where.push('i.state = ?');
+    params.push(filter.state);
+  }
+  if (filter.kind) {
+    where.push('i.kind = ?');
+    params.push(filter.kind);
+  }
+  if (filter.target_id) {
+    where.push('i.target_id = ?');
+    params.push(filter.target_id);
+  }
+  if (filter.starting_after) {
+    where.push('i.id < ?');
+    params.push(filter.starting_after);
+  }
+  const limit = Math.min(Math.max(filter.limit ?? 20, 1), 100);
+  const rows = await services.db.all<IntentRowWithActors>(
+    `${SELECT_INTENT} WHERE ${where.join(' AND ')} ORDER BY i.id DESC LIMIT ?`,
+    [...params, limit + 1],
+  );
+  const page = rows.slice(0, limit);
+  return {
+    object: 'list' as const,
+    data: page.map((r) => intentView(r, now)),
+    has_more: rows.length > limit,
+    next_starting_after: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
+  };
+}
+
+// ---------- confirm ----------
+
+const REFUSAL_MARKS_INTENT = new Set(['target_state', 'safety', 'product_boundary']);
+
+/**
+ * Confirms and executes an intent exactly once. The idempotency key is a plain
+ * argument: HTTP passes the `Idempotency-Key` header, MCP its tool input.
+ * Returns the response object; a replayed response is the stored JSON text parsed
+ * back, so serializing it again yields the same bytes.
+ */
+export async function confirmIntent(
+  caller: Caller,
+  intentId: string,
+  idempotencyKey: string | undefined | null,
+): Promise<unknown> {
+  const { services, principal } = caller;
+  const key = validateIdempotencyKey(idempotencyKey);
+  if (!principal.scopes.some((s) => s.endsWith(':execute'))) {
+    throw new AppError('missing_scope', {
+      detail:
+        'Confirming an action intent needs the execute scope of its kind (for example `replay:execute`); this grant holds no execute scope.',
+      reason: 'The grant holds no <action>:execute scope.',
+    });
+  }
+  const row = await loadIntent(services.db, principal.shopId, intentId);
+  const required = executeScope(row.kind);
+  if (!principal.scopes.includes(required)) {
+    await audit(
+      services.db,
+      caller,
+      { id: row.id, kind: row.kind, targetType: row.target_type, targetId: row.target_id },
+      'confirm',
+      'refused',
+      {
+        code: 'missing_scope',
+        required_scope: required,
+      },
+    );
+    throw new AppError('missing_scope', {
+      detail: `Confirming this ${row.kind} intent needs the \`${required}\` scope; this grant can preview but not execute it. Ask a human (or a grant that holds ${required}) to confirm ${row.id}.`,
+      reason: `The grant does not include the ${required} scope.`,
+      requiredScope: required,
+      extra: { intent_id: row.id },
+    });
+  }
+  const claim = await claimKey(services, principal.shopId, key, requestHash(['confirm', intentId]));
+  if (claim.kind === 'replay') return JSON.parse(claim.body);
+  try {
+    const out = await runConfirmation(caller, row);
+    const body = JSON.stringify(out);
+    await completeKey(services, principal.shopId, key, 200, body);
+    return JSON.parse(body);
+  } catch (err) {
+    // Refused (or crashed) before anything ran: forget the claim so the caller can fix the cause and retry.
+    await releaseKey(services, principal.shopId, key);
+    throw err;
+  }
+}
+
+type Outcome =
+  | { kind: 'executed'; once?: Record<string, unknown>; after?: () => void }
+  | { kind: 'expired' }
+  | { kind: 'not_confirmable'; state: IntentState }
+  | { kind: 'stale' };
+
+async function runConfirmation(caller: Caller, initial: IntentRow): Promise<IntentView> {
+  const { services, principal } = caller;
+  const def = kindDef(initial.kind);
+  const shop = await shopOf(services, principal);
+  const params = JSON.parse(initial.params_json) as Record<string, unknown>;
+  const ref = { id: initial.id, kind: initial.kind, targetType: initial.target_type, targetId: initial.target_id };
+  let outcome: Outcome;
+  try {
+    outcome = await services.db.tx(async (tx): Promise<Outcome> => {
+      const now = services.now();
+      const row = await tx.get<IntentRow>('SELECT * FROM action_intents WHERE id = ? AND shop_id = ?', [
+        initial.id,
+        shop.id,
+      ]);
+      if (!row) throw new AppError('not_found', { detail: `No action intent ${initial.id} in this shop.` });
+      if (row.state === 'previewed' && Number(row.expires_at) <= now) return { kind: 'expired' };
+      if (row.state !== 'previewed') return { kind: 'not_confirmable', state: row.state };
+      const ctx = kc(caller, tx, shop);
+      const inspection = await def.inspect(ctx, row.target_id, params);
+      const stored = JSON.parse(row.preview_json) as StoredPreview;
+      if (fingerprintHash(inspection.fingerprint) !== stored.fingerprint_hash) return { kind: 'stale' };
+      const claimed = await tx.run(
+        `UPDATE action_intents SET state = 'confirmed', confirmed_by_grant = ?, confirmed_at = ? WHERE id = ? AND state = 'previewed'`,
+        [principal.grantId, now, row.id],
+      );
+      if (claimed.changes !== 1) return { kind: 'not_confirmable', state: 'confirmed' };
+      await audit(tx, caller, ref, 'confirm', 'success');
+      const exec = await def.execute(ctx, row, params);
+      await consumeExecution(tx, shop.id, inspection.cap?.meter ?? null, now);
+      await tx.run(`UPDATE action_intents SET state = 'executed', finished_at = ?, result_json = ? WHERE id = ?`, [
+        services.now(),
+        JSON.stringify(exec.result),
+        row.id,
+      ]);
+      await audit(tx, caller, ref, 'execute', 'success', { result: exec.result });
+      return { kind: 'executed', once: exec.once, after: exec.after };
+    });
+  } catch (err) {
+    if (err instanceof AppError) {
+      const layer = errorDef(err.code).layer;
+      if (layer && REFUSAL_MARKS_INTENT.has(layer)) {
+        await services.db.run(
+          `UPDATE action_intents SET state = 'refused', error_code = ?, finished_at = ? WHERE id = ? AND state = 'previewed'`,
+          [err.code, services.now(), initial.id],
+        );
+      }
+      await audit(services.db, caller, ref, 'confirm', 'refused', { code: err.code, layer: layer ?? null });
+      throw err;
+    }
+    // An unexpected failure inside execution: the transaction rolled back, so nothing was half-applied.
+    await services.db.tx(async (tx) => {
+      await tx.run(
+        `UPDATE action_intents SET state = 'failed', error_code = 'internal_error', confirmed_by_grant = ?, confirmed_at = ?, finished_at = ?
+          WHERE id = ? AND state = 'previewed'`,
+        [principal.grantId, services.now(), services.now(), initial.id],
+      );
+      await audit(tx, caller, ref, 'execute', 'failed', { code: 'internal_error' });
+    });
+    if (services.config.logLevel !== 'silent') console.error(`[${caller.requestId}] intent ${initial.id} failed:`, err);
+    return intentView(await loadIntent(services.db, shop.id, initial.id), services.now());
+  }
+
+  if (outcome.kind === 'expired') {
+    await services.db.run(`UPDATE action_intents SET state = 'expired' WHERE id = ? AND state = 'previewed'`, [
+      initial.id,
+    ]);
+    await audit(services.db, caller, ref, 'confirm', 'refused', { code: 'intent_expired', layer: 'target_state' });
+    throw new AppError('intent_expired', {
+      detail: `Intent ${initial.id} expired at ${iso(initial.expires_at)} before it was confirmed. Create a fresh preview.`,
+      reason: 'The preview expired.',
+      extra: { intent_id: initial.id },
+    });
+  }
+  if (outcome.kind === 'not_confirmable') {
+    await audit(services.db, caller, ref, 'confirm', 'refused', {
+      code: 'intent_not_confirmable',
+      state: outcome.state,
+    });
+    throw new AppError('intent_not_confirmable', {
+      detail: `Intent ${initial.id} is ${outcome.state}; only a previewed intent can be confirmed. It runs at most once.`,
+      reason: `The intent is ${outcome.state}.`,
+      extra: { intent_id: initial.id, intent_state: outcome.state },
+    });
+  }
+  if (outcome.kind === 'stale') {
+    await services.db.run(
+      `UPDATE action_intents SET state = 'refused', error_code = 'intent_stale', finished_at = ? WHERE id = ? AND state = 'previewed'`,
+      [services.now(), initial.id],
+    );
+    await audit(services.db, caller, ref, 'confirm', 'refused', { code: 'intent_stale', layer: 'target_state' });
+    throw new AppError('intent_stale', {
+      detail: `The target of ${initial.id} changed after the preview (configuration, state or another action). Create a fresh preview and review it.`,
+      reason: 'The target changed since the preview.',
+      extra: { intent_id: initial.id },
+    });
+  }
+  outcome.after?.();
+  return intentView(await loadIntent(services.db, shop.id, initial.id), services.now(), outcome.once);
+}
+
+// ---------- cancel ----------
+
+export async function cancelIntent(caller: Caller, intentId: string): Promise<IntentView> {
+  const { services, principal } = caller;
+  const row = await loadIntent(services.db, principal.shopId, intentId);
+  const ref = { id: row.id, kind: row.kind, targetType: row.target_type, targetId: row.target_id };
+  const allowed = [previewScope(row.kind), executeScope(row.kind)];
+  if (!allowed.some((s) => principal.scopes.includes(s))) {
+    await audit(services.db, caller, ref, 'cancel', 'refused', { code: 'missing_scope' });
+    throw new AppError('missing_scope', {
+      detail: `Cancelling a ${row.kind} intent needs \`${allowed[0]}\` or \`${allowed[1]}\`.`,
+      reason: `The grant holds neither ${allowed[0]} nor ${allowed[1]}.`,
+      requiredScope: allowed[0],
+    });
+  }
+  const now = services.now();
+  const state = effectiveState(row, now);
+  if (state !== 'previewed') {
+    await audit(services.db, caller, ref, 'cancel', 'refused', { code: 'intent_not_confirmable', state });
+    throw new AppError('intent_not_confirmable', {
+      detail: `Intent ${row.id} is ${state}; only a previewed intent can be cancelled.`,
+      reason: `The intent is ${state}.`,
+      extra: { intent_id: row.id, intent_state: state },
+    });
+  }
+  const changed = await services.db.tx(async (tx) => {
+    const r = await tx.run(
+      `UPDATE action_intents SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'previewed'`,
+      [now, row.id],
+    );
+    if (r.changes === 1) await audit(tx, caller, ref, 'cancel', 'success');
+    return r.changes;
+  });
+  if (changed !== 1) {
+    throw new AppError('intent_not_confirmable', {
+      detail: `Intent ${row.id} changed state while cancelling.`,
+      extra: { intent_id: row.id },
+    });
+  }
+  return intentView(await loadIntent(services.db, principal.shopId, row.id), services.now());
+}

@@ -1,0 +1,109 @@
+// Idempotency-Key handling for confirmations (Stripe semantics): the first
+// request with a key claims it (insert-first, state `in_progress`); the stored
+// response is replayed byte for byte for the same key and request; a different
+// request with the same key → 422; a concurrent request → 409. Keys live 24 h.
+// Stored responses are sealed with the SecretBox because a confirmation
+// response can carry a secret shown once (new signing secret, share link).
+import { AppError } from '../errors/problem.ts';
+import { sha256Hex } from '../lib/crypto.ts';
+import type { Services } from '../operations/types.ts';
+
+const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+export function validateIdempotencyKey(key: string | undefined | null): string {
+  if (key === undefined || key === null || key.trim() === '') {
+    throw new AppError('idempotency_key_missing', {
+      detail:
+        'Send an `Idempotency-Key` header (1–255 printable ASCII characters, e.g. a UUID) with every confirmation.',
+    });
+  }
+  const k = key.trim();
+  if (!KEY_RE.test(k)) {
+    throw new AppError('invalid_request', {
+      detail: 'The Idempotency-Key must be 1–255 printable ASCII characters without spaces.',
+      errors: [{ path: 'Idempotency-Key', message: 'must be 1–255 printable ASCII characters' }],
+    });
+  }
+  return k;
+}
+
+export function requestHash(parts: readonly string[]): string {
+  return sha256Hex(JSON.stringify(parts));
+}
+
+interface KeyRow {
+  request_hash: string;
+  state: string;
+  response_status: number | null;
+  response_body: string | null;
+  created_at: number | string;
+}
+
+export type Claim = { kind: 'claimed' } | { kind: 'replay'; body: string; status: number };
+
+/**
+ * Claims `key` for `hash`, or returns the stored response. Throws 422 for a
+ * different request and 409 while the first request is still running.
+ */
+export async function claimKey(services: Services, shopId: string, key: string, hash: string): Promise<Claim> {
+  const { db } = services;
+  const now = services.now();
+  const ttl = services.config.intents.idempotencyKeyTtlMs;
+  return db.tx(async (tx) => {
+    // Keys older than the TTL are forgotten (pruned here, for this shop, on use).
+    await tx.run('DELETE FROM idempotency_keys WHERE shop_id = ? AND created_at < ?', [shopId, now - ttl]);
+    const inserted = await tx.run(
+      `INSERT INTO idempotency_keys (shop_id, idem_key, request_hash, state, created_at)
+       VALUES (?, ?, ?, 'in_progress', ?) ON CONFLICT (shop_id, idem_key) DO NOTHING`,
+      [shopId, key, hash, now],
+    );
+    if (inserted.changes === 1) return { kind: 'claimed' } as const;
+    const row = await tx.get<KeyRow>('SELECT * FROM idempotency_keys WHERE shop_id = ? AND idem_key = ?', [
+      shopId,
+      key,
+    ]);
+    if (!row)
+      throw new AppError('idempotency_key_in_use', {
+        detail: 'The Idempotency-Key is being processed; retry shortly.',
+      });
+    if (row.request_hash !== hash) {
+      throw new AppError('idempotency_key_reused', {
+        detail:
+          'This Idempotency-Key was already used within 24 hours for a different request. Use a new key for each distinct confirmation.',
+      });
+    }
+    if (row.state !== 'done' || row.response_body === null) {
+      throw new AppError('idempotency_key_in_use', {
+        detail:
+          'A request with this Idempotency-Key is still running. Retry with the same key shortly to receive its response.',
+        retryAfterS: 1,
+      });
+    }
+    return {
+      kind: 'replay',
+      body: services.secrets.decrypt(row.response_body),
+      status: row.response_status ?? 200,
+    } as const;
+  });
+}
+
+export async function completeKey(
+  services: Services,
+  shopId: string,
+  key: string,
+  status: number,
+  body: string,
+): Promise<void> {
+  await services.db.run(
+    `UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? WHERE shop_id = ? AND idem_key = ?`,
+    [status, services.secrets.encrypt(body), shopId, key],
+  );
+}
+
+/** Forgets a claim whose request was refused before anything ran, so the caller may fix the cause and retry. */
+export async function releaseKey(services: Services, shopId: string, key: string): Promise<void> {
+  await services.db.run(`DELETE FROM idempotency_keys WHERE shop_id = ? AND idem_key = ? AND state = 'in_progress'`, [
+    shopId,
+    key,
+  ]);
+}

@@ -1,0 +1,112 @@
+// Helpers the intent kinds share: shop-scoped loads (other shops' ids answer
+// 404), secret-free endpoint snapshots and config diffs.
+import { AppError } from '../../errors/problem.ts';
+import type { EndpointRow } from '../../services/endpoints.ts';
+import type { KindContext } from '../types.ts';
+
+export interface EventRow {
+  id: string;
+  shop_id: string;
+  endpoint_id: string;
+  receipt_id: string;
+  state: string;
+  support_code: string | null;
+  error_code: string | null;
+  external_event_id: string | null;
+  event_type: string | null;
+  sender: string | null;
+  body: string | null;
+  body_size: number;
+  body_sha256: string;
+  resource_id: string | null;
+  related_resource_id: string | null;
+  config_version: number;
+  received_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+  attempt_count: number;
+  retention_state: string;
+  body_expires_at: number | null;
+  duplicate_of: string | null;
+  replay_of: string | null;
+  is_test: number;
+}
+
+export const iso = (ms: number | string | null | undefined): string | null =>
+  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+
+export async function loadEvent(kc: KindContext, eventId: string | null): Promise<EventRow> {
+  const ev = eventId
+    ? await kc.db.get<EventRow>('SELECT * FROM events WHERE id = ? AND shop_id = ?', [eventId, kc.shop.id])
+    : undefined;
+  if (!ev) throw new AppError('not_found', { detail: `No event ${eventId} in this shop.` });
+  return ev;
+}
+
+export async function loadEndpoint(
+  kc: KindContext,
+  endpointId: string | null,
+  options: { allowArchived?: boolean } = {},
+): Promise<EndpointRow> {
+  const row = endpointId
+    ? await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ? AND shop_id = ?', [endpointId, kc.shop.id])
+    : undefined;
+  if (!row) throw new AppError('not_found', { detail: `No endpoint ${endpointId} in this shop.` });
+  if (row.deleted_at !== null) {
+    throw new AppError('endpoint_archived', {
+      detail: `Endpoint ${row.id} was permanently deleted on ${iso(row.deleted_at)}; only its tombstone remains.`,
+      reason: 'The endpoint is deleted.',
+    });
+  }
+  if (row.status === 'archived' && !options.allowArchived) {
+    throw new AppError('endpoint_archived', {
+      detail: `Endpoint ${row.id} was archived on ${iso(row.archived_at)}; it accepts no events and no actions except permanent delete.`,
+      reason: 'The endpoint is archived.',
+    });
+  }
+  return row;
+}
+
+/** The endpoint as anyone may see it: configuration without secret material (last 4 characters only). */
+export function endpointSnapshot(row: EndpointRow, now: number) {
+  return {
+    id: row.id,
+    name: row.name,
+    sender_label: row.sender_label,
+    trigger_variant: row.trigger_variant,
+    auth_mode: row.auth_mode,
+    status: row.status,
+    config_version: Number(row.config_version),
+    config: JSON.parse(row.config_json) as Record<string, unknown>,
+    secret_last4: row.secret_last4,
+    previous_secret_valid_until:
+      row.previous_secret_expires_at !== null && Number(row.previous_secret_expires_at) > now
+        ? iso(row.previous_secret_expires_at)
+        : null,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    archived_at: iso(row.archived_at),
+  };
+}
+
+export interface DiffEntry {
+  path: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** Leaf-level differences between two JSON values (arrays compared whole). */
+export function jsonDiff(before: unknown, after: unknown, path = ''): DiffEntry[] {
+  const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (isObj(before) && isObj(after)) {
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    return keys.flatMap((k) => jsonDiff(before[k], after[k], path ? `${path}.${k}` : k));
+  }
+  if (JSON.stringify(before) === JSON.stringify(after)) return [];
+  return [{ path: path || '(root)', before: before ?? null, after: after ?? null }];
+}
+
+export async function countOf(kc: KindContext, sql: string, params: (string | number)[]): Promise<number> {
+  const row = await kc.db.get<{ n: number | string }>(sql, params);
+  return Number(row?.n ?? 0);
+}

@@ -1,0 +1,109 @@
+// Endpoint create: the preview shows the normalised configuration that will be
+// stored; confirmation creates the endpoint and returns its secret once.
+// An imported secret (Stripe, Shopify, Slack, Svix generate their own) is sealed
+// with the SecretBox before the intent is stored, so it never sits in plain text.
+import { joinUrl } from '../../docs-paths.ts';
+import { INGEST_PATH_PREFIX } from '../../lib/package-info.ts';
+import {
+  type AuthMode,
+  buildEndpointConfig,
+  type CreateEndpointInput,
+  createEndpoint,
+  type EndpointMapping,
+  type HmacParams,
+  type TriggerVariant,
+  validateSecretFor,
+} from '../../services/endpoints.ts';
+import type { IntentKindDef } from '../types.ts';
+import { jsonDiff } from './common.ts';
+
+export interface EndpointCreateParams {
+  name: string;
+  sender_label?: string;
+  trigger_variant: TriggerVariant;
+  auth_mode: AuthMode;
+  hmac?: Partial<HmacParams>;
+  static_header?: { header?: string };
+  basic?: { username?: string };
+  tolerance_sec?: number;
+  dedupe_window_hours?: number;
+  mapping?: Partial<EndpointMapping>;
+  /** Set by the operation from an imported `secret`: sealed with the SecretBox, never plain. */
+  secret_sealed?: string;
+  secret_last4?: string;
+}
+
+export function createInput(shopId: string, p: EndpointCreateParams): CreateEndpointInput {
+  return {
+    shopId,
+    name: p.name,
+    senderLabel: p.sender_label,
+    triggerVariant: p.trigger_variant,
+    authMode: p.auth_mode,
+    hmac: p.hmac,
+    staticHeader: p.static_header,
+    basic: p.basic,
+    toleranceSec: p.tolerance_sec,
+    dedupeWindowHours: p.dedupe_window_hours,
+    mapping: p.mapping,
+  };
+}
+
+export const endpointCreateKind: IntentKindDef<EndpointCreateParams> = {
+  kind: 'endpoint_create',
+  label: 'endpoint create',
+  async inspect(kc, _target, params) {
+    const config = buildEndpointConfig(createInput(kc.shop.id, params));
+    if (params.secret_sealed) validateSecretFor(config.authMode, kc.services.secrets.decrypt(params.secret_sealed));
+    const existing = await kc.db.get<{ n: number | string }>(
+      `SELECT COUNT(*) AS n FROM endpoints WHERE shop_id = ? AND name = ? AND deleted_at IS NULL`,
+      [kc.shop.id, config.name],
+    );
+    const warnings: string[] = [];
+    if (Number(existing?.n ?? 0) > 0) warnings.push(`Another endpoint of this shop is already named "${config.name}".`);
+    return {
+      targetType: 'shop',
+      targetId: kc.shop.id,
+      fingerprint: null,
+      preview: {
+        summary: `Create endpoint "${config.name}" (${config.authMode}, trigger ${config.triggerVariant}) for ${kc.shop.domain}.`,
+        target: { shop_domain: kc.shop.domain },
+        current_config: null,
+        effects: [
+          'Creates an active endpoint with configuration version 1 and an ingest URL.',
+          params.secret_sealed
+            ? `Stores the imported signing secret (ending …${params.secret_last4}) encrypted.`
+            : `Generates a ${config.authMode} signing secret; it is shown once, in the confirmation response.`,
+          'Counts 1 execution against the monthly plan.',
+        ],
+        warnings,
+        details: {
+          config,
+          diff: jsonDiff({}, config),
+          ingest_url_pattern: joinUrl(kc.services.config.publicUrl, `${INGEST_PATH_PREFIX}/<endpoint id>`),
+          effect_on_queued_events: 'None: a new endpoint has no events.',
+        },
+      },
+    };
+  },
+
+  async execute(kc, intent, params) {
+    const secret = params.secret_sealed ? kc.services.secrets.decrypt(params.secret_sealed) : null;
+    const created = await createEndpoint(
+      { db: kc.db, secrets: kc.services.secrets, now: () => kc.now },
+      { ...createInput(kc.shop.id, params), secret, createdBy: intent.id },
+    );
+    const ingestUrl = joinUrl(kc.services.config.publicUrl, `${INGEST_PATH_PREFIX}/${created.endpoint.id}`);
+    return {
+      result: {
+        endpoint_id: created.endpoint.id,
+        ingest_url: ingestUrl,
+        config_version: 1,
+        secret_last4: created.secret.slice(-4),
+        secret_shown_once: !secret,
+        links: { endpoint: `/agent/v1/endpoints/${created.endpoint.id}` },
+      },
+      once: secret ? undefined : { secret: created.secret },
+    };
+  },
+};

@@ -1,0 +1,139 @@
+// Endpoint edit: the preview shows a field-by-field diff and what it means for
+// events already queued; confirmation writes a new config version.
+import { AppError } from '../../errors/problem.ts';
+import { TRIGGER_HANDLES } from '../../handoff/payload.ts';
+import {
+  buildEndpointConfig,
+  type EndpointConfig,
+  type EndpointMapping,
+  type EndpointRow,
+  type HmacParams,
+  type TriggerVariant,
+} from '../../services/endpoints.ts';
+import type { IntentKindDef, KindContext } from '../types.ts';
+import { countOf, endpointSnapshot, jsonDiff, loadEndpoint } from './common.ts';
+
+export interface EndpointEditParams {
+  name?: string;
+  sender_label?: string;
+  trigger_variant?: TriggerVariant;
+  hmac?: Partial<HmacParams>;
+  tolerance_sec?: number;
+  dedupe_window_hours?: number;
+  mapping?: Partial<EndpointMapping>;
+  status?: 'active' | 'paused';
+}
+
+function nextConfig(row: EndpointRow, p: EndpointEditParams): EndpointConfig {
+  const cur = JSON.parse(row.config_json) as EndpointConfig;
+  return buildEndpointConfig({
+    shopId: row.shop_id,
+    name: p.name ?? cur.name,
+    senderLabel: p.sender_label ?? cur.senderLabel,
+    triggerVariant: p.trigger_variant ?? cur.triggerVariant,
+    authMode: cur.authMode,
+    hmac: cur.hmac || p.hmac ? { ...cur.hmac, ...p.hmac } : undefined,
+    staticHeader: cur.staticHeader,
+    basic: cur.basic,
+    toleranceSec: p.tolerance_sec ?? cur.toleranceSec ?? cur.hmac?.toleranceSec,
+    dedupeWindowHours: p.dedupe_window_hours ?? cur.dedupeWindowHours,
+    mapping: { ...cur.mapping, ...p.mapping },
+  });
+}
+
+async function plan(kc: KindContext, endpointId: string | null, p: EndpointEditParams) {
+  const row = await loadEndpoint(kc, endpointId);
+  const before = JSON.parse(row.config_json) as EndpointConfig;
+  const after = nextConfig(row, p);
+  const diff = jsonDiff(before, after);
+  const status = p.status ?? row.status;
+  if (status !== row.status) diff.push({ path: 'status', before: row.status, after: status });
+  return { row, before, after, diff, status };
+}
+
+export const endpointEditKind: IntentKindDef<EndpointEditParams> = {
+  kind: 'endpoint_edit',
+  label: 'endpoint edit',
+  async inspect(kc, endpointId, params) {
+    const { row, after, diff, status } = await plan(kc, endpointId, params);
+    if (diff.length === 0) {
+      throw new AppError('invalid_request', {
+        detail: 'The requested edit changes nothing: every field already has that value.',
+        errors: [{ path: '(root)', message: 'no changes' }],
+      });
+    }
+    const inFlight = await countOf(
+      kc,
+      `SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ? AND state IN ('accepted', 'queued', 'delivering', 'held')`,
+      [row.id],
+    );
+    const changed = new Set(diff.map((d) => d.path.split('.')[0]));
+    const queuedEffects: string[] = [];
+    if (changed.has('triggerVariant')) {
+      queuedEffects.push(
+        `${inFlight} queued or in-flight event(s) will be handed to the new trigger "${TRIGGER_HANDLES[after.triggerVariant]}" instead of "${TRIGGER_HANDLES[row.trigger_variant]}".`,
+      );
+    }
+    if (changed.has('mapping') || changed.has('hmac') || changed.has('toleranceSec')) {
+      queuedEffects.push(
+        'Mapping and verification changes apply to events received after confirmation; queued events keep what was extracted at intake.',
+      );
+    }
+    if (status === 'paused')
+      queuedEffects.push('While paused, intake refuses new events from the sender; queued events are still delivered.');
+    if (queuedEffects.length === 0) queuedEffects.push(`No effect on the ${inFlight} queued or in-flight event(s).`);
+    const warnings: string[] = [];
+    if (changed.has('hmac') || changed.has('toleranceSec'))
+      warnings.push(
+        'Verification settings change: make sure the sender signs the way the new settings expect, or its events will be rejected.',
+      );
+    if (changed.has('triggerVariant'))
+      warnings.push('Workflows on the old trigger stop receiving events from this endpoint.');
+    return {
+      targetType: 'endpoint',
+      targetId: row.id,
+      fingerprint: { config_version: Number(row.config_version), status: row.status },
+      preview: {
+        summary: `Change ${diff.length} field(s) of endpoint ${row.id}; configuration version ${row.config_version} → ${Number(row.config_version) + 1}.`,
+        target: { endpoint_id: row.id, name: row.name, status: row.status, config_version: Number(row.config_version) },
+        current_config: endpointSnapshot(row, kc.now),
+        effects: [
+          `Writes configuration version ${Number(row.config_version) + 1}; receipts from then on record it.`,
+          ...queuedEffects,
+          'Counts 1 execution against the monthly plan.',
+        ],
+        warnings,
+        details: {
+          diff,
+          new_config: after,
+          new_status: status,
+          queued_or_in_flight_events: inFlight,
+          effect_on_queued_events: queuedEffects,
+        },
+      },
+    };
+  },
+
+  async execute(kc, intent, params) {
+    const { row, after, status } = await plan(kc, intent.target_id, params);
+    const version = Number(row.config_version) + 1;
+    const json = JSON.stringify(after);
+    await kc.db.run(
+      `UPDATE endpoints SET name = ?, sender_label = ?, trigger_variant = ?, config_json = ?, config_version = ?, status = ?, updated_at = ?
+        WHERE id = ?`,
+      [after.name, after.senderLabel, after.triggerVariant, json, version, status, kc.now, row.id],
+    );
+    await kc.db.run(
+      'INSERT INTO endpoint_versions (endpoint_id, version, config_json, created_at, created_by) VALUES (?, ?, ?, ?, ?)',
+      [row.id, version, json, kc.now, intent.id],
+    );
+    return {
+      result: {
+        endpoint_id: row.id,
+        config_version: version,
+        status,
+        links: { endpoint: `/agent/v1/endpoints/${row.id}` },
+      },
+    };
+  },
+};

@@ -1,0 +1,214 @@
+// Event replay: hands a retained event to Flow again as a NEW event linked by
+// `replay_of` (dedupe deliberately bypassed). Flow has no idempotency, so the
+// preview says plainly that a new workflow run starts, and a replay within
+// minutes of a delivery needs an explicit acknowledgement.
+import { AppError } from '../../errors/problem.ts';
+import { replayAvailability, type ReplayUnavailableReason } from '../../handoff/lifecycle.ts';
+import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES, TRIGGER_HANDLES } from '../../handoff/payload.ts';
+import { newId } from '../../ids.ts';
+import type { ErrorCode } from '../../errors/catalog.ts';
+import type { EndpointRow } from '../../services/endpoints.ts';
+import type { IntentKindDef, KindContext } from '../types.ts';
+import { assertCapAvailable } from '../usage.ts';
+import { endpointSnapshot, type EventRow, iso, jsonDiff, loadEvent } from './common.ts';
+
+export interface ReplayParams {
+  acknowledge_recent_delivery?: boolean;
+  payload_override?: unknown;
+  note?: string;
+}
+
+const REASON_CODE: Record<ReplayUnavailableReason, ErrorCode> = {
+  rejected_event: 'event_rejected',
+  duplicate_event: 'event_not_replayable',
+  endpoint_deleted: 'endpoint_archived',
+  endpoint_archived: 'endpoint_archived',
+  retention_expired: 'retention_expired',
+  shop_disconnected: 'event_not_replayable',
+  delivery_in_progress: 'event_in_flight',
+};
+
+async function facts(kc: KindContext, eventId: string | null) {
+  const ev = await loadEvent(kc, eventId);
+  const endpoint = await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [ev.endpoint_id]);
+  if (!endpoint) throw new AppError('not_found', { detail: `The endpoint of event ${ev.id} no longer exists.` });
+  return { ev, endpoint };
+}
+
+export const replayKind: IntentKindDef<ReplayParams> = {
+  kind: 'replay',
+  label: 'event replay',
+  async inspect(kc, eventId, params) {
+    if (params.payload_override !== undefined) {
+      throw new AppError('outside_product_boundary', {
+        detail:
+          'Flowport replays the exact bytes the sender sent; it does not edit event payloads. Have the sender send a corrected event, or send a clearly marked test event.',
+        reason: 'Replays cannot change the payload.',
+      });
+    }
+    const { ev, endpoint } = await facts(kc, eventId);
+    const availability = replayAvailability(ev, endpoint, kc.shop);
+    const bodyExpired = ev.body_expires_at !== null && Number(ev.body_expires_at) <= kc.now;
+    if (!availability.available || bodyExpired) {
+      const reason = availability.reason ?? 'retention_expired';
+      throw new AppError(REASON_CODE[reason], {
+        detail: `Event ${ev.id} cannot be replayed: ${availability.detail ?? 'its body retention period has ended.'}`,
+        reason: availability.detail ?? 'The body retention period ended.',
+        extra: {
+          event_id: ev.id,
+          replay_unavailable_reason: reason,
+          ...(ev.duplicate_of ? { duplicate_of: ev.duplicate_of } : {}),
+        },
+      });
+    }
+    const cap = await assertCapAvailable(kc.db, kc.shop.id, 'replays', kc.now);
+
+    const chain = await kc.db.all<{ id: string; state: string; received_at: number; delivered_at: number | null }>(
+      'SELECT id, state, received_at, delivered_at FROM events WHERE replay_of = ? ORDER BY id',
+      [ev.id],
+    );
+    const deliveries = [ev.delivered_at, ...chain.map((c) => c.delivered_at)]
+      .filter((d): d is number => d !== null)
+      .map(Number);
+    const lastDelivery = deliveries.length ? Math.max(...deliveries) : null;
+    const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
+    const recent = lastDelivery !== null && kc.now - lastDelivery < windowMs;
+    if (recent && params.acknowledge_recent_delivery !== true) {
+      throw new AppError('replay_recent_delivery', {
+        detail: `Event ${ev.id} (or a replay of it) was delivered to Flow at ${iso(lastDelivery)}, ${Math.round((kc.now - lastDelivery) / 1000)} s ago. A replay starts another workflow run. If that is intended, preview again with acknowledge_recent_delivery: true.`,
+        reason: `Delivered to Flow less than ${Math.round(windowMs / 60_000)} minutes ago; acknowledgement required.`,
+        extra: { event_id: ev.id, last_delivered_at: iso(lastDelivery) },
+      });
+    }
+
+    const original = await kc.db.get<{ config_json: string }>(
+      'SELECT config_json FROM endpoint_versions WHERE endpoint_id = ? AND version = ?',
+      [endpoint.id, ev.config_version],
+    );
+    const configChanges = original ? jsonDiff(JSON.parse(original.config_json), JSON.parse(endpoint.config_json)) : [];
+    const handle = TRIGGER_HANDLES[endpoint.trigger_variant];
+    let payloadBytes: number | null = null;
+    let payloadProblem: string | null = null;
+    try {
+      payloadBytes = Buffer.byteLength(
+        JSON.stringify(buildFlowPayload(endpoint.trigger_variant, { ...ev, id: '<new event id>' })),
+      );
+    } catch (err) {
+      payloadProblem = err instanceof Error ? err.message : String(err);
+    }
+    const warnings: string[] = [
+      'Shopify Flow has no idempotency: this replay starts a new workflow run, and any actions the first run took (emails, tags, orders) can happen again.',
+    ];
+    if (recent) warnings.push(`Acknowledged: this event was delivered to Flow at ${iso(lastDelivery)}, minutes ago.`);
+    if (chain.length)
+      warnings.push(`This event was already replayed ${chain.length} time(s): ${chain.map((c) => c.id).join(', ')}.`);
+    if (Number(endpoint.config_version) !== Number(ev.config_version)) {
+      warnings.push(
+        `The endpoint configuration changed since this event was processed (version ${ev.config_version} → ${endpoint.config_version}); the replay is handed over with the current trigger (${handle}).`,
+      );
+    }
+    if (ev.is_test) warnings.push('The original is a test event; the replay is handed over as a normal replay of it.');
+    if (payloadProblem) warnings.push(`Flow will likely reject the payload: ${payloadProblem}`);
+    if (payloadBytes !== null && payloadBytes > FLOW_PAYLOAD_LIMIT_BYTES) {
+      warnings.push(
+        `The Flow payload is ${payloadBytes} bytes, over Flow's ${FLOW_PAYLOAD_LIMIT_BYTES}-byte limit; Flow will reject it.`,
+      );
+    }
+    return {
+      targetType: 'event',
+      targetId: ev.id,
+      cap,
+      fingerprint: {
+        state: ev.state,
+        retention: ev.retention_state,
+        body_sha256: ev.body_sha256,
+        endpoint_status: endpoint.status,
+        config_version: Number(endpoint.config_version),
+        replays: chain.map((c) => c.id),
+        shop_connection: kc.shop.connection_status,
+      },
+      preview: {
+        summary: `Replay event ${ev.id} to Shopify Flow as a new event linked by replay_of (duplicate detection bypassed).`,
+        target: {
+          event_id: ev.id,
+          state: ev.state,
+          event_type: ev.event_type,
+          external_event_id: ev.external_event_id,
+          support_code: ev.support_code,
+          received_at: iso(ev.received_at),
+          delivered_at: iso(ev.delivered_at),
+          attempt_count: Number(ev.attempt_count),
+          body_size: Number(ev.body_size),
+          body_sha256: ev.body_sha256,
+          is_test: Boolean(ev.is_test),
+          replay_of: ev.replay_of,
+          replayed_by: chain.map((c) => ({ event_id: c.id, state: c.state, received_at: iso(c.received_at) })),
+        },
+        current_config: endpointSnapshot(endpoint, kc.now),
+        effects: [
+          'Creates a new event (state queued) with the same body, linked to the original by replay_of.',
+          `The delivery worker hands it to the Flow trigger "${handle}" of ${kc.shop.domain}; the attempt is recorded with trigger "replay".`,
+          'Counts 1 replay and 1 execution against the monthly plan.',
+        ],
+        warnings,
+        details: {
+          config_at_first_processing: { version: Number(ev.config_version), available: Boolean(original) },
+          config_now: { version: Number(endpoint.config_version) },
+          config_changes: configChanges,
+          retention: { state: ev.retention_state, body_expires_at: iso(ev.body_expires_at) },
+          flow_readiness: {
+            shop_connection: kc.shop.connection_status,
+            trigger_handle: handle,
+            payload_bytes: payloadBytes,
+            payload_limit_bytes: FLOW_PAYLOAD_LIMIT_BYTES,
+            payload_problem: payloadProblem,
+          },
+          duplicate_side_effects: {
+            last_delivered_at: iso(lastDelivery),
+            within_recent_window: recent,
+            recent_window_minutes: Math.round(windowMs / 60_000),
+            acknowledged: params.acknowledge_recent_delivery === true,
+          },
+        },
+      },
+    };
+  },
+
+  async execute(kc, intent) {
+    const ev = (await kc.db.get<EventRow>('SELECT * FROM events WHERE id = ?', [intent.target_id])) as EventRow;
+    const endpoint = (await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [
+      ev.endpoint_id,
+    ])) as EndpointRow;
+    const id = newId('event', kc.now);
+    // The replay shares the original's receipt (no new sender request arrived) and its body expiry (replaying never extends retention).
+    await kc.db.run(
+      `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, external_event_id, event_type, sender, body, body_size, body_sha256,
+         resource_id, related_resource_id, config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, replay_of, is_test)
+       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'retained', ?, ?, 0)`,
+      [
+        id,
+        ev.shop_id,
+        ev.endpoint_id,
+        ev.receipt_id,
+        ev.external_event_id,
+        ev.event_type,
+        ev.sender,
+        ev.body,
+        ev.body_size,
+        ev.body_sha256,
+        ev.resource_id,
+        ev.related_resource_id,
+        endpoint.config_version,
+        kc.now,
+        kc.now,
+        kc.now,
+        ev.body_expires_at,
+        ev.id,
+      ],
+    );
+    return {
+      result: { event_id: id, replay_of: ev.id, state: 'queued', links: { event: `/agent/v1/events/${id}` } },
+      after: () => kc.services.hooks.kickWorker?.(),
+    };
+  },
+};

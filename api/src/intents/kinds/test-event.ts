@@ -1,0 +1,158 @@
+// Test event: a synthetic event, clearly marked (`is_test = 1`, sender
+// `flowport-test`, receipt auth result `test`), sent through the real pipeline
+// (queue → worker → flowTriggerReceive). The preview shows the exact Flow payload.
+import { AppError } from '../../errors/problem.ts';
+import { bodyExpiresAt } from '../../handoff/lifecycle.ts';
+import {
+  buildFlowPayload,
+  FLOW_PAYLOAD_LIMIT_BYTES,
+  numericResourceId,
+  TRIGGER_HANDLES,
+} from '../../handoff/payload.ts';
+import { newId } from '../../ids.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import type { IntentKindDef } from '../types.ts';
+import type { StoredPreview } from '../engine.ts';
+import { endpointSnapshot, loadEndpoint } from './common.ts';
+
+export interface TestEventParams {
+  payload?: Record<string, unknown>;
+  event_type?: string;
+  resource_id?: string;
+}
+
+export const TEST_EVENT_SENDER = 'flowport-test';
+export const DEFAULT_TEST_EVENT_TYPE = 'flowport.test';
+
+function testBody(params: TestEventParams): string {
+  return JSON.stringify(
+    params.payload ?? { type: DEFAULT_TEST_EVENT_TYPE, test: true, message: 'Test event sent by Flowport' },
+  );
+}
+
+export const testEventKind: IntentKindDef<TestEventParams> = {
+  kind: 'test_event',
+  label: 'test event',
+  async inspect(kc, endpointId, params) {
+    const endpoint = await loadEndpoint(kc, endpointId);
+    const body = testBody(params);
+    const eventType = params.event_type ?? DEFAULT_TEST_EVENT_TYPE;
+    const resourceId = params.resource_id ?? null;
+    if (resourceId !== null && numericResourceId(resourceId) === null) {
+      throw new AppError('invalid_request', {
+        detail: 'resource_id must be a numeric Shopify id or a GID like gid://shopify/Order/123.',
+        errors: [{ path: 'resource_id', message: 'numeric id or GID' }],
+      });
+    }
+    const eventId = newId('event', kc.now);
+    let flowPayload: Record<string, unknown>;
+    try {
+      flowPayload = buildFlowPayload(endpoint.trigger_variant, {
+        id: eventId,
+        event_type: eventType,
+        sender: TEST_EVENT_SENDER,
+        external_event_id: null,
+        received_at: kc.now,
+        body,
+        resource_id: resourceId,
+      });
+    } catch (err) {
+      throw new AppError('invalid_request', {
+        detail: `The ${endpoint.trigger_variant} trigger needs a Shopify resource: ${err instanceof Error ? err.message : String(err)}. Pass resource_id (a numeric id or GID).`,
+        errors: [{ path: 'resource_id', message: 'required for this trigger variant' }],
+      });
+    }
+    const payloadBytes = Buffer.byteLength(JSON.stringify(flowPayload));
+    if (payloadBytes > FLOW_PAYLOAD_LIMIT_BYTES) {
+      throw new AppError('invalid_request', {
+        detail: `The Flow payload would be ${payloadBytes} bytes; Flow accepts at most ${FLOW_PAYLOAD_LIMIT_BYTES}. Send a smaller test payload.`,
+        errors: [{ path: 'payload', message: 'too large for Flow' }],
+      });
+    }
+    const handle = TRIGGER_HANDLES[endpoint.trigger_variant];
+    const warnings = [
+      'Flow starts a real workflow run for a test event: workflows on this trigger run their actions unless they check the "Source" field.',
+    ];
+    if (endpoint.status === 'paused')
+      warnings.push('The endpoint is paused for sender intake; the test event is still handed to Flow.');
+    if (kc.shop.connection_status !== 'connected')
+      warnings.push('The shop is disconnected from Shopify; the test event will be held until it reconnects.');
+    return {
+      targetType: 'endpoint',
+      targetId: endpoint.id,
+      fingerprint: {
+        status: endpoint.status,
+        config_version: Number(endpoint.config_version),
+        trigger: endpoint.trigger_variant,
+      },
+      preview: {
+        summary: `Send a synthetic test event through endpoint ${endpoint.id} to the Flow trigger "${handle}" of ${kc.shop.domain}.`,
+        target: { endpoint_id: endpoint.id, name: endpoint.name, status: endpoint.status },
+        current_config: endpointSnapshot(endpoint, kc.now),
+        effects: [
+          `Creates event ${eventId} marked as a test (is_test: true, sender "${TEST_EVENT_SENDER}") in state queued.`,
+          `The delivery worker calls flowTriggerReceive with handle "${handle}"; the attempt is recorded with trigger "test".`,
+          'Counts 1 execution against the monthly plan.',
+        ],
+        warnings,
+        details: {
+          event_id: eventId,
+          event_type: eventType,
+          body,
+          flow_trigger_handle: handle,
+          flow_payload: flowPayload,
+          flow_payload_note: '"Received at" is set to the moment the event is created at confirmation.',
+          payload_bytes: payloadBytes,
+        },
+      },
+    };
+  },
+
+  async execute(kc, intent, params) {
+    const endpoint = await loadEndpoint(kc, intent.target_id);
+    const stored = JSON.parse(intent.preview_json) as StoredPreview;
+    const eventId = String(stored.preview.details.event_id);
+    const body = testBody(params);
+    const receiptId = newId('receipt', kc.now);
+    const size = Buffer.byteLength(body);
+    const hash = sha256Hex(body);
+    await kc.db.run(
+      `INSERT INTO receipts (id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
+         dedupe_decision, config_version, http_status, body_size, body_sha256)
+       VALUES (?, ?, ?, ?, ?, ?, 'test', 'valid', 'bypassed', ?, 202, ?, ?)`,
+      [receiptId, kc.shop.id, endpoint.id, eventId, kc.requestId, kc.now, endpoint.config_version, size, hash],
+    );
+    await kc.db.run(
+      `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, event_type, sender, body, body_size, body_sha256, resource_id,
+         config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, is_test)
+       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'retained', ?, 1)`,
+      [
+        eventId,
+        kc.shop.id,
+        endpoint.id,
+        receiptId,
+        params.event_type ?? DEFAULT_TEST_EVENT_TYPE,
+        TEST_EVENT_SENDER,
+        body,
+        size,
+        hash,
+        params.resource_id ?? null,
+        endpoint.config_version,
+        kc.now,
+        kc.now,
+        kc.now,
+        bodyExpiresAt(kc.services.config, { received_at: kc.now }, kc.shop),
+      ],
+    );
+    return {
+      result: {
+        event_id: eventId,
+        receipt_id: receiptId,
+        is_test: true,
+        state: 'queued',
+        links: { event: `/agent/v1/events/${eventId}` },
+      },
+      after: () => kc.services.hooks.kickWorker?.(),
+    };
+  },
+};

@@ -1,0 +1,101 @@
+// Types shared by the intent engine and its kinds. A kind knows how to inspect
+// its target (refusals + preview + a fingerprint of the facts the preview relied
+// on) and how to execute inside the confirmation transaction.
+import type { Action } from '../auth/scopes.ts';
+import type { Principal, Services } from '../operations/types.ts';
+import type { ShopRow } from '../services/shops.ts';
+import type { Db } from '../store/db.ts';
+
+export type IntentKind = Action;
+
+export const INTENT_STATES = [
+  'previewed',
+  'confirmed',
+  'executed',
+  'failed',
+  'refused',
+  'expired',
+  'cancelled',
+] as const;
+export type IntentState = (typeof INTENT_STATES)[number];
+
+export type TargetType = 'event' | 'endpoint' | 'shop';
+
+export interface IntentRow {
+  id: string;
+  shop_id: string;
+  kind: IntentKind;
+  state: IntentState;
+  target_type: TargetType;
+  target_id: string | null;
+  params_json: string;
+  params_hash: string;
+  preview_json: string;
+  created_by_grant: string | null;
+  created_at: number;
+  expires_at: number;
+  confirmed_by_grant: string | null;
+  confirmed_at: number | null;
+  finished_at: number | null;
+  result_json: string | null;
+  error_code: string | null;
+}
+
+/** What the engine gives a kind: a store handle (maybe a transaction), the shop and the caller. */
+export interface KindContext {
+  services: Services;
+  db: Db;
+  shop: ShopRow;
+  principal: Principal;
+  requestId: string;
+  now: number;
+}
+
+export interface CapUse {
+  meter: 'replays' | 'diagnostics_shares';
+  used: number;
+  limit: number;
+}
+
+export interface PreviewBody {
+  /** One sentence: what will happen. */
+  summary: string;
+  /** The target as it is now. */
+  target: Record<string, unknown>;
+  /** Current configuration relevant to the action (null when none applies). */
+  current_config: Record<string, unknown> | null;
+  /** What confirming will change, in order. */
+  effects: string[];
+  warnings: string[];
+  /** Kind-specific detail (diffs, counts, payloads, inclusion lists). */
+  details: Record<string, unknown>;
+}
+
+export interface Inspection {
+  targetType: TargetType;
+  targetId: string | null;
+  /** Facts that must be unchanged at confirmation (compared by hash). */
+  fingerprint: unknown;
+  preview: PreviewBody;
+  /** The plan cap this action counts against, if any. */
+  cap?: CapUse;
+}
+
+export interface Execution {
+  /** Safe to store and show on every read of the intent. */
+  result: Record<string, unknown>;
+  /** Shown once, in the confirmation response only (new secrets, share links). */
+  once?: Record<string, unknown>;
+  /** Runs after the transaction commits (e.g. wake the worker). */
+  after?: () => void;
+}
+
+export interface IntentKindDef<P = Record<string, unknown>> {
+  kind: IntentKind;
+  /** Human label, e.g. "event replay". */
+  label: string;
+  /** Validates target and parameters, throws refusals, and builds the preview. */
+  inspect(kc: KindContext, targetId: string | null, params: P): Promise<Inspection>;
+  /** Performs the effect. Runs inside the confirmation transaction (kc.db is the transaction). */
+  execute(kc: KindContext, intent: IntentRow, params: P): Promise<Execution>;
+}

@@ -1,0 +1,149 @@
+// The MCP endpoint over Streamable HTTP (POST /agent/v1/mcp) and its OAuth
+// protected resource metadata (RFC 9728). Serves the 2026-07-28 revision and
+// 2025-era clients (stateless legacy) from one factory via the v2 SDK.
+//
+// Order of checks on every request: Origin (403) → method (405) → grant token
+// (401 with a resource_metadata challenge) → MCP. Scope refusals are not HTTP
+// errors here: they come back as `isError` tool results carrying the same
+// problem object the HTTP API returns (see docs/adr/0500-mcp-endpoint.md).
+import { type AuthInfo, createMcpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
+import { type Context, Hono } from 'hono';
+import { ALL_SCOPES } from '../auth/scopes.ts';
+import type { Config } from '../config.ts';
+import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
+import { AppError } from '../errors/problem.ts';
+import { problemResponse } from '../http/problem-response.ts';
+import type { AppEnv } from '../http/types.ts';
+import { MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import { authenticateToken } from '../operations/pipeline.ts';
+import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import { createFlowportMcpServer, type McpCallContext } from './server.ts';
+
+export const PROTECTED_RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource';
+export const MCP_RESOURCE_METADATA_PATH = `${PROTECTED_RESOURCE_METADATA_PREFIX}${MCP_PATH}`;
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** Browser Origins allowed to call the endpoint: loopback, the public origin, and configured extras. */
+export function isAllowedOrigin(origin: string, config: Config): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if ((url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTS.has(url.hostname)) return true;
+  const allowed = [new URL(config.publicUrl).origin, ...config.mcp.allowedOrigins];
+  return allowed.some((a) => a === url.origin);
+}
+
+export function protectedResourceMetadata(config: Config) {
+  return {
+    resource: joinUrl(config.publicUrl, MCP_PATH),
+    resource_name: `${PRODUCT.name} MCP endpoint`,
+    // No authorization server: grants are created by a human with `flowport grants create`
+    // and handed to the agent; there is no OAuth flow to discover.
+    authorization_servers: [] as string[],
+    bearer_methods_supported: ['header'],
+    scopes_supported: [...ALL_SCOPES],
+    resource_documentation: joinUrl(config.publicUrl, DOCS_PATHS.mcpReference),
+    flowport_grant_issuance:
+      'Grant tokens are created by a human (the merchant) with `flowport grants create` and given to the agent. Send `Authorization: Bearer <GRANT_TOKEN>`.',
+  };
+}
+
+function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1] ?? '';
+}
+
+function challenge(config: Config, err: AppError): string {
+  const meta = `resource_metadata="${joinUrl(config.publicUrl, MCP_RESOURCE_METADATA_PATH)}"`;
+  // RFC 6750 §3.1: no error code when the request carried no credentials at all.
+  if (err.code === 'missing_token') return `Bearer ${meta}`;
+  const desc = (err.options.reason ?? err.message).replace(/["\\]/g, '');
+  return `Bearer ${meta}, error="invalid_token", error_description="${desc}"`;
+}
+
+interface FlowportAuthExtra extends Record<string, unknown> {
+  call: McpCallContext;
+}
+
+export function mcpApp(getServices: () => Services, operations: readonly AnyOperation[]): Hono<AppEnv> {
+  const factory: McpServerFactory = (ctx) => {
+    const extra = ctx.authInfo?.extra as FlowportAuthExtra | undefined;
+    if (!extra?.call) throw new Error('MCP request reached the server factory without an authenticated grant.');
+    return createFlowportMcpServer(extra.call);
+  };
+  const handler = createMcpHandler(factory, {
+    legacy: 'stateless',
+    onerror: (error) => {
+      if (getServices().config.logLevel === 'debug') console.error('[mcp]', error.message);
+    },
+  });
+
+  const app = new Hono<AppEnv>();
+  app.all('/', async function mcpEndpoint(c) {
+    const services = getServices();
+    const { config } = services;
+    const origin = c.req.header('origin');
+    if (origin !== undefined && !isAllowedOrigin(origin, config)) {
+      throw new AppError('origin_not_allowed', {
+        detail: `Origin ${origin} may not call the MCP endpoint.`,
+        reason: 'Browser origins other than loopback and configured ones are rejected (DNS rebinding protection).',
+      });
+    }
+    if (c.req.method !== 'POST') {
+      const res = problemResponse(
+        c,
+        new AppError('method_not_allowed', {
+          detail: `${c.req.method} is not allowed on ${MCP_PATH}: this endpoint is stateless Streamable HTTP (no SSE stream, no sessions). Send JSON-RPC messages with POST.`,
+        }),
+        config.publicUrl,
+      );
+      res.headers.set('Allow', 'POST');
+      return res;
+    }
+    const token = bearerToken(c.req.header('authorization'));
+    const requestId = c.get('requestId');
+    let principal: Principal;
+    try {
+      principal = await authenticateToken(token, services, requestId);
+    } catch (err) {
+      if (err instanceof AppError && err.status === 401) {
+        const res = problemResponse(c, err, config.publicUrl);
+        res.headers.set('WWW-Authenticate', challenge(config, err));
+        return res;
+      }
+      throw err;
+    }
+    const requestHeaders: Record<string, string | undefined> = {};
+    c.req.raw.headers.forEach((v, k) => {
+      if (k !== 'authorization' && k !== 'cookie') requestHeaders[k] = v;
+    });
+    const call: McpCallContext = { services, operations, requestId, token, principal, requestHeaders };
+    const authInfo: AuthInfo = {
+      token: token ?? '',
+      clientId: principal.grantId,
+      scopes: [...principal.scopes],
+      expiresAt: Math.floor(principal.expiresAt / 1000),
+      extra: { call } satisfies FlowportAuthExtra,
+    };
+    return handler.fetch(c.req.raw, { authInfo });
+  });
+  return app;
+}
+
+/** Mounted at /.well-known/oauth-protected-resource: the path-suffixed document and the root fallback. */
+export function protectedResourceMetadataApp(getServices: () => Services): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const serve = (c: Context<AppEnv>) => {
+    c.header('Access-Control-Allow-Origin', '*');
+    c.header('Cache-Control', 'public, max-age=300');
+    return c.json(protectedResourceMetadata(getServices().config));
+  };
+  app.get(MCP_PATH, serve);
+  app.get('/', serve);
+  return app;
+}

@@ -1,0 +1,64 @@
+// MCP resources: every published docs page as Markdown (its `.md` twin),
+// llms.txt, and the OpenAPI contract. URIs are the public URLs of the same
+// files, so a resource link and a browser fetch name the same thing.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { McpServer } from '@modelcontextprotocol/server';
+import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
+import { AppError } from '../errors/problem.ts';
+import type { Services } from '../operations/types.ts';
+import { loadDocsIndex, loadOpenApiDocument, OPENAPI_FILE } from '../services/docs.ts';
+
+export function registerResources(server: McpServer, services: Services): void {
+  const { publicUrl, siteDir } = services.config;
+
+  server.registerResource(
+    'openapi',
+    joinUrl(publicUrl, DOCS_PATHS.openapiJson),
+    {
+      title: 'Agent Operations OpenAPI contract',
+      description:
+        'The exact request and response contract of every operation (OpenAPI 3.1, JSON). Authoritative for shapes.',
+      mimeType: 'application/json',
+    },
+    async (uri) => {
+      loadOpenApiDocument(); // throws docs_unavailable with a clear message when missing
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: readFileSync(OPENAPI_FILE, 'utf8') }] };
+    },
+  );
+
+  let pages: ReturnType<typeof loadDocsIndex>;
+  try {
+    pages = loadDocsIndex(siteDir);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'docs_unavailable') return; // no built site: only the contract is offered
+    throw err;
+  }
+
+  server.registerResource(
+    'llms-txt',
+    joinUrl(publicUrl, DOCS_PATHS.llmsTxt),
+    {
+      title: 'llms.txt: index of every docs page',
+      description: 'Every docs page by section, linking its Markdown twin.',
+      mimeType: 'text/markdown',
+    },
+    async (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'text/markdown', text: readFileSync(join(siteDir, 'llms.txt'), 'utf8') }],
+    }),
+  );
+
+  for (const page of pages) {
+    server.registerResource(
+      `docs:${page.path}`,
+      joinUrl(publicUrl, page.markdownPath),
+      { title: page.title, description: `Docs page ${page.path} as Markdown.`, mimeType: 'text/markdown' },
+      async (uri) => {
+        // Re-read through the index so a rebuilt site answers with the current text.
+        const current = loadDocsIndex(siteDir).find((p) => p.path === page.path);
+        if (!current) throw new AppError('docs_page_not_found', { detail: `No docs page at ${page.path}.` });
+        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: current.markdown }] };
+      },
+    );
+  }
+}

@@ -1,0 +1,159 @@
+// Builds the MCP server instance for one HTTP request: every registry operation
+// with `mcp` becomes a tool whose call goes through invokeOperation() (the same
+// authenticate → authorize → admit → run path as HTTP), plus the docs pages and
+// the OpenAPI contract as resources.
+import type { z } from '@hono/zod-openapi';
+import { McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { errorDocsPath, joinUrl } from '../docs-paths.ts';
+import { AppError, type Problem, toProblem } from '../errors/problem.ts';
+import { PRODUCT } from '../lib/package-info.ts';
+import { invokeOperation } from '../operations/pipeline.ts';
+import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import { markdownTwinPath } from '../services/docs.ts';
+import { registerResources } from './resources.ts';
+import { headerInputName, mcpOperations, toolAnnotations, toolDescription, toolInputSchema } from './tools.ts';
+
+export interface McpCallContext {
+  services: Services;
+  operations: readonly AnyOperation[];
+  requestId: string;
+  token: string | null;
+  /** Authenticated once per HTTP request by the transport. */
+  principal: Principal;
+  /** Lowercased request headers of the MCP HTTP request. */
+  requestHeaders: Record<string, string | undefined>;
+}
+
+export const MCP_SERVER_INSTRUCTIONS = [
+  `${PRODUCT.name} relays outside events into Shopify Flow and records a receipt for each.`,
+  'Start with read_manifest: it lists every capability, the scope each needs and the safety boundaries.',
+  'Side effects are action intents: call a preview tool first, read its effects and warnings, then confirm it with the matching confirm tool (needs an execute scope).',
+  'When a tool returns isError, read the problem: refusal.reason says why, refusal.next_steps says what to do (docs page, manifest, OpenAPI, then ask a human). Never try to work around a refusal.',
+].join(' ');
+
+/**
+ * A Standard Schema that advertises the operation's JSON Schema but accepts any
+ * value: the tool handler validates with the same zod schema the HTTP route
+ * uses, so an invalid call gets the same `invalid_request` problem (with
+ * `errors[]`) instead of the SDK's plain-text error.
+ */
+function advertiseOnly(schema: z.ZodObject): StandardSchemaWithJSON<Record<string, unknown>> {
+  const std = schema['~standard'];
+  return {
+    '~standard': {
+      version: 1 as const,
+      vendor: 'flowport',
+      validate: (value: unknown) => ({ value: (value ?? {}) as Record<string, unknown> }),
+      jsonSchema: std.jsonSchema,
+    },
+  };
+}
+
+type ToolResult = {
+  content: (
+    | { type: 'text'; text: string }
+    | { type: 'resource_link'; uri: string; name: string; title?: string; description?: string; mimeType?: string }
+  )[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Record<string, unknown>;
+};
+
+/** The MCP form of a failure: the same problem object the HTTP API returns, plus a link to its docs page as Markdown. */
+export function problemToolResult(problem: Problem, publicUrl: string): ToolResult {
+  const mdUrl = joinUrl(publicUrl, markdownTwinPath(errorDocsPath(problem.code)));
+  const summary = problem.refusal
+    ? `Refused (${problem.refusal.layer}): ${problem.refusal.reason}${problem.refusal.required_scope ? ` Required scope: ${problem.refusal.required_scope}.` : ''} Docs: ${problem.docs_url}`
+    : `${problem.title}: ${problem.detail} Docs: ${problem.docs_url}`;
+  return {
+    isError: true,
+    content: [
+      { type: 'text', text: JSON.stringify(problem) },
+      { type: 'text', text: summary },
+      {
+        type: 'resource_link',
+        uri: mdUrl,
+        name: problem.code,
+        title: `Error ${problem.code}: ${problem.title}`,
+        description: 'What this error means and what to do, as Markdown.',
+        mimeType: 'text/markdown',
+      },
+    ],
+    // Not structuredContent: it is reserved for the tool's outputSchema and 2025-era clients validate it even on errors.
+    _meta: { 'flowport/problem': problem },
+  };
+}
+
+function zodIssues(error: z.ZodError) {
+  return error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+}
+
+export async function callOperationTool(op: AnyOperation, args: unknown, call: McpCallContext): Promise<ToolResult> {
+  const { services } = call;
+  const publicUrl = services.config.publicUrl;
+  try {
+    const parsed = toolInputSchema(op).safeParse(args ?? {});
+    if (!parsed.success) {
+      const errors = zodIssues(parsed.error);
+      throw new AppError('invalid_request', {
+        detail: `Invalid arguments for ${op.mcp?.name}: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`,
+        errors,
+      });
+    }
+    const input: Record<string, unknown> = { ...parsed.data };
+    const headers: Record<string, string | undefined> = {};
+    for (const h of op.headers ?? []) {
+      const field = headerInputName(h);
+      const fromArgs = input[field];
+      headers[h] = typeof fromArgs === 'string' ? fromArgs : call.requestHeaders[h];
+      // Only drop the field when it is not also a real input of the operation.
+      if (!isOperationField(op, field)) delete input[field];
+    }
+    const out = await invokeOperation(op, {
+      services,
+      requestId: call.requestId,
+      transport: 'mcp',
+      token: call.token,
+      principal: call.principal,
+      headers,
+      input,
+    });
+    // Exactly what the HTTP API would serialise.
+    const json = JSON.parse(JSON.stringify(out ?? {})) as Record<string, unknown>;
+    return { content: [{ type: 'text', text: JSON.stringify(json) }], structuredContent: json };
+  } catch (err) {
+    const appErr = err instanceof AppError ? err : new AppError('internal_error');
+    if (!(err instanceof AppError) && services.config.logLevel !== 'silent') {
+      console.error(`[${call.requestId}] MCP tool ${op.mcp?.name} failed:`, err instanceof Error ? err.stack : err);
+    }
+    return problemToolResult(toProblem(appErr, { publicUrl, requestId: call.requestId, instance: op.path }), publicUrl);
+  }
+}
+
+function isOperationField(op: AnyOperation, field: string): boolean {
+  return [op.request.params, op.request.query, op.request.body].some((p) => p && field in (p as z.ZodObject).shape);
+}
+
+export function createFlowportMcpServer(call: McpCallContext): McpServer {
+  const server = new McpServer(
+    { name: 'flowport', title: `${PRODUCT.name} (${PRODUCT.edition})`, version: PRODUCT.version },
+    { instructions: MCP_SERVER_INSTRUCTIONS },
+  );
+  for (const op of mcpOperations(call.operations)) {
+    const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
+    server.registerTool(
+      mcp.name,
+      {
+        title: mcp.title,
+        description: toolDescription(op),
+        inputSchema: advertiseOnly(toolInputSchema(op)),
+        outputSchema: op.response,
+        annotations: { title: mcp.title, ...toolAnnotations(op) },
+        _meta: { 'flowport/operation_id': op.operationId, 'flowport/scope': op.scope, 'flowport/family': op.family },
+      },
+      (args: Record<string, unknown>) => callOperationTool(op, args, call),
+    );
+  }
+  registerResources(server, call.services);
+  return server;
+}

@@ -1,0 +1,55 @@
+// GET /agent/v1/docs/page?path= — public. One published docs page as Markdown
+// (the page's `.md` twin), by site path, twin path or absolute docs URL.
+import { z } from '@hono/zod-openapi';
+import { joinUrl } from '../../docs-paths.ts';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { readDocsPage } from '../../services/docs.ts';
+import { defineOperation } from '../types.ts';
+
+export const DocsPage = z
+  .object({
+    title: z.string(),
+    path: z.string().openapi({ example: '/reference/errors/missing_scope/' }),
+    url: z.string(),
+    markdown_url: z.string(),
+    markdown: z.string().describe('The whole page as Markdown (title, Canonical and Markdown lines, body).'),
+  })
+  .openapi('DocsPage');
+
+export const getDocsPage = defineOperation({
+  operationId: 'getDocsPage',
+  method: 'get',
+  path: `${AGENT_API_PREFIX}/docs/page`,
+  summary: 'Read a docs page as Markdown',
+  description:
+    'Returns one published docs page as Markdown. `path` may be the page path (`/agent-access/refusals/`), its Markdown twin (`/agent-access/refusals.md`) or an absolute docs URL such as a `docs_url` from an error. Public.',
+  family: 'docs',
+  kind: 'read',
+  scope: null,
+  meter: null,
+  request: {
+    query: z.object({
+      path: z.string().trim().min(1).max(500).describe('Page path, `.md` twin path or absolute docs URL.'),
+    }),
+  },
+  response: DocsPage,
+  errors: ['docs_unavailable', 'docs_page_not_found'],
+  mcp: {
+    name: 'read_docs_page',
+    title: 'Read a docs page as Markdown',
+    description:
+      'Read one Flowport docs page in full as Markdown: pass a path from search_docs, a page from llms.txt, or the docs_url of an error or refusal you received.',
+  },
+  cli: ['docs', 'read'],
+  async run({ ctx, input }) {
+    const { config } = ctx.services;
+    const page = readDocsPage(config.siteDir, config.publicUrl, input.path);
+    return {
+      title: page.title,
+      path: page.path,
+      url: joinUrl(config.publicUrl, page.path),
+      markdown_url: joinUrl(config.publicUrl, page.markdownPath),
+      markdown: page.markdown,
+    };
+  },
+});

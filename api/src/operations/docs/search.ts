@@ -1,0 +1,56 @@
+// GET /agent/v1/docs/search?q= — public. Full-text search over the Markdown
+// pages the docs site publishes (the same text humans and llms.txt readers get).
+import { z } from '@hono/zod-openapi';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { searchDocs } from '../../services/docs.ts';
+import { defineOperation } from '../types.ts';
+
+export const DocsSearchResult = z
+  .object({
+    query: z.string(),
+    results: z.array(
+      z.object({
+        title: z.string(),
+        path: z.string().openapi({ example: '/agent-access/refusals/' }),
+        url: z.string(),
+        markdown_url: z
+          .string()
+          .describe('The page as Markdown; read it with the docs page operation or fetch it directly.'),
+        snippet: z.string(),
+        score: z.number(),
+      }),
+    ),
+  })
+  .openapi('DocsSearchResult');
+
+export const searchDocsOperation = defineOperation({
+  operationId: 'searchDocs',
+  method: 'get',
+  path: `${AGENT_API_PREFIX}/docs/search`,
+  summary: 'Search the docs',
+  description:
+    'Full-text search over the published docs pages (their Markdown twins). Results are ranked: pages matching more of the query words first, title and heading matches weigh more. Public.',
+  family: 'docs',
+  kind: 'read',
+  scope: null,
+  meter: null,
+  request: {
+    query: z.object({
+      q: z.string().trim().min(1).max(200).describe('Words to look for, e.g. "missing scope replay".'),
+      limit: z.coerce.number().int().min(1).max(25).default(8).describe('Maximum number of results (1-25).'),
+    }),
+  },
+  response: DocsSearchResult,
+  errors: ['docs_unavailable'],
+  mcp: {
+    name: 'search_docs',
+    title: 'Search the Flowport docs',
+    description:
+      "Find the docs pages that explain a concept, an error code, a refusal or a how-to. Returns titles, paths, a snippet and each page's Markdown URL; read a result with read_docs_page.",
+  },
+  cli: ['docs', 'search'],
+  async run({ ctx, input }) {
+    const { config } = ctx.services;
+    return { query: input.q, results: searchDocs(config.siteDir, config.publicUrl, input.q, input.limit) };
+  },
+});

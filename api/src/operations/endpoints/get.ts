@@ -1,0 +1,61 @@
+// GET /agent/v1/endpoints/{endpointId} — one endpoint, without secrets.
+import { z } from '@hono/zod-openapi';
+import { AppError } from '../../errors/problem.ts';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { endpointView, getShopEndpoint } from '../../reads/endpoints.ts';
+import { defineOperation } from '../types.ts';
+import { RECENT_WINDOW_HOURS } from './list.ts';
+import { EndpointView } from './schemas.ts';
+
+export const getEndpointOperation = defineOperation({
+  operationId: 'getEndpoint',
+  method: 'get',
+  path: `${AGENT_API_PREFIX}/endpoints/{endpointId}`,
+  summary: 'Read one endpoint',
+  description:
+    'One endpoint: sender, auth mode and its non-secret parameters, trigger variant, mapping, status, config version, ingest URL and the last 24 hours of events by state. The signing secret shows only its last 4 characters.',
+  family: 'setup',
+  kind: 'read',
+  scope: 'endpoints:read',
+  meter: 'simple_read',
+  request: {
+    params: z.object({
+      endpointId: z
+        .string()
+        .min(1)
+        .max(64)
+        .openapi({
+          param: { name: 'endpointId', in: 'path' },
+          example: 'ep_01jd0000000000000000000000',
+          description: 'Endpoint id (`ep_…`).',
+        }),
+    }),
+  },
+  response: EndpointView,
+  errors: ['not_found'],
+  mcp: {
+    name: 'get_endpoint',
+    title: 'Read one endpoint',
+    description:
+      'Check how one sender lane is configured (auth mode, header names, mapping, trigger variant) and how its recent events fared. Use it when events of one sender are rejected or fail.',
+  },
+  cli: ['endpoints', 'get'],
+  async run({ ctx, input }) {
+    const p = ctx.principal;
+    if (!p) throw new AppError('missing_token');
+    const now = ctx.services.now();
+    const row = await getShopEndpoint(ctx.services, p.shopId, input.endpointId);
+    if (!row) throw new AppError('not_found', { detail: `No endpoint ${input.endpointId} in this shop.` });
+    const rows = await ctx.services.db.all<{ state: string; n: number }>(
+      'SELECT state, COUNT(*) AS n FROM events WHERE endpoint_id = ? AND received_at >= ? GROUP BY state',
+      [row.id, now - RECENT_WINDOW_HOURS * 3_600_000],
+    );
+    return {
+      ...endpointView(row, ctx.services.config.publicUrl, now),
+      recent: {
+        window_hours: RECENT_WINDOW_HOURS,
+        by_state: Object.fromEntries(rows.map((r) => [r.state, Number(r.n)])),
+      },
+    };
+  },
+});

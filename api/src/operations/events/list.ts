@@ -1,0 +1,120 @@
+// GET /agent/v1/events — event history with filters and stable cursor paging.
+import { z } from '@hono/zod-openapi';
+import { AppError } from '../../errors/problem.ts';
+import { EVENT_STATES } from '../../handoff/outcomes.ts';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { eventSummary, listEvents } from '../../reads/events.ts';
+import { Cursor, decodeCursor, encodeCursor, Limit, PageInfo } from '../read-schemas.ts';
+import { defineOperation } from '../types.ts';
+import { EventSummary } from './schemas.ts';
+
+const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });
+
+const Query = z.object({
+  endpoint_id: z.string().max(64).optional().openapi(q('endpoint_id', 'Only events of this endpoint (`ep_…`).')),
+  state: z
+    .string()
+    .max(200)
+    .optional()
+    .openapi({
+      ...q('state', `Comma-separated lifecycle states: ${EVENT_STATES.join(', ')}.`),
+      example: 'failed,no_workflow',
+    }),
+  sender: z.string().max(200).optional().openapi(q('sender', "The endpoint's sender label, exact match.")),
+  event_type: z.string().max(200).optional().openapi(q('event_type', 'Event type, exact match (e.g. `order.paid`).')),
+  support_code: z.string().max(64).optional().openapi(q('support_code', 'Support code, exact match (e.g. `HO-404`).')),
+  external_event_id: z
+    .string()
+    .max(300)
+    .optional()
+    .openapi(q('external_event_id', "The sender's event id, exact match.")),
+  received_after: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi(q('received_after', 'Only events received at or after this time (RFC 3339).')),
+  received_before: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .openapi(q('received_before', 'Only events received before this time (RFC 3339).')),
+  replay_available: z
+    .enum(['true', 'false'])
+    .optional()
+    .openapi(q('replay_available', '`true`: only events that can be replayed now; `false`: only those that cannot.')),
+  order: z.enum(['desc', 'asc']).default('desc').openapi(q('order', '`desc` (newest first, default) or `asc`.')),
+  cursor: Cursor,
+  limit: Limit,
+});
+
+export const EventList = z
+  .object({
+    data: z.array(EventSummary),
+    page: PageInfo,
+  })
+  .openapi('EventList');
+
+export const listEventsOperation = defineOperation({
+  operationId: 'listEvents',
+  method: 'get',
+  path: `${AGENT_API_PREFIX}/events`,
+  summary: 'List events',
+  description:
+    'Event history, newest first, with filters (endpoint, state, sender, event type, support code, external id, time range, replay availability) and cursor paging. Pages are stable while new events arrive: follow `page.next_cursor`. Payload bodies are never returned.',
+  family: 'events',
+  kind: 'read',
+  scope: 'events:read',
+  meter: 'rich_read',
+  request: { query: Query },
+  response: EventList,
+  errors: [],
+  mcp: {
+    name: 'list_events',
+    title: 'Find events',
+    description:
+      'Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, time range or whether they can be replayed. Follow next_cursor for more.',
+  },
+  cli: ['events', 'list'],
+  async run({ ctx, input }) {
+    const p = ctx.principal;
+    if (!p) throw new AppError('missing_token');
+    const states = input.state
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const bad = states?.filter((s) => !(EVENT_STATES as readonly string[]).includes(s)) ?? [];
+    if (bad.length) {
+      throw new AppError('invalid_request', {
+        detail: `Unknown state ${bad.join(', ')}. Use: ${EVENT_STATES.join(', ')}.`,
+        errors: [{ path: 'state', message: `Unknown state: ${bad.join(', ')}` }],
+      });
+    }
+    let cursorId: string | null = null;
+    if (input.cursor) {
+      cursorId = decodeCursor(input.cursor);
+      if (!cursorId) {
+        throw new AppError('invalid_request', {
+          detail: 'The cursor is not one this API returned. Start again without `cursor`.',
+          errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
+        });
+      }
+    }
+    const { rows, hasMore, facts } = await listEvents(ctx.services, p.shopId, {
+      endpointId: input.endpoint_id,
+      states,
+      sender: input.sender,
+      eventType: input.event_type,
+      supportCode: input.support_code,
+      externalEventId: input.external_event_id,
+      receivedAfter: input.received_after ? Date.parse(input.received_after) : undefined,
+      receivedBefore: input.received_before ? Date.parse(input.received_before) : undefined,
+      replayAvailable: input.replay_available === undefined ? undefined : input.replay_available === 'true',
+      order: input.order,
+      cursorId,
+      limit: input.limit,
+    });
+    const last = rows.at(-1);
+    return {
+      data: rows.map((r) => eventSummary(r, facts)),
+      page: { next_cursor: hasMore && last ? encodeCursor(last.id) : null, has_more: hasMore, limit: input.limit },
+    };
+  },
+});

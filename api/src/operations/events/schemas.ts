@@ -1,0 +1,42 @@
+// Event read schemas shared by the events operations.
+import { z } from '@hono/zod-openapi';
+import { EVENT_STATES } from '../../handoff/outcomes.ts';
+import { Timestamp } from '../read-schemas.ts';
+
+export const ReplayAvailabilitySchema = z
+  .object({
+    available: z.boolean(),
+    reason: z
+      .string()
+      .nullable()
+      .describe(
+        'Why not, when unavailable: `retention_expired`, `endpoint_archived`, `endpoint_deleted`, `rejected_event`, `duplicate_event`, `delivery_in_progress`, `shop_disconnected`, `plan_limit_reached`.',
+      ),
+    detail: z.string().nullable(),
+  })
+  .openapi('ReplayAvailability');
+
+export const EventSummary = z
+  .object({
+    id: z.string().openapi({ example: 'evt_01jd0000000000000000000000' }),
+    endpoint_id: z.string(),
+    receipt_id: z.string(),
+    state: z.enum(EVENT_STATES),
+    received_at: Timestamp,
+    updated_at: Timestamp,
+    delivered_at: Timestamp.nullable(),
+    event_type: z.string().nullable(),
+    sender: z.string().nullable(),
+    external_event_id: z.string().nullable(),
+    support_code: z.string().nullable(),
+    error_code: z.string().nullable(),
+    attempt_count: z.number().int(),
+    body_size: z.number().int(),
+    body_sha256: z.string(),
+    retention_state: z.enum(['retained', 'expired', 'not_retained']),
+    is_test: z.boolean(),
+    replay: ReplayAvailabilitySchema,
+    duplicate_of: z.string().nullable(),
+    replay_of: z.string().nullable(),
+  })
+  .openapi('EventSummary');

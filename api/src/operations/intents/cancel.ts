@@ -1,0 +1,31 @@
+// POST /agent/v1/action-intents/{intentId}/cancel — drop a previewed intent; nothing runs.
+import { cancelIntent } from '../../intents/engine.ts';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { defineOperation } from '../types.ts';
+import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
+
+export const cancelActionIntent = defineOperation({
+  operationId: 'cancelActionIntent',
+  method: 'post',
+  path: `${AGENT_API_PREFIX}/action-intents/{intentId}/cancel`,
+  summary: 'Cancel an action intent',
+  description:
+    "Cancels a previewed intent so it can never be confirmed. Needs the kind's preview or execute scope. Only `previewed` intents can be cancelled.",
+  family: 'recovery',
+  kind: 'execute',
+  scope: 'intents:read',
+  meter: null,
+  request: { params: IntentIdParams },
+  response: ActionIntentSchema,
+  errors: ['not_found', 'intent_not_confirmable'],
+  mcp: {
+    name: 'cancel_action_intent',
+    title: 'Cancel an action intent',
+    description:
+      'Withdraw a previewed action that should not run (for example after the merchant declined). Nothing is executed.',
+  },
+  cli: ['intents', 'cancel'],
+  async run({ ctx, input }) {
+    return cancelIntent(callerOf(ctx), input.intentId);
+  },
+});

@@ -1,0 +1,57 @@
+// POST /agent/v1/action-intents/{intentId}/confirm — run a previewed intent once.
+// The registry scope (`intents:read`) only says a grant is needed; the real
+// check is the intent kind's execute scope, made inside the engine once the
+// intent is known. The Idempotency-Key makes retries safe.
+import { confirmIntent } from '../../intents/engine.ts';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { defineOperation } from '../types.ts';
+import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+export const confirmActionIntent = defineOperation({
+  operationId: 'confirmActionIntent',
+  method: 'post',
+  path: `${AGENT_API_PREFIX}/action-intents/{intentId}/confirm`,
+  summary: 'Confirm (execute) an action intent',
+  description:
+    "Runs a previewed intent exactly once. Needs the intent kind's execute scope (e.g. `replay:execute`, named in the intent's `required_scope`) and an `Idempotency-Key` header: the same key and request return the stored response byte for byte; the same key with a different request answers 422; a concurrent request with the key answers 409; keys are kept 24 h. If the target changed since the preview (config version, event state, another action) the intent is refused and a fresh preview is needed. Secrets and share links created by the action appear only in this response.",
+  family: 'recovery',
+  kind: 'execute',
+  scope: 'intents:read',
+  // Executions are metered by the engine when the action actually runs, not per request.
+  meter: null,
+  destructive: true,
+  openWorld: true,
+  headers: [IDEMPOTENCY_HEADER],
+  request: { params: IntentIdParams },
+  response: ActionIntentSchema,
+  errors: [
+    'not_found',
+    'idempotency_key_missing',
+    'idempotency_key_reused',
+    'idempotency_key_in_use',
+    'intent_expired',
+    'intent_not_confirmable',
+    'intent_stale',
+    'event_rejected',
+    'event_in_flight',
+    'event_not_replayable',
+    'retention_expired',
+    'endpoint_archived',
+    'endpoint_not_archived',
+    'replay_limit_reached',
+    'diagnostics_share_limit_reached',
+    'replay_recent_delivery',
+  ],
+  mcp: {
+    name: 'confirm_action_intent',
+    title: 'Confirm an action intent',
+    description:
+      "Execute a previewed action (replay, diagnostics share, endpoint change, secret rotation, test event) exactly once. Needs the intent's required_scope and an idempotency key; reuse the same key when retrying. Only confirm what a human asked for or what your grant's purpose covers.",
+  },
+  cli: ['intents', 'confirm'],
+  async run({ ctx, input }) {
+    return confirmIntent(callerOf(ctx), input.intentId, ctx.headers[IDEMPOTENCY_HEADER]) as never;
+  },
+});

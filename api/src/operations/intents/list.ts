@@ -1,0 +1,51 @@
+// GET /agent/v1/action-intents — the shop's action intents, newest first.
+import { z } from '@hono/zod-openapi';
+import { ACTIONS } from '../../auth/scopes.ts';
+import { listIntents } from '../../intents/engine.ts';
+import { INTENT_STATES } from '../../intents/types.ts';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { defineOperation } from '../types.ts';
+import { ActionIntentSchema, callerOf } from './shared.ts';
+
+export const ActionIntentList = z
+  .object({
+    object: z.literal('list'),
+    data: z.array(ActionIntentSchema),
+    has_more: z.boolean(),
+    next_starting_after: z.string().nullable().describe('Pass as `starting_after` to read the next page.'),
+  })
+  .openapi('ActionIntentList');
+
+export const listActionIntents = defineOperation({
+  operationId: 'listActionIntents',
+  method: 'get',
+  path: `${AGENT_API_PREFIX}/action-intents`,
+  summary: 'List action intents',
+  description:
+    'Previews, confirmations and their outcomes for this shop, newest first. Filter by state, kind or target.',
+  family: 'recovery',
+  kind: 'read',
+  scope: 'intents:read',
+  meter: 'simple_read',
+  request: {
+    query: z.object({
+      state: z.enum(INTENT_STATES).optional(),
+      kind: z.enum(ACTIONS).optional(),
+      target_id: z.string().max(64).optional().describe('Only intents on this event, endpoint or shop id.'),
+      limit: z.coerce.number().int().min(1).max(100).optional().describe('Page size (default 20).'),
+      starting_after: z.string().max(64).optional().describe('An intent id from the previous page.'),
+    }),
+  },
+  response: ActionIntentList,
+  errors: [],
+  mcp: {
+    name: 'list_action_intents',
+    title: 'List action intents',
+    description:
+      'See which replays, shares, endpoint changes and test events were previewed, confirmed, refused or are awaiting confirmation, newest first.',
+  },
+  cli: ['intents', 'list'],
+  async run({ ctx, input }) {
+    return listIntents(callerOf(ctx), input);
+  },
+});

@@ -1,0 +1,93 @@
+// POST /agent/v1/endpoints/intents — preview creating an endpoint (a sender lane).
+import { z } from '@hono/zod-openapi';
+import { previewIntent } from '../../intents/engine.ts';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { AUTH_MODES, MAX_REQUIRED_PATHS, TRIGGER_VARIANTS } from '../../services/endpoints.ts';
+import { defineOperation } from '../types.ts';
+import { ActionIntentSchema, callerOf, PREVIEW_NOTE } from './shared.ts';
+
+export const HmacInput = z
+  .object({
+    header: z.string().max(100).optional(),
+    encoding: z.enum(['hex', 'base64']).optional(),
+    prefix: z.string().max(32).optional(),
+    timestampHeader: z.string().max(100).nullable().optional(),
+    toleranceSec: z.number().int().min(1).max(3600).optional(),
+  })
+  .openapi('HmacSettings');
+
+const ExternalId = z.union([
+  z.object({ kind: z.literal('preset') }),
+  z.object({ kind: z.literal('header'), name: z.string().max(100) }),
+  z.object({ kind: z.literal('json'), path: z.string().max(200) }),
+  z.object({ kind: z.literal('none') }),
+]);
+
+export const MappingInput = z
+  .object({
+    resourceIdPath: z
+      .string()
+      .max(200)
+      .nullable()
+      .optional()
+      .describe('JSON path of the Shopify resource id (numeric or GID); required for order/customer/product triggers.'),
+    relatedResourceIdPath: z.string().max(200).nullable().optional(),
+    requiredPaths: z.array(z.string().max(200)).max(MAX_REQUIRED_PATHS).optional(),
+    externalId: ExternalId.optional().describe('Where the dedupe id comes from (the preset header by default).'),
+    eventTypePath: z.string().max(200).nullable().optional(),
+  })
+  .openapi('EndpointMappingInput');
+
+export const EndpointCreateIntentBody = z
+  .object({
+    name: z.string().min(1).max(100),
+    sender_label: z.string().max(100).optional(),
+    trigger_variant: z.enum(TRIGGER_VARIANTS),
+    auth_mode: z.enum(AUTH_MODES),
+    hmac: HmacInput.optional().describe('Only for auth_mode hmac_sha256.'),
+    static_header: z.object({ header: z.string().max(100).optional() }).optional(),
+    basic: z.object({ username: z.string().max(64).optional() }).optional(),
+    tolerance_sec: z.number().int().min(1).max(3600).optional(),
+    dedupe_window_hours: z.number().int().min(0).max(720).optional(),
+    mapping: MappingInput.optional(),
+    secret: z
+      .string()
+      .min(8)
+      .max(512)
+      .optional()
+      .describe(
+        'Import the signing secret the sender generated (Stripe, Shopify, Slack, Svix). Stored encrypted at once; never shown back. Omit to have Flowport generate one.',
+      ),
+  })
+  .openapi('EndpointCreateIntentRequest');
+
+export const previewEndpointCreate = defineOperation({
+  operationId: 'createEndpointCreateIntent',
+  method: 'post',
+  path: `${AGENT_API_PREFIX}/endpoints/intents`,
+  summary: 'Preview creating an endpoint',
+  description: `Validates and normalises the configuration and shows it as a diff from nothing. Confirmation creates the endpoint and returns its ingest URL and (generated) secret once. ${PREVIEW_NOTE}`,
+  family: 'setup',
+  kind: 'preview',
+  scope: 'endpoint_create:preview',
+  meter: 'preview',
+  request: { body: EndpointCreateIntentBody },
+  response: ActionIntentSchema,
+  successStatus: 201,
+  errors: [],
+  mcp: {
+    name: 'preview_endpoint_create',
+    title: 'Preview creating an endpoint',
+    description:
+      'Prepare a new sender lane (endpoint): name, sender auth mode, Flow trigger variant and field mapping. Shows the exact configuration that will be stored; nothing is created until confirmed.',
+  },
+  cli: ['endpoints', 'create-intent'],
+  async run({ ctx, input }) {
+    const { secret, ...rest } = input;
+    const params: Record<string, unknown> = { ...rest };
+    // An imported secret is sealed before the intent is stored: intents are readable, secrets are not.
+    if (secret)
+      Object.assign(params, { secret_sealed: ctx.services.secrets.encrypt(secret), secret_last4: secret.slice(-4) });
+    return previewIntent(callerOf(ctx), 'endpoint_create', null, params);
+  },
+});

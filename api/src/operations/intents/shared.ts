@@ -1,0 +1,100 @@
+// Schemas and helpers shared by the action-intent operations: the one
+// ActionIntent resource every preview, read, confirm and cancel returns.
+import { z } from '@hono/zod-openapi';
+import { ACTIONS } from '../../auth/scopes.ts';
+import type { ErrorCode } from '../../errors/catalog.ts';
+import { AppError } from '../../errors/problem.ts';
+import type { Caller } from '../../intents/engine.ts';
+import { INTENT_STATES } from '../../intents/types.ts';
+import type { OperationContext } from '../types.ts';
+
+const Actor = z
+  .object({
+    grant_id: z.string(),
+    actor_kind: z.string().nullable().describe('`human` or `agent`'),
+    actor_name: z.string().nullable(),
+  })
+  .nullable();
+
+const Json = z.record(z.string(), z.unknown());
+
+export const ActionIntentSchema = z
+  .object({
+    id: z.string().openapi({ example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+    object: z.literal('action_intent'),
+    kind: z.enum(ACTIONS),
+    state: z
+      .enum(INTENT_STATES)
+      .describe(
+        'previewed → confirmed → executed | failed; or refused (at confirmation), expired (preview TTL passed), cancelled.',
+      ),
+    target: z.object({ type: z.enum(['event', 'endpoint', 'shop']), id: z.string().nullable() }),
+    parameters: Json.describe(
+      'The parameters the preview was made with. They cannot change: a different request needs a fresh preview.',
+    ),
+    preview: z.object({
+      summary: z.string(),
+      target: Json.describe('The target as it was at preview time.'),
+      current_config: Json.nullable().describe('Current endpoint configuration, without secrets.'),
+      effects: z.array(z.string()).describe('What confirming will change, in order.'),
+      warnings: z.array(z.string()),
+      details: Json.describe(
+        'Kind-specific detail: config diffs, counts of what will be lost, the exact Flow payload, what a share includes and excludes.',
+      ),
+    }),
+    meter_cost: z.object({
+      preview: z.number().int(),
+      execution: z.number().int(),
+      cap: z
+        .object({
+          meter: z.string(),
+          cost: z.number().int(),
+          used_at_preview: z.number().int(),
+          limit: z.number().int(),
+        })
+        .nullable()
+        .describe('The monthly cap this action also counts against (replays, diagnostics shares).'),
+    }),
+    preview_scope: z.string(),
+    required_scope: z.string().describe('The execute scope a grant needs to confirm this intent.'),
+    created_at: z.string(),
+    expires_at: z.string().describe('After this moment the intent can no longer be confirmed.'),
+    created_by: Actor,
+    confirmed_by: Actor,
+    confirmed_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+    result: Json.nullable().describe(
+      'What the execution did. Secrets and share links appear only in the confirmation response (and its idempotent replays), never on later reads.',
+    ),
+    error_code: z.string().nullable(),
+    links: z.object({ self: z.string(), confirm: z.string(), cancel: z.string() }),
+    next_step: z.string(),
+  })
+  .openapi('ActionIntent');
+
+export const IntentIdParams = z.object({
+  intentId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'intentId', in: 'path' }, example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+});
+
+export const EndpointIdParams = z.object({
+  endpointId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'endpointId', in: 'path' }, example: 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+});
+
+/** Refusals every preview can meet besides its kind's own. */
+export const PREVIEW_ERRORS: readonly ErrorCode[] = ['not_found'];
+
+export function callerOf(ctx: OperationContext): Caller {
+  if (!ctx.principal) throw new AppError('missing_token');
+  return { services: ctx.services, principal: ctx.principal, requestId: ctx.requestId };
+}
+
+export const PREVIEW_NOTE =
+  'Changes nothing: creates an action intent (`int_…`) that states target, current config, effects, warnings, meter cost, required scope and expiry. Confirm it with `POST /agent/v1/action-intents/{intentId}/confirm`.';

@@ -1,0 +1,56 @@
+// GET /agent/v1/openapi/operations/{operationId} — public. One operation of the
+// committed OpenAPI contract with the component schemas it references, so an
+// agent can check an exact request shape without downloading the whole document.
+import { z } from '@hono/zod-openapi';
+import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { findOpenApiOperation } from '../../services/docs.ts';
+import { defineOperation } from '../types.ts';
+
+export const OpenApiOperationLookup = z
+  .object({
+    operation_id: z.string(),
+    method: z.string().openapi({ example: 'GET' }),
+    path: z.string().openapi({ example: '/agent/v1/manifest' }),
+    openapi_url: z.string().describe('The whole contract.'),
+    operation: z.record(z.string(), z.unknown()).describe('The OpenAPI Operation Object, verbatim.'),
+    schemas: z
+      .record(z.string(), z.unknown())
+      .describe('Every `#/components/schemas/*` the operation references, transitively.'),
+  })
+  .openapi('OpenApiOperationLookup');
+
+export const getOpenApiOperation = defineOperation({
+  operationId: 'getOpenApiOperation',
+  method: 'get',
+  path: `${AGENT_API_PREFIX}/openapi/operations/{operationId}`,
+  summary: 'Look up an OpenAPI operation',
+  description:
+    'One operation from the committed OpenAPI contract (parameters, request body, responses, scope, error codes) plus the component schemas it references. Public.',
+  family: 'docs',
+  kind: 'read',
+  scope: null,
+  meter: null,
+  request: {
+    params: z.object({
+      operationId: z
+        .string()
+        .min(1)
+        .max(100)
+        .describe('An operationId from the manifest capabilities, e.g. `getManifest`.'),
+    }),
+  },
+  response: OpenApiOperationLookup,
+  errors: ['docs_unavailable', 'openapi_operation_not_found'],
+  mcp: {
+    name: 'lookup_api_operation',
+    title: 'Look up an API operation in the OpenAPI contract',
+    description:
+      'Get the exact request and response contract of one Agent Operations API operation (by operationId, as listed in the manifest), with the schemas it references.',
+  },
+  cli: ['openapi', 'operation'],
+  async run({ ctx, input }) {
+    const found = findOpenApiOperation(input.operationId);
+    return { ...found, openapi_url: joinUrl(ctx.services.config.publicUrl, DOCS_PATHS.openapiJson) };
+  },
+});

@@ -1,0 +1,73 @@
+// The one path every operation call takes, whatever the transport (HTTP, MCP, CLI):
+// authenticate → authorize (scope) → admit (usage: rate limits, plan caps, metering) → run.
+// Transports only parse input and map the result or AppError to their wire format.
+import { AppError } from '../errors/problem.ts';
+import type { AnyOperation, OperationContext, Principal, Services } from './types.ts';
+
+/** Implemented by the auth subsystem (api/src/auth). */
+export interface Guard {
+  /** Resolves a bearer token to a principal or throws an `authority`-layer AppError. */
+  authenticate(token: string | null, services: Services, requestId?: string): Promise<Principal>;
+  /** Throws a refusal naming the missing scope. */
+  authorize(principal: Principal, op: AnyOperation, services?: Services, requestId?: string): void | Promise<void>;
+  /** Rate limits, plan caps and metering; throws `usage`-layer refusals. */
+  admit(principal: Principal, op: AnyOperation, services: Services, requestId?: string): Promise<void>;
+  /** Actor attribution after run: audits refusals and non-read operations (see api/src/auth/guard.ts). */
+  record?(args: { principal: Principal; op: AnyOperation; services: Services; requestId: string; input: Record<string, unknown>; error?: unknown }): Promise<void>;
+}
+
+let guard: Guard | null = null;
+
+/** Called once at startup by the auth subsystem. */
+export function installGuard(g: Guard): void {
+  guard = g;
+}
+
+export interface InvokeArgs {
+  services: Services;
+  requestId: string;
+  transport: OperationContext['transport'];
+  /** Raw bearer token (without "Bearer "), or null when absent. */
+  token: string | null;
+  headers?: Record<string, string | undefined>;
+  input: Record<string, unknown>;
+  /**
+   * A principal the transport already authenticated with `authenticateToken`
+   * (MCP authenticates once per HTTP request); scope and usage checks still run here.
+   */
+  principal?: Principal;
+}
+
+/** Authenticate a bearer token with the installed guard (transports that must answer 401 before dispatch). */
+export async function authenticateToken(token: string | null, services: Services, requestId?: string): Promise<Principal> {
+  if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
+  return guard.authenticate(token, services, requestId);
+}
+
+export async function invokeOperation(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
+  let principal: Principal | null = null;
+  if (op.scope !== null) {
+    if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
+    principal = args.principal ?? (await guard.authenticate(args.token, args.services, args.requestId));
+    await guard.authorize(principal, op, args.services, args.requestId);
+    await guard.admit(principal, op, args.services, args.requestId);
+  }
+  const ctx: OperationContext = {
+    services: args.services,
+    requestId: args.requestId,
+    principal,
+    transport: args.transport,
+    headers: args.headers ?? {},
+  };
+  if (!principal || !guard?.record) return op.run({ ctx, input: args.input });
+  const record = { principal, op, services: args.services, requestId: args.requestId, input: args.input };
+  let out: unknown;
+  try {
+    out = await op.run({ ctx, input: args.input });
+  } catch (error) {
+    await guard.record({ ...record, error });
+    throw error;
+  }
+  await guard.record(record);
+  return out;
+}

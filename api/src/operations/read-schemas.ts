@@ -1,0 +1,55 @@
+// Schemas shared by the read operations (grants/reads area): actor, paging, ids.
+import { z } from '@hono/zod-openapi';
+
+export const iso = (ms: number | null | undefined): string | null =>
+  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+export const isoReq = (ms: number): string => new Date(Number(ms)).toISOString();
+
+export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-22T05:47:15.000Z' });
+
+export const Actor = z
+  .object({
+    grant_id: z.string().nullable().describe('The grant that acted (null for operator or system actions).'),
+    kind: z.string().describe('`agent` or `human` for grants; `operator` (CLI on the host) or `system` otherwise.'),
+    name: z.string(),
+  })
+  .openapi('Actor');
+
+export const PageInfo = z
+  .object({
+    next_cursor: z
+      .string()
+      .nullable()
+      .describe('Pass as `cursor` to get the next page; null when this is the last page.'),
+    has_more: z.boolean(),
+    limit: z.number().int(),
+  })
+  .openapi('PageInfo');
+
+export const Limit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(200)
+  .default(50)
+  .openapi({ param: { name: 'limit', in: 'query' }, description: 'Page size, 1–200 (default 50).', example: 50 });
+
+export const Cursor = z
+  .string()
+  .max(200)
+  .optional()
+  .openapi({
+    param: { name: 'cursor', in: 'query' },
+    description: 'Opaque cursor from `page.next_cursor` of the previous page.',
+  });
+
+/** Opaque cursor over a time-sortable id (base64url of `v1:<id>`). */
+export function encodeCursor(id: string): string {
+  return Buffer.from(`v1:${id}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): string | null {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^v1:([a-z]+_[0-9a-z]{26})$/.exec(text);
+  return m?.[1] ?? null;
+}

@@ -1,0 +1,31 @@
+import { z } from '@hono/zod-openapi';
+import { Timestamp } from '../read-schemas.ts';
+
+export const Receipt = z
+  .object({
+    id: z.string().openapi({ example: 'rcpt_01jd0000000000000000000000' }),
+    event_id: z.string().nullable().describe('Null when intake rejected the request (no event was stored).'),
+    endpoint_id: z.string(),
+    request_id: z.string(),
+    received_at: Timestamp,
+    auth_result: z.string(),
+    validation_result: z.string(),
+    dedupe_decision: z.string(),
+    endpoint_config_version: z.number().int(),
+    http_status: z.number().int().describe('The HTTP status Flowport answered the sender with.'),
+    error_code: z.string().nullable(),
+    support_code: z.string().nullable(),
+    body_size: z.number().int(),
+    body_sha256: z.string().nullable(),
+    handoff: z
+      .object({
+        state: z.string(),
+        support_code: z.string().nullable(),
+        error_code: z.string().nullable(),
+        delivered_at: Timestamp.nullable(),
+        attempt_count: z.number().int(),
+      })
+      .nullable()
+      .describe('Where the handoff to Shopify Flow stands now; null for rejected requests.'),
+  })
+  .openapi('Receipt');

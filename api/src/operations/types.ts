@@ -1,0 +1,109 @@
+// The shape of one Agent Operations operation. Everything else — Hono routes,
+// the OpenAPI file, MCP tools, CLI commands, reference pages — is derived from
+// a list of these (see ./registry.ts). One operation, one file.
+import type { z } from '@hono/zod-openapi';
+import type { Config } from '../config.ts';
+import type { SecretBox } from '../lib/crypto.ts';
+import type { ErrorCode } from '../errors/catalog.ts';
+import type { Db } from '../store/db.ts';
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
+
+/** Tool families (MCP grouping, docs grouping). */
+export type Family = 'docs' | 'events' | 'setup' | 'recovery' | 'account';
+
+/**
+ * What the operation does to the world. Annotations, metering defaults and the
+ * security suite derive from it: `read` never changes state; `preview` records
+ * an intent but changes nothing else; `execute` performs a side effect.
+ */
+export type OperationKind = 'read' | 'preview' | 'execute';
+
+export type Meter = 'simple_read' | 'rich_read' | 'preview' | 'execution';
+
+/** The authenticated party behind a request (filled by the auth layer). */
+export interface Principal {
+  grantId: string;
+  shopId: string;
+  scopes: readonly string[];
+  actor: { kind: 'agent' | 'human'; name: string; client?: string | null };
+  tier: string;
+  expiresAt: number;
+}
+
+/** Long-lived parts every operation may use. Built once per process. */
+export interface Services {
+  config: Config;
+  db: Db;
+  /** Encrypts and decrypts secrets at rest. */
+  secrets: SecretBox;
+  /** Milliseconds since epoch; tests may substitute a clock. */
+  now(): number;
+  /** Operations registered in this process (the manifest lists them). */
+  registry(): readonly AnyOperation[];
+  /** Optional hooks filled by later subsystems (worker kick, etc.). */
+  hooks: ServiceHooks;
+}
+
+export interface ServiceHooks {
+  /** Wake the delivery worker (new due events). */
+  kickWorker?: () => void;
+}
+
+export interface OperationContext {
+  services: Services;
+  requestId: string;
+  /** null for public operations. */
+  principal: Principal | null;
+  transport: 'http' | 'mcp' | 'cli';
+  /** Request headers the operation declared (lowercased names). */
+  headers: Record<string, string | undefined>;
+}
+
+export interface OperationRequest {
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodObject;
+}
+
+type Infer<T> = T extends z.ZodType ? z.infer<T> : Record<never, never>;
+
+export type OperationInput<R extends OperationRequest> = Infer<R['params']> & Infer<R['query']> & Infer<R['body']>;
+
+export interface Operation<R extends OperationRequest = OperationRequest, O extends z.ZodType = z.ZodType> {
+  operationId: string;
+  method: HttpMethod;
+  /** OpenAPI path template, e.g. `/agent/v1/events/{eventId}`. */
+  path: string;
+  summary: string;
+  description: string;
+  family: Family;
+  kind: OperationKind;
+  /** Required scope; null = public (no grant needed). */
+  scope: string | null;
+  meter: Meter | null;
+  /** True when execution destroys data (MCP destructiveHint). */
+  destructive?: boolean;
+  /** True when the operation can start work in Shopify Flow (MCP openWorldHint). */
+  openWorld?: boolean;
+  /** Request headers the operation reads (lowercase). */
+  headers?: readonly string[];
+  request: R;
+  response: O;
+  successStatus?: 200 | 201 | 202;
+  /** Error codes this operation can return beyond the common ones for its scope. */
+  errors: readonly ErrorCode[];
+  /** MCP tool name and job-language description; null = not an MCP tool. */
+  mcp: { name: string; title: string; description: string } | null;
+  /** CLI command words, e.g. ['events', 'list']; null = not in the CLI. */
+  cli: readonly string[] | null;
+  run(args: { ctx: OperationContext; input: OperationInput<R> }): Promise<z.infer<O>>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds operations of every input/output type.
+export type AnyOperation = Operation<any, any>;
+
+/** Identity helper that keeps each operation's input and output types precise. */
+export function defineOperation<R extends OperationRequest, O extends z.ZodType>(op: Operation<R, O>): Operation<R, O> {
+  return op;
+}

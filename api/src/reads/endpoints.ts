@@ -1,0 +1,82 @@
+// Endpoint reads: configuration without secrets (the last 4 characters only),
+// scoped to one shop. An endpoint of another shop reads as absent.
+import { joinUrl } from '../docs-paths.ts';
+import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
+import type { Services } from '../operations/types.ts';
+import type { EndpointRow } from '../services/endpoints.ts';
+
+export type EndpointView = ReturnType<typeof endpointView>;
+
+/** Non-secret config keys copied from config_json (allow-list: anything new stays hidden until listed). */
+const SAFE_CONFIG_KEYS = ['hmac', 'staticHeader', 'basic', 'toleranceSec', 'dedupeWindowHours', 'mapping'] as const;
+
+export function endpointView(row: EndpointRow, publicUrl: string, now: number) {
+  const cfg = JSON.parse(row.config_json) as Record<string, unknown>;
+  const config: Record<string, unknown> = {};
+  for (const k of SAFE_CONFIG_KEYS) if (cfg[k] !== undefined) config[k] = cfg[k];
+  const prevUntil = row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at);
+  const status = row.deleted_at ? 'deleted' : row.status;
+  return {
+    id: row.id,
+    name: row.name,
+    sender_label: row.sender_label,
+    trigger_variant: row.trigger_variant,
+    auth_mode: row.auth_mode,
+    status: status as 'active' | 'paused' | 'archived' | 'deleted',
+    config_version: Number(row.config_version),
+    config,
+    secret: {
+      configured: row.secret_last4 !== null,
+      last4: row.secret_last4,
+      previous_secret_valid_until: prevUntil !== null && prevUntil > now ? new Date(prevUntil).toISOString() : null,
+    },
+    ingest_url: joinUrl(publicUrl, `${INGEST_PATH_PREFIX}/${row.id}`),
+    created_at: new Date(Number(row.created_at)).toISOString(),
+    updated_at: new Date(Number(row.updated_at)).toISOString(),
+    archived_at: row.archived_at === null ? null : new Date(Number(row.archived_at)).toISOString(),
+    deleted_at: row.deleted_at === null ? null : new Date(Number(row.deleted_at)).toISOString(),
+  };
+}
+
+export async function getShopEndpoint(
+  services: Pick<Services, 'db'>,
+  shopId: string,
+  id: string,
+): Promise<EndpointRow | undefined> {
+  return services.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ? AND shop_id = ?', [id, shopId]);
+}
+
+export async function listShopEndpoints(
+  services: Pick<Services, 'db'>,
+  shopId: string,
+  filter: { status?: string; includeDeleted?: boolean },
+): Promise<EndpointRow[]> {
+  const where = ['shop_id = ?'];
+  const params: string[] = [shopId];
+  if (!filter.includeDeleted && filter.status !== 'deleted') where.push('deleted_at IS NULL');
+  if (filter.status === 'deleted') where.push('deleted_at IS NOT NULL');
+  else if (filter.status) {
+    where.push('status = ?');
+    params.push(filter.status);
+  }
+  return services.db.all<EndpointRow>(`SELECT * FROM endpoints WHERE ${where.join(' AND ')} ORDER BY id`, params);
+}
+
+/** Per-endpoint event counts by state over the last `windowMs` (one grouped query). */
+export async function endpointStateCounts(
+  services: Pick<Services, 'db'>,
+  shopId: string,
+  since: number,
+): Promise<Map<string, Record<string, number>>> {
+  const rows = await services.db.all<{ endpoint_id: string; state: string; n: number }>(
+    'SELECT endpoint_id, state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ? GROUP BY endpoint_id, state',
+    [shopId, since],
+  );
+  const out = new Map<string, Record<string, number>>();
+  for (const r of rows) {
+    const m = out.get(r.endpoint_id) ?? {};
+    m[r.state] = Number(r.n);
+    out.set(r.endpoint_id, m);
+  }
+  return out;
+}

@@ -1,0 +1,386 @@
+// Event reads: filtered, cursor-paged listings and the per-event timeline.
+// Paging is keyset over the event id (time-sortable), so pages stay stable
+// while new events arrive: a cursor means "ids strictly after/before this one".
+// No read returns payload bodies (docs/adr/0300-grants-reads-audit.md).
+import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
+import { REPLAY_REASON_TEXT, replayAvailability } from '../handoff/lifecycle.ts';
+import { EVENT_STATE_DESCRIPTIONS, type EventState, TERMINAL_STATES } from '../handoff/outcomes.ts';
+import { isErrorCode } from '../errors/catalog.ts';
+import type { Services } from '../operations/types.ts';
+import type { Db, SqlParam } from '../store/db.ts';
+import { consumeCapRemaining } from './usage-view.ts';
+
+export interface EventRow {
+  id: string;
+  shop_id: string;
+  endpoint_id: string;
+  receipt_id: string;
+  state: string;
+  support_code: string | null;
+  error_code: string | null;
+  external_event_id: string | null;
+  event_type: string | null;
+  sender: string | null;
+  body_size: number;
+  body_sha256: string;
+  resource_id: string | null;
+  related_resource_id: string | null;
+  config_version: number;
+  received_at: number;
+  updated_at: number;
+  next_attempt_at: number | null;
+  attempt_count: number;
+  delivered_at: number | null;
+  retention_state: string;
+  body_expires_at: number | null;
+  duplicate_of: string | null;
+  replay_of: string | null;
+  is_test: number;
+  possible_duplicate_deliveries: number;
+  /** 1 when the body is still stored (the body itself is never selected). */
+  has_body: number;
+  ep_status: string;
+  ep_deleted_at: number | null;
+}
+
+/** Columns every event read selects: never `body`. */
+const EVENT_COLUMNS = `e.id, e.shop_id, e.endpoint_id, e.receipt_id, e.state, e.support_code, e.error_code, e.external_event_id,
+  e.event_type, e.sender, e.body_size, e.body_sha256, e.resource_id, e.related_resource_id, e.config_version, e.received_at,
+  e.updated_at, e.next_attempt_at, e.attempt_count, e.delivered_at, e.retention_state, e.body_expires_at, e.duplicate_of,
+  e.replay_of, e.is_test, e.possible_duplicate_deliveries,
+  CASE WHEN e.body IS NULL THEN 0 ELSE 1 END AS has_body, ep.status AS ep_status, ep.deleted_at AS ep_deleted_at`;
+
+const FROM = 'FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id';
+
+export interface EventFilter {
+  endpointId?: string;
+  states?: string[];
+  sender?: string;
+  eventType?: string;
+  supportCode?: string;
+  externalEventId?: string;
+  receivedAfter?: number;
+  receivedBefore?: number;
+  replayAvailable?: boolean;
+  order: 'desc' | 'asc';
+  cursorId?: string | null;
+  limit: number;
+}
+
+export interface ShopFacts {
+  connection_status: string;
+  replaysRemaining: number;
+}
+
+export async function shopFacts(db: Db, shopId: string, now: number): Promise<ShopFacts> {
+  const shop = await db.get<{ connection_status: string }>('SELECT connection_status FROM shops WHERE id = ?', [
+    shopId,
+  ]);
+  return {
+    connection_status: shop?.connection_status ?? 'connected',
+    replaysRemaining: await consumeCapRemaining(db, shopId, 'replays', now),
+  };
+}
+
+/** Replay availability of a listed event: the handoff rule plus the plan's replay cap. */
+export function eventReplay(
+  row: EventRow,
+  facts: ShopFacts,
+): { available: boolean; reason: string | null; detail: string | null } {
+  const r = replayAvailability(
+    { state: row.state, retention_state: row.retention_state, body: Number(row.has_body) === 1 ? '' : null },
+    { status: row.ep_status, deleted_at: row.ep_deleted_at },
+    { connection_status: facts.connection_status },
+  );
+  if (!r.available) return { available: false, reason: r.reason ?? null, detail: r.detail ?? null };
+  if (facts.replaysRemaining <= 0) {
+    return {
+      available: false,
+      reason: 'plan_limit_reached',
+      detail: "The plan's monthly replay allowance is used up.",
+    };
+  }
+  return { available: true, reason: null, detail: null };
+}
+
+/**
+ * SQL equivalent of replayAvailability() (+ the plan cap), so `replay_available`
+ * filters in the store and paging stays exact. A test checks both agree.
+ */
+function replayAvailableSql(available: boolean, facts: ShopFacts): string {
+  const replayable = TERMINAL_STATES.filter((s) => s !== 'rejected' && s !== 'duplicate_suppressed')
+    .map((s) => `'${s}'`)
+    .join(', ');
+  const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL
+    AND ep.deleted_at IS NULL AND ep.status <> 'archived')`;
+  const shopOk = facts.connection_status !== 'disconnected' && facts.replaysRemaining > 0;
+  if (available) return shopOk ? yes : '1 = 0';
+  return shopOk ? `NOT ${yes}` : '1 = 1';
+}
+
+export async function listEvents(
+  services: Pick<Services, 'db' | 'now'>,
+  shopId: string,
+  f: EventFilter,
+): Promise<{ rows: EventRow[]; hasMore: boolean; facts: ShopFacts }> {
+  const facts = await shopFacts(services.db, shopId, services.now());
+  const where = ['e.shop_id = ?'];
+  const params: SqlParam[] = [shopId];
+  const eq = (col: string, v: string | undefined) => {
+    if (v === undefined) return;
+    where.push(`${col} = ?`);
+    params.push(v);
+  };
+  eq('e.endpoint_id', f.endpointId);
+  eq('e.sender', f.sender);
+  eq('e.event_type', f.eventType);
+  eq('e.support_code', f.supportCode);
+  eq('e.external_event_id', f.externalEventId);
+  if (f.states?.length) {
+    where.push(`e.state IN (${f.states.map(() => '?').join(', ')})`);
+    params.push(...f.states);
+  }
+  if (f.receivedAfter !== undefined) {
+    where.push('e.received_at >= ?');
+    params.push(f.receivedAfter);
+  }
+  if (f.receivedBefore !== undefined) {
+    where.push('e.received_at < ?');
+    params.push(f.receivedBefore);
+  }
+  if (f.replayAvailable !== undefined) where.push(replayAvailableSql(f.replayAvailable, facts));
+  if (f.cursorId) {
+    where.push(f.order === 'desc' ? 'e.id < ?' : 'e.id > ?');
+    params.push(f.cursorId);
+  }
+  params.push(f.limit + 1);
+  const rows = await services.db.all<EventRow>(
+    `SELECT ${EVENT_COLUMNS} ${FROM} WHERE ${where.join(' AND ')} ORDER BY e.id ${f.order === 'desc' ? 'DESC' : 'ASC'} LIMIT ?`,
+    params,
+  );
+  const hasMore = rows.length > f.limit;
+  return { rows: hasMore ? rows.slice(0, f.limit) : rows, hasMore, facts };
+}
+
+export async function getShopEvent(db: Db, shopId: string, eventId: string): Promise<EventRow | undefined> {
+  return db.get<EventRow>(`SELECT ${EVENT_COLUMNS} ${FROM} WHERE e.id = ? AND e.shop_id = ?`, [eventId, shopId]);
+}
+
+const iso = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+
+export function eventSummary(row: EventRow, facts: ShopFacts) {
+  return {
+    id: row.id,
+    endpoint_id: row.endpoint_id,
+    receipt_id: row.receipt_id,
+    state: row.state as EventState,
+    received_at: new Date(Number(row.received_at)).toISOString(),
+    updated_at: new Date(Number(row.updated_at)).toISOString(),
+    delivered_at: iso(row.delivered_at),
+    event_type: row.event_type,
+    sender: row.sender,
+    external_event_id: row.external_event_id,
+    support_code: row.support_code,
+    error_code: row.error_code,
+    attempt_count: Number(row.attempt_count),
+    body_size: Number(row.body_size),
+    body_sha256: row.body_sha256,
+    retention_state: row.retention_state as 'retained' | 'expired' | 'not_retained',
+    is_test: Number(row.is_test) === 1,
+    replay: eventReplay(row, facts),
+    duplicate_of: row.duplicate_of,
+    replay_of: row.replay_of,
+  };
+}
+
+export interface AttemptRow {
+  id: string;
+  trigger: string;
+  started_at: number;
+  finished_at: number | null;
+  duration_ms: number | null;
+  outcome: string;
+  http_status: number | null;
+  error_code: string | null;
+  flow_response: string | null;
+}
+
+/** A short, safe summary of Flow's answer: userErrors messages only, never headers or tokens. */
+export function flowResponseSummary(raw: string | null): string | null {
+  if (!raw) return null;
+  try {
+    const v = JSON.parse(raw) as { userErrors?: { message?: string }[]; errors?: unknown; summary?: string };
+    if (typeof v.summary === 'string') return v.summary.slice(0, 500);
+    if (Array.isArray(v.userErrors) && v.userErrors.length)
+      return v.userErrors
+        .map((e) => e.message ?? '')
+        .join('; ')
+        .slice(0, 500);
+    if (Array.isArray(v.userErrors)) return 'Accepted (no userErrors).';
+    if (v.errors) return (typeof v.errors === 'string' ? v.errors : JSON.stringify(v.errors)).slice(0, 500);
+  } catch {}
+  return raw.slice(0, 500);
+}
+
+export interface RecoveryOption {
+  action: string;
+  available: boolean;
+  description: string;
+  docs_url: string;
+  required_scope: string | null;
+  operation: string | null;
+}
+
+/** Where the handoff stopped, in one place for people and agents. */
+export function handoffStop(row: EventRow): { stage: 'intake' | 'queue' | 'flow' | 'done'; explanation: string } {
+  switch (row.state) {
+    case 'rejected':
+      return {
+        stage: 'intake',
+        explanation: 'Intake refused the request (authentication or validation); it never reached the queue.',
+      };
+    case 'duplicate_suppressed':
+      return { stage: 'intake', explanation: 'Intake recognised a duplicate external event id and did not queue it.' };
+    case 'accepted':
+    case 'queued':
+      return { stage: 'queue', explanation: 'Stored and waiting for its next delivery attempt.' };
+    case 'held':
+      return { stage: 'queue', explanation: 'Held: the shop is disconnected, so delivery waits until it reconnects.' };
+    case 'delivering':
+      return { stage: 'flow', explanation: 'A worker is calling Shopify Flow now.' };
+    case 'delivered':
+      return {
+        stage: 'done',
+        explanation:
+          'Shopify Flow accepted the trigger. This does not mean a workflow ran its actions; check the workflow run history in Shopify.',
+      };
+    case 'no_workflow':
+      return {
+        stage: 'flow',
+        explanation: 'Shopify Flow did not recognise the trigger handle: no deployed trigger extension or workflow.',
+      };
+    case 'failed':
+      return { stage: 'flow', explanation: 'Delivery to Shopify Flow stopped without success; see error_code.' };
+    default:
+      return {
+        stage: 'queue',
+        explanation: EVENT_STATE_DESCRIPTIONS[row.state as keyof typeof EVENT_STATE_DESCRIPTIONS] ?? row.state,
+      };
+  }
+}
+
+export function recoveryOptions(row: EventRow, facts: ShopFacts, publicUrl: string): RecoveryOption[] {
+  const url = (p: string) => joinUrl(publicUrl, p);
+  const replay = eventReplay(row, facts);
+  const out: RecoveryOption[] = [];
+  const add = (o: RecoveryOption) => out.push(o);
+  if (row.state !== 'rejected' && row.state !== 'duplicate_suppressed') {
+    add({
+      action: 'replay',
+      available: replay.available,
+      description: replay.available
+        ? 'Preview a replay, then confirm it. A replay creates a new event linked by replay_of and starts a new Flow run.'
+        : `Replay is not available: ${replay.detail ?? replay.reason}`,
+      docs_url: url(DOCS_PATHS.replay),
+      required_scope: 'replay:preview',
+      operation: 'POST /agent/v1/events/{eventId}/replay-intents',
+    });
+  }
+  if (row.state === 'queued' || row.state === 'accepted' || row.state === 'delivering') {
+    add({
+      action: 'wait',
+      available: true,
+      description: row.next_attempt_at
+        ? `Automatic retry scheduled at ${new Date(Number(row.next_attempt_at)).toISOString()}. No action needed yet.`
+        : 'Delivery is in progress. No action needed yet.',
+      docs_url: url(DOCS_PATHS.retriesReplayResend),
+      required_scope: null,
+      operation: null,
+    });
+  }
+  if (row.state === 'held') {
+    add({
+      action: 'reconnect_shop',
+      available: true,
+      description: 'A human reconnects the Shopify app (new access token); held events are released automatically.',
+      docs_url: url(errorDocsPath('shop_disconnected')),
+      required_scope: null,
+      operation: null,
+    });
+  }
+  if (row.state === 'no_workflow') {
+    add({
+      action: 'deploy_trigger_and_workflow',
+      available: true,
+      description: 'Deploy the Flowport trigger extension and turn on a workflow that uses it, then replay this event.',
+      docs_url: url(DOCS_PATHS.flowTrigger),
+      required_scope: null,
+      operation: null,
+    });
+  }
+  if (row.state === 'rejected') {
+    add({
+      action: 'fix_sender',
+      available: true,
+      description:
+        'Check the sender signing secret and the endpoint auth mode; the sender must resend (rejected events are not replayable).',
+      docs_url: url(
+        row.error_code && isErrorCode(row.error_code) ? errorDocsPath(row.error_code) : DOCS_PATHS.authModes,
+      ),
+      required_scope: null,
+      operation: null,
+    });
+  }
+  if (row.state === 'duplicate_suppressed' && row.duplicate_of) {
+    add({
+      action: 'inspect_original',
+      available: true,
+      description: `This is a duplicate of ${row.duplicate_of}; investigate (or replay) that event instead.`,
+      docs_url: url(DOCS_PATHS.duplicates),
+      required_scope: 'events:read',
+      operation: `GET /agent/v1/events/${row.duplicate_of}`,
+    });
+  }
+  if (row.state === 'failed' || row.state === 'no_workflow' || row.state === 'rejected') {
+    add({
+      action: 'share_diagnostics',
+      available: true,
+      description: 'Preview a diagnostics share: a redacted, expiring bundle support can open without a grant.',
+      docs_url: url(DOCS_PATHS.diagnosticsShare),
+      required_scope: 'diagnostics_share:preview',
+      operation: 'POST /agent/v1/diagnostics/share-intents',
+    });
+  }
+  if (row.error_code && isErrorCode(row.error_code)) {
+    add({
+      action: 'read_error_docs',
+      available: true,
+      description: `Read what ${row.error_code} means and how to fix it.`,
+      docs_url: url(errorDocsPath(row.error_code)),
+      required_scope: null,
+      operation: null,
+    });
+  }
+  return out;
+}
+
+export async function eventAttempts(db: Db, eventId: string): Promise<AttemptRow[]> {
+  return db.all<AttemptRow>(
+    'SELECT id, trigger, started_at, finished_at, duration_ms, outcome, http_status, error_code, flow_response FROM attempts WHERE event_id = ? ORDER BY id',
+    [eventId],
+  );
+}
+
+export async function replayedBy(
+  db: Db,
+  shopId: string,
+  eventId: string,
+): Promise<{ id: string; state: string; received_at: number }[]> {
+  return db.all('SELECT id, state, received_at FROM events WHERE shop_id = ? AND replay_of = ? ORDER BY id', [
+    shopId,
+    eventId,
+  ]);
+}
+
+export { REPLAY_REASON_TEXT };

@@ -1,0 +1,140 @@
+// Readiness checks shared by the setup and diagnostics reads: is the shop
+// connected, are endpoints configured, do their Flow triggers exist, and what
+// did the last 24 hours of traffic say. Each failing check links its docs page.
+import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
+import { handleForVariant } from '../handoff/triggers.ts';
+import type { Db } from '../store/db.ts';
+import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
+
+export interface ReadinessCheck {
+  check: string;
+  status: 'pass' | 'warn' | 'fail';
+  detail: string;
+  docs_url: string;
+}
+
+export interface ShopReadRow {
+  id: string;
+  domain: string;
+  plan: string;
+  sandbox: number;
+  connection_status: string;
+  has_token: number;
+}
+
+export const WINDOW_MS = 24 * 3_600_000;
+
+export async function shopRow(db: Db, shopId: string): Promise<ShopReadRow | undefined> {
+  return db.get<ShopReadRow>(
+    `SELECT id, domain, plan, sandbox, connection_status, CASE WHEN access_token_enc IS NULL THEN 0 ELSE 1 END AS has_token
+       FROM shops WHERE id = ?`,
+    [shopId],
+  );
+}
+
+export async function stateCounts(
+  db: Db,
+  shopId: string,
+  since: number,
+  endpointId?: string,
+): Promise<Record<string, number>> {
+  const rows = await db.all<{ state: string; n: number }>(
+    `SELECT state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ?${endpointId ? ' AND endpoint_id = ?' : ''} GROUP BY state`,
+    endpointId ? [shopId, since, endpointId] : [shopId, since],
+  );
+  return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
+}
+
+export async function readinessChecks(
+  db: Db,
+  shopId: string,
+  publicUrl: string,
+  now: number,
+  endpointId?: string,
+): Promise<ReadinessCheck[]> {
+  const url = (p: string) => joinUrl(publicUrl, p);
+  const shop = await shopRow(db, shopId);
+  const checks: ReadinessCheck[] = [];
+  const connected = shop?.connection_status !== 'disconnected';
+  checks.push({
+    check: 'shop_connected',
+    status: connected ? 'pass' : 'fail',
+    detail: connected
+      ? `${shop?.domain ?? 'The shop'} is connected${shop && Number(shop.sandbox) === 1 ? ' (sandbox)' : ''}.`
+      : 'Shopify refused the stored access token (app uninstalled or token revoked). Events are held until a human reconnects the app.',
+    docs_url: url(errorDocsPath('shop_disconnected')),
+  });
+  checks.push({
+    check: 'shopify_token',
+    status: shop && Number(shop.has_token) === 1 ? 'pass' : 'fail',
+    detail:
+      shop && Number(shop.has_token) === 1
+        ? 'An Admin API access token is stored (encrypted).'
+        : 'No Admin API access token is stored for this shop.',
+    docs_url: url(DOCS_PATHS.quickstart),
+  });
+  const eps = await db.all<{ id: string; status: string; trigger_variant: string }>(
+    `SELECT id, status, trigger_variant FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL${endpointId ? ' AND id = ?' : ''}`,
+    endpointId ? [shopId, endpointId] : [shopId],
+  );
+  const active = eps.filter((e) => e.status === 'active');
+  checks.push({
+    check: 'endpoints_configured',
+    status: active.length > 0 ? 'pass' : 'fail',
+    detail:
+      active.length > 0
+        ? `${active.length} active endpoint(s).`
+        : eps.length > 0
+          ? 'Endpoints exist but none is active (paused or archived): senders are refused.'
+          : 'No endpoint yet: create one so a sender has somewhere to post.',
+    docs_url: url(DOCS_PATHS.setUpEndpoints),
+  });
+  const handles = [...new Set(active.map((e) => handleForVariant(e.trigger_variant as never)))];
+  checks.push({
+    check: 'flow_trigger_handles',
+    status: handles.length > 0 ? 'pass' : 'warn',
+    detail:
+      handles.length > 0
+        ? `Active endpoints use Flow trigger handle(s): ${handles.join(', ')}. Deploy these trigger extensions and turn on a workflow for each.`
+        : 'No active endpoint, so no Flow trigger is in use.',
+    docs_url: url(DOCS_PATHS.flowTrigger),
+  });
+  const c = await stateCounts(db, shopId, now - WINDOW_MS, endpointId);
+  const total = Object.values(c).reduce((a, b) => a + b, 0);
+  const noWorkflow = c.no_workflow ?? 0;
+  const failed = c.failed ?? 0;
+  const rejected = c.rejected ?? 0;
+  const delivered = c.delivered ?? 0;
+  checks.push({
+    check: 'recent_deliveries',
+    status: noWorkflow > 0 ? 'fail' : failed > 0 ? 'warn' : total === 0 ? 'warn' : 'pass',
+    detail:
+      noWorkflow > 0
+        ? `${noWorkflow} event(s) in 24 h reached Flow but no trigger or workflow matched (no_workflow). Deploy the trigger and enable a workflow.`
+        : failed > 0
+          ? `${failed} event(s) failed in 24 h (${delivered} delivered). Open one with GET /agent/v1/events?state=failed.`
+          : total === 0
+            ? 'No events in the last 24 hours: send a test event to prove the path end to end.'
+            : `${delivered} of ${total} event(s) delivered in 24 h.`,
+    docs_url: url(noWorkflow > 0 ? DOCS_PATHS.flowTrigger : total === 0 ? DOCS_PATHS.quickstart : DOCS_PATHS.lifecycle),
+  });
+  checks.push({
+    check: 'sender_rejections',
+    status: rejected > 0 ? 'warn' : 'pass',
+    detail:
+      rejected > 0
+        ? `${rejected} request(s) rejected at intake in 24 h (signature or validation). Check the sender's signing secret and the endpoint's auth mode.`
+        : 'No rejected requests in 24 h.',
+    docs_url: url(DOCS_PATHS.authModes),
+  });
+  const limits = await limitsForShop(db, shopId);
+  const used = (await usageFor(db, shopId, now)).accepted_events;
+  const cap = meterCap(limits, 'accepted_events');
+  checks.push({
+    check: 'plan_capacity',
+    status: used >= cap ? 'fail' : used >= cap * 0.8 ? 'warn' : 'pass',
+    detail: `${used} of ${cap} accepted events used this month on the ${limits.plan.name} plan.`,
+    docs_url: url(DOCS_PATHS.usageLimits),
+  });
+  return checks;
+}

@@ -1,0 +1,102 @@
+// Assembles one Flowport process from a Config: store, services, HTTP app,
+// delivery worker and (sandbox mode) the Shopify stand-in. Tests use this too.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Hono } from 'hono';
+import { grantGuard } from './auth/guard.ts';
+import { type Config, isSandbox } from './config.ts';
+import { DeliveryWorker } from './handoff/worker.ts';
+import { metricsRoutes } from './handoff/metrics.ts';
+import { createApp } from './http/app.ts';
+import type { AppEnv } from './http/types.ts';
+import { intakeRoutes } from './intake/routes.ts';
+import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './intents/shared-diagnostics.ts';
+import { SecretBox } from './lib/crypto.ts';
+import { INGEST_PATH_PREFIX, MCP_PATH } from './lib/package-info.ts';
+import { mcpApp, PROTECTED_RESOURCE_METADATA_PREFIX, protectedResourceMetadataApp } from './mcp/http.ts';
+import { installGuard } from './operations/pipeline.ts';
+import { OPERATIONS } from './operations/registry.ts';
+import type { AnyOperation, Services } from './operations/types.ts';
+import { createSandboxState, SANDBOX_MOUNT_PATH, type SandboxState, sandboxApp } from './sandbox/app.ts';
+import type { ShopRow } from './services/shops.ts';
+import type { Db } from './store/db.ts';
+import { openStore } from './store/open.ts';
+
+export interface Runtime {
+  config: Config;
+  services: Services;
+  app: Hono<AppEnv>;
+  worker: DeliveryWorker | null;
+  sandbox: SandboxState | null;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  db?: Db;
+  operations?: readonly AnyOperation[];
+  now?: () => number;
+}
+
+/** Where the in-process sandbox listens (loopback, so the worker never leaves the machine). */
+export function localSandboxBaseUrl(config: Config): string {
+  return `http://127.0.0.1:${config.port}${SANDBOX_MOUNT_PATH}`;
+}
+
+export function adminBaseUrlFor(config: Config, shop: ShopRow): string {
+  if (shop.admin_base_url) return shop.admin_base_url;
+  if (shop.sandbox || isSandbox(config)) return `${localSandboxBaseUrl(config)}/${shop.domain}`;
+  const template = config.shopify.adminBaseUrl ?? 'https://{shop}';
+  return template.replace('{shop}', shop.domain);
+}
+
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  installGuard(grantGuard);
+  const db = options.db ?? (await openStore(config));
+  const secrets = config.secretKey ? SecretBox.fromString(config.secretKey) : SecretBox.fromDataDir(config.dataDir);
+  const operations = options.operations ?? OPERATIONS;
+  const services: Services = {
+    config,
+    db,
+    secrets,
+    now: options.now ?? Date.now,
+    registry: () => operations,
+    hooks: {},
+  };
+
+  const sandbox = isSandbox(config) ? createSandboxState() : null;
+  const mounts: { path: string; app: Hono<AppEnv> }[] = [{ path: INGEST_PATH_PREFIX, app: intakeRoutes(() => services) }];
+  if (sandbox) mounts.push({ path: SANDBOX_MOUNT_PATH, app: sandboxApp(sandbox) as unknown as Hono<AppEnv> });
+  mounts.push({ path: SHARED_DIAGNOSTICS_PATH, app: sharedDiagnosticsRoutes(() => services) });
+  mounts.push(
+    { path: MCP_PATH, app: mcpApp(() => services, operations) },
+    { path: PROTECTED_RESOURCE_METADATA_PREFIX, app: protectedResourceMetadataApp(() => services) },
+  );
+
+  const workerRef: { current: DeliveryWorker | null } = { current: null };
+  mounts.push({ path: '/metrics', app: metricsRoutes(() => services, () => workerRef.current) as unknown as Hono<AppEnv> });
+
+  const app = createApp({
+    services,
+    operations,
+    mounts,
+    readiness: async () => ({ site: existsSync(join(config.siteDir, 'index.html')) }),
+  });
+
+  const worker = config.worker.enabled
+    ? new DeliveryWorker(services, { adminBaseUrl: (shop) => adminBaseUrlFor(config, shop) })
+    : null;
+  if (worker) services.hooks.kickWorker = () => worker.kick();
+  workerRef.current = worker;
+
+  return {
+    config,
+    services,
+    app,
+    worker,
+    sandbox,
+    async close() {
+      await worker?.stop();
+      await db.close();
+    },
+  };
+}

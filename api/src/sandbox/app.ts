@@ -1,0 +1,363 @@
+// The Shopify Admin GraphQL stand-in used in sandbox mode and in tests.
+// Implements flowTriggerReceive as Shopify does (REFERENCE-FACTS.md): exact
+// userErrors, the 401 body, THROTTLED as HTTP 200 or 429, a leaky bucket per
+// shop with extensions.cost.throttleStatus on every GraphQL answer. It validates
+// payloads against the repo's trigger definitions, keeps a record of received
+// triggers, and injects faults per shop on request. Mounted in-process at
+// /sandbox/shopify, or run alone (./server.ts, `flowport sandbox --port N`).
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Hono } from 'hono';
+import { FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.ts';
+import { loadTriggerDefinitions, type TriggerDefinition } from '../handoff/triggers.ts';
+
+export { FLOW_PAYLOAD_LIMIT_BYTES };
+
+export const SANDBOX_MOUNT_PATH = '/sandbox/shopify';
+
+export const SANDBOX_MESSAGES = {
+  invalidToken: '[API] Invalid API key or access token (unrecognized login or wrong password)',
+  argsRequired: '`handle` and `payload` arguments are required',
+  tooLarge: 'Errors validating schema:\n  Properties size exceeds the limit of 50000 bytes.\n',
+  invalidHandle: (handle: string) => `Errors validating schema:\n  Invalid handle '${handle}'.\n`,
+  // Shopify's wording for field-level schema errors is unverified; these follow the same format.
+  missingProperty: (key: string) => `Errors validating schema:\n  Missing required property '${key}'.\n`,
+  invalidType: (key: string, type: string) => `Errors validating schema:\n  Property '${key}' must be a ${type}.\n`,
+  unknownProperty: (key: string) => `Errors validating schema:\n  Unknown property '${key}'.\n`,
+  throttled: 'Throttled',
+  internal: 'Internal error. Looks like something went wrong on our end.',
+} as const;
+
+export const FAULT_MODES = [
+  'none',
+  'http_500',
+  'http_502',
+  'http_503',
+  'throttled_200',
+  'throttled_429',
+  'timeout',
+  'reset',
+  'revoked',
+] as const;
+export type FaultMode = (typeof FAULT_MODES)[number];
+
+/** A fault rule for one shop (or '*' for every shop). */
+export interface FaultSpec {
+  mode: FaultMode;
+  /** Share of calls that fail, 0–1 (default 1: every call). */
+  rate?: number;
+  /** Fail only the next N matching calls, then clear (default: until cleared). */
+  count?: number;
+  /** Added to every call for this shop, faulted or not. */
+  latency_ms?: number;
+  /** Retry-After seconds on throttled_429 (default 1). */
+  retry_after_s?: number;
+  /** How long a `timeout` call hangs before the sandbox gives up (default 60 s; the client times out first). */
+  hang_ms?: number;
+}
+
+export interface ReceivedTrigger {
+  seq: number;
+  shop: string;
+  handle: string;
+  apiVersion: string;
+  payload: Record<string, unknown>;
+  /** Wall-clock ms with sub-ms precision (performance.timeOrigin + now()). */
+  receivedAt: number;
+  /** First 12 hex chars of the token's SHA-256 (to check which token was sent, never the token). */
+  tokenSha256: string;
+}
+
+export interface SandboxOptions {
+  definitions?: TriggerDefinition[];
+  /** Leaky bucket per shop (Shopify's standard: 2000 points, 100/s). */
+  bucket?: { maximumAvailable: number; restoreRate: number };
+  /** Received triggers kept in memory (oldest dropped first). */
+  maxRecorded?: number;
+}
+
+export interface SandboxState {
+  definitions: Map<string, TriggerDefinition>;
+  triggers: ReceivedTrigger[];
+  /** Every flowTriggerReceive call per shop, including refused and faulted ones. */
+  calls: Map<string, number>;
+  faults: Map<string, FaultSpec>;
+  buckets: Map<string, { available: number; at: number }>;
+  bucket: { maximumAvailable: number; restoreRate: number };
+  maxRecorded: number;
+  seq: number;
+  listeners: Set<(t: ReceivedTrigger) => void>;
+  /** Kept for callers that only need the handle list. */
+  knownHandles: Set<string>;
+}
+
+export function createSandboxState(options: SandboxOptions | Iterable<string> = {}): SandboxState {
+  const opts: SandboxOptions = Symbol.iterator in Object(options) ? {} : (options as SandboxOptions);
+  const defs = opts.definitions ?? loadTriggerDefinitions();
+  return {
+    definitions: new Map(defs.map((d) => [d.handle, d])),
+    triggers: [],
+    calls: new Map(),
+    faults: new Map(),
+    buckets: new Map(),
+    bucket: opts.bucket ?? { maximumAvailable: 2000, restoreRate: 100 },
+    maxRecorded: opts.maxRecorded ?? 100_000,
+    seq: 0,
+    listeners: new Set(),
+    knownHandles: new Set(defs.map((d) => d.handle)),
+  };
+}
+
+export function setFault(state: SandboxState, shop: string, spec: FaultSpec): void {
+  if (spec.mode === 'none' && !spec.latency_ms) state.faults.delete(shop);
+  else state.faults.set(shop, { ...spec });
+}
+
+export function clearFaults(state: SandboxState): void {
+  state.faults.clear();
+}
+
+export function triggersFor(state: SandboxState, shop?: string): ReceivedTrigger[] {
+  return shop ? state.triggers.filter((t) => t.shop === shop) : state.triggers;
+}
+
+function nowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Takes one point from the shop's bucket; returns the status after the call (or null when empty). */
+function spend(state: SandboxState, shop: string): { status: ThrottleStatusOut; ok: boolean } {
+  const t = Date.now();
+  const b = state.buckets.get(shop) ?? { available: state.bucket.maximumAvailable, at: t };
+  b.available = Math.min(state.bucket.maximumAvailable, b.available + ((t - b.at) / 1000) * state.bucket.restoreRate);
+  b.at = t;
+  const ok = b.available >= 1;
+  if (ok) b.available -= 1;
+  state.buckets.set(shop, b);
+  return { ok, status: throttleStatus(state, Math.floor(b.available)) };
+}
+
+interface ThrottleStatusOut {
+  maximumAvailable: number;
+  currentlyAvailable: number;
+  restoreRate: number;
+}
+
+function throttleStatus(state: SandboxState, available: number): ThrottleStatusOut {
+  return {
+    maximumAvailable: state.bucket.maximumAvailable,
+    currentlyAvailable: available,
+    restoreRate: state.bucket.restoreRate,
+  };
+}
+
+function costExtensions(status: ThrottleStatusOut, actual: number | null) {
+  return { cost: { requestedQueryCost: 1, actualQueryCost: actual, throttleStatus: status } };
+}
+
+/** Validates a payload against the trigger's fields; returns the first user error or null. */
+export function validatePayload(
+  def: TriggerDefinition,
+  payload: Record<string, unknown>,
+): { field: string[]; message: string } | null {
+  const known = new Set(def.fields.map((f) => f.payloadKey));
+  for (const f of def.fields) {
+    const v = payload[f.payloadKey];
+    if (v === undefined || v === null)
+      return { field: ['body'], message: SANDBOX_MESSAGES.missingProperty(f.payloadKey) };
+    const ok =
+      f.reference || f.type === 'number_decimal'
+        ? typeof v === 'number' && Number.isFinite(v)
+        : f.type === 'boolean'
+          ? typeof v === 'boolean'
+          : typeof v === 'string';
+    if (!ok)
+      return { field: ['body'], message: SANDBOX_MESSAGES.invalidType(f.payloadKey, f.reference ? 'number' : f.type) };
+  }
+  for (const key of Object.keys(payload)) {
+    if (!known.has(key)) return { field: ['body'], message: SANDBOX_MESSAGES.unknownProperty(key) };
+  }
+  return null;
+}
+
+function pickFault(state: SandboxState, shop: string): { spec: FaultSpec | null; fire: boolean } {
+  const spec = state.faults.get(shop) ?? state.faults.get('*') ?? null;
+  if (!spec || spec.mode === 'none') return { spec, fire: false };
+  const fire = Math.random() < (spec.rate ?? 1);
+  if (fire && spec.count !== undefined) {
+    spec.count -= 1;
+    if (spec.count <= 0) state.faults.delete(state.faults.has(shop) ? shop : '*');
+  }
+  return { spec, fire };
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+
+export function sandboxApp(state: SandboxState): Hono {
+  const app = new Hono();
+
+  // The record of received triggers (sandbox mode only; documented URL).
+  app.get('/triggers', (c) => {
+    const shop = c.req.query('shop');
+    const since = Number(c.req.query('since_seq') ?? 0);
+    const list = triggersFor(state, shop).filter((t) => t.seq > since);
+    return c.json({ triggers: list, calls: Object.fromEntries(state.calls) });
+  });
+  app.delete('/triggers', (c) => {
+    state.triggers.length = 0;
+    state.calls.clear();
+    return c.body(null, 204);
+  });
+
+  // Fault injection control: POST /_faults/<shop domain or *> with a FaultSpec; DELETE clears.
+  app.get('/_faults', (c) => c.json({ faults: Object.fromEntries(state.faults), modes: FAULT_MODES }));
+  app.post('/_faults/:shop', async (c) => {
+    let spec: FaultSpec;
+    try {
+      spec = (await c.req.json()) as FaultSpec;
+    } catch {
+      return c.json(
+        { error: 'Body must be JSON: {"mode": "<mode>", "rate"?: 0..1, "count"?: n, "latency_ms"?: n}' },
+        400,
+      );
+    }
+    if (!(FAULT_MODES as readonly string[]).includes(spec.mode)) {
+      return c.json({ error: `mode must be one of ${FAULT_MODES.join(', ')}` }, 400);
+    }
+    if (spec.rate !== undefined && !(spec.rate >= 0 && spec.rate <= 1))
+      return c.json({ error: 'rate must be between 0 and 1' }, 400);
+    setFault(state, c.req.param('shop'), spec);
+    return c.json({ shop: c.req.param('shop'), fault: state.faults.get(c.req.param('shop')) ?? null });
+  });
+  app.delete('/_faults/:shop', (c) => {
+    const shop = c.req.param('shop');
+    if (shop === '*') clearFaults(state);
+    else state.faults.delete(shop);
+    return c.body(null, 204);
+  });
+
+  app.post('/:shop/admin/api/:version/graphql.json', async (c) => {
+    const shop = c.req.param('shop');
+    state.calls.set(shop, (state.calls.get(shop) ?? 0) + 1);
+    const { spec, fire } = pickFault(state, shop);
+    // The client going away (its timeout) is seen on the socket; the Request signal is not reliable here.
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const gone = new AbortController();
+    incoming?.socket?.once('close', () => gone.abort());
+    if (spec?.latency_ms) await sleep(spec.latency_ms, gone.signal);
+
+    if (fire && spec) {
+      switch (spec.mode) {
+        case 'reset': {
+          incoming?.socket.destroy();
+          return new Response(null, { status: 500 });
+        }
+        case 'timeout':
+          await sleep(spec.hang_ms ?? 60_000, gone.signal);
+          return c.json({ errors: [{ message: SANDBOX_MESSAGES.internal }] }, 504);
+        case 'revoked':
+          return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
+        case 'http_500':
+        case 'http_502':
+        case 'http_503':
+          return c.json(
+            { errors: [{ message: SANDBOX_MESSAGES.internal, extensions: { code: 'INTERNAL_SERVER_ERROR' } }] },
+            Number(spec.mode.slice(5)) as 500 | 502 | 503,
+          );
+        case 'throttled_200':
+        case 'throttled_429': {
+          const body = {
+            errors: [
+              {
+                message: SANDBOX_MESSAGES.throttled,
+                extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
+              },
+            ],
+            extensions: costExtensions(throttleStatus(state, 0), null),
+          };
+          if (spec.mode === 'throttled_429') {
+            c.header('Retry-After', String(spec.retry_after_s ?? 1));
+            return c.json(body, 429);
+          }
+          return c.json(body, 200);
+        }
+        default:
+          break;
+      }
+    }
+
+    const token = c.req.header('x-shopify-access-token');
+    if (!token) return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
+
+    const spent = spend(state, shop);
+    if (!spent.ok) {
+      return c.json({
+        errors: [
+          {
+            message: SANDBOX_MESSAGES.throttled,
+            extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
+          },
+        ],
+        extensions: costExtensions(spent.status, null),
+      });
+    }
+    let body: { query?: string; variables?: { handle?: unknown; payload?: unknown } };
+    try {
+      body = await c.req.json();
+    } catch {
+      return c.json({ errors: [{ message: 'Parse error', extensions: { code: 'BAD_REQUEST' } }] }, 400);
+    }
+    if (!body.query || !/flowTriggerReceive/.test(body.query)) {
+      return c.json(
+        {
+          errors: [{ message: 'The sandbox implements only flowTriggerReceive.' }],
+          extensions: costExtensions(spent.status, 1),
+        },
+        200,
+      );
+    }
+    const reply = (userErrors: { field: string[]; message: string }[]) =>
+      c.json({ data: { flowTriggerReceive: { userErrors } }, extensions: costExtensions(spent.status, 1) });
+    const handle = body.variables?.handle;
+    const payload = body.variables?.payload;
+    const emptyPayload =
+      payload === undefined ||
+      payload === null ||
+      (typeof payload === 'object' && Object.keys(payload as object).length === 0);
+    if (typeof handle !== 'string' || handle === '' || emptyPayload) {
+      return reply([{ field: ['handle'], message: SANDBOX_MESSAGES.argsRequired }]);
+    }
+    if (Buffer.byteLength(JSON.stringify(payload)) > FLOW_PAYLOAD_LIMIT_BYTES) {
+      return reply([{ field: ['body'], message: SANDBOX_MESSAGES.tooLarge }]);
+    }
+    const def = state.definitions.get(handle);
+    if (!def) return reply([{ field: ['body'], message: SANDBOX_MESSAGES.invalidHandle(handle) }]);
+    if (typeof payload !== 'object' || Array.isArray(payload)) {
+      return reply([{ field: ['body'], message: SANDBOX_MESSAGES.invalidType('payload', 'object') }]);
+    }
+    const invalid = validatePayload(def, payload as Record<string, unknown>);
+    if (invalid) return reply([invalid]);
+
+    const received: ReceivedTrigger = {
+      seq: ++state.seq,
+      shop,
+      handle,
+      apiVersion: c.req.param('version'),
+      payload: payload as Record<string, unknown>,
+      receivedAt: nowMs(),
+      tokenSha256: createHash('sha256').update(token).digest('hex').slice(0, 12),
+    };
+    state.triggers.push(received);
+    if (state.triggers.length > state.maxRecorded) state.triggers.splice(0, state.triggers.length - state.maxRecorded);
+    for (const l of state.listeners) l(received);
+    return reply([]);
+  });
+  return app;
+}

@@ -1,0 +1,122 @@
+// Sandbox mode, first start: a sandbox shop, one HMAC endpoint and one grant,
+// written to <dataDir>/sandbox-credentials.json (0600). Later starts reuse them.
+import { createHmac } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createGrant } from '../auth/grants.ts';
+import { joinUrl } from '../docs-paths.ts';
+import { randomToken } from '../lib/crypto.ts';
+import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
+import type { Services } from '../operations/types.ts';
+import { DEFAULT_HMAC, generateSecret, getEndpoint, insertEndpoint } from '../services/endpoints.ts';
+import { createShop, getShop } from '../services/shops.ts';
+
+export const SANDBOX_CREDENTIALS_FILE = 'sandbox-credentials.json';
+export const SANDBOX_SHOP_DOMAIN = 'flowport-sandbox.myshopify.com';
+
+export interface SandboxCredentials {
+  shop_id: string;
+  shop_domain: string;
+  endpoint_id: string;
+  ingest_url: string;
+  signing_secret: string;
+  signature_header: string;
+  grant_id: string;
+  grant_token: string;
+  grant_expires_at: string;
+  example_body: string;
+  curl: string;
+}
+
+export function signedCurl(ingestUrl: string, secret: string, body: string): string {
+  const sig = createHmac('sha256', secret).update(body).digest('hex');
+  return `curl -sS -X POST '${ingestUrl}' -H 'Content-Type: application/json' -H '${DEFAULT_HMAC.header}: ${DEFAULT_HMAC.prefix}${sig}' --data '${body}'`;
+}
+
+export async function ensureSandbox(services: Services): Promise<{ creds: SandboxCredentials; created: boolean }> {
+  const file = join(services.config.dataDir, SANDBOX_CREDENTIALS_FILE);
+  if (existsSync(file)) {
+    const creds = JSON.parse(readFileSync(file, 'utf8')) as SandboxCredentials;
+    if ((await getShop(services, creds.shop_id)) && (await getEndpoint(services, creds.endpoint_id))) {
+      // The public URL may have changed (PORT); refresh derived fields.
+      const ingest = joinUrl(services.config.publicUrl, `${INGEST_PATH_PREFIX}/${creds.endpoint_id}`);
+      if (ingest !== creds.ingest_url) {
+        creds.ingest_url = ingest;
+        creds.curl = signedCurl(ingest, creds.signing_secret, creds.example_body);
+        writeCreds(file, creds);
+      }
+      return { creds, created: false };
+    }
+  }
+  const shop = await createShop(services, {
+    domain: SANDBOX_SHOP_DOMAIN.replace('sandbox', `sandbox-${randomToken(3).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`),
+    sandbox: true,
+    accessToken: `shpat_sandbox_${randomToken(16)}`,
+  });
+  const secret = generateSecret();
+  const endpoint = await insertEndpoint(
+    services,
+    shop.id,
+    {
+      name: 'Sandbox sender',
+      senderLabel: 'sandbox',
+      triggerVariant: 'external_event',
+      authMode: 'hmac_sha256',
+      hmac: DEFAULT_HMAC,
+      mapping: { resourceIdPath: null, relatedResourceIdPath: null, requiredPaths: [], externalId: { kind: 'none' }, eventTypePath: 'type' },
+    },
+    secret,
+    'sandbox-bootstrap',
+  );
+  const grant = await createGrant(services, {
+    shopId: shop.id,
+    tier: 'admin_assistant',
+    actorKind: 'human',
+    actorName: 'sandbox owner',
+    expiresInMs: 90 * 86_400_000,
+  });
+  const ingestUrl = joinUrl(services.config.publicUrl, `${INGEST_PATH_PREFIX}/${endpoint.id}`);
+  const exampleBody = JSON.stringify({ type: 'order.paid', id: 'demo_1001', order_id: 1001, total: '42.00' });
+  const creds: SandboxCredentials = {
+    shop_id: shop.id,
+    shop_domain: shop.domain,
+    endpoint_id: endpoint.id,
+    ingest_url: ingestUrl,
+    signing_secret: secret,
+    signature_header: DEFAULT_HMAC.header,
+    grant_id: grant.id,
+    grant_token: grant.token,
+    grant_expires_at: grant.expires_at,
+    example_body: exampleBody,
+    curl: signedCurl(ingestUrl, secret, exampleBody),
+  };
+  writeCreds(file, creds);
+  return { creds, created: true };
+}
+
+function writeCreds(file: string, creds: SandboxCredentials): void {
+  writeFileSync(file, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+}
+
+export function sandboxBanner(creds: SandboxCredentials, publicUrl: string, credsFile: string): string {
+  return [
+    '',
+    '  Flowport is running in SANDBOX mode (no Shopify credentials configured).',
+    '',
+    `  Docs:        ${publicUrl}/`,
+    `  Manifest:    ${publicUrl}/agent/v1/manifest`,
+    `  Ingest URL:  ${creds.ingest_url}`,
+    `  Sandbox shop ${creds.shop_domain} (${creds.shop_id}); received triggers: ${publicUrl}/sandbox/shopify/triggers`,
+    '',
+    '  Send a signed test event (paste as is):',
+    '',
+    `    ${creds.curl}`,
+    '',
+    `  Grant token (admin_assistant, sandbox only): ${creds.grant_token}`,
+    `    curl -sS ${publicUrl}/agent/v1/events -H 'Authorization: Bearer ${creds.grant_token}'`,
+    '',
+    `  Signing secret and these facts as JSON: ${credsFile} (mode 0600)`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,426 @@
+// Endpoints: one sender lane each. Config is versioned; secrets are encrypted
+// at rest, shown once on create, and afterwards only as their last 4 characters.
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../errors/problem.ts';
+import { newId } from '../ids.ts';
+import type { Services } from '../operations/types.ts';
+
+export const TRIGGER_VARIANTS = [
+  'external_event',
+  'external_order_event',
+  'external_customer_event',
+  'external_product_event',
+] as const;
+export type TriggerVariant = (typeof TRIGGER_VARIANTS)[number];
+
+export const AUTH_MODES = [
+  'hmac_sha256',
+  'github',
+  'shopify',
+  'stripe',
+  'standard_webhooks',
+  'slack',
+  'static_header',
+  'basic',
+] as const;
+export type AuthMode = (typeof AUTH_MODES)[number];
+
+export type EndpointStatus = 'active' | 'paused' | 'archived';
+
+/** Parameters of the generic hmac_sha256 mode (presets fix these). */
+export interface HmacParams {
+  header: string;
+  encoding: 'hex' | 'base64';
+  prefix: string;
+  timestampHeader: string | null;
+  toleranceSec: number;
+}
+
+/** static_header: the header whose value is the secret (name generated unless given). */
+export interface StaticHeaderParams {
+  header: string;
+}
+
+/** basic: the user name (not secret); the password is the endpoint secret. */
+export interface BasicParams {
+  username: string;
+}
+
+export type ExternalIdSource =
+  | { kind: 'preset' }
+  | { kind: 'header'; name: string }
+  | { kind: 'json'; path: string }
+  | { kind: 'none' };
+
+export interface EndpointMapping {
+  resourceIdPath: string | null;
+  relatedResourceIdPath: string | null;
+  requiredPaths: string[];
+  externalId: ExternalIdSource;
+  eventTypePath: string | null;
+}
+
+/** Non-secret configuration; a new version is recorded on every change. */
+export interface EndpointConfig {
+  name: string;
+  senderLabel: string;
+  triggerVariant: TriggerVariant;
+  authMode: AuthMode;
+  hmac?: HmacParams;
+  staticHeader?: StaticHeaderParams;
+  basic?: BasicParams;
+  /** Timestamp tolerance for presets that sign one (stripe, standard_webhooks, slack); default 300. */
+  toleranceSec?: number;
+  /** Overrides the plan's dedupe window (hours), never longer than the plan allows. */
+  dedupeWindowHours?: number;
+  mapping: EndpointMapping;
+}
+
+export interface EndpointRow {
+  id: string;
+  shop_id: string;
+  name: string;
+  sender_label: string;
+  trigger_variant: TriggerVariant;
+  auth_mode: AuthMode;
+  status: EndpointStatus;
+  config_version: number;
+  config_json: string;
+  secret_enc: string | null;
+  secret_last4: string | null;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  archived_at: number | null;
+  deleted_at: number | null;
+}
+
+export const DEFAULT_HMAC: HmacParams = {
+  header: 'x-flowport-signature',
+  encoding: 'hex',
+  prefix: 'sha256=',
+  timestampHeader: null,
+  toleranceSec: 300,
+};
+
+export function endpointConfig(row: EndpointRow): EndpointConfig {
+  return JSON.parse(row.config_json) as EndpointConfig;
+}
+
+export function generateSecret(): string {
+  return `fpsec_${randomBytes(24).toString('base64url')}`;
+}
+
+export async function insertEndpoint(
+  services: Pick<Services, 'db' | 'secrets' | 'now'>,
+  shopId: string,
+  config: EndpointConfig,
+  secret: string | null,
+  createdBy: string | null = null,
+): Promise<EndpointRow> {
+  const now = services.now();
+  const row: EndpointRow = {
+    id: newId('endpoint'),
+    shop_id: shopId,
+    name: config.name,
+    sender_label: config.senderLabel,
+    trigger_variant: config.triggerVariant,
+    auth_mode: config.authMode,
+    status: 'active',
+    config_version: 1,
+    config_json: JSON.stringify(config),
+    secret_enc: secret ? services.secrets.encrypt(secret) : null,
+    secret_last4: secret ? secret.slice(-4) : null,
+    previous_secret_enc: null,
+    previous_secret_expires_at: null,
+    created_at: now,
+    updated_at: now,
+    archived_at: null,
+    deleted_at: null,
+  };
+  await services.db.tx(async (tx) => {
+    await tx.run(
+      `INSERT INTO endpoints (id, shop_id, name, sender_label, trigger_variant, auth_mode, status, config_version, config_json,
+         secret_enc, secret_last4, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        row.id,
+        row.shop_id,
+        row.name,
+        row.sender_label,
+        row.trigger_variant,
+        row.auth_mode,
+        row.status,
+        row.config_version,
+        row.config_json,
+        row.secret_enc,
+        row.secret_last4,
+        now,
+        now,
+      ],
+    );
+    await tx.run(
+      'INSERT INTO endpoint_versions (endpoint_id, version, config_json, created_at, created_by) VALUES (?, ?, ?, ?, ?)',
+      [row.id, 1, row.config_json, now, createdBy],
+    );
+  });
+  return row;
+}
+
+export async function getEndpoint(services: Pick<Services, 'db'>, id: string): Promise<EndpointRow | undefined> {
+  return services.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [id]);
+}
+
+export const DEFAULT_TOLERANCE_SEC = 300;
+export const MAX_ROTATION_OVERLAP_HOURS = 72;
+export const MAX_REQUIRED_PATHS = 5;
+export const DEFAULT_STATIC_HEADER = 'x-flowport-token';
+
+/**
+ * A fresh secret in the format the sender's own library expects: Stripe signs
+ * with the whole `whsec_…` string; Standard Webhooks needs `whsec_<base64>`;
+ * the rest take any string.
+ */
+export function generateSecretFor(mode: AuthMode): string {
+  switch (mode) {
+    case 'stripe':
+      return `whsec_${randomBytes(24).toString('hex')}`;
+    case 'standard_webhooks':
+      return `whsec_${randomBytes(24).toString('base64')}`;
+    case 'static_header':
+      return `fptok_${randomBytes(24).toString('base64url')}`;
+    case 'basic':
+      return randomBytes(24).toString('base64url');
+    default:
+      return generateSecret();
+  }
+}
+
+/** Rejects imported secrets the sender library would not accept (e.g. a Stripe secret without `whsec_`). */
+export function validateSecretFor(mode: AuthMode, secret: string): void {
+  const fail = (detail: string) => {
+    throw new AppError('invalid_request', { detail, errors: [{ path: 'secret', message: detail }] });
+  };
+  if (secret.length < 8 || secret.length > 512 || /\s/.test(secret))
+    fail('The secret must be 8–512 characters without whitespace.');
+  if (mode === 'stripe' && !secret.startsWith('whsec_'))
+    fail('A Stripe signing secret starts with `whsec_` (copy it from the Stripe webhook endpoint).');
+  if (mode === 'standard_webhooks') {
+    const b64 = secret.startsWith('whsec_') ? secret.slice(6) : secret;
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || Buffer.from(b64, 'base64').length < 16) {
+      fail('A Standard Webhooks secret is `whsec_` followed by base64 of at least 16 bytes.');
+    }
+  }
+  if (mode === 'basic' && secret.includes(':')) fail('A Basic password cannot contain `:`.');
+}
+
+export interface CreateEndpointInput {
+  shopId: string;
+  name: string;
+  senderLabel?: string;
+  triggerVariant: TriggerVariant;
+  authMode: AuthMode;
+  hmac?: Partial<HmacParams>;
+  staticHeader?: Partial<StaticHeaderParams>;
+  basic?: Partial<BasicParams>;
+  toleranceSec?: number;
+  dedupeWindowHours?: number;
+  mapping?: Partial<EndpointMapping>;
+  /** Import a secret the sender generated (Stripe, Shopify, Slack, Svix); otherwise one is generated. */
+  secret?: string | null;
+  createdBy?: string | null;
+}
+
+const HEADER_NAME_RE = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
+const PATH_RE = /^(\$\.)?[A-Za-z0-9_$@-]+(\.[A-Za-z0-9_$@-]+){0,15}$/;
+
+/** Validates and normalises a create input into a stored config (throws invalid_request). */
+export function buildEndpointConfig(input: CreateEndpointInput): EndpointConfig {
+  const errors: { path: string; message: string }[] = [];
+  const name = input.name?.trim() ?? '';
+  if (!name || name.length > 100) errors.push({ path: 'name', message: 'Name is required (1–100 characters).' });
+  if (!(TRIGGER_VARIANTS as readonly string[]).includes(input.triggerVariant)) {
+    errors.push({ path: 'triggerVariant', message: `One of ${TRIGGER_VARIANTS.join(', ')}.` });
+  }
+  if (!(AUTH_MODES as readonly string[]).includes(input.authMode))
+    errors.push({ path: 'authMode', message: `One of ${AUTH_MODES.join(', ')}.` });
+  const m = input.mapping ?? {};
+  const requiredPaths = m.requiredPaths ?? [];
+  if (requiredPaths.length > MAX_REQUIRED_PATHS)
+    errors.push({ path: 'mapping.requiredPaths', message: `At most ${MAX_REQUIRED_PATHS} required paths.` });
+  for (const [key, value] of [
+    ['mapping.resourceIdPath', m.resourceIdPath],
+    ['mapping.relatedResourceIdPath', m.relatedResourceIdPath],
+    ['mapping.eventTypePath', m.eventTypePath],
+    ...requiredPaths.map((p, i) => [`mapping.requiredPaths.${i}`, p] as const),
+  ] as const) {
+    if (value && !PATH_RE.test(value))
+      errors.push({ path: key, message: 'A dotted JSON path like `data.object.id` (array indexes as numbers).' });
+  }
+  if (input.triggerVariant !== 'external_event' && !m.resourceIdPath) {
+    errors.push({
+      path: 'mapping.resourceIdPath',
+      message: `The ${input.triggerVariant} trigger needs a resource id path (the Shopify id it is about).`,
+    });
+  }
+  const ext = m.externalId ?? { kind: 'preset' };
+  if (ext.kind === 'header' && !HEADER_NAME_RE.test(ext.name))
+    errors.push({ path: 'mapping.externalId.name', message: 'A valid header name.' });
+  if (ext.kind === 'json' && !PATH_RE.test(ext.path))
+    errors.push({ path: 'mapping.externalId.path', message: 'A dotted JSON path.' });
+  const tol = input.toleranceSec ?? input.hmac?.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
+  if (!Number.isInteger(tol) || tol < 1 || tol > 3600)
+    errors.push({ path: 'toleranceSec', message: 'Whole seconds between 1 and 3600.' });
+  if (
+    input.dedupeWindowHours !== undefined &&
+    (!Number.isInteger(input.dedupeWindowHours) || input.dedupeWindowHours < 0 || input.dedupeWindowHours > 24 * 30)
+  ) {
+    errors.push({ path: 'dedupeWindowHours', message: 'Whole hours between 0 and 720 (the plan window caps it).' });
+  }
+  const config: EndpointConfig = {
+    name,
+    senderLabel: (input.senderLabel ?? input.authMode).trim().slice(0, 100),
+    triggerVariant: input.triggerVariant,
+    authMode: input.authMode,
+    mapping: {
+      resourceIdPath: m.resourceIdPath ?? null,
+      relatedResourceIdPath: m.relatedResourceIdPath ?? null,
+      requiredPaths,
+      externalId: ext,
+      eventTypePath: m.eventTypePath === undefined ? 'type' : m.eventTypePath,
+    },
+  };
+  if (input.authMode === 'hmac_sha256') {
+    const h = { ...DEFAULT_HMAC, ...input.hmac, toleranceSec: tol };
+    h.header = h.header.toLowerCase();
+    if (!HEADER_NAME_RE.test(h.header)) errors.push({ path: 'hmac.header', message: 'A valid header name.' });
+    if (h.encoding !== 'hex' && h.encoding !== 'base64')
+      errors.push({ path: 'hmac.encoding', message: 'hex or base64.' });
+    if (h.prefix.length > 32) errors.push({ path: 'hmac.prefix', message: 'At most 32 characters.' });
+    if (h.timestampHeader) {
+      h.timestampHeader = h.timestampHeader.toLowerCase();
+      if (!HEADER_NAME_RE.test(h.timestampHeader))
+        errors.push({ path: 'hmac.timestampHeader', message: 'A valid header name.' });
+    }
+    config.hmac = h;
+  } else if (input.authMode === 'stripe' || input.authMode === 'standard_webhooks' || input.authMode === 'slack') {
+    config.toleranceSec = tol;
+  } else if (input.authMode === 'static_header') {
+    const header = (input.staticHeader?.header ?? DEFAULT_STATIC_HEADER).toLowerCase();
+    if (!HEADER_NAME_RE.test(header) || header === 'authorization' || header === 'content-type') {
+      errors.push({
+        path: 'staticHeader.header',
+        message: 'A valid custom header name (not Authorization or Content-Type).',
+      });
+    }
+    config.staticHeader = { header };
+  } else if (input.authMode === 'basic') {
+    const username = input.basic?.username ?? `fp_${randomBytes(6).toString('hex')}`;
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(username))
+      errors.push({ path: 'basic.username', message: 'Letters, digits, `.`, `_`, `-` (1–64).' });
+    config.basic = { username };
+  }
+  if (input.dedupeWindowHours !== undefined) config.dedupeWindowHours = input.dedupeWindowHours;
+  if (errors.length)
+    throw new AppError('invalid_request', { detail: errors.map((e) => `${e.path}: ${e.message}`).join(' '), errors });
+  return config;
+}
+
+/** Creates an endpoint; the returned secret is shown once and never again. */
+export async function createEndpoint(
+  services: Pick<Services, 'db' | 'secrets' | 'now'>,
+  input: CreateEndpointInput,
+): Promise<{ endpoint: EndpointRow; config: EndpointConfig; secret: string }> {
+  const config = buildEndpointConfig(input);
+  if (input.secret) validateSecretFor(config.authMode, input.secret);
+  const secret = input.secret ?? generateSecretFor(config.authMode);
+  const endpoint = await insertEndpoint(services, input.shopId, config, secret, input.createdBy ?? null);
+  return { endpoint, config, secret };
+}
+
+export interface RotatedSecret {
+  endpointId: string;
+  secret: string;
+  secretLast4: string;
+  configVersion: number;
+  /** When the previous secret stops verifying (ms since epoch); null when the overlap is 0. */
+  previousSecretExpiresAt: number | null;
+}
+
+/**
+ * Replaces the endpoint's secret. The previous one keeps verifying for
+ * `overlapHours` (0–72) so the sender can be updated without dropping events.
+ * Bumps the config version so receipts show which requests came after it.
+ */
+export async function rotateEndpointSecret(
+  services: Pick<Services, 'db' | 'secrets' | 'now'>,
+  endpointId: string,
+  overlapHours: number,
+  options: { newSecret?: string | null; rotatedBy?: string | null } = {},
+): Promise<RotatedSecret> {
+  if (!Number.isFinite(overlapHours) || overlapHours < 0 || overlapHours > MAX_ROTATION_OVERLAP_HOURS) {
+    throw new AppError('invalid_request', {
+      detail: `overlapHours must be between 0 and ${MAX_ROTATION_OVERLAP_HOURS}.`,
+      errors: [{ path: 'overlapHours', message: `0–${MAX_ROTATION_OVERLAP_HOURS} hours.` }],
+    });
+  }
+  return services.db.tx(async (tx) => {
+    const row = await tx.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [endpointId]);
+    if (!row || row.deleted_at) throw new AppError('not_found', { detail: 'No such endpoint.' });
+    if (options.newSecret) validateSecretFor(row.auth_mode, options.newSecret);
+    const secret = options.newSecret ?? generateSecretFor(row.auth_mode);
+    const now = services.now();
+    const expiresAt = overlapHours > 0 && row.secret_enc ? now + Math.round(overlapHours * 3_600_000) : null;
+    const version = row.config_version + 1;
+    await tx.run(
+      `UPDATE endpoints SET secret_enc = ?, secret_last4 = ?, previous_secret_enc = ?, previous_secret_expires_at = ?,
+         config_version = ?, updated_at = ? WHERE id = ?`,
+      [
+        services.secrets.encrypt(secret),
+        secret.slice(-4),
+        expiresAt ? row.secret_enc : null,
+        expiresAt,
+        version,
+        now,
+        endpointId,
+      ],
+    );
+    await tx.run(
+      'INSERT INTO endpoint_versions (endpoint_id, version, config_json, created_at, created_by) VALUES (?, ?, ?, ?, ?)',
+      [endpointId, version, row.config_json, now, options.rotatedBy ?? 'secret-rotation'],
+    );
+    return {
+      endpointId,
+      secret,
+      secretLast4: secret.slice(-4),
+      configVersion: version,
+      previousSecretExpiresAt: expiresAt,
+    };
+  });
+}
+
+/** Secrets that verify right now: the current one, then the previous one inside its overlap. */
+export function activeSecrets(services: Pick<Services, 'secrets'>, row: EndpointRow, now: number): string[] {
+  const out: string[] = [];
+  if (row.secret_enc) out.push(services.secrets.decrypt(row.secret_enc));
+  if (row.previous_secret_enc && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now) {
+    out.push(services.secrets.decrypt(row.previous_secret_enc));
+  }
+  return out;
+}
+
+/** Sets the endpoint status (pause/resume/archive), recording archived_at. */
+export async function setEndpointStatus(
+  services: Pick<Services, 'db' | 'now'>,
+  endpointId: string,
+  status: EndpointStatus,
+): Promise<void> {
+  const now = services.now();
+  await services.db.run('UPDATE endpoints SET status = ?, updated_at = ?, archived_at = ? WHERE id = ?', [
+    status,
+    now,
+    status === 'archived' ? now : null,
+    endpointId,
+  ]);
+}

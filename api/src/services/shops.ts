@@ -1,0 +1,52 @@
+// Shops: the merchant's store, its plan, connection state and (encrypted) Admin API token.
+import { newId } from '../ids.ts';
+import type { PlanId } from '../plans.ts';
+import type { Services } from '../operations/types.ts';
+
+export interface ShopRow {
+  id: string;
+  domain: string;
+  plan: string;
+  sandbox: number;
+  connection_status: 'connected' | 'disconnected';
+  access_token_enc: string | null;
+  admin_base_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const SHOP_DOMAIN_RE = /^[a-z0-9][a-z0-9-]{0,60}\.myshopify\.com$/;
+
+export async function createShop(
+  services: Pick<Services, 'db' | 'secrets' | 'now'>,
+  input: { domain: string; plan?: PlanId; sandbox?: boolean; accessToken?: string | null; adminBaseUrl?: string | null },
+): Promise<ShopRow> {
+  const domain = input.domain.trim().toLowerCase();
+  if (!SHOP_DOMAIN_RE.test(domain)) throw new Error(`Shop domain must look like "example.myshopify.com", got "${input.domain}"`);
+  const now = services.now();
+  const row: ShopRow = {
+    id: newId('shop'),
+    domain,
+    plan: input.plan ?? 'free',
+    sandbox: input.sandbox ? 1 : 0,
+    connection_status: 'connected',
+    access_token_enc: input.accessToken ? services.secrets.encrypt(input.accessToken) : null,
+    admin_base_url: input.adminBaseUrl ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+  await services.db.run(
+    `INSERT INTO shops (id, domain, plan, sandbox, connection_status, access_token_enc, admin_base_url, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [row.id, row.domain, row.plan, row.sandbox, row.connection_status, row.access_token_enc, row.admin_base_url, now, now],
+  );
+  return row;
+}
+
+export async function getShop(services: Pick<Services, 'db'>, id: string): Promise<ShopRow | undefined> {
+  return services.db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [id]);
+}
+
+export async function getShopByDomain(services: Pick<Services, 'db'>, domain: string): Promise<ShopRow | undefined> {
+  return services.db.get<ShopRow>('SELECT * FROM shops WHERE domain = ?', [domain.toLowerCase()]);
+}

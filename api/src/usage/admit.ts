@@ -1,0 +1,89 @@
+// Usage admission for one authenticated operation call: per-minute rate limits
+// (grant, then shop) → 429 + Retry-After; the monthly plan cap of the
+// operation's meter → 402; otherwise the meter is counted. All in one write
+// transaction (one fsync on SQLite).
+import { appendAudit } from '../audit/log.ts';
+import { AppError } from '../errors/problem.ts';
+import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import { consumeUsage, limitsForShop, meterCap, periodBounds, recordUsage, usageFor } from './meters.ts';
+import { grantRateKey, hitRate, retryAfterSeconds, shopRateKey } from './rate-limit.ts';
+
+/**
+ * Operations that are counted but never blocked by a plan cap: an agent that
+ * hit a cap must still be able to read why (plan usage) and what it may do (grant).
+ */
+export const CAP_EXEMPT_OPERATIONS: ReadonlySet<string> = new Set(['getPlanUsage', 'getGrant']);
+
+export async function admitUsage(
+  principal: Principal,
+  op: AnyOperation,
+  services: Services,
+  requestId?: string,
+): Promise<void> {
+  const now = services.now();
+  const limits = await limitsForShop(services.db, principal.shopId);
+  const refusal = await services.db.tx(async (tx): Promise<AppError | null> => {
+    const rates = [
+      {
+        key: grantRateKey(principal.grantId),
+        limit: limits.ratePerMinute.perGrant,
+        who: `grant ${principal.grantId}`,
+        scope: 'grant',
+      },
+      {
+        key: shopRateKey(principal.shopId),
+        limit: limits.ratePerMinute.perShop,
+        who: 'this shop (all grants together)',
+        scope: 'shop',
+      },
+    ] as const;
+    for (const r of rates) {
+      const count = await hitRate(tx, r.key, now);
+      if (count > r.limit) {
+        const retryAfterS = retryAfterSeconds(now);
+        if (count === r.limit + 1) {
+          // Audit the first refusal of a window only, so a flood cannot grow the log.
+          await appendAudit(tx, {
+            shopId: principal.shopId,
+            actor: { grantId: principal.grantId, kind: principal.actor.kind, name: principal.actor.name },
+            action: op.operationId,
+            outcome: 'refused',
+            requestId: requestId ?? null,
+            at: now,
+            details: { code: 'rate_limited', limit_scope: r.scope, limit_per_minute: r.limit },
+          });
+        }
+        return new AppError('rate_limited', {
+          detail: `Rate limit reached: ${r.who} may make ${r.limit} requests per minute. Retry after ${retryAfterS} s.`,
+          reason: `Per-${r.scope} limit of ${r.limit} requests per minute reached.`,
+          retryAfterS,
+          extra: { limit_scope: r.scope, limit_per_minute: r.limit },
+        });
+      }
+    }
+    if (op.meter === null) return null;
+    if (CAP_EXEMPT_OPERATIONS.has(op.operationId)) {
+      await recordUsage(tx, principal.shopId, op.meter, { now });
+      return null;
+    }
+    const cap = meterCap(limits, op.meter);
+    if (await consumeUsage(tx, principal.shopId, op.meter, cap, now)) return null;
+    const used = (await usageFor(tx, principal.shopId, now))[op.meter];
+    const resetsAt = new Date(periodBounds(now).end).toISOString();
+    await appendAudit(tx, {
+      shopId: principal.shopId,
+      actor: { grantId: principal.grantId, kind: principal.actor.kind, name: principal.actor.name },
+      action: op.operationId,
+      outcome: 'refused',
+      requestId: requestId ?? null,
+      at: now,
+      details: { code: 'plan_limit_reached', meter: op.meter, used, limit: cap },
+    });
+    return new AppError('plan_limit_reached', {
+      detail: `The ${limits.plan.name} plan allows ${cap} ${op.meter.replace('_', ' ')}s per month and ${used} were used. The counter resets at ${resetsAt}.`,
+      reason: `Monthly ${op.meter} cap of the ${limits.plan.name} plan reached.`,
+      extra: { meter: op.meter, used, limit: cap, plan: limits.plan.id, resets_at: resetsAt },
+    });
+  });
+  if (refusal) throw refusal;
+}

@@ -1,0 +1,167 @@
+// Metering: monthly usage counters per shop (`usage_counters`, period `YYYY-MM`, UTC)
+// and the plan caps they are checked against. Intake records `accepted_events`,
+// intents record `replays` / `diagnostics_shares`; the operation pipeline records
+// each operation's declared meter. Limits come from the shop's plan, with
+// optional per-shop overrides (`shops.limits_json`).
+import type { Meter } from '../operations/types.ts';
+import { type Plan, planOf } from '../plans.ts';
+import type { Db } from '../store/db.ts';
+
+export const USAGE_METERS = [
+  'accepted_events',
+  'replays',
+  'diagnostics_shares',
+  'simple_read',
+  'rich_read',
+  'preview',
+  'execution',
+] as const satisfies readonly (Meter | string)[];
+export type UsageMeter = (typeof USAGE_METERS)[number];
+
+/** Which monthly plan limit caps each meter. */
+export const METER_PLAN_LIMIT: Record<UsageMeter, keyof Plan['monthly']> = {
+  accepted_events: 'acceptedEvents',
+  replays: 'replays',
+  diagnostics_shares: 'diagnosticsShares',
+  simple_read: 'simpleReads',
+  rich_read: 'richReads',
+  preview: 'previews',
+  execution: 'executions',
+};
+
+export const METER_DESCRIPTIONS: Record<UsageMeter, string> = {
+  accepted_events: 'Events accepted at intake this month.',
+  replays: 'Event replays executed this month.',
+  diagnostics_shares: 'Diagnostics shares created this month.',
+  simple_read: 'Simple Agent Operations reads (grant, plan usage, setup, endpoint and single-object reads).',
+  rich_read: 'Rich reads (event listings, event timelines, diagnostics, audit).',
+  preview: 'Action-intent previews.',
+  execution: 'Confirmed (executed) action intents.',
+};
+
+/** Usage period of a moment: `YYYY-MM` in UTC. */
+export function usagePeriod(now: number): string {
+  return new Date(now).toISOString().slice(0, 7);
+}
+
+export function periodBounds(now: number): { start: number; end: number } {
+  const d = new Date(now);
+  return {
+    start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1),
+    end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
+  };
+}
+
+export interface ShopLimits {
+  plan: Plan;
+  /** Monthly caps after overrides. */
+  monthly: Plan['monthly'];
+  graceEvents: number;
+  ratePerMinute: Plan['ratePerMinute'];
+  bodyRetentionDays: number;
+  dedupeWindowHours: number;
+  overridden: boolean;
+}
+
+/** Shape of `shops.limits_json` (every field optional). */
+export interface LimitOverrides {
+  monthly?: Partial<Plan['monthly']>;
+  graceEvents?: number;
+  ratePerMinute?: Partial<Plan['ratePerMinute']>;
+}
+
+export function resolveLimits(planId: string, limitsJson: string | null | undefined): ShopLimits {
+  const plan = planOf(planId);
+  let o: LimitOverrides = {};
+  if (limitsJson) {
+    try {
+      o = JSON.parse(limitsJson) as LimitOverrides;
+    } catch {
+      o = {};
+    }
+  }
+  return {
+    plan,
+    monthly: { ...plan.monthly, ...(o.monthly ?? {}) },
+    graceEvents: o.graceEvents ?? plan.graceEvents,
+    ratePerMinute: { ...plan.ratePerMinute, ...(o.ratePerMinute ?? {}) },
+    bodyRetentionDays: plan.bodyRetentionDays,
+    dedupeWindowHours: plan.dedupeWindowHours,
+    overridden: limitsJson != null && limitsJson !== '',
+  };
+}
+
+/**
+ * Sandbox shops keep their plan's caps but get the largest plan's per-minute
+ * rates: local development and test suites burst far beyond a real agent.
+ */
+export const SANDBOX_RATE_PLAN = 'scale';
+
+export async function limitsForShop(db: Db, shopId: string): Promise<ShopLimits> {
+  const row = await db.get<{ plan: string; limits_json: string | null; sandbox: number }>(
+    'SELECT plan, limits_json, sandbox FROM shops WHERE id = ?',
+    [shopId],
+  );
+  const limits = resolveLimits(row?.plan ?? 'free', row?.limits_json);
+  if (row && Number(row.sandbox) === 1) {
+    const o = row.limits_json ? (JSON.parse(row.limits_json) as LimitOverrides) : {};
+    limits.ratePerMinute = { ...planOf(SANDBOX_RATE_PLAN).ratePerMinute, ...(o.ratePerMinute ?? {}) };
+  }
+  return limits;
+}
+
+/** The cap for a meter (accepted events include the grace allowance). */
+export function meterCap(limits: ShopLimits, meter: UsageMeter, withGrace = false): number {
+  const base = limits.monthly[METER_PLAN_LIMIT[meter]];
+  return meter === 'accepted_events' && withGrace ? base + limits.graceEvents : base;
+}
+
+/** Adds `n` to a meter unconditionally (use inside the caller's transaction when given one). */
+export async function recordUsage(
+  db: Db,
+  shopId: string,
+  meter: UsageMeter,
+  options: { n?: number; now?: number } = {},
+): Promise<void> {
+  const period = usagePeriod(options.now ?? Date.now());
+  await db.run(
+    `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, ?, ?)
+     ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + excluded.count`,
+    [shopId, period, meter, options.n ?? 1],
+  );
+}
+
+/**
+ * Adds 1 to a meter only while it is below `cap`; returns false (and changes
+ * nothing) when the cap is reached. Atomic: concurrent callers never overshoot.
+ */
+export async function consumeUsage(
+  db: Db,
+  shopId: string,
+  meter: UsageMeter,
+  cap: number,
+  now: number,
+): Promise<boolean> {
+  const period = usagePeriod(now);
+  await db.run(
+    'INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, ?, 0) ON CONFLICT (shop_id, period, meter) DO NOTHING',
+    [shopId, period, meter],
+  );
+  const r = await db.run(
+    'UPDATE usage_counters SET count = count + 1 WHERE shop_id = ? AND period = ? AND meter = ? AND count < ?',
+    [shopId, period, meter, cap],
+  );
+  return r.changes > 0;
+}
+
+/** Every meter's count for the period containing `now` (0 when unused). */
+export async function usageFor(db: Db, shopId: string, now: number = Date.now()): Promise<Record<UsageMeter, number>> {
+  const rows = await db.all<{ meter: string; count: number }>(
+    'SELECT meter, count FROM usage_counters WHERE shop_id = ? AND period = ?',
+    [shopId, usagePeriod(now)],
+  );
+  const out = Object.fromEntries(USAGE_METERS.map((m) => [m, 0])) as Record<UsageMeter, number>;
+  for (const r of rows)
+    if ((USAGE_METERS as readonly string[]).includes(r.meter)) out[r.meter as UsageMeter] = Number(r.count);
+  return out;
+}

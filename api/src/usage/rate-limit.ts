@@ -1,0 +1,41 @@
+// Per-minute rate limits per grant and per shop: fixed one-minute windows kept
+// in the store (`rate_windows`), so the limit holds across every API process
+// sharing one database. Retry-After is the time left in the current window.
+import type { Db } from '../store/db.ts';
+
+export const RATE_WINDOW_MS = 60_000;
+
+export function windowStart(now: number): number {
+  return now - (now % RATE_WINDOW_MS);
+}
+
+export function retryAfterSeconds(now: number): number {
+  return Math.max(1, Math.ceil((windowStart(now) + RATE_WINDOW_MS - now) / 1000));
+}
+
+export const grantRateKey = (grantId: string) => `grant:${grantId}`;
+export const shopRateKey = (shopId: string) => `shop:${shopId}`;
+
+/** Counts one request against `key` in the current window and returns the new count. */
+export async function hitRate(db: Db, key: string, now: number): Promise<number> {
+  const start = windowStart(now);
+  const row = await db.get<{ count: number }>(
+    `INSERT INTO rate_windows (rate_key, window_start, count) VALUES (?, ?, 1)
+     ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + 1
+     RETURNING count`,
+    [key, start],
+  );
+  const count = Number(row?.count ?? 1);
+  // First hit of a new window: drop this key's old windows (keeps the table tiny).
+  if (count === 1) await db.run('DELETE FROM rate_windows WHERE rate_key = ? AND window_start < ?', [key, start]);
+  return count;
+}
+
+/** Requests counted against `key` in the current window (no increment). */
+export async function peekRate(db: Db, key: string, now: number): Promise<number> {
+  const row = await db.get<{ count: number }>(
+    'SELECT count FROM rate_windows WHERE rate_key = ? AND window_start = ?',
+    [key, windowStart(now)],
+  );
+  return Number(row?.count ?? 0);
+}

@@ -1,0 +1,74 @@
+// Tables that hand-written guides embed with `<!-- generated:NAME -->`, rendered
+// from the code that defines the behaviour (lifecycle states, support codes,
+// retry schedule, Flow trigger variants), so a guide cannot drift from it.
+import { errorDocsPath } from '../../../api/src/docs-paths.ts';
+import {
+  EVENT_STATE_DESCRIPTIONS,
+  EVENT_STATES,
+  retrySchedule,
+  SUPPORT_CODES,
+  TERMINAL_STATES,
+} from '../../../api/src/handoff/outcomes.ts';
+import { loadTriggerDefinitions } from '../../../api/src/handoff/triggers.ts';
+import { code, table } from './markdown.ts';
+
+export function renderLifecycleTable(): string {
+  return table(
+    ['State', 'Final?', 'What it means'],
+    EVENT_STATES.map((s) => [code(s), TERMINAL_STATES.includes(s) ? 'yes' : 'no', EVENT_STATE_DESCRIPTIONS[s]]),
+  );
+}
+
+export function renderSupportCodeTable(): string {
+  return table(
+    ['Support code', 'Event state', 'Error code', 'Meaning'],
+    Object.values(SUPPORT_CODES).map((s) => [
+      code(s.code),
+      code(s.state),
+      s.errorCode ? `[${code(s.errorCode)}](${errorDocsPath(s.errorCode)})` : '—',
+      s.meaning,
+    ]),
+  );
+}
+
+function duration(ms: number): string {
+  if (ms < 600_000) return `${Math.round(ms / 1000)} s`;
+  const min = ms / 60_000;
+  return Number.isInteger(min) ? `${min} min` : `${min.toFixed(1)} min`;
+}
+
+export function renderRetrySchedule(): string {
+  const rows = retrySchedule();
+  return [
+    `By default an event gets ${rows.length + 1} delivery attempts in total. After a retryable failure the next attempt waits a random time between zero and the window below (exponential backoff with full jitter), so many events failing together do not retry together.`,
+    '',
+    table(
+      ['After attempt', 'Next attempt within'],
+      rows.map((r) => [String(r.afterAttempt), duration(r.maxDelayMs)]),
+    ),
+  ].join('\n');
+}
+
+export function renderTriggerVariants(): string {
+  const defs = loadTriggerDefinitions();
+  const parts: string[] = [
+    table(
+      ['Trigger variant', 'Flow trigger', 'Handle', 'Use it for'],
+      defs.map((d) => [code(d.variant), d.name, code(d.handle), d.description]),
+    ),
+  ];
+  for (const d of defs) {
+    parts.push(
+      '',
+      `### ${d.name}`,
+      '',
+      `Variant ${code(d.variant)}, handle ${code(d.handle)}, defined in ${code(d.file)}. Fields Flow receives:`,
+      '',
+      table(
+        ['Payload key', 'Flow field type', 'Description'],
+        d.fields.map((f) => [code(f.payloadKey), code(f.type), f.description]),
+      ),
+    );
+  }
+  return parts.join('\n');
+}

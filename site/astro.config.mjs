@@ -1,0 +1,32 @@
+// The docs site. Content is assembled into src/content/docs/ by
+// scripts/docs/generate.ts (run by `npm run build:site`); do not edit it there.
+import starlight from '@astrojs/starlight';
+import { defineConfig } from 'astro/config';
+import { siteOrigin } from '../scripts/docs/lib/site-paths.ts';
+import { SECTIONS, SITE_DESCRIPTION, SITE_TITLE } from './src/lib/sections.ts';
+
+export default defineConfig({
+  site: siteOrigin(),
+  trailingSlash: 'always',
+  build: { format: 'directory' },
+  devToolbar: { enabled: false },
+  // A static build has nothing to pre-bundle; skipping dependency discovery saves
+  // minutes on a cold 2-core machine.
+  vite: { optimizeDeps: { noDiscovery: true, include: [] } },
+  integrations: [
+    starlight({
+      title: SITE_TITLE,
+      description: SITE_DESCRIPTION,
+      favicon: '/favicon.svg',
+      pagefind: true,
+      lastUpdated: false,
+      sidebar: SECTIONS.map((s) => ({ label: s.label, items: [{ autogenerate: { directory: s.dir } }] })),
+      customCss: ['./src/styles/custom.css'],
+      components: {
+        PageTitle: './src/components/PageTitle.astro',
+        MarkdownContent: './src/components/MarkdownContent.astro',
+      },
+      routeMiddleware: './src/route-middleware.ts',
+    }),
+  ],
+});

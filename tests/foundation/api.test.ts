@@ -1,0 +1,66 @@
+// The spine over real HTTP: manifest, health, problem+json for API misses.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CATALOG } from '../../api/src/errors/catalog.ts';
+import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ worker: false });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('GET /agent/v1/manifest', () => {
+  it('is public and describes the edition, contract, docs and every operation', async () => {
+    const res = await fetch(`${server.url}/agent/v1/manifest`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-z]{26}$/);
+    const m = (await res.json()) as any;
+    expect(m.product).toBe('Flowport');
+    expect(m.edition).toBe('Shopify Flow');
+    expect(m.api.openapi_url).toBe(`${server.url}/reference/openapi/agent-operations.openapi.json`);
+    expect(m.docs.index).toBe(`${server.url}/llms.txt`);
+    expect(m.docs.mcp_reference).toBe(`${server.url}/reference/mcp/`);
+    expect(m.docs.cli_reference).toBe(`${server.url}/reference/cli/`);
+    expect(m.capabilities.map((c: { operation_id: string }) => c.operation_id)).toEqual(OPERATIONS.map((o) => o.operationId));
+    expect(m.safety_boundaries.length).toBeGreaterThan(3);
+    expect(JSON.stringify(m)).not.toMatch(/fpg_[0-9A-Za-z]{20,}/);
+  });
+});
+
+describe('health', () => {
+  it('answers /healthz and /readyz', async () => {
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as any).checks.store).toBe(true);
+  });
+});
+
+describe('API misses are problem+json, never HTML', () => {
+  it('unknown route → route_not_found with a docs URL under /reference/errors/', async () => {
+    const res = await fetch(`${server.url}/agent/v1/no-such-thing/../really-not`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    const p = (await res.json()) as any;
+    expect(p.code).toBe('route_not_found');
+    expect(p.type).toBe(p.docs_url);
+    expect(new URL(p.docs_url).pathname).toBe('/reference/errors/route_not_found/');
+    expect(p.request_id).toBe(res.headers.get('x-request-id'));
+    expect(p.status).toBe(ERROR_CATALOG.route_not_found.status);
+  });
+
+  it('wrong method on a known path → 405 method_not_allowed', async () => {
+    const res = await fetch(`${server.url}/agent/v1/manifest`, { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(((await res.json()) as any).code).toBe('method_not_allowed');
+  });
+
+  it('the bare prefix is an API miss too', async () => {
+    const res = await fetch(`${server.url}/agent/v1`);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+  });
+});

@@ -1,0 +1,68 @@
+// `npm start` as a newcomer runs it: one process, the manifest and docs answer,
+// and the banner's curl — pasted as is into a shell — gets a 202 and is delivered.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { tempDir } from '../helpers/runtime.ts';
+
+const root = join(import.meta.dirname, '../..');
+let child: ChildProcess | null = null;
+
+afterAll(() => {
+  child?.kill('SIGTERM');
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+it('starts within 60 s, serves the manifest, and the banner curl is delivered', async () => {
+  const port = await freePort();
+  const dataDir = tempDir();
+  child = spawn(process.execPath, ['scripts/start.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), FLOWPORT_DATA_DIR: dataDir, FLOWPORT_PUBLIC_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    out += d;
+  });
+  const started = Date.now();
+  while (!/Grant token/.test(out)) {
+    if (Date.now() - started > 60_000) throw new Error(`no banner within 60 s:\n${out}`);
+    if (child.exitCode !== null) throw new Error(`exited early:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const manifest = await fetch(`http://localhost:${port}/agent/v1/manifest`);
+  expect(manifest.status).toBe(200);
+  expect(((await manifest.json()) as any).edition).toBe('Shopify Flow');
+
+  const curl = out.split('\n').find((l) => l.trim().startsWith('curl -sS -X POST'))?.trim();
+  expect(curl).toBeDefined();
+  const reply = JSON.parse(execFileSync('bash', ['-c', curl!], { encoding: 'utf8' }));
+  expect(reply.status).toBe('queued');
+
+  const until = Date.now() + 15_000;
+  let delivered = false;
+  while (!delivered && Date.now() < until) {
+    const r = await fetch(`http://localhost:${port}/sandbox/shopify/triggers`);
+    const { triggers } = (await r.json()) as { triggers: unknown[] };
+    delivered = triggers.length > 0;
+    if (!delivered) await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(delivered).toBe(true);
+  // The banner never prints the signing secret.
+  expect(out).not.toMatch(/fpsec_/);
+}, 90_000);

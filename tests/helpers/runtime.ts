@@ -1,0 +1,77 @@
+// Starts a real Flowport runtime for a test: its own temp data dir, a real
+// SQLite file, real HTTP on a loopback port, the in-process sandbox and worker.
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serve } from '@hono/node-server';
+import { type Config, loadConfig } from '../../api/src/config.ts';
+import type { AnyOperation } from '../../api/src/operations/types.ts';
+import { createRuntime, type Runtime } from '../../api/src/runtime.ts';
+import { ensureSandbox, type SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
+
+export interface TestServer {
+  url: string;
+  port: number;
+  runtime: Runtime;
+  dataDir: string;
+  sandbox: SandboxCredentials | null;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  /** Create the sandbox shop, endpoint and grant (default true in sandbox mode). */
+  bootstrapSandbox?: boolean;
+  worker?: boolean;
+  configure?: (config: Config) => Config;
+  /** Serve this operation list instead of the registry (e.g. the registry plus a test-only operation). */
+  operations?: readonly AnyOperation[];
+}
+
+export function tempDir(prefix = 'flowport-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = tempDir();
+  // Listen first on port 0 so the config (public URL, sandbox URL) knows the real port.
+  const holder: { fetch: (req: Request) => Response | Promise<Response> } = {
+    fetch: () => new Response('starting', { status: 503 }),
+  };
+  const server = serve({ fetch: (req) => holder.fetch(req), port: 0, hostname: '127.0.0.1' });
+  // Outlive the client's idle-socket timeout (undici: 4 s): on a loaded machine an event-loop
+  // stall lets the server's keep-alive timer fire before it reads a request already sent on a
+  // reused socket, and the client sees ECONNRESET.
+  (server as unknown as { keepAliveTimeout: number }).keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  let config = loadConfig({
+    FLOWPORT_DATA_DIR: dataDir,
+    PORT: String(port),
+    FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    FLOWPORT_LOG_LEVEL: 'silent',
+    ...(options.worker === false ? { FLOWPORT_WORKER: 'off' } : {}),
+    ...options.env,
+  });
+  if (options.configure) config = options.configure(config);
+  const runtime = await createRuntime(config, options.operations ? { operations: options.operations } : {});
+  holder.fetch = runtime.app.fetch;
+  let sandbox: SandboxCredentials | null = null;
+  if (runtime.sandbox && options.bootstrapSandbox !== false) sandbox = (await ensureSandbox(runtime.services)).creds;
+  runtime.worker?.start();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    runtime,
+    dataDir,
+    sandbox,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      await closed;
+      await runtime.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

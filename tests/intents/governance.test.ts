@@ -1,0 +1,304 @@
+// Must show 2–5: exactly-once confirmation under 20 concurrent requests with one
+// Idempotency-Key; a preview-only grant refused at confirmation naming the execute
+// scope; refusals by code, layer and docs page; the audit chain with two actors.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { verifyAuditChain } from '../../api/src/audit/log.ts';
+import { planOf } from '../../api/src/plans.ts';
+import { usagePeriod } from '../../api/src/usage/meters.ts';
+import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { api, confirm, deliveredEvent, grant } from './helpers.ts';
+
+// Several real round trips per test (intake, worker, Flow stand-in); generous on a loaded CI machine.
+vi.setConfig({ testTimeout: 120_000 });
+
+let server: TestServer;
+let token: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  token = server.sandbox!.grant_token;
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const db = () => server.runtime.services.db;
+const testEventPreview = () =>
+  api(server, token, 'POST', `/agent/v1/endpoints/${server.sandbox!.endpoint_id}/test-event-intents`, {
+    payload: { type: 'idem', n: randomUUID() },
+  });
+
+function expectRefusal(
+  r: { status: number; json: { code: string; docs_url: string; type: string; refusal: { layer: string } } },
+  status: number,
+  code: string,
+  layer: string,
+) {
+  expect(r.status).toBe(status);
+  expect(r.json.code).toBe(code);
+  expect(r.json.refusal.layer).toBe(layer);
+  expect(r.json.docs_url).toBe(`${server.url}/reference/errors/${code}/`);
+  expect(r.json.type).toBe(r.json.docs_url);
+}
+
+describe('idempotent confirmation', () => {
+  it('20 concurrent confirmations with one key execute exactly once; the others get the stored response or 409', async () => {
+    const preview = await testEventPreview();
+    const eventId = preview.json.preview.details.event_id;
+    const key = randomUUID();
+    const results = await Promise.all(Array.from({ length: 20 }, () => confirm(server, token, preview.json.id, key)));
+    const ok = results.filter((r) => r.status === 200);
+    const busy = results.filter((r) => r.status === 409);
+    expect(ok.length + busy.length).toBe(20);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    for (const r of busy) expect(r.json.code).toBe('idempotency_key_in_use');
+    // Every 200 is byte-identical to the first one.
+    for (const r of ok) expect(r.text).toBe(ok[0]?.text);
+    const rows = await db().all('SELECT id FROM events WHERE id = ?', [eventId]);
+    expect(rows).toHaveLength(1);
+    const executes = await db().all(`SELECT seq FROM audit_log WHERE target_id = ? AND action = 'test_event.execute'`, [
+      preview.json.id,
+    ]);
+    expect(executes).toHaveLength(1);
+    // A later retry with the same key returns the stored response, byte for byte.
+    const retry = await confirm(server, token, preview.json.id, key);
+    expect(retry.status).toBe(200);
+    expect(retry.text).toBe(ok[0]?.text);
+    console.log(
+      `[intents] 20 concurrent confirmations: ${ok.length} × 200 (stored response), ${busy.length} × 409, executions: 1`,
+    );
+  }, 180_000);
+
+  it('same key + a different request → 422; a missing key → 400; a second key on an executed intent → refused', async () => {
+    const a = await testEventPreview();
+    const b = await testEventPreview();
+    const key = randomUUID();
+    expect((await confirm(server, token, a.json.id, key)).status).toBe(200);
+    const reused = await confirm(server, token, b.json.id, key);
+    expect(reused.status).toBe(422);
+    expect(reused.json.code).toBe('idempotency_key_reused');
+    const missing = await api(server, token, 'POST', `/agent/v1/action-intents/${b.json.id}/confirm`);
+    expect(missing.status).toBe(400);
+    expect(missing.json.code).toBe('idempotency_key_missing');
+    const twice = await confirm(server, token, a.json.id, randomUUID());
+    expectRefusal(twice, 409, 'intent_not_confirmable', 'target_state');
+  });
+
+  it('a change to the target after preview refuses the confirmation; a fresh preview is needed', async () => {
+    const created = await confirm(
+      server,
+      token,
+      (
+        await api(server, token, 'POST', '/agent/v1/endpoints/intents', {
+          name: 'Stale',
+          trigger_variant: 'external_event',
+          auth_mode: 'hmac_sha256',
+        })
+      ).json.id,
+    );
+    const id = created.json.result.endpoint_id;
+    const first = await api(server, token, 'POST', `/agent/v1/endpoints/${id}/edit-intents`, { name: 'First' });
+    const second = await api(server, token, 'POST', `/agent/v1/endpoints/${id}/edit-intents`, { name: 'Second' });
+    expect((await confirm(server, token, second.json.id)).status).toBe(200);
+    const stale = await confirm(server, token, first.json.id);
+    expectRefusal(stale, 409, 'intent_stale', 'target_state');
+    expect((await api(server, token, 'GET', `/agent/v1/action-intents/${first.json.id}`)).json).toMatchObject({
+      state: 'refused',
+      error_code: 'intent_stale',
+    });
+  });
+
+  it('cancel: a cancelled intent can never be confirmed', async () => {
+    const p = await testEventPreview();
+    const c = await api(server, token, 'POST', `/agent/v1/action-intents/${p.json.id}/cancel`);
+    expect(c.status).toBe(200);
+    expect(c.json.state).toBe('cancelled');
+    expectRefusal(await confirm(server, token, p.json.id), 409, 'intent_not_confirmable', 'target_state');
+    const list = await api(server, token, 'GET', '/agent/v1/action-intents?state=cancelled&kind=test_event');
+    expect(list.json.data.map((i: { id: string }) => i.id)).toContain(p.json.id);
+  });
+});
+
+describe('authority', () => {
+  it('a preview-scoped grant can preview and is refused at confirmation naming the execute scope and a docs URL', async () => {
+    const operator = await grant(server, 'operator', 'triage-agent');
+    const eventId = await deliveredEvent(server);
+    const preview = await api(server, operator.token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(preview.status).toBe(201);
+    const refused = await confirm(server, operator.token, preview.json.id);
+    expectRefusal(refused, 403, 'missing_scope', 'authority');
+    expect(refused.json.refusal.required_scope).toBe('replay:execute');
+    expect(refused.json.refusal.next_steps.map((s: { kind: string }) => s.kind)).toEqual([
+      'docs',
+      'manifest',
+      'openapi',
+      'ask_human',
+    ]);
+    // Nothing ran and the intent is still awaiting a grant that may confirm it.
+    expect((await api(server, operator.token, 'GET', `/agent/v1/action-intents/${preview.json.id}`)).json.state).toBe(
+      'previewed',
+    );
+  });
+
+  it('an observer grant cannot preview, and intents of another shop answer 404', async () => {
+    const observer = await grant(server, 'observer', 'watcher');
+    const r = await api(
+      server,
+      observer.token,
+      'POST',
+      `/agent/v1/endpoints/${server.sandbox!.endpoint_id}/test-event-intents`,
+      {},
+    );
+    expect(r.status).toBe(403);
+    expect(r.json.refusal.required_scope).toBe('test_event:preview');
+    const c = await confirm(server, observer.token, 'int_00000000000000000000000000');
+    expect(c.status).toBe(403);
+    expect((await api(server, token, 'GET', '/agent/v1/action-intents/int_00000000000000000000000000')).status).toBe(
+      404,
+    );
+  });
+});
+
+describe('refusals by layer', () => {
+  it('expired intent → intent_expired (target_state)', async () => {
+    const p = await testEventPreview();
+    await db().run('UPDATE action_intents SET expires_at = ? WHERE id = ?', [Date.now() - 1, p.json.id]);
+    expect((await api(server, token, 'GET', `/agent/v1/action-intents/${p.json.id}`)).json.state).toBe('expired');
+    expectRefusal(await confirm(server, token, p.json.id), 410, 'intent_expired', 'target_state');
+  });
+
+  it('expired retention → retention_expired (target_state), at preview and at confirmation', async () => {
+    const eventId = await deliveredEvent(server);
+    const p = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(p.status).toBe(201);
+    await db().run(`UPDATE events SET body = NULL, retention_state = 'expired' WHERE id = ?`, [eventId]);
+    expectRefusal(await confirm(server, token, p.json.id), 410, 'retention_expired', 'target_state');
+    expect((await api(server, token, 'GET', `/agent/v1/action-intents/${p.json.id}`)).json.state).toBe('refused');
+    const again = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expectRefusal(again, 410, 'retention_expired', 'target_state');
+  });
+
+  it('archived endpoint → endpoint_archived (target_state)', async () => {
+    const created = await confirm(
+      server,
+      token,
+      (
+        await api(server, token, 'POST', '/agent/v1/endpoints/intents', {
+          name: 'Archived',
+          trigger_variant: 'external_event',
+          auth_mode: 'hmac_sha256',
+        })
+      ).json.id,
+    );
+    const id = created.json.result.endpoint_id;
+    await confirm(
+      server,
+      token,
+      (await api(server, token, 'POST', `/agent/v1/endpoints/${id}/delete-intents`, { mode: 'archive' })).json.id,
+    );
+    expectRefusal(
+      await api(server, token, 'POST', `/agent/v1/endpoints/${id}/test-event-intents`, {}),
+      409,
+      'endpoint_archived',
+      'target_state',
+    );
+    expectRefusal(
+      await api(server, token, 'POST', `/agent/v1/endpoints/${id}/rotate-secret-intents`, {}),
+      409,
+      'endpoint_archived',
+      'target_state',
+    );
+  });
+
+  it('exhausted replay cap → replay_limit_reached (usage)', async () => {
+    const eventId = await deliveredEvent(server);
+    const p = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(p.status).toBe(201);
+    const limit = planOf('free').monthly.replays;
+    await db().run(
+      `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, 'replays', ?)
+       ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = excluded.count`,
+      [server.sandbox!.shop_id, usagePeriod(Date.now()), limit],
+    );
+    try {
+      const refused = await confirm(server, token, p.json.id);
+      expectRefusal(refused, 402, 'replay_limit_reached', 'usage');
+      // A usage refusal leaves the intent confirmable once the cap allows it.
+      expect((await api(server, token, 'GET', `/agent/v1/action-intents/${p.json.id}`)).json.state).toBe('previewed');
+      expectRefusal(
+        await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+          acknowledge_recent_delivery: true,
+        }),
+        402,
+        'replay_limit_reached',
+        'usage',
+      );
+    } finally {
+      await db().run(`UPDATE usage_counters SET count = 0 WHERE shop_id = ? AND meter = 'replays'`, [
+        server.sandbox!.shop_id,
+      ]);
+    }
+  });
+
+  it('every refusal docs URL resolves to a catalog code', async () => {
+    const { isErrorCode } = await import('../../api/src/errors/catalog.ts');
+    for (const code of [
+      'intent_expired',
+      'retention_expired',
+      'endpoint_archived',
+      'replay_limit_reached',
+      'replay_recent_delivery',
+      'outside_product_boundary',
+    ]) {
+      expect(isErrorCode(code)).toBe(true);
+    }
+  });
+});
+
+describe('audit', () => {
+  it('the hash-chained audit log shows preview and confirmation of one intent by different actors', async () => {
+    const previewer = await grant(server, 'operator', 'triage-agent', 'agent');
+    const confirmer = await grant(server, 'recovery_operator', 'Dana (merchant)', 'human');
+    const eventId = await deliveredEvent(server);
+    const p = await api(server, previewer.token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(p.status).toBe(201);
+    expect((await confirm(server, previewer.token, p.json.id)).status).toBe(403);
+    const done = await confirm(server, confirmer.token, p.json.id);
+    expect(done.status).toBe(200);
+    expect(done.json.created_by).toMatchObject({
+      grant_id: previewer.id,
+      actor_name: 'triage-agent',
+      actor_kind: 'agent',
+    });
+    expect(done.json.confirmed_by).toMatchObject({
+      grant_id: confirmer.id,
+      actor_name: 'Dana (merchant)',
+      actor_kind: 'human',
+    });
+
+    const entries = await db().all<{ action: string; actor_grant_id: string; actor_kind: string; outcome: string }>(
+      'SELECT action, actor_grant_id, actor_kind, outcome FROM audit_log WHERE target_id = ? ORDER BY seq',
+      [p.json.id],
+    );
+    // The engine's own entries (the operation pipeline may add its own per-request entries beside them).
+    const engine = entries.filter((e) => e.action.startsWith('replay.'));
+    expect(engine.map((e) => [e.action, e.actor_grant_id, e.outcome])).toEqual([
+      ['replay.preview', previewer.id, 'success'],
+      ['replay.confirm', previewer.id, 'refused'],
+      ['replay.confirm', confirmer.id, 'success'],
+      ['replay.execute', confirmer.id, 'success'],
+    ]);
+    const chain = await verifyAuditChain(db());
+    expect(chain.ok).toBe(true);
+  });
+});

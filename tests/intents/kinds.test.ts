@@ -1,0 +1,300 @@
+// Must show 1: for each intent kind, preview → confirm → the effect in the store
+// and, for replay and test event, in the sandbox's received Flow triggers.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { api, confirm, deliveredEvent, sendSigned, triggerFor, waitDelivered } from './helpers.ts';
+
+// Several real round trips per test (intake, worker, Flow stand-in); generous on a loaded CI machine.
+vi.setConfig({ testTimeout: 120_000 });
+
+let server: TestServer;
+let token: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  token = server.sandbox!.grant_token;
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const db = () => server.runtime.services.db;
+
+describe('event replay', () => {
+  it('preview shows the event, config, readiness and cost; confirm creates a linked event that reaches Flow', async () => {
+    const creds = server.sandbox!;
+    const original = await deliveredEvent(server);
+    const preview = await api(server, token, 'POST', `/agent/v1/events/${original}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(preview.status).toBe(201);
+    const intent = preview.json;
+    expect(intent.id).toMatch(/^int_/);
+    expect(intent).toMatchObject({
+      kind: 'replay',
+      state: 'previewed',
+      target: { type: 'event', id: original },
+      required_scope: 'replay:execute',
+    });
+    expect(intent.preview.target.event_id).toBe(original);
+    expect(intent.preview.current_config.secret_last4).toHaveLength(4);
+    expect(JSON.stringify(intent)).not.toContain(creds.signing_secret);
+    expect(intent.preview.details.flow_readiness.trigger_handle).toBeTruthy();
+    expect(intent.preview.details.duplicate_side_effects.within_recent_window).toBe(true);
+    expect(intent.preview.warnings.join(' ')).toMatch(/no idempotency/);
+    expect(intent.meter_cost.cap).toMatchObject({ meter: 'replays', cost: 1 });
+    expect(Date.parse(intent.expires_at)).toBeGreaterThan(Date.parse(intent.created_at));
+
+    const done = await confirm(server, token, intent.id);
+    expect(done.status).toBe(200);
+    expect(done.json.state).toBe('executed');
+    const replayId = done.json.result.event_id as string;
+    expect(replayId).toMatch(/^evt_/);
+    const row = await db().get<{ replay_of: string; body_sha256: string }>(
+      'SELECT replay_of, body_sha256 FROM events WHERE id = ?',
+      [replayId],
+    );
+    expect(row?.replay_of).toBe(original);
+    await waitDelivered(server, replayId);
+    const trigger = await triggerFor(server, creds.shop_domain, replayId);
+    expect(trigger.handle).toBeTruthy();
+    const attempt = await db().get<{ trigger: string }>(
+      'SELECT trigger FROM attempts WHERE event_id = ? ORDER BY id LIMIT 1',
+      [replayId],
+    );
+    expect(attempt?.trigger).toBe('replay');
+    // replayed_by is derivable from replay_of
+    const again = await api(server, token, 'POST', `/agent/v1/events/${original}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(again.json.preview.target.replayed_by.map((r: { event_id: string }) => r.event_id)).toContain(replayId);
+  });
+
+  it('without the acknowledgement a replay minutes after delivery is refused (safety)', async () => {
+    const original = await deliveredEvent(server);
+    const r = await api(server, token, 'POST', `/agent/v1/events/${original}/replay-intents`, {});
+    expect(r.status).toBe(409);
+    expect(r.json.code).toBe('replay_recent_delivery');
+    expect(r.json.refusal.layer).toBe('safety');
+  });
+
+  it('editing the payload is outside the product boundary', async () => {
+    const original = await deliveredEvent(server);
+    const r = await api(server, token, 'POST', `/agent/v1/events/${original}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+      payload_override: { total: '0.00' },
+    });
+    expect(r.status).toBe(422);
+    expect(r.json.refusal.layer).toBe('product_boundary');
+  });
+});
+
+describe('test event', () => {
+  it('preview shows the exact Flow payload; confirm sends a marked test event through the pipeline to Flow', async () => {
+    const creds = server.sandbox!;
+    const preview = await api(server, token, 'POST', `/agent/v1/endpoints/${creds.endpoint_id}/test-event-intents`, {
+      payload: { type: 'order.paid', note: 'hello from a test' },
+    });
+    expect(preview.status).toBe(201);
+    const payload = preview.json.preview.details.flow_payload;
+    const eventId = preview.json.preview.details.event_id as string;
+    expect(JSON.stringify(payload)).toContain('hello from a test');
+    const done = await confirm(server, token, preview.json.id);
+    expect(done.status).toBe(200);
+    expect(done.json.result).toMatchObject({ event_id: eventId, is_test: true });
+    const row = await db().get<{ is_test: number; sender: string }>('SELECT is_test, sender FROM events WHERE id = ?', [
+      eventId,
+    ]);
+    expect(Number(row?.is_test)).toBe(1);
+    expect(row?.sender).toBe('flowport-test');
+    await waitDelivered(server, eventId);
+    const trigger = await triggerFor(server, creds.shop_domain, eventId);
+    // The payload Flow received is the one the preview showed (except the send time).
+    const { ['Received at']: _r1, ...sent } = trigger.payload;
+    const { ['Received at']: _r2, ...shown } = payload;
+    expect(sent).toEqual(shown);
+    const attempt = await db().get<{ trigger: string }>(
+      'SELECT trigger FROM attempts WHERE event_id = ? ORDER BY id LIMIT 1',
+      [eventId],
+    );
+    expect(attempt?.trigger).toBe('test');
+  });
+});
+
+describe('diagnostics share', () => {
+  it('preview lists included/excluded; confirm freezes a redacted bundle behind an expiring link readable without a grant', async () => {
+    const creds = server.sandbox!;
+    await deliveredEvent(server, { type: 'order.paid', secret_customer_note: 'do-not-leak-7731' });
+    const preview = await api(server, token, 'POST', '/agent/v1/diagnostics/share-intents', { expires_in_hours: 2 });
+    expect(preview.status).toBe(201);
+    expect(preview.json.preview.details.excluded.join(' ')).toMatch(/payload bodies/);
+    expect(preview.json.preview.details.included.length).toBeGreaterThan(3);
+    const done = await confirm(server, token, preview.json.id);
+    expect(done.status).toBe(200);
+    const url = done.json.result.share_url as string;
+    expect(url).toContain('/shared/diagnostics/');
+
+    const html = await fetch(url);
+    expect(html.status).toBe(200);
+    expect(html.headers.get('content-type')).toMatch(/text\/html/);
+    const htmlText = await html.text();
+    expect(htmlText).toContain(creds.shop_domain);
+    const json = await fetch(`${url}.json`);
+    expect(json.status).toBe(200);
+    const text = await json.text();
+    const bundle = JSON.parse(text);
+    expect(bundle.endpoints[0].id).toBe(creds.endpoint_id);
+    expect(bundle.receipts.length).toBeGreaterThan(0);
+    for (const leaked of [creds.signing_secret, creds.grant_token, 'do-not-leak-7731']) {
+      expect(text).not.toContain(leaked);
+      expect(htmlText).not.toContain(leaked);
+    }
+    const negotiated = await fetch(url, { headers: { accept: 'application/json' } });
+    expect(JSON.parse(await negotiated.text()).share_id).toBe(bundle.share_id);
+
+    // Only the token hash is stored, and later reads of the intent never show the link.
+    const token0 = url.split('/').pop() as string;
+    const stored = await db().get<{ token_hash: string }>('SELECT token_hash FROM diagnostics_shares WHERE id = ?', [
+      bundle.share_id,
+    ]);
+    expect(stored?.token_hash).not.toBe(token0);
+    const read = await api(server, token, 'GET', `/agent/v1/action-intents/${preview.json.id}`);
+    expect(read.text).not.toContain(token0);
+
+    // Expired → 410; unknown → 404.
+    await db().run('UPDATE diagnostics_shares SET expires_at = ? WHERE id = ?', [Date.now() - 1, bundle.share_id]);
+    expect((await fetch(url)).status).toBe(410);
+    expect((await fetch(`${server.url}/shared/diagnostics/${'x'.repeat(43)}`)).status).toBe(404);
+  });
+});
+
+describe('endpoints', () => {
+  it('create: preview shows the config; confirm returns the secret once and the endpoint accepts signed events', async () => {
+    const preview = await api(server, token, 'POST', '/agent/v1/endpoints/intents', {
+      name: 'Orders from ERP',
+      trigger_variant: 'external_event',
+      auth_mode: 'hmac_sha256',
+    });
+    expect(preview.status).toBe(201);
+    expect(preview.json.preview.details.config.name).toBe('Orders from ERP');
+    const done = await confirm(server, token, preview.json.id);
+    expect(done.status).toBe(200);
+    const { endpoint_id: id, secret } = done.json.result;
+    expect(secret).toMatch(/^fpsec_/);
+    const read = await api(server, token, 'GET', `/agent/v1/action-intents/${preview.json.id}`);
+    expect(read.text).not.toContain(secret);
+    expect(read.json.result.secret_last4).toBe(secret.slice(-4));
+    const row = await db().get<{ status: string; secret_enc: string }>(
+      'SELECT status, secret_enc FROM endpoints WHERE id = ?',
+      [id],
+    );
+    expect(row?.status).toBe('active');
+    expect(row?.secret_enc).not.toContain(secret);
+    const ack = await sendSigned(server, id, secret, { type: 'ping' });
+    expect(ack.status).toBe(202);
+  });
+
+  it('edit: preview shows a diff and the effect on queued events; confirm writes a new config version', async () => {
+    const created = await confirm(
+      server,
+      token,
+      (
+        await api(server, token, 'POST', '/agent/v1/endpoints/intents', {
+          name: 'Edit me',
+          trigger_variant: 'external_event',
+          auth_mode: 'hmac_sha256',
+        })
+      ).json.id,
+    );
+    const id = created.json.result.endpoint_id;
+    const preview = await api(server, token, 'POST', `/agent/v1/endpoints/${id}/edit-intents`, {
+      name: 'Edited',
+      status: 'paused',
+    });
+    expect(preview.status).toBe(201);
+    const paths = preview.json.preview.details.diff.map((d: { path: string }) => d.path);
+    expect(paths).toEqual(expect.arrayContaining(['name', 'status']));
+    expect(preview.json.preview.details.effect_on_queued_events.length).toBeGreaterThan(0);
+    const done = await confirm(server, token, preview.json.id);
+    expect(done.json.result).toMatchObject({ config_version: 2, status: 'paused' });
+    const row = await db().get<{ name: string; config_version: number; status: string }>(
+      'SELECT name, config_version, status FROM endpoints WHERE id = ?',
+      [id],
+    );
+    expect(row).toMatchObject({ name: 'Edited', status: 'paused' });
+    expect(Number(row?.config_version)).toBe(2);
+    const versions = await db().all('SELECT version FROM endpoint_versions WHERE endpoint_id = ?', [id]);
+    expect(versions).toHaveLength(2);
+  });
+
+  it('secret rotation: preview shows the overlap; confirm returns the new secret once and both verify during the overlap', async () => {
+    const created = await confirm(
+      server,
+      token,
+      (
+        await api(server, token, 'POST', '/agent/v1/endpoints/intents', {
+          name: 'Rotate me',
+          trigger_variant: 'external_event',
+          auth_mode: 'hmac_sha256',
+        })
+      ).json.id,
+    );
+    const id = created.json.result.endpoint_id;
+    const oldSecret = created.json.result.secret;
+    const preview = await api(server, token, 'POST', `/agent/v1/endpoints/${id}/rotate-secret-intents`, {
+      overlap_hours: 2,
+    });
+    expect(preview.status).toBe(201);
+    expect(preview.json.preview.details.overlap_hours).toBe(2);
+    const done = await confirm(server, token, preview.json.id);
+    const newSecret = done.json.result.secret;
+    expect(newSecret).toBeTruthy();
+    expect(newSecret).not.toBe(oldSecret);
+    expect(done.json.result.previous_secret_valid_until).toBeTruthy();
+    expect((await sendSigned(server, id, newSecret, { type: 'a' })).status).toBe(202);
+    expect((await sendSigned(server, id, oldSecret, { type: 'b' })).status).toBe(202);
+  });
+
+  it('delete: archive first, permanent only from archived, tombstone remains with secrets and bodies cleared', async () => {
+    const created = await confirm(
+      server,
+      token,
+      (
+        await api(server, token, 'POST', '/agent/v1/endpoints/intents', {
+          name: 'Delete me',
+          trigger_variant: 'external_event',
+          auth_mode: 'hmac_sha256',
+        })
+      ).json.id,
+    );
+    const id = created.json.result.endpoint_id;
+    const ack = await sendSigned(server, id, created.json.result.secret, { type: 'keep-me' });
+    await waitDelivered(server, ack.json.event_id);
+
+    const tooEarly = await api(server, token, 'POST', `/agent/v1/endpoints/${id}/delete-intents`, {
+      mode: 'permanent',
+    });
+    expect(tooEarly.status).toBe(409);
+    expect(tooEarly.json.code).toBe('endpoint_not_archived');
+
+    const archive = await api(server, token, 'POST', `/agent/v1/endpoints/${id}/delete-intents`, { mode: 'archive' });
+    expect(archive.status).toBe(201);
+    expect((await confirm(server, token, archive.json.id)).json.result.status).toBe('archived');
+
+    const permanent = await api(server, token, 'POST', `/agent/v1/endpoints/${id}/delete-intents`, {
+      mode: 'permanent',
+    });
+    expect(permanent.status).toBe(201);
+    expect(permanent.json.preview.details.will_be_lost.retained_bodies).toBe(1);
+    const done = await confirm(server, token, permanent.json.id);
+    expect(done.json.result).toMatchObject({ status: 'deleted', purged_bodies: 1, tombstone: true });
+    const row = await db().get<{ deleted_at: number | null; secret_enc: string | null; name: string }>(
+      'SELECT deleted_at, secret_enc, name FROM endpoints WHERE id = ?',
+      [id],
+    );
+    expect(row?.deleted_at).not.toBeNull();
+    expect(row?.secret_enc).toBeNull();
+    expect(row?.name).toBe('Delete me');
+    const ev = await db().get<{ body: string | null }>('SELECT body FROM events WHERE id = ?', [ack.json.event_id]);
+    expect(ev?.body).toBeNull();
+  });
+});

@@ -1,0 +1,279 @@
+// The MCP endpoint's HTTP edge and refusals: 401 challenge + RFC 9728 metadata
+// (Must show 4), an observer refused on a confirmation with the missing scope
+// and a docs URL that resolves (Must show 3), Origin validation, 405s, the docs
+// tools and resources over MCP.
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGrant } from '../../api/src/auth/grants.ts';
+import { ALL_SCOPES } from '../../api/src/auth/scopes.ts';
+import { loadConfig } from '../../api/src/config.ts';
+import { markdownTwinPath } from '../../api/src/services/docs.ts';
+import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { FIXTURE_OPERATIONS, fixtureSite } from './fixtures.ts';
+import {
+  type ConnectedClient,
+  connectLegacy,
+  connectModern,
+  INITIALIZE_2025,
+  problemOf,
+  rawMcpPost,
+} from './helpers.ts';
+
+const operations = [...OPERATIONS, ...FIXTURE_OPERATIONS];
+let server: TestServer;
+let siteDir = '';
+let adminToken: string;
+let observerToken: string;
+let observer: ConnectedClient;
+
+const ALLOWED_EXTRA_ORIGIN = 'https://console.example.test';
+
+beforeAll(async () => {
+  server = await startTestServer({
+    worker: false,
+    operations,
+    env: { FLOWPORT_MCP_ALLOWED_ORIGINS: `${ALLOWED_EXTRA_ORIGIN}/` },
+    configure: (c) => {
+      siteDir = fixtureSite(c.publicUrl);
+      return { ...c, siteDir };
+    },
+  });
+  adminToken = server.sandbox?.grant_token as string;
+  const grant = await createGrant(server.runtime.services, {
+    shopId: server.sandbox?.shop_id as string,
+    tier: 'observer',
+    actorKind: 'agent',
+    actorName: 'mcp-observer-test',
+    expiresInMs: 3_600_000,
+  });
+  observerToken = grant.token;
+  observer = await connectModern(server.url, observerToken);
+});
+afterAll(async () => {
+  await observer?.close();
+  await server?.close();
+  if (siteDir) rmSync(siteDir, { recursive: true, force: true });
+});
+
+const metadataUrl = () => `${server.url}/.well-known/oauth-protected-resource/agent/v1/mcp`;
+
+describe('401 challenge and protected resource metadata', () => {
+  it.each([
+    ['no Authorization header', undefined, 'missing_token'],
+    ['a malformed token', 'Bearer not-a-grant-token', 'invalid_token'],
+    ['a well-formed but unknown token', null, 'invalid_token'],
+  ])('%s → 401 with a resource_metadata challenge', async (_label, auth, code) => {
+    const header = auth === null ? `Bearer ${adminToken.slice(0, -6)}AAAAAA` : auth;
+    const res = await rawMcpPost(server.url, INITIALIZE_2025, header ? { authorization: header } : {});
+    expect(res.status).toBe(401);
+    const challenge = res.headers.get('www-authenticate') ?? '';
+    expect(challenge).toMatch(/^Bearer /);
+    expect(challenge).toContain(`resource_metadata="${metadataUrl()}"`);
+    if (code === 'missing_token') expect(challenge).not.toContain('error=');
+    else expect(challenge).toContain('error="invalid_token"');
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+    const problem = (await res.json()) as { code: string; refusal: { layer: string } };
+    expect(problem.code).toBe(code);
+    expect(problem.refusal.layer).toBe('authority');
+  });
+
+  it('a revoked grant → 401 grant_revoked', async () => {
+    const g = await createGrant(server.runtime.services, {
+      shopId: server.sandbox?.shop_id as string,
+      tier: 'observer',
+      actorKind: 'agent',
+      actorName: 'to-revoke',
+      expiresInMs: 3_600_000,
+    });
+    await server.runtime.services.db.run('UPDATE grants SET revoked_at = ? WHERE id = ?', [Date.now(), g.id]);
+    const res = await rawMcpPost(server.url, INITIALIZE_2025, { authorization: `Bearer ${g.token}` });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect(((await res.json()) as { code: string }).code).toBe('grant_revoked');
+  });
+
+  it('the metadata document (RFC 9728) names the resource, header bearer, scopes and docs', async () => {
+    const res = await fetch(metadataUrl());
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as Record<string, unknown>;
+    expect(doc.resource).toBe(`${server.url}/agent/v1/mcp`);
+    expect(doc.bearer_methods_supported).toEqual(['header']);
+    expect(doc.scopes_supported).toEqual([...ALL_SCOPES]);
+    expect(doc.resource_documentation).toBe(`${server.url}/reference/mcp/`);
+    expect(doc.authorization_servers).toEqual([]);
+    // Root fallback for clients that try it.
+    const root = await fetch(`${server.url}/.well-known/oauth-protected-resource`);
+    expect(await root.json()).toEqual(doc);
+  });
+
+  it('a valid grant passes the edge (2025 initialize answers 200)', async () => {
+    const res = await rawMcpPost(server.url, INITIALIZE_2025, { authorization: `Bearer ${adminToken}` });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('"protocolVersion":"2025-11-25"');
+  });
+});
+
+describe('HTTP edge: methods and Origin', () => {
+  it.each(['GET', 'DELETE'])('%s → 405 problem+json with Allow: POST', async (method) => {
+    const res = await rawMcpPost(server.url, null, { authorization: `Bearer ${adminToken}` }, method);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(((await res.json()) as { code: string }).code).toBe('method_not_allowed');
+  });
+
+  it('a foreign browser Origin → 403 origin_not_allowed, before auth', async () => {
+    const res = await rawMcpPost(server.url, INITIALIZE_2025, { origin: 'https://evil.example' });
+    expect(res.status).toBe(403);
+    const problem = (await res.json()) as { code: string; refusal: { layer: string } };
+    expect(problem.code).toBe('origin_not_allowed');
+    expect(problem.refusal.layer).toBe('safety');
+  });
+
+  it.each(['http://localhost:5173', 'http://127.0.0.1:9999', ALLOWED_EXTRA_ORIGIN])(
+    'Origin %s is allowed',
+    async (origin) => {
+      const res = await rawMcpPost(server.url, INITIALIZE_2025, { origin, authorization: `Bearer ${adminToken}` });
+      expect(res.status).toBe(200);
+    },
+  );
+
+  it('FLOWPORT_MCP_ALLOWED_ORIGINS is parsed into config', () => {
+    expect(loadConfig({ FLOWPORT_MCP_ALLOWED_ORIGINS: ' https://a.test/ ,https://b.test' }).mcp.allowedOrigins).toEqual(
+      ['https://a.test', 'https://b.test'],
+    );
+  });
+});
+
+describe('refusals come back as isError tool results', () => {
+  it('observer calling a confirmation tool: refusal, missing scope, docs URL that resolves', async () => {
+    const result = await observer.callTool('confirm_test_fixture', { intentId: 'int_fixture', idempotency_key: 'k-1' });
+    expect(result.isError).toBe(true);
+    const problem = problemOf(result);
+    expect(problem.code).toBe('missing_scope');
+    expect(problem.status).toBe(403);
+    expect(problem.refusal?.layer).toBe('authority');
+    expect(problem.refusal?.required_scope).toBe('replay:execute');
+    expect(problem.refusal?.next_steps.map((s) => s.kind)).toEqual(['docs', 'manifest', 'openapi', 'ask_human']);
+    expect(problem.docs_url).toBe(`${server.url}/reference/errors/missing_scope/`);
+    // The resource_link points at the page's Markdown twin, and it resolves on this server's built site.
+    const link = result.content.find((c) => c.type === 'resource_link');
+    expect(link?.uri).toBe(`${server.url}/reference/errors/missing_scope.md`);
+    expect(link?.mimeType).toBe('text/markdown');
+    const page = await fetch(link?.uri as string);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('# missing_scope');
+    // And the same page exists in the repository's built docs site.
+    const repoSite = loadConfig({}).siteDir;
+    if (existsSync(join(repoSite, 'index.html'))) {
+      expect(existsSync(join(repoSite, markdownTwinPath(new URL(problem.docs_url).pathname)))).toBe(true);
+      expect(existsSync(join(repoSite, new URL(problem.docs_url).pathname, 'index.html'))).toBe(true);
+    } else {
+      console.log('[mcp endpoint] site/dist is not built: checked the docs URL against this server only');
+    }
+  });
+
+  it('a grant that can preview but not execute is refused on the real confirm_action_intent with the required scope', async (ctx) => {
+    if (
+      !OPERATIONS.some((op) => op.mcp?.name === 'preview_diagnostics_share') ||
+      !OPERATIONS.some((op) => op.mcp?.name === 'confirm_action_intent')
+    ) {
+      ctx.skip();
+      return;
+    }
+    // operator: previews every action, executes only test events.
+    const g = await createGrant(server.runtime.services, {
+      shopId: server.sandbox?.shop_id as string,
+      tier: 'operator',
+      actorKind: 'agent',
+      actorName: 'mcp-operator-test',
+      expiresInMs: 3_600_000,
+    });
+    const operator = await connectLegacy(server.url, g.token);
+    try {
+      const previewed = await operator.callTool('preview_diagnostics_share', {});
+      if (previewed.isError) throw new Error(previewed.content[0]?.text);
+      const intentId = (previewed.structuredContent as { id: string }).id;
+      const result = await operator.callTool('confirm_action_intent', { intentId, idempotency_key: `op-${intentId}` });
+      expect(result.isError).toBe(true);
+      const problem = problemOf(result);
+      expect(problem.code).toBe('missing_scope');
+      expect(problem.refusal?.required_scope).toBe('diagnostics_share:execute');
+      expect(problem.docs_url).toBe(`${server.url}/reference/errors/missing_scope/`);
+      // An observer (no execute scope at all) is refused too.
+      const byObserver = problemOf(
+        await observer.callTool('confirm_action_intent', { intentId, idempotency_key: `obs-${intentId}` }),
+      );
+      expect(byObserver.code).toBe('missing_scope');
+      expect(byObserver.refusal?.layer).toBe('authority');
+    } finally {
+      await operator.close();
+    }
+  });
+
+  it('invalid arguments → isError invalid_request with errors[] (same as HTTP 400)', async () => {
+    const result = await observer.callTool('lookup_api_operation', {});
+    expect(result.isError).toBe(true);
+    const problem = problemOf(result);
+    expect(problem.code).toBe('invalid_request');
+    expect((problem.errors as { path: string }[])[0]?.path).toBe('operationId');
+  });
+
+  it('a refusal is audited and metered like HTTP (the grant use is counted once per MCP request)', async () => {
+    const before = await server.runtime.services.db.get<{ use_count: number }>(
+      'SELECT use_count FROM grants WHERE actor_name = ?',
+      ['mcp-observer-test'],
+    );
+    await observer.callTool('read_manifest', {});
+    const after = await server.runtime.services.db.get<{ use_count: number }>(
+      'SELECT use_count FROM grants WHERE actor_name = ?',
+      ['mcp-observer-test'],
+    );
+    expect(Number(after?.use_count) - Number(before?.use_count)).toBe(1);
+  });
+});
+
+describe('docs tools and resources', () => {
+  it('search_docs finds the refusals page, read_docs_page returns its Markdown', async () => {
+    const found = await observer.callTool('search_docs', { q: 'missing scope' });
+    expect(found.isError).toBeFalsy();
+    const results = (found.structuredContent as { results: { path: string; markdown_url: string }[] }).results;
+    expect(results.map((r) => r.path)).toContain('/agent-access/refusals/');
+    const page = await observer.callTool('read_docs_page', { path: `${server.url}/agent-access/refusals.md` });
+    expect(page.isError).toBeFalsy();
+    expect((page.structuredContent as { markdown: string }).markdown).toContain('# Refusals');
+  });
+
+  it('read_docs_page on an unknown path → docs_page_not_found with close matches', async () => {
+    const res = await observer.callTool('read_docs_page', { path: '/agent-access/refusal/' });
+    const problem = problemOf(res);
+    expect(problem.code).toBe('docs_page_not_found');
+    expect(problem.close_matches).toContain('/agent-access/refusals/');
+  });
+
+  it('the same docs operations answer over REST (public)', async () => {
+    const res = await fetch(`${server.url}/agent/v1/docs/search?q=replay`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { results: { path: string }[] };
+    expect(body.results[0]?.path).toBe('/recover/replay/');
+    const op = await fetch(`${server.url}/agent/v1/openapi/operations/getManifest`);
+    expect(op.status).toBe(200);
+    const view = (await op.json()) as { path: string; schemas: Record<string, unknown> };
+    expect(view.path).toBe('/agent/v1/manifest');
+    expect(Object.keys(view.schemas)).toContain('Manifest');
+  });
+
+  it('resources: every docs page as Markdown, llms.txt and the OpenAPI document', async () => {
+    const { resources } = await observer.listResources();
+    const uris = resources.map((r) => r.uri);
+    expect(uris).toContain(`${server.url}/reference/openapi/agent-operations.openapi.json`);
+    expect(uris).toContain(`${server.url}/llms.txt`);
+    expect(uris).toContain(`${server.url}/agent-access/refusals.md`);
+    expect(uris).toContain(`${server.url}/index.md`);
+    const md = await observer.readResource(`${server.url}/reference/errors/missing_scope.md`);
+    expect(md.contents[0]?.text).toContain('# missing_scope');
+    const openapi = await observer.readResource(`${server.url}/reference/openapi/agent-operations.openapi.json`);
+    expect(JSON.parse(openapi.contents[0]?.text as string).openapi).toBe('3.1.0');
+  });
+});

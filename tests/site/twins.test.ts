@@ -1,0 +1,107 @@
+// Markdown twins and llms.txt are complete and well-formed, and the generated
+// reference pages cover every operation, MCP tool and error code.
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../../api/src/errors/catalog.ts';
+import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { listOperations, type OpenApiDocument } from '../../scripts/docs/lib/api-reference.ts';
+import { OPENAPI_FILE } from '../../scripts/docs/lib/site-paths.ts';
+import { decodeEntities, distFiles, ensureSiteBuilt, htmlPages, readDist, siteOrigin, twinOf } from './helpers/site.ts';
+
+beforeAll(ensureSiteBuilt, 900_000);
+
+function llmsLinks(): string[] {
+  return [...readDist('/llms.txt').matchAll(/^- \[[^\]]+\]\(([^)]+)\)/gm)].map((m) => m[1] as string);
+}
+
+describe('Markdown twins', () => {
+  it('HTML pages, .md twins and llms.txt links have equal counts and match one to one', () => {
+    const origin = siteOrigin();
+    const pages = htmlPages();
+    const twins = distFiles().filter((f) => f.endsWith('.md'));
+    const links = llmsLinks();
+    expect(pages.length).toBeGreaterThan(20);
+    expect(twins.length).toBe(pages.length);
+    expect(links.length).toBe(pages.length);
+    expect(new Set(twins)).toEqual(new Set(pages.map(twinOf)));
+    expect(new Set(links)).toEqual(new Set(pages.map((p) => `${origin}${twinOf(p)}`)));
+  });
+
+  it('each twin starts with its title, Canonical and Markdown lines, and the title matches the HTML page', () => {
+    const origin = siteOrigin();
+    for (const page of htmlPages()) {
+      const twin = readDist(twinOf(page));
+      const lines = twin.split('\n');
+      expect(lines[0], page).toMatch(/^# \S/);
+      expect(lines[2], page).toBe(`Canonical: ${origin}${page}`);
+      expect(lines[3], page).toBe(`Markdown: ${origin}${twinOf(page)}`);
+      const h1 = /<h1[^>]*id="_top"[^>]*>([\s\S]*?)<\/h1>/.exec(readDist(`${page}index.html`));
+      if (h1) expect(lines[0], page).toBe(`# ${decodeEntities((h1[1] as string).replace(/<[^>]+>/g, '').trim())}`);
+    }
+  });
+
+  it('every HTML page links its twin as text/markdown and offers Copy as Markdown', () => {
+    for (const page of htmlPages()) {
+      const html = readDist(`${page}index.html`);
+      expect(html, page).toContain(`<link rel="alternate" type="text/markdown" href="${twinOf(page)}"`);
+      if (page !== '/')
+        expect(html, page).toMatch(
+          new RegExp(`class="fp-copy-md[^"]*" data-twin="${twinOf(page).replace(/[.]/g, '\\.')}"`),
+        );
+    }
+  });
+
+  it('tables stay Markdown tables in twins (readable as text), not HTML', () => {
+    const twin = readDist('/reference/scopes.md');
+    expect(twin).toMatch(/^\| Scope \|/m);
+    expect(twin).not.toContain('<table');
+  });
+
+  it('llms-full.txt holds every twin', () => {
+    const full = readDist('/llms-full.txt');
+    for (const page of htmlPages()) expect(full).toContain(`Markdown: ${siteOrigin()}${twinOf(page)}`);
+  });
+
+  it('llms.txt follows llmstxt.org: H1, summary quote, then sections of links', () => {
+    const text = readDist('/llms.txt');
+    expect(text).toMatch(/^# .+\n\n> .+\n/);
+    expect(text).toMatch(/^## Reference$/m);
+    const firstSection = text.indexOf('\n## ');
+    expect(text.slice(firstSection)).not.toMatch(/^(?!## |- \[|$).+/m);
+  });
+});
+
+describe('generated reference pages', () => {
+  it('every OpenAPI operation appears in /reference/api.md', () => {
+    const doc = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as OpenApiDocument;
+    const ops = listOperations(doc);
+    expect(ops.length).toBeGreaterThan(0);
+    const twin = readDist('/reference/api.md');
+    for (const { method, path, op } of ops) {
+      expect(twin).toContain(`${method} ${path}`);
+      if (op.operationId) expect(twin).toContain(op.operationId);
+    }
+  });
+
+  it('every MCP tool in the registry appears in /reference/mcp.md with its scope', () => {
+    const twin = readDist('/reference/mcp.md');
+    const tools = OPERATIONS.filter((op) => op.mcp);
+    expect(tools.length).toBeGreaterThan(0);
+    for (const op of tools) {
+      expect(twin).toContain(`### ${op.mcp?.name}`);
+      if (op.scope) expect(twin).toContain(`\`${op.scope}\``);
+    }
+    expect(twin).toContain('<GRANT_TOKEN>');
+    expect(twin).toContain('/agent/v1/mcp');
+  });
+
+  it('every CLI command in the registry appears in /reference/cli.md', () => {
+    const twin = readDist('/reference/cli.md');
+    for (const op of OPERATIONS.filter((o) => o.cli)) expect(twin).toContain(`flowport ${op.cli?.join(' ')}`);
+  });
+
+  it('the error index lists every code', () => {
+    const twin = readDist('/reference/errors.md');
+    for (const code of ERROR_CODES) expect(twin).toContain(`[\`${code}\`]`);
+  });
+});

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// One runner for every test. Tests isolate their data (temp dirs, port 0);
+// none depends on another's order or ids.
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
