@@ -36,10 +36,12 @@ export function tempDir(prefix = 'flowport-test-'): string {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = tempDir();
   // Listen first on port 0 so the config (public URL, sandbox URL) knows the real port.
-  const holder: { fetch: (req: Request) => Response | Promise<Response> } = {
+  // The Node adapter's env ({ incoming, outgoing }) is passed through: the sandbox's `reset` fault
+  // destroys the socket through it.
+  const holder: { fetch: (req: Request, env?: unknown) => Response | Promise<Response> } = {
     fetch: () => new Response('starting', { status: 503 }),
   };
-  const server = serve({ fetch: (req) => holder.fetch(req), port: 0, hostname: '127.0.0.1' });
+  const server = serve({ fetch: (req, env) => holder.fetch(req, env), port: 0, hostname: '127.0.0.1' });
   // Outlive the client's idle-socket timeout (undici: 4 s): on a loaded machine an event-loop
   // stall lets the server's keep-alive timer fire before it reads a request already sent on a
   // reused socket, and the client sees ECONNRESET.
