@@ -125,10 +125,16 @@ describe('docs site in a browser', { timeout: 240_000 }, () => {
       .getByText(ops[0]?.op.summary as string)
       .first()
       .waitFor({ state: 'attached', timeout: 180_000 });
+    // Scalar renders operation sections progressively after the first one appears.
+    const missingOps = async () => {
+      const text = await root.innerText();
+      return ops
+        .filter((o) => !text.includes(o.op.summary ?? o.op.operationId ?? ''))
+        .map((o) => `${o.method} ${o.path}`);
+    };
+    await expect.poll(missingOps, { timeout: 60_000, interval: 500 }).toEqual([]);
+    await root.scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(SCREENSHOTS, 'scalar.png'), fullPage: false });
-    const text = await root.innerText();
-    const missing = ops.filter((o) => !text.includes(o.op.summary ?? o.op.operationId ?? ''));
-    expect(missing.map((o) => `${o.method} ${o.path}`)).toEqual([]);
     await page.close();
   });
 
