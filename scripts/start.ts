@@ -5,7 +5,17 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
-const SITE_INPUTS = ['content', 'site', 'openapi', 'api/src/errors', 'api/src/auth/scopes.ts', 'api/src/plans.ts', 'api/src/operations', 'api/src/cli/definitions.ts', 'api/src/docs-paths.ts'];
+const SITE_INPUTS = [
+  'content',
+  'site',
+  'openapi',
+  'api/src/errors',
+  'api/src/auth/scopes.ts',
+  'api/src/plans.ts',
+  'api/src/operations',
+  'api/src/cli/definitions.ts',
+  'api/src/docs-paths.ts',
+];
 const SITE_MARKER = join(root, 'site/dist/index.html');
 
 function newestMtime(path: string): number {
@@ -28,7 +38,10 @@ export function siteIsStale(): boolean {
 
 if (!process.env.FLOWPORT_BUILD_COMMIT) {
   try {
-    process.env.FLOWPORT_BUILD_COMMIT = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    process.env.FLOWPORT_BUILD_COMMIT = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+    }).trim();
   } catch {
     process.env.FLOWPORT_BUILD_COMMIT = 'unknown';
   }

@@ -15,7 +15,11 @@ const steps: [string, string[]][] = [
 for (const [name, args] of steps) {
   const started = Date.now();
   console.log(`\n=== ${name}`);
-  const r = spawnSync('npm', args, { cwd: root, stdio: 'inherit', env: { ...process.env, FORCE_COLOR: process.env.CI ? '0' : '1' } });
+  const r = spawnSync('npm', args, {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, FORCE_COLOR: process.env.CI ? '0' : '1' },
+  });
   console.log(`=== ${name}: ${r.status === 0 ? 'ok' : 'FAILED'} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   if (r.status !== 0) process.exit(r.status ?? 1);
 }

@@ -64,7 +64,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   };
 
   const sandbox = isSandbox(config) ? createSandboxState() : null;
-  const mounts: { path: string; app: Hono<AppEnv> }[] = [{ path: INGEST_PATH_PREFIX, app: intakeRoutes(() => services) }];
+  const mounts: { path: string; app: Hono<AppEnv> }[] = [
+    { path: INGEST_PATH_PREFIX, app: intakeRoutes(() => services) },
+  ];
   if (sandbox) mounts.push({ path: SANDBOX_MOUNT_PATH, app: sandboxApp(sandbox) as unknown as Hono<AppEnv> });
   mounts.push({ path: SHARED_DIAGNOSTICS_PATH, app: sharedDiagnosticsRoutes(() => services) });
   mounts.push(
@@ -73,7 +75,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   );
 
   const workerRef: { current: DeliveryWorker | null } = { current: null };
-  mounts.push({ path: '/metrics', app: metricsRoutes(() => services, () => workerRef.current) as unknown as Hono<AppEnv> });
+  mounts.push({
+    path: '/metrics',
+    app: metricsRoutes(
+      () => services,
+      () => workerRef.current,
+    ) as unknown as Hono<AppEnv>,
+  });
 
   const app = createApp({
     services,

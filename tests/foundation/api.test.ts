@@ -25,7 +25,9 @@ describe('GET /agent/v1/manifest', () => {
     expect(m.docs.index).toBe(`${server.url}/llms.txt`);
     expect(m.docs.mcp_reference).toBe(`${server.url}/reference/mcp/`);
     expect(m.docs.cli_reference).toBe(`${server.url}/reference/cli/`);
-    expect(m.capabilities.map((c: { operation_id: string }) => c.operation_id)).toEqual(OPERATIONS.map((o) => o.operationId));
+    expect(m.capabilities.map((c: { operation_id: string }) => c.operation_id)).toEqual(
+      OPERATIONS.map((o) => o.operationId),
+    );
     expect(m.safety_boundaries.length).toBeGreaterThan(3);
     expect(JSON.stringify(m)).not.toMatch(/fpg_[0-9A-Za-z]{20,}/);
   });

@@ -39,12 +39,16 @@ it('the banner curl (signed POST) → 202 → delivered to the sandbox', async (
   const trigger = await waitFor(async () => {
     const r = await fetch(`${server.url}/sandbox/shopify/triggers?shop=${creds.shop_domain}`);
     const { triggers } = (await r.json()) as { triggers: { payload: Record<string, unknown> }[] };
-    return triggers.find((t) => JSON.stringify(t.payload).includes(ack.event_id) || JSON.stringify(t.payload).includes('demo_1001'));
+    return triggers.find(
+      (t) => JSON.stringify(t.payload).includes(ack.event_id) || JSON.stringify(t.payload).includes('demo_1001'),
+    );
   });
   expect(trigger).toBeDefined();
 
   const row = await waitFor(async () => {
-    const r = await server.runtime.services.db.get<{ state: string }>('SELECT state FROM events WHERE id = ?', [ack.event_id]);
+    const r = await server.runtime.services.db.get<{ state: string }>('SELECT state FROM events WHERE id = ?', [
+      ack.event_id,
+    ]);
     return r?.state === 'delivered' ? r : undefined;
   });
   expect(row.state).toBe('delivered');
@@ -52,7 +56,10 @@ it('the banner curl (signed POST) → 202 → delivered to the sandbox', async (
 
 it('a forged signature is refused and nothing reaches Flow', async () => {
   const creds = server.sandbox!;
-  const before = await server.runtime.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE state != ?', ['rejected']);
+  const before = await server.runtime.services.db.get<{ n: number }>(
+    'SELECT COUNT(*) AS n FROM events WHERE state != ?',
+    ['rejected'],
+  );
   const res = await fetch(creds.ingest_url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', [creds.signature_header]: `sha256=${'0'.repeat(64)}` },
@@ -60,6 +67,9 @@ it('a forged signature is refused and nothing reaches Flow', async () => {
   });
   expect(res.status).toBe(401);
   expect(res.headers.get('content-type')).toBe('application/problem+json');
-  const after = await server.runtime.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE state != ?', ['rejected']);
+  const after = await server.runtime.services.db.get<{ n: number }>(
+    'SELECT COUNT(*) AS n FROM events WHERE state != ?',
+    ['rejected'],
+  );
   expect(after?.n).toBe(before?.n);
 });

@@ -49,7 +49,10 @@ it('starts within 60 s, serves the manifest, and the banner curl is delivered', 
   expect(manifest.status).toBe(200);
   expect(((await manifest.json()) as any).edition).toBe('Shopify Flow');
 
-  const curl = out.split('\n').find((l) => l.trim().startsWith('curl -sS -X POST'))?.trim();
+  const curl = out
+    .split('\n')
+    .find((l) => l.trim().startsWith('curl -sS -X POST'))
+    ?.trim();
   expect(curl).toBeDefined();
   const reply = JSON.parse(execFileSync('bash', ['-c', curl!], { encoding: 'utf8' }));
   expect(reply.status).toBe('queued');

@@ -26,7 +26,10 @@ describe('sqlite', () => {
     const id = newId('shop');
     await expect(
       db.tx(async (tx) => {
-        await tx.run('INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)', [id, 'a.myshopify.com']);
+        await tx.run('INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)', [
+          id,
+          'a.myshopify.com',
+        ]);
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
@@ -53,7 +56,12 @@ describe('postgres', () => {
     expect(await migrate(db)).toEqual(migrationFiles());
     expect(await migrate(db)).toEqual([]);
     const id = newId('shop');
-    await db.run('INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, ?, ?)', [id, 'b.myshopify.com', Date.now(), Date.now()]);
+    await db.run('INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, ?, ?)', [
+      id,
+      'b.myshopify.com',
+      Date.now(),
+      Date.now(),
+    ]);
     const row = await db.get<{ id: string; created_at: number }>('SELECT id, created_at FROM shops WHERE id = ?', [id]);
     expect(row?.id).toBe(id);
     expect(typeof row?.created_at).toBe('number');

@@ -7,7 +7,12 @@ import { DEFAULT_HMAC, insertEndpoint, type TriggerVariant } from '../../api/src
 import { createShop, type ShopRow } from '../../api/src/services/shops.ts';
 
 /** Polls until fn returns a truthy value; fails with `what` after `timeoutMs` (a bound, not a timing assertion). */
-export async function waitFor<T>(fn: () => Promise<T> | T, what: string, timeoutMs = 60_000, everyMs = 25): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  fn: () => Promise<T> | T,
+  what: string,
+  timeoutMs = 60_000,
+  everyMs = 25,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

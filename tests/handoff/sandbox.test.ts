@@ -56,7 +56,9 @@ describe('flowTriggerReceive answers as Shopify does', () => {
       currentlyAvailable: 1999,
       restoreRate: 100,
     });
-    const rec = (await (await fetch(`${sb.url}${SANDBOX_MOUNT_PATH}/triggers?shop=${shop}`)).json()) as { triggers: Record<string, unknown>[] };
+    const rec = (await (await fetch(`${sb.url}${SANDBOX_MOUNT_PATH}/triggers?shop=${shop}`)).json()) as {
+      triggers: Record<string, unknown>[];
+    };
     expect(rec.triggers).toHaveLength(1);
     expect(rec.triggers[0]).toMatchObject({
       shop,
@@ -221,7 +223,9 @@ describe('fault injection (the client sees what the worker would)', () => {
       body: '{"mode":"explode"}',
     });
     expect(bad.status).toBe(400);
-    const list = (await (await fetch(`${sb.url}${SANDBOX_MOUNT_PATH}/_faults`)).json()) as { faults: Record<string, unknown> };
+    const list = (await (await fetch(`${sb.url}${SANDBOX_MOUNT_PATH}/_faults`)).json()) as {
+      faults: Record<string, unknown>;
+    };
     expect(list.faults[shop]).toMatchObject({ mode: 'http_500', rate: 0.5 });
   });
 });

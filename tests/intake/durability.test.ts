@@ -71,7 +71,11 @@ async function startChild(port: number): Promise<ChildProcess> {
 it('every 2xx survives kill -9; nothing is half-written', async () => {
   const port = await freePort();
   const child = await startChild(port);
-  const creds = JSON.parse(readFileSync(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as { ingest_url: string; signing_secret: string; signature_header: string };
+  const creds = JSON.parse(readFileSync(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as {
+    ingest_url: string;
+    signing_secret: string;
+    signature_header: string;
+  };
   const acked = new Map<string, string>(); // event id -> body sha256
   let killed = false;
   let seq = 0;
@@ -80,7 +84,11 @@ it('every 2xx survives kill -9; nothing is half-written', async () => {
       const body = JSON.stringify({ type: 'load.test', n: seq++, pad: 'x'.repeat(900) });
       const sig = createHmac('sha256', creds.signing_secret).update(body).digest('hex');
       try {
-        const res = await fetch(creds.ingest_url, { method: 'POST', body, headers: { 'content-type': 'application/json', [creds.signature_header]: `sha256=${sig}` } });
+        const res = await fetch(creds.ingest_url, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', [creds.signature_header]: `sha256=${sig}` },
+        });
         if (res.status >= 200 && res.status < 300) {
           const ack = (await res.json()) as { event_id: string };
           acked.set(ack.event_id, sha256Hex(body));
@@ -95,21 +103,34 @@ it('every 2xx survives kill -9; nothing is half-written', async () => {
     }
   };
   await Promise.all(Array.from({ length: 24 }, () => send()));
-  await new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  await new Promise<void>((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
   expect(acked.size).toBeGreaterThanOrEqual(250);
 
   // Restart on the same store: it recovers and accepts again.
   const again = await startChild(port);
   const body = '{"type":"after.restart"}';
   const sig = createHmac('sha256', creds.signing_secret).update(body).digest('hex');
-  const res = await fetch(creds.ingest_url, { method: 'POST', body, headers: { 'content-type': 'application/json', [creds.signature_header]: `sha256=${sig}` } });
+  const res = await fetch(creds.ingest_url, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', [creds.signature_header]: `sha256=${sig}` },
+  });
   expect(res.status).toBe(202);
   again.kill('SIGTERM');
   await new Promise<void>((resolve) => (again.exitCode !== null ? resolve() : again.once('exit', () => resolve())));
 
   const db = new SqliteDb(join(dataDir, 'flowport.db'));
   try {
-    const rows = await db.all<{ id: string; body: string; body_sha256: string; receipt_id: string; rid: string | null; revt: string | null }>(
+    const rows = await db.all<{
+      id: string;
+      body: string;
+      body_sha256: string;
+      receipt_id: string;
+      rid: string | null;
+      revt: string | null;
+    }>(
       `SELECT e.id, e.body, e.body_sha256, e.receipt_id, r.id AS rid, r.event_id AS revt FROM events e LEFT JOIN receipts r ON r.id = e.receipt_id`,
     );
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -122,9 +143,13 @@ it('every 2xx survives kill -9; nothing is half-written', async () => {
       expect(r.revt).toBe(r.id);
       expect(sha256Hex(r.body)).toBe(r.body_sha256);
     }
-    const orphan = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM receipts r WHERE r.event_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = r.event_id)');
+    const orphan = await db.get<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM receipts r WHERE r.event_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = r.event_id)',
+    );
     expect(Number(orphan?.n)).toBe(0);
-    const usage = await db.get<{ n: number }>("SELECT SUM(count) AS n FROM usage_counters WHERE meter = 'accepted_events'");
+    const usage = await db.get<{ n: number }>(
+      "SELECT SUM(count) AS n FROM usage_counters WHERE meter = 'accepted_events'",
+    );
     expect(Number(usage?.n)).toBe(rows.length);
   } finally {
     await db.close();

@@ -20,16 +20,23 @@ import { OPERATOR_HANDLERS, type OptionValues } from './handlers.ts';
 export const CLI_ENV = { url: 'FLOWPORT_URL', token: 'FLOWPORT_GRANT_TOKEN' } as const;
 
 export function kebab(s: string): string {
-  return s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/_/g, '-').toLowerCase();
+  return s
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/_/g, '-')
+    .toLowerCase();
 }
 
 /** Input fields of an operation as CLI options (`eventId` → `--event-id <value>`). */
-export function apiCommandOptions(op: AnyOperation): (OperatorCommandOption & { field: string; location: 'params' | 'query' | 'body' })[] {
+export function apiCommandOptions(
+  op: AnyOperation,
+): (OperatorCommandOption & { field: string; location: 'params' | 'query' | 'body' })[] {
   const out: (OperatorCommandOption & { field: string; location: 'params' | 'query' | 'body' })[] = [];
   for (const location of ['params', 'query', 'body'] as const) {
     const schema = op.request[location];
     if (!schema) continue;
-    for (const [field, s] of Object.entries(schema.shape as Record<string, { isOptional?: () => boolean; description?: string }>)) {
+    for (const [field, s] of Object.entries(
+      schema.shape as Record<string, { isOptional?: () => boolean; description?: string }>,
+    )) {
       out.push({
         field,
         location,
@@ -44,7 +51,11 @@ export function apiCommandOptions(op: AnyOperation): (OperatorCommandOption & { 
 
 function parseWith(options: OperatorCommandOption[], argv: string[]): OptionValues {
   const spec: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
-  for (const o of options) spec[optionName(o)] = { type: optionTakesValue(o) ? 'string' : 'boolean', ...(o.multiple ? { multiple: true } : {}) };
+  for (const o of options)
+    spec[optionName(o)] = {
+      type: optionTakesValue(o) ? 'string' : 'boolean',
+      ...(o.multiple ? { multiple: true } : {}),
+    };
   const { values } = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: false });
   for (const o of options) {
     if (o.required && values[optionName(o)] === undefined) throw new UsageError(`Missing required option ${o.flag}.`);
@@ -55,7 +66,11 @@ function parseWith(options: OperatorCommandOption[], argv: string[]): OptionValu
 export class UsageError extends Error {}
 
 function usage(): string {
-  const lines = ['Usage: flowport <command> [options]', '', 'Operator commands (local store; run by a human on the host):'];
+  const lines = [
+    'Usage: flowport <command> [options]',
+    '',
+    'Operator commands (local store; run by a human on the host):',
+  ];
   for (const c of OPERATOR_COMMANDS) lines.push(`  flowport ${c.command.join(' ').padEnd(24)} ${c.summary}`);
   lines.push('', 'API commands (need a running Flowport and a grant token):');
   for (const op of OPERATIONS) if (op.cli) lines.push(`  flowport ${op.cli.join(' ').padEnd(24)} ${op.summary}`);
@@ -64,7 +79,14 @@ function usage(): string {
 }
 
 function commandHelp(words: string[], summary: string, options: OperatorCommandOption[]): string {
-  return [`flowport ${words.join(' ')}`, '', summary, '', 'Options:', ...options.map((o) => `  ${o.flag.padEnd(28)} ${o.description}${o.required ? ' (required)' : ''}`)].join('\n');
+  return [
+    `flowport ${words.join(' ')}`,
+    '',
+    summary,
+    '',
+    'Options:',
+    ...options.map((o) => `  ${o.flag.padEnd(28)} ${o.description}${o.required ? ' (required)' : ''}`),
+  ].join('\n');
 }
 
 function matchWords<T extends { words: readonly string[] }>(candidates: T[], argv: string[]): T | undefined {
@@ -84,15 +106,25 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     io.out(usage());
     return argv.length === 0 ? 2 : 0;
   }
-  const operator = matchWords(OPERATOR_COMMANDS.map((c) => ({ ...c, words: c.command })), argv);
-  const api = matchWords(OPERATIONS.filter((o) => o.cli).map((o) => ({ op: o, words: o.cli as readonly string[] })), argv);
+  const operator = matchWords(
+    OPERATOR_COMMANDS.map((c) => ({ ...c, words: c.command })),
+    argv,
+  );
+  const api = matchWords(
+    OPERATIONS.filter((o) => o.cli).map((o) => ({ op: o, words: o.cli as readonly string[] })),
+    argv,
+  );
   try {
-    if (operator && (!api || operator.words.length >= api.words.length)) return await runOperator(operator, argv.slice(operator.words.length), io);
+    if (operator && (!api || operator.words.length >= api.words.length))
+      return await runOperator(operator, argv.slice(operator.words.length), io);
     if (api) return await runApi(api.op, argv.slice(api.words.length), io);
     io.err(`Unknown command: ${argv.join(' ')}\n\n${usage()}`);
     return 2;
   } catch (err) {
-    if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+    if (
+      err instanceof UsageError ||
+      (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
+    ) {
       io.err(`${err.message}`);
       return 2;
     }
@@ -142,7 +174,7 @@ async function runApi(op: AnyOperation, argv: string[], io: CliIO): Promise<numb
   for (const f of fields) {
     const v = values[optionName(f)];
     if (v === undefined || typeof v === 'boolean') continue;
-    const value = Array.isArray(v) ? v[0] ?? '' : v;
+    const value = Array.isArray(v) ? (v[0] ?? '') : v;
     if (f.location === 'params') path = path.replace(`{${f.field}}`, encodeURIComponent(value));
     else if (f.location === 'query') query.set(f.field, value);
     else body[f.field] = parseValue(value);

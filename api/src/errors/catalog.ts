@@ -10,13 +10,7 @@ import { HANDOFF_ERRORS } from './codes/handoff.ts';
 import { INTENT_ERRORS } from './codes/intent.ts';
 import { MCP_ERRORS } from './codes/mcp.ts';
 
-export type RefusalLayer =
-  | 'capability'
-  | 'authority'
-  | 'usage'
-  | 'target_state'
-  | 'safety'
-  | 'product_boundary';
+export type RefusalLayer = 'capability' | 'authority' | 'usage' | 'target_state' | 'safety' | 'product_boundary';
 
 /** Who should retry after this error, if anyone. */
 export type RetryAdvice = 'no' | 'sender' | 'client' | 'worker';

@@ -70,9 +70,21 @@ export function errorDocsUrl(publicUrl: string, code: ErrorCode): string {
 export function nextSteps(publicUrl: string, code: ErrorCode): NextStep[] {
   return [
     { kind: 'docs', description: 'Read the docs page for this code.', url: errorDocsUrl(publicUrl, code) },
-    { kind: 'manifest', description: 'Check the manifest for capabilities and boundaries.', url: joinUrl(publicUrl, DOCS_PATHS.manifestApi) },
-    { kind: 'openapi', description: 'Inspect the OpenAPI contract for the exact shape.', url: joinUrl(publicUrl, DOCS_PATHS.openapiJson) },
-    { kind: 'ask_human', description: 'If the action is still outside your authority, ask the merchant (a human) to act or to widen the grant.' },
+    {
+      kind: 'manifest',
+      description: 'Check the manifest for capabilities and boundaries.',
+      url: joinUrl(publicUrl, DOCS_PATHS.manifestApi),
+    },
+    {
+      kind: 'openapi',
+      description: 'Inspect the OpenAPI contract for the exact shape.',
+      url: joinUrl(publicUrl, DOCS_PATHS.openapiJson),
+    },
+    {
+      kind: 'ask_human',
+      description:
+        'If the action is still outside your authority, ask the merchant (a human) to act or to widen the grant.',
+    },
   ];
 }
 

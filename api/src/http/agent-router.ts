@@ -89,7 +89,8 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
   router.openAPIRegistry.registerComponent('securitySchemes', GRANT_SECURITY_SCHEME, {
     type: 'http',
     scheme: 'bearer',
-    description: 'A grant token created by a human with `flowport grants create`. Send `Authorization: Bearer <GRANT_TOKEN>`.',
+    description:
+      'A grant token created by a human with `flowport grants create`. Send `Authorization: Bearer <GRANT_TOKEN>`.',
   });
 
   for (const op of operations) {
@@ -99,7 +100,15 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
     if (op.headers?.length) {
       // Declared request headers (e.g. Idempotency-Key) appear in the contract; the operation enforces them.
       request.headers = z.object(
-        Object.fromEntries(op.headers.map((h) => [h, z.string().optional().openapi({ param: { name: h, in: 'header' } })])),
+        Object.fromEntries(
+          op.headers.map((h) => [
+            h,
+            z
+              .string()
+              .optional()
+              .openapi({ param: { name: h, in: 'header' } }),
+          ]),
+        ),
       );
     }
     if (op.request.body) {

@@ -41,7 +41,11 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
     if (err instanceof AppError) return problemResponse(c, err, publicUrl);
     if (err instanceof HTTPException) {
       if (err.status === 400 && /json/i.test(err.message)) {
-        return problemResponse(c, new AppError('invalid_json', { detail: 'The request body is not valid JSON.' }), publicUrl);
+        return problemResponse(
+          c,
+          new AppError('invalid_json', { detail: 'The request body is not valid JSON.' }),
+          publicUrl,
+        );
       }
       if (err.status === 413) return problemResponse(c, new AppError('payload_too_large'), publicUrl);
       return problemResponse(c, new AppError('invalid_request', { detail: err.message }), publicUrl);

@@ -14,4 +14,3 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[] = OPERA
 export function buildOpenApiJson(operations: readonly AnyOperation[] = OPERATIONS): string {
   return `${JSON.stringify(buildOpenApiDocument(operations), null, 2)}\n`;
 }
-

@@ -23,7 +23,12 @@ export function problemResponse(c: Context<AppEnv>, err: AppError, publicUrl: st
   const headers: Record<string, string> = { 'Content-Type': PROBLEM_CONTENT_TYPE };
   const retryAfter = problem.refusal?.retry_after_s;
   if (retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfter)));
-  if (err.code === 'missing_token' || err.code === 'invalid_token' || err.code === 'grant_expired' || err.code === 'grant_revoked') {
+  if (
+    err.code === 'missing_token' ||
+    err.code === 'invalid_token' ||
+    err.code === 'grant_expired' ||
+    err.code === 'grant_revoked'
+  ) {
     headers['WWW-Authenticate'] = `Bearer error="invalid_token"`;
   }
   return new Response(JSON.stringify(problem), { status: problem.status, headers });

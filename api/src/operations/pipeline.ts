@@ -13,7 +13,14 @@ export interface Guard {
   /** Rate limits, plan caps and metering; throws `usage`-layer refusals. */
   admit(principal: Principal, op: AnyOperation, services: Services, requestId?: string): Promise<void>;
   /** Actor attribution after run: audits refusals and non-read operations (see api/src/auth/guard.ts). */
-  record?(args: { principal: Principal; op: AnyOperation; services: Services; requestId: string; input: Record<string, unknown>; error?: unknown }): Promise<void>;
+  record?(args: {
+    principal: Principal;
+    op: AnyOperation;
+    services: Services;
+    requestId: string;
+    input: Record<string, unknown>;
+    error?: unknown;
+  }): Promise<void>;
 }
 
 let guard: Guard | null = null;
@@ -39,7 +46,11 @@ export interface InvokeArgs {
 }
 
 /** Authenticate a bearer token with the installed guard (transports that must answer 401 before dispatch). */
-export async function authenticateToken(token: string | null, services: Services, requestId?: string): Promise<Principal> {
+export async function authenticateToken(
+  token: string | null,
+  services: Services,
+  requestId?: string,
+): Promise<Principal> {
   if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
   return guard.authenticate(token, services, requestId);
 }

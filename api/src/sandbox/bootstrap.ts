@@ -49,7 +49,12 @@ export async function ensureSandbox(services: Services): Promise<{ creds: Sandbo
     }
   }
   const shop = await createShop(services, {
-    domain: SANDBOX_SHOP_DOMAIN.replace('sandbox', `sandbox-${randomToken(3).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`),
+    domain: SANDBOX_SHOP_DOMAIN.replace(
+      'sandbox',
+      `sandbox-${randomToken(3)
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, 'x')}`,
+    ),
     sandbox: true,
     accessToken: `shpat_sandbox_${randomToken(16)}`,
   });
@@ -63,7 +68,13 @@ export async function ensureSandbox(services: Services): Promise<{ creds: Sandbo
       triggerVariant: 'external_event',
       authMode: 'hmac_sha256',
       hmac: DEFAULT_HMAC,
-      mapping: { resourceIdPath: null, relatedResourceIdPath: null, requiredPaths: [], externalId: { kind: 'none' }, eventTypePath: 'type' },
+      mapping: {
+        resourceIdPath: null,
+        relatedResourceIdPath: null,
+        requiredPaths: [],
+        externalId: { kind: 'none' },
+        eventTypePath: 'type',
+      },
     },
     secret,
     'sandbox-bootstrap',

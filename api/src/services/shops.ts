@@ -19,10 +19,17 @@ export const SHOP_DOMAIN_RE = /^[a-z0-9][a-z0-9-]{0,60}\.myshopify\.com$/;
 
 export async function createShop(
   services: Pick<Services, 'db' | 'secrets' | 'now'>,
-  input: { domain: string; plan?: PlanId; sandbox?: boolean; accessToken?: string | null; adminBaseUrl?: string | null },
+  input: {
+    domain: string;
+    plan?: PlanId;
+    sandbox?: boolean;
+    accessToken?: string | null;
+    adminBaseUrl?: string | null;
+  },
 ): Promise<ShopRow> {
   const domain = input.domain.trim().toLowerCase();
-  if (!SHOP_DOMAIN_RE.test(domain)) throw new Error(`Shop domain must look like "example.myshopify.com", got "${input.domain}"`);
+  if (!SHOP_DOMAIN_RE.test(domain))
+    throw new Error(`Shop domain must look like "example.myshopify.com", got "${input.domain}"`);
   const now = services.now();
   const row: ShopRow = {
     id: newId('shop'),
@@ -38,7 +45,17 @@ export async function createShop(
   await services.db.run(
     `INSERT INTO shops (id, domain, plan, sandbox, connection_status, access_token_enc, admin_base_url, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [row.id, row.domain, row.plan, row.sandbox, row.connection_status, row.access_token_enc, row.admin_base_url, now, now],
+    [
+      row.id,
+      row.domain,
+      row.plan,
+      row.sandbox,
+      row.connection_status,
+      row.access_token_enc,
+      row.admin_base_url,
+      now,
+      now,
+    ],
   );
   return row;
 }

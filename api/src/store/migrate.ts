@@ -13,9 +13,7 @@ export function migrationFiles(): string[] {
 }
 
 export async function migrate(db: Db): Promise<string[]> {
-  await db.exec(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)',
-  );
+  await db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)');
   const done = new Set(
     (await db.all<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version),
   );

@@ -33,7 +33,8 @@ export const API_ERRORS = {
     title: 'Invalid request',
     retry: 'no',
     area: 'api',
-    description: 'A path parameter, query parameter, header or body field failed validation. The `errors` array names each field and what was wrong.',
+    description:
+      'A path parameter, query parameter, header or body field failed validation. The `errors` array names each field and what was wrong.',
     fix: 'Correct the fields listed in `errors` and send the request again.',
   },
   invalid_json: {
@@ -65,7 +66,8 @@ export const API_ERRORS = {
     title: 'Internal error',
     retry: 'client',
     area: 'api',
-    description: 'Flowport failed while handling the request. Nothing was half-written: the operation either completed or did not start.',
+    description:
+      'Flowport failed while handling the request. Nothing was half-written: the operation either completed or did not start.',
     fix: 'Retry with backoff. If it persists, share the `request_id` with support.',
   },
   service_unavailable: {

@@ -8,7 +8,8 @@ export const AUTH_ERRORS = {
     layer: 'authority',
     retry: 'no',
     area: 'auth',
-    description: 'This operation needs a merchant-authorized grant, and the request carried no `Authorization: Bearer` header.',
+    description:
+      'This operation needs a merchant-authorized grant, and the request carried no `Authorization: Bearer` header.',
     fix: 'Send `Authorization: Bearer <GRANT_TOKEN>`. Only a human can create a grant, with `flowport grants create`; ask the merchant for one.',
   },
   invalid_token: {
@@ -44,7 +45,8 @@ export const AUTH_ERRORS = {
     layer: 'authority',
     retry: 'no',
     area: 'auth',
-    description: 'The grant is valid but does not include the scope this operation requires. The refusal names the `required_scope`.',
+    description:
+      'The grant is valid but does not include the scope this operation requires. The refusal names the `required_scope`.',
     fix: 'Use an operation your grant allows (see `GET /agent/v1/grant`), or ask the merchant for a grant with the required scope. Agents cannot widen their own grants.',
   },
 } as const satisfies Record<string, ErrorDef>;

@@ -8,7 +8,8 @@ export const USAGE_ERRORS = {
     layer: 'usage',
     retry: 'client',
     area: 'usage',
-    description: 'Too many requests in the current minute for this grant or this shop. The `Retry-After` header and `refusal.retry_after_s` say when to try again.',
+    description:
+      'Too many requests in the current minute for this grant or this shop. The `Retry-After` header and `refusal.retry_after_s` say when to try again.',
     fix: 'Wait `Retry-After` seconds, then retry with exponential backoff and jitter. See `GET /agent/v1/plan-usage` for the limits.',
   },
   plan_limit_reached: {
