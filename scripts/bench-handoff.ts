@@ -44,6 +44,8 @@ const config = loadConfig({
 const runtime = await createRuntime(config);
 holder.fetch = runtime.app.fetch;
 const { creds } = await ensureSandbox(runtime.services);
+// The sandbox shop starts on the free plan (1,000 events a month); lift it so the cap does not end the run.
+await runtime.services.db.run("UPDATE shops SET plan = 'scale' WHERE id = ?", [creds.shop_id]);
 const sandbox = runtime.sandbox;
 if (!sandbox) throw new Error('bench needs sandbox mode');
 // The bench measures Flowport, not Shopify's rate limit: give the stand-in a bucket that never runs dry.
