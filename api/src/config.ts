@@ -9,6 +9,8 @@ export interface Config {
   publicUrl: string;
   dataDir: string;
   databaseUrl: string | null;
+  /** Connections per process when the store is PostgreSQL. */
+  databasePoolSize: number;
   /** 32-byte key for AES-256-GCM; null means "generate one in the data dir" (sandbox). */
   secretKey: string | null;
   shopify: {
@@ -59,6 +61,7 @@ export const ENV = {
   publicUrl: 'FLOWPORT_PUBLIC_URL',
   dataDir: 'FLOWPORT_DATA_DIR',
   databaseUrl: 'FLOWPORT_DATABASE_URL',
+  databasePoolSize: 'FLOWPORT_DATABASE_POOL_SIZE',
   secretKey: 'FLOWPORT_SECRET_KEY',
   shopifyAdminBaseUrl: 'FLOWPORT_SHOPIFY_ADMIN_BASE_URL',
   shopifyApiVersion: 'FLOWPORT_SHOPIFY_API_VERSION',
@@ -78,6 +81,12 @@ export const ENV = {
   siteDir: 'FLOWPORT_SITE_DIR',
   buildCommit: 'FLOWPORT_BUILD_COMMIT',
   logLevel: 'FLOWPORT_LOG_LEVEL',
+} as const;
+
+/** What the `flowport` CLI reads as an API client (not the server): where Flowport is and the grant token. */
+export const CLI_ENV = {
+  baseUrl: 'FLOWPORT_BASE_URL',
+  token: 'FLOWPORT_TOKEN',
 } as const;
 
 export const DEFAULT_PORT = 8787;
@@ -102,6 +111,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrl: (env[ENV.publicUrl] || `http://localhost:${port}`).replace(/\/+$/, ''),
     dataDir: resolve(root, env[ENV.dataDir] ?? 'data'),
     databaseUrl: env[ENV.databaseUrl] || null,
+    databasePoolSize: int(env, ENV.databasePoolSize, 10),
     secretKey: env[ENV.secretKey] || null,
     shopify: {
       adminBaseUrl: env[ENV.shopifyAdminBaseUrl] || null,

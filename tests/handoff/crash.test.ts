@@ -12,6 +12,7 @@ import type { Services } from '../../api/src/operations/types.ts';
 import { startSandboxServer } from '../../api/src/sandbox/server.ts';
 import { openStore } from '../../api/src/store/open.ts';
 import { tempDir } from '../helpers/runtime.ts';
+import { freshTestStore } from '../helpers/store.ts';
 import { insertEvent, makeShop, waitFor } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 400_000 });
@@ -46,7 +47,15 @@ it('kill -9 mid-delivery: after restart every event is terminal; duplicates are 
   // Every Flow call takes a little while, so deliveries are in flight when the kill lands.
   sb.state.faults.set('*', { mode: 'none', latency_ms: 40 });
 
-  const config = loadConfig({ FLOWPORT_DATA_DIR: dataDir, FLOWPORT_LOG_LEVEL: 'silent', FLOWPORT_WORKER: 'off' });
+  // The suite's store (FLOWPORT_TEST_STORE): a SQLite file in dataDir, or a fresh Postgres schema.
+  const store = await freshTestStore('crash');
+  cleanups.push(() => store.drop());
+  const config = loadConfig({
+    FLOWPORT_DATA_DIR: dataDir,
+    FLOWPORT_LOG_LEVEL: 'silent',
+    FLOWPORT_WORKER: 'off',
+    ...store.env,
+  });
   const db = await openStore(config);
   cleanups.push(() => db.close());
   const services: Services = {
@@ -63,6 +72,7 @@ it('kill -9 mid-delivery: after restart every event is terminal; duplicates are 
   for (let i = 0; i < EVENTS; i++) ids.push(await insertEvent(services, shop.id, endpointId));
 
   const env = {
+    ...store.env,
     FLOWPORT_DATA_DIR: dataDir,
     FLOWPORT_SHOPIFY_ADMIN_BASE_URL: 'http://127.0.0.1:9', // not sandbox mode; the shop row names the sandbox
     FLOWPORT_LOG_LEVEL: 'silent',

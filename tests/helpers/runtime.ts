@@ -1,5 +1,6 @@
 // Starts a real Flowport runtime for a test: its own temp data dir, a real
-// SQLite file, real HTTP on a loopback port, the in-process sandbox and worker.
+// SQLite file (or, with FLOWPORT_TEST_STORE=postgres, a fresh PostgreSQL schema
+// dropped at close), real HTTP on a loopback port, the in-process sandbox and worker.
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,12 +10,15 @@ import { type Config, loadConfig } from '../../api/src/config.ts';
 import type { AnyOperation } from '../../api/src/operations/types.ts';
 import { createRuntime, type Runtime } from '../../api/src/runtime.ts';
 import { ensureSandbox, type SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
+import { freshTestStore } from './store.ts';
 
 export interface TestServer {
   url: string;
   port: number;
   runtime: Runtime;
   dataDir: string;
+  /** The Postgres URL this server's store lives at (null: SQLite in dataDir). */
+  databaseUrl: string | null;
   sandbox: SandboxCredentials | null;
   close(): Promise<void>;
 }
@@ -35,6 +39,10 @@ export function tempDir(prefix = 'flowport-test-'): string {
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = tempDir();
+  // A test that names its own database keeps it; otherwise the suite's store decides.
+  const store = options.env?.FLOWPORT_DATABASE_URL
+    ? { env: {}, databaseUrl: options.env.FLOWPORT_DATABASE_URL, drop: async () => {} }
+    : await freshTestStore();
   // Listen first on port 0 so the config (public URL, sandbox URL) knows the real port.
   // The Node adapter's env ({ incoming, outgoing }) is passed through: the sandbox's `reset` fault
   // destroys the socket through it.
@@ -54,10 +62,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
     FLOWPORT_LOG_LEVEL: 'silent',
     ...(options.worker === false ? { FLOWPORT_WORKER: 'off' } : {}),
+    ...store.env,
     ...options.env,
   });
   if (options.configure) config = options.configure(config);
-  const runtime = await createRuntime(config, options.operations ? { operations: options.operations } : {});
+  let runtime: Runtime;
+  try {
+    runtime = await createRuntime(config, options.operations ? { operations: options.operations } : {});
+  } catch (err) {
+    server.close();
+    await store.drop();
+    throw err;
+  }
   holder.fetch = runtime.app.fetch;
   let sandbox: SandboxCredentials | null = null;
   if (runtime.sandbox && options.bootstrapSandbox !== false) sandbox = (await ensureSandbox(runtime.services)).creds;
@@ -67,12 +83,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     port,
     runtime,
     dataDir,
+    databaseUrl: store.databaseUrl,
     sandbox,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       await closed;
       await runtime.close();
+      await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

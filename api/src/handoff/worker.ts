@@ -5,6 +5,7 @@
 // See docs/adr/0200-handoff-worker.md for the decisions.
 import { newId } from '../ids.ts';
 import type { Services } from '../operations/types.ts';
+import { tryLockKeys } from '../store/db.ts';
 import type { TriggerVariant } from '../services/endpoints.ts';
 import type { ShopRow } from '../services/shops.ts';
 import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl, throttleWaitFrom } from './flow-client.ts';
@@ -147,29 +148,55 @@ export class DeliveryWorker {
     if (!this.stopped) this.timer = setTimeout(() => this.kick(), this.services.config.worker.pollIntervalMs);
   }
 
-  /** Claims up to `limit` due events (queued and due, or delivering with an expired lease). */
+  /**
+   * Claims up to `limit` due events (queued and due, or delivering with an expired lease).
+   * Safe with any number of workers in any number of processes: on Postgres the due rows
+   * are locked with FOR UPDATE SKIP LOCKED (a row another worker is claiming is skipped,
+   * never waited for) and claims for one shop are serialised by an advisory lock, so the
+   * per-shop concurrency counted from live leases is exact; on SQLite the write
+   * transaction is exclusive. The UPDATE's own condition re-checks that the row is due.
+   */
   async claim(limit: number): Promise<ClaimedEvent[]> {
     const { db, config } = this.services;
     const now = this.services.now();
     const paused = new Set([...this.shopPausedUntil].filter(([, until]) => until > now).map(([shop]) => shop));
+    const dueWhere = `((state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?))`;
+    // A cheap look first, outside any transaction: most polls find nothing and open none.
     const due = await db.all<DueRow>(
       `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
-        WHERE (state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?)
-        ORDER BY next_attempt_at LIMIT ?`,
+        WHERE ${dueWhere} ORDER BY next_attempt_at LIMIT ?`,
       [now, now, limit * 4],
     );
-    const candidates = due.filter((r) => !paused.has(r.shop_id));
-    if (candidates.length === 0) return [];
+    const preliminary = due.filter((r) => !paused.has(r.shop_id));
+    if (preliminary.length === 0) return [];
     this.stats.claimTransactions++;
     return db.tx(async (tx) => {
+      let candidates = preliminary;
+      if (tx.dialect === 'postgres') {
+        const skipPaused = paused.size ? `AND shop_id NOT IN (${[...paused].map(() => '?').join(', ')})` : '';
+        candidates = await tx.all<DueRow>(
+          `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
+            WHERE ${dueWhere} ${skipPaused} ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [now, now, ...paused, limit * 4],
+        );
+        // Another worker claiming for the same shop right now: leave that shop to it this round.
+        const mine = await tryLockKeys(
+          tx,
+          candidates.map((r) => `claim-shop:${r.shop_id}`),
+        );
+        candidates = candidates.filter((r) => mine.has(`claim-shop:${r.shop_id}`));
+        if (candidates.length === 0) return [];
+      }
+      const shopIds = [...new Set(candidates.map((r) => r.shop_id))];
+      const inShops = `(${shopIds.map(() => '?').join(', ')})`;
       const busyRows = await tx.all<{ shop_id: string; n: number }>(
-        `SELECT shop_id, COUNT(*) AS n FROM events WHERE state = 'delivering' AND lease_expires_at >= ? GROUP BY shop_id`,
-        [now],
+        `SELECT shop_id, COUNT(*) AS n FROM events
+          WHERE state = 'delivering' AND lease_expires_at >= ? AND shop_id IN ${inShops} GROUP BY shop_id`,
+        [now, ...shopIds],
       );
       const busy = new Map(busyRows.map((r) => [r.shop_id, Number(r.n)]));
-      const shopIds = [...new Set(candidates.map((r) => r.shop_id))];
       const shops = await tx.all<{ id: string; connection_status: string }>(
-        `SELECT id, connection_status FROM shops WHERE id IN (${shopIds.map(() => '?').join(', ')})`,
+        `SELECT id, connection_status FROM shops WHERE id IN ${inShops}`,
         shopIds,
       );
       const disconnected = new Set(shops.filter((s) => s.connection_status === 'disconnected').map((s) => s.id));
@@ -178,9 +205,8 @@ export class DeliveryWorker {
       for (const row of candidates) {
         if (out.length >= limit) break;
         const reclaimed = row.state === 'delivering';
-        const stillDue = `((state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?))`;
         if (disconnected.has(row.shop_id)) {
-          await this.holdInTx(tx, row.id, now, stillDue, reclaimed);
+          await this.holdInTx(tx, row.id, now, dueWhere, reclaimed);
           continue;
         }
         if (reclaimed && row.attempt_count >= config.worker.maxAttempts) {
@@ -189,7 +215,7 @@ export class DeliveryWorker {
           await tx.run(
             `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
                next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + 1
-             WHERE id = ? AND ${stillDue}`,
+             WHERE id = ? AND ${dueWhere}`,
             [code.code, code.errorCode, now, row.id, now, now],
           );
           await tx.run(
@@ -204,7 +230,7 @@ export class DeliveryWorker {
         const res = await tx.run(
           `UPDATE events SET state = 'delivering', lease_owner = ?, lease_expires_at = ?, updated_at = ?,
              attempt_count = attempt_count + 1, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
-           WHERE id = ? AND ${stillDue}`,
+           WHERE id = ? AND ${dueWhere}`,
           [leaseOwner, leaseUntil, now, reclaimed ? 1 : 0, row.id, now, now],
         );
         if (res.changes !== 1) continue;
@@ -312,20 +338,10 @@ export class DeliveryWorker {
     this.stats.attempts[c.outcome] = (this.stats.attempts[c.outcome] ?? 0) + 1;
     const summary = result ? result.summary : { http_status: null, ...local };
     const attemptCode = SUPPORT_CODES[c.support];
+    // The event row first, then its attempt: the same order as a re-claim, so two
+    // transactions never wait on each other's rows in a cycle.
     await db.tx(async (tx) => {
-      await tx.run(
-        `UPDATE attempts SET finished_at = ?, duration_ms = ?, outcome = ?, http_status = ?, error_code = ?, flow_response = ?
-         WHERE id = ?`,
-        [
-          now,
-          Math.round(result?.durationMs ?? 0),
-          c.outcome,
-          result?.httpStatus ?? null,
-          attemptCode.errorCode,
-          JSON.stringify(summary),
-          ev.attemptId,
-        ],
-      );
+      let attemptOutcome: string = c.outcome;
       const setFinal = async (key: SupportCodeKey, state: string, delivered: boolean) => {
         const code = SUPPORT_CODES[key];
         await tx.run(
@@ -336,40 +352,48 @@ export class DeliveryWorker {
       };
       if (c.kind === 'final') {
         await setFinal(c.support, SUPPORT_CODES[c.support].state, c.outcome === 'delivered');
-        return;
-      }
-      if (c.kind === 'revoked') {
-        const shop = await tx.get<{ connection_status: string }>('SELECT connection_status FROM shops WHERE id = ?', [
-          ev.shop_id,
-        ]);
-        if (shop?.connection_status === 'disconnected') {
+      } else if (c.kind === 'revoked') {
+        // The first 401 for a shop (in any worker process) disconnects it; the conditional
+        // UPDATE decides which one that is, so later ones are held rather than failed.
+        const first = await tx.run(
+          `UPDATE shops SET connection_status = 'disconnected', updated_at = ? WHERE id = ? AND connection_status <> 'disconnected'`,
+          [now, ev.shop_id],
+        );
+        if (first.changes === 0) {
           // Another delivery already saw the 401: this event waits with the others.
           await setFinal('held', 'held', false);
-          await tx.run(`UPDATE attempts SET outcome = 'held' WHERE id = ?`, [ev.attemptId]);
-          return;
+          attemptOutcome = 'held';
+        } else {
+          await setFinal('token_revoked', 'failed', false);
+          const held = SUPPORT_CODES.held;
+          await tx.run(
+            `UPDATE events SET state = 'held', support_code = ?, error_code = ?, next_attempt_at = NULL, updated_at = ?
+             WHERE shop_id = ? AND state = 'queued'`,
+            [held.code, held.errorCode, now, ev.shop_id],
+          );
         }
-        await setFinal('token_revoked', 'failed', false);
-        await tx.run(`UPDATE shops SET connection_status = 'disconnected', updated_at = ? WHERE id = ?`, [
-          now,
-          ev.shop_id,
-        ]);
-        const held = SUPPORT_CODES.held;
-        await tx.run(
-          `UPDATE events SET state = 'held', support_code = ?, error_code = ?, next_attempt_at = NULL, updated_at = ?
-           WHERE shop_id = ? AND state = 'queued'`,
-          [held.code, held.errorCode, now, ev.shop_id],
-        );
-        return;
-      }
-      if (ev.attempt_count >= policy.maxAttempts) {
+      } else if (ev.attempt_count >= policy.maxAttempts) {
         await setFinal('exhausted', 'failed', false);
-        return;
+      } else {
+        const delay = Math.max(retryDelayMs(policy, ev.attempt_count), c.notBeforeMs);
+        await tx.run(
+          `UPDATE events SET state = 'queued', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
+             next_attempt_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
+          [attemptCode.code, attemptCode.errorCode, now + delay, now, ev.id, ev.leaseOwner],
+        );
       }
-      const delay = Math.max(retryDelayMs(policy, ev.attempt_count), c.notBeforeMs);
       await tx.run(
-        `UPDATE events SET state = 'queued', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
-           next_attempt_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
-        [attemptCode.code, attemptCode.errorCode, now + delay, now, ev.id, ev.leaseOwner],
+        `UPDATE attempts SET finished_at = ?, duration_ms = ?, outcome = ?, http_status = ?, error_code = ?, flow_response = ?
+         WHERE id = ?`,
+        [
+          now,
+          Math.round(result?.durationMs ?? 0),
+          attemptOutcome,
+          result?.httpStatus ?? null,
+          attemptCode.errorCode,
+          JSON.stringify(summary),
+          ev.attemptId,
+        ],
       );
     });
   }

@@ -40,3 +40,80 @@ export class Mutex {
     }
   }
 }
+
+/**
+ * Inserts many rows into one table. SQLite: one prepared statement per row (in-process,
+ * no round trip). Postgres: multi-row `VALUES` in chunks, so a group-committed batch costs
+ * a few round trips instead of one per row.
+ */
+export async function insertMany(
+  tx: Db,
+  table: string,
+  columns: readonly string[],
+  rows: readonly (readonly SqlParam[])[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const one = `(${columns.map(() => '?').join(', ')})`;
+  const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
+  if (tx.dialect === 'sqlite') {
+    for (const row of rows) await tx.run(head + one, row);
+    return;
+  }
+  // Postgres allows 65,535 parameters per statement.
+  const chunk = Math.max(1, Math.min(500, Math.floor(60_000 / columns.length)));
+  for (let i = 0; i < rows.length; i += chunk) {
+    const part = rows.slice(i, i + chunk);
+    await tx.run(head + part.map(() => one).join(', '), part.flat());
+  }
+}
+
+/** Two-key advisory lock space used by lockKeys (ASCII "Flpw"), apart from the audit log's one-key lock. */
+export const PG_LOCK_NAMESPACE = 0x466c7077;
+
+/** Stable signed 32-bit hash of a lock key (FNV-1a). */
+export function lockKeyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h | 0;
+}
+
+/**
+ * Serialises transactions that touch the same logical things across processes. On
+ * Postgres it takes advisory transaction locks (released at COMMIT/ROLLBACK), every
+ * key in one global order, so two transactions never wait on each other in a cycle;
+ * call it first in a transaction, before any row lock. After it returns, every later
+ * statement (READ COMMITTED) sees whatever earlier holders committed. On SQLite it
+ * does nothing: its write transaction is already exclusive.
+ */
+export async function lockKeys(tx: Db, keys: Iterable<string>): Promise<void> {
+  if (tx.dialect !== 'postgres') return;
+  const hashes = [...new Set([...keys].map(lockKeyHash))].sort((a, b) => a - b);
+  if (hashes.length === 0) return;
+  // unnest keeps the array's order, so the locks are taken in ascending order.
+  await tx.get(`SELECT COUNT(pg_advisory_xact_lock(${PG_LOCK_NAMESPACE}, k)) AS n FROM unnest(?::int[]) AS t(k)`, [
+    `{${hashes.join(',')}}`,
+  ]);
+}
+
+/**
+ * Tries to take advisory transaction locks without waiting; returns the keys this
+ * transaction now holds (released at COMMIT/ROLLBACK). No waiting means no deadlock,
+ * whatever the order. On SQLite every key is held (the write transaction is exclusive).
+ */
+export async function tryLockKeys(tx: Db, keys: Iterable<string>): Promise<Set<string>> {
+  const all = [...new Set(keys)];
+  if (tx.dialect !== 'postgres' || all.length === 0) return new Set(all);
+  const byHash = new Map<number, string[]>();
+  for (const k of all) {
+    const h = lockKeyHash(k);
+    byHash.set(h, [...(byHash.get(h) ?? []), k]);
+  }
+  const rows = await tx.all<{ k: number }>(
+    `SELECT k FROM unnest(?::int[]) AS t(k) WHERE pg_try_advisory_xact_lock(${PG_LOCK_NAMESPACE}, k)`,
+    [`{${[...byHash.keys()].join(',')}}`],
+  );
+  return new Set(rows.flatMap((r) => byHash.get(Number(r.k)) ?? []));
+}

@@ -1,10 +1,13 @@
 // Forward-only migrations shared by every adapter: numbered .sql files in
 // ./migrations, applied in order, each in its own transaction, recorded once.
+// Several processes may start at once on one Postgres: each migration runs under
+// an advisory lock and re-checks what is applied, so each file runs exactly once.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Db } from './db.ts';
+import { type Db, lockKeys } from './db.ts';
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
+const MIGRATION_LOCK = 'flowport:migrations';
 
 export function migrationFiles(): string[] {
   return readdirSync(MIGRATIONS_DIR)
@@ -12,20 +15,42 @@ export function migrationFiles(): string[] {
     .sort();
 }
 
+async function applied(db: Db): Promise<Set<string>> {
+  return new Set((await db.all<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+}
+
+/** Migrations not yet applied to this store (the table may not exist yet). */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  await ensureTable(db);
+  const done = await applied(db);
+  return migrationFiles().filter((f) => !done.has(f));
+}
+
+async function ensureTable(db: Db): Promise<void> {
+  await db.tx(async (tx) => {
+    await lockKeys(tx, [MIGRATION_LOCK]);
+    await tx.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)',
+    );
+  });
+}
+
 export async function migrate(db: Db): Promise<string[]> {
-  await db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)');
-  const done = new Set(
-    (await db.all<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version),
-  );
-  const applied: string[] = [];
+  await ensureTable(db);
+  const done = await applied(db);
+  const out: string[] = [];
   for (const file of migrationFiles()) {
     if (done.has(file)) continue;
     const sql = readFileSync(join(MIGRATIONS_DIR, file), 'utf8');
-    await db.tx(async (tx) => {
+    const ran = await db.tx(async (tx) => {
+      await lockKeys(tx, [MIGRATION_LOCK]);
+      // Another process may have applied it while this one waited for the lock.
+      if (await tx.get('SELECT version FROM schema_migrations WHERE version = ?', [file])) return false;
       await tx.exec(sql);
       await tx.run('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)', [file, Date.now()]);
+      return true;
     });
-    applied.push(file);
+    if (ran) out.push(file);
   }
-  return applied;
+  return out;
 }

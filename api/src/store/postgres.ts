@@ -1,18 +1,47 @@
-// PostgreSQL adapter over node-postgres. Same SQL as SQLite: `?` placeholders
-// become $1..$n; BIGINT columns come back as numbers (safe: ms timestamps, counts).
+// PostgreSQL adapter over node-postgres (a connection pool per process). Same SQL
+// as SQLite: `?` placeholders become $1..$n; BIGINT columns come back as numbers
+// (safe: ms timestamps and counts stay far below 2^53). See docs/adr/0600-postgres-scale-out.md.
 import pg from 'pg';
 import type { Db, RunResult, SqlParam } from './db.ts';
 
-pg.types.setTypeParser(20, (v) => Number(v)); // int8 -> number
+pg.types.setTypeParser(20, (v) => Number(v)); // int8 (COUNT, BIGINT) -> number
+pg.types.setTypeParser(1700, (v) => Number(v)); // numeric (SUM of BIGINT) -> number
+
+export const DEFAULT_POOL_SIZE = 10;
 
 export function toPgSql(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
+export function isPostgresUrl(url: string | null | undefined): url is string {
+  return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url);
+}
+
+/**
+ * The same database URL with every unqualified table name resolved in `schema`
+ * (libpq `options=-c search_path=…`). Tests and benchmarks use a fresh schema each.
+ */
+export function withSearchPath(url: string, schema: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`Not a plain schema name: ${schema}`);
+  const sep = url.includes('?') ? '&' : '?';
+  return `${url}${sep}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}
+
+/** The URL without its password, for logs and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '<unparseable database URL>';
+  }
+}
+
 type Queryable = pg.Pool | pg.PoolClient;
 
-function handle(q: Queryable, self: () => Db): Db {
+function handle(q: Queryable, tx: Db['tx']): Db {
   return {
     dialect: 'postgres',
     async all<T>(sql: string, params: readonly SqlParam[] = []) {
@@ -27,25 +56,42 @@ function handle(q: Queryable, self: () => Db): Db {
     async exec(sql: string) {
       await q.query(sql);
     },
-    tx: (fn) => self().tx(fn),
+    tx,
     close: async () => {},
   };
 }
 
+export interface PostgresOptions {
+  /** Connections in this process's pool (FLOWPORT_DATABASE_POOL_SIZE). */
+  poolSize?: number;
+  /** Shown in pg_stat_activity, e.g. `flowport serve`. */
+  applicationName?: string;
+}
+
 export class PostgresDb implements Db {
   readonly dialect = 'postgres' as const;
+  readonly url: string;
   private readonly pool: pg.Pool;
   private readonly base: Db;
+  private listener: pg.Client | null = null;
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, url: string) {
     this.pool = pool;
-    this.base = handle(pool, () => this);
+    this.url = url;
+    this.base = handle(pool, (fn) => this.tx(fn));
   }
 
-  static async connect(url: string): Promise<PostgresDb> {
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
+  static async connect(url: string, options: PostgresOptions = {}): Promise<PostgresDb> {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      application_name: options.applicationName ?? 'flowport',
+    });
+    // An idle pooled connection that the server drops (restart, failover) must not crash the
+    // process; the pool replaces it and the next query reconnects.
+    pool.on('error', (err) => console.error(`postgres: idle connection lost (${err.message})`));
     await pool.query('SELECT 1');
-    return new PostgresDb(pool);
+    return new PostgresDb(pool, url);
   }
 
   all<T>(sql: string, params?: readonly SqlParam[]) {
@@ -61,12 +107,12 @@ export class PostgresDb implements Db {
     return this.base.exec(sql);
   }
 
+  /** READ COMMITTED on one pooled connection; nested tx() calls join it. */
   async tx<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      let inner!: Db;
-      inner = { ...handle(client, () => inner), tx: (f) => f(inner) };
+      const inner: Db = handle(client, (f) => f(inner));
       const out = await fn(inner);
       await client.query('COMMIT');
       return out;
@@ -78,7 +124,33 @@ export class PostgresDb implements Db {
     }
   }
 
+  /**
+   * Calls `fn` for every NOTIFY on `channel` (one dedicated connection per process).
+   * Notifications are only a wake-up: whoever listens still polls, so a lost one costs latency, not events.
+   */
+  async listen(channel: string, fn: () => void): Promise<void> {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`Not a plain channel name: ${channel}`);
+    if (!this.listener) {
+      const client = new pg.Client({ connectionString: this.url, application_name: 'flowport listen' });
+      client.on('error', (err) => console.error(`postgres: listen connection lost (${err.message})`));
+      await client.connect();
+      this.listener = client;
+    }
+    this.listener.on('notification', (msg) => {
+      if (msg.channel === channel) fn();
+    });
+    await this.listener.query(`LISTEN ${channel}`);
+  }
+
+  /** Pool figures for /metrics. */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   async close(): Promise<void> {
+    const l = this.listener;
+    this.listener = null;
+    if (l) await l.end().catch(() => {});
     await this.pool.end();
   }
 }
