@@ -33,6 +33,7 @@ export const DOCS_PATHS = {
   setUpEndpoints: '/set-up/endpoints/',
   flowTrigger: '/set-up/flow-trigger/',
   secretRotation: '/set-up/secret-rotation/',
+  deployment: '/operate/deployment/',
 } as const;
 
 /** One page per sender auth mode (`standard_webhooks` → `/set-up/auth-modes/standard-webhooks/`). */

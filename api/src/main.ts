@@ -1,37 +1,163 @@
-// Process entry: load config, assemble the runtime, listen, bootstrap the sandbox.
+// Process entry and roles. `serve`: the HTTP API (docs, Agent Operations, intake,
+// MCP) plus the delivery worker unless turned off; `worker`: the delivery worker
+// alone, with an optional port for /healthz and /metrics. On PostgreSQL any number
+// of each share one database (docs/adr/0600-postgres-scale-out.md). `npm start`
+// runs main(): serve, with the worker as FLOWPORT_WORKER says.
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { isSandbox, loadConfig } from './config.ts';
-import { createRuntime } from './runtime.ts';
+import { type Config, isSandbox, loadConfig } from './config.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
+import { storeKind } from './store/open.ts';
+import { redactUrl } from './store/postgres.ts';
 
-export async function main(): Promise<void> {
-  const config = loadConfig();
-  const runtime = await createRuntime(config);
-  const server = serve({ fetch: runtime.app.fetch, port: config.port, hostname: config.host });
+export interface RunningProcess {
+  role: 'serve' | 'worker';
+  /** Where this process answers HTTP (null: a worker without a port). */
+  url: string | null;
+  runtime: Runtime;
+  /** Stops accepting work, lets deliveries in flight record their outcome, closes the store. */
+  close(): Promise<void>;
+}
+
+type Log = (line: string) => void;
+
+function storeDescription(config: Config): string {
+  return storeKind(config) === 'postgres'
+    ? `PostgreSQL ${redactUrl(config.databaseUrl as string)}`
+    : `SQLite ${join(config.dataDir, 'flowport.db')}`;
+}
+
+async function listen(
+  fetch: (req: Request, env?: unknown) => Response | Promise<Response>,
+  port: number,
+  host: string,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server = serve({ fetch, port, hostname: host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
     server.once('error', reject);
   });
-  if (isSandbox(config)) {
-    const { creds } = await ensureSandbox(runtime.services);
-    console.log(sandboxBanner(creds, config.publicUrl, join(config.dataDir, SANDBOX_CREDENTIALS_FILE)));
-  } else {
-    console.log(`Flowport listening on ${config.publicUrl}`);
-  }
-  runtime.worker?.start();
-
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    console.log(`\n${signal}: shutting down`);
-    server.close();
-    await runtime.close();
-    process.exit(0);
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }),
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/** The HTTP API on config.port, with the delivery worker when `worker` (default: FLOWPORT_WORKER). */
+export async function startServe(
+  config: Config,
+  options: { worker?: boolean; log?: Log } = {},
+): Promise<RunningProcess> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const withWorker = options.worker ?? config.worker.enabled;
+  const cfg: Config = { ...config, worker: { ...config.worker, enabled: withWorker } };
+  const runtime = await createRuntime(cfg, { applicationName: withWorker ? 'flowport serve' : 'flowport serve api' });
+  let server: Awaited<ReturnType<typeof listen>>;
+  try {
+    server = await listen(runtime.app.fetch, cfg.port, cfg.host);
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  if (isSandbox(cfg)) {
+    const { creds } = await ensureSandbox(runtime.services);
+    log(sandboxBanner(creds, cfg.publicUrl, join(cfg.dataDir, SANDBOX_CREDENTIALS_FILE)));
+  } else {
+    log(`Flowport listening on ${cfg.publicUrl}`);
+  }
+  log(
+    `Store: ${storeDescription(cfg)}; delivery worker ${runtime.worker ? `on (${runtime.worker.owner})` : 'off (API only)'}.`,
+  );
+  runtime.worker?.start();
+  return {
+    role: 'serve',
+    url: `http://${cfg.host === '0.0.0.0' ? '127.0.0.1' : cfg.host}:${server.port}`,
+    runtime,
+    async close() {
+      await server.close();
+      await runtime.close();
+    },
+  };
+}
+
+/** Paths a worker-only process answers on its optional port. */
+const WORKER_PATHS = new Set(['/healthz', '/metrics']);
+
+/**
+ * The delivery worker alone: no API, no intake. With `port` it answers /healthz and
+ * /metrics there (null: no port at all). In sandbox mode it hands off to the
+ * stand-in of the API process at config.port.
+ */
+export async function startWorker(
+  config: Config,
+  options: { port?: number | null; host?: string; log?: Log } = {},
+): Promise<RunningProcess> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const cfg: Config = { ...config, worker: { ...config.worker, enabled: true } };
+  const runtime = await createRuntime(cfg, { applicationName: 'flowport worker' });
+  const worker = runtime.worker;
+  if (!worker) throw new Error('the delivery worker did not start');
+  let server: Awaited<ReturnType<typeof listen>> | null = null;
+  if (options.port !== undefined && options.port !== null) {
+    try {
+      server = await listen(
+        (req, env) =>
+          WORKER_PATHS.has(new URL(req.url).pathname)
+            ? runtime.app.fetch(req, env)
+            : new Response('Not found: this is a worker-only process (/healthz, /metrics).\n', { status: 404 }),
+        options.port,
+        options.host ?? '127.0.0.1',
+      );
+    } catch (err) {
+      await runtime.close();
+      throw err;
+    }
+  }
+  worker.start();
+  const url = server ? `http://${options.host ?? '127.0.0.1'}:${server.port}` : null;
+  log(
+    `Flowport worker ${worker.owner} started. Store: ${storeDescription(cfg)}.${url ? ` Health and metrics: ${url}/healthz, ${url}/metrics.` : ''}`,
+  );
+  return {
+    role: 'worker',
+    url,
+    runtime,
+    async close() {
+      await server?.close();
+      await runtime.close();
+    },
+  };
+}
+
+/** Resolves once SIGINT or SIGTERM arrived and the process closed cleanly; returns the signal. */
+export function closeOnSignal(proc: RunningProcess, log: Log = (l) => console.log(l)): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let closing = false;
+    const stop = (signal: string) => {
+      if (closing) return;
+      closing = true;
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      log(`${signal}: shutting down (finishing deliveries in flight)`);
+      proc.close().then(() => resolve(signal), reject);
+    };
+    const onInt = () => stop('SIGINT');
+    const onTerm = () => stop('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+  });
+}
+
+export async function main(): Promise<void> {
+  const proc = await startServe(loadConfig());
+  await closeOnSignal(proc);
+  process.exit(0);
 }
 
 if (import.meta.main) {

@@ -1,5 +1,7 @@
 // Assembles one Flowport process from a Config: store, services, HTTP app,
 // delivery worker and (sandbox mode) the Shopify stand-in. Tests use this too.
+// On PostgreSQL several such processes share one database: new events wake the
+// workers of every process through NOTIFY (they also poll, so a lost one only costs latency).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
@@ -20,7 +22,9 @@ import type { AnyOperation, Services } from './operations/types.ts';
 import { createSandboxState, SANDBOX_MOUNT_PATH, type SandboxState, sandboxApp } from './sandbox/app.ts';
 import type { ShopRow } from './services/shops.ts';
 import type { Db } from './store/db.ts';
+import { checkSecretKey } from './store/key-check.ts';
 import { openStore } from './store/open.ts';
+import { EVENTS_DUE_CHANNEL, PostgresDb } from './store/postgres.ts';
 
 export interface Runtime {
   config: Config;
@@ -33,6 +37,8 @@ export interface Runtime {
 
 export interface RuntimeOptions {
   db?: Db;
+  /** Postgres application_name of this process's connections (e.g. `flowport worker`). */
+  applicationName?: string;
   operations?: readonly AnyOperation[];
   now?: () => number;
 }
@@ -51,8 +57,16 @@ export function adminBaseUrlFor(config: Config, shop: ShopRow): string {
 
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   installGuard(grantGuard);
-  const db = options.db ?? (await openStore(config));
+  const db =
+    options.db ??
+    (await openStore(config, options.applicationName ? { applicationName: options.applicationName } : {}));
   const secrets = config.secretKey ? SecretBox.fromString(config.secretKey) : SecretBox.fromDataDir(config.dataDir);
+  try {
+    await checkSecretKey(db, secrets);
+  } catch (err) {
+    if (!options.db) await db.close();
+    throw err;
+  }
   const operations = options.operations ?? OPERATIONS;
   const services: Services = {
     config,
@@ -93,7 +107,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const worker = config.worker.enabled
     ? new DeliveryWorker(services, { adminBaseUrl: (shop) => adminBaseUrlFor(config, shop) })
     : null;
-  if (worker) services.hooks.kickWorker = () => worker.kick();
+  const notify = db instanceof PostgresDb ? coalescedNotify(db, config) : null;
+  services.hooks.kickWorker = () => {
+    worker?.kick();
+    notify?.();
+  };
+  if (worker && db instanceof PostgresDb) await db.listen(EVENTS_DUE_CHANNEL, () => worker.kick());
   workerRef.current = worker;
 
   return {
@@ -106,5 +125,27 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       await worker?.stop();
       await db.close();
     },
+  };
+}
+
+/** NOTIFY the other processes' workers; at most one in flight, plus one more if kicked meanwhile. */
+function coalescedNotify(db: PostgresDb, config: Config): () => void {
+  let inFlight = false;
+  let again = false;
+  const send = (): void => {
+    inFlight = true;
+    again = false;
+    db.run('SELECT pg_notify(?, ?)', [EVENTS_DUE_CHANNEL, ''])
+      .catch((err: unknown) => {
+        if (config.logLevel !== 'silent') console.error('notify failed:', err);
+      })
+      .finally(() => {
+        inFlight = false;
+        if (again) send();
+      });
+  };
+  return () => {
+    if (inFlight) again = true;
+    else send();
   };
 }

@@ -159,7 +159,7 @@ describe('audit, limits and caps', () => {
     const io = {
       out: (t: string) => out.push(t),
       err: (t: string) => out.push(t),
-      env: { FLOWPORT_DATA_DIR: s.dataDir },
+      env: s.storeEnv,
     };
     expect(await runCli(['audit', 'verify', '--json'], io)).toBe(0);
     const rows = await db.all<{ seq: number; id: string }>('SELECT seq, id FROM audit_log ORDER BY seq');

@@ -19,6 +19,8 @@ export interface TestServer {
   dataDir: string;
   /** The Postgres URL this server's store lives at (null: SQLite in dataDir). */
   databaseUrl: string | null;
+  /** Env that points a CLI run or a child process at this server's store (data dir, and database URL on Postgres). */
+  storeEnv: Record<string, string>;
   sandbox: SandboxCredentials | null;
   close(): Promise<void>;
 }
@@ -31,6 +33,11 @@ export interface TestServerOptions {
   configure?: (config: Config) => Config;
   /** Serve this operation list instead of the registry (e.g. the registry plus a test-only operation). */
   operations?: readonly AnyOperation[];
+  /**
+   * `suite` (default): the suite's store (FLOWPORT_TEST_STORE). `sqlite`: always a SQLite file,
+   * for a test about SQLite itself (it then runs the same on both suite runs).
+   */
+  store?: 'suite' | 'sqlite';
 }
 
 export function tempDir(prefix = 'flowport-test-'): string {
@@ -40,9 +47,10 @@ export function tempDir(prefix = 'flowport-test-'): string {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = tempDir();
   // A test that names its own database keeps it; otherwise the suite's store decides.
-  const store = options.env?.FLOWPORT_DATABASE_URL
-    ? { env: {}, databaseUrl: options.env.FLOWPORT_DATABASE_URL, drop: async () => {} }
-    : await freshTestStore();
+  const store =
+    options.env?.FLOWPORT_DATABASE_URL || options.store === 'sqlite'
+      ? { env: {}, databaseUrl: options.env?.FLOWPORT_DATABASE_URL ?? null, drop: async () => {} }
+      : await freshTestStore();
   // Listen first on port 0 so the config (public URL, sandbox URL) knows the real port.
   // The Node adapter's env ({ incoming, outgoing }) is passed through: the sandbox's `reset` fault
   // destroys the socket through it.
@@ -84,6 +92,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     runtime,
     dataDir,
     databaseUrl: store.databaseUrl,
+    storeEnv: {
+      FLOWPORT_DATA_DIR: dataDir,
+      ...(store.databaseUrl ? { FLOWPORT_DATABASE_URL: store.databaseUrl } : {}),
+    },
     sandbox,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

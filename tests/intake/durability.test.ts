@@ -9,16 +9,20 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { sha256Hex } from '../../api/src/lib/crypto.ts';
-import { SqliteDb } from '../../api/src/store/sqlite.ts';
+import { openStore } from '../../api/src/store/open.ts';
 import { tempDir } from '../helpers/runtime.ts';
+import { freshTestStore, type TestStoreEnv } from '../helpers/store.ts';
 
 const root = join(import.meta.dirname, '../..');
 const NODE = join(root, 'node_modules/.bin/node');
 const dataDir = tempDir('flowport-durability-');
 const children: ChildProcess[] = [];
+// The suite's store: a SQLite file in dataDir, or a fresh Postgres schema (FLOWPORT_TEST_STORE).
+let store: TestStoreEnv | null = null;
 
-afterAll(() => {
+afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await store?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -36,6 +40,7 @@ async function startChild(port: number): Promise<ChildProcess> {
     cwd: root,
     env: {
       ...process.env,
+      ...store?.env,
       FLOWPORT_DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -69,6 +74,7 @@ async function startChild(port: number): Promise<ChildProcess> {
 }
 
 it('every 2xx survives kill -9; nothing is half-written', async () => {
+  store = await freshTestStore('durability');
   const port = await freePort();
   const child = await startChild(port);
   const creds = JSON.parse(readFileSync(join(dataDir, 'sandbox-credentials.json'), 'utf8')) as {
@@ -121,7 +127,7 @@ it('every 2xx survives kill -9; nothing is half-written', async () => {
   again.kill('SIGTERM');
   await new Promise<void>((resolve) => (again.exitCode !== null ? resolve() : again.once('exit', () => resolve())));
 
-  const db = new SqliteDb(join(dataDir, 'flowport.db'));
+  const db = await openStore({ dataDir, databaseUrl: store.databaseUrl });
   try {
     const rows = await db.all<{
       id: string;

@@ -2,8 +2,11 @@
 // transaction; each request's promise settles only after that transaction has
 // committed (SQLite WAL + synchronous=FULL, or Postgres COMMIT). One batch runs
 // at a time per process, so checks inside a batch (dedupe, caps) see every
-// earlier item of the same batch.
-import type { Db } from '../store/db.ts';
+// earlier item of the same batch. Across processes sharing Postgres, an item names
+// the lock keys its checks need (e.g. one endpoint's dedupe, one shop's event cap); the
+// batch takes all of them first, in one global order (lockKeys), so a check sees every
+// other process's committed batch and two batches never deadlock.
+import { type Db, lockKeys } from '../store/db.ts';
 
 /** Per-batch scratch space and hooks shared by the items of one transaction. */
 export interface Batch {
@@ -16,8 +19,14 @@ export interface Batch {
 
 export type BatchWork<T> = (tx: Db, batch: Batch) => Promise<T>;
 
+export interface SubmitOptions {
+  /** Logical keys this item's checks depend on (advisory locks on Postgres; nothing on SQLite). */
+  locks?: readonly string[];
+}
+
 interface Pending {
   work: BatchWork<unknown>;
+  locks: readonly string[];
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -43,9 +52,9 @@ export class GroupCommitter {
   }
 
   /** Queues work for the next batch; resolves with its result after the batch commits. */
-  submit<T>(work: BatchWork<T>): Promise<T> {
+  submit<T>(work: BatchWork<T>, options: SubmitOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ work, locks: options.locks ?? [], resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -101,6 +110,10 @@ export class GroupCommitter {
       afterCommit: (fn) => after.push(fn),
     };
     const results = await this.db.tx(async (tx) => {
+      await lockKeys(
+        tx,
+        items.flatMap((i) => i.locks),
+      );
       const out: unknown[] = [];
       for (const item of items) out.push(await item.work(tx, batch));
       for (const fn of before) await fn(tx);

@@ -2,6 +2,9 @@
 // type, authentication on the raw bytes, JSON and mapping validation, then one
 // group-committed write (dedupe, plan cap, event + receipt, usage counter).
 // Rejections get a receipt too (no body), within a per-endpoint budget.
+// A batch's events and receipts are written with multi-row INSERTs just before
+// its COMMIT; dedupe and the plan cap are per-endpoint / per-shop lock keys, so
+// they hold across API processes sharing Postgres.
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { intakeSupportCode, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
@@ -11,7 +14,7 @@ import { buildFlowPayload } from '../handoff/payload.ts';
 import type { Services } from '../operations/types.ts';
 import { planOf, type Plan } from '../plans.ts';
 import { activeSecrets, endpointConfig, type EndpointConfig, type EndpointRow } from '../services/endpoints.ts';
-import type { Db } from '../store/db.ts';
+import { type Db, insertMany, type SqlParam } from '../store/db.ts';
 import { type Batch, GroupCommitter } from './committer.ts';
 import { FLOW_PAYLOAD_LIMIT_BYTES, INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
@@ -37,6 +40,77 @@ export interface IntakeRequest {
 }
 
 type Stage = 'state' | 'size' | 'media' | 'auth' | 'validation';
+
+const EVENT_COLUMNS = [
+  'id',
+  'shop_id',
+  'endpoint_id',
+  'receipt_id',
+  'state',
+  'support_code',
+  'external_event_id',
+  'event_type',
+  'sender',
+  'body',
+  'body_size',
+  'body_sha256',
+  'resource_id',
+  'related_resource_id',
+  'config_version',
+  'received_at',
+  'updated_at',
+  'next_attempt_at',
+  'body_expires_at',
+  'retention_state',
+  'duplicate_of',
+] as const;
+type EventInsert = Record<(typeof EVENT_COLUMNS)[number], SqlParam>;
+
+const RECEIPT_COLUMNS = [
+  'id',
+  'shop_id',
+  'endpoint_id',
+  'event_id',
+  'request_id',
+  'received_at',
+  'auth_result',
+  'validation_result',
+  'dedupe_decision',
+  'config_version',
+  'http_status',
+  'error_code',
+  'support_code',
+  'body_size',
+  'body_sha256',
+] as const;
+
+/** Rows a batch writes just before it commits (multi-row INSERTs). */
+interface BatchRows {
+  events: SqlParam[][];
+  receipts: SqlParam[][];
+  /** Accepted events of this batch by `endpoint\0external id`: dedupe sees them before they are written. */
+  firstByExternalId: Map<string, string>;
+}
+
+function batchRows(batch: Batch): BatchRows {
+  let rows = batch.scratch.get('rows') as BatchRows | undefined;
+  if (!rows) {
+    const r: BatchRows = { events: [], receipts: [], firstByExternalId: new Map() };
+    rows = r;
+    batch.scratch.set('rows', r);
+    batch.beforeCommit(async (tx) => {
+      await insertMany(tx, 'events', EVENT_COLUMNS, r.events);
+      await insertMany(tx, 'receipts', RECEIPT_COLUMNS, r.receipts);
+    });
+  }
+  return rows;
+}
+
+/** Lock keys of intake's cross-process checks (see committer.ts). */
+export const intakeLocks = {
+  dedupe: (endpointId: string) => `intake-dedupe:${endpointId}`,
+  eventCap: (shopId: string) => `intake-event-cap:${shopId}`,
+};
 
 const JSON_MEDIA_RE = /^application\/([a-z0-9.+-]+\+)?json$/;
 
@@ -160,8 +234,12 @@ export class Intake {
     const hash = sha256Hex(raw);
     const bodyText = text;
     const facts = mapped;
-    const outcome = await this.committer.submit((tx, batch) =>
-      this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyText, facts),
+    const windowHours = this.dedupeWindowHours(ep);
+    const locks = [intakeLocks.eventCap(ep.row.shop_id)];
+    if (facts.externalEventId && windowHours > 0) locks.push(intakeLocks.dedupe(ep.row.id));
+    const outcome = await this.committer.submit(
+      (tx, batch) => this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyText, facts),
+      { locks },
     );
     if (outcome.kind === 'cap') {
       throw new AppError('intake_event_cap_reached', {
@@ -176,6 +254,10 @@ export class Intake {
     return outcome.ack;
   }
 
+  private dedupeWindowHours(ep: CachedEndpoint): number {
+    return Math.min(ep.config.dedupeWindowHours ?? ep.plan.dedupeWindowHours, ep.plan.dedupeWindowHours);
+  }
+
   private async acceptInTx(
     tx: Db,
     batch: Batch,
@@ -187,50 +269,51 @@ export class Intake {
     text: string,
     mapped: Mapped,
   ): Promise<{ kind: 'ack'; ack: IntakeAck } | { kind: 'cap'; retryAfterS: number; receiptId: string | null }> {
-    const { row, config, plan } = ep;
+    const { row, plan } = ep;
     const receiptId = newId('receipt');
     const eventId = newId('event');
     const ext = mapped.externalEventId;
-    const windowHours = Math.min(config.dedupeWindowHours ?? plan.dedupeWindowHours, plan.dedupeWindowHours);
+    const windowHours = this.dedupeWindowHours(ep);
+    const rows = batchRows(batch);
+    const dedupeKey = `${row.id}\u0000${ext ?? ''}`;
     if (ext && windowHours > 0) {
-      if (tx.dialect === 'postgres') {
-        // Serialise dedupe per endpoint across processes sharing Postgres.
-        const lockKey = `lock:${row.id}`;
-        if (!batch.scratch.has(lockKey)) {
-          await tx.get('SELECT pg_advisory_xact_lock(hashtext(?))', [row.id]);
-          batch.scratch.set(lockKey, true);
-        }
-      }
-      const first = await tx.get<{ id: string }>(
-        `SELECT id FROM events WHERE endpoint_id = ? AND external_event_id = ? AND received_at >= ?
-            AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1`,
-        [row.id, ext, now - windowHours * 3_600_000],
-      );
-      if (first) {
-        await tx.run(
-          `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, support_code, external_event_id, event_type, sender, body,
-             body_size, body_sha256, resource_id, related_resource_id, config_version, received_at, updated_at, retention_state, duplicate_of)
-           VALUES (?, ?, ?, ?, 'duplicate_suppressed', ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, 'not_retained', ?)`,
-          [
-            eventId,
-            row.shop_id,
-            row.id,
-            receiptId,
-            INTAKE_SUPPORT_CODES.duplicate.code,
-            ext,
-            mapped.eventType,
-            row.sender_label,
-            raw.byteLength,
-            hash,
-            mapped.resourceId,
-            mapped.relatedResourceId,
-            row.config_version,
-            now,
-            now,
-            first.id,
-          ],
+      // This endpoint's dedupe lock is held (committer), so no other batch writes a first copy meanwhile.
+      const firstId =
+        rows.firstByExternalId.get(dedupeKey) ??
+        (
+          await tx.get<{ id: string }>(
+            `SELECT id FROM events WHERE endpoint_id = ? AND external_event_id = ? AND received_at >= ?
+                AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1`,
+            [row.id, ext, now - windowHours * 3_600_000],
+          )
+        )?.id;
+      if (firstId) {
+        rows.events.push(
+          eventRow({
+            id: eventId,
+            shop_id: row.shop_id,
+            endpoint_id: row.id,
+            receipt_id: receiptId,
+            state: 'duplicate_suppressed',
+            support_code: INTAKE_SUPPORT_CODES.duplicate.code,
+            external_event_id: ext,
+            event_type: mapped.eventType,
+            sender: row.sender_label,
+            body: null,
+            body_size: raw.byteLength,
+            body_sha256: hash,
+            resource_id: mapped.resourceId,
+            related_resource_id: mapped.relatedResourceId,
+            config_version: row.config_version,
+            received_at: now,
+            updated_at: now,
+            next_attempt_at: null,
+            body_expires_at: null,
+            retention_state: 'not_retained',
+            duplicate_of: firstId,
+          }),
         );
-        await this.insertReceipt(tx, {
+        this.insertReceipt(batch, {
           id: receiptId,
           row,
           eventId,
@@ -247,7 +330,7 @@ export class Intake {
         });
         return {
           kind: 'ack',
-          ack: { status: 'duplicate_suppressed', event_id: first.id, receipt_id: receiptId, duplicate_of: first.id },
+          ack: { status: 'duplicate_suppressed', event_id: firstId, receipt_id: receiptId, duplicate_of: firstId },
         };
       }
     }
@@ -274,7 +357,7 @@ export class Intake {
     }
     if (usage.count + usage.added >= plan.monthly.acceptedEvents + plan.graceEvents) {
       const retryAfterS = Math.min(secondsToNextPeriod(now), INTAKE_LIMITS.capRetryAfterMaxS);
-      const rid = await this.recordRejectionInTx(tx, row, {
+      const rid = await this.recordRejectionInTx(tx, batch, row, {
         requestId: req.requestId,
         now,
         auth: 'verified',
@@ -288,32 +371,33 @@ export class Intake {
     }
     usage.added++;
     const supportCode = INTAKE_SUPPORT_CODES.accepted.code;
-    await tx.run(
-      `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, support_code, external_event_id, event_type, sender, body,
-         body_size, body_sha256, resource_id, related_resource_id, config_version, received_at, updated_at, next_attempt_at, body_expires_at)
-       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        eventId,
-        row.shop_id,
-        row.id,
-        receiptId,
-        supportCode,
-        ext,
-        mapped.eventType,
-        row.sender_label,
-        text,
-        raw.byteLength,
-        hash,
-        mapped.resourceId,
-        mapped.relatedResourceId,
-        row.config_version,
-        now,
-        now,
-        now,
-        now + plan.bodyRetentionDays * 86_400_000,
-      ],
+    rows.events.push(
+      eventRow({
+        id: eventId,
+        shop_id: row.shop_id,
+        endpoint_id: row.id,
+        receipt_id: receiptId,
+        state: 'queued',
+        support_code: supportCode,
+        external_event_id: ext,
+        event_type: mapped.eventType,
+        sender: row.sender_label,
+        body: text,
+        body_size: raw.byteLength,
+        body_sha256: hash,
+        resource_id: mapped.resourceId,
+        related_resource_id: mapped.relatedResourceId,
+        config_version: row.config_version,
+        received_at: now,
+        updated_at: now,
+        next_attempt_at: now,
+        body_expires_at: now + plan.bodyRetentionDays * 86_400_000,
+        retention_state: 'retained',
+        duplicate_of: null,
+      }),
     );
-    await this.insertReceipt(tx, {
+    if (ext && windowHours > 0) rows.firstByExternalId.set(dedupeKey, eventId);
+    this.insertReceipt(batch, {
       id: receiptId,
       row,
       eventId,
@@ -335,8 +419,9 @@ export class Intake {
     return { kind: 'ack', ack: { status: 'queued', event_id: eventId, receipt_id: receiptId } };
   }
 
-  private async insertReceipt(
-    tx: Db,
+  /** Queues a receipt row; the batch writes it just before it commits. */
+  private insertReceipt(
+    batch: Batch,
     r: {
       id: string;
       row: EndpointRow;
@@ -352,34 +437,30 @@ export class Intake {
       size: number;
       hash: string | null;
     },
-  ): Promise<void> {
-    await tx.run(
-      `INSERT INTO receipts (id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
-         dedupe_decision, config_version, http_status, error_code, support_code, body_size, body_sha256)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        r.id,
-        r.row.shop_id,
-        r.row.id,
-        r.eventId,
-        r.requestId,
-        r.now,
-        r.auth,
-        r.validation,
-        r.dedupe,
-        r.row.config_version,
-        r.httpStatus,
-        r.errorCode,
-        r.supportCode,
-        r.size,
-        r.hash,
-      ],
-    );
+  ): void {
+    batchRows(batch).receipts.push([
+      r.id,
+      r.row.shop_id,
+      r.row.id,
+      r.eventId,
+      r.requestId,
+      r.now,
+      r.auth,
+      r.validation,
+      r.dedupe,
+      r.row.config_version,
+      r.httpStatus,
+      r.errorCode,
+      r.supportCode,
+      r.size,
+      r.hash,
+    ]);
   }
 
   /** A receipt while the endpoint's per-minute budget lasts; afterwards one tally row per minute and code. */
   private async recordRejectionInTx(
     tx: Db,
+    batch: Batch,
     row: EndpointRow,
     f: {
       requestId: string;
@@ -404,7 +485,7 @@ export class Intake {
       b.used++;
       const id = newId('receipt');
       const httpStatus = isErrorCode(f.errorCode) ? ERROR_CATALOG[f.errorCode].status : 500;
-      await this.insertReceipt(tx, {
+      this.insertReceipt(batch, {
         id,
         row,
         eventId: null,
@@ -447,8 +528,8 @@ export class Intake {
           ? 'verified'
           : 'not_checked';
     const validation = stage === 'validation' || stage === 'size' || stage === 'media' ? 'invalid' : 'not_checked';
-    const receiptId = await this.committer.submit((tx) =>
-      this.recordRejectionInTx(tx, ep.row, {
+    const receiptId = await this.committer.submit((tx, batch) =>
+      this.recordRejectionInTx(tx, batch, ep.row, {
         requestId: req.requestId,
         now,
         auth,
@@ -463,4 +544,8 @@ export class Intake {
     if (receiptId) extra.receipt_id = receiptId;
     return new AppError(err.code, { ...err.options, extra });
   }
+}
+
+function eventRow(e: EventInsert): SqlParam[] {
+  return EVENT_COLUMNS.map((c) => e[c]);
 }

@@ -59,12 +59,22 @@ export async function insertMany(
     for (const row of rows) await tx.run(head + one, row);
     return;
   }
-  // Postgres allows 65,535 parameters per statement.
-  const chunk = Math.max(1, Math.min(500, Math.floor(60_000 / columns.length)));
-  for (let i = 0; i < rows.length; i += chunk) {
-    const part = rows.slice(i, i + chunk);
+  // Postgres allows 65,535 parameters per statement; large bodies also split a chunk (~8 MB).
+  const maxRows = Math.max(1, Math.min(500, Math.floor(60_000 / columns.length)));
+  let part: (readonly SqlParam[])[] = [];
+  let bytes = 0;
+  const flush = async () => {
+    if (part.length === 0) return;
     await tx.run(head + part.map(() => one).join(', '), part.flat());
+    part = [];
+    bytes = 0;
+  };
+  for (const row of rows) {
+    part.push(row);
+    for (const v of row) bytes += typeof v === 'string' ? v.length : v instanceof Uint8Array ? v.byteLength : 8;
+    if (part.length >= maxRows || bytes >= 8_000_000) await flush();
   }
+  await flush();
 }
 
 /** Two-key advisory lock space used by lockKeys (ASCII "Flpw"), apart from the audit log's one-key lock. */

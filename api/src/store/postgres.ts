@@ -9,6 +9,9 @@ pg.types.setTypeParser(1700, (v) => Number(v)); // numeric (SUM of BIGINT) -> nu
 
 export const DEFAULT_POOL_SIZE = 10;
 
+/** NOTIFY channel that wakes delivery workers in every process when events become due. */
+export const EVENTS_DUE_CHANNEL = 'flowport_events_due';
+
 export function toPgSql(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
