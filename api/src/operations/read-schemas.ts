@@ -1,5 +1,6 @@
 // Schemas shared by the read operations (grants/reads area): actor, paging, ids.
 import { z } from '@hono/zod-openapi';
+import type { SecretBox } from '../lib/crypto.ts';
 
 export const iso = (ms: number | null | undefined): string | null =>
   ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
@@ -43,13 +44,30 @@ export const Cursor = z
     description: 'Opaque cursor from `page.next_cursor` of the previous page.',
   });
 
-/** Opaque cursor over a time-sortable id (base64url of `v1:<id>`). */
-export function encodeCursor(id: string): string {
-  return Buffer.from(`v1:${id}`).toString('base64url');
+const SEALED = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{1,200}$/;
+
+/**
+ * A keyset cursor over a time-sortable id, sealed with the server key (AES-256-GCM):
+ * opaque, and any edit or forgery fails to open. `scope` binds it to what it pages
+ * (e.g. shop and order), so another shop's or another order's cursor is refused.
+ */
+export function sealCursor(secrets: SecretBox, scope: string, id: string): string {
+  return secrets.encrypt(`c1|${scope}|${id}`);
 }
 
-export function decodeCursor(cursor: string): string | null {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const m = /^v1:([a-z]+_[0-9a-z]{26})$/.exec(text);
-  return m?.[1] ?? null;
+/** The id inside a cursor this server sealed for `scope`, or null for anything else. */
+export function openCursor(secrets: SecretBox, scope: string, cursor: string): string | null {
+  // Only the exact sealed shape (a full 16-byte tag) reaches decryption.
+  if (!SEALED.test(cursor)) return null;
+  // Canonical base64url only: unused low bits of a last character would otherwise give one cursor many spellings.
+  if (cursor.split('.').some((part, i) => i > 0 && Buffer.from(part, 'base64url').toString('base64url') !== part))
+    return null;
+  let text: string;
+  try {
+    text = secrets.decrypt(cursor);
+  } catch {
+    return null;
+  }
+  const m = /^c1\|(.+)\|([a-z]+_[0-9a-z]{26})$/.exec(text);
+  return m && m[1] === scope ? (m[2] ?? null) : null;
 }

@@ -105,17 +105,28 @@ export function eventReplay(
 
 /**
  * SQL equivalent of replayAvailability() (+ the plan cap), so `replay_available`
- * filters in the store and paging stays exact. A test checks both agree.
+ * filters in the store and paging stays exact. tests/reads/events-paging.test.ts
+ * checks every listed event's `replay.available` against the filter.
+ * The endpoint part is a list of the shop's replayable endpoint ids (read first)
+ * rather than a condition on the joined endpoints row: Postgres never analyzes a
+ * table of a few endpoints, misjudges such a condition as very selective, and then
+ * sorts every matching event of the shop for each page instead of walking the id index.
  */
-function replayAvailableSql(available: boolean, facts: ShopFacts): string {
+function replayAvailableSql(
+  available: boolean,
+  facts: ShopFacts,
+  replayableEndpoints: readonly string[],
+): { sql: string; params: SqlParam[] } {
   const replayable = TERMINAL_STATES.filter((s) => s !== 'rejected' && s !== 'duplicate_suppressed')
     .map((s) => `'${s}'`)
     .join(', ');
-  const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL
-    AND ep.deleted_at IS NULL AND ep.status <> 'archived')`;
+  const endpointOk = replayableEndpoints.length
+    ? `e.endpoint_id IN (${replayableEndpoints.map(() => '?').join(', ')})`
+    : '1 = 0';
+  const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL AND ${endpointOk})`;
   const shopOk = facts.connection_status !== 'disconnected' && facts.replaysRemaining > 0;
-  if (available) return shopOk ? yes : '1 = 0';
-  return shopOk ? `NOT ${yes}` : '1 = 1';
+  if (!shopOk) return { sql: available ? '1 = 0' : '1 = 1', params: [] };
+  return { sql: available ? yes : `NOT ${yes}`, params: [...replayableEndpoints] };
 }
 
 export async function listEvents(
@@ -148,7 +159,19 @@ export async function listEvents(
     where.push('e.received_at < ?');
     params.push(f.receivedBefore);
   }
-  if (f.replayAvailable !== undefined) where.push(replayAvailableSql(f.replayAvailable, facts));
+  if (f.replayAvailable !== undefined) {
+    const endpoints = await services.db.all<{ id: string }>(
+      "SELECT id FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL AND status <> 'archived' ORDER BY id",
+      [shopId],
+    );
+    const c = replayAvailableSql(
+      f.replayAvailable,
+      facts,
+      endpoints.map((e) => e.id),
+    );
+    where.push(c.sql);
+    params.push(...c.params);
+  }
   if (f.cursorId) {
     where.push(f.order === 'desc' ? 'e.id < ?' : 'e.id > ?');
     params.push(f.cursorId);

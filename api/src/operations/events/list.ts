@@ -4,7 +4,7 @@ import { AppError } from '../../errors/problem.ts';
 import { EVENT_STATES } from '../../handoff/outcomes.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { eventSummary, listEvents } from '../../reads/events.ts';
-import { Cursor, decodeCursor, encodeCursor, Limit, PageInfo } from '../read-schemas.ts';
+import { Cursor, Limit, openCursor, PageInfo, sealCursor } from '../read-schemas.ts';
 import { defineOperation } from '../types.ts';
 import { EventSummary } from './schemas.ts';
 
@@ -58,7 +58,7 @@ export const listEventsOperation = defineOperation({
   path: `${AGENT_API_PREFIX}/events`,
   summary: 'List events',
   description:
-    'Event history, newest first, with filters (endpoint, state, sender, event type, support code, external id, time range, replay availability) and cursor paging. Pages are stable while new events arrive: follow `page.next_cursor`. Payload bodies are never returned.',
+    'Event history, newest first (`order=asc`: oldest first), with filters (endpoint, state, sender, event type, support code, external id, time range, replay availability) and cursor paging. Follow `page.next_cursor` with the same `order`: pages are stable while new events arrive, so every event that existed when paging started is returned exactly once; events received meanwhile appear on a fresh first page (newest first) or at the end (oldest first). Payload bodies are never returned.',
   family: 'events',
   kind: 'read',
   scope: 'events:read',
@@ -87,12 +87,15 @@ export const listEventsOperation = defineOperation({
         errors: [{ path: 'state', message: `Unknown state: ${bad.join(', ')}` }],
       });
     }
+    // A cursor pages one shop in one order; other filters may change between pages.
+    const cursorScope = `${p.shopId}:${input.order}`;
     let cursorId: string | null = null;
     if (input.cursor) {
-      cursorId = decodeCursor(input.cursor);
+      cursorId = openCursor(ctx.services.secrets, cursorScope, input.cursor);
       if (!cursorId) {
         throw new AppError('invalid_request', {
-          detail: 'The cursor is not one this API returned. Start again without `cursor`.',
+          detail:
+            'The cursor is not one this API returned for this shop and order. Start again without `cursor` (keep `order` the same while paging).',
           errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
         });
       }
@@ -114,7 +117,11 @@ export const listEventsOperation = defineOperation({
     const last = rows.at(-1);
     return {
       data: rows.map((r) => eventSummary(r, facts)),
-      page: { next_cursor: hasMore && last ? encodeCursor(last.id) : null, has_more: hasMore, limit: input.limit },
+      page: {
+        next_cursor: hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, last.id) : null,
+        has_more: hasMore,
+        limit: input.limit,
+      },
     };
   },
 });
