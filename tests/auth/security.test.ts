@@ -169,7 +169,8 @@ describe('audit, limits and caps', () => {
     out.length = 0;
     expect(await runCli(['audit', 'verify'], io)).toBe(1);
     expect(out.join('\n')).toContain(victim.id);
-    expect(out.join('\n')).toContain(`seq ${victim.seq}`);
+    // Not a terminal, so the CLI prints JSON: the broken entry's seq and id.
+    expect(out.join('\n')).toContain(`"seq": ${victim.seq}`);
   });
 
   it('rate limits answer 429 with Retry-After; caps answer 402; plan-usage shows the meters', async () => {

@@ -4,8 +4,9 @@
 import { appendAudit, verifyAuditChain } from '../audit/log.ts';
 import type { OperatorCommand } from '../cli/definitions.ts';
 import type { OperatorHandler, OptionValues } from '../cli/handlers.ts';
+import { AppError } from '../errors/problem.ts';
 import { type GrantRow, MAX_GRANT_DAYS, createGrant } from './grants.ts';
-import { isScope, type Scope, TIERS, type Tier } from './scopes.ts';
+import { ALL_SCOPES, isScope, type Scope, TIERS, type Tier } from './scopes.ts';
 
 export const GRANTS_OPERATOR_COMMANDS: OperatorCommand[] = [
   {
@@ -13,9 +14,19 @@ export const GRANTS_OPERATOR_COMMANDS: OperatorCommand[] = [
     summary: 'Create a grant for one shop and print its token once.',
     options: [
       { flag: '--shop <id>', description: 'Shop id (`shop_…`).', required: true },
-      { flag: '--tier <tier>', description: `Tier preset: ${TIERS.join(', ')}.`, required: true },
-      { flag: '--scope <scope>', description: 'Extra scope on top of the tier (repeatable).', multiple: true },
-      { flag: '--actor-kind <kind>', description: '`agent` or `human`: who will use the grant.', required: true },
+      { flag: '--tier <tier>', description: `Tier preset: ${TIERS.join(', ')}.`, required: true, choices: TIERS },
+      {
+        flag: '--scope <scope>',
+        description: 'Extra scope on top of the tier (repeatable).',
+        multiple: true,
+        choices: ALL_SCOPES,
+      },
+      {
+        flag: '--actor-kind <kind>',
+        description: '`agent` or `human`: who will use the grant.',
+        required: true,
+        choices: ['agent', 'human'],
+      },
       {
         flag: '--actor-name <name>',
         description: 'Name of the agent or person (shown in the audit log).',
@@ -47,7 +58,8 @@ export const GRANTS_OPERATOR_COMMANDS: OperatorCommand[] = [
 
 export function parseDuration(text: string): number {
   const m = /^(\d+)\s*(s|m|h|d)$/.exec(text.trim());
-  if (!m) throw new Error(`Duration must look like 30m, 12h or 7d, got "${text}".`);
+  if (!m)
+    throw new AppError('invalid_request', { detail: `--expires-in must look like 30m, 12h or 7d, got "${text}".` });
   const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
   return Number(m[1]) * unit;
 }
@@ -66,14 +78,26 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
     const shopId = str(options, 'shop') ?? '';
     const tier = str(options, 'tier') ?? '';
     if (!(TIERS as readonly string[]).includes(tier))
-      throw new Error(`Unknown tier "${tier}". Use one of: ${TIERS.join(', ')}.`);
+      throw new AppError('invalid_request', { detail: `Unknown tier "${tier}". Use one of: ${TIERS.join(', ')}.` });
     const kind = str(options, 'actor-kind');
-    if (kind !== 'agent' && kind !== 'human') throw new Error('--actor-kind must be `agent` or `human`.');
+    if (kind !== 'agent' && kind !== 'human')
+      throw new AppError('invalid_request', { detail: '--actor-kind must be `agent` or `human`.' });
     const extra = (Array.isArray(options.scope) ? options.scope : []).filter(Boolean);
     const bad = extra.filter((s) => !isScope(s));
-    if (bad.length) throw new Error(`Unknown scope(s): ${bad.join(', ')}. See the manifest for the scope list.`);
+    if (bad.length)
+      throw new AppError('invalid_request', {
+        detail: `Unknown scope(s): ${bad.join(', ')}. See the manifest for the scope list.`,
+      });
     const shop = await services.db.get<{ id: string }>('SELECT id FROM shops WHERE id = ?', [shopId]);
-    if (!shop) throw new Error(`No shop ${shopId} in this store. List shops with \`flowport shops list\`.`);
+    if (!shop)
+      throw new AppError('not_found', {
+        detail: `No shop ${shopId} in this store. List shops with \`flowport shops list\`.`,
+      });
+    const expiresInMs = parseDuration(str(options, 'expires-in') ?? '30d');
+    if (expiresInMs < 1_000 || expiresInMs > MAX_GRANT_DAYS * 86_400_000)
+      throw new AppError('invalid_request', {
+        detail: `--expires-in must be between 1s and ${MAX_GRANT_DAYS}d.`,
+      });
     const grant = await createGrant(services, {
       shopId,
       tier: tier as Tier,
@@ -81,7 +105,7 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
       actorKind: kind,
       actorName: str(options, 'actor-name') ?? '',
       actorClient: str(options, 'actor-client') ?? null,
-      expiresInMs: parseDuration(str(options, 'expires-in') ?? '30d'),
+      expiresInMs,
     });
     await appendAudit(services.db, {
       shopId,
@@ -152,7 +176,7 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
   async 'grants revoke'({ options, services }) {
     const id = str(options, 'grant') ?? '';
     const g = await services.db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [id]);
-    if (!g) throw new Error(`No grant ${id}.`);
+    if (!g) throw new AppError('not_found', { detail: `No grant ${id}. List grants with \`flowport grants list\`.` });
     const now = services.now();
     if (g.revoked_at === null) {
       await services.db.tx(async (tx) => {

@@ -1,56 +1,148 @@
-// Operator commands: what a human runs on the host against the local store
-// (never reachable through the API or MCP). The CLI parser and the reference page
-// (/reference/cli/) both derive from this list plus the registry's `cli` fields.
-// Handlers live in ./handlers.ts, keyed by the command words.
+// Command definitions the CLI parser, `--help`, shell completion and the
+// reference page (/reference/cli/) all derive from. Three kinds, kept apart in
+// help and docs:
+// - agent commands: derived from the operation registry (./api-commands.ts), not listed here;
+// - helper commands (docs, doctor, completion): client-side, no local store;
+// - operator commands: a human on the host, acting on the local store; never
+//   reachable through the API or MCP.
+//
+// Operator command contract (for anyone adding one): add its definition to
+// OPERATOR_COMMANDS and its handler to OPERATOR_HANDLERS (./handlers.ts) under
+// the same words joined by a space. The runner opens the local store (worker
+// off, logs silent) unless the definition sets `store: false`, calls the handler
+// with the parsed options, the services (or null), the CLI's environment and IO,
+// and AWAITS the handler's promise before printing its result and closing the
+// store. A long-running handler (a server until SIGINT/SIGTERM) simply resolves
+// when it has stopped; it may print progress through `io` meanwhile.
 
 import { GRANTS_OPERATOR_COMMANDS } from '../auth/cli.ts';
+import { CLI_ENV, DEFAULT_PORT } from '../config.ts';
 import { HANDOFF_OPERATOR_COMMANDS } from '../handoff/cli.ts';
+import { PLAN_IDS } from '../plans.ts';
+import { AUTH_MODES, TRIGGER_VARIANTS } from '../services/endpoints.ts';
 
-export interface OperatorCommandOption {
+export interface CommandOption {
   /** As typed, e.g. `--tier <tier>` (takes a value) or `--json` (a switch). */
   flag: string;
   description: string;
   required?: boolean;
   /** May be given several times (values collected into a list). */
   multiple?: boolean;
+  /** Allowed values (shell completion offers them). */
+  choices?: readonly string[];
+}
+
+/** Kept for the operator-command modules that name it. */
+export type OperatorCommandOption = CommandOption;
+
+export interface CommandArgument {
+  name: string;
+  description: string;
+  choices?: readonly string[];
 }
 
 export interface OperatorCommand {
   /** Command words after `flowport`, e.g. ['grants', 'create']. */
   command: string[];
   summary: string;
-  options: OperatorCommandOption[];
+  options: CommandOption[];
+  /** Positional arguments after the words. */
+  args?: CommandArgument[];
+  /** false: the runner opens no store and passes `services: null` (the handler manages its own resources). */
+  store?: boolean;
 }
 
+export const DEFAULT_BASE_URL = `http://localhost:${DEFAULT_PORT}`;
+
+/** Accepted by every command. */
+export const GLOBAL_OPTIONS: CommandOption[] = [
+  {
+    flag: '--json',
+    description: 'Print JSON. The default when stdout is not a terminal; on a terminal the default is readable text.',
+  },
+  { flag: '--help', description: "Show the command's arguments and options." },
+];
+
+/** Where Flowport is and which grant to use: agent commands and `doctor` (`docs` takes the base URL only). */
+export const CONNECTION_OPTIONS: CommandOption[] = [
+  {
+    flag: '--base-url <url>',
+    description: `Flowport's base URL. Default: \`${CLI_ENV.baseUrl}\`, else ${DEFAULT_BASE_URL}.`,
+  },
+  {
+    flag: '--token-file <path>',
+    description: `Read the grant token from this file (first line). Default: the \`${CLI_ENV.token}\` environment variable. There is no token flag, so the token never lands in shell history.`,
+  },
+];
+
 /** Options every operator command accepts. */
-export const COMMON_OPERATOR_OPTIONS: OperatorCommandOption[] = [
-  { flag: '--json', description: 'Print machine-readable JSON instead of text.' },
+export const COMMON_OPERATOR_OPTIONS: CommandOption[] = [
   {
     flag: '--data-dir <dir>',
     description: 'Data directory of the local store (default ./data, or FLOWPORT_DATA_DIR).',
   },
 ];
 
-/** Options every API command (derived from the registry) accepts. */
-export const COMMON_API_OPTIONS: OperatorCommandOption[] = [
-  { flag: '--url <url>', description: 'Flowport base URL (default FLOWPORT_URL or http://localhost:8787).' },
+export const COMPLETION_SHELLS = ['bash', 'zsh'] as const;
+
+/** Client-side helpers: no local store, and no grant except for doctor's grant checks. */
+export const HELPER_COMMANDS: OperatorCommand[] = [
   {
-    flag: '--token <token>',
-    description:
-      'Grant token (default FLOWPORT_GRANT_TOKEN). Prefer the environment variable so the token stays out of shell history.',
+    command: ['docs'],
+    summary:
+      'Print where the docs live: llms.txt, the Markdown twins, the manifest, the OpenAPI contract, and the CLI and MCP references. No grant needed.',
+    options: [CONNECTION_OPTIONS[0] as CommandOption],
+    store: false,
+  },
+  {
+    command: ['doctor'],
+    summary:
+      'Check the connection end to end: reachability, edition identity, the grant (valid, expiry, scopes) and plan headroom; say what to fix.',
+    options: CONNECTION_OPTIONS,
+    store: false,
+  },
+  {
+    command: ['completion'],
+    summary: 'Print a shell completion script for bash or zsh.',
+    args: [{ name: 'shell', description: 'bash or zsh.', choices: COMPLETION_SHELLS }],
+    options: [],
+    store: false,
   },
 ];
 
-export const OPERATOR_COMMANDS: OperatorCommand[] = [
-  ...HANDOFF_OPERATOR_COMMANDS,
-  ...GRANTS_OPERATOR_COMMANDS,
-  // ---- intake setup (shops, endpoints) ----
+/** Help and docs list operator commands in this order of their first word (others after, as added). */
+const OPERATOR_GROUP_ORDER = [
+  'serve',
+  'worker',
+  'migrate',
+  'migrate-data',
+  'sandbox',
+  'shops',
+  'endpoints',
+  'grants',
+  'audit',
+];
+
+function byGroup(commands: OperatorCommand[]): OperatorCommand[] {
+  const rank = (c: OperatorCommand) => {
+    const i = OPERATOR_GROUP_ORDER.indexOf(c.command[0] ?? '');
+    return i === -1 ? OPERATOR_GROUP_ORDER.length : i;
+  };
+  return [...commands].sort((a, b) => rank(a) - rank(b));
+}
+
+const INTAKE_OPERATOR_COMMANDS: OperatorCommand[] = [
+  {
+    command: ['shops', 'list'],
+    summary: 'List the shops in the local store: id, domain, plan, sandbox, connection state (never tokens).',
+    options: [],
+  },
   {
     command: ['shops', 'create'],
     summary: 'Create a shop in the local store (a real Shopify store, or a sandbox one).',
     options: [
       { flag: '--domain <domain>', description: 'The store domain, e.g. example.myshopify.com.', required: true },
-      { flag: '--plan <plan>', description: 'Plan id: free (default), starter, growth or scale.' },
+      { flag: '--plan <plan>', description: `Plan id: ${PLAN_IDS.join(', ')} (default free).`, choices: PLAN_IDS },
       {
         flag: '--sandbox',
         description: 'Mark the shop as a sandbox shop (handoff goes to the local Shopify stand-in).',
@@ -69,13 +161,15 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
       { flag: '--name <name>', description: 'A name for people.', required: true },
       {
         flag: '--auth-mode <mode>',
-        description: 'hmac_sha256, github, shopify, stripe, standard_webhooks, slack, static_header or basic.',
+        description: `One of: ${AUTH_MODES.join(', ')}.`,
         required: true,
+        choices: AUTH_MODES,
       },
       {
         flag: '--trigger-variant <variant>',
-        description: 'external_event, external_order_event, external_customer_event or external_product_event.',
+        description: `One of: ${TRIGGER_VARIANTS.join(', ')}.`,
         required: true,
+        choices: TRIGGER_VARIANTS,
       },
       { flag: '--sender-label <label>', description: 'Passed to Flow as Source (default: the auth mode).' },
       {
@@ -98,7 +192,11 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
         flag: '--signature-header <header>',
         description: 'hmac_sha256: the signature header (default x-flowport-signature).',
       },
-      { flag: '--signature-encoding <encoding>', description: 'hmac_sha256: hex (default) or base64.' },
+      {
+        flag: '--signature-encoding <encoding>',
+        description: 'hmac_sha256: hex (default) or base64.',
+        choices: ['hex', 'base64'],
+      },
       {
         flag: '--signature-prefix <prefix>',
         description: 'hmac_sha256: prefix before the signature (default `sha256=`; empty for none).',
@@ -119,11 +217,17 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = [
   },
 ];
 
+export const OPERATOR_COMMANDS: OperatorCommand[] = byGroup([
+  ...INTAKE_OPERATOR_COMMANDS,
+  ...HANDOFF_OPERATOR_COMMANDS,
+  ...GRANTS_OPERATOR_COMMANDS,
+]);
+
 /** Option name as parsed (`--actor-kind <kind>` → `actor-kind`). */
-export function optionName(o: OperatorCommandOption): string {
+export function optionName(o: CommandOption): string {
   return (o.flag.split(/\s+/)[0] ?? '').replace(/^--/, '');
 }
 
-export function optionTakesValue(o: OperatorCommandOption): boolean {
+export function optionTakesValue(o: CommandOption): boolean {
   return /\s<[^>]+>/.test(o.flag);
 }

@@ -1,217 +1,539 @@
-// `flowport …`: operator commands (local store, human only) and API commands
-// derived from the registry (HTTP against a running Flowport with a grant token).
+// `flowport …`: one parser for three kinds of commands, kept apart in help and
+// docs. Agent commands are derived from the operation registry and call a running
+// Flowport over HTTP with a grant; helper commands (docs, doctor, completion) run
+// client-side; operator commands act on the local store as a human on the host.
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
+import { CLI_ENV, loadConfig } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
+import { PRODUCT } from '../lib/package-info.ts';
+import { familyLabel } from '../operations/families.ts';
+import { ActionIntentSchema } from '../operations/intents/shared.ts';
 import { OPERATIONS } from '../operations/registry.ts';
 import type { AnyOperation } from '../operations/types.ts';
-import { createRuntime } from '../runtime.ts';
+import { type AgentCommand, agentCommands, GENERATED_HEADERS } from './api-commands.ts';
+import { request, resolveConnection, UnreachableError, UsageError } from './client.ts';
+import { agentCommandLine, pathParams } from './command-line.ts';
+import { bashCompletion, type CompletionCommand, zshCompletion } from './completion.ts';
 import {
-  COMMON_API_OPTIONS,
+  type CommandArgument,
+  type CommandOption,
   COMMON_OPERATOR_OPTIONS,
+  CONNECTION_OPTIONS,
+  DEFAULT_BASE_URL,
+  GLOBAL_OPTIONS,
+  HELPER_COMMANDS,
   OPERATOR_COMMANDS,
   type OperatorCommand,
-  type OperatorCommandOption,
   optionName,
   optionTakesValue,
 } from './definitions.ts';
-import { OPERATOR_HANDLERS, type OptionValues } from './handlers.ts';
+import { docsPointers, renderDocsPointers } from './docs-command.ts';
+import { renderDoctor, runDoctor } from './doctor.ts';
+import { EXIT, EXIT_CODES, exitCodeForHttp } from './exit-codes.ts';
+import { OPERATOR_HANDLERS, type OptionValues, STANDALONE_HANDLERS } from './handlers.ts';
+import { type CliIO, processIO, withProgress } from './io.ts';
+import { type IntentView, type ProblemView, renderIntent, renderProblem, renderReadable } from './output.ts';
 
-export const CLI_ENV = { url: 'FLOWPORT_URL', token: 'FLOWPORT_GRANT_TOKEN' } as const;
+export type { CliIO } from './io.ts';
+export { UsageError } from './client.ts';
 
-export function kebab(s: string): string {
-  return s
-    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
-    .replace(/_/g, '-')
-    .toLowerCase();
+export type CommandKind = 'agent' | 'helper' | 'operator';
+
+/** One command as help, completion, the docs page and the parser see it. */
+export interface CliCommand {
+  kind: CommandKind;
+  words: readonly string[];
+  summary: string;
+  /** Longer text for `--help` and the reference page. */
+  description: string;
+  args: CommandArgument[];
+  /** The command's own options (not the shared ones). */
+  options: CommandOption[];
+  /** Options shared by every command of this kind, then the global ones. */
+  sharedOptions: CommandOption[];
+  op?: AnyOperation;
+  def?: OperatorCommand;
 }
 
-/** Input fields of an operation as CLI options (`eventId` → `--event-id <value>`). */
-export function apiCommandOptions(
-  op: AnyOperation,
-): (OperatorCommandOption & { field: string; location: 'params' | 'query' | 'body' })[] {
-  const out: (OperatorCommandOption & { field: string; location: 'params' | 'query' | 'body' })[] = [];
-  for (const location of ['params', 'query', 'body'] as const) {
-    const schema = op.request[location];
-    if (!schema) continue;
-    for (const [field, s] of Object.entries(
-      schema.shape as Record<string, { isOptional?: () => boolean; description?: string }>,
-    )) {
-      out.push({
-        field,
-        location,
-        flag: `--${kebab(field)} <value>`,
-        description: s.description ?? `${field} (${location === 'params' ? 'path' : location})`,
-        required: location === 'params' || !(s.isOptional?.() ?? false),
-      });
-    }
+const NO_TOKEN_FLAG = `There is no --token option: a token typed on the command line lands in shell history. Set ${CLI_ENV.token} in the environment or pass --token-file <path>.`;
+
+function agentCommand(op: AnyOperation): AgentCommand {
+  const cmd = agentCommands(OPERATIONS).find((c) => c.op === op);
+  if (!cmd) throw new Error(`No CLI command for ${op.operationId}.`);
+  return cmd;
+}
+
+/** Every command, agent ones first (registry order), then helpers, then operator commands. */
+export function cliCommands(options: { withAgentOptions?: boolean } = {}): CliCommand[] {
+  const agent: CliCommand[] = OPERATIONS.filter((op) => op.cli).map((op) => {
+    const cmd = options.withAgentOptions ? agentCommand(op) : null;
+    return {
+      kind: 'agent',
+      words: op.cli as readonly string[],
+      summary: op.summary,
+      description: op.description,
+      args: cmd
+        ? cmd.args.map((a) => ({ name: a.name, description: a.description }))
+        : pathParams(op).map((name) => ({ name, description: '' })),
+      options: cmd ? cmd.options : [],
+      sharedOptions: [...CONNECTION_OPTIONS, ...GLOBAL_OPTIONS],
+      op,
+    };
+  });
+  const fromDef = (kind: CommandKind, def: OperatorCommand): CliCommand => ({
+    kind,
+    words: def.command,
+    summary: def.summary,
+    description: def.summary,
+    args: def.args ?? [],
+    options: def.options,
+    sharedOptions:
+      kind === 'operator' && def.store !== false ? [...COMMON_OPERATOR_OPTIONS, ...GLOBAL_OPTIONS] : GLOBAL_OPTIONS,
+    def,
+  });
+  return [
+    ...agent,
+    ...HELPER_COMMANDS.map((d) => fromDef('helper', d)),
+    ...OPERATOR_COMMANDS.map((d) => fromDef('operator', d)),
+  ];
+}
+
+export function usageLine(c: CliCommand): string {
+  const args = c.op
+    ? (agentCommandLine(c.op) ?? '').replace(/^flowport /, '')
+    : [...c.words, ...c.args.map((a) => `<${a.name}>`)].join(' ');
+  return `flowport ${args}`;
+}
+
+function wantJson(values: OptionValues, io: CliIO): boolean {
+  return values.json === true || !io.stdoutIsTTY;
+}
+
+// ---------- help ----------
+
+function optionLines(options: readonly CommandOption[]): string[] {
+  const w = Math.max(0, ...options.map((o) => o.flag.length));
+  return options.map((o) => `  ${o.flag.padEnd(w)}  ${o.description}${o.required ? ' (required)' : ''}`);
+}
+
+function usage(): string {
+  const all = cliCommands();
+  const line = (c: CliCommand, w: number) =>
+    `    ${usageLine(c)
+      .replace(/^flowport /, '')
+      .padEnd(w)}  ${c.summary}`;
+  const lines = [
+    `flowport ${PRODUCT.version}: the ${PRODUCT.name} command line.`,
+    '',
+    'Usage: flowport <command> [arguments] [options]',
+    '',
+    `Agent commands: call a running Flowport over HTTP with a grant token (${CLI_ENV.token} or --token-file).`,
+  ];
+  const agent = all.filter((c) => c.kind === 'agent');
+  const w = Math.max(...all.map((c) => usageLine(c).length - 'flowport '.length));
+  const families = [...new Set(agent.map((c) => c.op?.family as string))];
+  for (const f of families) {
+    lines.push(`  ${familyLabel(f)}`);
+    for (const c of agent.filter((a) => a.op?.family === f)) lines.push(line(c, w));
   }
-  return out;
+  lines.push('', 'Helper commands: no grant needed (doctor checks yours if you have one).');
+  for (const c of all.filter((x) => x.kind === 'helper')) lines.push(line(c, w));
+  lines.push(
+    '',
+    'Operator commands: for a human on the host; they act on the local store and are never reachable by agents.',
+  );
+  for (const c of all.filter((x) => x.kind === 'operator')) lines.push(line(c, w));
+  lines.push(
+    '',
+    `Environment: ${CLI_ENV.baseUrl} (default ${DEFAULT_BASE_URL}), ${CLI_ENV.token} (the grant token).`,
+    'Output: readable text on a terminal, JSON when piped or with --json.',
+    `Exit codes: ${EXIT_CODES.map((e) => `${e.code} ${e.name}`).join(', ')}.`,
+    'Add --help after a command for its arguments and options; `flowport docs` prints where the docs live.',
+  );
+  return lines.join('\n');
 }
 
-function parseWith(options: OperatorCommandOption[], argv: string[]): OptionValues {
+function commandHelp(c: CliCommand): string {
+  const lines = [
+    `Usage: ${usageLine(c)}${c.options.length || c.sharedOptions.length ? ' [options]' : ''}`,
+    '',
+    c.description,
+  ];
+  if (c.op) {
+    lines.push(
+      '',
+      `Scope: ${c.op.scope ?? 'public (no grant needed)'}.  Same as ${c.op.method.toUpperCase()} ${c.op.path} (${c.op.operationId}).`,
+    );
+  }
+  if (c.kind === 'operator') lines.push('', 'Operator command: acts on the local store of this machine.');
+  if (c.args.length) {
+    lines.push('', 'Arguments:');
+    const w = Math.max(...c.args.map((a) => a.name.length + 2));
+    for (const a of c.args) lines.push(`  ${`<${a.name}>`.padEnd(w)}  ${a.description}`);
+  }
+  if (c.options.length) lines.push('', 'Options:', ...optionLines(c.options));
+  lines.push(
+    '',
+    c.kind === 'agent' ? 'Connection and output options:' : 'Shared options:',
+    ...optionLines(c.sharedOptions),
+  );
+  return lines.join('\n');
+}
+
+/** `flowport --help --json`: the command tree for programs. */
+function helpJson(): unknown {
+  return {
+    name: 'flowport',
+    version: PRODUCT.version,
+    environment: { base_url: CLI_ENV.baseUrl, token: CLI_ENV.token, default_base_url: DEFAULT_BASE_URL },
+    exit_codes: EXIT_CODES,
+    commands: cliCommands({ withAgentOptions: true }).map((c) => ({
+      kind: c.kind,
+      command: c.words.join(' '),
+      usage: usageLine(c),
+      summary: c.summary,
+      ...(c.op
+        ? { operation_id: c.op.operationId, scope: c.op.scope, method: c.op.method.toUpperCase(), path: c.op.path }
+        : {}),
+      arguments: c.args.map((a) => a.name),
+      options: [...c.options, ...c.sharedOptions].map((o) => ({ flag: o.flag, required: o.required === true })),
+    })),
+  };
+}
+
+// ---------- parsing ----------
+
+const LEADING_VALUE_FLAGS = new Set(['--base-url', '--token-file', '--data-dir']);
+
+/** Moves options typed before the command words (`flowport --json events list`) after them. */
+function splitLeading(argv: string[]): { words: string[]; rest: string[] } {
+  const moved: string[] = [];
+  let i = 0;
+  while (i < argv.length && (argv[i] as string).startsWith('-')) {
+    const t = argv[i] as string;
+    moved.push(t);
+    i++;
+    if (LEADING_VALUE_FLAGS.has(t) && i < argv.length) moved.push(argv[i++] as string);
+  }
+  const words: string[] = [];
+  while (i < argv.length && !(argv[i] as string).startsWith('-')) words.push(argv[i++] as string);
+  return { words, rest: [...moved, ...argv.slice(i)] };
+}
+
+function normalise(argv: string[]): string[] {
+  return argv.map((a) => (a === '-h' ? '--help' : a));
+}
+
+function parseFor(c: CliCommand, args: string[]): { values: OptionValues; positionals: string[] } {
+  for (const t of args) if (t === '--token' || t.startsWith('--token=')) throw new UsageError(NO_TOKEN_FLAG);
+  const options = [...c.options, ...c.sharedOptions];
   const spec: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
   for (const o of options)
     spec[optionName(o)] = {
       type: optionTakesValue(o) ? 'string' : 'boolean',
       ...(o.multiple ? { multiple: true } : {}),
     };
-  const { values } = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: false });
-  for (const o of options) {
-    if (o.required && values[optionName(o)] === undefined) throw new UsageError(`Missing required option ${o.flag}.`);
+  let parsed: { values: Record<string, unknown>; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options: spec, strict: true, allowPositionals: true });
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? '';
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      // Name only the option, never a value typed after `=` (it could be a secret).
+      const bad = args.find((a) => a.startsWith('-') && !((a.replace(/^-+/, '').split('=')[0] as string) in spec));
+      throw new UsageError(
+        `Unknown option ${(bad ?? '').split('=')[0]} for \`${usageLine(c)}\`. Run \`flowport ${c.words.join(' ')} --help\` for its options.`,
+      );
+    }
+    if (code.startsWith('ERR_PARSE_ARGS')) throw new UsageError((err as Error).message);
+    throw err;
   }
-  return values as OptionValues;
+  const values = parsed.values as OptionValues;
+  for (const o of c.options) {
+    const v = values[optionName(o)];
+    if (o.required && v === undefined)
+      throw new UsageError(`Missing required option ${o.flag} for \`${usageLine(c)}\`.`);
+    if (o.choices && v !== undefined && typeof v !== 'boolean') {
+      for (const one of Array.isArray(v) ? v : [v])
+        if (!o.choices.includes(one))
+          throw new UsageError(`${o.flag.split(' ')[0]} must be one of ${o.choices.join(', ')}; got "${one}".`);
+    }
+  }
+  const want = c.args.length;
+  if (parsed.positionals.length < want) {
+    const missing = c.args.slice(parsed.positionals.length).map((a) => `<${a.name}>`);
+    throw new UsageError(`Missing ${missing.join(' ')}. Usage: ${usageLine(c)}`);
+  }
+  if (parsed.positionals.length > want)
+    throw new UsageError(
+      `Unexpected argument "${parsed.positionals[want]}" for \`${usageLine(c)}\`. Run \`flowport ${c.words.join(' ')} --help\`.`,
+    );
+  for (const [i, a] of c.args.entries()) {
+    const v = parsed.positionals[i] as string;
+    if (a.choices && !a.choices.includes(v))
+      throw new UsageError(`<${a.name}> must be one of ${a.choices.join(', ')}; got "${v}".`);
+  }
+  return { values, positionals: parsed.positionals };
 }
 
-export class UsageError extends Error {}
-
-function usage(): string {
-  const lines = [
-    'Usage: flowport <command> [options]',
-    '',
-    'Operator commands (local store; run by a human on the host):',
-  ];
-  for (const c of OPERATOR_COMMANDS) lines.push(`  flowport ${c.command.join(' ').padEnd(24)} ${c.summary}`);
-  lines.push('', 'API commands (need a running Flowport and a grant token):');
-  for (const op of OPERATIONS) if (op.cli) lines.push(`  flowport ${op.cli.join(' ').padEnd(24)} ${op.summary}`);
-  lines.push('', 'Add --help after a command for its options.');
-  return lines.join('\n');
-}
-
-function commandHelp(words: string[], summary: string, options: OperatorCommandOption[]): string {
-  return [
-    `flowport ${words.join(' ')}`,
-    '',
-    summary,
-    '',
-    'Options:',
-    ...options.map((o) => `  ${o.flag.padEnd(28)} ${o.description}${o.required ? ' (required)' : ''}`),
-  ].join('\n');
-}
-
-function matchWords<T extends { words: readonly string[] }>(candidates: T[], argv: string[]): T | undefined {
-  return candidates
-    .filter((c) => c.words.every((w, i) => argv[i] === w))
+function match(all: CliCommand[], words: string[]): CliCommand | undefined {
+  return all
+    .filter((c) => c.words.length <= words.length && c.words.every((w, i) => words[i] === w))
     .sort((a, b) => b.words.length - a.words.length)[0];
 }
 
-export interface CliIO {
-  out(text: string): void;
-  err(text: string): void;
-  env: Record<string, string | undefined>;
+/** Edit distance, for "did you mean" on a mistyped command. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (cur[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    prev = cur;
+  }
+  return prev[b.length] ?? 0;
 }
 
+function unknownCommand(all: CliCommand[], words: string[]): string {
+  const typed = words.join(' ');
+  const group = all.filter((c) => c.words[0] === words[0]);
+  if (group.length)
+    return `\`flowport ${typed}\` is not a command. Under \`${words[0]}\`: ${group.map((c) => c.words.join(' ')).join(', ')}.`;
+  const near = [...new Set(all.map((c) => c.words[0] as string))].filter((w) => distance(w, words[0] ?? '') <= 2);
+  return `Unknown command \`flowport ${typed}\`.${near.length ? ` Did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?` : ''} Run \`flowport --help\` for every command.`;
+}
+
+// ---------- running ----------
+
 export async function runCli(argv: string[], io: CliIO): Promise<number> {
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
-    io.out(usage());
-    return argv.length === 0 ? 2 : 0;
+  const { words, rest } = splitLeading(normalise(argv));
+  const help = rest.includes('--help') || words[0] === 'help';
+  const cmdWords = words[0] === 'help' ? words.slice(1) : words;
+  const all = cliCommands();
+  if (cmdWords.length === 0) {
+    if (help && rest.includes('--json')) {
+      io.out(JSON.stringify(helpJson(), null, 2));
+      return EXIT.ok.code;
+    }
+    if (help) {
+      io.out(usage());
+      return EXIT.ok.code;
+    }
+    if (rest.some((t) => t === '--token' || t.startsWith('--token='))) {
+      io.err(NO_TOKEN_FLAG);
+      return EXIT.usage.code;
+    }
+    io.err(usage());
+    return EXIT.usage.code;
   }
-  const operator = matchWords(
-    OPERATOR_COMMANDS.map((c) => ({ ...c, words: c.command })),
-    argv,
-  );
-  const api = matchWords(
-    OPERATIONS.filter((o) => o.cli).map((o) => ({ op: o, words: o.cli as readonly string[] })),
-    argv,
-  );
+  const c = match(all, cmdWords);
+  if (!c || (c.args.length === 0 && cmdWords.length > c.words.length && !help)) {
+    io.err(unknownCommand(all, cmdWords));
+    return EXIT.usage.code;
+  }
+  const full =
+    c.kind === 'agent' ? (cliCommands({ withAgentOptions: true }).find((x) => x.op === c.op) as CliCommand) : c;
+  if (help) {
+    io.out(commandHelp(full));
+    return EXIT.ok.code;
+  }
   try {
-    if (operator && (!api || operator.words.length >= api.words.length))
-      return await runOperator(operator, argv.slice(operator.words.length), io);
-    if (api) return await runApi(api.op, argv.slice(api.words.length), io);
-    io.err(`Unknown command: ${argv.join(' ')}\n\n${usage()}`);
-    return 2;
+    const { values, positionals } = parseFor(full, [...cmdWords.slice(c.words.length), ...rest]);
+    if (full.kind === 'agent') return await runAgent(full.op as AnyOperation, values, positionals, io);
+    if (full.kind === 'helper') return await runHelper(full, values, positionals, io);
+    return await runOperator(full.def as OperatorCommand, values, positionals, io);
   } catch (err) {
-    if (
-      err instanceof UsageError ||
-      (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
-    ) {
-      io.err(`${err.message}`);
-      return 2;
+    if (err instanceof UsageError) {
+      io.err(err.message);
+      return EXIT.usage.code;
+    }
+    if (err instanceof UnreachableError) {
+      io.err(err.message);
+      return EXIT.unreachable.code;
     }
     if (err instanceof AppError) {
       io.err(`${err.code}: ${err.message}`);
-      return 1;
+      return err.code === 'invalid_request'
+        ? EXIT.usage.code
+        : err.code === 'not_found'
+          ? EXIT.notFound.code
+          : EXIT.failed.code;
     }
     io.err(err instanceof Error ? err.message : String(err));
-    return 1;
+    return EXIT.failed.code;
   }
 }
 
-async function runOperator(cmd: OperatorCommand, argv: string[], io: CliIO): Promise<number> {
-  const options = [...cmd.options, ...COMMON_OPERATOR_OPTIONS];
-  if (argv.includes('--help')) {
-    io.out(commandHelp(cmd.command, cmd.summary, options));
-    return 0;
+function coerce(flag: string, kind: AgentCommand['options'][number]['kind'], v: string | boolean | string[]): unknown {
+  if (typeof v === 'boolean') return v;
+  const text = Array.isArray(v) ? (v[v.length - 1] ?? '') : v;
+  if (kind === 'number') {
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n)) throw new UsageError(`${flag} takes a number; got "${text}".`);
+    return n;
   }
-  const values = parseWith(options, argv);
-  const handler = OPERATOR_HANDLERS[cmd.command.join(' ')];
-  if (!handler) throw new Error(`No handler for ${cmd.command.join(' ')}`);
+  if (kind === 'json') {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new UsageError(`${flag} takes JSON, e.g. '{"key":"value"}'; the value is not valid JSON.`);
+    }
+  }
+  return text;
+}
+
+async function runAgent(op: AnyOperation, values: OptionValues, positionals: string[], io: CliIO): Promise<number> {
+  const cmd = agentCommand(op);
+  const json = wantJson(values, io);
+  const conn = resolveConnection(values, io.env);
+  if (conn.tokenFileWarning) io.err(`warning: ${conn.tokenFileWarning}`);
+  let path = op.path;
+  cmd.args.forEach((a, i) => {
+    path = path.replace(`{${a.name}}`, encodeURIComponent(positionals[i] as string));
+  });
+  const query = new URLSearchParams();
+  const body: Record<string, unknown> = {};
+  const headers: Record<string, string> = {};
+  for (const o of cmd.options) {
+    const v = values[o.name];
+    const flag = `--${o.name}`;
+    if (v === undefined) {
+      if (o.location === 'header' && o.field in GENERATED_HEADERS) {
+        const key = randomUUID();
+        headers[o.field] = key;
+        io.err(`${o.field}: ${key} (generated). To retry safely, run the same command again with ${flag} ${key}.`);
+      }
+      continue;
+    }
+    if (o.location === 'query') query.set(o.field, String(coerce(flag, o.kind === 'number' ? 'number' : 'string', v)));
+    else if (o.location === 'header') headers[o.field] = String(coerce(flag, 'string', v));
+    else body[o.field] = coerce(flag, o.kind, v);
+  }
+  const res = await withProgress(io, `${op.method.toUpperCase()} ${path}`, () =>
+    request(conn, {
+      method: op.method.toUpperCase(),
+      path,
+      query,
+      headers,
+      ...(op.request.body ? { body } : {}),
+      auth: op.scope !== null,
+    }),
+  );
+  if (res.ok) {
+    if (json) io.out(res.json === null ? res.text : JSON.stringify(res.json, null, 2));
+    else {
+      const width = io.columns || 120;
+      io.out(
+        op.response === ActionIntentSchema && res.json
+          ? renderIntent(res.json as IntentView, width)
+          : renderReadable(res.json ?? res.text, width),
+      );
+      const hints = nextHints(op, cmd, res.json);
+      if (hints.length) io.out(['', ...hints].join('\n'));
+    }
+    return EXIT.ok.code;
+  }
+  const problem = (res.json && typeof res.json === 'object' ? res.json : null) as ProblemView | null;
+  const code = exitCodeForHttp(res.status, problem);
+  if (json)
+    io.out(
+      problem
+        ? JSON.stringify(problem, null, 2)
+        : JSON.stringify({ status: res.status, body: res.text.slice(0, 2_000) }, null, 2),
+    );
+  else {
+    io.err(renderProblem(res.status, problem, res.text));
+    if (res.status === 401 && !conn.token)
+      io.err(
+        `No grant token was sent: set ${CLI_ENV.token} or pass --token-file <path>. \`flowport doctor\` checks the setup.`,
+      );
+  }
+  return code;
+}
+
+/** What to type next, after a preview or a partial list (text output only). */
+function nextHints(op: AnyOperation, cmd: AgentCommand, body: unknown): string[] {
+  if (!body || typeof body !== 'object') return [];
+  const b = body as { id?: string; state?: string; required_scope?: string; page?: { next_cursor?: string | null } };
+  if (op.response === ActionIntentSchema && b.id && b.state === 'previewed') {
+    const line = (id: string) =>
+      (agentCommandLine(OPERATIONS.find((o) => o.operationId === id) as AnyOperation) ?? '').replace(
+        '<intentId>',
+        b.id as string,
+      );
+    return [
+      `Next: ${line('confirmActionIntent')}   (needs ${b.required_scope})`,
+      `  or: ${line('cancelActionIntent')}`,
+    ];
+  }
+  const next = b.page?.next_cursor;
+  if (next && cmd.options.some((o) => o.name === 'cursor')) return [`More: ${agentCommandLine(op)} --cursor ${next}`];
+  return [];
+}
+
+async function runHelper(c: CliCommand, values: OptionValues, positionals: string[], io: CliIO): Promise<number> {
+  const name = c.words.join(' ');
+  if (name === 'completion') {
+    const commands: CompletionCommand[] = cliCommands({ withAgentOptions: true }).map((x) => {
+      const options = [...x.options, ...x.sharedOptions];
+      const vals: Record<string, readonly string[]> = {};
+      for (const o of options) if (o.choices) vals[o.flag.split(' ')[0] as string] = o.choices;
+      return {
+        words: x.words,
+        flags: options.map((o) => o.flag.split(' ')[0] as string),
+        values: vals,
+        ...(x.args[0]?.choices ? { argChoices: x.args[0].choices } : {}),
+      };
+    });
+    io.out(positionals[0] === 'zsh' ? zshCompletion(commands) : bashCompletion(commands));
+    return EXIT.ok.code;
+  }
+  const conn = resolveConnection(values, io.env);
+  if (name === 'docs') {
+    const answer = await withProgress(io, `Reading the manifest at ${conn.baseUrl}`, () => docsPointers(conn));
+    if (wantJson(values, io)) io.out(JSON.stringify(answer, null, 2));
+    else io.out(renderDocsPointers(answer));
+    if (answer.note && wantJson(values, io)) io.err(`note: ${answer.note}`);
+    return EXIT.ok.code;
+  }
+  if (name === 'doctor') {
+    const { report, exitCode } = await runDoctor(conn, io);
+    io.out(wantJson(values, io) ? JSON.stringify(report, null, 2) : renderDoctor(report));
+    return exitCode;
+  }
+  throw new Error(`No helper named ${name}.`);
+}
+
+async function runOperator(def: OperatorCommand, values: OptionValues, args: string[], io: CliIO): Promise<number> {
+  const key = def.command.join(' ');
+  const print = (result: { json: unknown; text?: string; exitCode?: number }) => {
+    io.out(wantJson(values, io) || result.text === undefined ? JSON.stringify(result.json, null, 2) : result.text);
+    return result.exitCode ?? EXIT.ok.code;
+  };
+  if (def.store === false) {
+    const handler = STANDALONE_HANDLERS[key];
+    if (!handler) throw new Error(`No handler for ${key}.`);
+    return print(await handler({ options: values, args, env: io.env, io }));
+  }
+  const handler = OPERATOR_HANDLERS[key];
+  if (!handler) throw new Error(`No handler for ${key}.`);
   const env: Record<string, string | undefined> = { ...io.env, FLOWPORT_WORKER: 'off', FLOWPORT_LOG_LEVEL: 'silent' };
   if (typeof values['data-dir'] === 'string') env.FLOWPORT_DATA_DIR = values['data-dir'];
-  const runtime = await createRuntime(loadConfig(env));
+  // Loaded here so agent commands do not pay for the store.
+  const { createRuntime } = await import('../runtime.ts');
+  const runtime = await withProgress(io, 'Opening the local store', () => createRuntime(loadConfig(env)));
   try {
-    const result = await handler({ options: values, services: runtime.services });
-    io.out(values.json || result.text === undefined ? JSON.stringify(result.json, null, 2) : result.text);
-    return result.exitCode ?? 0;
+    // Awaited to the end: a handler may run for as long as it needs before the store closes.
+    const result = await handler({ options: values, args, env: io.env, io, services: runtime.services });
+    return print(result);
   } finally {
     await runtime.close();
   }
 }
 
-async function runApi(op: AnyOperation, argv: string[], io: CliIO): Promise<number> {
-  const fields = apiCommandOptions(op);
-  const options = [...fields, ...COMMON_API_OPTIONS, { flag: '--json', description: 'Print JSON (the default).' }];
-  if (argv.includes('--help')) {
-    io.out(commandHelp(op.cli as string[], op.description, options));
-    return 0;
-  }
-  const values = parseWith(options, argv);
-  const base = (typeof values.url === 'string' ? values.url : io.env[CLI_ENV.url]) ?? 'http://localhost:8787';
-  const token = typeof values.token === 'string' ? values.token : io.env[CLI_ENV.token];
-  let path = op.path;
-  const query = new URLSearchParams();
-  const body: Record<string, unknown> = {};
-  for (const f of fields) {
-    const v = values[optionName(f)];
-    if (v === undefined || typeof v === 'boolean') continue;
-    const value = Array.isArray(v) ? (v[0] ?? '') : v;
-    if (f.location === 'params') path = path.replace(`{${f.field}}`, encodeURIComponent(value));
-    else if (f.location === 'query') query.set(f.field, value);
-    else body[f.field] = parseValue(value);
-  }
-  const url = `${base.replace(/\/+$/, '')}${path}${query.size ? `?${query}` : ''}`;
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const init: RequestInit = { method: op.method.toUpperCase(), headers };
-  if (op.request.body) {
-    headers['content-type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
-  const res = await fetch(url, init);
-  const text = await res.text();
-  let out: string = text;
-  try {
-    out = JSON.stringify(JSON.parse(text), null, 2);
-  } catch {}
-  if (res.ok) io.out(out);
-  else io.err(out);
-  return res.ok ? 0 : 1;
-}
-
-function parseValue(v: string): unknown {
-  if (/^(true|false|null|-?\d+(\.\d+)?)$/.test(v) || /^[[{]/.test(v)) {
-    try {
-      return JSON.parse(v);
-    } catch {}
-  }
-  return v;
-}
-
-if (import.meta.main) {
-  const code = await runCli(process.argv.slice(2), {
-    out: (t) => process.stdout.write(`${t}\n`),
-    err: (t) => process.stderr.write(`${t}\n`),
-    env: process.env,
-  });
-  process.exitCode = code;
-}
+if (import.meta.main) process.exitCode = await runCli(process.argv.slice(2), processIO());

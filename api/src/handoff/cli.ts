@@ -2,14 +2,11 @@
 // stand-in on its own port) and `flowport shops reconnect` (after a revoked
 // token: store the new token, release held events). Human-only, local store.
 import type { OperatorCommand } from '../cli/definitions.ts';
-import type { HandlerResult, OptionValues } from '../cli/handlers.ts';
+import type { OperatorHandler, StandaloneHandler } from '../cli/handlers.ts';
 import { AppError } from '../errors/problem.ts';
-import type { Services } from '../operations/types.ts';
 import { getShop } from '../services/shops.ts';
 import { runSandboxProcess } from '../sandbox/server.ts';
 import { reconnectShop } from './lifecycle.ts';
-
-type Handler = (args: { options: OptionValues; services: Services }) => Promise<HandlerResult>;
 
 export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
   {
@@ -20,6 +17,8 @@ export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
       { flag: '--port <port>', description: 'Port to listen on (default 4100; 0 picks a free one).' },
       { flag: '--host <host>', description: 'Interface to bind (default 127.0.0.1).' },
     ],
+    // Needs no store: the stand-in keeps its record in memory.
+    store: false,
   },
   {
     command: ['shops', 'reconnect'],
@@ -35,21 +34,22 @@ export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
   },
 ];
 
-const sandbox: Handler = async ({ options }) => {
+const sandbox: StandaloneHandler = async ({ options, io }) => {
   const argv: string[] = [];
   if (typeof options.port === 'string') argv.push('--port', options.port);
   if (typeof options.host === 'string') argv.push('--host', options.host);
-  await runSandboxProcess(argv, (line) => process.stdout.write(`${line}\n`));
+  // Runs until SIGINT/SIGTERM; the CLI runner awaits it.
+  await runSandboxProcess(argv, (line) => io.out(line));
   return { json: { stopped: true }, text: 'Sandbox stopped.' };
 };
 
-const reconnect: Handler = async ({ options, services }) => {
+const reconnect: OperatorHandler = async ({ options, services, env }) => {
   const shopId = String(options.shop);
   const shop = await getShop(services, shopId);
   if (!shop) throw new AppError('not_found', { detail: `No shop ${shopId} in this store.` });
   let token: string | undefined;
   if (typeof options['access-token-env'] === 'string') {
-    token = process.env[options['access-token-env']]?.trim();
+    token = env[options['access-token-env']]?.trim();
     if (!token)
       throw new AppError('invalid_request', {
         detail: `--access-token-env ${options['access-token-env']}: the variable is empty or unset.`,
@@ -62,7 +62,8 @@ const reconnect: Handler = async ({ options, services }) => {
   };
 };
 
-export const HANDOFF_OPERATOR_HANDLERS: Record<string, Handler> = {
-  sandbox,
+export const HANDOFF_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
   'shops reconnect': reconnect,
 };
+
+export const HANDOFF_STANDALONE_HANDLERS: Record<string, StandaloneHandler> = { sandbox };

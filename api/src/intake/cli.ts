@@ -1,11 +1,10 @@
-// Operator CLI handlers for intake setup: `flowport shops create` and
+// Operator CLI handlers for intake setup: `flowport shops list|create` and
 // `flowport endpoints create`. Human-only; they act on the local store. The
 // endpoint secret is printed here once and never again.
-import type { HandlerResult, OptionValues } from '../cli/handlers.ts';
+import type { OperatorHandler, OptionValues } from '../cli/handlers.ts';
 import { authModeDocsPath, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
-import type { Services } from '../operations/types.ts';
 import { PLAN_IDS, type PlanId } from '../plans.ts';
 import {
   AUTH_MODES,
@@ -15,10 +14,10 @@ import {
   TRIGGER_VARIANTS,
   type TriggerVariant,
 } from '../services/endpoints.ts';
-import { createShop, getShop } from '../services/shops.ts';
+import { createShop, getShop, type ShopRow } from '../services/shops.ts';
 import { AUTH_MODE_FACTS } from './auth-modes.ts';
 
-type Handler = (args: { options: OptionValues; services: Services }) => Promise<HandlerResult>;
+type Handler = OperatorHandler;
 
 function str(o: OptionValues, name: string): string | undefined {
   const v = o[name];
@@ -38,11 +37,13 @@ function intOpt(o: OptionValues, name: string): number | undefined {
   return n;
 }
 
+type Env = Record<string, string | undefined>;
+
 /** Reads a secret from a named environment variable so it never lands in shell history. */
-function secretFromEnv(o: OptionValues): string | null {
+function secretFromEnv(o: OptionValues, env: Env): string | null {
   const name = str(o, 'secret-env');
   if (!name) return null;
-  const v = process.env[name];
+  const v = env[name];
   if (!v)
     throw new AppError('invalid_request', {
       detail: `--secret-env ${name}: the environment variable is empty or unset.`,
@@ -50,12 +51,34 @@ function secretFromEnv(o: OptionValues): string | null {
   return v.trim();
 }
 
-const shopsCreate: Handler = async ({ options, services }) => {
+const shopsList: Handler = async ({ services }) => {
+  const rows = await services.db.all<ShopRow>('SELECT * FROM shops ORDER BY id');
+  const json = rows.map((shop) => ({
+    id: shop.id,
+    domain: shop.domain,
+    plan: shop.plan,
+    sandbox: shop.sandbox === 1,
+    connection_status: shop.connection_status,
+    has_access_token: shop.access_token_enc !== null,
+    created_at: new Date(Number(shop.created_at)).toISOString(),
+  }));
+  const text = json.length
+    ? json
+        .map(
+          (s) =>
+            `${s.id}  ${s.domain}  plan ${s.plan}${s.sandbox ? '  sandbox' : ''}  ${s.connection_status}${s.has_access_token ? '' : '  (no Admin API token)'}`,
+        )
+        .join('\n')
+    : 'No shops. Create one with `flowport shops create`.';
+  return { json, text };
+};
+
+const shopsCreate: Handler = async ({ options, services, env }) => {
   const plan = str(options, 'plan') ?? 'free';
   if (!(PLAN_IDS as readonly string[]).includes(plan))
     throw new AppError('invalid_request', { detail: `--plan must be one of ${PLAN_IDS.join(', ')}.` });
   const tokenEnv = str(options, 'access-token-env');
-  const accessToken = tokenEnv ? process.env[tokenEnv] : undefined;
+  const accessToken = tokenEnv ? env[tokenEnv] : undefined;
   if (tokenEnv && !accessToken)
     throw new AppError('invalid_request', {
       detail: `--access-token-env ${tokenEnv}: the environment variable is empty or unset.`,
@@ -89,7 +112,7 @@ const shopsCreate: Handler = async ({ options, services }) => {
   };
 };
 
-const endpointsCreate: Handler = async ({ options, services }) => {
+const endpointsCreate: Handler = async ({ options, services, env }) => {
   const shopId = str(options, 'shop') ?? '';
   if (!(await getShop(services, shopId)))
     throw new AppError('not_found', {
@@ -141,7 +164,7 @@ const endpointsCreate: Handler = async ({ options, services }) => {
         ? { eventTypePath: str(options, 'event-type-path') || null }
         : {}),
     },
-    secret: secretFromEnv(options),
+    secret: secretFromEnv(options, env),
     createdBy: 'operator-cli',
   });
   const publicUrl = services.config.publicUrl;
@@ -181,6 +204,7 @@ const endpointsCreate: Handler = async ({ options, services }) => {
 };
 
 export const INTAKE_OPERATOR_HANDLERS: Record<string, Handler> = {
+  'shops list': shopsList,
   'shops create': shopsCreate,
   'endpoints create': endpointsCreate,
 };

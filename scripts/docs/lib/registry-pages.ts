@@ -8,32 +8,12 @@ import type { ErrorDef } from '../../../api/src/errors/catalog.ts';
 import { MCP_PATH } from '../../../api/src/lib/package-info.ts';
 import type { AnyOperation } from '../../../api/src/operations/types.ts';
 import type { Plan } from '../../../api/src/plans.ts';
+import type { CommandOption } from '../../../api/src/cli/definitions.ts';
+import type { ExitCodeDef } from '../../../api/src/cli/exit-codes.ts';
+import type { CliCommand } from '../../../api/src/cli/main.ts';
+import { familyLabel } from '../../../api/src/operations/families.ts';
 import { flattenFields, type JsonSchema, refResolver } from './json-schema.ts';
 import { code, table } from './markdown.ts';
-
-export interface CliOption {
-  flag: string;
-  description: string;
-  required?: boolean;
-}
-
-export interface OperatorCommand {
-  command: readonly string[];
-  summary: string;
-  options: readonly CliOption[];
-}
-
-const FAMILY_LABELS: Record<string, string> = {
-  docs: 'Docs and manifest',
-  events: 'Event investigation',
-  recovery: 'Recovery previews and actions',
-  setup: 'Setup and endpoints',
-  account: 'Plan, grant and audit',
-};
-
-function familyLabel(family: string): string {
-  return FAMILY_LABELS[family] ?? family;
-}
 
 function toJsonSchema(schema: unknown): JsonSchema | undefined {
   if (!schema) return undefined;
@@ -179,69 +159,141 @@ export function renderMcpReference(ops: readonly AnyOperation[], origin: string)
 }
 
 export interface CliSources {
-  operator: readonly OperatorCommand[];
-  commonOperatorOptions: readonly CliOption[];
-  commonApiOptions: readonly CliOption[];
-  /** The CLI's own derivation of an operation's flags (so the page can never disagree with the parser). */
-  apiOptions: (op: AnyOperation) => readonly CliOption[];
-  env: { url: string; token: string };
+  /** Every command, as the CLI parser sees it (agent commands with their derived options). */
+  commands: readonly CliCommand[];
+  usage: (c: CliCommand) => string;
+  globalOptions: readonly CommandOption[];
+  connectionOptions: readonly CommandOption[];
+  operatorOptions: readonly CommandOption[];
+  env: { baseUrl: string; token: string };
+  defaultBaseUrl: string;
+  exitCodes: readonly ExitCodeDef[];
 }
 
-function optionTable(options: readonly CliOption[]): string {
-  if (options.length === 0) return 'No options.';
+function optionTable(options: readonly CommandOption[]): string {
+  if (options.length === 0) return 'No options of its own.';
   return table(
     ['Option', 'Required', 'Description'],
     options.map((o) => [code(o.flag), o.required ? 'yes' : 'no', o.description]),
   );
 }
 
-export function renderCliReference(ops: readonly AnyOperation[], cli: CliSources): string {
-  const cliOps = ops.filter((op) => op.cli !== null);
-  const parts: string[] = [
-    'The `flowport` command line tool (run it with `npx flowport` in a checkout) has two kinds of commands:',
-    '',
-    `- **API commands**, one per [API operation](/reference/api/). They call a running Flowport over HTTP with a grant token, exactly like the API, and print the JSON response. Set \`${cli.env.url}\` and \`${cli.env.token}\` in the environment (or pass the options below) so the token stays out of your shell history.`,
-    '- **Operator commands**, which a human runs on the machine that hosts Flowport, against its local store: creating and revoking grants, for example. No agent can reach them through the API or MCP.',
-    '',
-    'Add `--help` after any command for its options. See [the CLI guide](/agent-access/cli/) for a walkthrough.',
-    '',
-    '## API commands',
-    '',
-  ];
-  if (cliOps.length === 0) parts.push('None yet.');
-  else
+function commandSection(c: CliCommand, cli: CliSources): string[] {
+  const parts = ['', `### ${cli.usage(c)}`, '', c.description, ''];
+  if (c.op)
     parts.push(
-      table(
-        ['Command', 'Operation', 'Scope'],
-        cliOps.map((op) => [
-          code(`flowport ${op.cli?.join(' ')}`),
-          `${op.summary} (${code(`${op.method.toUpperCase()} ${op.path}`)})`,
-          op.scope ? code(op.scope) : 'public',
-        ]),
-      ),
-    );
-  parts.push('', 'Every API command also accepts:', '', optionTable(cli.commonApiOptions));
-  for (const op of cliOps) {
-    parts.push('', `### flowport ${op.cli?.join(' ')}`, '', op.description, '');
-    parts.push(
-      `Same operation as ${code(`${op.method.toUpperCase()} ${op.path}`)} ([API reference](/reference/api/)). Scope: ${op.scope ? code(op.scope) : 'public (no grant needed)'}.`,
+      `Same operation as ${code(`${c.op.method.toUpperCase()} ${c.op.path}`)} (${code(c.op.operationId)}, [API reference](/reference/api/)). Scope: ${c.op.scope ? code(c.op.scope) : 'public (no grant needed)'}.`,
       '',
     );
-    parts.push(optionTable(cli.apiOptions(op)));
-  }
-  parts.push('', '## Operator commands', '');
-  if (cli.operator.length === 0) parts.push('None yet.');
-  else
+  if (c.args.length)
     parts.push(
       table(
-        ['Command', 'What it does'],
-        cli.operator.map((c) => [code(`flowport ${c.command.join(' ')}`), c.summary]),
+        ['Argument', 'Description'],
+        c.args.map((a) => [code(`<${a.name}>`), a.description]),
       ),
+      '',
     );
-  parts.push('', 'Every operator command also accepts:', '', optionTable(cli.commonOperatorOptions));
-  for (const c of cli.operator) {
-    parts.push('', `### flowport ${c.command.join(' ')}`, '', c.summary, '', optionTable(c.options));
-  }
+  parts.push(optionTable(c.options));
+  return parts;
+}
+
+export function renderCliReference(cli: CliSources): string {
+  const agent = cli.commands.filter((c) => c.kind === 'agent');
+  const helper = cli.commands.filter((c) => c.kind === 'helper');
+  const operator = cli.commands.filter((c) => c.kind === 'operator');
+  const parts: string[] = [
+    'The `flowport` command line tool ships with Flowport; in a checkout run it as `npx flowport`. It has three kinds of commands, kept apart here and in `flowport --help`:',
+    '',
+    `- **Agent commands**, one per [API operation](/reference/api/), generated from the operation registry. They call a running Flowport over HTTP with a grant token, exactly like the API: the same scopes, refusals, action intents and audit log.`,
+    '- **Helper commands** (`docs`, `doctor`, `completion`) run on your side and need no grant (`doctor` checks yours if you have one).',
+    '- **Operator commands**, for a human on the machine that hosts Flowport. They act on its local store (creating grants and endpoints, for example); no agent can reach them through the API or MCP.',
+    '',
+    'Add `--help` after any command for its arguments and options; `flowport --help --json` prints the whole command tree as JSON. See [the CLI guide](/agent-access/cli/) for a walkthrough.',
+    '',
+    '## Configuration',
+    '',
+    table(
+      ['Setting', 'Environment', 'Option', 'Default'],
+      [
+        ['Base URL of Flowport', code(cli.env.baseUrl), code('--base-url <url>'), code(cli.defaultBaseUrl)],
+        ['Grant token', code(cli.env.token), code('--token-file <path>'), 'none'],
+      ],
+    ),
+    '',
+    `There is no token option: a token typed on the command line lands in shell history. \`--token-file\` reads the first line of a file (keep it \`chmod 600\`; the CLI warns otherwise) and wins over \`${cli.env.token}\`. The CLI never prints the token; only \`grants create\` prints a new grant's token, once.`,
+    '',
+    '## Output',
+    '',
+    '- On a terminal: readable text (tables for lists, aligned fields for objects, and the next command to type after a preview).',
+    '- When stdout is not a terminal (piped, or captured by an agent) or with `--json`: the JSON Flowport answered, unchanged.',
+    '- Errors from Flowport: with JSON output, the problem object (`code`, `docs_url`, and for refusals `refusal.reason` and `refusal.next_steps`) is printed to stdout so it can be parsed; on a terminal a readable block with the reason, the docs URL and the next steps goes to stderr. Either way the exit code says what kind of failure it was.',
+    '- Anything that can take more than a moment shows a progress indicator on stderr (terminals only).',
+    '',
+    '## Exit codes',
+    '',
+    table(
+      ['Code', 'Name', 'Meaning'],
+      cli.exitCodes.map((e) => [code(String(e.code)), code(e.name), e.meaning]),
+    ),
+    '',
+    '## Arguments and options of agent commands',
+    '',
+    'Path parameters are positional arguments (`flowport replay <eventId>`). Query and body fields are options named after the API field in kebab case (`acknowledge_recent_delivery` becomes `--acknowledge-recent-delivery`): true/false fields are switches, numbers take a number, nested objects take JSON. `intents confirm` takes `--idempotency-key <key>`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.',
+    '',
+    'Every agent command also accepts:',
+    '',
+    optionTable([...cli.connectionOptions, ...cli.globalOptions]),
+    '',
+    '## Shell completion',
+    '',
+    'Generate the script once and source it from your shell startup file:',
+    '',
+    '```sh',
+    'npx flowport completion bash > ~/.flowport-completion.bash   # then in ~/.bashrc: source ~/.flowport-completion.bash',
+    'npx flowport completion zsh > ~/.flowport-completion.zsh     # then in ~/.zshrc, after compinit: source ~/.flowport-completion.zsh',
+    '```',
+    '',
+    "It completes command words, options and option values with a fixed set. It is registered for the command name `flowport`: install the package so `flowport` is on your PATH, or add `alias flowport='npx flowport'`.",
+    '',
+    '## Agent commands',
+    '',
+    table(
+      ['Command', 'What it does', 'Family', 'Scope'],
+      agent.map((c) => [
+        code(cli.usage(c)),
+        c.summary,
+        familyLabel(c.op?.family ?? ''),
+        c.op?.scope ? code(c.op.scope) : 'public',
+      ]),
+    ),
+  ];
+  for (const c of agent) parts.push(...commandSection(c, cli));
+  parts.push(
+    '',
+    '## Helper commands',
+    '',
+    table(
+      ['Command', 'What it does'],
+      helper.map((c) => [code(cli.usage(c)), c.summary]),
+    ),
+  );
+  for (const c of helper) parts.push(...commandSection(c, cli));
+  parts.push(
+    '',
+    '## Operator commands',
+    '',
+    'Run by a human on the machine that hosts Flowport, against its local store (the same data directory or database the server uses).',
+    '',
+    table(
+      ['Command', 'What it does'],
+      operator.map((c) => [code(cli.usage(c)), c.summary]),
+    ),
+    '',
+    'Operator commands that use the store also accept:',
+    '',
+    optionTable([...cli.operatorOptions, ...cli.globalOptions]),
+  );
+  for (const c of operator) parts.push(...commandSection(c, cli));
   return parts.join('\n');
 }
 

@@ -64,7 +64,7 @@ export const previewReplay = defineOperation({
     description:
       'Prepare to hand one event to Shopify Flow again. Returns a preview (what will run, warnings about repeating Flow side effects, cost) and an intent id; nothing runs until the intent is confirmed with confirm_action_intent.',
   },
-  cli: ['events', 'replay-intent'],
+  cli: ['replay'],
   async run({ ctx, input }) {
     const { eventId, ...params } = input;
     return previewIntent(callerOf(ctx), 'replay', eventId, params);

@@ -59,7 +59,7 @@ export const getGrant = defineOperation({
     description:
       'Check what this grant allows before acting: its scopes, tier, expiry and who it belongs to. Use it when a refusal names a missing scope.',
   },
-  cli: ['grant', 'show'],
+  cli: ['grant'],
   async run({ ctx }) {
     const p = ctx.principal;
     if (!p) throw new AppError('missing_token');

@@ -52,7 +52,7 @@ export const previewDiagnosticsShare = defineOperation({
     description:
       'Prepare a redacted diagnostics bundle (endpoint config without secrets, recent receipt facts, support codes, readiness checks) to share with a support team through an expiring link. Shows what is included and excluded; nothing is shared until confirmed.',
   },
-  cli: ['diagnostics', 'share-intent'],
+  cli: ['diagnostics', 'share'],
   async run({ ctx, input }) {
     return previewIntent(callerOf(ctx), 'diagnostics_share', null, input);
   },

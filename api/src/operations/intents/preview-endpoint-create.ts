@@ -81,7 +81,7 @@ export const previewEndpointCreate = defineOperation({
     description:
       'Prepare a new sender lane (endpoint): name, sender auth mode, Flow trigger variant and field mapping. Shows the exact configuration that will be stored; nothing is created until confirmed.',
   },
-  cli: ['endpoints', 'create-intent'],
+  cli: ['endpoints', 'add'],
   async run({ ctx, input }) {
     const { secret, ...rest } = input;
     const params: Record<string, unknown> = { ...rest };

@@ -37,7 +37,7 @@ export const previewEndpointDelete = defineOperation({
     description:
       'Prepare to archive an endpoint (stops intake, keeps everything) or, once archived, delete it permanently (secrets and payload bodies destroyed, tombstone kept). Shows counts of what will be lost; nothing changes until confirmed.',
   },
-  cli: ['endpoints', 'delete-intent'],
+  cli: ['endpoints', 'delete'],
   async run({ ctx, input }) {
     const { endpointId, ...params } = input;
     return previewIntent(callerOf(ctx), 'endpoint_delete', endpointId, params);

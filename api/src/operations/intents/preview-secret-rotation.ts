@@ -40,7 +40,7 @@ export const previewSecretRotation = defineOperation({
     description:
       "Prepare replacing an endpoint's signing secret, with an overlap window so the sender can switch without dropping events. The new secret is shown once, on confirmation.",
   },
-  cli: ['endpoints', 'rotate-secret-intent'],
+  cli: ['endpoints', 'rotate-secret'],
   async run({ ctx, input }) {
     const { endpointId, ...params } = input;
     return previewIntent(callerOf(ctx), 'secret_rotate', endpointId, params);

@@ -43,7 +43,7 @@ export const previewTestEvent = defineOperation({
     description:
       'Prepare a synthetic, clearly marked test event for an endpoint to check the path to Shopify Flow end to end. Shows the exact payload Flow will receive; nothing is sent until confirmed.',
   },
-  cli: ['endpoints', 'test-event-intent'],
+  cli: ['endpoints', 'test'],
   async run({ ctx, input }) {
     const { endpointId, ...params } = input;
     return previewIntent(callerOf(ctx), 'test_event', endpointId, params);

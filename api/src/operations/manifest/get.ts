@@ -1,6 +1,7 @@
 // GET /agent/v1/manifest — public. What Flowport is, what it can do, where the
 // contract and docs live, and the boundaries an agent must respect. Read it first.
 import { z } from '@hono/zod-openapi';
+import { agentCommandLine } from '../../cli/command-line.ts';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
 import { AGENT_API_PREFIX, API_VERSION, MCP_PATH, PRODUCT } from '../../lib/package-info.ts';
@@ -139,7 +140,7 @@ export const getManifest = defineOperation({
         kind: op.kind,
         scope: op.scope,
         mcp_tool: op.mcp?.name ?? null,
-        cli_command: op.cli ? `flowport ${op.cli.join(' ')}` : null,
+        cli_command: agentCommandLine(op),
       })),
       scopes: ALL_SCOPES.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] })),
       tiers: TIERS.map((tier) => ({ tier, scopes: [...TIER_SCOPES[tier]] })),

@@ -75,7 +75,7 @@ export const getPlanUsage = defineOperation({
     description:
       'See how much of the monthly plan is used (events, replays, reads, previews, executions), the rate limits, and when counters reset. Use it after a 402 or 429 refusal.',
   },
-  cli: ['plan', 'usage'],
+  cli: ['plan-usage'],
   async run({ ctx }) {
     const p = ctx.principal;
     if (!p) throw new AppError('missing_token');

@@ -1,0 +1,271 @@
+// The command tree: agent commands are exactly the registry's operations, the
+// three kinds never collide, every operator definition has its handler, exit
+// codes are distinct, the reference page and shell completion derive from the
+// same definitions. Runs the real binary where the behaviour is user-visible.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { agentCommands } from '../../api/src/cli/api-commands.ts';
+import { agentCommandLine } from '../../api/src/cli/command-line.ts';
+import {
+  COMMON_OPERATOR_OPTIONS,
+  CONNECTION_OPTIONS,
+  DEFAULT_BASE_URL,
+  GLOBAL_OPTIONS,
+  OPERATOR_COMMANDS,
+  optionName,
+} from '../../api/src/cli/definitions.ts';
+import { EXIT_CODES } from '../../api/src/cli/exit-codes.ts';
+import { OPERATOR_HANDLERS, STANDALONE_HANDLERS } from '../../api/src/cli/handlers.ts';
+import { cliCommands, usageLine } from '../../api/src/cli/main.ts';
+import { CLI_ENV } from '../../api/src/config.ts';
+import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { renderCliReference } from '../../scripts/docs/lib/registry-pages.ts';
+import { flowport } from './helpers.ts';
+
+describe('agent commands = registry operations', () => {
+  it('every registry operation has CLI words, and the CLI lists exactly those operations', async () => {
+    expect(OPERATIONS.filter((op) => op.cli === null).map((op) => op.operationId)).toEqual([]);
+    const run = await flowport(['--help', '--json']);
+    expect(run.code).toBe(0);
+    const agent = (run.json.commands as { kind: string; operation_id: string; command: string }[]).filter(
+      (c) => c.kind === 'agent',
+    );
+    expect(agent.map((c) => c.operation_id).sort()).toEqual(OPERATIONS.map((op) => op.operationId).sort());
+    for (const op of OPERATIONS) {
+      const c = agent.find((x) => x.operation_id === op.operationId);
+      expect(c?.command).toBe(op.cli?.join(' '));
+    }
+  });
+
+  it('no two commands of any kind share their words', () => {
+    const words = cliCommands().map((c) => c.words.join(' '));
+    expect(new Set(words).size).toBe(words.length);
+  });
+
+  it('the issue’s command tree exists, with path parameters as positional arguments', () => {
+    const usages = cliCommands().map(usageLine);
+    for (const u of [
+      'flowport manifest',
+      'flowport grant',
+      'flowport plan-usage',
+      'flowport setup',
+      'flowport endpoints list',
+      'flowport endpoints show <endpointId>',
+      'flowport events list',
+      'flowport events show <eventId>',
+      'flowport events receipt <eventId>',
+      'flowport diagnostics',
+      'flowport audit',
+      'flowport intents list',
+      'flowport intents show <intentId>',
+      'flowport intents confirm <intentId>',
+      'flowport intents cancel <intentId>',
+      'flowport replay <eventId>',
+      'flowport diagnostics share',
+      'flowport endpoints edit <endpointId>',
+      'flowport endpoints rotate-secret <endpointId>',
+      'flowport endpoints delete <endpointId>',
+      'flowport endpoints test <endpointId>',
+      'flowport docs',
+      'flowport doctor',
+      'flowport completion <shell>',
+      'flowport sandbox',
+      'flowport shops list',
+      'flowport shops create',
+      'flowport endpoints create',
+      'flowport grants create',
+      'flowport grants list',
+      'flowport grants revoke',
+      'flowport audit verify',
+    ])
+      expect(usages).toContain(u);
+  });
+
+  it('derived options are unique per command, never shadow shared ones, and confirm takes an idempotency key', () => {
+    const shared = new Set([...CONNECTION_OPTIONS, ...GLOBAL_OPTIONS].map(optionName));
+    for (const cmd of agentCommands(OPERATIONS)) {
+      const names = cmd.options.map((o) => o.name);
+      expect(new Set(names).size, cmd.op.operationId).toBe(names.length);
+      for (const n of names) expect(shared.has(n), `${cmd.op.operationId} --${n}`).toBe(false);
+      expect(cmd.args.map((a) => `<${a.name}>`).join(' ')).toBe(
+        (agentCommandLine(cmd.op) ?? '')
+          .split(' ')
+          .filter((w) => w.startsWith('<'))
+          .join(' '),
+      );
+    }
+    const confirm = agentCommands(OPERATIONS).find((c) => c.op.operationId === 'confirmActionIntent');
+    expect(confirm?.options.find((o) => o.name === 'idempotency-key')).toMatchObject({
+      location: 'header',
+      required: false,
+    });
+    const replay = agentCommands(OPERATIONS).find((c) => c.op.operationId === 'createReplayIntent');
+    expect(replay?.options.find((o) => o.name === 'acknowledge-recent-delivery')?.kind).toBe('boolean');
+  });
+});
+
+describe('operator and helper commands', () => {
+  it('every operator definition has exactly one handler of the right kind, and every handler a definition', () => {
+    for (const def of OPERATOR_COMMANDS) {
+      const key = def.command.join(' ');
+      if (def.store === false) {
+        expect(STANDALONE_HANDLERS[key], key).toBeTypeOf('function');
+        expect(OPERATOR_HANDLERS[key], key).toBeUndefined();
+      } else {
+        expect(OPERATOR_HANDLERS[key], key).toBeTypeOf('function');
+        expect(STANDALONE_HANDLERS[key], key).toBeUndefined();
+      }
+    }
+    const defined = new Set(OPERATOR_COMMANDS.map((d) => d.command.join(' ')));
+    for (const key of [...Object.keys(OPERATOR_HANDLERS), ...Object.keys(STANDALONE_HANDLERS)])
+      expect(defined.has(key), key).toBe(true);
+  });
+
+  it('help keeps agent, helper and operator commands apart', async () => {
+    const run = await flowport(['--help']);
+    expect(run.code).toBe(0);
+    const out = run.stdout;
+    const agentAt = out.indexOf('Agent commands');
+    const helperAt = out.indexOf('Helper commands');
+    const operatorAt = out.indexOf('Operator commands');
+    expect(agentAt).toBeGreaterThan(-1);
+    expect(helperAt).toBeGreaterThan(agentAt);
+    expect(operatorAt).toBeGreaterThan(helperAt);
+    // A command's line: four spaces, its usage, at least two spaces, its summary.
+    const lineAt = (usage: string) => out.search(new RegExp(`\n    ${usage.replace(/^flowport /, '')} {2,}\\S`));
+    for (const op of OPERATIONS) {
+      const at = lineAt(agentCommandLine(op) ?? '');
+      expect(at, op.operationId).toBeGreaterThan(agentAt);
+      expect(at, op.operationId).toBeLessThan(helperAt);
+    }
+    for (const c of cliCommands().filter((x) => x.kind === 'helper')) {
+      const at = lineAt(usageLine(c));
+      expect(at, usageLine(c)).toBeGreaterThan(helperAt);
+      expect(at, usageLine(c)).toBeLessThan(operatorAt);
+    }
+    for (const c of cliCommands().filter((x) => x.kind === 'operator'))
+      expect(lineAt(usageLine(c)), usageLine(c)).toBeGreaterThan(operatorAt);
+    expect(out).toContain(CLI_ENV.baseUrl);
+    expect(out).toContain(CLI_ENV.token);
+  });
+
+  it('no command line takes a token: --token is refused without echoing its value', async () => {
+    const run = await flowport(['grant', '--token=fpg_shouldnotappear']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(CLI_ENV.token);
+    expect(run.stderr).toContain('--token-file');
+    expect(`${run.stdout}${run.stderr}`).not.toContain('fpg_shouldnotappear');
+    for (const c of cliCommands({ withAgentOptions: true }))
+      for (const o of [...c.options, ...c.sharedOptions]) expect(optionName(o)).not.toBe('token');
+  });
+
+  it('usage errors exit 2 with a pointer to help', async () => {
+    const missing = await flowport(['events', 'show']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('Missing <eventId>');
+    const unknown = await flowport(['events', 'list', '--nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Unknown option --nope');
+    const typo = await flowport(['evnts']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('Did you mean `events`');
+    const sub = await flowport(['intents', 'approve', 'int_x']);
+    expect(sub.code).toBe(2);
+    expect(sub.stderr).toContain('intents confirm');
+    const none = await flowport([]);
+    expect(none.code).toBe(2);
+    const badNumber = await flowport(['diagnostics', 'share', '--expires-in-hours', 'soon']);
+    expect(badNumber.code).toBe(2);
+    expect(badNumber.stderr).toContain('takes a number');
+    const badJson = await flowport(['replay', 'evt_x', '--payload-override', '{oops']);
+    expect(badJson.code).toBe(2);
+    const help = await flowport(['replay', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: flowport replay <eventId>');
+    expect(help.stdout).toContain('--acknowledge-recent-delivery');
+    expect(help.stdout).toContain('replay:preview');
+  });
+
+  it('exit codes are distinct and each kind the issue names exists', () => {
+    const codes = EXIT_CODES.map((e) => e.code);
+    expect(new Set(codes).size).toBe(codes.length);
+    const names = EXIT_CODES.map((e) => e.name);
+    for (const n of ['ok', 'usage', 'auth', 'refusal', 'not_found', 'server_error']) expect(names).toContain(n);
+  });
+});
+
+describe('reference page and completion', () => {
+  it('/reference/cli/ is generated from the command definitions and the exit-code list', () => {
+    const commands = cliCommands({ withAgentOptions: true });
+    const page = renderCliReference({
+      commands,
+      usage: usageLine,
+      globalOptions: GLOBAL_OPTIONS,
+      connectionOptions: CONNECTION_OPTIONS,
+      operatorOptions: COMMON_OPERATOR_OPTIONS,
+      env: CLI_ENV,
+      defaultBaseUrl: DEFAULT_BASE_URL,
+      exitCodes: EXIT_CODES,
+    });
+    for (const c of commands) expect(page).toContain(`### ${usageLine(c)}\n`);
+    // Table cells escape pipes (`<a|b>` choices).
+    for (const c of commands)
+      for (const o of c.options)
+        expect(page, `${usageLine(c)} ${o.flag}`).toContain(`\`${o.flag.replace(/\|/g, '\\|')}\``);
+    for (const e of EXIT_CODES) expect(page).toContain(`| \`${e.code}\` | \`${e.name}\` |`);
+    expect(page).toContain(`\`${CLI_ENV.baseUrl}\``);
+    expect(page).toContain(`\`${CLI_ENV.token}\``);
+    expect(page.indexOf('## Agent commands')).toBeLessThan(page.indexOf('## Helper commands'));
+    expect(page.indexOf('## Helper commands')).toBeLessThan(page.indexOf('## Operator commands'));
+  });
+
+  it('the bash completion script completes commands, subcommands, options and option values', async () => {
+    const script = await flowport(['completion', 'bash']);
+    expect(script.code).toBe(0);
+    const dir = mkdtempSync(join(tmpdir(), 'flowport-completion-'));
+    const file = join(dir, 'flowport.bash');
+    writeFileSync(file, script.stdout);
+    const complete = (...words: string[]) =>
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `source "$0"; COMP_WORDS=("$@"); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _flowport; printf '%s\\n' "\${COMPREPLY[@]}"`,
+          file,
+          'flowport',
+          ...words,
+        ],
+        { encoding: 'utf8' },
+      )
+        .split('\n')
+        .filter(Boolean)
+        .sort();
+    expect(complete('ev')).toEqual(['events']);
+    expect(complete('events', '')).toEqual(['list', 'receipt', 'show']);
+    expect(complete('endpoints', '')).toEqual(
+      ['add', 'create', 'delete', 'edit', 'list', 'rotate-secret', 'show', 'test'].sort(),
+    );
+    expect(complete('replay', 'evt_1', '--ack')).toEqual(['--acknowledge-recent-delivery']);
+    expect(complete('intents', 'confirm', 'int_1', '--idem')).toEqual(['--idempotency-key']);
+    expect(complete('grants', 'create', '--tier', '')).toEqual(
+      ['admin_assistant', 'observer', 'operator', 'recovery_operator'].sort(),
+    );
+    expect(complete('completion', '')).toEqual(['bash', 'zsh']);
+    expect(complete('')).toContain('doctor');
+    expect(complete('')).toContain('grants');
+  });
+
+  it('the zsh script registers the same tree through compdef', async () => {
+    const zsh = await flowport(['completion', 'zsh']);
+    expect(zsh.code).toBe(0);
+    expect(zsh.stdout).toContain('compdef _flowport flowport');
+    expect(zsh.stdout).toContain('"events") echo "list receipt show" ;;');
+    // The shared helpers are plain POSIX case statements; bash parses the whole file's syntax
+    // except the zsh driver, so check the helpers there.
+    const helpersOnly = zsh.stdout.slice(0, zsh.stdout.indexOf('_flowport() {'));
+    execFileSync('bash', ['-n'], { input: helpersOnly });
+  });
+});

@@ -1,0 +1,80 @@
+// Runs the real `flowport` binary (bin/flowport.js on the project's Node) as a
+// child process, optionally under a pseudo-terminal (`script`), and keeps every
+// output so a test can scan all of it for secrets.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+export const REPO = join(import.meta.dirname, '..', '..');
+export const NODE = join(REPO, 'node_modules', '.bin', 'node');
+export const BIN = join(REPO, 'bin', 'flowport.js');
+
+export interface Run {
+  args: string[];
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** Parsed stdout when it is JSON. */
+  json: any;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  /** Run under a pseudo-terminal: stdout and stderr are a terminal (and arrive merged in `stdout`). */
+  tty?: boolean;
+  cwd?: string;
+}
+
+/** Every run of this test process, for the secret scan. */
+export const RUNS: Run[] = [];
+
+/** Only what the CLI needs: no FLOWPORT_* leaks in from the developer's shell. */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
+  if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+  return env;
+}
+
+function quote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export function flowport(args: string[], options: RunOptions = {}): Promise<Run> {
+  const env: Record<string, string> = { ...baseEnv() };
+  for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
+  const [cmd, argv] = options.tty
+    ? // `script -e` returns the child's exit code; stty gives the terminal a width.
+      ['script', ['-qec', `stty cols 160 2>/dev/null; ${[NODE, BIN, ...args].map(quote).join(' ')}`, '/dev/null']]
+    : [NODE, [BIN, ...args]];
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd as string, argv as string[], {
+      cwd: options.cwd ?? REPO,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      let json: unknown = null;
+      try {
+        json = JSON.parse(stdout);
+      } catch {}
+      const run = { args, code: code ?? -1, stdout: stdout.replace(/\r\n/g, '\n'), stderr, json };
+      RUNS.push(run);
+      resolve(run);
+    });
+  });
+}
+
+/** All output of the recorded runs, except the runs `except` allows (where a one-time secret is expected). */
+export function outputsExcept(except: (run: Run) => boolean): string {
+  return RUNS.filter((r) => !except(r))
+    .map((r) => `${r.stdout}\n${r.stderr}`)
+    .join('\n');
+}
