@@ -3,6 +3,7 @@
 // alone, with an optional port for /healthz and /metrics. On PostgreSQL any number
 // of each share one database (docs/adr/0600-postgres-scale-out.md). `npm start`
 // runs main(): serve, with the worker as FLOWPORT_WORKER says.
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
@@ -57,6 +58,8 @@ export async function startServe(
   const log = options.log ?? ((line: string) => console.log(line));
   const withWorker = options.worker ?? config.worker.enabled;
   const cfg: Config = { ...config, worker: { ...config.worker, enabled: withWorker } };
+  // Sandbox credentials live here even when the store is PostgreSQL.
+  mkdirSync(cfg.dataDir, { recursive: true });
   const runtime = await createRuntime(cfg, { applicationName: withWorker ? 'flowport serve' : 'flowport serve api' });
   let server: Awaited<ReturnType<typeof listen>>;
   try {
@@ -65,11 +68,17 @@ export async function startServe(
     await runtime.close();
     throw err;
   }
-  if (isSandbox(cfg)) {
-    const { creds } = await ensureSandbox(runtime.services);
-    log(sandboxBanner(creds, cfg.publicUrl, join(cfg.dataDir, SANDBOX_CREDENTIALS_FILE)));
-  } else {
-    log(`Flowport listening on ${cfg.publicUrl}`);
+  try {
+    if (isSandbox(cfg)) {
+      const { creds } = await ensureSandbox(runtime.services);
+      log(sandboxBanner(creds, cfg.publicUrl, join(cfg.dataDir, SANDBOX_CREDENTIALS_FILE)));
+    } else {
+      log(`Flowport listening on ${cfg.publicUrl}`);
+    }
+  } catch (err) {
+    await server.close();
+    await runtime.close();
+    throw err;
   }
   log(
     `Store: ${storeDescription(cfg)}; delivery worker ${runtime.worker ? `on (${runtime.worker.owner})` : 'off (API only)'}.`,

@@ -1,10 +1,8 @@
-// Operator commands for running Flowport processes and their store: `flowport serve
-// [--no-worker]`, `flowport worker`, `flowport migrate`, `flowport migrate-data`. Each
+// Handlers of the process and store commands defined in ./process-commands.ts. Each
 // opens (and closes) its own store, so none depends on the CLI runner's store; serve
 // and worker run until SIGINT/SIGTERM. See content/operate/deployment.md.
 import { resolve } from 'node:path';
-import type { OperatorCommand } from './cli/definitions.ts';
-import type { HandlerResult, OptionValues } from './cli/handlers.ts';
+import type { OptionValues, StandaloneHandler } from './cli/handlers.ts';
 import { type Config, loadConfig } from './config.ts';
 import { closeOnSignal, startServe, startWorker } from './main.ts';
 import { migrateData } from './store/migrate-data.ts';
@@ -12,63 +10,11 @@ import { migrate, migrationFiles } from './store/migrate.ts';
 import { openStore, SQLITE_FILE_NAME, storeKind } from './store/open.ts';
 import { redactUrl } from './store/postgres.ts';
 
-interface ProcessContext {
-  options: OptionValues;
-  env?: Record<string, string | undefined>;
-  io?: { out(text: string): void };
-}
-type ProcessHandler = (ctx: ProcessContext) => Promise<HandlerResult>;
-
-export const PROCESS_OPERATOR_COMMANDS: (OperatorCommand & { store: false })[] = [
-  {
-    command: ['serve'],
-    summary:
-      'Run the HTTP API (docs, Agent Operations API, MCP, sender intake) with the delivery worker, until Ctrl-C or SIGTERM.',
-    options: [
-      {
-        flag: '--no-worker',
-        description: 'API only: run no delivery worker here (run `flowport worker` processes on the same database).',
-      },
-      { flag: '--port <port>', description: 'Port to listen on (default PORT or 8787).' },
-    ],
-    store: false,
-  },
-  {
-    command: ['worker'],
-    summary: 'Run only the delivery worker (no API, no intake) against the configured store, until Ctrl-C or SIGTERM.',
-    options: [
-      { flag: '--port <port>', description: 'Answer /healthz and /metrics on this port (default: no port).' },
-      { flag: '--host <host>', description: 'Interface for --port (default 127.0.0.1).' },
-    ],
-    store: false,
-  },
-  {
-    command: ['migrate'],
-    summary: 'Apply pending store migrations to the configured store (SQLite or FLOWPORT_DATABASE_URL) and exit.',
-    options: [],
-    store: false,
-  },
-  {
-    command: ['migrate-data'],
-    summary:
-      'Copy a SQLite store into an empty PostgreSQL database in one transaction, then verify counts, the audit chain and the secret key. Stop Flowport first.',
-    options: [
-      {
-        flag: '--from <file>',
-        description: 'The SQLite store to copy (default <data dir>/flowport.db).',
-      },
-      {
-        flag: '--to <url>',
-        description:
-          'The PostgreSQL URL to copy into (default FLOWPORT_DATABASE_URL; prefer the variable so a password stays out of shell history).',
-      },
-    ],
-    store: false,
-  },
-];
+type ProcessContext = Parameters<StandaloneHandler>[0];
+type ProcessHandler = StandaloneHandler;
 
 function configFrom(ctx: ProcessContext, overrides: Record<string, string> = {}): Config {
-  const env: Record<string, string | undefined> = { ...(ctx.env ?? process.env), ...overrides };
+  const env: Record<string, string | undefined> = { ...ctx.env, ...overrides };
   if (typeof ctx.options['data-dir'] === 'string') env.FLOWPORT_DATA_DIR = ctx.options['data-dir'];
   return loadConfig(env);
 }
@@ -81,7 +27,7 @@ function port(value: OptionValues[string], flag: string): number | null {
 }
 
 function say(ctx: ProcessContext): (line: string) => void {
-  return (line) => (ctx.io ? ctx.io.out(line) : console.log(line));
+  return (line) => ctx.io.out(line);
 }
 
 const serveCommand: ProcessHandler = async (ctx) => {
@@ -121,7 +67,7 @@ const migrateCommand: ProcessHandler = async (ctx) => {
 };
 
 const migrateDataCommand: ProcessHandler = async (ctx) => {
-  const env = { ...(ctx.env ?? process.env) };
+  const env = { ...ctx.env };
   const config = configFrom(ctx);
   const from =
     typeof ctx.options.from === 'string' ? resolve(ctx.options.from) : resolve(config.dataDir, SQLITE_FILE_NAME);

@@ -19,6 +19,7 @@ import { GRANTS_OPERATOR_COMMANDS } from '../auth/cli.ts';
 import { CLI_ENV, DEFAULT_PORT } from '../config.ts';
 import { HANDOFF_OPERATOR_COMMANDS } from '../handoff/cli.ts';
 import { PLAN_IDS } from '../plans.ts';
+import { PROCESS_OPERATOR_COMMANDS } from '../process-commands.ts';
 import { AUTH_MODES, TRIGGER_VARIANTS } from '../services/endpoints.ts';
 
 export interface CommandOption {
@@ -221,6 +222,7 @@ export const OPERATOR_COMMANDS: OperatorCommand[] = byGroup([
   ...INTAKE_OPERATOR_COMMANDS,
   ...HANDOFF_OPERATOR_COMMANDS,
   ...GRANTS_OPERATOR_COMMANDS,
+  ...PROCESS_OPERATOR_COMMANDS,
 ]);
 
 /** Option name as parsed (`--actor-kind <kind>` → `actor-kind`). */

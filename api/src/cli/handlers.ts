@@ -6,6 +6,7 @@ import { GRANTS_OPERATOR_HANDLERS } from '../auth/cli.ts';
 import { HANDOFF_OPERATOR_HANDLERS, HANDOFF_STANDALONE_HANDLERS } from '../handoff/cli.ts';
 import { INTAKE_OPERATOR_HANDLERS } from '../intake/cli.ts';
 import type { Services } from '../operations/types.ts';
+import { PROCESS_OPERATOR_HANDLERS } from '../process-cli.ts';
 import type { CliIO } from './io.ts';
 
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;
@@ -39,4 +40,5 @@ export const OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
 /** Handlers of operator commands defined with `store: false`. */
 export const STANDALONE_HANDLERS: Record<string, StandaloneHandler> = {
   ...HANDOFF_STANDALONE_HANDLERS,
+  ...PROCESS_OPERATOR_HANDLERS,
 };
