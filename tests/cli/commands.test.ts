@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { agentCommands } from '../../api/src/cli/api-commands.ts';
 import { agentCommandLine } from '../../api/src/cli/command-line.ts';
 import {
@@ -23,7 +23,22 @@ import { cliCommands, usageLine } from '../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../api/src/config.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { renderCliReference } from '../../scripts/docs/lib/registry-pages.ts';
-import { flowport } from './helpers.ts';
+import { flowport, REPO } from './helpers.ts';
+
+// Each case starts the CLI (about a second of Node start-up) several times.
+vi.setConfig({ testTimeout: 120_000 });
+
+describe('the binary', () => {
+  it('runs through `npx flowport` (package.json bin) on the project’s Node', () => {
+    const out = execFileSync('npx', ['--no-install', 'flowport', '--version'], {
+      cwd: REPO,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    expect(out.trim()).toMatch(/^flowport \d+\.\d+\.\d+$/);
+  });
+});
 
 describe('agent commands = registry operations', () => {
   it('every registry operation has CLI words, and the CLI lists exactly those operations', async () => {

@@ -72,6 +72,7 @@ function describeOption(description: string | undefined, kind: ValueKind, choice
 }
 
 function flagFor(name: string, kind: ValueKind, choices?: readonly string[]): string {
+  if (name === 'idempotency-key') return `--${name} <key>`;
   if (kind === 'boolean') return `--${name}`;
   if (kind === 'json') return `--${name} <json>`;
   if (kind === 'number') return `--${name} <n>`;
@@ -107,7 +108,10 @@ export function agentCommands(operations: readonly AnyOperation[]): AgentCommand
       const schema = (p?.schema ?? {}) as Json;
       const description = (p?.description ?? schema.description) as string | undefined;
       const example = schema.example as string | undefined;
-      return { name, description: description ?? (example ? `e.g. \`${example}\`` : name) };
+      // `eventId` → "Event id, e.g. `evt_…`" when the contract gives no description.
+      const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+      const label = `${words.charAt(0).toUpperCase()}${words.slice(1)}`;
+      return { name, description: description ?? (example ? `${label}, e.g. \`${example}\`.` : `${label}.`) };
     });
     const options: AgentOption[] = [];
     for (const p of params) {

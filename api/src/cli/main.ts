@@ -149,7 +149,8 @@ function usage(): string {
     `Environment: ${CLI_ENV.baseUrl} (default ${DEFAULT_BASE_URL}), ${CLI_ENV.token} (the grant token).`,
     'Output: readable text on a terminal, JSON when piped or with --json.',
     `Exit codes: ${EXIT_CODES.map((e) => `${e.code} ${e.name}`).join(', ')}.`,
-    'Add --help after a command for its arguments and options; `flowport docs` prints where the docs live.',
+    'Add --help after a command for its arguments and options (--help --json: the whole tree as JSON); --version prints the version.',
+    '`flowport docs` prints where the docs live; `flowport doctor` checks your setup.',
   );
   return lines.join('\n');
 }
@@ -316,6 +317,10 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   const cmdWords = words[0] === 'help' ? words.slice(1) : words;
   const all = cliCommands();
   if (cmdWords.length === 0) {
+    if (rest.includes('--version')) {
+      io.out(`flowport ${PRODUCT.version}`);
+      return EXIT.ok.code;
+    }
     if (help && rest.includes('--json')) {
       io.out(JSON.stringify(helpJson(), null, 2));
       return EXIT.ok.code;

@@ -5,7 +5,6 @@ import type { OperatorCommand } from '../cli/definitions.ts';
 import type { OperatorHandler, StandaloneHandler } from '../cli/handlers.ts';
 import { AppError } from '../errors/problem.ts';
 import { getShop } from '../services/shops.ts';
-import { runSandboxProcess } from '../sandbox/server.ts';
 import { reconnectShop } from './lifecycle.ts';
 
 export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
@@ -38,7 +37,8 @@ const sandbox: StandaloneHandler = async ({ options, io }) => {
   const argv: string[] = [];
   if (typeof options.port === 'string') argv.push('--port', options.port);
   if (typeof options.host === 'string') argv.push('--host', options.host);
-  // Runs until SIGINT/SIGTERM; the CLI runner awaits it.
+  // Loaded on use (it pulls in the HTTP server); runs until SIGINT/SIGTERM and the CLI runner awaits it.
+  const { runSandboxProcess } = await import('../sandbox/server.ts');
   await runSandboxProcess(argv, (line) => io.out(line));
   return { json: { stopped: true }, text: 'Sandbox stopped.' };
 };

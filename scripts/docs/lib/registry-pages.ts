@@ -225,7 +225,7 @@ export function renderCliReference(cli: CliSources): string {
     '## Output',
     '',
     '- On a terminal: readable text (tables for lists, aligned fields for objects, and the next command to type after a preview).',
-    '- When stdout is not a terminal (piped, or captured by an agent) or with `--json`: the JSON Flowport answered, unchanged.',
+    '- When stdout is not a terminal (piped, or captured by an agent) or with `--json`: the JSON Flowport answered.',
     '- Errors from Flowport: with JSON output, the problem object (`code`, `docs_url`, and for refusals `refusal.reason` and `refusal.next_steps`) is printed to stdout so it can be parsed; on a terminal a readable block with the reason, the docs URL and the next steps goes to stderr. Either way the exit code says what kind of failure it was.',
     '- Anything that can take more than a moment shows a progress indicator on stderr (terminals only).',
     '',

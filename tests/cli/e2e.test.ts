@@ -1,0 +1,437 @@
+// End to end: the real `flowport` binary as a child process against a real
+// Flowport on a loopback port (real SQLite or Postgres store, real worker and
+// sandbox Shopify). Reads, a replay preview and confirmation, refusals and the
+// other exit codes, doctor on a good and an expired grant, docs, operator
+// commands on the same store, and a scan of every output for secrets.
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createGrant } from '../../api/src/auth/grants.ts';
+import { EXIT } from '../../api/src/cli/exit-codes.ts';
+import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { deliveredEvent, grant, waitDelivered } from '../intents/helpers.ts';
+import { BIN, flowport, NODE, outputsExcept, REPO, type Run, RUNS } from './helpers.ts';
+
+// Each case starts the CLI (about a second of Node start-up) several times.
+vi.setConfig({ testTimeout: 120_000 });
+
+let s: TestServer;
+let env: Record<string, string>;
+let storeEnv: Record<string, string>;
+let eventId = '';
+let receiptId = '';
+let observerToken = '';
+let expiredToken = '';
+const oneTime = { grantToken: '', endpointSecret: '', rotatedSecret: '' };
+
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+beforeAll(async () => {
+  s = await startTestServer();
+  const sb = s.sandbox!;
+  env = { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: sb.grant_token };
+  storeEnv = { FLOWPORT_DATA_DIR: s.dataDir, ...(s.databaseUrl ? { FLOWPORT_DATABASE_URL: s.databaseUrl } : {}) };
+  eventId = await deliveredEvent(s);
+  const row = await s.runtime.services.db.get<{ receipt_id: string }>('SELECT receipt_id FROM events WHERE id = ?', [
+    eventId,
+  ]);
+  receiptId = row?.receipt_id ?? '';
+  observerToken = (await grant(s, 'observer', 'cli-observer')).token;
+  expiredToken = (
+    await createGrant(s.runtime.services, {
+      shopId: sb.shop_id,
+      tier: 'admin_assistant',
+      actorKind: 'agent',
+      actorName: 'cli-expired',
+      expiresInMs: 1,
+    })
+  ).token;
+}, 60_000);
+
+afterAll(async () => {
+  await s?.close();
+});
+
+describe('read commands', () => {
+  it('print the API answer as JSON when stdout is not a terminal', async () => {
+    const manifest = await flowport(['manifest'], { env: { FLOWPORT_BASE_URL: s.url } });
+    expect(manifest.code).toBe(0);
+    expect(manifest.json.product).toBe('Flowport');
+    expect(
+      manifest.json.capabilities.find((c: { operation_id: string }) => c.operation_id === 'createReplayIntent')
+        .cli_command,
+    ).toBe('flowport replay <eventId>');
+
+    const g = await flowport(['grant'], { env });
+    expect(g.code).toBe(0);
+    expect(g.json.id).toBe(s.sandbox!.grant_id);
+
+    const list = await flowport(['events', 'list', '--limit', '5', '--state', 'delivered'], { env });
+    expect(list.code).toBe(0);
+    expect(list.json.data.map((e: { id: string }) => e.id)).toContain(eventId);
+
+    const show = await flowport(['events', 'show', eventId], { env });
+    expect(show.code).toBe(0);
+    expect(show.json).toMatchObject({ id: eventId, state: 'delivered' });
+
+    const receipt = await flowport(['events', 'receipt', eventId], { env });
+    expect(receipt.code).toBe(0);
+    expect(receipt.json.id).toBe(receiptId);
+    const receipt2 = await flowport(['receipts', 'show', receiptId], { env });
+    expect(receipt2.json.event_id).toBe(eventId);
+
+    const endpoints = await flowport(['endpoints', 'list'], { env });
+    expect(endpoints.json.data.map((e: { id: string }) => e.id)).toContain(s.sandbox!.endpoint_id);
+    const endpoint = await flowport(['endpoints', 'show', s.sandbox!.endpoint_id], { env });
+    expect(endpoint.json.id).toBe(s.sandbox!.endpoint_id);
+
+    for (const words of [['setup'], ['plan-usage'], ['diagnostics'], ['audit', '--limit', '3'], ['intents', 'list']]) {
+      const r = await flowport(words, { env });
+      expect(r.code, words.join(' ')).toBe(0);
+      expect(r.json, words.join(' ')).toBeTypeOf('object');
+    }
+  });
+
+  it('print tables and aligned fields on a terminal, and JSON there with --json', async () => {
+    const table = await flowport(['events', 'list'], { env, tty: true });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^ID\s+STATE\s+EVENT_TYPE/m);
+    expect(table.stdout).toMatch(new RegExp(`^${eventId}\\s+delivered\\s+order\\.paid`, 'm'));
+    const fields = await flowport(['events', 'show', eventId], { env, tty: true });
+    expect(fields.stdout).toMatch(/^state\s+delivered$/m);
+    const json = await flowport(['events', 'show', eventId, '--json'], { env, tty: true });
+    expect(JSON.parse(json.stdout).id).toBe(eventId);
+  });
+
+  it('a preview can be read and cancelled', async () => {
+    const share = await flowport(['diagnostics', 'share', '--expires-in-hours', '2'], { env });
+    expect(share.code).toBe(0);
+    expect(share.json).toMatchObject({ kind: 'diagnostics_share', state: 'previewed' });
+    const cancelled = await flowport(['intents', 'cancel', share.json.id], { env });
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.json.state).toBe('cancelled');
+  });
+});
+
+describe('replay: preview and confirmation', () => {
+  it('previews, confirms with a generated idempotency key, and a retry with that key returns the same answer', async () => {
+    const preview = await flowport(['replay', eventId, '--acknowledge-recent-delivery', '--note', 'cli e2e'], { env });
+    expect(preview.code).toBe(0);
+    expect(preview.json).toMatchObject({ kind: 'replay', state: 'previewed', required_scope: 'replay:execute' });
+    expect(preview.json.parameters).toMatchObject({ acknowledge_recent_delivery: true, note: 'cli e2e' });
+    const intentId = preview.json.id as string;
+
+    const readable = await flowport(['intents', 'show', intentId], { env, tty: true });
+    expect(readable.stdout).toContain(`Action intent ${intentId}: replay, previewed`);
+    expect(readable.stdout).toContain(`Next: flowport intents confirm ${intentId}`);
+
+    const confirm = await flowport(['intents', 'confirm', intentId], { env });
+    expect(confirm.code).toBe(0);
+    const key = /idempotency-key: (\S+) \(generated\)/.exec(confirm.stderr)?.[1];
+    expect(key).toBeDefined();
+    expect(confirm.stderr).toContain(`--idempotency-key ${key}`);
+    expect(confirm.json.state).toBe('executed');
+    const replayed = confirm.json.result.event_id as string;
+    expect(confirm.json.result.replay_of).toBe(eventId);
+
+    const retry = await flowport(['intents', 'confirm', intentId, '--idempotency-key', key as string], { env });
+    expect(retry.code).toBe(0);
+    expect(retry.stdout).toBe(confirm.stdout);
+    expect(retry.stderr).not.toContain('(generated)');
+
+    await waitDelivered(s, replayed);
+    const after = await flowport(['events', 'show', replayed], { env });
+    expect(after.json).toMatchObject({ id: replayed, state: 'delivered', replay_of: eventId });
+  });
+});
+
+describe('refusals and other failures', () => {
+  it('a refusal exits 4 and carries the reason, the docs URL and the next steps', async () => {
+    const obs = { ...env, FLOWPORT_TOKEN: observerToken };
+    const piped = await flowport(['replay', eventId, '--acknowledge-recent-delivery'], { env: obs });
+    expect(piped.code).toBe(EXIT.refusal.code);
+    expect(piped.json.code).toBe('missing_scope');
+    expect(piped.json.docs_url).toBe(`${s.url}/reference/errors/missing_scope/`);
+    expect(piped.json.refusal.layer).toBe('authority');
+    expect(piped.json.refusal.reason).toContain('replay:preview');
+    expect(piped.json.refusal.next_steps[0].url).toBe(piped.json.docs_url);
+
+    const tty = await flowport(['replay', eventId, '--acknowledge-recent-delivery'], { env: obs, tty: true });
+    expect(tty.code).toBe(EXIT.refusal.code);
+    expect(tty.stdout).toContain('Refused (authority):');
+    expect(tty.stdout).toContain(`docs         ${s.url}/reference/errors/missing_scope/`);
+    expect(tty.stdout).toContain('needs scope  replay:preview');
+    expect(tty.stdout).toMatch(/Next steps:\n {2}1\. Read the docs page/);
+    expect(tty.stdout).toContain('ask the merchant');
+
+    const boundary = await flowport(['replay', eventId, '--payload-override', '{"changed":true}'], { env });
+    expect(boundary.code).toBe(EXIT.refusal.code);
+    expect(boundary.json.code).toBe('outside_product_boundary');
+  });
+
+  it('not found, bad grants, no grant and an unreachable server have their own exit codes', async () => {
+    const missing = await flowport(['events', 'show', 'evt_01m0000000000000000000000'], { env });
+    expect(missing.code).toBe(EXIT.notFound.code);
+    expect(missing.json.code).toBe('not_found');
+
+    const invalid = await flowport(['events', 'list'], { env: { ...env, FLOWPORT_TOKEN: 'fpg_notarealtoken' } });
+    expect(invalid.code).toBe(EXIT.auth.code);
+    expect(invalid.json.code).toBe('invalid_token');
+
+    const expired = await flowport(['grant'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
+    expect(expired.code).toBe(EXIT.auth.code);
+    expect(expired.json.code).toBe('grant_expired');
+
+    const none = await flowport(['events', 'list'], { env: { FLOWPORT_BASE_URL: s.url }, tty: true });
+    expect(none.code).toBe(EXIT.auth.code);
+    expect(none.stdout).toContain('missing_token');
+    expect(none.stdout).toContain('set FLOWPORT_TOKEN or pass --token-file');
+
+    const port = await closedPort();
+    const down = await flowport(['grant'], { env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` } });
+    expect(down.code).toBe(EXIT.unreachable.code);
+    expect(down.stderr).toContain(`Cannot reach Flowport at http://127.0.0.1:${port}`);
+  });
+
+  it('--base-url wins over FLOWPORT_BASE_URL', async () => {
+    const port = await closedPort();
+    const r = await flowport(['--base-url', s.url, 'grant'], {
+      env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` },
+    });
+    expect(r.code).toBe(0);
+    expect(r.json.id).toBe(s.sandbox!.grant_id);
+  });
+});
+
+describe('token file', () => {
+  it('reads the token from --token-file, warns when others can read it, and names an unreadable file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flowport-token-'));
+    const file = join(dir, 'token');
+    writeFileSync(file, `${s.sandbox!.grant_token}\n`);
+    chmodSync(file, 0o600);
+    const noEnv = { FLOWPORT_BASE_URL: s.url };
+    const ok = await flowport(['grant', '--token-file', file], { env: noEnv });
+    expect(ok.code).toBe(0);
+    expect(ok.json.id).toBe(s.sandbox!.grant_id);
+    expect(ok.stderr).toBe('');
+    chmodSync(file, 0o644);
+    const loose = await flowport(['grant', '--token-file', file], { env: noEnv });
+    expect(loose.code).toBe(0);
+    expect(loose.stderr).toContain('chmod 600');
+    const gone = await flowport(['grant', '--token-file', join(dir, 'nope')], { env: noEnv });
+    expect(gone.code).toBe(EXIT.usage.code);
+    expect(gone.stderr).toContain('ENOENT');
+  });
+});
+
+describe('doctor', () => {
+  it('passes every check on a good grant', async () => {
+    const r = await flowport(['doctor'], { env });
+    expect(r.code).toBe(0);
+    expect(r.json.ok).toBe(true);
+    expect(r.json.checks.map((c: { check: string }) => c.check)).toEqual([
+      'reachable',
+      'edition',
+      'transport',
+      'token',
+      'grant',
+      'expiry',
+      'scopes',
+      'plan',
+    ]);
+    for (const c of r.json.checks) expect(c.status, `${c.check}: ${c.message}`).toBe('ok');
+    const text = await flowport(['doctor'], { env, tty: true });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('All checks passed.');
+    expect(text.stdout).toMatch(/ok {4}edition\s+Flowport 0\.\d+\.\d+, Shopify Flow edition/);
+  });
+
+  it('names an expired grant, says what to fix and exits 3', async () => {
+    const r = await flowport(['doctor'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
+    expect(r.code).toBe(EXIT.auth.code);
+    expect(r.json.ok).toBe(false);
+    const byName = Object.fromEntries(r.json.checks.map((c: { check: string }) => [c.check, c]));
+    expect(byName.reachable.status).toBe('ok');
+    expect(byName.grant.status).toBe('fail');
+    expect(byName.grant.message).toContain('expired');
+    expect(byName.grant.message).toContain('grant_expired');
+    expect(byName.grant.fix).toContain('flowport grants create');
+    expect(byName.grant.docs_url).toBe(`${s.url}/reference/errors/grant_expired/`);
+    for (const later of ['expiry', 'scopes', 'plan']) expect(byName[later].status).toBe('skip');
+    const text = await flowport(['doctor'], { env: { ...env, FLOWPORT_TOKEN: expiredToken }, tty: true });
+    expect(text.code).toBe(EXIT.auth.code);
+    expect(text.stdout).toMatch(/FAIL {2}grant\s+The grant has expired\./);
+    expect(text.stdout).toContain('fix: Ask the merchant');
+  });
+
+  it('names a missing token and an unreachable server', async () => {
+    const noToken = await flowport(['doctor'], { env: { FLOWPORT_BASE_URL: s.url } });
+    expect(noToken.code).toBe(EXIT.auth.code);
+    expect(noToken.json.checks.find((c: { check: string }) => c.check === 'token').status).toBe('fail');
+    const port = await closedPort();
+    const down = await flowport(['doctor', '--base-url', `http://127.0.0.1:${port}`], { env });
+    expect(down.code).toBe(EXIT.unreachable.code);
+    expect(down.json.checks[0]).toMatchObject({ check: 'reachable', status: 'fail' });
+  });
+});
+
+describe('docs', () => {
+  it('prints the docs pointers without a grant', async () => {
+    const r = await flowport(['docs'], { env: { FLOWPORT_BASE_URL: s.url } });
+    expect(r.code).toBe(0);
+    expect(r.json.source).toBe('manifest');
+    const urls = Object.fromEntries(r.json.pointers.map((p: { name: string; url: string }) => [p.name, p.url]));
+    expect(urls['llms.txt']).toBe(`${s.url}/llms.txt`);
+    expect(urls.Manifest).toBe(`${s.url}/agent/v1/manifest`);
+    expect(urls.OpenAPI).toBe(`${s.url}/reference/openapi/agent-operations.openapi.json`);
+    expect(urls['CLI reference']).toBe(`${s.url}/reference/cli/`);
+    expect(urls['CLI reference (Markdown)']).toBe(`${s.url}/reference/cli.md`);
+    expect(urls['MCP endpoint']).toBe(`${s.url}/agent/v1/mcp`);
+    expect(urls['Markdown twins']).toMatch(/\.md$/);
+  });
+});
+
+describe('operator commands on the server’s store', () => {
+  it('create a grant whose token is printed once and works, list grants without tokens, revoke it', async () => {
+    const shops = await flowport(['shops', 'list'], { env: storeEnv });
+    expect(shops.code).toBe(0);
+    expect(shops.json.map((x: { id: string }) => x.id)).toContain(s.sandbox!.shop_id);
+
+    const created = await flowport(
+      [
+        'grants',
+        'create',
+        '--shop',
+        s.sandbox!.shop_id,
+        '--tier',
+        'observer',
+        '--actor-kind',
+        'agent',
+        '--actor-name',
+        'cli-operator-test',
+        '--expires-in',
+        '1h',
+      ],
+      { env: storeEnv },
+    );
+    expect(created.code).toBe(0);
+    oneTime.grantToken = created.json.token;
+    expect(oneTime.grantToken).toMatch(/^fpg_/);
+    const grantId = created.json.id as string;
+
+    const listed = await flowport(['grants', 'list', '--shop', s.sandbox!.shop_id], { env: storeEnv });
+    expect(listed.json.map((x: { id: string }) => x.id)).toContain(grantId);
+
+    const use = await flowport(['grant'], { env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken } });
+    expect(use.code).toBe(0);
+    expect(use.json.id).toBe(grantId);
+
+    const revoked = await flowport(['grants', 'revoke', '--grant', grantId], { env: storeEnv });
+    expect(revoked.code).toBe(0);
+    const after = await flowport(['grant'], { env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken } });
+    expect(after.code).toBe(EXIT.auth.code);
+    expect(after.json.code).toBe('grant_revoked');
+
+    const bad = await flowport(
+      ['grants', 'create', '--shop', 'shop_nope', '--tier', 'observer', '--actor-kind', 'agent', '--actor-name', 'x'],
+      {
+        env: storeEnv,
+      },
+    );
+    expect(bad.code).toBe(EXIT.notFound.code);
+  });
+
+  it('create an endpoint (secret printed once), and the audit chain verifies', async () => {
+    const ep = await flowport(
+      [
+        'endpoints',
+        'create',
+        '--shop',
+        s.sandbox!.shop_id,
+        '--name',
+        'cli sender',
+        '--auth-mode',
+        'hmac_sha256',
+        '--trigger-variant',
+        'external_event',
+      ],
+      { env: storeEnv },
+    );
+    expect(ep.code).toBe(0);
+    oneTime.endpointSecret = ep.json.secret;
+    expect(oneTime.endpointSecret.length).toBeGreaterThan(16);
+    const shown = await flowport(['endpoints', 'show', ep.json.id], { env });
+    expect(shown.code).toBe(0);
+    expect(shown.json.name).toBe('cli sender');
+
+    const audit = await flowport(['audit', 'verify'], { env: storeEnv });
+    expect(audit.code).toBe(0);
+    expect(audit.json.ok).toBe(true);
+  });
+});
+
+describe('a long-running operator command', () => {
+  it('`sandbox` serves until SIGINT, and the CLI waits for it to stop before exiting 0', async () => {
+    const child = spawn(NODE, [BIN, 'sandbox', '--port', '0'], {
+      cwd: REPO,
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const started = new Promise<{ sandbox: string; triggers: string }>((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        out += d;
+        const line = out.split('\n')[0];
+        if (out.includes('\n') && line) resolve(JSON.parse(line));
+      });
+      child.on('exit', (code) => reject(new Error(`sandbox exited early with ${code}: ${out}`)));
+    });
+    const info = await started;
+    const res = await fetch(info.triggers);
+    expect(res.status).toBe(200);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(JSON.parse(out.slice(out.indexOf('\n') + 1))).toEqual({ stopped: true });
+  });
+});
+
+describe('secrets', () => {
+  it('a rotated secret appears only in the confirmation', async () => {
+    const ep = s.sandbox!.endpoint_id;
+    const preview = await flowport(['endpoints', 'rotate-secret', ep, '--overlap-hours', '1'], { env });
+    expect(preview.code).toBe(0);
+    const confirm = await flowport(['intents', 'confirm', preview.json.id, '--idempotency-key', 'cli-rotate-1'], {
+      env,
+    });
+    expect(confirm.code).toBe(0);
+    oneTime.rotatedSecret = confirm.json.result.secret;
+    expect(oneTime.rotatedSecret.length).toBeGreaterThan(16);
+    await flowport(['intents', 'show', preview.json.id], { env });
+    await flowport(['intents', 'show', preview.json.id], { env, tty: true });
+    await flowport(['endpoints', 'show', ep], { env, tty: true });
+  });
+
+  it('no output ever shows a grant token or a signing secret, except the one-time ones where they are created', () => {
+    const created = (r: Run, secret: string) => `${r.stdout}${r.stderr}`.includes(secret);
+    expect(RUNS.length).toBeGreaterThan(40);
+    const fixed = [s.sandbox!.grant_token, s.sandbox!.signing_secret, observerToken, expiredToken];
+    const all = outputsExcept(() => false);
+    for (const secret of fixed) expect(all.includes(secret)).toBe(false);
+    const grantRuns = RUNS.filter((r) => created(r, oneTime.grantToken));
+    expect(grantRuns.map((r) => r.args.slice(0, 2).join(' '))).toEqual(['grants create']);
+    const endpointRuns = RUNS.filter((r) => created(r, oneTime.endpointSecret));
+    expect(endpointRuns.map((r) => r.args.slice(0, 2).join(' '))).toEqual(['endpoints create']);
+    const rotateRuns = RUNS.filter((r) => created(r, oneTime.rotatedSecret));
+    expect(rotateRuns.map((r) => r.args.slice(0, 2).join(' '))).toEqual(['intents confirm']);
+  });
+});
