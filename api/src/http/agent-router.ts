@@ -6,6 +6,7 @@ import { AppError } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
 import { invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../operations/types.ts';
+import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
 import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED, problemResponse } from './problem-response.ts';
 import type { AppEnv } from './types.ts';
 
@@ -43,8 +44,17 @@ export const ProblemSchema = z
   .catchall(z.unknown())
   .openapi('Problem');
 
+/**
+ * The codes an operation can return: the common ones it can actually produce, plus its own.
+ * The contract never declares a status the runtime cannot answer (no input → no 400; no
+ * capped meter → no 402 from admission).
+ */
 export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
-  const common = op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED;
+  const takesInput = Boolean(op.request.params || op.request.query || op.request.body || op.headers?.length);
+  const capped = op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(op.operationId);
+  const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
+    (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
+  );
   return [...new Set<ErrorCode>([...common, ...op.errors])];
 }
 
