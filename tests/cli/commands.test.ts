@@ -197,6 +197,10 @@ describe('operator and helper commands', () => {
     expect(badNumber.stderr).toContain('takes a number');
     const badJson = await flowport(['replay', 'evt_x', '--payload-override', '{oops']);
     expect(badJson.code).toBe(2);
+    const group = await flowport(['endpoints', '--help']);
+    expect(group.code).toBe(0);
+    expect(group.stdout).toContain('flowport endpoints rotate-secret <endpointId>');
+    expect(group.stdout).toMatch(/flowport endpoints create\s+.*\(operator\)/);
     const help = await flowport(['replay', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: flowport replay <eventId>');

@@ -337,6 +337,20 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     return EXIT.usage.code;
   }
   const c = match(all, cmdWords);
+  const group = all.filter((x) => x.words.length > cmdWords.length && cmdWords.every((w, i) => x.words[i] === w));
+  if (help && group.length && (!c || c.words.length < cmdWords.length)) {
+    // `flowport endpoints --help`: the commands under that word, each with its kind.
+    const w = Math.max(...group.map((x) => usageLine(x).length));
+    io.out(
+      [
+        `Commands under \`flowport ${cmdWords.join(' ')}\`:`,
+        ...group.map((x) => `  ${usageLine(x).padEnd(w)}  ${x.summary}${x.kind === 'operator' ? ' (operator)' : ''}`),
+        '',
+        'Add --help after one of them for its arguments and options.',
+      ].join('\n'),
+    );
+    return EXIT.ok.code;
+  }
   if (!c || (c.args.length === 0 && cmdWords.length > c.words.length && !help)) {
     io.err(unknownCommand(all, cmdWords));
     return EXIT.usage.code;
