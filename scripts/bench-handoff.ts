@@ -1,7 +1,8 @@
-// npm run bench:handoff [-- --rate 200 --seconds 10]
+// npm run bench:handoff [-- --rate 200 --seconds 10 --store postgres]
 // End-to-end handoff latency: from intake's 202 (as the sender sees it) to the
 // sandbox receiving the Flow trigger, at a fixed open-loop event rate, against a
-// real runtime (SQLite file, real HTTP, in-process sandbox and worker).
+// real runtime (SQLite file, or with --store postgres a fresh schema in
+// FLOWPORT_TEST_DATABASE_URL; real HTTP, in-process sandbox and worker).
 // Prints p50/p90/p99/max; the goal is p99 < 50 ms at 200 events/s.
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,8 +15,14 @@ import { loadConfig } from '../api/src/config.ts';
 import { createRuntime } from '../api/src/runtime.ts';
 import { ensureSandbox } from '../api/src/sandbox/bootstrap.ts';
 import { DEFAULT_HMAC } from '../api/src/services/endpoints.ts';
+import { createPgSchema } from '../tests/helpers/store.ts';
 
-const { values } = parseArgs({ options: { rate: { type: 'string' }, seconds: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { rate: { type: 'string' }, seconds: { type: 'string' }, store: { type: 'string', default: 'sqlite' } },
+});
+if (values.store !== 'sqlite' && values.store !== 'postgres')
+  throw new Error(`--store must be sqlite or postgres, got ${values.store}`);
+const pg = values.store === 'postgres' ? await createPgSchema('benchhandoff') : null;
 const RATE = Number(values.rate ?? 200);
 const SECONDS = Number(values.seconds ?? 10);
 const TOTAL = Math.round(RATE * SECONDS);
@@ -40,6 +47,7 @@ const config = loadConfig({
   PORT: String(port),
   FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
   FLOWPORT_LOG_LEVEL: 'silent',
+  ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
 });
 const runtime = await createRuntime(config);
 holder.fetch = runtime.app.fetch;
@@ -82,7 +90,9 @@ while ([...warm].some((id) => !receivedAt.has(id)) && Date.now() < deadlineWarm)
 acceptedAt.clear();
 sentAt.clear();
 
-console.log(`bench:handoff — ${TOTAL} events at ${RATE}/s for ${SECONDS} s (SQLite, in-process sandbox, worker on)`);
+console.log(
+  `bench:handoff — ${TOTAL} events at ${RATE}/s for ${SECONDS} s (${pg ? 'PostgreSQL' : 'SQLite'}, in-process sandbox, worker on)`,
+);
 const start = now();
 const pending: Promise<void>[] = [];
 for (let i = 0; i < TOTAL; i++) {
@@ -131,4 +141,5 @@ await runtime.close();
 server.close();
 (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
 rmSync(dataDir, { recursive: true, force: true });
+await pg?.drop();
 process.exit(missing > 0 ? 1 : 0);

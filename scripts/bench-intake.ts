@@ -1,7 +1,10 @@
-// `npm run bench:intake`: sender intake throughput with full durability versus a
-// bare node:http server that answers 202 without work, measured in one run on
-// this machine. Both servers run as child processes; this process is the load
-// generator (autocannon), sending signed ~1 KiB JSON events at fixed concurrency.
+// `npm run bench:intake [-- --store postgres]`: sender intake throughput with full
+// durability versus a bare node:http server that answers 202 without work, measured
+// in one run on this machine. Both servers run as child processes; this process is
+// the load generator (autocannon), sending signed ~1 KiB JSON events at fixed concurrency.
+//   --store sqlite (default): WAL, synchronous=FULL, in the data dir.
+//   --store postgres: a fresh schema in FLOWPORT_TEST_DATABASE_URL (default: the local
+//     `test` database), dropped afterwards.
 //   Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -10,7 +13,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { SqliteDb } from '../api/src/store/sqlite.ts';
+import { parseArgs } from 'node:util';
+import { openStore } from '../api/src/store/open.ts';
+import { createPgSchema, testDatabaseUrl } from '../tests/helpers/store.ts';
 
 // autocannon ships no types; the few fields used here are typed locally.
 interface AcRequest {
@@ -28,6 +33,9 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record
 
 const root = join(import.meta.dirname, '..');
 const NODE = process.execPath;
+const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' } } });
+const STORE = args.store === 'postgres' ? 'postgres' : 'sqlite';
+if (args.store !== STORE) throw new Error(`--store must be sqlite or postgres, got ${args.store}`);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
@@ -111,8 +119,14 @@ function makeBodies(secret: string, header: string, n: number): { body: string; 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'flowport-bench-'));
   const children: ChildProcess[] = [];
+  const pg = STORE === 'postgres' ? await createPgSchema('bench') : null;
+  const storeConfig = { dataDir, databaseUrl: pg?.url ?? null };
+  const storeLabel =
+    STORE === 'postgres'
+      ? `PostgreSQL (${new URL(testDatabaseUrl()).host}, fresh schema, pool of 10)`
+      : 'SQLite (WAL, synchronous=FULL)';
   try {
-    // ---- Flowport (SQLite, WAL, synchronous=FULL; worker off so only intake is measured)
+    // ---- Flowport (worker off so only intake is measured)
     const port = await freePort();
     const fp = spawn(NODE, [join(root, 'api/src/main.ts')], {
       cwd: root,
@@ -125,6 +139,7 @@ async function main(): Promise<void> {
         FLOWPORT_WORKER: 'off',
         FLOWPORT_LOG_LEVEL: 'silent',
         FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
+        ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
       },
       stdio: 'ignore',
     });
@@ -142,7 +157,7 @@ async function main(): Promise<void> {
       signature_header: string;
     };
     // The sandbox shop is on the free plan (1,000 events/month); lift it so the cap does not end the run.
-    const db = new SqliteDb(join(dataDir, 'flowport.db'));
+    const db = await openStore(storeConfig, { migrate: false });
     await db.run("UPDATE shops SET plan = 'scale' WHERE id = ?", [creds.shop_id]);
     await db.close();
 
@@ -161,9 +176,11 @@ async function main(): Promise<void> {
         },
       },
     ];
-    console.log(`Warming up, then ${SECONDS} s at ${CONNECTIONS} connections each; ~1 KiB signed events.`);
+    console.log(
+      `bench:intake — store: ${storeLabel}. ${SECONDS} s at ${CONNECTIONS} connections each; ~1 KiB signed events.`,
+    );
     const flowport = await load(creds.ingest_url, requests, { 'content-type': 'application/json' });
-    const check = new SqliteDb(join(dataDir, 'flowport.db'));
+    const check = await openStore(storeConfig, { migrate: false });
     const stored = Number(
       (await check.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE state = 'queued'"))?.n ?? 0,
     );
@@ -191,15 +208,16 @@ async function main(): Promise<void> {
     const row = (name: string, f: Figures) =>
       `${name.padEnd(28)} ${f.rps.toFixed(0).padStart(8)} ev/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   2xx ${f.ok}   non-2xx ${f.non2xx}   errors ${f.errors}`;
     console.log('');
-    console.log(row('Flowport intake (durable)', flowport));
+    console.log(row(`Flowport intake (${STORE}, durable)`, flowport));
     console.log(row('bare node:http 202', baseline));
     console.log('');
     console.log(
       `Events stored (queued): ${stored}; 2xx answered: ${flowport.ok}${stored >= flowport.ok ? ' (every 2xx is in the store)' : ' (MISMATCH)'}`,
     );
-    console.log(`Ratio Flowport / bare: ${ratio.toFixed(2)} (goal >= 0.50)`);
+    console.log(`Ratio Flowport (${STORE}) / bare: ${ratio.toFixed(2)} (goal >= 0.50)`);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await pg?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -5,7 +5,8 @@
 // See docs/adr/0200-handoff-worker.md for the decisions.
 import { newId } from '../ids.ts';
 import type { Services } from '../operations/types.ts';
-import { tryLockKeys } from '../store/db.ts';
+import { insertMany, type SqlParam, tryLockKeys } from '../store/db.ts';
+import { GroupCommitter } from '../intake/committer.ts';
 import type { TriggerVariant } from '../services/endpoints.ts';
 import type { ShopRow } from '../services/shops.ts';
 import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl, throttleWaitFrom } from './flow-client.ts';
@@ -64,6 +65,10 @@ export class DeliveryWorker {
   private readonly services: Services;
   private readonly options: WorkerOptions;
   private readonly inflight = new Set<Promise<void>>();
+  /** This process's deliveries in flight per shop: a lower bound of the shop's live leases. */
+  private readonly inflightByShop = new Map<string, number>();
+  /** Group commit of delivery outcomes. */
+  private readonly recorder: GroupCommitter;
   /** Shops Shopify asked us to slow down for (throttling), until the given time. */
   private readonly shopPausedUntil = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
@@ -75,6 +80,7 @@ export class DeliveryWorker {
   constructor(services: Services, options: WorkerOptions) {
     this.services = services;
     this.options = options;
+    this.recorder = new GroupCommitter(services.db, { maxBatch: 128 });
   }
 
   get inFlight(): number {
@@ -130,10 +136,14 @@ export class DeliveryWorker {
         if (free <= 0) break;
         const batch = await this.claim(free);
         for (const ev of batch) {
+          this.inflightByShop.set(ev.shop_id, (this.inflightByShop.get(ev.shop_id) ?? 0) + 1);
           const p: Promise<void> = this.deliver(ev)
             .catch((err) => this.log('delivery failed unexpectedly:', err))
             .finally(() => {
               this.inflight.delete(p);
+              const left = (this.inflightByShop.get(ev.shop_id) ?? 1) - 1;
+              if (left > 0) this.inflightByShop.set(ev.shop_id, left);
+              else this.inflightByShop.delete(ev.shop_id);
               this.kick();
             });
           this.inflight.add(p);
@@ -167,7 +177,11 @@ export class DeliveryWorker {
         WHERE ${dueWhere} ORDER BY next_attempt_at LIMIT ?`,
       [now, now, limit * 4],
     );
-    const preliminary = due.filter((r) => !paused.has(r.shop_id));
+    // Shops paused for throttling, or already at their concurrency with this process's own
+    // deliveries, cannot be claimed for: skip the transaction when nothing else is due.
+    const preliminary = due.filter(
+      (r) => !paused.has(r.shop_id) && (this.inflightByShop.get(r.shop_id) ?? 0) < config.worker.concurrencyPerShop,
+    );
     if (preliminary.length === 0) return [];
     this.stats.claimTransactions++;
     return db.tx(async (tx) => {
@@ -189,21 +203,18 @@ export class DeliveryWorker {
       }
       const shopIds = [...new Set(candidates.map((r) => r.shop_id))];
       const inShops = `(${shopIds.map(() => '?').join(', ')})`;
-      const busyRows = await tx.all<{ shop_id: string; n: number }>(
-        `SELECT shop_id, COUNT(*) AS n FROM events
-          WHERE state = 'delivering' AND lease_expires_at >= ? AND shop_id IN ${inShops} GROUP BY shop_id`,
+      // Live leases per shop (every worker's) and the shop's connection, in one round trip.
+      const shops = await tx.all<{ id: string; connection_status: string; busy: number }>(
+        `SELECT s.id, s.connection_status,
+                (SELECT COUNT(*) FROM events e WHERE e.shop_id = s.id AND e.state = 'delivering' AND e.lease_expires_at >= ?) AS busy
+           FROM shops s WHERE s.id IN ${inShops}`,
         [now, ...shopIds],
       );
-      const busy = new Map(busyRows.map((r) => [r.shop_id, Number(r.n)]));
-      const shops = await tx.all<{ id: string; connection_status: string }>(
-        `SELECT id, connection_status FROM shops WHERE id IN ${inShops}`,
-        shopIds,
-      );
+      const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
       const disconnected = new Set(shops.filter((s) => s.connection_status === 'disconnected').map((s) => s.id));
-      const leaseUntil = now + config.worker.leaseMs;
-      const out: ClaimedEvent[] = [];
+      const chosen: DueRow[] = [];
       for (const row of candidates) {
-        if (out.length >= limit) break;
+        if (chosen.length >= limit) break;
         const reclaimed = row.state === 'delivering';
         if (disconnected.has(row.shop_id)) {
           await this.holdInTx(tx, row.id, now, dueWhere, reclaimed);
@@ -225,43 +236,57 @@ export class DeliveryWorker {
           continue;
         }
         if ((busy.get(row.shop_id) ?? 0) >= config.worker.concurrencyPerShop) continue;
-        const attemptId = newId('attempt');
-        const leaseOwner = `${this.owner}/${attemptId}`;
-        const res = await tx.run(
-          `UPDATE events SET state = 'delivering', lease_owner = ?, lease_expires_at = ?, updated_at = ?,
-             attempt_count = attempt_count + 1, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
-           WHERE id = ? AND ${dueWhere}`,
-          [leaseOwner, leaseUntil, now, reclaimed ? 1 : 0, row.id, now, now],
-        );
-        if (res.changes !== 1) continue;
         busy.set(row.shop_id, (busy.get(row.shop_id) ?? 0) + 1);
-        if (reclaimed) {
-          this.stats.reclaimedLeases++;
-          await tx.run(
-            `UPDATE attempts SET outcome = 'abandoned', finished_at = ?, flow_response = ? WHERE event_id = ? AND outcome = 'in_progress'`,
-            [
-              now,
-              JSON.stringify({
-                note: 'lease expired before the outcome was recorded; Flow may have received this call',
-              }),
-              row.id,
-            ],
-          );
-        }
-        const trigger =
-          row.attempt_count === 0 ? (row.is_test ? 'test' : row.replay_of ? 'replay' : 'initial') : 'automatic';
-        await tx.run(
-          `INSERT INTO attempts (id, event_id, shop_id, trigger, started_at, outcome) VALUES (?, ?, ?, ?, ?, 'in_progress')`,
-          [attemptId, row.id, row.shop_id, trigger, now],
-        );
-        const ev = await tx.get<Omit<ClaimedEvent, 'attemptId' | 'leaseOwner'>>(
-          `SELECT e.id, e.shop_id, e.endpoint_id, e.event_type, e.sender, e.external_event_id, e.received_at, e.body,
-                  e.resource_id, e.attempt_count, ep.trigger_variant
-             FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id WHERE e.id = ?`,
-          [row.id],
-        );
-        if (ev) out.push({ ...ev, attemptId, leaseOwner });
+        chosen.push(row);
       }
+      if (chosen.length === 0) return [];
+      // One statement for the whole batch. The lease owner names this worker and this claim, so
+      // only this claim can record the outcome; the condition re-checks that each row is still due.
+      const leaseOwner = `${this.owner}/${newId('request').slice(4)}`;
+      const inChosen = `(${chosen.map(() => '?').join(', ')})`;
+      const updated = await tx.all<Omit<ClaimedEvent, 'attemptId' | 'leaseOwner'> & DueRow>(
+        `UPDATE events SET state = 'delivering', lease_owner = ?, lease_expires_at = ?, updated_at = ?,
+           attempt_count = attempt_count + 1,
+           possible_duplicate_deliveries = possible_duplicate_deliveries + CASE WHEN state = 'delivering' THEN 1 ELSE 0 END
+         WHERE id IN ${inChosen} AND ${dueWhere}
+         RETURNING id, shop_id, endpoint_id, event_type, sender, external_event_id, received_at, body, resource_id,
+           attempt_count, replay_of, is_test,
+           (SELECT trigger_variant FROM endpoints ep WHERE ep.id = events.endpoint_id) AS trigger_variant`,
+        [leaseOwner, now + config.worker.leaseMs, now, ...chosen.map((r) => r.id), now, now],
+      );
+      if (updated.length === 0) return [];
+      const byId = new Map(updated.map((r) => [r.id, r]));
+      const reclaimed = chosen.filter((r) => r.state === 'delivering' && byId.has(r.id)).map((r) => r.id);
+      if (reclaimed.length) {
+        this.stats.reclaimedLeases += reclaimed.length;
+        await tx.run(
+          `UPDATE attempts SET outcome = 'abandoned', finished_at = ?, flow_response = ?
+            WHERE event_id IN (${reclaimed.map(() => '?').join(', ')}) AND outcome = 'in_progress'`,
+          [
+            now,
+            JSON.stringify({ note: 'lease expired before the outcome was recorded; Flow may have received this call' }),
+            ...reclaimed,
+          ],
+        );
+      }
+      const out: ClaimedEvent[] = [];
+      const attemptRows: SqlParam[][] = [];
+      for (const row of chosen) {
+        const ev = byId.get(row.id);
+        if (!ev) continue;
+        const attemptId = newId('attempt');
+        const first = Number(ev.attempt_count) === 1;
+        const trigger = first ? (Number(ev.is_test) ? 'test' : ev.replay_of ? 'replay' : 'initial') : 'automatic';
+        attemptRows.push([attemptId, ev.id, ev.shop_id, trigger, now, 'in_progress']);
+        const { replay_of: _r, is_test: _t, state: _s, ...payload } = ev;
+        out.push({
+          ...payload,
+          attempt_count: Number(ev.attempt_count),
+          attemptId,
+          leaseOwner,
+        });
+      }
+      await insertMany(tx, 'attempts', ['id', 'event_id', 'shop_id', 'trigger', 'started_at', 'outcome'], attemptRows);
       return out;
     });
   }
@@ -332,15 +357,16 @@ export class DeliveryWorker {
     result: FlowCallResult | null,
     local: Record<string, unknown> | null,
   ): Promise<void> {
-    const { db, config } = this.services;
+    const { config } = this.services;
     const now = this.services.now();
     const policy = retryPolicyOf(config.worker);
     this.stats.attempts[c.outcome] = (this.stats.attempts[c.outcome] ?? 0) + 1;
     const summary = result ? result.summary : { http_status: null, ...local };
     const attemptCode = SUPPORT_CODES[c.support];
+    // Outcomes finishing together share one transaction (one fsync), like intake's batches.
     // The event row first, then its attempt: the same order as a re-claim, so two
     // transactions never wait on each other's rows in a cycle.
-    await db.tx(async (tx) => {
+    await this.recorder.submit(async (tx) => {
       let attemptOutcome: string = c.outcome;
       const setFinal = async (key: SupportCodeKey, state: string, delivered: boolean) => {
         const code = SUPPORT_CODES[key];

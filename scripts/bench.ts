@@ -1,0 +1,23 @@
+// `npm run bench`: every benchmark, one after the other, on both stores: intake
+// throughput (with its bare node:http baseline measured in the same run) and
+// handoff latency. Each prints its own figures; this exits non-zero if one fails.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const runs: [string, string[]][] = [
+  ['intake, SQLite', ['scripts/bench-intake.ts', '--store', 'sqlite']],
+  ['intake, PostgreSQL', ['scripts/bench-intake.ts', '--store', 'postgres']],
+  ['handoff, SQLite', ['scripts/bench-handoff.ts', '--store', 'sqlite']],
+  ['handoff, PostgreSQL', ['scripts/bench-handoff.ts', '--store', 'postgres']],
+];
+let failed = 0;
+for (const [name, args] of runs) {
+  console.log(`\n=== bench: ${name}`);
+  const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) {
+    failed++;
+    console.log(`=== bench: ${name} FAILED (exit ${r.status})`);
+  }
+}
+process.exit(failed ? 1 : 0);
