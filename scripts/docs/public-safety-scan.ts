@@ -32,7 +32,9 @@ interface Rule {
 function isPlaceholder(value: string): boolean {
   return (
     /^[<$%{]|^\.\.\.|…|^x{6,}$|^X{6,}$|^(your|my|example|redacted|placeholder|changeme)[-_]/i.test(value) ||
-    /<[A-Z_]+>/.test(value)
+    /<[A-Z_]+>/.test(value) ||
+    // The same placeholder in built HTML, where `<` and `>` are escaped.
+    /&lt;[A-Z_]+&gt;/.test(value)
   );
 }
 
