@@ -280,7 +280,7 @@ beforeAll(async () => {
   const fault = await fetch(`${sandboxUrl}/sandbox/shopify/_faults/*`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ mode: 'none', latency_ms: 25 }),
+    body: JSON.stringify({ mode: 'none', latency_ms: 150 }),
   });
   expect(fault.ok).toBe(true);
 });
