@@ -4,9 +4,10 @@
 // of each share one database (docs/adr/0600-postgres-scale-out.md). `npm start`
 // runs main(): serve, with the worker as FLOWPORT_WORKER says.
 import { mkdirSync } from 'node:fs';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { type Config, isSandbox, loadConfig } from './config.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
@@ -31,14 +32,15 @@ function storeDescription(config: Config): string {
 }
 
 async function listen(
-  fetch: (req: Request, env?: unknown) => Response | Promise<Response>,
+  listener: RequestListener,
   port: number,
   host: string,
 ): Promise<{ port: number; close(): Promise<void> }> {
-  const server = serve({ fetch, port, hostname: host });
+  const server = createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
     server.once('error', reject);
+    server.listen(port, host);
   });
   return {
     port: (server.address() as AddressInfo).port,
@@ -63,7 +65,7 @@ export async function startServe(
   const runtime = await createRuntime(cfg, { applicationName: withWorker ? 'flowport serve' : 'flowport serve api' });
   let server: Awaited<ReturnType<typeof listen>>;
   try {
-    server = await listen(runtime.app.fetch, cfg.port, cfg.host);
+    server = await listen(runtime.listener, cfg.port, cfg.host);
   } catch (err) {
     await runtime.close();
     throw err;
@@ -116,10 +118,11 @@ export async function startWorker(
   if (options.port !== undefined && options.port !== null) {
     try {
       server = await listen(
-        (req, env) =>
+        getRequestListener((req, env) =>
           WORKER_PATHS.has(new URL(req.url).pathname)
             ? runtime.app.fetch(req, env)
             : new Response('Not found: this is a worker-only process (/healthz, /metrics).\n', { status: 404 }),
+        ),
         options.port,
         options.host ?? '127.0.0.1',
       );

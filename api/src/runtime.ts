@@ -3,7 +3,9 @@
 // On PostgreSQL several such processes share one database: new events wake the
 // workers of every process through NOTIFY (they also poll, so a lost one only costs latency).
 import { existsSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { grantGuard } from './auth/guard.ts';
 import { type Config, isSandbox } from './config.ts';
@@ -11,6 +13,8 @@ import { DeliveryWorker } from './handoff/worker.ts';
 import { metricsRoutes } from './handoff/metrics.ts';
 import { createApp } from './http/app.ts';
 import type { AppEnv } from './http/types.ts';
+import { Intake } from './intake/intake.ts';
+import { withIntakeFastPath } from './intake/node-intake.ts';
 import { intakeRoutes } from './intake/routes.ts';
 import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './intents/shared-diagnostics.ts';
 import { SecretBox } from './lib/crypto.ts';
@@ -30,6 +34,8 @@ export interface Runtime {
   config: Config;
   services: Services;
   app: Hono<AppEnv>;
+  /** Node request listener: the intake fast path, then the app. What a server should listen with. */
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
   worker: DeliveryWorker | null;
   sandbox: SandboxState | null;
   close(): Promise<void>;
@@ -77,10 +83,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     hooks: {},
   };
 
+  // One intake (group committer, endpoint cache) behind both the Node fast path and the Hono route.
+  let intake: Intake | null = null;
+  const getIntake = () => {
+    intake ??= new Intake(services);
+    return intake;
+  };
+
   const sandbox = isSandbox(config) ? createSandboxState() : null;
-  const mounts: { path: string; app: Hono<AppEnv> }[] = [
-    { path: INGEST_PATH_PREFIX, app: intakeRoutes(() => services) },
-  ];
+  const mounts: { path: string; app: Hono<AppEnv> }[] = [{ path: INGEST_PATH_PREFIX, app: intakeRoutes(getIntake) }];
   if (sandbox) mounts.push({ path: SANDBOX_MOUNT_PATH, app: sandboxApp(sandbox) as unknown as Hono<AppEnv> });
   mounts.push({ path: SHARED_DIAGNOSTICS_PATH, app: sharedDiagnosticsRoutes(() => services) });
   mounts.push(
@@ -115,10 +126,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   if (worker && db instanceof PostgresDb) await db.listen(EVENTS_DUE_CHANNEL, () => worker.kick());
   workerRef.current = worker;
 
+  const listener = withIntakeFastPath(getIntake, config.publicUrl, getRequestListener(app.fetch), (line) => {
+    if (config.logLevel !== 'silent') console.error(line);
+  });
+
   return {
     config,
     services,
     app,
+    listener,
     worker,
     sandbox,
     async close() {

@@ -2,10 +2,10 @@
 // SQLite file (or, with FLOWPORT_TEST_STORE=postgres, a fresh PostgreSQL schema
 // dropped at close), real HTTP on a loopback port, the in-process sandbox and worker.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { type Config, loadConfig } from '../../api/src/config.ts';
 import type { AnyOperation } from '../../api/src/operations/types.ts';
 import { createRuntime, type Runtime } from '../../api/src/runtime.ts';
@@ -52,12 +52,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ? { env: {}, databaseUrl: options.env?.FLOWPORT_DATABASE_URL ?? null, drop: async () => {} }
       : await freshTestStore();
   // Listen first on port 0 so the config (public URL, sandbox URL) knows the real port.
-  // The Node adapter's env ({ incoming, outgoing }) is passed through: the sandbox's `reset` fault
-  // destroys the socket through it.
-  const holder: { fetch: (req: Request, env?: unknown) => Response | Promise<Response> } = {
-    fetch: () => new Response('starting', { status: 503 }),
+  // The server answers with the runtime's Node listener (intake fast path, then the app), as
+  // `flowport serve` does.
+  const holder: { listener: RequestListener } = {
+    listener: (_req, res) => {
+      res.writeHead(503).end('starting');
+    },
   };
-  const server = serve({ fetch: (req, env) => holder.fetch(req, env), port: 0, hostname: '127.0.0.1' });
+  const server = createServer((req, res) => holder.listener(req, res));
+  server.listen(0, '127.0.0.1');
   // Outlive the client's idle-socket timeout (undici: 4 s): on a loaded machine an event-loop
   // stall lets the server's keep-alive timer fire before it reads a request already sent on a
   // reused socket, and the client sees ECONNRESET.
@@ -82,7 +85,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     await store.drop();
     throw err;
   }
-  holder.fetch = runtime.app.fetch;
+  holder.listener = runtime.listener;
   let sandbox: SandboxCredentials | null = null;
   if (runtime.sandbox && options.bootstrapSandbox !== false) sandbox = (await ensureSandbox(runtime.services)).creds;
   runtime.worker?.start();

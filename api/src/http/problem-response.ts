@@ -18,8 +18,12 @@ export const COMMON_ERRORS_SCOPED: readonly ErrorCode[] = [
   'plan_limit_reached',
 ];
 
-export function problemResponse(c: Context<AppEnv>, err: AppError, publicUrl: string): Response {
-  const problem = toProblem(err, { publicUrl, requestId: c.get('requestId') ?? 'req_unknown', instance: c.req.path });
+/** Status, headers and JSON body of a problem: shared by Hono routes and the Node intake fast path. */
+export function problemParts(
+  err: AppError,
+  ctx: { publicUrl: string; requestId: string; instance?: string },
+): { status: number; headers: Record<string, string>; body: string } {
+  const problem = toProblem(err, ctx);
   const headers: Record<string, string> = { 'Content-Type': PROBLEM_CONTENT_TYPE };
   const retryAfter = problem.refusal?.retry_after_s;
   if (retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfter)));
@@ -31,5 +35,10 @@ export function problemResponse(c: Context<AppEnv>, err: AppError, publicUrl: st
   ) {
     headers['WWW-Authenticate'] = `Bearer error="invalid_token"`;
   }
-  return new Response(JSON.stringify(problem), { status: problem.status, headers });
+  return { status: problem.status, headers, body: JSON.stringify(problem) };
+}
+
+export function problemResponse(c: Context<AppEnv>, err: AppError, publicUrl: string): Response {
+  const p = problemParts(err, { publicUrl, requestId: c.get('requestId') ?? 'req_unknown', instance: c.req.path });
+  return new Response(p.body, { status: p.status, headers: p.headers });
 }

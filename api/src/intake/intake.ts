@@ -13,7 +13,7 @@ import { sha256Hex } from '../lib/crypto.ts';
 import { buildFlowPayload } from '../handoff/payload.ts';
 import type { Services } from '../operations/types.ts';
 import { planOf, type Plan } from '../plans.ts';
-import { activeSecrets, endpointConfig, type EndpointConfig, type EndpointRow } from '../services/endpoints.ts';
+import { decryptedSecrets, endpointConfig, type EndpointConfig, type EndpointRow } from '../services/endpoints.ts';
 import { type Db, insertMany, type SqlParam } from '../store/db.ts';
 import { type Batch, GroupCommitter } from './committer.ts';
 import { FLOW_PAYLOAD_LIMIT_BYTES, INTAKE_LIMITS } from './limits.ts';
@@ -25,16 +25,27 @@ interface CachedEndpoint {
   config: EndpointConfig;
   plan: Plan;
   fetchedAt: number;
+  /** Decrypted once per cache entry (decryption is a hot-path cost); the previous secret with its expiry. */
+  secrets: { value: string; expiresAt: number | null }[] | null;
 }
 
 export type IntakeAck =
   | { status: 'queued'; event_id: string; receipt_id: string }
   | { status: 'duplicate_suppressed'; event_id: string; receipt_id: string; duplicate_of: string };
 
+/**
+ * Read-only request headers, lower-case names: a web `Headers` fits, and so does the Node
+ * adapter in ./node-intake.ts (the fast path reads `IncomingMessage.headers` without copying).
+ */
+export interface HeaderReader {
+  get(name: string): string | null;
+  has(name: string): boolean;
+}
+
 export interface IntakeRequest {
   endpointId: string;
   requestId: string;
-  headers: Headers;
+  headers: HeaderReader;
   /** Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest. */
   readBody(max: number): Promise<Uint8Array>;
 }
@@ -148,7 +159,13 @@ export class Intake {
       this.cache.delete(id);
       return null;
     }
-    const entry: CachedEndpoint = { row, config: endpointConfig(row), plan: planOf(row.shop_plan), fetchedAt: now };
+    const entry: CachedEndpoint = {
+      row,
+      config: endpointConfig(row),
+      plan: planOf(row.shop_plan),
+      fetchedAt: now,
+      secrets: null,
+    };
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(id, entry);
     return entry;
@@ -194,7 +211,9 @@ export class Intake {
         }
       }
       stage = 'auth';
-      verifyRequest(ep.config, activeSecrets(this.services, ep.row, now), { headers: req.headers, raw, now });
+      ep.secrets ??= decryptedSecrets(this.services, ep.row);
+      const secrets = ep.secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.value);
+      verifyRequest(ep.config, secrets, { headers: req.headers, raw, now });
       stage = 'validation';
       try {
         text = new TextDecoder('utf-8', { fatal: true }).decode(raw);

@@ -5,6 +5,7 @@ import { AppError, type FieldError } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { EndpointConfig, TriggerVariant } from '../services/endpoints.ts';
 import { AUTH_MODE_FACTS, type ValueSource } from './auth-modes.ts';
+import type { HeaderReader } from './intake.ts';
 
 export function getPath(obj: unknown, path: string): unknown {
   let cur: unknown = obj;
@@ -54,7 +55,7 @@ export interface Mapped {
   eventType: string | null;
 }
 
-function readSource(src: ValueSource, headers: Headers, body: unknown): unknown {
+function readSource(src: ValueSource, headers: HeaderReader, body: unknown): unknown {
   if (src.from === 'json') return getPath(body, src.path);
   for (const name of src.names) {
     const v = headers.get(name);
@@ -74,7 +75,7 @@ function asIdString(v: unknown): string | null {
 }
 
 /** Throws required_path_missing / invalid_resource_id; returns the mapped facts otherwise. */
-export function mapBody(config: EndpointConfig, headers: Headers, body: Record<string, unknown>): Mapped {
+export function mapBody(config: EndpointConfig, headers: HeaderReader, body: Record<string, unknown>): Mapped {
   const m = config.mapping;
   const missing: FieldError[] = [];
   for (const p of m.requiredPaths)

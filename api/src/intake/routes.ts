@@ -1,12 +1,12 @@
 // POST /in/{endpointId}: the sender-facing HTTP surface of intake. Answers 202
 // { event_id, receipt_id, status } after the group commit, 200 for a duplicate,
-// and problem+json with an intake code for every failure.
+// and problem+json with an intake code for every failure. On Node the fast path in
+// ./node-intake.ts answers well-formed intake URLs first; this route serves the rest.
 import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { isId } from '../ids.ts';
-import type { Services } from '../operations/types.ts';
-import { Intake } from './intake.ts';
+import type { Intake } from './intake.ts';
 
 /** Reads a request body with a hard cap, without buffering past it. */
 export async function readBodyCapped(req: Request, max: number): Promise<Uint8Array> {
@@ -38,18 +38,13 @@ export async function readBodyCapped(req: Request, max: number): Promise<Uint8Ar
   return out;
 }
 
-export function intakeRoutes(getServices: () => Services): Hono<AppEnv> {
+export function intakeRoutes(getIntake: () => Intake): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  let intake: Intake | null = null;
-  const get = () => {
-    intake ??= new Intake(getServices());
-    return intake;
-  };
   app.post('/:endpointId', async (c) => {
     const endpointId = c.req.param('endpointId');
     if (!isId('endpoint', endpointId))
       throw new AppError('not_found', { detail: 'No endpoint with this id. Check the ingest URL.' });
-    const ack = await get().handle({
+    const ack = await getIntake().handle({
       endpointId,
       requestId: c.get('requestId'),
       headers: c.req.raw.headers,

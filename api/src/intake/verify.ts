@@ -5,9 +5,10 @@ import { createHmac } from 'node:crypto';
 import { AppError } from '../errors/problem.ts';
 import { safeEqual } from '../lib/crypto.ts';
 import { DEFAULT_HMAC, DEFAULT_TOLERANCE_SEC, type EndpointConfig, type HmacParams } from '../services/endpoints.ts';
+import type { HeaderReader } from './intake.ts';
 
 export interface VerifyRequest {
-  headers: Headers;
+  headers: HeaderReader;
   raw: Uint8Array;
   /** ms since epoch */
   now: number;

@@ -401,11 +401,15 @@ export async function rotateEndpointSecret(
 }
 
 /** Secrets that verify right now: the current one, then the previous one inside its overlap. */
-export function activeSecrets(services: Pick<Services, 'secrets'>, row: EndpointRow, now: number): string[] {
-  const out: string[] = [];
-  if (row.secret_enc) out.push(services.secrets.decrypt(row.secret_enc));
-  if (row.previous_secret_enc && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now) {
-    out.push(services.secrets.decrypt(row.previous_secret_enc));
+/** The current secret (no expiry) and, while its overlap lasts, the previous one with its expiry. */
+export function decryptedSecrets(
+  services: Pick<Services, 'secrets'>,
+  row: EndpointRow,
+): { value: string; expiresAt: number | null }[] {
+  const out: { value: string; expiresAt: number | null }[] = [];
+  if (row.secret_enc) out.push({ value: services.secrets.decrypt(row.secret_enc), expiresAt: null });
+  if (row.previous_secret_enc && row.previous_secret_expires_at !== null) {
+    out.push({ value: services.secrets.decrypt(row.previous_secret_enc), expiresAt: row.previous_secret_expires_at });
   }
   return out;
 }

@@ -1,0 +1,123 @@
+// The sender-facing hot path on Node's own request objects: `POST /in/<endpointId>`
+// is answered here without building web Request/Response objects or streams (they
+// cost more than the intake work itself; see docs/adr/0301-intake-fast-path.md).
+// Everything else, including odd intake URLs, goes to the Hono app, which answers
+// the same codes (./routes.ts).
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { AppError } from '../errors/problem.ts';
+import { problemParts } from '../http/problem-response.ts';
+import { isId, newId } from '../ids.ts';
+import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
+import type { HeaderReader, Intake } from './intake.ts';
+
+type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+const PREFIX = `${INGEST_PATH_PREFIX}/`;
+
+/** Node's headers (already lower-cased; repeated values joined like web Headers) as a HeaderReader. */
+export function nodeHeaders(headers: IncomingHttpHeaders): HeaderReader {
+  return {
+    get(name) {
+      const v = headers[name];
+      if (v === undefined) return null;
+      return Array.isArray(v) ? v.join(', ') : v;
+    },
+    has: (name) => headers[name] !== undefined,
+  };
+}
+
+/** Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest. */
+export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
+  const tooLarge = () =>
+    new AppError('payload_too_large', { detail: `The body is larger than the intake limit of ${max} bytes.` });
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > max) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total > max) {
+        cleanup();
+        // Stop buffering; the rest is read and dropped so the 413 can still be written.
+        req.resume();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+/** The endpoint id of `POST /in/<id>` (no query, no trailing parts), or null for anything else. */
+function fastPathEndpoint(req: IncomingMessage): string | null {
+  if (req.method !== 'POST') return null;
+  const url = req.url ?? '';
+  if (!url.startsWith(PREFIX)) return null;
+  const id = url.slice(PREFIX.length);
+  return isId('endpoint', id) ? id : null;
+}
+
+/**
+ * Wraps the app's listener: intake POSTs are handled here, the rest by `next`.
+ * `log` receives unexpected errors (never request bodies or headers).
+ */
+export function withIntakeFastPath(
+  intake: () => Intake,
+  publicUrl: string,
+  next: NodeListener,
+  log: (message: string) => void,
+): NodeListener {
+  return (req, res) => {
+    const endpointId = fastPathEndpoint(req);
+    if (endpointId === null) {
+      next(req, res);
+      return;
+    }
+    const requestId = newId('request');
+    const send = (status: number, headers: Record<string, string>, body: string, close = false) => {
+      if (res.headersSent || res.destroyed) return;
+      // Node discards an unread body before the next request on this connection; an oversized
+      // one is not worth reading, so that connection closes instead.
+      if (close) headers.Connection = 'close';
+      res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId });
+      res.end(body);
+    };
+    intake()
+      .handle({
+        endpointId,
+        requestId,
+        headers: nodeHeaders(req.headers),
+        readBody: (max) => readNodeBody(req, max),
+      })
+      .then(
+        (ack) => send(ack.status === 'queued' ? 202 : 200, { 'Content-Type': 'application/json' }, JSON.stringify(ack)),
+        (err: unknown) => {
+          let appError: AppError;
+          if (err instanceof AppError) appError = err;
+          else {
+            log(`[${requestId}] intake failed unexpectedly: ${err instanceof Error ? err.stack : String(err)}`);
+            appError = new AppError('internal_error');
+          }
+          const p = problemParts(appError, { publicUrl, requestId, instance: req.url ?? PREFIX });
+          send(p.status, p.headers, p.body, appError.code === 'payload_too_large');
+        },
+      );
+  };
+}
