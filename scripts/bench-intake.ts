@@ -8,14 +8,9 @@
 //   Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { openStore } from '../api/src/store/open.ts';
-import { createPgSchema, testDatabaseUrl } from '../tests/helpers/store.ts';
+import { freePort, parseStore, startBenchFlowport, waitFor } from './lib/bench-flowport.ts';
 
 // autocannon ships no types; the few fields used here are typed locally.
 interface AcRequest {
@@ -31,35 +26,11 @@ interface AcResult {
 }
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<AcResult>;
 
-const root = join(import.meta.dirname, '..');
 const NODE = process.execPath;
 const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' } } });
-const STORE = args.store === 'postgres' ? 'postgres' : 'sqlite';
-if (args.store !== STORE) throw new Error(`--store must be sqlite or postgres, got ${args.store}`);
+const STORE = parseStore(args.store);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(check: () => Promise<boolean>, child: ChildProcess, what: string): Promise<void> {
-  for (let i = 0; i < 6000; i++) {
-    if (child.exitCode !== null) throw new Error(`${what} exited early`);
-    try {
-      if (await check()) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} did not start`);
-}
 
 const BARE_SERVER = `
 const http = require('node:http');
@@ -117,50 +88,11 @@ function makeBodies(secret: string, header: string, n: number): { body: string; 
 }
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'flowport-bench-'));
   const children: ChildProcess[] = [];
-  const pg = STORE === 'postgres' ? await createPgSchema('bench') : null;
-  const storeConfig = { dataDir, databaseUrl: pg?.url ?? null };
-  const storeLabel =
-    STORE === 'postgres'
-      ? `PostgreSQL (${new URL(testDatabaseUrl()).host}, fresh schema, pool of 10)`
-      : 'SQLite (WAL, synchronous=FULL)';
+  // ---- Flowport (worker off so only intake is measured)
+  const fp = await startBenchFlowport({ store: STORE, worker: false });
+  const { creds, storeLabel } = fp;
   try {
-    // ---- Flowport (worker off so only intake is measured)
-    const port = await freePort();
-    const fp = spawn(NODE, [join(root, 'api/src/main.ts')], {
-      cwd: root,
-      env: {
-        ...process.env,
-        FLOWPORT_DATA_DIR: dataDir,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
-        FLOWPORT_WORKER: 'off',
-        FLOWPORT_LOG_LEVEL: 'silent',
-        FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
-        ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
-      },
-      stdio: 'ignore',
-    });
-    children.push(fp);
-    const credsFile = join(dataDir, 'sandbox-credentials.json');
-    await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok && existsSync(credsFile),
-      fp,
-      'Flowport',
-    );
-    const creds = JSON.parse(readFileSync(credsFile, 'utf8')) as {
-      shop_id: string;
-      ingest_url: string;
-      signing_secret: string;
-      signature_header: string;
-    };
-    // The sandbox shop is on the free plan (1,000 events/month); lift it so the cap does not end the run.
-    const db = await openStore(storeConfig, { migrate: false });
-    await db.run("UPDATE shops SET plan = 'scale' WHERE id = ?", [creds.shop_id]);
-    await db.close();
-
     const bodies = makeBodies(creds.signing_secret, creds.signature_header, 2000);
     let i = 0;
     const requests: AcRequest[] = [
@@ -180,12 +112,12 @@ async function main(): Promise<void> {
       `bench:intake — store: ${storeLabel}. ${SECONDS} s at ${CONNECTIONS} connections each; ~1 KiB signed events.`,
     );
     const flowport = await load(creds.ingest_url, requests, { 'content-type': 'application/json' });
-    const check = await openStore(storeConfig, { migrate: false });
+    const check = await fp.openDb();
     const stored = Number(
       (await check.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE state = 'queued'"))?.n ?? 0,
     );
     await check.close();
-    fp.kill('SIGTERM');
+    await fp.stop();
 
     // ---- bare node:http baseline
     const bport = await freePort();
@@ -213,8 +145,7 @@ async function main(): Promise<void> {
     console.log(`Ratio Flowport (${STORE}) / bare: ${ratio.toFixed(2)} (goal >= 0.50)`);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-    await pg?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await fp.stop();
   }
 }
 

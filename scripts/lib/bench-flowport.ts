@@ -1,0 +1,138 @@
+// Shared by the benchmarks: start Flowport (and the Shopify stand-in) as child
+// processes the way an operator runs them, wait until they answer, and stop them.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
+import type { Db } from '../../api/src/store/db.ts';
+import { openStore } from '../../api/src/store/open.ts';
+import { createPgSchema, testDatabaseUrl } from '../../tests/helpers/store.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const NODE = process.execPath;
+
+export type BenchStore = 'sqlite' | 'postgres';
+
+export function parseStore(value: string | undefined): BenchStore {
+  if (value === 'sqlite' || value === 'postgres') return value;
+  throw new Error(`--store must be sqlite or postgres, got ${value}`);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor(check: () => Promise<boolean>, child: ChildProcess, what: string): Promise<void> {
+  for (let i = 0; i < 6000; i++) {
+    if (child.exitCode !== null) throw new Error(`${what} exited early`);
+    try {
+      if (await check()) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not start`);
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export interface BenchFlowport {
+  url: string;
+  creds: SandboxCredentials;
+  storeLabel: string;
+  /** Opens the process's store from the outside (for setup and checks). */
+  openDb(): Promise<Db>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Flowport in sandbox mode on a fresh data dir (and, for postgres, a fresh schema in
+ * FLOWPORT_TEST_DATABASE_URL), its sandbox shop lifted to the largest plan so the
+ * monthly cap does not end a run. `worker: false` measures intake alone.
+ */
+export async function startBenchFlowport(options: { store: BenchStore; worker: boolean }): Promise<BenchFlowport> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'flowport-bench-'));
+  const pg = options.store === 'postgres' ? await createPgSchema('bench') : null;
+  const storeConfig = { dataDir, databaseUrl: pg?.url ?? null };
+  const port = await freePort();
+  const child = spawn(NODE, [join(root, 'api/src/main.ts')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      FLOWPORT_DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      FLOWPORT_WORKER: options.worker ? 'on' : 'off',
+      FLOWPORT_LOG_LEVEL: 'silent',
+      FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
+      ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
+    },
+    stdio: 'ignore',
+  });
+  const stop = async () => {
+    await stopChild(child);
+    await pg?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const credsFile = join(dataDir, 'sandbox-credentials.json');
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok && existsSync(credsFile),
+      child,
+      'Flowport',
+    );
+    const creds = JSON.parse(readFileSync(credsFile, 'utf8')) as SandboxCredentials;
+    const openDb = () => openStore(storeConfig, { migrate: false });
+    const db = await openDb();
+    await db.run("UPDATE shops SET plan = 'scale' WHERE id = ?", [creds.shop_id]);
+    await db.close();
+    return {
+      url: `http://127.0.0.1:${port}`,
+      creds,
+      storeLabel: pg
+        ? `PostgreSQL (${new URL(testDatabaseUrl()).host}, fresh schema, pool of 10)`
+        : 'SQLite (WAL, synchronous=FULL)',
+      openDb,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** The Shopify stand-in alone (`flowport sandbox --port N`), as a child process. */
+export async function startBenchSandbox(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(NODE, [join(root, 'api/src/sandbox/server.ts'), '--port', String(port)], {
+    cwd: root,
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(async () => (await fetch(`${url}/healthz`)).ok, child, 'sandbox');
+  } catch (err) {
+    await stopChild(child);
+    throw err;
+  }
+  return { url, stop: () => stopChild(child) };
+}
