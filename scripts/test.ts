@@ -1,5 +1,5 @@
 // `npm test`: every check, in the order CI runs them. Stops at the first failure.
-//   typecheck → lint → generated files fresh → build the docs site → PostgreSQL reachable
+//   typecheck → lint → format → generated files fresh → build the docs site → PostgreSQL reachable
 //   → all tests on SQLite (vitest) → the non-browser tests again on PostgreSQL.
 // The second run sets FLOWPORT_TEST_STORE=postgres: every test server (and every test
 // that opens its store through tests/helpers/store.ts) gets a fresh schema in
@@ -46,6 +46,7 @@ async function postgresReachable(): Promise<boolean> {
 const steps: Step[] = [
   ['typecheck', () => npm(['run', '--silent', 'typecheck'])],
   ['lint', () => npm(['run', '--silent', 'lint'])],
+  ['format', () => npm(['run', '--silent', 'format:check'])],
   ['generated OpenAPI is fresh', () => npm(['run', '--silent', 'check:openapi'])],
   ['build the docs site', () => npm(['run', '--silent', 'build:site'])],
   ['PostgreSQL reachable', postgresReachable],
