@@ -2,13 +2,15 @@
 // processes the way an operator runs them, wait until they answer, and stop them.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
 import type { Db } from '../../api/src/store/db.ts';
 import { openStore } from '../../api/src/store/open.ts';
+import { freePort } from '../../tests/helpers/ports.ts';
 import { createPgSchema, testDatabaseUrl } from '../../tests/helpers/store.ts';
+
+export { freePort };
 
 const root = join(import.meta.dirname, '..', '..');
 const NODE = process.execPath;
@@ -18,15 +20,6 @@ export type BenchStore = 'sqlite' | 'postgres';
 export function parseStore(value: string | undefined): BenchStore {
   if (value === 'sqlite' || value === 'postgres') return value;
   throw new Error(`--store must be sqlite or postgres, got ${value}`);
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function waitFor(check: () => Promise<boolean>, child: ChildProcess, what: string): Promise<void> {

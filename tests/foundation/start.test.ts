@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { tempDir } from '../helpers/runtime.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const root = join(import.meta.dirname, '../..');
 let child: ChildProcess | null = null;
@@ -12,16 +13,6 @@ let child: ChildProcess | null = null;
 afterAll(() => {
   child?.kill('SIGTERM');
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 it('starts within 60 s, serves the manifest, and the banner curl is delivered', async () => {
   const port = await freePort();

@@ -12,6 +12,7 @@ import { sha256Hex } from '../../api/src/lib/crypto.ts';
 import { openStore } from '../../api/src/store/open.ts';
 import { tempDir } from '../helpers/runtime.ts';
 import { freshTestStore, type TestStoreEnv } from '../helpers/store.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const root = join(import.meta.dirname, '../..');
 const NODE = join(root, 'node_modules/.bin/node');
@@ -25,15 +26,6 @@ afterAll(async () => {
   await store?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startChild(port: number): Promise<ChildProcess> {
   const child = spawn(NODE, [join(root, 'api/src/main.ts')], {

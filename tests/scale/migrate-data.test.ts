@@ -13,6 +13,7 @@ import { afterAll, expect, it, vi } from 'vitest';
 import type { SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
 import { tempDir } from '../helpers/runtime.ts';
 import { createPgSchema, type PgSchema } from '../helpers/store.ts';
+import { freePort } from '../helpers/ports.ts';
 
 vi.setConfig({ testTimeout: 300_000 });
 
@@ -28,15 +29,6 @@ afterAll(async () => {
   for (const s of schemas) await s.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function flowport(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   const child = spawn(NODE, [FLOWPORT, ...args], {

@@ -24,6 +24,8 @@ import { PostgresDb } from '../../api/src/store/postgres.ts';
 import { uniqueDomain } from '../handoff/helpers.ts';
 import { tempDir } from '../helpers/runtime.ts';
 import { createPgSchema, type PgSchema } from '../helpers/store.ts';
+import { waitFor } from '../handoff/helpers.ts';
+import { freePort } from '../helpers/ports.ts';
 
 vi.setConfig({ testTimeout: 600_000, hookTimeout: 300_000 });
 
@@ -53,15 +55,6 @@ const shops: { id: string; domain: string; endpointId: string }[] = [];
 let grantToken = '';
 let limitedGrantToken = '';
 let limitedShopEndpoint = '';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a child and resolves with the first regexp match in its stdout. */
 function start(
@@ -101,21 +94,6 @@ function runToEnd(args: string[], env: Record<string, string>): Promise<{ code: 
     out += String(d);
   });
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out })));
-}
-
-async function waitFor<T>(
-  fn: () => Promise<T> | T,
-  what: string,
-  timeoutMs = 180_000,
-  everyMs = 50,
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 async function count(sql: string, params: (string | number)[] = []): Promise<number> {
