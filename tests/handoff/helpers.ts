@@ -3,7 +3,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { newId } from '../../api/src/ids.ts';
 import type { Services } from '../../api/src/operations/types.ts';
-import { DEFAULT_HMAC, insertEndpoint, type TriggerVariant } from '../../api/src/services/endpoints.ts';
+import { DEFAULT_HMAC, insertEndpoint, type TriggerVariant, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { createShop, type ShopRow } from '../../api/src/services/shops.ts';
 
 /** Polls until fn returns a truthy value; fails with `what` after `timeoutMs` (a bound, not a timing assertion). */
@@ -46,13 +46,7 @@ export async function makeShop(
       triggerVariant: opts.variant ?? 'external_event',
       authMode: 'hmac_sha256',
       hmac: DEFAULT_HMAC,
-      mapping: {
-        resourceIdPath: null,
-        relatedResourceIdPath: null,
-        requiredPaths: [],
-        externalId: { kind: 'none' },
-        eventTypePath: 'type',
-      },
+      mapping: PLAIN_MAPPING,
     },
     'fpsec_test_secret_for_handoff_tests',
   );

@@ -22,7 +22,7 @@ import { newId } from '../../api/src/ids.ts';
 import { requestHash } from '../../api/src/intents/idempotency.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import type { AnyOperation } from '../../api/src/operations/types.ts';
-import { DEFAULT_HMAC, insertEndpoint } from '../../api/src/services/endpoints.ts';
+import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../../api/src/usage/admit.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -601,13 +601,7 @@ async function buildWorld(): Promise<void> {
       triggerVariant: 'external_event',
       authMode: 'hmac_sha256',
       hmac: DEFAULT_HMAC,
-      mapping: {
-        resourceIdPath: null,
-        relatedResourceIdPath: null,
-        requiredPaths: [],
-        externalId: { kind: 'none' },
-        eventTypePath: 'type',
-      },
+      mapping: PLAIN_MAPPING,
     },
     'fpsec_conformance_nocaps_secret',
   );

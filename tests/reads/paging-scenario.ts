@@ -19,7 +19,7 @@ import { createGrant } from '../../api/src/auth/grants.ts';
 import { isErrorCode } from '../../api/src/errors/catalog.ts';
 import { EVENT_STATES } from '../../api/src/handoff/outcomes.ts';
 import { newId } from '../../api/src/ids.ts';
-import { DEFAULT_HMAC, insertEndpoint } from '../../api/src/services/endpoints.ts';
+import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import type { Db, SqlParam } from '../../api/src/store/db.ts';
 import { makeShop } from '../handoff/helpers.ts';
 import type { TestServer } from '../helpers/runtime.ts';
@@ -222,13 +222,7 @@ async function seed(server: TestServer, seedValue: number): Promise<Ctx> {
         triggerVariant: 'external_event',
         authMode: 'hmac_sha256',
         hmac: DEFAULT_HMAC,
-        mapping: {
-          resourceIdPath: null,
-          relatedResourceIdPath: null,
-          requiredPaths: [],
-          externalId: { kind: 'none' },
-          eventTypePath: 'type',
-        },
+        mapping: PLAIN_MAPPING,
       },
       'fpsec_paging_test_secret_value',
     );

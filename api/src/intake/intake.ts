@@ -295,6 +295,23 @@ export class Intake {
     const windowHours = this.dedupeWindowHours(ep);
     const rows = batchRows(batch);
     const dedupeKey = `${row.id}\u0000${ext ?? ''}`;
+    // What every event row of this request records, duplicate or not.
+    const facts = {
+      id: eventId,
+      shop_id: row.shop_id,
+      endpoint_id: row.id,
+      receipt_id: receiptId,
+      external_event_id: ext,
+      event_type: mapped.eventType,
+      sender: row.sender_label,
+      body_size: raw.byteLength,
+      body_sha256: hash,
+      resource_id: mapped.resourceId,
+      related_resource_id: mapped.relatedResourceId,
+      config_version: row.config_version,
+      received_at: now,
+      updated_at: now,
+    };
     if (ext && windowHours > 0) {
       // This endpoint's dedupe lock is held (committer), so no other batch writes a first copy meanwhile.
       const firstId =
@@ -309,23 +326,10 @@ export class Intake {
       if (firstId) {
         rows.events.push(
           eventRow({
-            id: eventId,
-            shop_id: row.shop_id,
-            endpoint_id: row.id,
-            receipt_id: receiptId,
+            ...facts,
             state: 'duplicate_suppressed',
             support_code: INTAKE_SUPPORT_CODES.duplicate.code,
-            external_event_id: ext,
-            event_type: mapped.eventType,
-            sender: row.sender_label,
             body: null,
-            body_size: raw.byteLength,
-            body_sha256: hash,
-            resource_id: mapped.resourceId,
-            related_resource_id: mapped.relatedResourceId,
-            config_version: row.config_version,
-            received_at: now,
-            updated_at: now,
             next_attempt_at: null,
             body_expires_at: null,
             retention_state: 'not_retained',
@@ -392,23 +396,10 @@ export class Intake {
     const supportCode = INTAKE_SUPPORT_CODES.accepted.code;
     rows.events.push(
       eventRow({
-        id: eventId,
-        shop_id: row.shop_id,
-        endpoint_id: row.id,
-        receipt_id: receiptId,
+        ...facts,
         state: 'queued',
         support_code: supportCode,
-        external_event_id: ext,
-        event_type: mapped.eventType,
-        sender: row.sender_label,
         body: text,
-        body_size: raw.byteLength,
-        body_sha256: hash,
-        resource_id: mapped.resourceId,
-        related_resource_id: mapped.relatedResourceId,
-        config_version: row.config_version,
-        received_at: now,
-        updated_at: now,
         next_attempt_at: now,
         body_expires_at: now + plan.bodyRetentionDays * 86_400_000,
         retention_state: 'retained',

@@ -8,7 +8,7 @@ import { joinUrl } from '../docs-paths.ts';
 import { randomToken } from '../lib/crypto.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { Services } from '../operations/types.ts';
-import { DEFAULT_HMAC, generateSecret, getEndpoint, insertEndpoint } from '../services/endpoints.ts';
+import { DEFAULT_HMAC, generateSecret, getEndpoint, insertEndpoint, PLAIN_MAPPING } from '../services/endpoints.ts';
 import { createShop, getShop } from '../services/shops.ts';
 
 export const SANDBOX_CREDENTIALS_FILE = 'sandbox-credentials.json';
@@ -68,13 +68,7 @@ export async function ensureSandbox(services: Services): Promise<{ creds: Sandbo
       triggerVariant: 'external_event',
       authMode: 'hmac_sha256',
       hmac: DEFAULT_HMAC,
-      mapping: {
-        resourceIdPath: null,
-        relatedResourceIdPath: null,
-        requiredPaths: [],
-        externalId: { kind: 'none' },
-        eventTypePath: 'type',
-      },
+      mapping: PLAIN_MAPPING,
     },
     secret,
     'sandbox-bootstrap',

@@ -104,6 +104,15 @@ export const DEFAULT_HMAC: HmacParams = {
   toleranceSec: 300,
 };
 
+/** A mapping that reads only the event type (`type`): no resource id, no required paths, no dedupe. */
+export const PLAIN_MAPPING: EndpointMapping = {
+  resourceIdPath: null,
+  relatedResourceIdPath: null,
+  requiredPaths: [],
+  externalId: { kind: 'none' },
+  eventTypePath: 'type',
+};
+
 export function endpointConfig(row: EndpointRow): EndpointConfig {
   return JSON.parse(row.config_json) as EndpointConfig;
 }
