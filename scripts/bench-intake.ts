@@ -2,10 +2,14 @@
 // durability versus a bare node:http server that answers 202 without work, measured
 // in one run on this machine. Both servers run as child processes; this process is
 // the load generator (autocannon), sending signed ~1 KiB JSON events at fixed concurrency.
-//   --store sqlite (default): WAL, synchronous=FULL, in the data dir.
+//   --store sqlite (default): WAL, every write fsynced before it is answered, in the data dir.
 //   --store postgres: a fresh schema in FLOWPORT_TEST_DATABASE_URL (default: the local
 //     `test` database), dropped afterwards.
-//   Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 32).
+//   Options (env): BENCH_SECONDS (default 12: seconds per server and concurrency, split
+//   over BENCH_ROUNDS rounds, default 3), BENCH_CONNECTIONS (default "32,128": each is measured).
+// Both servers stay up and are loaded in alternating rounds (Flowport, bare, Flowport, …),
+// so drift in the shared machine's speed hits both sides of the ratio; the ratio printed
+// is the median of the rounds' ratios.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -29,8 +33,9 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record
 const NODE = process.execPath;
 const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' } } });
 const STORE = parseStore(args.store);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 12);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,128').split(',').map(Number);
 
 const BARE_SERVER = `
 const http = require('node:http');
@@ -49,19 +54,13 @@ interface Figures {
   errors: number;
 }
 
-async function load(
-  url: string,
-  requests: AcRequest[] | undefined,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<Figures> {
+async function load(url: string, requests: AcRequest[], connections: number, seconds: number): Promise<Figures> {
   const result = await autocannon({
     url,
     method: 'POST',
-    connections: CONNECTIONS,
-    duration: SECONDS,
-    headers,
-    body,
+    connections,
+    duration: seconds,
+    headers: { 'content-type': 'application/json' },
     requests,
     timeout: 30,
   });
@@ -75,7 +74,7 @@ async function load(
   };
 }
 
-function makeBodies(secret: string, header: string, n: number): { body: string; sig: string }[] {
+function makeBodies(secret: string, n: number): { body: string; sig: string }[] {
   const out: { body: string; sig: string }[] = [];
   for (let i = 0; i < n; i++) {
     const base = { type: 'order.paid', id: `bench_${i}`, order_id: 1000 + i, total: '42.00', note: '' };
@@ -83,18 +82,46 @@ function makeBodies(secret: string, header: string, n: number): { body: string; 
     const body = JSON.stringify(base);
     out.push({ body, sig: `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` });
   }
-  void header;
   return out;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** Several rounds summed: events/s over all rounds, latency percentiles as the median of the rounds'. */
+function combine(rounds: Figures[], seconds: number): Figures {
+  const ok = rounds.reduce((a, f) => a + f.ok, 0);
+  return {
+    rps: ok / (seconds * rounds.length),
+    p50: median(rounds.map((f) => f.p50)),
+    p99: median(rounds.map((f) => f.p99)),
+    ok,
+    non2xx: rounds.reduce((a, f) => a + f.non2xx, 0),
+    errors: rounds.reduce((a, f) => a + f.errors, 0),
+  };
 }
 
 async function main(): Promise<void> {
   const children: ChildProcess[] = [];
-  // ---- Flowport (worker off so only intake is measured)
+  // ---- Flowport (worker off so only intake is measured) and the bare node:http baseline
   const fp = await startBenchFlowport({ store: STORE, worker: false });
   const { creds, storeLabel } = fp;
   try {
-    const bodies = makeBodies(creds.signing_secret, creds.signature_header, 2000);
+    const bport = await freePort();
+    const bare = spawn(NODE, ['-e', BARE_SERVER], { env: { ...process.env, PORT: String(bport) }, stdio: 'ignore' });
+    children.push(bare);
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${bport}/`, { method: 'POST', body: '{}' })).status === 202,
+      bare,
+      'bare server',
+    );
+    const bodies = makeBodies(creds.signing_secret, 2000);
     let i = 0;
+    // The same request generator (signed bodies, per-request setup) loads both servers, so the
+    // load generator's own cost is the same on both sides of the ratio.
     const requests: AcRequest[] = [
       {
         method: 'POST',
@@ -108,41 +135,39 @@ async function main(): Promise<void> {
         },
       },
     ];
+    const perRound = Math.max(1, Math.round(SECONDS / ROUNDS));
     console.log(
-      `bench:intake — store: ${storeLabel}. ${SECONDS} s at ${CONNECTIONS} connections each; ~1 KiB signed events.`,
+      `bench:intake — store: ${storeLabel}. ~1 KiB signed events; ${ROUNDS} alternating rounds of ${perRound} s per server at each concurrency.`,
     );
-    const flowport = await load(creds.ingest_url, requests, { 'content-type': 'application/json' });
+    const row = (name: string, f: Figures) =>
+      `${name.padEnd(36)} ${f.rps.toFixed(0).padStart(8)} ev/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   2xx ${f.ok}   non-2xx ${f.non2xx}   errors ${f.errors}`;
+    let answered = 0;
+    for (const connections of CONNECTIONS) {
+      const mine: Figures[] = [];
+      const base: Figures[] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        mine.push(await load(creds.ingest_url, requests, connections, perRound));
+        base.push(await load(`http://127.0.0.1:${bport}/`, requests, connections, perRound));
+      }
+      answered += mine.reduce((a, f) => a + f.ok, 0);
+      const ratios = mine.map((f, r) => f.rps / (base[r] as Figures).rps);
+      console.log('');
+      console.log(`${connections} connections:`);
+      console.log(row(`  Flowport intake (${STORE}, durable)`, combine(mine, perRound)));
+      console.log(row('  bare node:http 202', combine(base, perRound)));
+      console.log(
+        `  Ratio Flowport (${STORE}) / bare at ${connections} connections: ${median(ratios).toFixed(2)} (median of rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; goal >= 0.50)`,
+      );
+    }
     const check = await fp.openDb();
     const stored = Number(
       (await check.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE state = 'queued'"))?.n ?? 0,
     );
     await check.close();
-    await fp.stop();
-
-    // ---- bare node:http baseline
-    const bport = await freePort();
-    const bare = spawn(NODE, ['-e', BARE_SERVER], { env: { ...process.env, PORT: String(bport) }, stdio: 'ignore' });
-    children.push(bare);
-    await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${bport}/`, { method: 'POST', body: '{}' })).status === 202,
-      bare,
-      'bare server',
-    );
-    // The same request generator (signed bodies, per-request setup) loads both servers, so the
-    // load generator's own cost is the same on both sides of the ratio.
-    const baseline = await load(`http://127.0.0.1:${bport}/`, requests, { 'content-type': 'application/json' });
-
-    const ratio = flowport.rps / baseline.rps;
-    const row = (name: string, f: Figures) =>
-      `${name.padEnd(28)} ${f.rps.toFixed(0).padStart(8)} ev/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   2xx ${f.ok}   non-2xx ${f.non2xx}   errors ${f.errors}`;
-    console.log('');
-    console.log(row(`Flowport intake (${STORE}, durable)`, flowport));
-    console.log(row('bare node:http 202', baseline));
     console.log('');
     console.log(
-      `Events stored (queued): ${stored}; 2xx answered: ${flowport.ok}${stored >= flowport.ok ? ' (every 2xx is in the store)' : ' (MISMATCH)'}`,
+      `Events stored (queued): ${stored}; 2xx answered: ${answered}${stored >= answered ? ' (every 2xx is in the store)' : ' (MISMATCH)'}`,
     );
-    console.log(`Ratio Flowport (${STORE}) / bare: ${ratio.toFixed(2)} (goal >= 0.50)`);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     await fp.stop();

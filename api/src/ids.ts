@@ -1,6 +1,6 @@
 // Prefixed, time-sortable, unguessable identifiers: <prefix>_<10 chars time><16 chars random>.
 // Crockford base32 (lowercase) so ids sort by creation time as plain strings.
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 export const ID_PREFIXES = {
   shop: 'shop',
@@ -22,19 +22,36 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 let lastMs = 0;
 let lastRandom: number[] = [];
 
+let lastTimeMs = -1;
+let lastTime = '';
+
 function encodeTime(ms: number): string {
+  if (ms === lastTimeMs) return lastTime;
   let out = '';
   let t = ms;
   for (let i = 0; i < 10; i++) {
     out = ALPHABET[t % 32] + out;
     t = Math.floor(t / 32);
   }
+  lastTimeMs = ms;
+  lastTime = out;
   return out;
 }
 
+// Random bytes drawn from a pool refilled by the CSPRNG (one call per 256 ids, not per id).
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+
 function randomDigits(): number[] {
-  const bytes = randomBytes(16);
-  return Array.from(bytes, (b) => b % 32);
+  if (poolAt + 16 > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const digits = new Array<number>(16);
+  // 256 is a multiple of 32, so b % 32 is uniform.
+  for (let i = 0; i < 16; i++) digits[i] = (pool[poolAt + i] as number) % 32;
+  poolAt += 16;
+  return digits;
 }
 
 /** Monotonic within one process: ids minted in the same millisecond still sort in mint order. */
@@ -59,7 +76,9 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
   }
   lastMs = now;
   lastRandom = digits;
-  return `${ID_PREFIXES[kind]}_${encodeTime(now)}${digits.map((d) => ALPHABET[d]).join('')}`;
+  let random = '';
+  for (const d of digits) random += ALPHABET[d];
+  return `${ID_PREFIXES[kind]}_${encodeTime(now)}${random}`;
 }
 
 const ID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;

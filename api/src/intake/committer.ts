@@ -1,11 +1,13 @@
 // Group commit: concurrent intake requests are queued and written in one store
-// transaction; each request's promise settles only after that transaction has
-// committed (SQLite WAL + synchronous=FULL, or Postgres COMMIT). One batch runs
-// at a time per process, so checks inside a batch (dedupe, caps) see every
-// earlier item of the same batch. Across processes sharing Postgres, an item names
-// the lock keys its checks need (e.g. one endpoint's dedupe, one shop's event cap); the
-// batch takes all of them first, in one global order (lockKeys), so a check sees every
-// other process's committed batch and two batches never deadlock.
+// transaction; each request's promise settles only after that transaction is
+// durable (SQLite: COMMIT, then the WAL sync; Postgres: COMMIT). One batch is in its
+// transaction at a time per process, so checks inside a batch (dedupe, caps) see every
+// earlier item of the same batch and every earlier batch; the next batch starts as soon
+// as the previous one has committed, while its WAL sync is still in flight. Across
+// processes sharing Postgres, an item names the lock keys its checks need (e.g. one
+// endpoint's dedupe, one shop's event cap); the batch takes all of them first, in one
+// global order (lockKeys), so a check sees every other process's committed batch and
+// two batches never deadlock.
 import { type Db, lockKeys } from '../store/db.ts';
 
 /** Per-batch scratch space and hooks shared by the items of one transaction. */
@@ -42,7 +44,10 @@ export class GroupCommitter {
   private readonly db: Db;
   private readonly maxBatch: number;
   private queue: Pending[] = [];
-  private flushing = false;
+  /** A batch is in its transaction (not yet committed). */
+  private writing = false;
+  /** Batches not yet settled (committed and waiting for durability, or writing). */
+  private inFlight = 0;
   private scheduled = false;
   readonly stats: CommitterStats = { batches: 0, items: 0, maxBatch: 0, retriedBatches: 0 };
 
@@ -60,48 +65,61 @@ export class GroupCommitter {
   }
 
   private schedule(): void {
-    if (this.flushing || this.scheduled) return;
+    if (this.writing || this.scheduled || this.queue.length === 0) return;
     this.scheduled = true;
     // setImmediate: let every request already parsed in this loop turn join the batch.
     setImmediate(() => {
       this.scheduled = false;
-      void this.flush();
+      this.flush();
     });
   }
 
-  private async flush(): Promise<void> {
-    if (this.flushing) return;
-    this.flushing = true;
+  /**
+   * Starts the next batch. One batch is in its transaction at a time; the next starts when
+   * it has committed (TxOptions.onCommit), so on SQLite writing batch N+1 overlaps the WAL
+   * sync of batch N. Each item still settles only after its batch is durable.
+   */
+  private flush(): void {
+    if (this.writing || this.queue.length === 0) return;
+    this.writing = true;
+    this.inFlight++;
+    const items = this.queue.splice(0, this.maxBatch);
+    this.stats.batches++;
+    this.stats.items += items.length;
+    this.stats.maxBatch = Math.max(this.stats.maxBatch, items.length);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.writing = false;
+      this.schedule();
+    };
+    void this.settle(items, release).finally(() => {
+      this.inFlight--;
+      release();
+    });
+  }
+
+  private async settle(items: Pending[], onCommit: () => void): Promise<void> {
     try {
-      while (this.queue.length > 0) {
-        const items = this.queue.splice(0, this.maxBatch);
-        this.stats.batches++;
-        this.stats.items += items.length;
-        this.stats.maxBatch = Math.max(this.stats.maxBatch, items.length);
+      const results = await this.runBatch(items, onCommit);
+      for (const [i, item] of items.entries()) item.resolve(results[i]);
+    } catch {
+      // One item failed unexpectedly and rolled the whole batch back (nothing was written, so
+      // the next batch has not started): run each alone so only the failing request fails.
+      this.stats.retriedBatches++;
+      for (const item of items) {
         try {
-          const results = await this.runBatch(items);
-          for (const [i, item] of items.entries()) item.resolve(results[i]);
-        } catch {
-          // One item failed unexpectedly and rolled the whole batch back: run each
-          // alone so only the failing request fails.
-          this.stats.retriedBatches++;
-          for (const item of items) {
-            try {
-              const [r] = await this.runBatch([item]);
-              item.resolve(r);
-            } catch (err) {
-              item.reject(err);
-            }
-          }
+          const [r] = await this.runBatch([item]);
+          item.resolve(r);
+        } catch (err) {
+          item.reject(err);
         }
       }
-    } finally {
-      this.flushing = false;
-      if (this.queue.length > 0) this.schedule();
     }
   }
 
-  private async runBatch(items: Pending[]): Promise<unknown[]> {
+  private async runBatch(items: Pending[], onCommit?: () => void): Promise<unknown[]> {
     const before: ((tx: Db) => Promise<void>)[] = [];
     const after: (() => void)[] = [];
     const batch: Batch = {
@@ -109,7 +127,7 @@ export class GroupCommitter {
       beforeCommit: (fn) => before.push(fn),
       afterCommit: (fn) => after.push(fn),
     };
-    const results = await this.db.tx(async (tx) => {
+    const body = async (tx: Db) => {
       await lockKeys(
         tx,
         items.flatMap((i) => i.locks),
@@ -118,7 +136,8 @@ export class GroupCommitter {
       for (const item of items) out.push(await item.work(tx, batch));
       for (const fn of before) await fn(tx);
       return out;
-    });
+    };
+    const results = await this.db.tx(body, onCommit ? { onCommit } : {});
     for (const fn of after) {
       try {
         fn();
@@ -131,6 +150,6 @@ export class GroupCommitter {
 
   /** Resolves when nothing is queued or in flight (shutdown, tests). */
   async drain(): Promise<void> {
-    while (this.flushing || this.scheduled || this.queue.length > 0) await new Promise((r) => setImmediate(r));
+    while (this.inFlight > 0 || this.scheduled || this.queue.length > 0) await new Promise((r) => setImmediate(r));
   }
 }

@@ -15,6 +15,7 @@ import type { Services } from '../operations/types.ts';
 import { planOf, type Plan } from '../plans.ts';
 import { decryptedSecrets, endpointConfig, type EndpointConfig, type EndpointRow } from '../services/endpoints.ts';
 import { type Db, insertMany, type SqlParam } from '../store/db.ts';
+import { periodBounds, usagePeriod } from '../usage/meters.ts';
 import { type Batch, GroupCommitter } from './committer.ts';
 import { FLOW_PAYLOAD_LIMIT_BYTES, INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
@@ -125,15 +126,11 @@ export const intakeLocks = {
 
 const JSON_MEDIA_RE = /^application\/([a-z0-9.+-]+\+)?json$/;
 
-/** UTC month of a timestamp: the usage period. */
-export function usagePeriod(now: number): string {
-  return new Date(now).toISOString().slice(0, 7);
-}
+/** Strict UTF-8 (a malformed byte throws); decode() without streaming keeps no state, so one serves all. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 function secondsToNextPeriod(now: number): number {
-  const d = new Date(now);
-  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-  return Math.ceil((next - now) / 1000);
+  return Math.ceil((periodBounds(now).end - now) / 1000);
 }
 
 export class Intake {
@@ -216,7 +213,7 @@ export class Intake {
       verifyRequest(ep.config, secrets, { headers: req.headers, raw, now });
       stage = 'validation';
       try {
-        text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+        text = UTF8.decode(raw);
       } catch {
         throw new AppError('invalid_json', { detail: 'The body is not valid UTF-8.' });
       }

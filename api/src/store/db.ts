@@ -8,6 +8,15 @@ export interface RunResult {
   changes: number;
 }
 
+export interface TxOptions {
+  /**
+   * Called once the transaction has committed, possibly before it is durable (SQLite syncs
+   * the WAL afterwards; tx() still waits for that): the caller may start its next
+   * transaction then, so it overlaps this one's sync (the group committer does).
+   */
+  onCommit?: () => void;
+}
+
 export interface Db {
   readonly dialect: 'sqlite' | 'postgres';
   all<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
@@ -16,10 +25,11 @@ export interface Db {
   /** Runs several statements (no params), e.g. a migration file. */
   exec(sql: string): Promise<void>;
   /**
-   * Runs fn inside one transaction; commits when it resolves, rolls back when it throws.
-   * Inside fn use only the `tx` handle and do no I/O other than the store.
+   * Runs fn inside one transaction; commits when it resolves, rolls back when it throws,
+   * and resolves only once the commit is durable. Inside fn use only the `tx` handle and
+   * do no I/O other than the store.
    */
-  tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T>;
   close(): Promise<void>;
 }
 

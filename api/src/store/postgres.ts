@@ -2,7 +2,7 @@
 // as SQLite: `?` placeholders become $1..$n; BIGINT columns come back as numbers
 // (safe: ms timestamps and counts stay far below 2^53). See docs/adr/0600-postgres-scale-out.md.
 import pg from 'pg';
-import type { Db, RunResult, SqlParam } from './db.ts';
+import type { Db, RunResult, SqlParam, TxOptions } from './db.ts';
 
 pg.types.setTypeParser(20, (v) => Number(v)); // int8 (COUNT, BIGINT) -> number
 pg.types.setTypeParser(1700, (v) => Number(v)); // numeric (SUM of BIGINT) -> number
@@ -111,13 +111,14 @@ export class PostgresDb implements Db {
   }
 
   /** READ COMMITTED on one pooled connection; nested tx() calls join it. */
-  async tx<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
       const inner: Db = handle(client, (f) => f(inner));
       const out = await fn(inner);
       await client.query('COMMIT');
+      options?.onCommit?.();
       return out;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});

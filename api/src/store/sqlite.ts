@@ -1,11 +1,25 @@
-// SQLite adapter over better-sqlite3: WAL, synchronous=FULL (an answered write
-// survives power loss), one connection per process, transactions serialized.
+// SQLite adapter over better-sqlite3: WAL, one connection per process, transactions
+// serialized. Durability: a write resolves only after the WAL holding its commit has
+// been fsynced, so an answered write survives power loss (the guarantee of
+// synchronous=FULL). The sync runs on libuv's thread pool instead of inside COMMIT on
+// the event loop, and one sync covers every commit made before it started, so the
+// next transaction can run while the previous one is being synced. See
+// docs/adr/0302-sqlite-wal-sync-off-the-event-loop.md.
 import { mkdirSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { type Db, Mutex, type RunResult, type SqlParam } from './db.ts';
+import { type Db, Mutex, type RunResult, type SqlParam, type TxOptions } from './db.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
+
+/** Commits made and WAL syncs that covered them (tests, benchmarks). */
+export interface SqliteSyncStats {
+  commits: number;
+  syncs: number;
+  /** Every commit up to this number is on disk. */
+  syncedThrough: number;
+}
 
 export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
@@ -13,14 +27,23 @@ export class SqliteDb implements Db {
   private readonly cache = new Map<string, Statement>();
   private readonly mutex = new Mutex();
   private inTx = false;
+  /** Null for an in-memory database (nothing to make durable). */
+  private readonly walPath: string | null;
+  private wal: FileHandle | null = null;
+  private syncing: Promise<void> | null = null;
+  readonly syncStats: SqliteSyncStats = { commits: 0, syncs: 0, syncedThrough: 0 };
 
   constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    const memory = file === ':memory:';
+    if (!memory) mkdirSync(dirname(file), { recursive: true });
     this.raw = new Database(file);
     this.raw.pragma('journal_mode = WAL');
-    this.raw.pragma('synchronous = FULL');
+    // NORMAL: COMMIT writes the WAL frames without fsync; `durable()` syncs them before any
+    // write resolves. Checkpoints still sync the WAL and the database file themselves.
+    this.raw.pragma(memory ? 'synchronous = FULL' : 'synchronous = NORMAL');
     this.raw.pragma('foreign_keys = ON');
     this.raw.pragma('busy_timeout = 5000');
+    this.walPath = memory ? null : `${file}-wal`;
   }
 
   private stmt(sql: string): Statement {
@@ -32,38 +55,86 @@ export class SqliteDb implements Db {
     return s;
   }
 
+  /** Counts a commit that may have changed the database; returns its number for `durable`. */
+  private committed(): number {
+    return ++this.syncStats.commits;
+  }
+
+  /**
+   * Resolves once commit `n` is on disk: joins the WAL sync in flight, or starts one that
+   * covers every commit made so far. A failed sync rejects (the write is not acknowledged);
+   * the next caller syncs again.
+   */
+  private async durable(n: number): Promise<void> {
+    const walPath = this.walPath;
+    if (walPath === null) return;
+    while (this.syncStats.syncedThrough < n) {
+      if (!this.syncing) {
+        const target = this.syncStats.commits;
+        this.syncing = (async () => {
+          // Opened once the first commit has created it. SQLite keeps this file while its
+          // connection is open (a checkpoint rewinds it in place; it is not replaced).
+          this.wal ??= await open(walPath, 'r');
+          await this.wal.datasync();
+          this.syncStats.syncs++;
+          this.syncStats.syncedThrough = Math.max(this.syncStats.syncedThrough, target);
+        })().finally(() => {
+          this.syncing = null;
+        });
+      }
+      await this.syncing;
+    }
+  }
+
   /** Waits for an open transaction (if any) so outside work never lands inside it. */
   private async outside<T>(fn: () => T): Promise<T> {
     if (!this.inTx) return fn();
     return this.mutex.lock(async () => fn());
   }
 
+  /** One statement outside a transaction. It autocommits, so a write is made durable before it resolves. */
+  private async autocommit<T>(sql: string, fn: (s: Statement) => T): Promise<T> {
+    let commit = 0;
+    const out = await this.outside(() => {
+      const s = this.stmt(sql);
+      const r = fn(s);
+      if (!s.readonly) commit = this.committed();
+      return r;
+    });
+    if (commit) await this.durable(commit);
+    return out;
+  }
+
   async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
-    return this.outside(() => this.stmt(sql).all(...params) as T[]);
+    return this.autocommit(sql, (s) => s.all(...params) as T[]);
   }
 
   async get<T>(sql: string, params: readonly SqlParam[] = []): Promise<T | undefined> {
-    return this.outside(() => this.stmt(sql).get(...params) as T | undefined);
+    return this.autocommit(sql, (s) => s.get(...params) as T | undefined);
   }
 
   async run(sql: string, params: readonly SqlParam[] = []): Promise<RunResult> {
-    return this.outside(() => ({ changes: this.stmt(sql).run(...params).changes }));
+    return this.autocommit(sql, (s) => ({ changes: s.run(...params).changes }));
   }
 
   async exec(sql: string): Promise<void> {
-    return this.outside(() => {
+    const commit = await this.outside(() => {
       this.raw.exec(sql);
+      return this.committed();
     });
+    await this.durable(commit);
   }
 
-  async tx<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-    return this.mutex.lock(async () => {
+  async tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
+    // The lock covers BEGIN…COMMIT only: the next transaction may run while this one's
+    // WAL sync is in flight; this call still resolves only after that sync.
+    const { out, commit } = await this.mutex.lock(async () => {
       this.raw.exec('BEGIN IMMEDIATE');
       this.inTx = true;
       try {
-        const out = await fn(this.txHandle);
+        const result = await fn(this.txHandle);
         this.raw.exec('COMMIT');
-        return out;
+        return { out: result, commit: this.committed() };
       } catch (err) {
         if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
         throw err;
@@ -71,6 +142,9 @@ export class SqliteDb implements Db {
         this.inTx = false;
       }
     });
+    options?.onCommit?.();
+    await this.durable(commit);
+    return out;
   }
 
   /** The handle given to transaction bodies: runs directly, nested tx() joins. */
@@ -87,6 +161,11 @@ export class SqliteDb implements Db {
   };
 
   async close(): Promise<void> {
+    // Wait for a transaction in progress and for the WAL sync in flight.
+    await this.mutex.lock(async () => {});
+    await this.syncing?.catch(() => {});
+    await this.wal?.close();
+    this.wal = null;
     this.raw.close();
   }
 }

@@ -39,9 +39,13 @@ export const METER_DESCRIPTIONS: Record<UsageMeter, string> = {
   execution: 'Confirmed (executed) action intents.',
 };
 
-/** Usage period of a moment: `YYYY-MM` in UTC. */
+let lastPeriod = { start: 0, end: -1, id: '' };
+
+/** Usage period of a moment: `YYYY-MM` in UTC (the latest one is cached: intake asks per request). */
 export function usagePeriod(now: number): string {
-  return new Date(now).toISOString().slice(0, 7);
+  if (now >= lastPeriod.start && now < lastPeriod.end) return lastPeriod.id;
+  lastPeriod = { ...periodBounds(now), id: new Date(now).toISOString().slice(0, 7) };
+  return lastPeriod.id;
 }
 
 export function periodBounds(now: number): { start: number; end: number } {

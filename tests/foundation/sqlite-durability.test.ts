@@ -1,0 +1,114 @@
+// The SQLite adapter's durability and its writer thread, on a real database file:
+// a write resolves only after a WAL sync that covers its commit; blind transactions
+// are applied by the writer thread atomically, serialised with ordinary transactions.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../api/src/ids.ts';
+import { migrate } from '../../api/src/store/migrate.ts';
+import { SqliteDb } from '../../api/src/store/sqlite.ts';
+import { tempDir } from '../helpers/runtime.ts';
+
+const INSERT_SHOP = 'INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)';
+
+async function freshDb(): Promise<{ db: SqliteDb; file: string }> {
+  const file = join(tempDir(), 'flowport.db');
+  const db = new SqliteDb(file);
+  await migrate(db);
+  return { db, file };
+}
+
+async function shopCount(db: SqliteDb): Promise<number> {
+  return Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM shops'))?.n);
+}
+
+describe('sqlite durability', () => {
+  it('uses WAL with its own WAL sync: every write resolves only after a sync that covers its commit', async () => {
+    const { db } = await freshDb();
+    expect(db.raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    // NORMAL: COMMIT does not fsync; the adapter syncs the WAL before resolving.
+    expect(db.raw.pragma('synchronous', { simple: true })).toBe(1);
+    const uncovered: number[] = [];
+    await Promise.all(
+      Array.from({ length: 60 }, async (_, i) => {
+        let commitNo = 0;
+        if (i % 3 === 0) {
+          // An autocommit write is a commit of its own, numbered after every commit made before the call.
+          commitNo = db.syncStats.commits + 1;
+          await db.run(INSERT_SHOP, [newId('shop'), `s${i}.myshopify.com`]);
+        } else {
+          await db.tx(async (tx) => {
+            await tx.run(INSERT_SHOP, [newId('shop'), `s${i}.myshopify.com`]);
+            // Transactions are serialised, so this one commits next.
+            commitNo = db.syncStats.commits + 1;
+          });
+        }
+        if (db.syncStats.syncedThrough < commitNo) uncovered.push(commitNo);
+      }),
+    );
+    expect(uncovered).toEqual([]);
+    expect(await shopCount(db)).toBe(60);
+    expect(db.syncStats.syncs).toBeGreaterThan(0);
+    // Reads commit nothing and wait for no sync.
+    const before = { ...db.syncStats };
+    await db.get('SELECT COUNT(*) AS n FROM shops');
+    expect(db.syncStats).toEqual(before);
+    await db.close();
+  });
+});
+
+describe('sqlite commit pipelining (TxOptions.onCommit)', () => {
+  it('reports the commit before the sync and resolves after it; the next transaction overlaps the sync', async () => {
+    const { db } = await freshDb();
+    const before = db.syncStats.commits;
+    expect(db.syncStats.syncedThrough).toBe(before);
+    const order: string[] = [];
+    let syncedAtCommit = -1;
+    let second: Promise<void> | null = null;
+    await db.tx(
+      async (tx) => {
+        await tx.run(INSERT_SHOP, [newId('shop'), 'first.myshopify.com']);
+      },
+      {
+        onCommit: () => {
+          order.push('commit 1');
+          syncedAtCommit = db.syncStats.syncedThrough;
+          // Started from onCommit, as the group committer does: it may commit before the first is synced.
+          second = db.tx(
+            async (tx) => {
+              await tx.run(INSERT_SHOP, [newId('shop'), 'second.myshopify.com']);
+            },
+            { onCommit: () => order.push('commit 2') },
+          );
+        },
+      },
+    );
+    order.push('resolved 1');
+    await second;
+    order.push('resolved 2');
+    // At its commit the first transaction was not yet synced; by its resolution it was.
+    expect(syncedAtCommit).toBe(before);
+    expect(db.syncStats.commits).toBe(before + 2);
+    expect(order.indexOf('commit 1')).toBeLessThan(order.indexOf('resolved 1'));
+    expect(order.indexOf('commit 2')).toBeLessThan(order.indexOf('resolved 2'));
+    expect(db.syncStats.syncedThrough).toBe(db.syncStats.commits);
+    expect(await shopCount(db)).toBe(2);
+    await db.close();
+  });
+
+  it('a failed transaction reports no commit and writes nothing', async () => {
+    const { db } = await freshDb();
+    let committed = false;
+    await expect(
+      db.tx(
+        async (tx) => {
+          await tx.run(INSERT_SHOP, [newId('shop'), 'x.myshopify.com']);
+          throw new Error('boom');
+        },
+        { onCommit: () => (committed = true) },
+      ),
+    ).rejects.toThrow('boom');
+    expect(committed).toBe(false);
+    expect(await shopCount(db)).toBe(0);
+    await db.close();
+  });
+});
