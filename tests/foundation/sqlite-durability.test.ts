@@ -22,6 +22,13 @@ async function shopCount(db: SqliteDb): Promise<number> {
 }
 
 describe('sqlite durability', () => {
+  it('settles exec() on a brand-new file before anything was written', async () => {
+    const db = new SqliteDb(join(tempDir(), 'flowport.db'));
+    await db.exec('SELECT 1');
+    expect(db.syncStats.syncedThrough).toBe(db.syncStats.commits);
+    await db.close();
+  });
+
   it('uses WAL with its own WAL sync: every write resolves only after a sync that covers its commit', async () => {
     const { db } = await freshDb();
     expect(db.raw.pragma('journal_mode', { simple: true })).toBe('wal');

@@ -72,10 +72,14 @@ export class SqliteDb implements Db {
       if (!this.syncing) {
         const target = this.syncStats.commits;
         this.syncing = (async () => {
-          // Opened once the first commit has created it. SQLite keeps this file while its
-          // connection is open (a checkpoint rewinds it in place; it is not replaced).
-          this.wal ??= await open(walPath, 'r');
-          await this.wal.datasync();
+          // Opened once a commit has created it. SQLite keeps this file while its connection
+          // is open (a checkpoint rewinds it in place; it is not replaced). No file yet means
+          // nothing was written to it (e.g. exec() of a statement that wrote nothing).
+          this.wal ??= await open(walPath, 'r').catch((err: NodeJS.ErrnoException) => {
+            if (err.code === 'ENOENT') return null;
+            throw err;
+          });
+          await this.wal?.datasync();
           this.syncStats.syncs++;
           this.syncStats.syncedThrough = Math.max(this.syncStats.syncedThrough, target);
         })().finally(() => {
