@@ -101,10 +101,20 @@ export class GroupCommitter {
   }
 
   private async settle(items: Pending[], onCommit: () => void): Promise<void> {
+    let committed = false;
     try {
-      const results = await this.runBatch(items, onCommit);
+      const results = await this.runBatch(items, () => {
+        committed = true;
+        onCommit();
+      });
       for (const [i, item] of items.entries()) item.resolve(results[i]);
-    } catch {
+    } catch (err) {
+      if (committed) {
+        // Committed but not made durable (the store's sync failed): running the work again would
+        // write it twice. Every request of the batch fails; none was answered with success.
+        for (const item of items) item.reject(err);
+        return;
+      }
       // One item failed unexpectedly and rolled the whole batch back (nothing was written, so
       // the next batch has not started): run each alone so only the failing request fails.
       this.stats.retriedBatches++;

@@ -31,6 +31,7 @@ export class SqliteDb implements Db {
   private readonly walPath: string | null;
   private wal: FileHandle | null = null;
   private syncing: Promise<void> | null = null;
+  private syncFailure: Error | null = null;
   readonly syncStats: SqliteSyncStats = { commits: 0, syncs: 0, syncedThrough: 0 };
 
   constructor(file: string) {
@@ -62,13 +63,16 @@ export class SqliteDb implements Db {
 
   /**
    * Resolves once commit `n` is on disk: joins the WAL sync in flight, or starts one that
-   * covers every commit made so far. A failed sync rejects (the write is not acknowledged);
-   * the next caller syncs again.
+   * covers every commit made so far. A failed sync rejects this and every later write.
    */
   private async durable(n: number): Promise<void> {
     const walPath = this.walPath;
     if (walPath === null) return;
     while (this.syncStats.syncedThrough < n) {
+      // After a failed fsync the kernel may have dropped the dirty pages and a retry could
+      // "succeed" without them, so no later write is acknowledged: restart the process, and
+      // SQLite recovers from what the WAL on disk holds.
+      if (this.syncFailure) throw this.syncFailure;
       if (!this.syncing) {
         const target = this.syncStats.commits;
         this.syncing = (async () => {
@@ -79,7 +83,14 @@ export class SqliteDb implements Db {
             if (err.code === 'ENOENT') return null;
             throw err;
           });
-          await this.wal?.datasync();
+          try {
+            await this.wal?.datasync();
+          } catch (err) {
+            this.syncFailure = new Error(
+              `Syncing the SQLite WAL failed (${(err as Error).message}); writes are refused until Flowport restarts.`,
+            );
+            throw this.syncFailure;
+          }
           this.syncStats.syncs++;
           this.syncStats.syncedThrough = Math.max(this.syncStats.syncedThrough, target);
         })().finally(() => {

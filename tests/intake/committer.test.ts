@@ -1,0 +1,103 @@
+// The group committer over a real SQLite file: concurrent work shares transactions,
+// every item settles only after its batch is durable, one failing item fails alone,
+// and a batch that committed but could not be made durable is never written twice.
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../api/src/ids.ts';
+import { GroupCommitter } from '../../api/src/intake/committer.ts';
+import type { Db, TxOptions } from '../../api/src/store/db.ts';
+import { migrate } from '../../api/src/store/migrate.ts';
+import { SqliteDb } from '../../api/src/store/sqlite.ts';
+import { tempDir } from '../helpers/runtime.ts';
+
+const INSERT_SHOP = 'INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)';
+
+async function freshDb(): Promise<SqliteDb> {
+  const db = new SqliteDb(join(tempDir(), 'flowport.db'));
+  await migrate(db);
+  return db;
+}
+
+async function count(db: Db, like = '%'): Promise<number> {
+  return Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM shops WHERE domain LIKE ?', [like]))?.n);
+}
+
+describe('group committer', () => {
+  it('shares transactions between concurrent items and settles each only once its batch is durable', async () => {
+    const db = await freshDb();
+    const committer = new GroupCommitter(db);
+    const notDurable: number[] = [];
+    await Promise.all(
+      Array.from({ length: 300 }, async (_, i) => {
+        let commitNo = 0;
+        await committer.submit(async (tx) => {
+          await tx.run(INSERT_SHOP, [newId('shop'), `c${i}.myshopify.com`]);
+          commitNo = db.syncStats.commits + 1;
+        });
+        if (db.syncStats.syncedThrough < commitNo) notDurable.push(i);
+      }),
+    );
+    expect(notDurable).toEqual([]);
+    expect(await count(db)).toBe(300);
+    expect(committer.stats.items).toBe(300);
+    expect(committer.stats.batches).toBeLessThan(300);
+    await committer.drain();
+    await db.close();
+  });
+
+  it('fails only the item that throws; the rest of its batch is written', async () => {
+    const db = await freshDb();
+    const committer = new GroupCommitter(db);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        committer.submit(async (tx) => {
+          await tx.run(INSERT_SHOP, [newId('shop'), `f${i}.myshopify.com`]);
+          if (i === 7) throw new Error('item 7 is bad');
+          return i;
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    expect((results[7] as PromiseRejectedResult).reason).toMatchObject({ message: 'item 7 is bad' });
+    expect(await count(db)).toBe(19);
+    expect(await count(db, 'f7.%')).toBe(0);
+    await db.close();
+  });
+
+  it('rejects every item of a batch that committed but was not made durable, without writing it again', async () => {
+    const real = await freshDb();
+    let failSyncs = true;
+    // Fault injection around the real store: the commit happens, then the durability step fails.
+    const flaky: Db = {
+      dialect: real.dialect,
+      all: (sql, params) => real.all(sql, params),
+      get: (sql, params) => real.get(sql, params),
+      run: (sql, params) => real.run(sql, params),
+      exec: (sql) => real.exec(sql),
+      close: () => real.close(),
+      async tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
+        const out = await real.tx(fn, options);
+        if (failSyncs) throw new Error('sync failed');
+        return out;
+      },
+    };
+    const committer = new GroupCommitter(flaky);
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) =>
+        committer.submit(async (tx) => {
+          await tx.run(INSERT_SHOP, [newId('shop'), `d${i}.myshopify.com`]);
+        }),
+      ),
+    );
+    expect(results.every((r) => r.status === 'rejected')).toBe(true);
+    // Written once by the committed batch, not again by a retry.
+    expect(await count(real, 'd%')).toBe(10);
+    for (let i = 0; i < 10; i++) expect(await count(real, `d${i}.%`)).toBe(1);
+    failSyncs = false;
+    await committer.submit(async (tx) => {
+      await tx.run(INSERT_SHOP, [newId('shop'), 'after.myshopify.com']);
+    });
+    expect(await count(real)).toBe(11);
+    await real.close();
+  });
+});
