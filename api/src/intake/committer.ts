@@ -1,13 +1,15 @@
 // Group commit: concurrent intake requests are queued and written in one store
 // transaction; each request's promise settles only after that transaction is
-// durable (SQLite: COMMIT, then the WAL sync; Postgres: COMMIT). One batch is in its
-// transaction at a time per process, so checks inside a batch (dedupe, caps) see every
-// earlier item of the same batch and every earlier batch; the next batch starts as soon
-// as the previous one has committed, while its WAL sync is still in flight. Across
-// processes sharing Postgres, an item names the lock keys its checks need (e.g. one
-// endpoint's dedupe, one shop's event cap); the batch takes all of them first, in one
-// global order (lockKeys), so a check sees every other process's committed batch and
-// two batches never deadlock.
+// durable (SQLite: COMMIT, then the WAL sync off the event loop; Postgres: COMMIT).
+// One batch runs at a time per process, so checks inside a batch (dedupe, caps) see
+// every earlier item of the same batch and every earlier batch. The next batch starts
+// once the previous one is durable: requests parsed during the sync join it, and
+// fewer, larger commits cost less CPU per event than overlapping smaller ones
+// (measured; docs/adr/0302-sqlite-wal-sync-off-the-event-loop.md). Across processes
+// sharing Postgres, an item names the lock keys its checks need (e.g. one endpoint's
+// dedupe, one shop's event cap); the batch takes all of them first, in one global order
+// (lockKeys), so a check sees every other process's committed batch and two batches
+// never deadlock.
 import { type Db, lockKeys } from '../store/db.ts';
 
 /** Per-batch scratch space and hooks shared by the items of one transaction. */
@@ -44,10 +46,7 @@ export class GroupCommitter {
   private readonly db: Db;
   private readonly maxBatch: number;
   private queue: Pending[] = [];
-  /** A batch is in its transaction (not yet committed). */
-  private writing = false;
-  /** Batches not yet settled (committed and waiting for durability, or writing). */
-  private inFlight = 0;
+  private flushing = false;
   private scheduled = false;
   readonly stats: CommitterStats = { batches: 0, items: 0, maxBatch: 0, retriedBatches: 0 };
 
@@ -65,67 +64,54 @@ export class GroupCommitter {
   }
 
   private schedule(): void {
-    if (this.writing || this.scheduled || this.queue.length === 0) return;
+    if (this.flushing || this.scheduled) return;
     this.scheduled = true;
     // setImmediate: let every request already parsed in this loop turn join the batch.
     setImmediate(() => {
       this.scheduled = false;
-      this.flush();
+      void this.flush();
     });
   }
 
-  /**
-   * Starts the next batch. One batch is in its transaction at a time; the next starts when
-   * it has committed (TxOptions.onCommit), so on SQLite writing batch N+1 overlaps the WAL
-   * sync of batch N. Each item still settles only after its batch is durable.
-   */
-  private flush(): void {
-    if (this.writing || this.queue.length === 0) return;
-    this.writing = true;
-    this.inFlight++;
-    const items = this.queue.splice(0, this.maxBatch);
-    this.stats.batches++;
-    this.stats.items += items.length;
-    this.stats.maxBatch = Math.max(this.stats.maxBatch, items.length);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.writing = false;
-      this.schedule();
-    };
-    void this.settle(items, release).finally(() => {
-      this.inFlight--;
-      release();
-    });
-  }
-
-  private async settle(items: Pending[], onCommit: () => void): Promise<void> {
-    let committed = false;
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
     try {
-      const results = await this.runBatch(items, () => {
-        committed = true;
-        onCommit();
-      });
-      for (const [i, item] of items.entries()) item.resolve(results[i]);
-    } catch (err) {
-      if (committed) {
-        // Committed but not made durable (the store's sync failed): running the work again would
-        // write it twice. Every request of the batch fails; none was answered with success.
-        for (const item of items) item.reject(err);
-        return;
-      }
-      // One item failed unexpectedly and rolled the whole batch back (nothing was written, so
-      // the next batch has not started): run each alone so only the failing request fails.
-      this.stats.retriedBatches++;
-      for (const item of items) {
+      while (this.queue.length > 0) {
+        const items = this.queue.splice(0, this.maxBatch);
+        this.stats.batches++;
+        this.stats.items += items.length;
+        this.stats.maxBatch = Math.max(this.stats.maxBatch, items.length);
+        let committed = false;
         try {
-          const [r] = await this.runBatch([item]);
-          item.resolve(r);
+          const results = await this.runBatch(items, () => {
+            committed = true;
+          });
+          for (const [i, item] of items.entries()) item.resolve(results[i]);
         } catch (err) {
-          item.reject(err);
+          if (committed) {
+            // Committed but not made durable (the store's sync failed): running the work
+            // again would write it twice. Every request of the batch fails; none was
+            // answered with success.
+            for (const item of items) item.reject(err);
+            continue;
+          }
+          // One item failed unexpectedly and rolled the whole batch back: run each
+          // alone so only the failing request fails.
+          this.stats.retriedBatches++;
+          for (const item of items) {
+            try {
+              const [r] = await this.runBatch([item]);
+              item.resolve(r);
+            } catch (err) {
+              item.reject(err);
+            }
+          }
         }
       }
+    } finally {
+      this.flushing = false;
+      if (this.queue.length > 0) this.schedule();
     }
   }
 
@@ -137,17 +123,19 @@ export class GroupCommitter {
       beforeCommit: (fn) => before.push(fn),
       afterCommit: (fn) => after.push(fn),
     };
-    const body = async (tx: Db) => {
-      await lockKeys(
-        tx,
-        items.flatMap((i) => i.locks),
-      );
-      const out: unknown[] = [];
-      for (const item of items) out.push(await item.work(tx, batch));
-      for (const fn of before) await fn(tx);
-      return out;
-    };
-    const results = await this.db.tx(body, onCommit ? { onCommit } : {});
+    const results = await this.db.tx(
+      async (tx) => {
+        await lockKeys(
+          tx,
+          items.flatMap((i) => i.locks),
+        );
+        const out: unknown[] = [];
+        for (const item of items) out.push(await item.work(tx, batch));
+        for (const fn of before) await fn(tx);
+        return out;
+      },
+      onCommit ? { onCommit } : {},
+    );
     for (const fn of after) {
       try {
         fn();
@@ -160,6 +148,6 @@ export class GroupCommitter {
 
   /** Resolves when nothing is queued or in flight (shutdown, tests). */
   async drain(): Promise<void> {
-    while (this.inFlight > 0 || this.scheduled || this.queue.length > 0) await new Promise((r) => setImmediate(r));
+    while (this.flushing || this.scheduled || this.queue.length > 0) await new Promise((r) => setImmediate(r));
   }
 }

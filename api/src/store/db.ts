@@ -11,8 +11,8 @@ export interface RunResult {
 export interface TxOptions {
   /**
    * Called once the transaction has committed, possibly before it is durable (SQLite syncs
-   * the WAL afterwards; tx() still waits for that): the caller may start its next
-   * transaction then, so it overlaps this one's sync (the group committer does).
+   * the WAL afterwards; tx() still waits for that). If tx() then rejects, the work was
+   * committed and must not be run again (the group committer relies on this).
    */
   onCommit?: () => void;
 }

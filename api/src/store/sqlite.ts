@@ -2,8 +2,8 @@
 // serialized. Durability: a write resolves only after the WAL holding its commit has
 // been fsynced, so an answered write survives power loss (the guarantee of
 // synchronous=FULL). The sync runs on libuv's thread pool instead of inside COMMIT on
-// the event loop, and one sync covers every commit made before it started, so the
-// next transaction can run while the previous one is being synced. See
+// the event loop, so requests keep being parsed and answered meanwhile, and one sync
+// covers every commit made before it started. See
 // docs/adr/0302-sqlite-wal-sync-off-the-event-loop.md.
 import { mkdirSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -141,8 +141,8 @@ export class SqliteDb implements Db {
   }
 
   async tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
-    // The lock covers BEGIN…COMMIT only: the next transaction may run while this one's
-    // WAL sync is in flight; this call still resolves only after that sync.
+    // The lock covers BEGIN…COMMIT only: other transactions may run while this one's WAL
+    // sync is in flight; this call still resolves only after that sync.
     const { out, commit } = await this.mutex.lock(async () => {
       this.raw.exec('BEGIN IMMEDIATE');
       this.inTx = true;
