@@ -66,7 +66,8 @@ export async function insertMany(
   const one = `(${columns.map(() => '?').join(', ')})`;
   const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
   if (tx.dialect === 'sqlite') {
-    for (const row of rows) await tx.run(head + one, row);
+    const sql = head + one;
+    for (const row of rows) await tx.run(sql, row);
     return;
   }
   // Postgres allows 65,535 parameters per statement; large bodies also split a chunk (~8 MB).
