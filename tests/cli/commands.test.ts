@@ -18,14 +18,14 @@ import {
   optionName,
 } from '../../api/src/cli/definitions.ts';
 import { EXIT_CODES } from '../../api/src/cli/exit-codes.ts';
-
-const ZSH = '/usr/bin/zsh';
 import { OPERATOR_HANDLERS, STANDALONE_HANDLERS } from '../../api/src/cli/handlers.ts';
 import { cliCommands, usageLine } from '../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../api/src/config.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { renderCliReference } from '../../scripts/docs/lib/registry-pages.ts';
 import { flowport, REPO } from './helpers.ts';
+
+const ZSH = '/usr/bin/zsh';
 
 // Each case starts the CLI (about a second of Node start-up) several times.
 vi.setConfig({ testTimeout: 120_000 });
