@@ -301,4 +301,44 @@ describe('audit', () => {
     const chain = await verifyAuditChain(db());
     expect(chain.ok).toBe(true);
   });
+
+  it('pages the audit list with sealed cursors: every entry once, newest first; edited or foreign cursors refused', async () => {
+    // A few more entries so there are several pages.
+    for (let i = 0; i < 3; i++) expect((await testEventPreview()).status).toBe(201);
+    const admin = await grant(server, 'admin_assistant', 'auditor', 'agent');
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    let first: string | null = null;
+    do {
+      const q: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const page = await api(server, admin.token, 'GET', `/agent/v1/audit?limit=2${q}`);
+      expect(page.status, page.text).toBe(200);
+      seen.push(...page.json.data.map((e: { seq: number }) => e.seq));
+      cursor = page.json.page.next_cursor;
+      first ??= cursor;
+      // Opaque: not the old readable `s<seq>` form.
+      if (cursor) expect(Buffer.from(cursor, 'base64url').toString('latin1')).not.toMatch(/^s\d+$/);
+    } while (cursor);
+    const rows = await db().all<{ seq: number }>('SELECT seq FROM audit_log WHERE shop_id = ? ORDER BY seq DESC', [
+      server.sandbox!.shop_id,
+    ]);
+    // Entries written while paging (this listing's own metering) are newer than the first page.
+    const expected = rows.map((r) => Number(r.seq)).filter((s) => s <= (seen[0] as number));
+    expect(seen).toEqual(expected);
+    expect(new Set(seen).size).toBe(seen.length);
+
+    const refused = async (c: string) => {
+      const r = await api(server, admin.token, 'GET', `/agent/v1/audit?cursor=${encodeURIComponent(c)}`);
+      expect(r.status).toBe(400);
+      expect(r.json.code).toBe('invalid_request');
+    };
+    const c = first as string;
+    await refused(`${c.slice(0, -1)}${c.endsWith('A') ? 'B' : 'A'}`);
+    // The old readable form, naming any position, no longer pages.
+    await refused(Buffer.from(`s${seen[1]}`).toString('base64url'));
+    // An events cursor of the same shop is sealed for another listing.
+    const events = await api(server, admin.token, 'GET', '/agent/v1/events?limit=1');
+    expect(events.status).toBe(200);
+    if (events.json.page.next_cursor) await refused(events.json.page.next_cursor);
+  });
 });

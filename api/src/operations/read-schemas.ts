@@ -47,7 +47,7 @@ export const Cursor = z
 const SEALED = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{1,200}$/;
 
 /**
- * A keyset cursor over a time-sortable id, sealed with the server key (AES-256-GCM):
+ * A keyset cursor over a position (a time-sortable id or a sequence number), sealed with the server key (AES-256-GCM):
  * opaque, and any edit or forgery fails to open. `scope` binds it to what it pages
  * (e.g. shop and order), so another shop's or another order's cursor is refused.
  */
@@ -55,7 +55,7 @@ export function sealCursor(secrets: SecretBox, scope: string, id: string): strin
   return secrets.encrypt(`c1|${scope}|${id}`);
 }
 
-/** The id inside a cursor this server sealed for `scope`, or null for anything else. */
+/** The position inside a cursor this server sealed for `scope`, or null for anything else. */
 export function openCursor(secrets: SecretBox, scope: string, cursor: string): string | null {
   // Only the exact sealed shape (a full 16-byte tag) reaches decryption.
   if (!SEALED.test(cursor)) return null;
@@ -68,6 +68,7 @@ export function openCursor(secrets: SecretBox, scope: string, cursor: string): s
   } catch {
     return null;
   }
-  const m = /^c1\|(.+)\|([a-z]+_[0-9a-z]{26})$/.exec(text);
+  // The position: a time-sortable id (events) or a sequence number (audit); callers check its form.
+  const m = /^c1\|(.+)\|([0-9a-z_]{1,64})$/.exec(text);
   return m && m[1] === scope ? (m[2] ?? null) : null;
 }

@@ -5,7 +5,7 @@ import type { AuditRow } from '../../audit/log.ts';
 import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import type { SqlParam } from '../../store/db.ts';
-import { Actor, Limit, PageInfo, Timestamp } from '../read-schemas.ts';
+import { Actor, Cursor, Limit, openCursor, PageInfo, sealCursor, Timestamp } from '../read-schemas.ts';
 import { defineOperation } from '../types.ts';
 
 const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });
@@ -52,7 +52,7 @@ export const listAudit = defineOperation({
       target_id: z.string().max(64).optional().openapi(q('target_id', 'Only entries about this object id.')),
       since: z.iso.datetime({ offset: true }).optional().openapi(q('since', 'Entries at or after this time.')),
       until: z.iso.datetime({ offset: true }).optional().openapi(q('until', 'Entries before this time.')),
-      cursor: z.string().max(40).optional().openapi(q('cursor', 'Opaque cursor from `page.next_cursor`.')),
+      cursor: Cursor,
       limit: Limit,
     }),
   },
@@ -87,16 +87,18 @@ export const listAudit = defineOperation({
       where.push('at < ?');
       params.push(Date.parse(input.until));
     }
+    // Sealed like the events cursor: bound to this shop, unreadable and unforgeable.
+    const cursorScope = `${p.shopId}:audit`;
     if (input.cursor) {
-      const m = /^s(\d{1,18})$/.exec(Buffer.from(input.cursor, 'base64url').toString('utf8'));
-      if (!m) {
+      const seq = openCursor(ctx.services.secrets, cursorScope, input.cursor);
+      if (seq === null || !/^\d{1,18}$/.test(seq)) {
         throw new AppError('invalid_request', {
-          detail: 'The cursor is not one this API returned. Start again without `cursor`.',
+          detail: 'The cursor is not one this API returned for this shop. Start again without `cursor`.',
           errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
         });
       }
       where.push('seq < ?');
-      params.push(Number(m[1]));
+      params.push(Number(seq));
     }
     params.push(input.limit + 1);
     const rows = await ctx.services.db.all<AuditRow>(
@@ -121,7 +123,7 @@ export const listAudit = defineOperation({
         hash: r.hash,
       })),
       page: {
-        next_cursor: hasMore && last ? Buffer.from(`s${Number(last.seq)}`).toString('base64url') : null,
+        next_cursor: hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, String(Number(last.seq))) : null,
         has_more: hasMore,
         limit: input.limit,
       },

@@ -1,6 +1,7 @@
 // GET /agent/v1/events — event history with filters and stable cursor paging.
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors/problem.ts';
+import { isId } from '../../ids.ts';
 import { EVENT_STATES } from '../../handoff/outcomes.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { eventSummary, listEvents } from '../../reads/events.ts';
@@ -92,7 +93,7 @@ export const listEventsOperation = defineOperation({
     let cursorId: string | null = null;
     if (input.cursor) {
       cursorId = openCursor(ctx.services.secrets, cursorScope, input.cursor);
-      if (!cursorId) {
+      if (!cursorId || !isId('event', cursorId)) {
         throw new AppError('invalid_request', {
           detail:
             'The cursor is not one this API returned for this shop and order. Start again without `cursor` (keep `order` the same while paging).',
