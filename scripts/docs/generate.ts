@@ -21,7 +21,7 @@ import {
 } from '../../api/src/cli/definitions.ts';
 import { EXIT_CODES } from '../../api/src/cli/exit-codes.ts';
 import { cliCommands, usageLine } from '../../api/src/cli/main.ts';
-import { CLI_ENV } from '../../api/src/config.ts';
+import { CLI_ENV, CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';
 import { type OpenApiDocument, renderApiReference } from './lib/api-reference.ts';
 import { page } from './lib/markdown.ts';
 import {
@@ -87,6 +87,14 @@ export function generate(): GenerateResult {
     'support-codes': renderSupportCodeTable,
     'retry-schedule': renderRetrySchedule,
     'trigger-variants': renderTriggerVariants,
+    'config-table': () =>
+      [
+        '| Variable | Default | What it sets |',
+        '| --- | --- | --- |',
+        ...(Object.keys(ENV) as (keyof typeof ENV)[]).map(
+          (k) => `| \`${ENV[k]}\` | ${CONFIG_VARIABLES[k].default} | ${CONFIG_VARIABLES[k].about} |`,
+        ),
+      ].join('\n'),
   };
 
   rmSync(DOCS_DIR, { recursive: true, force: true });

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { ENV } from '../../api/src/config.ts';
+import { CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';
 import { DOCS_PATHS } from '../../api/src/docs-paths.ts';
 import { PROCESS_OPERATOR_COMMANDS } from '../../api/src/process-commands.ts';
 
@@ -13,9 +13,23 @@ const page = readFileSync(
   'utf8',
 );
 
-it('documents every configuration variable', () => {
-  const missing = Object.values(ENV).filter((name) => !page.includes(`\`${name}\``));
+it('documents every configuration variable, with its default, from the one definition in config.ts', () => {
+  // The table is generated from CONFIG_VARIABLES (typed by ENV, so no variable can lack a row).
+  expect(page).toContain('<!-- generated:config-table -->');
+  for (const key of Object.keys(ENV) as (keyof typeof ENV)[]) {
+    expect(CONFIG_VARIABLES[key].default.length, key).toBeGreaterThan(0);
+    expect(CONFIG_VARIABLES[key].about.length, key).toBeGreaterThan(10);
+  }
+  // The assembled page (npm test assembles the docs before the tests run) has every row.
+  const built = readFileSync(
+    join(import.meta.dirname, '../../site/src/content/docs', `${DOCS_PATHS.deployment.replace(/\/$/, '')}.md`),
+    'utf8',
+  );
+  const missing = Object.values(ENV).filter((name) => !built.includes(`| \`${name}\` |`));
   expect(missing).toEqual([]);
+  expect(built).toContain(
+    `| \`${ENV.workerConcurrencyPerShop}\` | ${CONFIG_VARIABLES.workerConcurrencyPerShop.default} |`,
+  );
 });
 
 it('documents every process and store command', () => {
