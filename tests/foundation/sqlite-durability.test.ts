@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { newId } from '../../api/src/ids.ts';
 import { migrate } from '../../api/src/store/migrate.ts';
 import { SqliteDb } from '../../api/src/store/sqlite.ts';
-import { tempDir } from '../helpers/runtime.ts';
+import { startTestServer, tempDir } from '../helpers/runtime.ts';
 
 const INSERT_SHOP = 'INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)';
 
@@ -60,6 +60,47 @@ describe('sqlite durability', () => {
     await db.get('SELECT COUNT(*) AS n FROM shops');
     expect(db.syncStats).toEqual(before);
     await db.close();
+  });
+});
+
+describe('sqlite WAL sync failure', () => {
+  it('fails the write whose sync failed and writes nothing more; reads go on; failure() says why', async () => {
+    const { db } = await freshDb();
+    await db.run(INSERT_SHOP, [newId('shop'), 'ok.myshopify.com']);
+    expect(db.failure()).toBeNull();
+    // Fault injection: close the adapter's WAL handle under it, so the next fdatasync really fails.
+    await (db as unknown as { wal: { close(): Promise<void> } }).wal.close();
+    await expect(db.run(INSERT_SHOP, [newId('shop'), 'lost.myshopify.com'])).rejects.toThrow(
+      /Syncing the SQLite WAL failed/,
+    );
+    await expect(
+      db.tx(async (tx) => {
+        await tx.run(INSERT_SHOP, [newId('shop'), 'later.myshopify.com']);
+      }),
+    ).rejects.toThrow(/writes are refused until Flowport restarts/);
+    expect(db.failure()).toMatch(/Syncing the SQLite WAL failed/);
+    await expect(db.run(INSERT_SHOP, [newId('shop'), 'auto.myshopify.com'])).rejects.toThrow(/refused/);
+    // The failed write had committed (its request was answered with an error); nothing later ran.
+    expect(await shopCount(db)).toBe(2);
+    (db as unknown as { wal: null }).wal = null;
+    await db.close();
+  });
+
+  it('turns /readyz unready (store: false) once a WAL sync has failed', async () => {
+    const server = await startTestServer({ store: 'sqlite' });
+    try {
+      const storeCheck = async () =>
+        ((await (await fetch(`${server.url}/readyz`)).json()) as { checks: { store: boolean } }).checks.store;
+      expect(await storeCheck()).toBe(true);
+      const db = server.runtime.services.db as SqliteDb;
+      await db.run(INSERT_SHOP, [newId('shop'), 'ready.myshopify.com']);
+      await (db as unknown as { wal: { close(): Promise<void> } }).wal.close();
+      await expect(db.run(INSERT_SHOP, [newId('shop'), 'x.myshopify.com'])).rejects.toThrow(/WAL failed/);
+      expect(await storeCheck()).toBe(false);
+      (db as unknown as { wal: null }).wal = null;
+    } finally {
+      await server.close();
+    }
   });
 });
 

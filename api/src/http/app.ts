@@ -61,7 +61,8 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
     const checks: Record<string, boolean> = {};
     try {
       await services.db.get('SELECT 1 AS ok');
-      checks.store = true;
+      // Reads may still work after a failed WAL sync, but writes are refused until a restart.
+      checks.store = !services.db.failure?.();
     } catch {
       checks.store = false;
     }

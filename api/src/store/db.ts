@@ -31,6 +31,8 @@ export interface Db {
    */
   tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T>;
   close(): Promise<void>;
+  /** Why this store can no longer be trusted with writes (e.g. a failed WAL sync), or null. */
+  failure?(): string | null;
 }
 
 /** Small async mutex: SQLite has one writer; we serialize transactions in-process. */

@@ -63,7 +63,8 @@ export class SqliteDb implements Db {
 
   /**
    * Resolves once commit `n` is on disk: joins the WAL sync in flight, or starts one that
-   * covers every commit made so far. A failed sync rejects this and every later write.
+   * covers every commit made so far. A failed sync rejects this write, and every later
+   * write is refused before it runs.
    */
   private async durable(n: number): Promise<void> {
     const walPath = this.walPath;
@@ -101,6 +102,11 @@ export class SqliteDb implements Db {
     }
   }
 
+  /** After a failed WAL sync nothing more is written (so nothing unacknowledged piles up). */
+  private refuseAfterSyncFailure(): void {
+    if (this.syncFailure) throw this.syncFailure;
+  }
+
   /** Waits for an open transaction (if any) so outside work never lands inside it. */
   private async outside<T>(fn: () => T): Promise<T> {
     if (!this.inTx) return fn();
@@ -112,6 +118,7 @@ export class SqliteDb implements Db {
     let commit = 0;
     const out = await this.outside(() => {
       const s = this.stmt(sql);
+      if (!s.readonly) this.refuseAfterSyncFailure();
       const r = fn(s);
       if (!s.readonly) commit = this.committed();
       return r;
@@ -134,6 +141,7 @@ export class SqliteDb implements Db {
 
   async exec(sql: string): Promise<void> {
     const commit = await this.outside(() => {
+      this.refuseAfterSyncFailure();
       this.raw.exec(sql);
       return this.committed();
     });
@@ -144,6 +152,7 @@ export class SqliteDb implements Db {
     // The lock covers BEGIN…COMMIT only: other transactions may run while this one's WAL
     // sync is in flight; this call still resolves only after that sync.
     const { out, commit } = await this.mutex.lock(async () => {
+      this.refuseAfterSyncFailure();
       this.raw.exec('BEGIN IMMEDIATE');
       this.inTx = true;
       try {
@@ -160,6 +169,10 @@ export class SqliteDb implements Db {
     options?.onCommit?.();
     await this.durable(commit);
     return out;
+  }
+
+  failure(): string | null {
+    return this.syncFailure?.message ?? null;
   }
 
   /** The handle given to transaction bodies: runs directly, nested tx() joins. */
