@@ -13,15 +13,7 @@ import type { ErrorDef } from '../../api/src/errors/catalog.ts';
 import { ON_REFUSAL, SAFETY_BOUNDARIES } from '../../api/src/operations/manifest/get.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { PLAN_IDS, PLANS } from '../../api/src/plans.ts';
-import {
-  COMMON_OPERATOR_OPTIONS,
-  CONNECTION_OPTIONS,
-  DEFAULT_BASE_URL,
-  GLOBAL_OPTIONS,
-} from '../../api/src/cli/definitions.ts';
-import { EXIT_CODES } from '../../api/src/cli/exit-codes.ts';
-import { cliCommands, usageLine } from '../../api/src/cli/main.ts';
-import { CLI_ENV, CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';
+import { CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';
 import { type OpenApiDocument, renderApiReference } from './lib/api-reference.ts';
 import { page } from './lib/markdown.ts';
 import {
@@ -158,16 +150,7 @@ export function generate(): GenerateResult {
           'Every flowport command (agent, helper and operator commands), configuration, output and exit codes.',
         sidebar: { order: 4, label: 'CLI' },
       },
-      renderCliReference({
-        commands: cliCommands({ withAgentOptions: true }),
-        usage: usageLine,
-        globalOptions: GLOBAL_OPTIONS,
-        connectionOptions: CONNECTION_OPTIONS,
-        operatorOptions: COMMON_OPERATOR_OPTIONS,
-        env: CLI_ENV,
-        defaultBaseUrl: DEFAULT_BASE_URL,
-        exitCodes: EXIT_CODES,
-      }),
+      renderCliReference(),
       src('api/src/operations/registry.ts', 'api/src/cli/definitions.ts', 'api/src/cli/exit-codes.ts'),
     ),
     written,

@@ -9,20 +9,13 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { agentCommands } from '../../api/src/cli/api-commands.ts';
 import { agentCommandLine } from '../../api/src/cli/command-line.ts';
-import {
-  COMMON_OPERATOR_OPTIONS,
-  CONNECTION_OPTIONS,
-  DEFAULT_BASE_URL,
-  GLOBAL_OPTIONS,
-  OPERATOR_COMMANDS,
-  optionName,
-} from '../../api/src/cli/definitions.ts';
+import { CONNECTION_OPTIONS, GLOBAL_OPTIONS, OPERATOR_COMMANDS, optionName } from '../../api/src/cli/definitions.ts';
 import { EXIT_CODES } from '../../api/src/cli/exit-codes.ts';
 import { OPERATOR_HANDLERS, STANDALONE_HANDLERS } from '../../api/src/cli/handlers.ts';
 import { cliCommands, usageLine } from '../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../api/src/config.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
-import { renderCliReference } from '../../scripts/docs/lib/registry-pages.ts';
+import { cliReferenceSources, renderCliReference } from '../../scripts/docs/lib/registry-pages.ts';
 import { flowport, REPO } from './helpers.ts';
 
 const ZSH = '/usr/bin/zsh';
@@ -220,17 +213,9 @@ describe('operator and helper commands', () => {
 
 describe('reference page and completion', () => {
   it('/reference/cli/ is generated from the command definitions and the exit-code list', () => {
-    const commands = cliCommands({ withAgentOptions: true });
-    const page = renderCliReference({
-      commands,
-      usage: usageLine,
-      globalOptions: GLOBAL_OPTIONS,
-      connectionOptions: CONNECTION_OPTIONS,
-      operatorOptions: COMMON_OPERATOR_OPTIONS,
-      env: CLI_ENV,
-      defaultBaseUrl: DEFAULT_BASE_URL,
-      exitCodes: EXIT_CODES,
-    });
+    const sources = cliReferenceSources();
+    const { commands } = sources;
+    const page = renderCliReference(sources);
     for (const c of commands) expect(page).toContain(`### ${usageLine(c)}\n`);
     // Table cells escape pipes (`<a|b>` choices).
     for (const c of commands)

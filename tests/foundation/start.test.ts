@@ -1,7 +1,6 @@
 // `npm start` as a newcomer runs it: one process, the manifest and docs answer,
 // and the banner's curl — pasted as is into a shell — gets a 202 and is delivered.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { tempDir } from '../helpers/runtime.ts';

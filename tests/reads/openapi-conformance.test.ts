@@ -16,10 +16,11 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
-import type { Tier } from '../../api/src/auth/scopes.ts';
+import { ACTIONS, type Tier } from '../../api/src/auth/scopes.ts';
 import { ERROR_CATALOG, type ErrorCode } from '../../api/src/errors/catalog.ts';
 import { newId } from '../../api/src/ids.ts';
 import { requestHash } from '../../api/src/intents/idempotency.ts';
+import { INTENT_STATES } from '../../api/src/intents/types.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import type { AnyOperation } from '../../api/src/operations/types.ts';
 import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
@@ -935,18 +936,8 @@ const FIXTURES: Record<string, Fixture> = {
       { query: { limit: '2', starting_after: first.json.next_starting_after }, token: w.admin },
       200,
     );
-    for (const state of ['previewed', 'executed', 'refused', 'cancelled', 'expired'])
-      await expectCall('listActionIntents', { query: { state }, token: w.admin }, 200);
-    for (const kind of [
-      'replay',
-      'diagnostics_share',
-      'endpoint_create',
-      'endpoint_edit',
-      'secret_rotate',
-      'endpoint_delete',
-      'test_event',
-    ])
-      await expectCall('listActionIntents', { query: { kind }, token: w.observer }, 200);
+    for (const state of INTENT_STATES) await expectCall('listActionIntents', { query: { state }, token: w.admin }, 200);
+    for (const kind of ACTIONS) await expectCall('listActionIntents', { query: { kind }, token: w.observer }, 200);
     await expectCall('listActionIntents', { query: { target_id: w.endpoints.active }, token: w.admin }, 200);
     await expectCall('listActionIntents', { query: { kind: 'teleport' }, token: w.admin }, 400, 'invalid_request');
     await expectCall('listActionIntents', { query: { limit: '0' }, token: w.admin }, 400, 'invalid_request');

@@ -7,18 +7,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, expect, it, vi } from 'vitest';
 import type { SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
 import { tempDir } from '../helpers/runtime.ts';
 import { createPgSchema, type PgSchema } from '../helpers/store.ts';
 import { freePort } from '../helpers/ports.ts';
+import { collectOutput, PROJECT_NODE as NODE, REPO_ROOT as root, runToEnd } from '../helpers/process.ts';
 
 vi.setConfig({ testTimeout: 300_000 });
 
-const root = join(import.meta.dirname, '../..');
-const NODE = join(root, 'node_modules/.bin/node');
 const FLOWPORT = join(root, 'bin/flowport.js');
 const children: ChildProcess[] = [];
 const schemas: PgSchema[] = [];
@@ -31,19 +29,7 @@ afterAll(async () => {
 });
 
 function flowport(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn(NODE, [FLOWPORT, ...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += String(d);
-  });
-  child.stderr?.on('data', (d) => {
-    out += String(d);
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out })));
+  return runToEnd([FLOWPORT, ...args], env);
 }
 
 /** `flowport serve` in sandbox mode on this data dir; resolves once it answers with its sandbox set up. */
@@ -61,19 +47,13 @@ async function serve(port: number, env: Record<string, string>): Promise<ChildPr
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += String(d);
-  });
-  child.stderr?.on('data', (d) => {
-    out += String(d);
-  });
+  const output = collectOutput(child);
   for (let i = 0; i < 1200; i++) {
-    if (child.exitCode !== null) throw new Error(`serve exited: ${out}`);
-    if (out.includes('Store: ')) return child;
+    if (child.exitCode !== null) throw new Error(`serve exited: ${output.read()}`);
+    if (output.read().includes('Store: ')) return child;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`serve did not start: ${out}`);
+  throw new Error(`serve did not start: ${output.read()}`);
 }
 
 async function stop(child: ChildProcess): Promise<void> {

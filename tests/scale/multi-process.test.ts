@@ -10,7 +10,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
@@ -26,11 +25,10 @@ import { tempDir } from '../helpers/runtime.ts';
 import { createPgSchema, type PgSchema } from '../helpers/store.ts';
 import { waitFor } from '../handoff/helpers.ts';
 import { freePort } from '../helpers/ports.ts';
+import { PROJECT_NODE as NODE, REPO_ROOT as root, runToEnd } from '../helpers/process.ts';
 
 vi.setConfig({ testTimeout: 600_000, hookTimeout: 300_000 });
 
-const root = join(import.meta.dirname, '../..');
-const NODE = join(root, 'node_modules/.bin/node');
 const FLOWPORT = join(root, 'bin/flowport.js');
 const EVENTS = 600;
 const SENDERS = 12;
@@ -82,18 +80,6 @@ function start(
       if (!done) reject(new Error(`${name} exited early (${code ?? signal}):\n${proc.out}`));
     });
   });
-}
-
-function runToEnd(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn(NODE, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += String(d);
-  });
-  child.stderr?.on('data', (d) => {
-    out += String(d);
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out })));
 }
 
 async function count(sql: string, params: (string | number)[] = []): Promise<number> {

@@ -7,7 +7,7 @@ import { PRODUCT } from '../lib/package-info.ts';
 import { invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../operations/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
-import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED, problemResponse } from './problem-response.ts';
+import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED } from './problem-response.ts';
 import type { AppEnv } from './types.ts';
 
 export const GRANT_SECURITY_SCHEME = 'grantToken';

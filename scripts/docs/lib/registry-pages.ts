@@ -8,9 +8,16 @@ import type { ErrorDef } from '../../../api/src/errors/catalog.ts';
 import { MCP_PATH } from '../../../api/src/lib/package-info.ts';
 import type { AnyOperation } from '../../../api/src/operations/types.ts';
 import type { Plan } from '../../../api/src/plans.ts';
-import type { CommandOption } from '../../../api/src/cli/definitions.ts';
-import type { ExitCodeDef } from '../../../api/src/cli/exit-codes.ts';
-import type { CliCommand } from '../../../api/src/cli/main.ts';
+import {
+  COMMON_OPERATOR_OPTIONS,
+  type CommandOption,
+  CONNECTION_OPTIONS,
+  DEFAULT_BASE_URL,
+  GLOBAL_OPTIONS,
+} from '../../../api/src/cli/definitions.ts';
+import { EXIT_CODES, type ExitCodeDef } from '../../../api/src/cli/exit-codes.ts';
+import { type CliCommand, cliCommands, usageLine } from '../../../api/src/cli/main.ts';
+import { CLI_ENV } from '../../../api/src/config.ts';
 import { familyLabel } from '../../../api/src/operations/families.ts';
 import { flattenFields, type JsonSchema, refResolver } from './json-schema.ts';
 import { code, table } from './markdown.ts';
@@ -197,7 +204,21 @@ function commandSection(c: CliCommand, cli: CliSources): string[] {
   return parts;
 }
 
-export function renderCliReference(cli: CliSources): string {
+/** The CLI's real definitions, as the reference page renders them. */
+export function cliReferenceSources(): CliSources {
+  return {
+    commands: cliCommands({ withAgentOptions: true }),
+    usage: usageLine,
+    globalOptions: GLOBAL_OPTIONS,
+    connectionOptions: CONNECTION_OPTIONS,
+    operatorOptions: COMMON_OPERATOR_OPTIONS,
+    env: CLI_ENV,
+    defaultBaseUrl: DEFAULT_BASE_URL,
+    exitCodes: EXIT_CODES,
+  };
+}
+
+export function renderCliReference(cli: CliSources = cliReferenceSources()): string {
   const agent = cli.commands.filter((c) => c.kind === 'agent');
   const helper = cli.commands.filter((c) => c.kind === 'helper');
   const operator = cli.commands.filter((c) => c.kind === 'operator');
