@@ -6,12 +6,15 @@
 //   --store postgres: a fresh schema in FLOWPORT_TEST_DATABASE_URL (default: the local
 //     `test` database), dropped afterwards.
 //   Options (env): BENCH_SECONDS (default 12: seconds per server and concurrency, split
-//   over BENCH_ROUNDS rounds, default 3), BENCH_CONNECTIONS (default "32,128": each is measured).
+//   over BENCH_ROUNDS rounds, default 3), BENCH_CONNECTIONS (default "32,128": each is measured),
+//   BENCH_WARMUP_SECONDS (default 2: each server is loaded this long, unmeasured, before the
+//   rounds at each concurrency, so JIT compilation and first-touch file growth are not measured).
 // Both servers stay up and are loaded in alternating rounds (Flowport, bare, Flowport, …),
 // so drift in the shared machine's speed hits both sides of the ratio; the ratio printed
 // is the median of the rounds' ratios.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { freePort, parseStore, startBenchFlowport, waitFor } from './lib/bench-flowport.ts';
@@ -36,6 +39,7 @@ const STORE = parseStore(args.store);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 12);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,128').split(',').map(Number);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
 const BARE_SERVER = `
 const http = require('node:http');
@@ -45,6 +49,20 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
+/** CPU seconds a process (all threads) and its main thread have used so far (Linux /proc; null elsewhere). */
+function cpuOf(pid: number): { all: number; main: number } | null {
+  const ticks = (path: string) => {
+    // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+    const f = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(f[11]) + Number(f[12])) / 100;
+  };
+  try {
+    return { all: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+  } catch {
+    return null;
+  }
+}
+
 interface Figures {
   rps: number;
   p50: number;
@@ -52,9 +70,19 @@ interface Figures {
   ok: number;
   non2xx: number;
   errors: number;
+  /** CPU µs per answered request: the server's main thread, all its threads, the load generator. */
+  cpu?: { main: number; all: number; loader: number };
 }
 
-async function load(url: string, requests: AcRequest[], connections: number, seconds: number): Promise<Figures> {
+async function load(
+  url: string,
+  requests: AcRequest[],
+  connections: number,
+  seconds: number,
+  serverPid: number,
+): Promise<Figures> {
+  const before = cpuOf(serverPid);
+  const loaderBefore = process.cpuUsage();
   const result = await autocannon({
     url,
     method: 'POST',
@@ -64,6 +92,9 @@ async function load(url: string, requests: AcRequest[], connections: number, sec
     requests,
     timeout: 30,
   });
+  const after = cpuOf(serverPid);
+  const loader = process.cpuUsage(loaderBefore);
+  const n = Math.max(1, result['2xx']);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -71,6 +102,15 @@ async function load(url: string, requests: AcRequest[], connections: number, sec
     ok: result['2xx'],
     non2xx: result.non2xx,
     errors: result.errors,
+    ...(before && after
+      ? {
+          cpu: {
+            main: ((after.main - before.main) * 1e6) / n,
+            all: ((after.all - before.all) * 1e6) / n,
+            loader: (loader.user + loader.system) / n,
+          },
+        }
+      : {}),
   };
 }
 
@@ -94,6 +134,7 @@ function median(xs: number[]): number {
 /** Several rounds summed: events/s over all rounds, latency percentiles as the median of the rounds'. */
 function combine(rounds: Figures[], seconds: number): Figures {
   const ok = rounds.reduce((a, f) => a + f.ok, 0);
+  const cpus = rounds.flatMap((f) => (f.cpu ? [f.cpu] : []));
   return {
     rps: ok / (seconds * rounds.length),
     p50: median(rounds.map((f) => f.p50)),
@@ -101,6 +142,15 @@ function combine(rounds: Figures[], seconds: number): Figures {
     ok,
     non2xx: rounds.reduce((a, f) => a + f.non2xx, 0),
     errors: rounds.reduce((a, f) => a + f.errors, 0),
+    ...(cpus.length === rounds.length
+      ? {
+          cpu: {
+            main: median(cpus.map((c) => c.main)),
+            all: median(cpus.map((c) => c.all)),
+            loader: median(cpus.map((c) => c.loader)),
+          },
+        }
+      : {}),
   };
 }
 
@@ -137,7 +187,7 @@ async function main(): Promise<void> {
     ];
     const perRound = Math.max(1, Math.round(SECONDS / ROUNDS));
     console.log(
-      `bench:intake — store: ${storeLabel}. ~1 KiB signed events; ${ROUNDS} alternating rounds of ${perRound} s per server at each concurrency.`,
+      `bench:intake — store: ${storeLabel}. ~1 KiB signed events; at each concurrency ${WARMUP_SECONDS} s of warm-up per server, then ${ROUNDS} alternating rounds of ${perRound} s per server.`,
     );
     const row = (name: string, f: Figures) =>
       `${name.padEnd(36)} ${f.rps.toFixed(0).padStart(8)} ev/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   2xx ${f.ok}   non-2xx ${f.non2xx}   errors ${f.errors}`;
@@ -145,9 +195,13 @@ async function main(): Promise<void> {
     for (const connections of CONNECTIONS) {
       const mine: Figures[] = [];
       const base: Figures[] = [];
+      if (WARMUP_SECONDS > 0) {
+        answered += (await load(creds.ingest_url, requests, connections, WARMUP_SECONDS, fp.pid)).ok;
+        await load(`http://127.0.0.1:${bport}/`, requests, connections, WARMUP_SECONDS, bare.pid as number);
+      }
       for (let r = 0; r < ROUNDS; r++) {
-        mine.push(await load(creds.ingest_url, requests, connections, perRound));
-        base.push(await load(`http://127.0.0.1:${bport}/`, requests, connections, perRound));
+        mine.push(await load(creds.ingest_url, requests, connections, perRound, fp.pid));
+        base.push(await load(`http://127.0.0.1:${bport}/`, requests, connections, perRound, bare.pid as number));
       }
       answered += mine.reduce((a, f) => a + f.ok, 0);
       const ratios = mine.map((f, r) => f.rps / (base[r] as Figures).rps);
@@ -155,6 +209,12 @@ async function main(): Promise<void> {
       console.log(`${connections} connections:`);
       console.log(row(`  Flowport intake (${STORE}, durable)`, combine(mine, perRound)));
       console.log(row('  bare node:http 202', combine(base, perRound)));
+      const cpuLine = (name: string, f: Figures) =>
+        f.cpu
+          ? `  CPU per request, ${name}: server main thread ${f.cpu.main.toFixed(0)} µs, all server threads ${f.cpu.all.toFixed(0)} µs, load generator ${f.cpu.loader.toFixed(0)} µs`
+          : null;
+      for (const l of [cpuLine('Flowport', combine(mine, perRound)), cpuLine('bare', combine(base, perRound))])
+        if (l) console.log(l);
       console.log(
         `  Ratio Flowport (${STORE}) / bare at ${connections} connections: ${median(ratios).toFixed(2)} (median of rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; goal >= 0.50)`,
       );
@@ -166,7 +226,7 @@ async function main(): Promise<void> {
     await check.close();
     console.log('');
     console.log(
-      `Events stored (queued): ${stored}; 2xx answered: ${answered}${stored >= answered ? ' (every 2xx is in the store)' : ' (MISMATCH)'}`,
+      `Events stored (queued): ${stored}; 2xx answered (warm-up included): ${answered}${stored >= answered ? ' (every 2xx is in the store)' : ' (MISMATCH)'}`,
     );
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');

@@ -51,6 +51,8 @@ export interface BenchFlowport {
   url: string;
   creds: SandboxCredentials;
   storeLabel: string;
+  /** The Flowport process (for CPU accounting). */
+  pid: number;
   /** Opens the process's store from the outside (for setup and checks). */
   openDb(): Promise<Db>;
   stop(): Promise<void>;
@@ -106,6 +108,7 @@ export async function startBenchFlowport(options: { store: BenchStore; worker: b
       storeLabel: pg
         ? `PostgreSQL (${new URL(testDatabaseUrl()).host}, fresh schema, pool of 10)`
         : 'SQLite (WAL; every write fsynced before it is answered)',
+      pid: child.pid as number,
       openDb,
       stop,
     };

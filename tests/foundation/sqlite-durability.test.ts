@@ -1,11 +1,12 @@
-// The SQLite adapter's durability and its writer thread, on a real database file:
-// a write resolves only after a WAL sync that covers its commit; blind transactions
-// are applied by the writer thread atomically, serialised with ordinary transactions.
+// The SQLite adapter's durability on a real database file: a write resolves only after
+// a WAL sync that covers its commit; checkpoints run in their own thread, complete, and
+// keep the WAL from growing; a failed sync stops all later writes.
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../api/src/ids.ts';
 import { migrate } from '../../api/src/store/migrate.ts';
-import { SqliteDb } from '../../api/src/store/sqlite.ts';
+import { CHECKPOINT_POLICY, SqliteDb } from '../../api/src/store/sqlite.ts';
 import { startTestServer, tempDir } from '../helpers/runtime.ts';
 
 const INSERT_SHOP = 'INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)';
@@ -59,6 +60,73 @@ describe('sqlite durability', () => {
     const before = { ...db.syncStats };
     await db.get('SELECT COUNT(*) AS n FROM shops');
     expect(db.syncStats).toEqual(before);
+    await db.close();
+  });
+});
+
+describe('sqlite checkpoints off the event loop', () => {
+  const ROW = 'x'.repeat(2000);
+
+  /** Rows `writeMany(commits)` inserts: every 4th commit one row, the others 20. */
+  const rowsFor = (commits: number) => Math.ceil(commits / 4) + (commits - Math.ceil(commits / 4)) * 20;
+
+  async function writeMany(db: SqliteDb, commits: number): Promise<void> {
+    await Promise.all(
+      Array.from({ length: commits }, async (_, i) => {
+        if (i % 4 === 0) {
+          await db.run('INSERT INTO blobs (b) VALUES (?)', [ROW]);
+          return;
+        }
+        await db.tx(async (tx) => {
+          for (let j = 0; j < 20; j++) await tx.run('INSERT INTO blobs (b) VALUES (?)', [ROW]);
+        });
+      }),
+    );
+  }
+
+  it('checkpoints in its thread, each checkpoint completes, and the WAL rewinds under continuous writes', async () => {
+    const { db, file } = await freshDb();
+    await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
+    // The connection never checkpoints inside a COMMIT.
+    expect(db.raw.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    // Ten waves of writes; each wave's 32nd commit starts a checkpoint while the wave goes on.
+    const wave = CHECKPOINT_POLICY.everyCommits + 8;
+    for (let i = 0; i < 10; i++) {
+      await writeMany(db, wave);
+      await db.checkpointsSettled();
+    }
+    const rows = rowsFor(wave) * 10;
+    expect(await db.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
+    const st = db.checkpointStats;
+    expect(st.fallback).toBeNull();
+    expect(st.checkpoints).toBe(10);
+    expect(st.incomplete).toBe(0);
+    // About 13 MB went through the WAL; rewinding keeps it to about one wave.
+    const written = rows * ROW.length;
+    expect(statSync(`${file}-wal`).size).toBeLessThan(written / 3);
+    expect(db.raw.pragma('integrity_check', { simple: true })).toBe('ok');
+    await db.close();
+    const again = new SqliteDb(file);
+    expect(await again.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
+    await again.close();
+  });
+
+  it('moves checkpoints back into the connection when the thread fails, and writing goes on', async () => {
+    const { db } = await freshDb();
+    await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
+    await writeMany(db, CHECKPOINT_POLICY.everyCommits + 4);
+    await db.checkpointsSettled();
+    expect(db.checkpointStats.checkpoints).toBeGreaterThan(0);
+    // End the thread under the adapter, as a crash of it would.
+    const internals = db as unknown as { checkpointer: { worker: { terminate(): Promise<number> } } | null };
+    await internals.checkpointer?.worker.terminate();
+    await writeMany(db, CHECKPOINT_POLICY.everyCommits * 2);
+    await db.checkpointsSettled();
+    expect(db.checkpointStats.fallback).toMatch(/exited/);
+    expect(db.raw.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    const rows = rowsFor(CHECKPOINT_POLICY.everyCommits + 4) + rowsFor(CHECKPOINT_POLICY.everyCommits * 2);
+    expect(await db.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
+    expect(db.failure()).toBeNull();
     await db.close();
   });
 });

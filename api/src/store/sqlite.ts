@@ -10,6 +10,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Db, Mutex, type RunResult, type SqlParam, type TxOptions } from './db.ts';
+import { type CheckpointResult, Checkpointer } from './sqlite-checkpointer.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -20,6 +21,28 @@ export interface SqliteSyncStats {
   /** Every commit up to this number is on disk. */
   syncedThrough: number;
 }
+
+/** WAL checkpoints run by the checkpoint thread (tests, benchmarks). */
+export interface SqliteCheckpointStats {
+  checkpoints: number;
+  /** Checkpoints that could not copy every frame (another connection was reading); the WAL did not rewind. */
+  incomplete: number;
+  /** Frames in the WAL at the last checkpoint. */
+  lastFrames: number;
+  maxFrames: number;
+  /** Longest time writes were held for a checkpoint's last pass, ms. */
+  maxMs: number;
+  /** Total time writes were held, ms. */
+  totalMs: number;
+  /** Why checkpoints moved back into this connection (the thread failed), if they did. */
+  fallback: string | null;
+}
+
+/**
+ * When the checkpoint thread runs: after this many commits, or after this long with at least
+ * one commit. A checkpoint copies each changed page once, so fewer, larger ones cost less.
+ */
+export const CHECKPOINT_POLICY = { everyCommits: 32, everyMs: 1_000 } as const;
 
 export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
@@ -33,6 +56,25 @@ export class SqliteDb implements Db {
   private syncing: Promise<void> | null = null;
   private syncFailure: Error | null = null;
   readonly syncStats: SqliteSyncStats = { commits: 0, syncs: 0, syncedThrough: 0 };
+  private readonly file: string;
+  /** Started on first use; null for an in-memory database or after a fallback. */
+  private checkpointer: Checkpointer | null = null;
+  private checkpointing: Promise<void> | null = null;
+  /** Set while a checkpoint's last pass runs: writes wait for it. */
+  private writeHold: Promise<void> | null = null;
+  /** Settles when the open transaction (if any) ends. */
+  private txEnded: Promise<void> = Promise.resolve();
+  private commitsSinceCheckpoint = 0;
+  private lastCheckpointAt = Date.now();
+  readonly checkpointStats: SqliteCheckpointStats = {
+    checkpoints: 0,
+    incomplete: 0,
+    lastFrames: 0,
+    maxFrames: 0,
+    maxMs: 0,
+    totalMs: 0,
+    fallback: null,
+  };
 
   constructor(file: string) {
     const memory = file === ':memory:';
@@ -45,6 +87,9 @@ export class SqliteDb implements Db {
     this.raw.pragma('foreign_keys = ON');
     this.raw.pragma('busy_timeout = 5000');
     this.walPath = memory ? null : `${file}-wal`;
+    this.file = file;
+    // Checkpoints run in a thread (sqlite-checkpointer.ts), not inside COMMIT on this one.
+    if (!memory) this.raw.pragma('wal_autocheckpoint = 0');
   }
 
   private stmt(sql: string): Statement {
@@ -58,7 +103,77 @@ export class SqliteDb implements Db {
 
   /** Counts a commit that may have changed the database; returns its number for `durable`. */
   private committed(): number {
+    this.commitsSinceCheckpoint++;
+    if (
+      this.walPath !== null &&
+      this.checkpointStats.fallback === null &&
+      !this.checkpointing &&
+      (this.commitsSinceCheckpoint >= CHECKPOINT_POLICY.everyCommits ||
+        Date.now() - this.lastCheckpointAt >= CHECKPOINT_POLICY.everyMs)
+    ) {
+      this.checkpointing = this.checkpoint().finally(() => {
+        this.checkpointing = null;
+      });
+    }
     return ++this.syncStats.commits;
+  }
+
+  /** The thread failed: from now on this connection checkpoints itself (SQLite's automatic checkpoint). */
+  private async checkpointInConnection(err: Error): Promise<void> {
+    this.checkpointStats.fallback = err.message;
+    this.raw.pragma('wal_autocheckpoint = 1000');
+    const c = this.checkpointer;
+    this.checkpointer = null;
+    await c?.close().catch(() => {});
+  }
+
+  /**
+   * One checkpoint in the thread, in two passes. The first copies what the WAL holds while
+   * writes go on. The second holds writes (the open transaction, if any, ends; no write
+   * starts) and copies
+   * the frames added meanwhile, so it completes and the next write rewinds the WAL; writes
+   * wait only for that short tail. Reads never wait. If the thread fails, checkpoints move
+   * back into this connection (SQLite's automatic checkpoint) and writing goes on.
+   */
+  private async checkpoint(): Promise<void> {
+    this.commitsSinceCheckpoint = 0;
+    let r: CheckpointResult;
+    let held = 0;
+    try {
+      this.checkpointer ??= new Checkpointer(this.file);
+      const cp = this.checkpointer;
+      await cp.run();
+      // Hold writes (a transaction already open finishes first; none opens meanwhile).
+      let release!: () => void;
+      this.writeHold = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const started = Date.now();
+      try {
+        while (this.inTx) await this.txEnded;
+        r = await cp.run();
+      } finally {
+        held = Date.now() - started;
+        this.writeHold = null;
+        release();
+      }
+    } catch (err) {
+      await this.checkpointInConnection(err as Error);
+      return;
+    }
+    const st = this.checkpointStats;
+    st.checkpoints++;
+    if (r.busy !== 0 || r.checkpointed < r.log) st.incomplete++;
+    st.lastFrames = r.log;
+    st.maxFrames = Math.max(st.maxFrames, r.log);
+    st.maxMs = Math.max(st.maxMs, held);
+    st.totalMs += held;
+    this.lastCheckpointAt = Date.now();
+  }
+
+  /** Resolves once no checkpoint is running (tests, shutdown). */
+  async checkpointsSettled(): Promise<void> {
+    while (this.checkpointing) await this.checkpointing;
   }
 
   /**
@@ -113,16 +228,34 @@ export class SqliteDb implements Db {
     return this.mutex.lock(async () => fn());
   }
 
+  /**
+   * A write outside a transaction: never inside another caller's open transaction, never
+   * while a checkpoint's last pass holds writes. Runs at once when neither is the case.
+   */
+  private async writeOutside<T>(fn: () => T): Promise<T> {
+    if (this.inTx || this.writeHold) {
+      return this.mutex.lock(async () => {
+        // Checked again right before the write: no await between this check and fn.
+        while (this.writeHold) await this.writeHold;
+        this.refuseAfterSyncFailure();
+        return fn();
+      });
+    }
+    this.refuseAfterSyncFailure();
+    return fn();
+  }
+
   /** One statement outside a transaction. It autocommits, so a write is made durable before it resolves. */
   private async autocommit<T>(sql: string, fn: (s: Statement) => T): Promise<T> {
     let commit = 0;
-    const out = await this.outside(() => {
-      const s = this.stmt(sql);
-      if (!s.readonly) this.refuseAfterSyncFailure();
-      const r = fn(s);
-      if (!s.readonly) commit = this.committed();
-      return r;
-    });
+    const s = this.stmt(sql);
+    const out = s.readonly
+      ? await this.outside(() => fn(s))
+      : await this.writeOutside(() => {
+          const r = fn(s);
+          commit = this.committed();
+          return r;
+        });
     if (commit) await this.durable(commit);
     return out;
   }
@@ -140,8 +273,7 @@ export class SqliteDb implements Db {
   }
 
   async exec(sql: string): Promise<void> {
-    const commit = await this.outside(() => {
-      this.refuseAfterSyncFailure();
+    const commit = await this.writeOutside(() => {
       this.raw.exec(sql);
       return this.committed();
     });
@@ -152,9 +284,15 @@ export class SqliteDb implements Db {
     // The lock covers BEGIN…COMMIT only: other transactions may run while this one's WAL
     // sync is in flight; this call still resolves only after that sync.
     const { out, commit } = await this.mutex.lock(async () => {
+      // Checked right before BEGIN: no await between this check and the transaction opening.
+      while (this.writeHold) await this.writeHold;
       this.refuseAfterSyncFailure();
       this.raw.exec('BEGIN IMMEDIATE');
       this.inTx = true;
+      let ended!: () => void;
+      this.txEnded = new Promise<void>((resolve) => {
+        ended = resolve;
+      });
       try {
         const result = await fn(this.txHandle);
         this.raw.exec('COMMIT');
@@ -164,6 +302,7 @@ export class SqliteDb implements Db {
         throw err;
       } finally {
         this.inTx = false;
+        ended();
       }
     });
     options?.onCommit?.();
@@ -192,6 +331,10 @@ export class SqliteDb implements Db {
     // Wait for a transaction in progress and for the WAL sync in flight.
     await this.mutex.lock(async () => {});
     await this.syncing?.catch(() => {});
+    await this.checkpointsSettled();
+    // The thread's connection first, so closing this last one checkpoints and removes the WAL.
+    await this.checkpointer?.close().catch(() => {});
+    this.checkpointer = null;
     await this.wal?.close();
     this.wal = null;
     this.raw.close();
