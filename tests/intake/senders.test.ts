@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateEndpointSecret, setEndpointStatus, standardWebhooksKeyForTest } from './sender-utils.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { flipOne, hmacB64, hmacHex, newEndpoint, newShop, post } from './helpers.ts';
+import { getShopReceipt, receiptIdForEvent } from '../../api/src/reads/receipts.ts';
 
 let server: TestServer;
 let shopId: string;
@@ -25,10 +26,18 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** The receipt of one request, read the way the API reads it (stored for rejections, derived from the event row otherwise). */
 async function receiptFor(requestId: string | null) {
-  return server.runtime.services.db.get<Record<string, unknown>>('SELECT * FROM receipts WHERE request_id = ?', [
-    requestId,
-  ]);
+  const db = server.runtime.services.db;
+  const stored = await db.get<{ id: string; shop_id: string }>(
+    'SELECT id, shop_id FROM receipts WHERE request_id = ?',
+    [requestId],
+  );
+  const event = stored
+    ? undefined
+    : await db.get<{ id: string; shop_id: string }>('SELECT id, shop_id FROM events WHERE request_id = ?', [requestId]);
+  const ref = stored ?? (event ? { id: receiptIdForEvent(event.id), shop_id: event.shop_id } : undefined);
+  return ref ? getShopReceipt(db, ref.shop_id, ref.id) : undefined;
 }
 
 describe('standard_webhooks (standardwebhooks library)', () => {

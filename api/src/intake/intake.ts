@@ -1,14 +1,16 @@
 // The intake pipeline for one endpoint request: state checks, size and media
 // type, authentication on the raw bytes, JSON and mapping validation, then one
-// group-committed write (dedupe, plan cap, event + receipt, usage counter).
-// Rejections get a receipt too (no body), within a per-endpoint budget.
-// A batch's events and receipts are written with multi-row INSERTs just before
-// its COMMIT; dedupe and the plan cap are per-endpoint / per-shop lock keys, so
+// group-committed write (dedupe, plan cap, event row, usage counter). An accepted
+// or duplicate request's receipt is its event row (request id included; see
+// reads/receipts.ts); a rejection gets a receipt row (no body), within a
+// per-endpoint budget. A batch's event and receipt rows are written with
+// multi-row INSERTs just before its COMMIT; dedupe and the plan cap are per-endpoint / per-shop lock keys, so
 // they hold across API processes sharing Postgres.
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { intakeSupportCode, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { newId } from '../ids.ts';
+import { receiptIdForEvent } from '../reads/receipts.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { buildFlowPayload } from '../handoff/payload.ts';
 import type { Services } from '../operations/types.ts';
@@ -58,6 +60,7 @@ const EVENT_COLUMNS = [
   'shop_id',
   'endpoint_id',
   'receipt_id',
+  'request_id',
   'state',
   'support_code',
   'external_event_id',
@@ -286,8 +289,9 @@ export class Intake {
     mapped: Mapped,
   ): Promise<{ kind: 'ack'; ack: IntakeAck } | { kind: 'cap'; retryAfterS: number; receiptId: string | null }> {
     const { row, plan } = ep;
-    const receiptId = newId('receipt');
     const eventId = newId('event');
+    // The receipt of an accepted or duplicate request is derived from its event row (reads/receipts.ts).
+    const receiptId = receiptIdForEvent(eventId);
     const ext = mapped.externalEventId;
     const windowHours = this.dedupeWindowHours(ep);
     const rows = batchRows(batch);
@@ -298,6 +302,7 @@ export class Intake {
       shop_id: row.shop_id,
       endpoint_id: row.id,
       receipt_id: receiptId,
+      request_id: req.requestId,
       external_event_id: ext,
       event_type: mapped.eventType,
       sender: row.sender_label,
@@ -333,21 +338,6 @@ export class Intake {
             duplicate_of: firstId,
           }),
         );
-        this.insertReceipt(batch, {
-          id: receiptId,
-          row,
-          eventId,
-          requestId: req.requestId,
-          now,
-          auth: 'verified',
-          validation: 'valid',
-          dedupe: 'duplicate',
-          httpStatus: 200,
-          errorCode: null,
-          supportCode: INTAKE_SUPPORT_CODES.duplicate.code,
-          size: raw.byteLength,
-          hash,
-        });
         return {
           kind: 'ack',
           ack: { status: 'duplicate_suppressed', event_id: firstId, receipt_id: receiptId, duplicate_of: firstId },
@@ -404,21 +394,6 @@ export class Intake {
       }),
     );
     if (ext && windowHours > 0) rows.firstByExternalId.set(dedupeKey, eventId);
-    this.insertReceipt(batch, {
-      id: receiptId,
-      row,
-      eventId,
-      requestId: req.requestId,
-      now,
-      auth: 'verified',
-      validation: 'valid',
-      dedupe: ext ? 'unique' : 'no_external_id',
-      httpStatus: 202,
-      errorCode: null,
-      supportCode,
-      size: raw.byteLength,
-      hash,
-    });
     if (!batch.scratch.has('kick')) {
       batch.scratch.set('kick', true);
       batch.afterCommit(() => this.services.hooks.kickWorker?.());

@@ -9,6 +9,9 @@ import { isErrorCode } from '../errors/catalog.ts';
 import type { Services } from '../operations/types.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import { consumeCapRemaining } from './usage-view.ts';
+import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
+
+const ACCEPTED_CODE = INTAKE_SUPPORT_CODES.accepted.code;
 
 export interface EventRow {
   id: string;
@@ -146,6 +149,11 @@ export async function listEvents(
   eq('e.sender', f.sender);
   eq('e.event_type', f.eventType);
   eq('e.support_code', f.supportCode);
+  if (f.supportCode !== undefined && f.supportCode !== ACCEPTED_CODE) {
+    // events_shop_support leaves out the accepted code (migration 0700); stating the same
+    // exclusion, as a literal, lets the planner use that partial index.
+    where.push(`e.support_code <> '${ACCEPTED_CODE}'`);
+  }
   eq('e.external_event_id', f.externalEventId);
   if (f.states?.length) {
     where.push(`e.state IN (${f.states.map(() => '?').join(', ')})`);

@@ -1,5 +1,38 @@
 // Receipt reads: the durable acknowledgement of one intake request.
-import type { Db } from '../store/db.ts';
+// Rejected requests (and test events, and everything written before migration 0700) have a
+// row in `receipts`. An accepted or duplicate request's receipt is derived from its event
+// row instead: intake writes one row per accepted event, not two (ADR 0304). Its id is the
+// event id's time-sortable suffix under the receipt prefix, so receipts of both kinds sort
+// together by id. Every receipt read goes through this module.
+import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
+import { ID_PREFIXES } from '../ids.ts';
+import type { Db, SqlParam } from '../store/db.ts';
+
+const RECEIPT_PREFIX = `${ID_PREFIXES.receipt}_`;
+const EVENT_PREFIX = `${ID_PREFIXES.event}_`;
+
+/** The receipt id of an event written by intake (accepted or duplicate). */
+export function receiptIdForEvent(eventId: string): string {
+  return RECEIPT_PREFIX + eventId.slice(EVENT_PREFIX.length);
+}
+
+function eventIdForReceipt(receiptId: string): string | null {
+  return receiptId.startsWith(RECEIPT_PREFIX) ? EVENT_PREFIX + receiptId.slice(RECEIPT_PREFIX.length) : null;
+}
+
+const { accepted, duplicate } = INTAKE_SUPPORT_CODES;
+/** Only intake sets events.request_id: those rows carry their request's receipt. */
+const DERIVED_FROM = 'events WHERE request_id IS NOT NULL';
+/** A receipt row's columns, derived from an intake event row (what intake would have written). */
+const DERIVED_COLUMNS = `'${RECEIPT_PREFIX}' || substr(id, ${EVENT_PREFIX.length + 1}) AS id, shop_id, endpoint_id,
+  id AS event_id, request_id, received_at, 'verified' AS auth_result, 'valid' AS validation_result,
+  CASE WHEN duplicate_of IS NOT NULL THEN 'duplicate' WHEN external_event_id IS NOT NULL THEN 'unique'
+    ELSE 'no_external_id' END AS dedupe_decision,
+  config_version, CASE WHEN duplicate_of IS NOT NULL THEN 200 ELSE 202 END AS http_status, NULL AS error_code,
+  CASE WHEN duplicate_of IS NOT NULL THEN '${duplicate.code}' ELSE '${accepted.code}' END AS support_code,
+  body_size, body_sha256`;
+const STORED_COLUMNS = `id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
+  dedupe_decision, config_version, http_status, error_code, support_code, body_size, body_sha256`;
 
 export interface ReceiptRow {
   id: string;
@@ -20,7 +53,47 @@ export interface ReceiptRow {
 }
 
 export async function getShopReceipt(db: Db, shopId: string, receiptId: string): Promise<ReceiptRow | undefined> {
-  return db.get<ReceiptRow>('SELECT * FROM receipts WHERE id = ? AND shop_id = ?', [receiptId, shopId]);
+  const stored = await db.get<ReceiptRow>(`SELECT ${STORED_COLUMNS} FROM receipts WHERE id = ? AND shop_id = ?`, [
+    receiptId,
+    shopId,
+  ]);
+  if (stored) return stored;
+  const eventId = eventIdForReceipt(receiptId);
+  if (eventId === null) return undefined;
+  return db.get<ReceiptRow>(`SELECT ${DERIVED_COLUMNS} FROM ${DERIVED_FROM} AND id = ? AND shop_id = ?`, [
+    eventId,
+    shopId,
+  ]);
+}
+
+/**
+ * A shop's most recent receipts, newest first, optionally of some endpoints only. Each kind
+ * is read newest first through its (shop_id, id) index and cut at `limit` before merging.
+ */
+export async function recentShopReceipts(
+  db: Db,
+  shopId: string,
+  options: { endpointIds?: readonly string[]; limit: number },
+): Promise<ReceiptRow[]> {
+  if (options.endpointIds?.length === 0) return [];
+  const filter = options.endpointIds ? ` AND endpoint_id IN (${options.endpointIds.map(() => '?').join(', ')})` : '';
+  const part: SqlParam[] = [shopId, ...(options.endpointIds ?? []), options.limit];
+  return db.all<ReceiptRow>(
+    `SELECT * FROM (SELECT ${STORED_COLUMNS} FROM receipts WHERE shop_id = ?${filter} ORDER BY id DESC LIMIT ?) AS stored
+     UNION ALL
+     SELECT * FROM (SELECT ${DERIVED_COLUMNS} FROM ${DERIVED_FROM} AND shop_id = ?${filter} ORDER BY id DESC LIMIT ?) AS derived
+     ORDER BY id DESC LIMIT ?`,
+    [...part, ...part, options.limit],
+  );
+}
+
+/** How many receipts an endpoint has (stored and derived). */
+export async function countEndpointReceipts(db: Db, endpointId: string): Promise<number> {
+  const row = await db.get<{ n: number }>(
+    `SELECT (SELECT COUNT(*) FROM receipts WHERE endpoint_id = ?) + (SELECT COUNT(*) FROM ${DERIVED_FROM} AND endpoint_id = ?) AS n`,
+    [endpointId, endpointId],
+  );
+  return Number(row?.n ?? 0);
 }
 
 export async function receiptView(db: Db, r: ReceiptRow) {

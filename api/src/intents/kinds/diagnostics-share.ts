@@ -5,6 +5,7 @@
 import { TRIGGER_HANDLES } from '../../handoff/payload.ts';
 import { joinUrl } from '../../docs-paths.ts';
 import { newId } from '../../ids.ts';
+import { recentShopReceipts } from '../../reads/receipts.ts';
 import { randomToken, sha256Hex } from '../../lib/crypto.ts';
 import type { EndpointRow } from '../../services/endpoints.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
@@ -91,11 +92,8 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
     const hours = params.expires_in_hours ?? DEFAULT_SHARE_HOURS;
     const receiptLimit = params.receipt_limit ?? DEFAULT_RECEIPT_LIMIT;
     const marks = ids.map(() => '?').join(', ') || "''";
-    const receipts = await kc.db.all<Record<string, unknown>>(
-      `SELECT id, endpoint_id, event_id, received_at, auth_result, validation_result, dedupe_decision, config_version, http_status,
-              error_code, support_code, body_size
-         FROM receipts WHERE shop_id = ? AND endpoint_id IN (${marks}) ORDER BY id DESC LIMIT ?`,
-      [kc.shop.id, ...ids, receiptLimit],
+    const receipts = (await recentShopReceipts(kc.db, kc.shop.id, { endpointIds: ids, limit: receiptLimit })).map(
+      ({ request_id: _request, shop_id: _shop, body_sha256: _hash, ...r }) => r,
     );
     const problems = await kc.db.all<Record<string, unknown>>(
       `SELECT id, endpoint_id, state, error_code, support_code, attempt_count, received_at, is_test

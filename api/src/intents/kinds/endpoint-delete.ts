@@ -3,6 +3,7 @@
 // bodies; a tombstone with id, name and timestamps remains, events and receipts
 // keep their metadata). The preview counts what will be lost.
 import { AppError } from '../../errors/problem.ts';
+import { countEndpointReceipts } from '../../reads/receipts.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { countOf, endpointSnapshot, iso, loadEndpoint } from './common.ts';
 
@@ -19,7 +20,7 @@ async function counts(kc: KindContext, endpointId: string) {
       `SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ? AND state IN ('accepted', 'queued', 'delivering', 'held')`,
       [endpointId],
     ),
-    countOf(kc, 'SELECT COUNT(*) AS n FROM receipts WHERE endpoint_id = ?', [endpointId]),
+    countEndpointReceipts(kc.db, endpointId),
   ]);
   return { events, retained_bodies: retained, queued_or_in_flight: inFlight, receipts };
 }

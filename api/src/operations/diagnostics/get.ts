@@ -9,6 +9,7 @@ import { readinessChecks, shopRow, stateCounts, WINDOW_MS } from '../../reads/re
 import { ReadinessCheckSchema } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
 import { defineOperation } from '../types.ts';
+import { recentShopReceipts } from '../../reads/receipts.ts';
 
 const RECENT_RECEIPTS = 20;
 
@@ -104,22 +105,10 @@ export const getDiagnostics = defineOperation({
         GROUP BY support_code ORDER BY support_code`,
       [p.shopId, since, ...epParams],
     );
-    const receipts = await db.all<{
-      id: string;
-      endpoint_id: string;
-      event_id: string | null;
-      received_at: number;
-      http_status: number;
-      auth_result: string;
-      validation_result: string;
-      dedupe_decision: string;
-      error_code: string | null;
-      support_code: string | null;
-    }>(
-      `SELECT id, endpoint_id, event_id, received_at, http_status, auth_result, validation_result, dedupe_decision, error_code, support_code
-         FROM receipts WHERE shop_id = ?${epFilter} ORDER BY id DESC LIMIT ?`,
-      [p.shopId, ...epParams, RECENT_RECEIPTS],
-    );
+    const receipts = await recentShopReceipts(db, p.shopId, {
+      ...(input.endpoint_id ? { endpointIds: [input.endpoint_id] } : {}),
+      limit: RECENT_RECEIPTS,
+    });
     return {
       generated_at: new Date(now).toISOString(),
       shop: { id: shop.id, domain: shop.domain, plan: shop.plan, connection_status: shop.connection_status },
@@ -142,9 +131,16 @@ export const getDiagnostics = defineOperation({
         by_support_code: codes.map((c) => ({ support_code: c.support_code, count: Number(c.n) })),
       },
       recent_receipts: receipts.map((r) => ({
-        ...r,
+        id: r.id,
+        endpoint_id: r.endpoint_id,
+        event_id: r.event_id,
         received_at: new Date(Number(r.received_at)).toISOString(),
         http_status: Number(r.http_status),
+        auth_result: r.auth_result,
+        validation_result: r.validation_result,
+        dedupe_decision: r.dedupe_decision,
+        error_code: r.error_code,
+        support_code: r.support_code,
       })),
       redaction: 'No payload bodies, secrets, tokens or sender auth headers are included.',
     };
