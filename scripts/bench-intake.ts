@@ -211,7 +211,7 @@ async function main(): Promise<void> {
       console.log(row('  bare node:http 202', combine(base, perRound)));
       const cpuLine = (name: string, f: Figures) =>
         f.cpu
-          ? `  CPU per request, ${name}: server main thread ${f.cpu.main.toFixed(0)} µs, all server threads ${f.cpu.all.toFixed(0)} µs, load generator ${f.cpu.loader.toFixed(0)} µs`
+          ? `  CPU per request, ${name}: server main thread ${f.cpu.main.toFixed(0)} µs (busy ${((f.cpu.main * f.rps) / 1e4).toFixed(0)}% of the time), all server threads ${f.cpu.all.toFixed(0)} µs, load generator ${f.cpu.loader.toFixed(0)} µs`
           : null;
       for (const l of [cpuLine('Flowport', combine(mine, perRound)), cpuLine('bare', combine(base, perRound))])
         if (l) console.log(l);
