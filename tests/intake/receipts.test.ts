@@ -1,8 +1,6 @@
 // Receipts through the API, for every kind of request intake answers: accepted and duplicate
 // requests (receipt derived from the event row) and rejected ones (a receipt row), on a real
-// server and store. Also checks the one fact migration 0700 repeats as a literal.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// server and store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
@@ -113,13 +111,5 @@ describe('receipts of accepted, duplicate and rejected requests', () => {
     for (const res of [accepted, duplicate, rejected]) {
       expect((await api(other, `/receipts/${res.json.receipt_id}`)).status).toBe(404);
     }
-  });
-});
-
-describe('migration 0700', () => {
-  it("leaves the accepted support code out of events_shop_support by the code's own value", () => {
-    const sql = readFileSync(join(import.meta.dirname, '../../api/src/store/migrations/0700_intake_rows.sql'), 'utf8');
-    const excluded = /WHERE support_code <> '([^']+)'/.exec(sql)?.[1];
-    expect(excluded).toBe(INTAKE_SUPPORT_CODES.accepted.code);
   });
 });

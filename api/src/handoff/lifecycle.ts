@@ -27,6 +27,12 @@ export function bodyExpiresAt(
 const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
 
 /**
+ * The retention sweep's candidates: retained bodies of terminal events. Written exactly as
+ * the partial index events_retention's condition (migration 0700), so the planner uses it.
+ */
+export const RETENTION_CANDIDATES = `e.retention_state = 'retained' AND e.state IN (${TERMINAL_SQL})`;
+
+/**
  * Purges bodies past retention: body → NULL, retention_state → 'expired'; the
  * metadata (hash, size, ids, state, attempts) stays. Only events in a terminal
  * state are purged, so a delivery in progress never loses its payload. Returns
@@ -47,7 +53,7 @@ export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 
         `UPDATE events SET body = NULL, retention_state = 'expired', body_expires_at = CASE WHEN body_expires_at IS NULL OR body_expires_at > ? THEN ? ELSE body_expires_at END, updated_at = ?
           WHERE id IN (
             SELECT e.id FROM events e JOIN shops s ON s.id = e.shop_id
-             WHERE e.retention_state = 'retained' AND e.received_at <= ? AND e.state IN (${TERMINAL_SQL}) AND ${planFilter}
+             WHERE ${RETENTION_CANDIDATES} AND e.received_at <= ? AND ${planFilter}
              LIMIT ${SWEEP_BATCH})`,
         [now, now, now, cutoff, ...planParams],
       );

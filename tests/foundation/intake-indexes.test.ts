@@ -1,0 +1,71 @@
+// Migration 0700's partial indexes on events: the facts they repeat as SQL literals agree
+// with the code, and on a real SQLite file the queries they serve use them (ADR 0304).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
+import { RETENTION_CANDIDATES } from '../../api/src/handoff/lifecycle.ts';
+import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
+import { migrate } from '../../api/src/store/migrate.ts';
+import { SqliteDb } from '../../api/src/store/sqlite.ts';
+import { tempDir } from '../helpers/runtime.ts';
+
+const MIGRATION = readFileSync(
+  join(import.meta.dirname, '../../api/src/store/migrations/0700_intake_rows.sql'),
+  'utf8',
+);
+
+describe('migration 0700 literals', () => {
+  it('leaves out the accepted support code by its own value', () => {
+    expect(/WHERE support_code <> '([^']+)'/.exec(MIGRATION)?.[1]).toBe(INTAKE_SUPPORT_CODES.accepted.code);
+  });
+
+  it('indexes retained bodies of exactly the terminal states', () => {
+    const list = /state IN \(([^)]+)\)/.exec(MIGRATION)?.[1];
+    expect(list?.split(',').map((s) => s.trim().replace(/'/g, ''))).toEqual([...TERMINAL_STATES]);
+  });
+});
+
+describe('query plans on SQLite', () => {
+  let db: SqliteDb;
+  beforeAll(async () => {
+    db = new SqliteDb(join(tempDir(), 'flowport.db'));
+    await migrate(db);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  const plan = async (sql: string, params: unknown[]) =>
+    (await db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params as never[])).map((r) => r.detail).join(' | ');
+
+  it('the retention sweep reads events_retention', async () => {
+    expect(
+      await plan(
+        `SELECT e.id FROM events e JOIN shops s ON s.id = e.shop_id
+          WHERE ${RETENTION_CANDIDATES} AND e.received_at <= ? AND s.plan = ? LIMIT 500`,
+        [1, 'free'],
+      ),
+    ).toMatch(/USING INDEX events_retention/);
+  });
+
+  it('dedupe reads events_dedupe', async () => {
+    expect(
+      await plan(
+        `SELECT id FROM events WHERE endpoint_id = ? AND external_event_id = ? AND received_at >= ?
+          AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1`,
+        ['ep', 'x', 0],
+      ),
+    ).toMatch(/USING INDEX events_dedupe/);
+  });
+
+  it('a support-code filter other than the accepted code reads events_shop_support', async () => {
+    const accepted = INTAKE_SUPPORT_CODES.accepted.code;
+    expect(
+      await plan(
+        `SELECT id FROM events e WHERE e.shop_id = ? AND e.support_code = ? AND e.support_code <> '${accepted}'`,
+        ['s', 'HO-404'],
+      ),
+    ).toMatch(/USING INDEX events_shop_support/);
+  });
+});
