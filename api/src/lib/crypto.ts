@@ -1,6 +1,6 @@
 // Secrets at rest: AES-256-GCM with a key from FLOWPORT_SECRET_KEY, or (sandbox)
 // a key generated into the data dir. Hashing and constant-time compare helpers.
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -48,7 +48,8 @@ export class SecretBox {
 }
 
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  // One-shot: no Hash object per call (this runs for every intake request).
+  return hash('sha256', data, 'hex');
 }
 
 /** Constant-time comparison of two strings (length leak only). */
