@@ -6,7 +6,7 @@
 //   --store postgres: a fresh schema in FLOWPORT_TEST_DATABASE_URL (default: the local
 //     `test` database), dropped afterwards.
 //   Options (env): BENCH_SECONDS (default 12: seconds per server and concurrency, split
-//   over BENCH_ROUNDS rounds, default 3), BENCH_CONNECTIONS (default "32,128": each is measured),
+//   over BENCH_ROUNDS rounds, default 3), BENCH_CONNECTIONS (default "32,128,256": each is measured),
 //   BENCH_WARMUP_SECONDS (default 2: each server is loaded this long, unmeasured, before the
 //   rounds at each concurrency, so JIT compilation and first-touch file growth are not measured).
 // Both servers stay up and are loaded in alternating rounds (Flowport, bare, Flowport, …),
@@ -38,7 +38,8 @@ const { values: args } = parseArgs({ options: { store: { type: 'string', default
 const STORE = parseStore(args.store);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 12);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,128').split(',').map(Number);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,128,256').split(',').map(Number);
+const GOAL = 0.5;
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
 const BARE_SERVER = `
@@ -192,6 +193,7 @@ async function main(): Promise<void> {
     const row = (name: string, f: Figures) =>
       `${name.padEnd(36)} ${f.rps.toFixed(0).padStart(8)} ev/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   2xx ${f.ok}   non-2xx ${f.non2xx}   errors ${f.errors}`;
     let answered = 0;
+    const verdicts: string[] = [];
     for (const connections of CONNECTIONS) {
       const mine: Figures[] = [];
       const base: Figures[] = [];
@@ -216,9 +218,12 @@ async function main(): Promise<void> {
       for (const l of [cpuLine('Flowport', combine(mine, perRound)), cpuLine('bare', combine(base, perRound))])
         if (l) console.log(l);
       console.log(
-        `  Ratio Flowport (${STORE}) / bare at ${connections} connections: ${median(ratios).toFixed(2)} (median of rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; goal >= 0.50)`,
+        `  Ratio Flowport (${STORE}) / bare at ${connections} connections: ${median(ratios).toFixed(2)} (median of rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; goal >= ${GOAL.toFixed(2)})`,
       );
+      verdicts.push(`${connections}: ${median(ratios) >= GOAL ? 'met' : 'not met'}`);
     }
+    console.log('');
+    console.log(`Goal (ratio >= ${GOAL.toFixed(2)}) by connections: ${verdicts.join('; ')}`);
     const check = await fp.openDb();
     const stored = Number(
       (await check.get<{ n: number }>("SELECT COUNT(*) AS n FROM events WHERE state = 'queued'"))?.n ?? 0,
