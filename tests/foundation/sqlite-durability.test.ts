@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { newId } from '../../api/src/ids.ts';
 import { migrate } from '../../api/src/store/migrate.ts';
 import { CHECKPOINT_POLICY, SqliteDb } from '../../api/src/store/sqlite.ts';
+import { runToEnd } from '../helpers/process.ts';
 import { startTestServer, tempDir } from '../helpers/runtime.ts';
 
 const INSERT_SHOP = 'INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)';
@@ -104,6 +105,48 @@ describe('sqlite checkpoints off the event loop', () => {
     // About 13 MB went through the WAL; rewinding keeps it to about one wave.
     const written = rows * ROW.length;
     expect(statSync(`${file}-wal`).size).toBeLessThan(written / 3);
+    expect(db.raw.pragma('integrity_check', { simple: true })).toBe('ok');
+    await db.close();
+    const again = new SqliteDb(file);
+    expect(await again.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
+    await again.close();
+  });
+
+  it('checkpoints safely while another process (e.g. the CLI) writes to the same file', async () => {
+    const { db, file } = await freshDb();
+    await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
+    // The other process: its own adapter (and checkpoint thread) on the same file.
+    const otherCommits = 150;
+    const script = `
+      import { SqliteDb } from './api/src/store/sqlite.ts';
+      const db = new SqliteDb(process.env.DB_FILE);
+      for (let i = 0; i < ${otherCommits}; i++) {
+        await db.tx(async (tx) => { for (let j = 0; j < 20; j++) await tx.run('INSERT INTO blobs (b) VALUES (?)', ['${ROW.slice(0, 100)}']); });
+      }
+      await db.close();
+      console.log('other done');
+    `;
+    const other = runToEnd(['--input-type=module', '-e', script], { DB_FILE: file });
+    let otherEnded = false;
+    void other.then(() => {
+      otherEnded = true;
+    });
+    // This process keeps writing (and checkpointing) until the other one has finished.
+    const wave = CHECKPOINT_POLICY.everyCommits + 8;
+    let waves = 0;
+    while (!otherEnded || waves < 6) {
+      await writeMany(db, wave);
+      waves++;
+    }
+    const done = await other;
+    expect(done.out).toContain('other done');
+    expect(done.code).toBe(0);
+    await db.checkpointsSettled();
+    expect(db.checkpointStats.fallback).toBeNull();
+    expect(db.checkpointStats.checkpoints).toBeGreaterThan(0);
+    expect(db.failure()).toBeNull();
+    const rows = rowsFor(wave) * waves + otherCommits * 20;
+    expect(await db.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
     expect(db.raw.pragma('integrity_check', { simple: true })).toBe('ok');
     await db.close();
     const again = new SqliteDb(file);
