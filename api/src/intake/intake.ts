@@ -4,8 +4,9 @@
 // or duplicate request's receipt is its event row (request id included; see
 // reads/receipts.ts); a rejection gets a receipt row (no body), within a
 // per-endpoint budget. A batch's event and receipt rows are written with
-// multi-row INSERTs just before its COMMIT; dedupe and the plan cap are per-endpoint / per-shop lock keys, so
-// they hold across API processes sharing Postgres.
+// multi-row INSERTs just before its COMMIT; dedupe and the plan cap are
+// per-endpoint / per-shop lock keys, so they hold across API processes sharing
+// Postgres.
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { intakeSupportCode, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';

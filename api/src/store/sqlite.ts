@@ -1,10 +1,12 @@
-// SQLite adapter over better-sqlite3: WAL, one connection per process, transactions
-// serialized. Durability: a write resolves only after the WAL holding its commit has
+// SQLite adapter over better-sqlite3: WAL, one writing connection per process,
+// transactions serialized. Durability: a write resolves only after the WAL holding its commit has
 // been fsynced, so an answered write survives power loss (the guarantee of
 // synchronous=FULL). The sync runs on libuv's thread pool instead of inside COMMIT on
 // the event loop, so requests keep being parsed and answered meanwhile, and one sync
-// covers every commit made before it started. See
-// docs/adr/0302-sqlite-wal-sync-off-the-event-loop.md.
+// covers every commit made before it started. Checkpoints run in a second thread and
+// connection (./sqlite-checkpointer.ts), not inside a COMMIT on the event loop. See
+// docs/adr/0302-sqlite-wal-sync-off-the-event-loop.md and
+// docs/adr/0303-sqlite-checkpoints-off-the-event-loop.md.
 import { mkdirSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -130,10 +132,10 @@ export class SqliteDb implements Db {
   /**
    * One checkpoint in the thread, in two passes. The first copies what the WAL holds while
    * writes go on. The second holds writes (the open transaction, if any, ends; no write
-   * starts) and copies
-   * the frames added meanwhile, so it completes and the next write rewinds the WAL; writes
-   * wait only for that short tail. Reads never wait. If the thread fails, checkpoints move
-   * back into this connection (SQLite's automatic checkpoint) and writing goes on.
+   * starts) and copies the frames added meanwhile, so it completes and the next write
+   * rewinds the WAL; writes wait only for that short tail. Reads never wait. If the thread
+   * fails, checkpoints move back into this connection (SQLite's automatic checkpoint) and
+   * writing goes on.
    */
   private async checkpoint(): Promise<void> {
     this.commitsSinceCheckpoint = 0;
