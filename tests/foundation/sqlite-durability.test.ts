@@ -68,6 +68,15 @@ describe('sqlite durability', () => {
 describe('sqlite checkpoints off the event loop', () => {
   const ROW = 'x'.repeat(2000);
 
+  /** The file passes SQLite's integrity check, and reopened it holds every row. Closes `db`. */
+  async function expectIntactAfterReopen(db: SqliteDb, file: string, rows: number): Promise<void> {
+    expect(db.raw.pragma('integrity_check', { simple: true })).toBe('ok');
+    await db.close();
+    const again = new SqliteDb(file);
+    expect(await again.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
+    await again.close();
+  }
+
   /** Rows `writeMany(commits)` inserts: every 4th commit one row, the others 20. */
   const rowsFor = (commits: number) => Math.ceil(commits / 4) + (commits - Math.ceil(commits / 4)) * 20;
 
@@ -105,11 +114,7 @@ describe('sqlite checkpoints off the event loop', () => {
     // About 13 MB went through the WAL; rewinding keeps it to about one wave.
     const written = rows * ROW.length;
     expect(statSync(`${file}-wal`).size).toBeLessThan(written / 3);
-    expect(db.raw.pragma('integrity_check', { simple: true })).toBe('ok');
-    await db.close();
-    const again = new SqliteDb(file);
-    expect(await again.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
-    await again.close();
+    await expectIntactAfterReopen(db, file, rows);
   });
 
   it('checkpoints safely while another process (e.g. the CLI) writes to the same file', async () => {
@@ -147,11 +152,7 @@ describe('sqlite checkpoints off the event loop', () => {
     expect(db.failure()).toBeNull();
     const rows = rowsFor(wave) * waves + otherCommits * 20;
     expect(await db.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
-    expect(db.raw.pragma('integrity_check', { simple: true })).toBe('ok');
-    await db.close();
-    const again = new SqliteDb(file);
-    expect(await again.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
-    await again.close();
+    await expectIntactAfterReopen(db, file, rows);
   });
 
   it('moves checkpoints back into the connection when the thread fails, and writing goes on', async () => {
