@@ -6,9 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
 import { RETENTION_CANDIDATES } from '../../api/src/handoff/lifecycle.ts';
 import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
-import { migrate } from '../../api/src/store/migrate.ts';
 import { SqliteDb } from '../../api/src/store/sqlite.ts';
-import { tempDir } from '../helpers/runtime.ts';
+import { freshSqlite } from '../helpers/sqlite.ts';
 
 const MIGRATION = readFileSync(
   join(import.meta.dirname, '../../api/src/store/migrations/0700_intake_rows.sql'),
@@ -29,8 +28,7 @@ describe('migration 0700 literals', () => {
 describe('query plans on SQLite', () => {
   let db: SqliteDb;
   beforeAll(async () => {
-    db = new SqliteDb(join(tempDir(), 'flowport.db'));
-    await migrate(db);
+    db = (await freshSqlite()).db;
   });
   afterAll(async () => {
     await db?.close();

@@ -5,23 +5,10 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../api/src/ids.ts';
-import { migrate } from '../../api/src/store/migrate.ts';
 import { CHECKPOINT_POLICY, SqliteDb } from '../../api/src/store/sqlite.ts';
 import { runToEnd } from '../helpers/process.ts';
 import { startTestServer, tempDir } from '../helpers/runtime.ts';
-
-const INSERT_SHOP = 'INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)';
-
-async function freshDb(): Promise<{ db: SqliteDb; file: string }> {
-  const file = join(tempDir(), 'flowport.db');
-  const db = new SqliteDb(file);
-  await migrate(db);
-  return { db, file };
-}
-
-async function shopCount(db: SqliteDb): Promise<number> {
-  return Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM shops'))?.n);
-}
+import { freshSqlite, INSERT_SHOP, shopCount } from '../helpers/sqlite.ts';
 
 describe('sqlite durability', () => {
   it('settles exec() on a brand-new file before anything was written', async () => {
@@ -32,7 +19,7 @@ describe('sqlite durability', () => {
   });
 
   it('uses WAL with its own WAL sync: every write resolves only after a sync that covers its commit', async () => {
-    const { db } = await freshDb();
+    const { db } = await freshSqlite();
     expect(db.raw.pragma('journal_mode', { simple: true })).toBe('wal');
     // NORMAL: COMMIT does not fsync; the adapter syncs the WAL before resolving.
     expect(db.raw.pragma('synchronous', { simple: true })).toBe(1);
@@ -95,7 +82,7 @@ describe('sqlite checkpoints off the event loop', () => {
   }
 
   it('checkpoints in its thread, each checkpoint completes, and the WAL rewinds under continuous writes', async () => {
-    const { db, file } = await freshDb();
+    const { db, file } = await freshSqlite();
     await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
     // The connection never checkpoints inside a COMMIT.
     expect(db.raw.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
@@ -118,7 +105,7 @@ describe('sqlite checkpoints off the event loop', () => {
   });
 
   it('checkpoints safely while another process (e.g. the CLI) writes to the same file', async () => {
-    const { db, file } = await freshDb();
+    const { db, file } = await freshSqlite();
     await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
     // The other process: its own adapter (and checkpoint thread) on the same file.
     const otherCommits = 150;
@@ -156,7 +143,7 @@ describe('sqlite checkpoints off the event loop', () => {
   });
 
   it('moves checkpoints back into the connection when the thread fails, and writing goes on', async () => {
-    const { db } = await freshDb();
+    const { db } = await freshSqlite();
     await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
     await writeMany(db, CHECKPOINT_POLICY.everyCommits + 4);
     await db.checkpointsSettled();
@@ -177,7 +164,7 @@ describe('sqlite checkpoints off the event loop', () => {
 
 describe('sqlite WAL sync failure', () => {
   it('fails the write whose sync failed and writes nothing more; reads go on; failure() says why', async () => {
-    const { db } = await freshDb();
+    const { db } = await freshSqlite();
     await db.run(INSERT_SHOP, [newId('shop'), 'ok.myshopify.com']);
     expect(db.failure()).toBeNull();
     // Fault injection: close the adapter's WAL handle under it, so the next fdatasync really fails.
@@ -218,7 +205,7 @@ describe('sqlite WAL sync failure', () => {
 
 describe('sqlite commit pipelining (TxOptions.onCommit)', () => {
   it('reports the commit before the sync and resolves after it; the next transaction overlaps the sync', async () => {
-    const { db } = await freshDb();
+    const { db } = await freshSqlite();
     const before = db.syncStats.commits;
     expect(db.syncStats.syncedThrough).toBe(before);
     const order: string[] = [];
@@ -256,7 +243,7 @@ describe('sqlite commit pipelining (TxOptions.onCommit)', () => {
   });
 
   it('a failed transaction reports no commit and writes nothing', async () => {
-    const { db } = await freshDb();
+    const { db } = await freshSqlite();
     let committed = false;
     await expect(
       db.tx(

@@ -1,25 +1,15 @@
 // The group committer over a real SQLite file: concurrent work shares transactions,
 // every item settles only after its batch is durable, one failing item fails alone,
 // and a batch that committed but could not be made durable is never written twice.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../api/src/ids.ts';
 import { GroupCommitter } from '../../api/src/intake/committer.ts';
 import type { Db, TxOptions } from '../../api/src/store/db.ts';
-import { migrate } from '../../api/src/store/migrate.ts';
 import { SqliteDb } from '../../api/src/store/sqlite.ts';
-import { tempDir } from '../helpers/runtime.ts';
-
-const INSERT_SHOP = 'INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)';
+import { freshSqlite, INSERT_SHOP, shopCount } from '../helpers/sqlite.ts';
 
 async function freshDb(): Promise<SqliteDb> {
-  const db = new SqliteDb(join(tempDir(), 'flowport.db'));
-  await migrate(db);
-  return db;
-}
-
-async function count(db: Db, like = '%'): Promise<number> {
-  return Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM shops WHERE domain LIKE ?', [like]))?.n);
+  return (await freshSqlite()).db;
 }
 
 describe('group committer', () => {
@@ -38,7 +28,7 @@ describe('group committer', () => {
       }),
     );
     expect(notDurable).toEqual([]);
-    expect(await count(db)).toBe(300);
+    expect(await shopCount(db)).toBe(300);
     expect(committer.stats.items).toBe(300);
     expect(committer.stats.batches).toBeLessThan(300);
     await committer.drain();
@@ -59,8 +49,8 @@ describe('group committer', () => {
     );
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
     expect((results[7] as PromiseRejectedResult).reason).toMatchObject({ message: 'item 7 is bad' });
-    expect(await count(db)).toBe(19);
-    expect(await count(db, 'f7.%')).toBe(0);
+    expect(await shopCount(db)).toBe(19);
+    expect(await shopCount(db, 'f7.%')).toBe(0);
     await db.close();
   });
 
@@ -91,13 +81,13 @@ describe('group committer', () => {
     );
     expect(results.every((r) => r.status === 'rejected')).toBe(true);
     // Written once by the committed batch, not again by a retry.
-    expect(await count(real, 'd%')).toBe(10);
-    for (let i = 0; i < 10; i++) expect(await count(real, `d${i}.%`)).toBe(1);
+    expect(await shopCount(real, 'd%')).toBe(10);
+    for (let i = 0; i < 10; i++) expect(await shopCount(real, `d${i}.%`)).toBe(1);
     failSyncs = false;
     await committer.submit(async (tx) => {
       await tx.run(INSERT_SHOP, [newId('shop'), 'after.myshopify.com']);
     });
-    expect(await count(real)).toBe(11);
+    expect(await shopCount(real)).toBe(11);
     await real.close();
   });
 });

@@ -8,6 +8,7 @@ import { AppError } from '../errors/problem.ts';
 import { problemParts } from '../http/problem-response.ts';
 import { isId, newId } from '../ids.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
+import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
 import type { HeaderReader, Intake } from './intake.ts';
 
 type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -107,7 +108,7 @@ export function withIntakeFastPath(
         readBody: (max) => readNodeBody(req, max),
       })
       .then(
-        (ack) => send(ack.status === 'queued' ? 202 : 200, { 'Content-Type': 'application/json' }, JSON.stringify(ack)),
+        (ack) => send(ACK_HTTP_STATUS[ack.status], { 'Content-Type': 'application/json' }, JSON.stringify(ack)),
         (err: unknown) => {
           let appError: AppError;
           if (err instanceof AppError) appError = err;

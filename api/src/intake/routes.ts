@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { isId } from '../ids.ts';
+import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
 import type { Intake } from './intake.ts';
 
 /** Reads a request body with a hard cap, without buffering past it. */
@@ -50,7 +51,7 @@ export function intakeRoutes(getIntake: () => Intake): Hono<AppEnv> {
       headers: c.req.raw.headers,
       readBody: (max) => readBodyCapped(c.req.raw, max),
     });
-    return c.json(ack, ack.status === 'queued' ? 202 : 200);
+    return c.json(ack, ACK_HTTP_STATUS[ack.status]);
   });
   app.all('/:endpointId', (c) => {
     c.header('Allow', 'POST');

@@ -4,7 +4,7 @@
 // row instead: intake writes one row per accepted event, not two (ADR 0304). Its id is the
 // event id's time-sortable suffix under the receipt prefix, so receipts of both kinds sort
 // together by id. Every receipt read goes through this module.
-import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
+import { ACK_HTTP_STATUS, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { ID_PREFIXES } from '../ids.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 
@@ -28,7 +28,7 @@ const DERIVED_COLUMNS = `'${RECEIPT_PREFIX}' || substr(id, ${EVENT_PREFIX.length
   id AS event_id, request_id, received_at, 'verified' AS auth_result, 'valid' AS validation_result,
   CASE WHEN duplicate_of IS NOT NULL THEN 'duplicate' WHEN external_event_id IS NOT NULL THEN 'unique'
     ELSE 'no_external_id' END AS dedupe_decision,
-  config_version, CASE WHEN duplicate_of IS NOT NULL THEN 200 ELSE 202 END AS http_status, NULL AS error_code,
+  config_version, CASE WHEN duplicate_of IS NOT NULL THEN ${ACK_HTTP_STATUS.duplicate_suppressed} ELSE ${ACK_HTTP_STATUS.queued} END AS http_status, NULL AS error_code,
   CASE WHEN duplicate_of IS NOT NULL THEN '${duplicate.code}' ELSE '${accepted.code}' END AS support_code,
   body_size, body_sha256`;
 const STORED_COLUMNS = `id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
