@@ -11,7 +11,8 @@
 //   rounds at each concurrency, so JIT compilation and first-touch file growth are not measured).
 // Both servers stay up and are loaded in alternating rounds (Flowport, bare, Flowport, …),
 // so drift in the shared machine's speed hits both sides of the ratio; the ratio printed
-// is the median of the rounds' ratios.
+// is the median of the rounds' ratios. Each round's CPU steal (time the hypervisor gave other
+// guests) is printed too: a round with much of it ran on a slower machine.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -64,6 +65,20 @@ function cpuOf(pid: number): { all: number; main: number } | null {
   }
 }
 
+/**
+ * The machine's CPU ticks so far, and those stolen by the hypervisor for other guests (Linux
+ * /proc/stat, all CPUs; null elsewhere). A round with much steal ran on a slower machine.
+ */
+function machineTicks(): { total: number; steal: number } | null {
+  try {
+    const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal (guest time is already inside user).
+    return { total: f.slice(0, 8).reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+  } catch {
+    return null;
+  }
+}
+
 interface Figures {
   rps: number;
   p50: number;
@@ -73,6 +88,8 @@ interface Figures {
   errors: number;
   /** CPU µs per answered request: the server's main thread, all its threads, the load generator. */
   cpu?: { main: number; all: number; loader: number };
+  /** Share of the machine's CPU time stolen by the hypervisor during the round, %. */
+  steal?: number;
 }
 
 async function load(
@@ -83,6 +100,7 @@ async function load(
   serverPid: number,
 ): Promise<Figures> {
   const before = cpuOf(serverPid);
+  const machineBefore = machineTicks();
   const loaderBefore = process.cpuUsage();
   const result = await autocannon({
     url,
@@ -94,6 +112,7 @@ async function load(
     timeout: 30,
   });
   const after = cpuOf(serverPid);
+  const machineAfter = machineTicks();
   const loader = process.cpuUsage(loaderBefore);
   const n = Math.max(1, result['2xx']);
   return {
@@ -111,6 +130,9 @@ async function load(
             loader: (loader.user + loader.system) / n,
           },
         }
+      : {}),
+    ...(machineBefore && machineAfter && machineAfter.total > machineBefore.total
+      ? { steal: (100 * (machineAfter.steal - machineBefore.steal)) / (machineAfter.total - machineBefore.total) }
       : {}),
   };
 }
@@ -136,6 +158,7 @@ function median(xs: number[]): number {
 function combine(rounds: Figures[], seconds: number): Figures {
   const ok = rounds.reduce((a, f) => a + f.ok, 0);
   const cpus = rounds.flatMap((f) => (f.cpu ? [f.cpu] : []));
+  const steals = rounds.flatMap((f) => (f.steal === undefined ? [] : [f.steal]));
   return {
     rps: ok / (seconds * rounds.length),
     p50: median(rounds.map((f) => f.p50)),
@@ -152,6 +175,7 @@ function combine(rounds: Figures[], seconds: number): Figures {
           },
         }
       : {}),
+    ...(steals.length === rounds.length ? { steal: median(steals) } : {}),
   };
 }
 
@@ -217,6 +241,12 @@ async function main(): Promise<void> {
           : null;
       for (const l of [cpuLine('Flowport', combine(mine, perRound)), cpuLine('bare', combine(base, perRound))])
         if (l) console.log(l);
+      if (mine.every((f) => f.steal !== undefined) && base.every((f) => f.steal !== undefined)) {
+        const pct = (f: Figures) => `${(f.steal as number).toFixed(0)}%`;
+        console.log(
+          `  CPU stolen by the hypervisor (other guests), per round: Flowport ${mine.map(pct).join(', ')}; bare ${base.map(pct).join(', ')}`,
+        );
+      }
       console.log(
         `  Ratio Flowport (${STORE}) / bare at ${connections} connections: ${median(ratios).toFixed(2)} (median of rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; goal >= ${GOAL.toFixed(2)})`,
       );
