@@ -1,10 +1,14 @@
 // The Shopify sandbox over real HTTP: Shopify's exact answers, the throttle
 // status on every GraphQL answer, the record of received triggers, and the
 // per-shop fault injection control API. The sandbox runs alone on port 0.
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
+import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callFlowTriggerReceive, FLOW_TRIGGER_MUTATION, graphqlUrl } from '../../api/src/handoff/flow-client.ts';
 import { buildFlowPayload } from '../../api/src/handoff/payload.ts';
-import { SANDBOX_MOUNT_PATH } from '../../api/src/sandbox/app.ts';
+import { createSandboxState, SANDBOX_MOUNT_PATH, sandboxApp } from '../../api/src/sandbox/app.ts';
 import { type SandboxServer, startSandboxServer } from '../../api/src/sandbox/server.ts';
 import { uniqueDomain } from './helpers.ts';
 
@@ -227,5 +231,62 @@ describe('fault injection (the client sees what the worker would)', () => {
       faults: Record<string, unknown>;
     };
     expect(list.faults[shop]).toMatchObject({ mode: 'http_500', rate: 0.5 });
+  });
+});
+
+describe('a keep-alive connection serving many calls', () => {
+  it('collects no listener per call (delays included), so a long-lived sandbox does not leak', async () => {
+    const app = new Hono();
+    app.route(SANDBOX_MOUNT_PATH, sandboxApp(createSandboxState()));
+    const server = createServer(getRequestListener(app.fetch));
+    const sockets: Socket[] = [];
+    server.on('connection', (s) => sockets.push(s));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path,
+            method: 'POST',
+            agent,
+            headers: { 'content-type': 'application/json', ...headers },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify(body));
+      });
+    const shop = uniqueDomain();
+    const gqlPath = `${SANDBOX_MOUNT_PATH}/${shop}/admin/api/2026-10/graphql.json`;
+    const trigger = {
+      query: FLOW_TRIGGER_MUTATION,
+      variables: { handle: 'external-event', payload: buildFlowPayload('external_event', ev) },
+    };
+    try {
+      expect(await post(`${SANDBOX_MOUNT_PATH}/_faults/${shop}`, { mode: 'none', latency_ms: 5 })).toBe(200);
+      expect(await post(gqlPath, trigger, { 'x-shopify-access-token': TOKEN })).toBe(200);
+      const socket = sockets[0] as Socket;
+      const after1 = socket.listenerCount('close');
+      for (let i = 0; i < 15; i++) {
+        expect(await post(gqlPath, trigger, { 'x-shopify-access-token': TOKEN })).toBe(200);
+        expect(await post(gqlPath, trigger)).toBe(401);
+      }
+      // One connection served all 32 calls, and it holds no more listeners than after the first.
+      expect(sockets).toHaveLength(1);
+      expect(socket.listenerCount('close')).toBe(after1);
+    } finally {
+      agent.destroy();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
   });
 });

@@ -191,14 +191,24 @@ function pickFault(state: SandboxState, shop: string): { spec: FaultSpec | null;
   return { spec, fire };
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
+/**
+ * Waits `ms`, or less if the client goes away first (its timeout). The client's going away is
+ * seen on the socket (the Request signal is not reliable here). The listener is removed
+ * afterwards: a keep-alive socket serves many calls and must not collect one per call.
+ */
+function sleepWhileConnected(ms: number, incoming: IncomingMessage | undefined): Promise<void> {
+  const socket = incoming?.socket;
+  if (socket?.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      socket?.off('close', done);
       resolve();
-    });
+    };
+    const timer = setTimeout(done, ms);
+    socket?.once('close', done);
   });
+}
 
 export function sandboxApp(state: SandboxState): Hono {
   const app = new Hono();
@@ -247,11 +257,8 @@ export function sandboxApp(state: SandboxState): Hono {
     const shop = c.req.param('shop');
     state.calls.set(shop, (state.calls.get(shop) ?? 0) + 1);
     const { spec, fire } = pickFault(state, shop);
-    // The client going away (its timeout) is seen on the socket; the Request signal is not reliable here.
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    const gone = new AbortController();
-    incoming?.socket?.once('close', () => gone.abort());
-    if (spec?.latency_ms) await sleep(spec.latency_ms, gone.signal);
+    if (spec?.latency_ms) await sleepWhileConnected(spec.latency_ms, incoming);
 
     if (fire && spec) {
       switch (spec.mode) {
@@ -260,7 +267,7 @@ export function sandboxApp(state: SandboxState): Hono {
           return new Response(null, { status: 500 });
         }
         case 'timeout':
-          await sleep(spec.hang_ms ?? 60_000, gone.signal);
+          await sleepWhileConnected(spec.hang_ms ?? 60_000, incoming);
           return c.json({ errors: [{ message: SANDBOX_MESSAGES.internal }] }, 504);
         case 'revoked':
           return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
