@@ -67,4 +67,74 @@ describe('postgres', () => {
     expect(typeof row?.created_at).toBe('number');
     await db.close();
   });
+
+  it('runs the concurrent calls of a transaction one at a time on its connection, in call order', async () => {
+    // Every query on a node-postgres client is counted while it runs; a call made while another
+    // runs on the same client is an overlap (deprecated by node-postgres, removed in pg 9).
+    const running = new WeakMap<object, number>();
+    let overlaps = 0;
+    const original = pg.Client.prototype.query;
+    const patched = function (this: pg.Client, ...args: unknown[]) {
+      const n = running.get(this) ?? 0;
+      if (n > 0) overlaps++;
+      running.set(this, n + 1);
+      const done = () => running.set(this, (running.get(this) ?? 1) - 1);
+      // The pool calls with a callback; our transaction handle uses the promise.
+      const last = args.length - 1;
+      const cb = args[last];
+      if (typeof cb === 'function') {
+        args[last] = (...r: unknown[]) => {
+          done();
+          return (cb as (...a: unknown[]) => unknown)(...r);
+        };
+      }
+      const out = (original as (...a: unknown[]) => unknown).apply(this, args);
+      if (out instanceof Promise) out.then(done, done);
+      return out;
+    };
+    pg.Client.prototype.query = patched as typeof original;
+    const db = await PostgresDb.connect(`${PG_URL}?options=-c%20search_path%3D${schema}`);
+    try {
+      const got = await db.tx((tx) =>
+        Promise.all(
+          [5, 4, 3, 2, 1].map((ms, i) =>
+            tx.get<{ i: number }>(`SELECT ?::int AS i, pg_sleep(?::float / 1000) IS NULL AS slept`, [i, ms]),
+          ),
+        ),
+      );
+      expect(got.map((r) => r?.i)).toEqual([0, 1, 2, 3, 4]);
+      expect(overlaps).toBe(0);
+      // Outside a transaction, concurrent calls still spread over the pool.
+      const pids = await Promise.all(
+        [1, 2, 3].map(() => db.get<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.02) IS NULL AS s')),
+      );
+      expect(new Set(pids.map((p) => p?.pid)).size).toBeGreaterThan(1);
+    } finally {
+      pg.Client.prototype.query = original;
+      await db.close();
+    }
+  });
+
+  it('a transaction whose concurrent calls fail part-way writes nothing, not even the calls queued after the failure', async () => {
+    const db = await PostgresDb.connect(`${PG_URL}?options=-c%20search_path%3D${schema}`);
+    const [a, b] = [newId('shop'), newId('shop')];
+    const insert = 'INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)';
+    try {
+      await expect(
+        db.tx((tx) =>
+          Promise.all([
+            tx.run(insert, [a, 'a.partial.myshopify.com']),
+            tx.run('SELECT 1 / 0'),
+            tx.run(insert, [b, 'b.partial.myshopify.com']),
+          ]),
+        ),
+      ).rejects.toThrow(/division by zero/);
+      expect(await db.get('SELECT id FROM shops WHERE id IN (?, ?)', [a, b])).toBeUndefined();
+      // The connection went back to the pool clean: the next transaction commits normally.
+      await db.tx((tx) => tx.run(insert, [a, 'a.partial.myshopify.com']));
+      expect((await db.get<{ id: string }>('SELECT id FROM shops WHERE id = ?', [a]))?.id).toBe(a);
+    } finally {
+      await db.close();
+    }
+  });
 });

@@ -42,8 +42,51 @@ export function redactUrl(url: string): string {
   }
 }
 
-type Queryable = pg.Pool | pg.PoolClient;
+interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
+}
 
+/**
+ * One transaction's connection, one query at a time, in call order. node-postgres queues
+ * overlapping calls on a client today but deprecates it (pg 9 removes it), and code inside a
+ * transaction may call concurrently (Promise.all). COMMIT and ROLLBACK queue behind every call
+ * made before them, as they did in node-postgres's own queue, so no call made inside the
+ * transaction can run after it ends, outside it, or on a connection already back in the pool:
+ * a call still queued when the transaction ends is refused.
+ */
+class OneAtATime implements Queryable {
+  private tail: Promise<unknown> = Promise.resolve();
+  private ended = false;
+  private readonly client: pg.PoolClient;
+
+  constructor(client: pg.PoolClient) {
+    this.client = client;
+  }
+
+  private enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn);
+    this.tail = result.catch(() => {});
+    return result;
+  }
+
+  query(sql: string, params?: unknown[]): Promise<pg.QueryResult> {
+    return this.enqueue(() => {
+      if (this.ended) return Promise.reject(new Error('The transaction has ended; this query was not run.'));
+      return this.client.query(sql, params);
+    });
+  }
+
+  /** COMMIT or ROLLBACK after every call made so far; calls queued later are refused. */
+  end(sql: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.ended) return;
+      await this.client.query(sql);
+      this.ended = true;
+    });
+  }
+}
+
+/** A Db over the pool (each call gets a pooled connection) or over one transaction's connection. */
 function handle(q: Queryable, tx: Db['tx']): Db {
   return {
     dialect: 'postgres',
@@ -113,15 +156,16 @@ export class PostgresDb implements Db {
   /** READ COMMITTED on one pooled connection; nested tx() calls join it. */
   async tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
     const client = await this.pool.connect();
+    const conn = new OneAtATime(client);
     try {
-      await client.query('BEGIN');
-      const inner: Db = handle(client, (f) => f(inner));
+      await conn.query('BEGIN');
+      const inner: Db = handle(conn, (f) => f(inner));
       const out = await fn(inner);
-      await client.query('COMMIT');
+      await conn.end('COMMIT');
       options?.onCommit?.();
       return out;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      await conn.end('ROLLBACK').catch(() => {});
       throw err;
     } finally {
       client.release();
