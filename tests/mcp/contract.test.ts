@@ -124,6 +124,20 @@ async function sampleArgs(op: AnyOperation): Promise<Record<string, unknown> | n
     if ('receiptId' in params) args.receiptId = ack.receipt_id;
   }
   if ('endpointId' in params) args.endpointId = server.sandbox?.endpoint_id;
+  if ('intentId' in params) {
+    // An intent to read: the preview of a test event on the sandbox endpoint, made over HTTP.
+    const preview = OPERATIONS.find((o) => o.operationId === 'createTestEventIntent') as AnyOperation;
+    const res = await fetch(
+      `${server.url}${preview.path.replace('{endpointId}', String(server.sandbox?.endpoint_id))}`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.sandbox?.grant_token}`, 'content-type': 'application/json' },
+        body: '{}',
+      },
+    );
+    expect(res.status).toBe(preview.successStatus);
+    args.intentId = ((await res.json()) as { id: string }).id;
+  }
   const required = [op.request.params, op.request.query, op.request.body]
     .filter(Boolean)
     .flatMap((s) => Object.entries((s as z.ZodObject).shape))
