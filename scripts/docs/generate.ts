@@ -15,6 +15,7 @@ import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { PLAN_IDS, PLANS } from '../../api/src/plans.ts';
 import { CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';
 import { type OpenApiDocument, renderApiReference } from './lib/api-reference.ts';
+import { authModeDirectives } from './lib/auth-mode-pages.ts';
 import { page } from './lib/markdown.ts';
 import {
   renderLifecycleTable,
@@ -87,6 +88,7 @@ export function generate(): GenerateResult {
           (k) => `| \`${ENV[k]}\` | ${CONFIG_VARIABLES[k].default} | ${CONFIG_VARIABLES[k].about} |`,
         ),
       ].join('\n'),
+    ...authModeDirectives(),
   };
 
   rmSync(DOCS_DIR, { recursive: true, force: true });
@@ -98,7 +100,7 @@ export function generate(): GenerateResult {
     const rel = relative(CONTENT_DIR, file);
     if (!/\.md$/.test(rel))
       throw new Error(`content/${rel}: only .md pages belong in content/ (MDX would make the Markdown twins lossy).`);
-    const text = readFileSync(file, 'utf8').replace(/<!--\s*generated:([a-z-]+)\s*-->/g, (_m, name: string) => {
+    const text = readFileSync(file, 'utf8').replace(/<!--\s*generated:([a-z0-9-]+)\s*-->/g, (_m, name: string) => {
       const render = directives[name];
       if (!render)
         throw new Error(

@@ -252,7 +252,7 @@ describe('reference page and completion', () => {
     expect(complete('ev')).toEqual(['events']);
     expect(complete('events', '')).toEqual(['list', 'receipt', 'show']);
     expect(complete('endpoints', '')).toEqual(
-      ['add', 'create', 'delete', 'edit', 'list', 'rotate-secret', 'show', 'test'].sort(),
+      ['add', 'create', 'delete', 'edit', 'import-secret', 'list', 'rotate-secret', 'show', 'test'].sort(),
     );
     expect(complete('replay', 'evt_1', '--ack')).toEqual(['--acknowledge-recent-delivery']);
     expect(complete('intents', 'confirm', 'int_1', '--idem')).toEqual(['--idempotency-key']);
@@ -292,7 +292,7 @@ describe('reference page and completion', () => {
           .sort();
       expect(complete('events', '')).toEqual(['list', 'receipt', 'show']);
       expect(complete('endpoints', '')).toEqual(
-        ['add', 'create', 'delete', 'edit', 'list', 'rotate-secret', 'show', 'test'].sort(),
+        ['add', 'create', 'delete', 'edit', 'import-secret', 'list', 'rotate-secret', 'show', 'test'].sort(),
       );
       expect(complete('replay', 'evt_1', '--ack')).toContain('--acknowledge-recent-delivery');
       expect(complete('grants', 'create', '--tier', '')).toEqual(

@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
+import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { EXIT } from '../../api/src/cli/exit-codes.ts';
@@ -26,6 +27,8 @@ let receiptId = '';
 let observerToken = '';
 let expiredToken = '';
 const oneTime = { grantToken: '', endpointSecret: '', rotatedSecret: '' };
+/** Imported with `endpoints import-secret`: no output may ever show it. */
+const IMPORTED_STRIPE_SECRET = `whsec_imported${'0123456789abcdef'.repeat(2)}`;
 
 async function closedPort(): Promise<number> {
   const srv = createServer();
@@ -377,6 +380,96 @@ describe('operator commands on the server’s store', () => {
     expect(audit.code).toBe(0);
     expect(audit.json.ok).toBe(true);
   });
+
+  it('a Stripe endpoint gets the secret Stripe shows, imported after creation; the placeholder stops verifying', async () => {
+    const stripe = new Stripe('sk_test_placeholder');
+    const created = await flowport(
+      [
+        'endpoints',
+        'create',
+        '--shop',
+        s.sandbox!.shop_id,
+        '--name',
+        'stripe prod',
+        '--auth-mode',
+        'stripe',
+        '--trigger-variant',
+        'external_event',
+      ],
+      { env: storeEnv },
+    );
+    expect(created.code).toBe(0);
+    const id: string = created.json.id;
+    const placeholder: string = created.json.secret;
+    // The notice says the generated secret is a placeholder and gives the exact import command.
+    expect(created.json.secret_notice).toContain(
+      `endpoints import-secret --endpoint ${id} --secret-env STRIPE_WEBHOOK_SECRET`,
+    );
+    const send = (secret: string) => {
+      const payload = JSON.stringify({ id: `evt_${Math.random().toString(36).slice(2)}`, type: 'charge.succeeded' });
+      return fetch(created.json.ingest_url.replace(/^https?:\/\/[^/]+/, s.url), {
+        method: 'POST',
+        body: payload,
+        headers: {
+          'content-type': 'application/json',
+          'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret }),
+        },
+      });
+    };
+    expect((await send(placeholder)).status).toBe(202);
+
+    const imported = await flowport(
+      ['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'STRIPE_WEBHOOK_SECRET'],
+      {
+        env: { ...storeEnv, STRIPE_WEBHOOK_SECRET: IMPORTED_STRIPE_SECRET },
+      },
+    );
+    expect(imported.code).toBe(0);
+    expect(imported.json).toMatchObject({
+      endpoint_id: id,
+      auth_mode: 'stripe',
+      secret_last4: IMPORTED_STRIPE_SECRET.slice(-4),
+      config_version: 2,
+      previous_secret_valid_until: null,
+    });
+    // The server's endpoint cache holds config for at most takes_effect_within_s.
+    const deadline = Date.now() + 10_000;
+    let status = (await send(IMPORTED_STRIPE_SECRET)).status;
+    while (status !== 202 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      status = (await send(IMPORTED_STRIPE_SECRET)).status;
+    }
+    expect(status).toBe(202);
+    const old = await send(placeholder);
+    expect([old.status, ((await old.json()) as { code: string }).code]).toEqual([401, 'signature_mismatch']);
+
+    const entry = await s.runtime.services.db.get<{ actor_kind: string; details_json: string }>(
+      "SELECT actor_kind, details_json FROM audit_log WHERE action = 'endpoint.secret_import' AND target_id = ?",
+      [id],
+    );
+    expect(entry?.actor_kind).toBe('operator');
+    expect(JSON.parse(entry?.details_json ?? '{}')).toMatchObject({
+      secret_last4: IMPORTED_STRIPE_SECRET.slice(-4),
+      overlap_hours: 0,
+    });
+    expect(entry?.details_json).not.toContain(IMPORTED_STRIPE_SECRET);
+
+    // Refusals: a secret Stripe could not have made, an unset variable, an unknown endpoint.
+    const wrong = await flowport(['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'S'], {
+      env: { ...storeEnv, S: 'not_a_stripe_secret' },
+    });
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/invalid_request: A Stripe signing secret starts with `whsec_`/);
+    const unset = await flowport(['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'UNSET_VAR'], {
+      env: storeEnv,
+    });
+    expect(unset.code).not.toBe(0);
+    expect(unset.stderr).toMatch(/--secret-env UNSET_VAR: the environment variable is empty or unset/);
+    const missing = await flowport(['endpoints', 'import-secret', '--endpoint', 'ep_nope', '--secret-env', 'S'], {
+      env: { ...storeEnv, S: IMPORTED_STRIPE_SECRET },
+    });
+    expect(missing.code).toBe(EXIT.notFound.code);
+  });
 });
 
 describe('a long-running operator command', () => {
@@ -424,7 +517,13 @@ describe('secrets', () => {
   it('no output ever shows a grant token or a signing secret, except the one-time ones where they are created', () => {
     const created = (r: Run, secret: string) => `${r.stdout}${r.stderr}`.includes(secret);
     expect(RUNS.length).toBeGreaterThan(40);
-    const fixed = [s.sandbox!.grant_token, s.sandbox!.signing_secret, observerToken, expiredToken];
+    const fixed = [
+      s.sandbox!.grant_token,
+      s.sandbox!.signing_secret,
+      observerToken,
+      expiredToken,
+      IMPORTED_STRIPE_SECRET,
+    ];
     const all = outputsExcept(() => false);
     for (const secret of fixed) expect(all.includes(secret)).toBe(false);
     const grantRuns = RUNS.filter((r) => created(r, oneTime.grantToken));

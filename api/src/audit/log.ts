@@ -19,6 +19,9 @@ export interface AuditActor {
   name: string;
 }
 
+/** The actor of operator commands (`flowport grants create`, `endpoints import-secret` …) run on the host. */
+export const OPERATOR_ACTOR: AuditActor = { kind: 'operator', name: 'flowport CLI (host operator)' };
+
 export interface AuditEntry {
   shopId: string | null;
   actor: AuditActor;

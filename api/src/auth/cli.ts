@@ -1,7 +1,7 @@
 // Operator commands of the grants/audit area: `grants create|list|revoke` and
 // `audit verify`. Human-only: they run on the host against the local store and
 // are never reachable through the API or MCP.
-import { appendAudit, verifyAuditChain } from '../audit/log.ts';
+import { appendAudit, OPERATOR_ACTOR, verifyAuditChain } from '../audit/log.ts';
 import type { OperatorCommand } from '../cli/definitions.ts';
 import type { OperatorHandler, OptionValues } from '../cli/handlers.ts';
 import { AppError } from '../errors/problem.ts';
@@ -66,7 +66,6 @@ export function parseDuration(text: string): number {
 
 const str = (o: OptionValues, k: string): string | undefined =>
   typeof o[k] === 'string' ? (o[k] as string) : undefined;
-const OPERATOR_ACTOR = { kind: 'operator' as const, name: 'flowport CLI (host operator)' };
 
 function grantStatus(g: GrantRow, now: number): string {
   if (g.revoked_at !== null) return 'revoked';

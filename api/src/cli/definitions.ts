@@ -20,7 +20,7 @@ import { CLI_ENV, DEFAULT_PORT } from '../config.ts';
 import { HANDOFF_OPERATOR_COMMANDS } from '../handoff/cli.ts';
 import { PLAN_IDS } from '../plans.ts';
 import { PROCESS_OPERATOR_COMMANDS } from '../process-commands.ts';
-import { AUTH_MODES, TRIGGER_VARIANTS } from '../services/endpoints.ts';
+import { AUTH_MODES, MAX_ROTATION_OVERLAP_HOURS, TRIGGER_VARIANTS } from '../services/endpoints.ts';
 
 export interface CommandOption {
   /** As typed, e.g. `--tier <tier>` (takes a value) or `--json` (a switch). */
@@ -213,6 +213,23 @@ const INTAKE_OPERATOR_COMMANDS: OperatorCommand[] = [
         flag: '--secret-env <name>',
         description:
           "Import the sender's signing secret from this environment variable (Stripe, Shopify, Slack, Svix) instead of generating one.",
+      },
+    ],
+  },
+  {
+    command: ['endpoints', 'import-secret'],
+    summary:
+      "Replace an endpoint's secret with one the sender made (Stripe shows it only once it has the ingest URL). Never prints the secret.",
+    options: [
+      { flag: '--endpoint <endpointId>', description: 'The endpoint id (ep_…).', required: true },
+      {
+        flag: '--secret-env <name>',
+        description: 'The environment variable holding the secret (so it never appears in the arguments or output).',
+        required: true,
+      },
+      {
+        flag: '--overlap-hours <hours>',
+        description: `How long the previous secret keeps verifying, 0–${MAX_ROTATION_OVERLAP_HOURS} (default 0).`,
       },
     ],
   },

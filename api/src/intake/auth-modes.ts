@@ -1,6 +1,7 @@
 // Per-auth-mode facts, defined once: intake reads the preset external-id and
-// event-type sources from here, and the docs site generates one page per mode
-// (header names, signed content, encoding, tolerance, sender setup) from it.
+// event-type sources from here, the CLI its secret handling, and each mode's docs page
+// renders its facts section from it (scripts/docs/lib/auth-mode-pages.ts): header names,
+// signed content, encoding, tolerance, dedupe and event-type sources, create command, example.
 // Examples use placeholders only (<SIGNING_SECRET>, <INGEST_URL> …).
 import type { AuthMode } from '../services/endpoints.ts';
 import { DEFAULT_HMAC, DEFAULT_STATIC_HEADER, DEFAULT_TOLERANCE_SEC } from '../services/endpoints.ts';
@@ -32,17 +33,18 @@ export interface AuthModeFacts {
   externalId: ValueSource | null;
   /** Default event type (Flow's "Event type" field); falls back to the mapping's eventTypePath. */
   eventType: ValueSource | null;
-  /** `npx flowport endpoints create …` for this mode (placeholders). */
-  createCommand: string;
-  /** How to configure the sender, step by step (placeholders). */
-  senderSetup: readonly string[];
+  /**
+   * The environment variable the docs import the secret from, for modes whose secret the
+   * sender generates (Stripe, Shopify, Slack): `--secret-env <it>` on create or import-secret.
+   * Null: Flowport generates the secret and the sender is given it.
+   */
+  secretEnv: string | null;
+  /** Mode-specific options shown in the create command (placeholders), e.g. ` [--static-header <HEADER>]`. */
+  createOptions: string;
   /** A code or curl example that signs like the sender (placeholders). */
   example: { language: 'ts' | 'sh'; code: string };
   notes: readonly string[];
 }
-
-const CREATE = (mode: string, extra = '') =>
-  `npx flowport endpoints create --shop <SHOP_ID> --name "<NAME>" --auth-mode ${mode} --trigger-variant external_event${extra} --json`;
 
 export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
   hmac_sha256: {
@@ -73,16 +75,9 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     multipleSignatures: false,
     externalId: null,
     eventType: null,
-    createCommand: CREATE(
-      'hmac_sha256',
+    secretEnv: null,
+    createOptions:
       ' [--signature-header <HEADER>] [--signature-encoding hex|base64] [--signature-prefix <PREFIX>] [--timestamp-header <HEADER>] [--external-id-header <HEADER> | --external-id-path <PATH>]',
-    ),
-    senderSetup: [
-      'Create the endpoint and copy `ingest_url` and `secret` (shown once).',
-      'Store the secret in the sender as <SIGNING_SECRET>.',
-      `Compute HMAC-SHA256 over the exact raw body bytes you send and put \`${DEFAULT_HMAC.prefix}<hex digest>\` in the \`${DEFAULT_HMAC.header}\` header.`,
-      'Send `Content-Type: application/json`. Configure an external id (header or JSON path) so retries are deduplicated.',
-    ],
     example: {
       language: 'sh',
       code: [
@@ -115,12 +110,8 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     multipleSignatures: false,
     externalId: { from: 'header', names: ['x-github-delivery'] },
     eventType: { from: 'header', names: ['x-github-event'] },
-    createCommand: CREATE('github'),
-    senderSetup: [
-      'In GitHub: Settings → Webhooks → Add webhook.',
-      'Payload URL: <INGEST_URL>. Content type: `application/json` (not form-encoded).',
-      'Secret: <SIGNING_SECRET>. Choose the events, then Add webhook.',
-    ],
+    secretEnv: null,
+    createOptions: '',
     example: {
       language: 'ts',
       code: [
@@ -156,11 +147,8 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     multipleSignatures: false,
     externalId: { from: 'header', names: ['x-shopify-event-id', 'x-shopify-webhook-id'] },
     eventType: { from: 'header', names: ['x-shopify-topic'] },
-    createCommand: CREATE('shopify', ' --secret-env SHOPIFY_CLIENT_SECRET'),
-    senderSetup: [
-      'Create the endpoint, importing the app client secret: `SHOPIFY_CLIENT_SECRET=<CLIENT_SECRET> npx flowport endpoints create … --secret-env SHOPIFY_CLIENT_SECRET`.',
-      'Subscribe the webhook topic with <INGEST_URL> as the address and format JSON.',
-    ],
+    secretEnv: 'SHOPIFY_CLIENT_SECRET',
+    createOptions: '',
     example: {
       language: 'sh',
       code: [
@@ -190,11 +178,8 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     multipleSignatures: true,
     externalId: { from: 'json', path: 'id' },
     eventType: { from: 'json', path: 'type' },
-    createCommand: CREATE('stripe', ' --secret-env STRIPE_WEBHOOK_SECRET'),
-    senderSetup: [
-      'In Stripe: Developers → Webhooks → Add endpoint with <INGEST_URL>; choose the events.',
-      'Reveal the signing secret and import it: `STRIPE_WEBHOOK_SECRET=<SIGNING_SECRET> npx flowport endpoints create … --secret-env STRIPE_WEBHOOK_SECRET`.',
-    ],
+    secretEnv: 'STRIPE_WEBHOOK_SECRET',
+    createOptions: '',
     example: {
       language: 'ts',
       code: [
@@ -228,11 +213,8 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     multipleSignatures: true,
     externalId: { from: 'header', names: ['webhook-id', 'svix-id'] },
     eventType: { from: 'json', path: 'type' },
-    createCommand: CREATE('standard_webhooks'),
-    senderSetup: [
-      'Create the endpoint and copy the `whsec_…` secret (shown once), or import the one your provider shows with --secret-env.',
-      'In the provider dashboard add <INGEST_URL> as the endpoint URL.',
-    ],
+    secretEnv: null,
+    createOptions: '',
     example: {
       language: 'ts',
       code: [
@@ -264,11 +246,8 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     multipleSignatures: false,
     externalId: { from: 'json', path: 'event_id' },
     eventType: { from: 'json', path: 'event.type' },
-    createCommand: CREATE('slack', ' --secret-env SLACK_SIGNING_SECRET'),
-    senderSetup: [
-      'Import the app Signing Secret: `SLACK_SIGNING_SECRET=<SIGNING_SECRET> npx flowport endpoints create … --secret-env SLACK_SIGNING_SECRET`.',
-      'In the Slack app: Event Subscriptions → Request URL = <INGEST_URL>.',
-    ],
+    secretEnv: 'SLACK_SIGNING_SECRET',
+    createOptions: '',
     example: {
       language: 'sh',
       code: [
@@ -296,11 +275,8 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     multipleSignatures: false,
     externalId: null,
     eventType: null,
-    createCommand: CREATE('static_header', ' [--static-header <HEADER>] [--external-id-path <PATH>]'),
-    senderSetup: [
-      'Create the endpoint; copy `header_name` and `secret` (shown once).',
-      'In the sender add the custom header `<HEADER_NAME>: <SECRET_VALUE>` and POST JSON to <INGEST_URL>.',
-    ],
+    secretEnv: null,
+    createOptions: ' [--static-header <HEADER>] [--external-id-path <PATH>]',
     example: {
       language: 'sh',
       code: `curl -sS -X POST '<INGEST_URL>' -H 'Content-Type: application/json' -H '${DEFAULT_STATIC_HEADER}: <SECRET_VALUE>' --data '{"type":"row.created","id":"r_1"}'`,
@@ -323,11 +299,8 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     multipleSignatures: false,
     externalId: null,
     eventType: null,
-    createCommand: CREATE('basic', ' [--basic-user <USER>] [--external-id-path <PATH>]'),
-    senderSetup: [
-      'Create the endpoint; copy `basic_user` and `secret` (the password, shown once).',
-      'Configure the sender with URL <INGEST_URL>, user <USER> and password <PASSWORD>.',
-    ],
+    secretEnv: null,
+    createOptions: ' [--basic-user <USER>] [--external-id-path <PATH>]',
     example: {
       language: 'sh',
       code: `curl -sS -X POST '<INGEST_URL>' -u '<USER>:<PASSWORD>' -H 'Content-Type: application/json' --data '{"type":"thing.happened","id":"t_1"}'`,
@@ -337,3 +310,16 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
 };
 
 export const AUTH_MODE_LIST: readonly AuthModeFacts[] = Object.values(AUTH_MODE_FACTS);
+
+/** `npx flowport endpoints create …` for a mode (placeholders), importing the secret when the sender makes it. */
+export function createCommandFor(f: AuthModeFacts): string {
+  const secret = f.secretEnv ? ` --secret-env ${f.secretEnv}` : '';
+  return `npx flowport endpoints create --shop <SHOP_ID> --name "<NAME>" --auth-mode ${f.mode} --trigger-variant external_event${f.createOptions}${secret} --json`;
+}
+
+/** `npx flowport endpoints import-secret …` for a mode whose sender makes the secret (placeholders). */
+export function importSecretCommandFor(f: AuthModeFacts): string | null {
+  return f.secretEnv
+    ? `npx flowport endpoints import-secret --endpoint <ENDPOINT_ID> --secret-env ${f.secretEnv} --json`
+    : null;
+}

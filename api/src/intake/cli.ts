@@ -6,16 +6,22 @@ import { authModeDocsPath, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import { PLAN_IDS, type PlanId } from '../plans.ts';
+import { appendAudit, OPERATOR_ACTOR } from '../audit/log.ts';
 import {
   AUTH_MODES,
   type AuthMode,
   createEndpoint,
+  type EndpointRow,
+  getEndpoint,
+  MAX_ROTATION_OVERLAP_HOURS,
+  rotateEndpointSecret,
   type ExternalIdSource,
   TRIGGER_VARIANTS,
   type TriggerVariant,
 } from '../services/endpoints.ts';
 import { createShop, getShop, type ShopRow } from '../services/shops.ts';
-import { AUTH_MODE_FACTS } from './auth-modes.ts';
+import { AUTH_MODE_FACTS, importSecretCommandFor } from './auth-modes.ts';
+import { INTAKE_LIMITS } from './limits.ts';
 
 type Handler = OperatorHandler;
 
@@ -112,6 +118,16 @@ const shopsCreate: Handler = async ({ options, services, env }) => {
   };
 };
 
+/** What to do with the secret just printed: store it in the sender, or (sender-made secrets) import the real one. */
+function secretNotice(mode: AuthMode, imported: string | null, endpointId: string): string {
+  const facts = AUTH_MODE_FACTS[mode];
+  const importCommand = importSecretCommandFor(facts);
+  if (imported) return `Imported; afterwards only secret_last4 is shown.`;
+  if (importCommand)
+    return `The sender makes its own signing secret for this mode, so this generated one only suits local tests. Once the sender shows its secret, import it: ${facts.secretEnv}=<SIGNING_SECRET> ${importCommand.replace('<ENDPOINT_ID>', endpointId)}`;
+  return 'Shown once. Store it in the sender now; afterwards only secret_last4 is shown. Rotate to get a new one.';
+}
+
 const endpointsCreate: Handler = async ({ options, services, env }) => {
   const shopId = str(options, 'shop') ?? '';
   if (!(await getShop(services, shopId)))
@@ -144,6 +160,7 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
   if (encoding) hmac.encoding = encoding;
   if (str(options, 'signature-prefix') !== undefined) hmac.prefix = str(options, 'signature-prefix');
   if (str(options, 'timestamp-header')) hmac.timestampHeader = str(options, 'timestamp-header');
+  const imported = secretFromEnv(options, env);
   const { endpoint, config, secret } = await createEndpoint(services, {
     shopId,
     name: str(options, 'name') ?? '',
@@ -164,7 +181,7 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
         ? { eventTypePath: str(options, 'event-type-path') || null }
         : {}),
     },
-    secret: secretFromEnv(options, env),
+    secret: imported,
     createdBy: 'operator-cli',
   });
   const publicUrl = services.config.publicUrl;
@@ -180,8 +197,7 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
     config_version: endpoint.config_version,
     secret,
     secret_last4: endpoint.secret_last4,
-    secret_notice:
-      'Shown once. Store it in the sender now; afterwards only secret_last4 is shown. Rotate to get a new one.',
+    secret_notice: secretNotice(authMode, imported, endpoint.id),
     headers: facts.headers.map((h) => h.name),
     mapping: config.mapping,
     docs_url: joinUrl(publicUrl, authModeDocsPath(authMode)),
@@ -195,7 +211,8 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
     `  Ingest URL: ${json.ingest_url}`,
     config.staticHeader ? `  Header:     ${config.staticHeader.header}` : null,
     config.basic ? `  Basic user: ${config.basic.username}` : null,
-    `  Secret:     ${secret}   (shown once; store it in the sender now)`,
+    `  Secret:     ${secret}   (shown once)`,
+    `  ${json.secret_notice}`,
     `  Sender setup: ${json.docs_url}`,
   ]
     .filter((l) => l !== null)
@@ -203,8 +220,72 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
   return { json, text };
 };
 
+/**
+ * `flowport endpoints import-secret`: replaces an endpoint's secret with one the sender made
+ * (Stripe shows its secret only after it has the ingest URL). The previous secret keeps
+ * verifying for --overlap-hours (default 0). Audited; the secret is never printed.
+ */
+const endpointsImportSecret: Handler = async ({ options, services, env }) => {
+  const endpointId = str(options, 'endpoint') ?? '';
+  const row: EndpointRow | undefined = await getEndpoint(services, endpointId);
+  if (!row || row.deleted_at) throw new AppError('not_found', { detail: `No endpoint ${endpointId} in this store.` });
+  if (row.status === 'archived')
+    throw new AppError('endpoint_archived', {
+      detail: `Endpoint ${endpointId} is archived and accepts no events; there is nothing to import a secret for.`,
+    });
+  const secret = secretFromEnv(options, env);
+  if (!secret)
+    throw new AppError('invalid_request', { detail: 'Give --secret-env <name>: the variable holding the secret.' });
+  const overlap = str(options, 'overlap-hours') === undefined ? 0 : Number(str(options, 'overlap-hours'));
+  if (!Number.isFinite(overlap) || overlap < 0 || overlap > MAX_ROTATION_OVERLAP_HOURS)
+    throw new AppError('invalid_request', {
+      detail: `--overlap-hours must be between 0 and ${MAX_ROTATION_OVERLAP_HOURS}.`,
+    });
+  const rotated = await services.db.tx(async (tx) => {
+    const r = await rotateEndpointSecret({ ...services, db: tx }, row.id, overlap, {
+      newSecret: secret,
+      rotatedBy: 'operator-cli',
+    });
+    await appendAudit(tx, {
+      shopId: row.shop_id,
+      actor: OPERATOR_ACTOR,
+      action: 'endpoint.secret_import',
+      targetType: 'endpoint',
+      targetId: row.id,
+      outcome: 'success',
+      at: services.now(),
+      details: {
+        auth_mode: row.auth_mode,
+        secret_last4: r.secretLast4,
+        config_version: r.configVersion,
+        overlap_hours: overlap,
+      },
+    });
+    return r;
+  });
+  const previousUntil =
+    rotated.previousSecretExpiresAt === null ? null : new Date(rotated.previousSecretExpiresAt).toISOString();
+  const json = {
+    endpoint_id: rotated.endpointId,
+    auth_mode: row.auth_mode,
+    secret_last4: rotated.secretLast4,
+    config_version: rotated.configVersion,
+    previous_secret_valid_until: previousUntil,
+    takes_effect_within_s: INTAKE_LIMITS.endpointCacheMs / 1000,
+  };
+  const text = [
+    `Imported a new ${row.auth_mode} secret (…${rotated.secretLast4}) into endpoint ${rotated.endpointId}; configuration version ${rotated.configVersion}.`,
+    previousUntil
+      ? `  The previous secret keeps verifying until ${previousUntil}.`
+      : '  The previous secret stopped verifying.',
+    `  A running server uses the new secret within ${json.takes_effect_within_s} s.`,
+  ].join('\n');
+  return { json, text };
+};
+
 export const INTAKE_OPERATOR_HANDLERS: Record<string, Handler> = {
   'shops list': shopsList,
   'shops create': shopsCreate,
   'endpoints create': endpointsCreate,
+  'endpoints import-secret': endpointsImportSecret,
 };

@@ -1,0 +1,107 @@
+// The facts section of each auth-mode page (`<!-- generated:auth-mode-<mode> -->`), rendered
+// from AUTH_MODE_FACTS, the definitions intake itself reads, so a page cannot drift from
+// what the verifier checks: headers, signed content, encoding, tolerance, dedupe and
+// event-type sources, the command that creates the endpoint and a signing example.
+// Placeholders only (<SIGNING_SECRET>, <INGEST_URL> …).
+import {
+  AUTH_MODE_FACTS,
+  createCommandFor,
+  importSecretCommandFor,
+  type ValueSource,
+} from '../../../api/src/intake/auth-modes.ts';
+import type { AuthMode } from '../../../api/src/services/endpoints.ts';
+import { code, table } from './markdown.ts';
+
+/** The directive a mode's page embeds after its intro, e.g. `auth-mode-standard-webhooks` (and `…-example` at its end). */
+export function authModeDirective(mode: AuthMode): string {
+  return `auth-mode-${mode.replace(/_/g, '-')}`;
+}
+
+function source(s: ValueSource | null, none: string): string {
+  if (!s) return none;
+  if (s.from === 'json') return `JSON path ${code(s.path)}`;
+  return `header ${s.names.map(code).join(', then ')}`;
+}
+
+export function renderAuthModeFacts(mode: AuthMode): string {
+  const f = AUTH_MODE_FACTS[mode];
+  const rows: [string, string][] = [
+    ['Mode', code(f.mode)],
+    ['Headers read', f.headers.map((h) => `${code(h.name)}: ${h.description}`).join('; ')],
+    ['Signed content', f.signedContent ? code(f.signedContent) : 'nothing: the credential itself is checked'],
+    ['Encoding', f.encoding],
+    ['Secret', f.secretFormat],
+    [
+      'Timestamp tolerance',
+      f.toleranceSec === null
+        ? 'none: the scheme signs no timestamp'
+        : `${f.toleranceSec} s by default (${code('--tolerance-sec')})`,
+    ],
+    ['Several signatures in one request', f.multipleSignatures ? 'accepted; any match passes' : 'no'],
+    [
+      'Dedupe id',
+      source(f.externalId, `none unless configured (${code('--external-id-header')} or ${code('--external-id-path')})`),
+    ],
+    ['Event type', source(f.eventType, `the mapping's event type path (default ${code('type')})`)],
+    ['Typical senders', f.senders.join('; ')],
+  ];
+  return [
+    '## At a glance',
+    '',
+    table(['Fact', 'Value'], rows),
+    '',
+    '## Create the endpoint',
+    '',
+    ...(f.secretEnv
+      ? senderSecretSteps(f.secretEnv, createCommandFor(f), importSecretCommandFor(f) ?? '')
+      : [
+          '```sh',
+          createCommandFor(f),
+          '```',
+          '',
+          `The command prints the endpoint's ${code('ingest_url')} and its ${code('secret')}, once; afterwards only the last four characters are shown. Store the secret in the sender now.`,
+        ]),
+  ].join('\n');
+}
+
+/** For modes whose sender makes the secret: import it on create, or afterwards. */
+function senderSecretSteps(envVar: string, create: string, importSecret: string): string[] {
+  return [
+    `The sender makes the signing secret, so Flowport imports it (${code('--secret-env')} reads it from an environment variable, so it never appears in the command's arguments or output). Flowport stores it encrypted and shows only its last four characters afterwards.`,
+    '',
+    'If you already have the secret:',
+    '',
+    '```sh',
+    `${envVar}='<SIGNING_SECRET>' ${create}`,
+    '```',
+    '',
+    `If the sender shows the secret only after you give it the ingest URL, create the endpoint without ${code('--secret-env')} (Flowport generates a placeholder secret that only suits local tests), give the sender its ${code('ingest_url')}, then import the secret it shows:`,
+    '',
+    '```sh',
+    `${envVar}='<SIGNING_SECRET>' ${importSecret}`,
+    '```',
+  ];
+}
+
+/** The end of a mode's page: a request signed the way the sender signs, and the mode's caveats. */
+export function renderAuthModeExample(mode: AuthMode): string {
+  const f = AUTH_MODE_FACTS[mode];
+  return [
+    '## Sign a test request yourself',
+    '',
+    `\`\`\`${f.example.language}`,
+    f.example.code,
+    '```',
+    ...(f.notes.length > 0 ? ['', '## Good to know', '', ...f.notes.map((n) => `- ${n}`)] : []),
+  ].join('\n');
+}
+
+/** Two directives per mode for the docs generator: `auth-mode-<mode>` and `auth-mode-<mode>-example`. */
+export function authModeDirectives(): Record<string, () => string> {
+  return Object.fromEntries(
+    (Object.keys(AUTH_MODE_FACTS) as AuthMode[]).flatMap((m) => [
+      [authModeDirective(m), () => renderAuthModeFacts(m)],
+      [`${authModeDirective(m)}-example`, () => renderAuthModeExample(m)],
+    ]),
+  );
+}
