@@ -27,7 +27,7 @@ export function renderAuthModeFacts(mode: AuthMode): string {
   const f = AUTH_MODE_FACTS[mode];
   const rows: [string, string][] = [
     ['Mode', code(f.mode)],
-    ['Headers read', f.headers.map((h) => `${code(h.name)}: ${h.description}`).join('; ')],
+    ['Headers read', f.headers.map((h) => `${code(h.name)}: ${h.description.replace(/\.$/, '')}`).join('; ')],
     ['Signed content', f.signedContent ? code(f.signedContent) : 'nothing: the credential itself is checked'],
     ['Encoding', f.encoding],
     ['Secret', f.secretFormat],
