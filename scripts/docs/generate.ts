@@ -18,6 +18,7 @@ import { type OpenApiDocument, renderApiReference } from './lib/api-reference.ts
 import { authModeDirectives } from './lib/auth-mode-pages.ts';
 import { page } from './lib/markdown.ts';
 import {
+  renderIntakeSupportCodeTable,
   renderLifecycleTable,
   renderRetrySchedule,
   renderSupportCodeTable,
@@ -78,6 +79,7 @@ export function generate(): GenerateResult {
     'plan-table': () => renderPlanTable(plans),
     'lifecycle-states': renderLifecycleTable,
     'support-codes': renderSupportCodeTable,
+    'intake-support-codes': renderIntakeSupportCodeTable,
     'retry-schedule': renderRetrySchedule,
     'trigger-variants': renderTriggerVariants,
     'config-table': () =>

@@ -11,6 +11,7 @@ import { rotateEndpointSecret, setEndpointStatus, standardWebhooksKeyForTest } f
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { flipOne, hmacB64, hmacHex, newEndpoint, newShop, post } from './helpers.ts';
 import { getShopReceipt, receiptIdForEvent } from '../../api/src/reads/receipts.ts';
+import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
 
 let server: TestServer;
 let shopId: string;
@@ -239,6 +240,56 @@ describe('other presets', () => {
       'x-slack-signature': `v0=${hmacHex(secret, `v0:${ts}:${body}`)}`,
     });
     expect(noTs.json.code).toBe('timestamp_missing');
+  });
+
+  it('slack: the url_verification handshake is answered with its challenge once signed, and stored as no event', async () => {
+    // A required path the handshake body lacks: the handshake is answered before mapping.
+    const { endpoint, secret } = await newEndpoint(server.runtime.services, shopId, {
+      authMode: 'slack',
+      mapping: { requiredPaths: ['event.type'] },
+    });
+    const challenge = `3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P-${Math.random().toString(36).slice(2)}`;
+    const body = JSON.stringify({ token: '<VERIFICATION_TOKEN>', challenge, type: 'url_verification' });
+    const ts = String(nowS());
+    const signed = {
+      'x-slack-request-timestamp': ts,
+      'x-slack-signature': `v0=${hmacHex(secret, `v0:${ts}:${body}`)}`,
+    };
+    const ok = await post(url(endpoint.id), body, signed);
+    expect(ok.status).toBe(200);
+    expect(ok.json).toMatchObject({ status: 'url_verification', challenge });
+    const receipt = await receiptFor(ok.headers.get('x-request-id'));
+    expect(receipt).toMatchObject({
+      id: ok.json.receipt_id,
+      event_id: null,
+      http_status: 200,
+      auth_result: 'verified',
+      error_code: null,
+      support_code: INTAKE_SUPPORT_CODES.handshake.code,
+    });
+    const events = await server.runtime.services.db.get<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ?',
+      [endpoint.id],
+    );
+    expect(Number(events?.n)).toBe(0);
+
+    // Unsigned, or signed with another secret: refused, and the challenge is not echoed.
+    const unsigned = await post(url(endpoint.id), body, { 'x-slack-request-timestamp': ts });
+    expect([unsigned.status, unsigned.json.code]).toEqual([401, 'signature_missing']);
+    const forged = await post(url(endpoint.id), body, {
+      'x-slack-request-timestamp': ts,
+      'x-slack-signature': `v0=${hmacHex(`${secret}x`, `v0:${ts}:${body}`)}`,
+    });
+    expect([forged.status, forged.json.code]).toEqual([401, 'signature_mismatch']);
+    for (const r of [unsigned, forged]) expect(JSON.stringify(r.json)).not.toContain(challenge);
+
+    // Other modes have no handshake: the same body is an ordinary event there.
+    const gh = await newEndpoint(server.runtime.services, shopId, { authMode: 'github' });
+    const stored = await post(url(gh.endpoint.id), body, {
+      'x-hub-signature-256': await octokitSign(gh.secret, body),
+      'x-github-delivery': `d-${Math.random()}`,
+    });
+    expect([stored.status, stored.json.status]).toEqual([202, 'queued']);
   });
 
   it('static_header and basic', async () => {

@@ -3,6 +3,7 @@
 // renders its facts section from it (scripts/docs/lib/auth-mode-pages.ts): header names,
 // signed content, encoding, tolerance, dedupe and event-type sources, create command, example.
 // Examples use placeholders only (<SIGNING_SECRET>, <INGEST_URL> …).
+import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import type { AuthMode } from '../services/endpoints.ts';
 import { DEFAULT_HMAC, DEFAULT_STATIC_HEADER, DEFAULT_TOLERANCE_SEC } from '../services/endpoints.ts';
 
@@ -44,6 +45,12 @@ export interface AuthModeFacts {
   /** A code or curl example that signs like the sender (placeholders). */
   example: { language: 'ts' | 'sh'; code: string };
   notes: readonly string[];
+  /**
+   * A URL-verification handshake the sender makes before it sends events (Slack's
+   * `url_verification`): a signed request whose `typeField` equals `type` is answered 200 with
+   * the value of `challengeField`, and no event is stored. Null: the mode has none.
+   */
+  handshake: { typeField: string; type: string; challengeField: string } | null;
 }
 
 export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
@@ -89,6 +96,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     notes: [
       'Without a timestamp header the signature does not expire; prefer a timestamp and rely on dedupe for retries.',
     ],
+    handshake: null,
   },
   github: {
     mode: 'github',
@@ -125,6 +133,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
       'GitHub signs no timestamp, so replay protection comes from dedupe on X-GitHub-Delivery.',
       'The legacy SHA-1 X-Hub-Signature header is ignored.',
     ],
+    handshake: null,
   },
   shopify: {
     mode: 'shopify',
@@ -158,6 +167,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
       ].join('\n'),
     },
     notes: ['Shopify signs no timestamp; dedupe on X-Shopify-Event-Id absorbs Shopify retries.'],
+    handshake: null,
   },
   stripe: {
     mode: 'stripe',
@@ -194,6 +204,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
       "Stripe's event `id` (`evt_…`) is the external id, so Stripe retries are deduplicated.",
       'During a Stripe-side secret roll Stripe sends several v1 signatures; any match is accepted.',
     ],
+    handshake: null,
   },
   standard_webhooks: {
     mode: 'standard_webhooks',
@@ -229,6 +240,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
       'Asymmetric `v1a` signatures are ignored.',
       'Timestamps more than 300 s in the past or future are refused.',
     ],
+    handshake: null,
   },
   slack: {
     mode: 'slack',
@@ -257,7 +269,10 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
         `curl -sS -X POST '<INGEST_URL>' -H 'Content-Type: application/json' -H "X-Slack-Request-Timestamp: $TS" -H "X-Slack-Signature: v0=$SIG" --data "$BODY"`,
       ].join('\n'),
     },
-    notes: ["Slack's `url_verification` challenge is stored like any event; Flowport does not echo the challenge."],
+    notes: [
+      `Slack's \`url_verification\` handshake (sent when you set the Request URL) is answered with its \`challenge\` once its signature verifies; it is not stored as an event, and its receipt carries support code \`${INTAKE_SUPPORT_CODES.handshake.code}\`.`,
+    ],
+    handshake: { typeField: 'type', type: 'url_verification', challengeField: 'challenge' },
   },
   static_header: {
     mode: 'static_header',
@@ -284,6 +299,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     notes: [
       'A static token proves only that the sender knows it; it does not protect the body. Prefer a signing mode when the sender supports one.',
     ],
+    handshake: null,
   },
   basic: {
     mode: 'basic',
@@ -306,6 +322,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
       code: `curl -sS -X POST '<INGEST_URL>' -u '<USER>:<PASSWORD>' -H 'Content-Type: application/json' --data '{"type":"thing.happened","id":"t_1"}'`,
     },
     notes: ['Basic auth proves only that the sender knows the password; it does not protect the body.'],
+    handshake: null,
   },
 };
 
@@ -322,4 +339,15 @@ export function importSecretCommandFor(f: AuthModeFacts): string | null {
   return f.secretEnv
     ? `npx flowport endpoints import-secret --endpoint <ENDPOINT_ID> --secret-env ${f.secretEnv} --json`
     : null;
+}
+
+/**
+ * The challenge to echo when a verified body is the mode's URL-verification handshake, else null.
+ * A handshake without a usable challenge (not a string, empty, over 512 characters) is an ordinary event.
+ */
+export function handshakeChallenge(mode: AuthMode, body: Record<string, unknown>): string | null {
+  const h = AUTH_MODE_FACTS[mode].handshake;
+  if (!h || body[h.typeField] !== h.type) return null;
+  const challenge = body[h.challengeField];
+  return typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 512 ? challenge : null;
 }

@@ -9,7 +9,7 @@
 // Postgres.
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
-import { intakeSupportCode, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
+import { ACK_HTTP_STATUS, intakeSupportCode, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { newId } from '../ids.ts';
 import { receiptIdForEvent } from '../reads/receipts.ts';
 import { sha256Hex } from '../lib/crypto.ts';
@@ -23,6 +23,7 @@ import { type Batch, GroupCommitter } from './committer.ts';
 import { FLOW_PAYLOAD_LIMIT_BYTES, INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
 import { verifyRequest } from './verify.ts';
+import { handshakeChallenge } from './auth-modes.ts';
 
 interface CachedEndpoint {
   row: EndpointRow;
@@ -35,7 +36,9 @@ interface CachedEndpoint {
 
 export type IntakeAck =
   | { status: 'queued'; event_id: string; receipt_id: string }
-  | { status: 'duplicate_suppressed'; event_id: string; receipt_id: string; duplicate_of: string };
+  | { status: 'duplicate_suppressed'; event_id: string; receipt_id: string; duplicate_of: string }
+  /** A sender's URL-verification handshake (AUTH_MODE_FACTS[mode].handshake): answered, not stored as an event. */
+  | { status: 'url_verification'; challenge: string; receipt_id: string };
 
 /**
  * Read-only request headers, lower-case names: a web `Headers` fits, and so does the Node
@@ -184,7 +187,8 @@ export class Intake {
     if (!ep) throw new AppError('not_found', { detail: 'No endpoint with this id. Check the ingest URL.' });
     let stage: Stage = 'state';
     let raw: Uint8Array | null = null;
-    let mapped: Mapped;
+    let mapped: Mapped | null = null;
+    let challenge: string | null = null;
     let text: string;
     try {
       if (ep.row.status === 'archived')
@@ -228,9 +232,10 @@ export class Intake {
         throw new AppError('invalid_json', { detail: 'The body is not valid JSON.' });
       }
       if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('body_not_object');
-      mapped = mapBody(ep.config, req.headers, body as Record<string, unknown>);
+      challenge = handshakeChallenge(ep.config.authMode, body as Record<string, unknown>);
+      if (challenge === null) mapped = mapBody(ep.config, req.headers, body as Record<string, unknown>);
       // Cheap bound first: escaping can at most 6x a byte, so small bodies always fit.
-      if (raw.byteLength * 6 + 4096 > FLOW_PAYLOAD_LIMIT_BYTES) {
+      if (mapped && raw.byteLength * 6 + 4096 > FLOW_PAYLOAD_LIMIT_BYTES) {
         const payload = buildFlowPayload(ep.config.triggerVariant, {
           id: 'evt_00000000000000000000000000',
           event_type: mapped.eventType,
@@ -252,8 +257,10 @@ export class Intake {
       throw err;
     }
     const hash = sha256Hex(raw);
+    if (challenge !== null) return this.answerHandshake(ep, req, now, raw, hash, challenge);
     const bodyText = text;
-    const facts = mapped;
+    // Set whenever there is no challenge (mapBody returned; it throws otherwise).
+    const facts = mapped as Mapped;
     const windowHours = this.dedupeWindowHours(ep);
     const locks = [intakeLocks.eventCap(ep.row.shop_id)];
     if (facts.externalEventId && windowHours > 0) locks.push(intakeLocks.dedupe(ep.row.id));
@@ -272,6 +279,36 @@ export class Intake {
       });
     }
     return outcome.ack;
+  }
+
+  /** Answers a verified URL-verification handshake once its receipt is durable; stores no event. */
+  private async answerHandshake(
+    ep: CachedEndpoint,
+    req: IntakeRequest,
+    now: number,
+    raw: Uint8Array,
+    hash: string,
+    challenge: string,
+  ): Promise<IntakeAck> {
+    const receiptId = newId('receipt');
+    await this.committer.submit(async (_tx, batch) => {
+      this.insertReceipt(batch, {
+        id: receiptId,
+        row: ep.row,
+        eventId: null,
+        requestId: req.requestId,
+        now,
+        auth: 'verified',
+        validation: 'valid',
+        dedupe: 'not_checked',
+        httpStatus: ACK_HTTP_STATUS.url_verification,
+        errorCode: null,
+        supportCode: INTAKE_SUPPORT_CODES.handshake.code,
+        size: raw.byteLength,
+        hash,
+      });
+    });
+    return { status: 'url_verification', challenge, receipt_id: receiptId };
   }
 
   private dedupeWindowHours(ep: CachedEndpoint): number {

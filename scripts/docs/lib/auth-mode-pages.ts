@@ -45,6 +45,11 @@ export function renderAuthModeFacts(mode: AuthMode): string {
     ['Event type', source(f.eventType, `the mapping's event type path (default ${code('type')})`)],
     ['Typical senders', f.senders.join('; ')],
   ];
+  if (f.handshake)
+    rows.push([
+      'URL verification',
+      `a verified body with ${code(`"${f.handshake.typeField}": "${f.handshake.type}"`)} is answered \`200\` with its ${code(f.handshake.challengeField)}; no event is stored`,
+    ]);
   return [
     '## At a glance',
     '',

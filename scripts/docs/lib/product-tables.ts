@@ -2,6 +2,7 @@
 // from the code that defines the behaviour (lifecycle states, support codes,
 // retry schedule, Flow trigger variants), so a guide cannot drift from it.
 import { errorDocsPath } from '../../../api/src/docs-paths.ts';
+import { INTAKE_SUPPORT_CODES } from '../../../api/src/errors/codes/intake.ts';
 import {
   EVENT_STATE_DESCRIPTIONS,
   EVENT_STATES,
@@ -16,6 +17,14 @@ export function renderLifecycleTable(): string {
   return table(
     ['State', 'Final?', 'What it means'],
     EVENT_STATES.map((s) => [code(s), TERMINAL_STATES.includes(s) ? 'yes' : 'no', EVENT_STATE_DESCRIPTIONS[s]]),
+  );
+}
+
+/** The support codes intake records on receipts (FP-I-…): where a request stopped at intake. */
+export function renderIntakeSupportCodeTable(): string {
+  return table(
+    ['Support code', 'Meaning'],
+    Object.values(INTAKE_SUPPORT_CODES).map((s) => [code(s.code), s.meaning]),
   );
 }
 

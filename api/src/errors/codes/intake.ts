@@ -149,7 +149,7 @@ export const INTAKE_ERRORS = {
  * a request stopped without seeing its body. Accepted requests carry `FP-I-OK`.
  */
 /** The HTTP status intake answers for each acknowledgement (`IntakeAck.status`); derived receipts show it too. */
-export const ACK_HTTP_STATUS = { queued: 202, duplicate_suppressed: 200 } as const;
+export const ACK_HTTP_STATUS = { queued: 202, duplicate_suppressed: 200, url_verification: 200 } as const;
 
 export const INTAKE_SUPPORT_CODES = {
   accepted: { code: 'FP-I-OK', meaning: 'Accepted and queued for handoff.' },
@@ -166,6 +166,11 @@ export const INTAKE_SUPPORT_CODES = {
   state: { code: 'FP-I-STATE', meaning: 'Endpoint paused or archived.' },
   cap: { code: 'FP-I-CAP', meaning: "Shop's monthly accepted-events cap reached; sender should retry." },
   internal: { code: 'FP-I-INT', meaning: 'Flowport failed internally; nothing was stored; sender should retry.' },
+  handshake: {
+    code: 'FP-I-HS',
+    meaning:
+      "The sender's URL-verification handshake (Slack `url_verification`), answered with its challenge; no event stored.",
+  },
 } as const;
 
 export type IntakeSupportKey = keyof typeof INTAKE_SUPPORT_CODES;

@@ -4,7 +4,12 @@ import { Timestamp } from '../read-schemas.ts';
 export const Receipt = z
   .object({
     id: z.string().openapi({ example: 'rcpt_01jd0000000000000000000000' }),
-    event_id: z.string().nullable().describe('Null when intake rejected the request (no event was stored).'),
+    event_id: z
+      .string()
+      .nullable()
+      .describe(
+        "Null when no event was stored: intake rejected the request, or answered a sender's URL-verification handshake.",
+      ),
     endpoint_id: z.string(),
     request_id: z.string(),
     received_at: Timestamp,
@@ -26,6 +31,6 @@ export const Receipt = z
         attempt_count: z.number().int(),
       })
       .nullable()
-      .describe('Where the handoff to Shopify Flow stands now; null for rejected requests.'),
+      .describe('Where the handoff to Shopify Flow stands now; null when no event was stored.'),
   })
   .openapi('Receipt');
