@@ -7,6 +7,8 @@ import { migrate, migrationFiles } from '../../api/src/store/migrate.ts';
 import { PostgresDb } from '../../api/src/store/postgres.ts';
 import { SqliteDb } from '../../api/src/store/sqlite.ts';
 import { tempDir } from '../helpers/runtime.ts';
+import { createPgSchema, sweepStaleSchemas } from '../helpers/store.ts';
+import { execFileSync } from 'node:child_process';
 
 const PG_URL = process.env.FLOWPORT_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -135,6 +137,39 @@ describe('postgres', () => {
       expect((await db.get<{ id: string }>('SELECT id FROM shops WHERE id = ?', [a]))?.id).toBe(a);
     } finally {
       await db.close();
+    }
+  });
+
+  it('a schema whose test process was killed is swept by the next run; live and unmarked ones stay', async () => {
+    // A child process creates a schema and exits without dropping it, as a killed run would.
+    const helper = join(import.meta.dirname, '..', 'helpers', 'store.ts');
+    const stale = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { createPgSchema } = await import(${JSON.stringify(helper)}); console.log((await createPgSchema('stale')).schema);`,
+      ],
+      { encoding: 'utf8', env: { ...process.env } },
+    ).trim();
+    const live = await createPgSchema('live');
+    const unmarked = `unmarked_${newId('request').slice(4, 16)}`;
+    const admin2 = new pg.Client({ connectionString: PG_URL });
+    await admin2.connect();
+    try {
+      await admin2.query(`CREATE SCHEMA ${unmarked}`);
+      const dropped = await sweepStaleSchemas(PG_URL);
+      expect(dropped).toContain(stale);
+      expect(dropped).not.toContain(live.schema);
+      expect(dropped).not.toContain(unmarked);
+      const left = await admin2.query<{ n: string }>('SELECT nspname AS n FROM pg_namespace WHERE nspname = ANY($1)', [
+        [stale, live.schema, unmarked],
+      ]);
+      expect(left.rows.map((r) => r.n).sort()).toEqual([live.schema, unmarked].sort());
+    } finally {
+      await admin2.query(`DROP SCHEMA IF EXISTS ${unmarked} CASCADE`);
+      await admin2.end();
+      await live.drop();
     }
   });
 });

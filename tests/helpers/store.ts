@@ -4,6 +4,7 @@
 // a temp dir. `FLOWPORT_TEST_DATABASE_URL` names the database (CI creates a fresh
 // one per run); a developer's default is the local `test` database.
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import pg from 'pg';
 import { withSearchPath } from '../../api/src/store/postgres.ts';
 
@@ -32,6 +33,48 @@ export interface PgSchema {
   drop(): Promise<void>;
 }
 
+/** Marks schemas this helper creates: `flowport-test <host> <pid>`. */
+const SCHEMA_MARK = 'flowport-test ';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Drops the schemas a test process on this host created and could not drop because it was
+ * killed (its process is gone). Schemas of live processes, of other hosts and unmarked ones
+ * are left alone. Returns the names dropped.
+ */
+export async function sweepStaleSchemas(databaseUrl = testDatabaseUrl()): Promise<string[]> {
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ schema: string; mark: string }>(
+      `SELECT n.nspname AS schema, d.description AS mark
+         FROM pg_namespace n JOIN pg_description d ON d.objoid = n.oid AND d.classoid = 'pg_namespace'::regclass
+        WHERE d.description LIKE $1`,
+      [`${SCHEMA_MARK}%`],
+    );
+    const dropped: string[] = [];
+    for (const r of rows) {
+      const [host, pid] = r.mark.slice(SCHEMA_MARK.length).split(' ');
+      if (host !== hostname() || !/^\d+$/.test(pid ?? '') || alive(Number(pid))) continue;
+      if (!/^[a-z0-9_]+$/.test(r.schema)) continue;
+      await admin.query(`DROP SCHEMA IF EXISTS ${r.schema} CASCADE`);
+      dropped.push(r.schema);
+    }
+    return dropped;
+  } finally {
+    await admin.end();
+  }
+}
+
 /** Creates a fresh, empty schema (name `<prefix>_<random>`); drop() removes it and everything in it. */
 export async function createPgSchema(prefix = 't'): Promise<PgSchema> {
   const base = testDatabaseUrl();
@@ -40,6 +83,8 @@ export async function createPgSchema(prefix = 't'): Promise<PgSchema> {
   await admin.connect();
   try {
     await admin.query(`CREATE SCHEMA ${schema}`);
+    // Who made it, so a later run can drop it if this process dies before drop() (sweepStaleSchemas).
+    await admin.query(`COMMENT ON SCHEMA ${schema} IS '${SCHEMA_MARK}${hostname()} ${process.pid}'`);
   } finally {
     await admin.end();
   }
