@@ -185,6 +185,7 @@ describe('refusals and other failures', () => {
     const missing = await flowport(['events', 'show', 'evt_01m0000000000000000000000'], { env });
     expect(missing.code).toBe(EXIT.notFound.code);
     expect(missing.json.code).toBe('not_found');
+    expect(missing.json.code).toBe('not_found');
 
     const invalid = await flowport(['events', 'list'], { env: { ...env, FLOWPORT_TOKEN: 'fpg_notarealtoken' } });
     expect(invalid.code).toBe(EXIT.auth.code);
@@ -458,7 +459,11 @@ describe('operator commands on the server’s store', () => {
     const wrong = await flowport(['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'S'], {
       env: { ...storeEnv, S: 'not_a_stripe_secret' },
     });
-    expect(wrong.code).not.toBe(0);
+    // Off a terminal the failure is the API's problem object on stdout, plus one line on stderr.
+    expect(wrong.code).toBe(EXIT.usage.code);
+    expect(wrong.json).toMatchObject({ code: 'invalid_request', status: 400 });
+    expect(wrong.json.detail).toMatch(/A Stripe signing secret starts with `whsec_`/);
+    expect(wrong.json.docs_url).toMatch(/\/reference\/errors\/invalid_request\/$/);
     expect(wrong.stderr).toMatch(/invalid_request: A Stripe signing secret starts with `whsec_`/);
     const unset = await flowport(['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'UNSET_VAR'], {
       env: storeEnv,
@@ -469,6 +474,7 @@ describe('operator commands on the server’s store', () => {
       env: { ...storeEnv, S: IMPORTED_STRIPE_SECRET },
     });
     expect(missing.code).toBe(EXIT.notFound.code);
+    expect(missing.json.code).toBe('not_found');
   });
 });
 

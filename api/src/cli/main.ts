@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { CLI_ENV, loadConfig } from '../config.ts';
-import { AppError } from '../errors/problem.ts';
+import { AppError, toProblem } from '../errors/problem.ts';
+import { newId } from '../ids.ts';
 import { PRODUCT } from '../lib/package-info.ts';
 import { familyLabel } from '../operations/families.ts';
 import { ActionIntentSchema } from '../operations/intents/shared.ts';
@@ -550,6 +551,14 @@ async function runOperator(def: OperatorCommand, values: OptionValues, args: str
     // Awaited to the end: a handler may run for as long as it needs before the store closes.
     const result = await handler({ options: values, args, env: io.env, io, services: runtime.services });
     return print(result);
+  } catch (err) {
+    // JSON output gets the same problem object the API answers (code, detail, docs URL); the
+    // one-line message on stderr and the exit code follow in runCli.
+    if (err instanceof AppError && wantJson(values, io))
+      io.out(
+        JSON.stringify(toProblem(err, { publicUrl: runtime.config.publicUrl, requestId: newId('request') }), null, 2),
+      );
+    throw err;
   } finally {
     await runtime.close();
   }
