@@ -17,10 +17,12 @@ export function authModeDirective(mode: AuthMode): string {
   return `auth-mode-${mode.replace(/_/g, '-')}`;
 }
 
-function source(s: ValueSource | null, none: string): string {
+/** Where a value comes from; header names as the sender spells them (the facts list them lowercase). */
+function source(s: ValueSource | null, none: string, spelled: readonly { name: string }[]): string {
   if (!s) return none;
   if (s.from === 'json') return `JSON path ${code(s.path)}`;
-  return `header ${s.names.map(code).join(', then ')}`;
+  const spell = (n: string) => spelled.find((h) => h.name.toLowerCase() === n)?.name ?? n;
+  return `header ${s.names.map((n) => code(spell(n))).join(', then ')}`;
 }
 
 export function renderAuthModeFacts(mode: AuthMode): string {
@@ -40,9 +42,13 @@ export function renderAuthModeFacts(mode: AuthMode): string {
     ['Several signatures in one request', f.multipleSignatures ? 'accepted; any match passes' : 'no'],
     [
       'Dedupe id',
-      source(f.externalId, `none unless configured (${code('--external-id-header')} or ${code('--external-id-path')})`),
+      source(
+        f.externalId,
+        `none unless configured (${code('--external-id-header')} or ${code('--external-id-path')})`,
+        f.headers,
+      ),
     ],
-    ['Event type', source(f.eventType, `the mapping's event type path (default ${code('type')})`)],
+    ['Event type', source(f.eventType, `the mapping's event type path (default ${code('type')})`, f.headers)],
     ['Typical senders', f.senders.join('; ')],
   ];
   if (f.handshake)
