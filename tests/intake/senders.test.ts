@@ -257,7 +257,7 @@ describe('other presets', () => {
     };
     const ok = await post(url(endpoint.id), body, signed);
     expect(ok.status).toBe(200);
-    expect(ok.json).toMatchObject({ status: 'url_verification', challenge });
+    expect(ok.json).toMatchObject({ status: 'handshake', challenge });
     const receipt = await receiptFor(ok.headers.get('x-request-id'));
     expect(receipt).toMatchObject({
       id: ok.json.receipt_id,
@@ -283,13 +283,44 @@ describe('other presets', () => {
     expect([forged.status, forged.json.code]).toEqual([401, 'signature_mismatch']);
     for (const r of [unsigned, forged]) expect(JSON.stringify(r.json)).not.toContain(challenge);
 
-    // Other modes have no handshake: the same body is an ordinary event there.
+    // Other modes have no such handshake: the same body is an ordinary event there.
     const gh = await newEndpoint(server.runtime.services, shopId, { authMode: 'github' });
     const stored = await post(url(gh.endpoint.id), body, {
       'x-hub-signature-256': await octokitSign(gh.secret, body),
       'x-github-delivery': `d-${Math.random()}`,
+      'x-github-event': 'issues',
     });
     expect([stored.status, stored.json.status]).toEqual([202, 'queued']);
+  });
+
+  it('github: the ping sent when a webhook is created is answered once signed, and never reaches Flow', async () => {
+    const { endpoint, secret } = await newEndpoint(server.runtime.services, shopId, {
+      authMode: 'github',
+      mapping: { requiredPaths: ['action'] },
+    });
+    const body = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 12345678, hook: { type: 'Repository' } });
+    const headers = (sig: string) => ({
+      'x-hub-signature-256': sig,
+      'x-github-delivery': `d-${Math.random()}`,
+      'x-github-event': 'ping',
+    });
+    const ok = await post(url(endpoint.id), body, headers(await octokitSign(secret, body)));
+    expect(ok.status).toBe(200);
+    expect(ok.json).toEqual({ status: 'handshake', receipt_id: expect.stringMatching(/^rcpt_/) });
+    const receipt = await receiptFor(ok.headers.get('x-request-id'));
+    expect(receipt).toMatchObject({
+      event_id: null,
+      http_status: 200,
+      support_code: INTAKE_SUPPORT_CODES.handshake.code,
+    });
+    const events = await server.runtime.services.db.get<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ?',
+      [endpoint.id],
+    );
+    expect(Number(events?.n)).toBe(0);
+    // A forged ping is refused like any request.
+    const forged = await post(url(endpoint.id), body, headers(await octokitSign(`${secret}x`, body)));
+    expect([forged.status, forged.json.code]).toEqual([401, 'signature_mismatch']);
   });
 
   it('static_header and basic', async () => {

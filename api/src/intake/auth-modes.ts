@@ -10,6 +10,10 @@ import { DEFAULT_HMAC, DEFAULT_STATIC_HEADER, DEFAULT_TOLERANCE_SEC } from '../s
 /** Where a value comes from on the request. Header names are lowercase. */
 export type ValueSource = { from: 'header'; names: readonly string[] } | { from: 'json'; path: string };
 
+export type Handshake =
+  | { kind: 'challenge'; typeField: string; type: string; challengeField: string }
+  | { kind: 'ping'; header: string; value: string };
+
 export interface AuthModeFacts {
   mode: AuthMode;
   /** Page title, e.g. "Stripe". */
@@ -46,11 +50,13 @@ export interface AuthModeFacts {
   example: { language: 'ts' | 'sh'; code: string };
   notes: readonly string[];
   /**
-   * A URL-verification handshake the sender makes before it sends events (Slack's
-   * `url_verification`): a signed request whose `typeField` equals `type` is answered 200 with
-   * the value of `challengeField`, and no event is stored. Null: the mode has none.
+   * A request the sender makes to check the endpoint rather than to deliver an event; once
+   * verified it is answered 200 and stored as no event (a receipt only). `challenge`: Slack's
+   * `url_verification`, a body whose `typeField` equals `type`, answered with the value of
+   * `challengeField`. `ping`: GitHub's `ping`, a request whose `header` equals `value`.
+   * Null: the mode has none.
    */
-  handshake: { typeField: string; type: string; challengeField: string } | null;
+  handshake: Handshake | null;
 }
 
 export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
@@ -132,8 +138,9 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     notes: [
       'GitHub signs no timestamp, so replay protection comes from dedupe on X-GitHub-Delivery.',
       'The legacy SHA-1 X-Hub-Signature header is ignored.',
+      `GitHub's \`ping\` (sent when the webhook is created) is answered once its signature verifies and is not handed to Flow; its receipt carries support code \`${INTAKE_SUPPORT_CODES.handshake.code}\`.`,
     ],
-    handshake: null,
+    handshake: { kind: 'ping', header: 'x-github-event', value: 'ping' },
   },
   shopify: {
     mode: 'shopify',
@@ -272,7 +279,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     notes: [
       `Slack's \`url_verification\` handshake (sent when you set the Request URL) is answered with its \`challenge\` once its signature verifies; it is not stored as an event, and its receipt carries support code \`${INTAKE_SUPPORT_CODES.handshake.code}\`.`,
     ],
-    handshake: { typeField: 'type', type: 'url_verification', challengeField: 'challenge' },
+    handshake: { kind: 'challenge', typeField: 'type', type: 'url_verification', challengeField: 'challenge' },
   },
   static_header: {
     mode: 'static_header',
@@ -342,12 +349,20 @@ export function importSecretCommandFor(f: AuthModeFacts): string | null {
 }
 
 /**
- * The challenge to echo when a verified body is the mode's URL-verification handshake, else null.
- * A handshake without a usable challenge (not a string, empty, over 512 characters) is an ordinary event.
+ * Whether a verified request is the mode's handshake, and what to echo: null for an ordinary
+ * event; `{ challenge }` for a challenge handshake; `{ challenge: null }` for a ping. A
+ * challenge handshake without a usable challenge (not a string, empty, over 512 characters)
+ * is an ordinary event.
  */
-export function handshakeChallenge(mode: AuthMode, body: Record<string, unknown>): string | null {
+export function handshakeOf(
+  mode: AuthMode,
+  headers: { get(name: string): string | null },
+  body: Record<string, unknown>,
+): { challenge: string | null } | null {
   const h = AUTH_MODE_FACTS[mode].handshake;
-  if (!h || body[h.typeField] !== h.type) return null;
+  if (!h) return null;
+  if (h.kind === 'ping') return headers.get(h.header)?.trim() === h.value ? { challenge: null } : null;
+  if (body[h.typeField] !== h.type) return null;
   const challenge = body[h.challengeField];
-  return typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 512 ? challenge : null;
+  return typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 512 ? { challenge } : null;
 }

@@ -23,7 +23,7 @@ import { type Batch, GroupCommitter } from './committer.ts';
 import { FLOW_PAYLOAD_LIMIT_BYTES, INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
 import { verifyRequest } from './verify.ts';
-import { handshakeChallenge } from './auth-modes.ts';
+import { handshakeOf } from './auth-modes.ts';
 
 interface CachedEndpoint {
   row: EndpointRow;
@@ -37,8 +37,8 @@ interface CachedEndpoint {
 export type IntakeAck =
   | { status: 'queued'; event_id: string; receipt_id: string }
   | { status: 'duplicate_suppressed'; event_id: string; receipt_id: string; duplicate_of: string }
-  /** A sender's URL-verification handshake (AUTH_MODE_FACTS[mode].handshake): answered, not stored as an event. */
-  | { status: 'url_verification'; challenge: string; receipt_id: string };
+  /** A sender's handshake (AUTH_MODE_FACTS[mode].handshake): answered, not stored as an event; `challenge` echoed when it has one. */
+  | { status: 'handshake'; receipt_id: string; challenge?: string };
 
 /**
  * Read-only request headers, lower-case names: a web `Headers` fits, and so does the Node
@@ -188,7 +188,7 @@ export class Intake {
     let stage: Stage = 'state';
     let raw: Uint8Array | null = null;
     let mapped: Mapped | null = null;
-    let challenge: string | null = null;
+    let handshake: { challenge: string | null } | null = null;
     let text: string;
     try {
       if (ep.row.status === 'archived')
@@ -232,8 +232,8 @@ export class Intake {
         throw new AppError('invalid_json', { detail: 'The body is not valid JSON.' });
       }
       if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('body_not_object');
-      challenge = handshakeChallenge(ep.config.authMode, body as Record<string, unknown>);
-      if (challenge === null) mapped = mapBody(ep.config, req.headers, body as Record<string, unknown>);
+      handshake = handshakeOf(ep.config.authMode, req.headers, body as Record<string, unknown>);
+      if (handshake === null) mapped = mapBody(ep.config, req.headers, body as Record<string, unknown>);
       // Cheap bound first: escaping can at most 6x a byte, so small bodies always fit.
       if (mapped && raw.byteLength * 6 + 4096 > FLOW_PAYLOAD_LIMIT_BYTES) {
         const payload = buildFlowPayload(ep.config.triggerVariant, {
@@ -257,9 +257,9 @@ export class Intake {
       throw err;
     }
     const hash = sha256Hex(raw);
-    if (challenge !== null) return this.answerHandshake(ep, req, now, raw, hash, challenge);
+    if (handshake !== null) return this.answerHandshake(ep, req, now, raw, hash, handshake.challenge);
     const bodyText = text;
-    // Set whenever there is no challenge (mapBody returned; it throws otherwise).
+    // Set whenever this is no handshake (mapBody returned; it throws otherwise).
     const facts = mapped as Mapped;
     const windowHours = this.dedupeWindowHours(ep);
     const locks = [intakeLocks.eventCap(ep.row.shop_id)];
@@ -281,14 +281,14 @@ export class Intake {
     return outcome.ack;
   }
 
-  /** Answers a verified URL-verification handshake once its receipt is durable; stores no event. */
+  /** Answers a verified handshake once its receipt is durable; stores no event. */
   private async answerHandshake(
     ep: CachedEndpoint,
     req: IntakeRequest,
     now: number,
     raw: Uint8Array,
     hash: string,
-    challenge: string,
+    challenge: string | null,
   ): Promise<IntakeAck> {
     const receiptId = newId('receipt');
     await this.committer.submit(async (_tx, batch) => {
@@ -301,14 +301,16 @@ export class Intake {
         auth: 'verified',
         validation: 'valid',
         dedupe: 'not_checked',
-        httpStatus: ACK_HTTP_STATUS.url_verification,
+        httpStatus: ACK_HTTP_STATUS.handshake,
         errorCode: null,
         supportCode: INTAKE_SUPPORT_CODES.handshake.code,
         size: raw.byteLength,
         hash,
       });
     });
-    return { status: 'url_verification', challenge, receipt_id: receiptId };
+    return challenge === null
+      ? { status: 'handshake', receipt_id: receiptId }
+      : { status: 'handshake', receipt_id: receiptId, challenge };
   }
 
   private dedupeWindowHours(ep: CachedEndpoint): number {

@@ -51,10 +51,13 @@ export function renderAuthModeFacts(mode: AuthMode): string {
     ['Event type', source(f.eventType, `the mapping's event type path (default ${code('type')})`, f.headers)],
     ['Typical senders', f.senders.join('; ')],
   ];
-  if (f.handshake)
+  const h = f.handshake;
+  if (h)
     rows.push([
-      'URL verification',
-      `a verified body with ${code(`"${f.handshake.typeField}": "${f.handshake.type}"`)} is answered \`200\` with its ${code(f.handshake.challengeField)}; no event is stored`,
+      'Handshake',
+      h.kind === 'challenge'
+        ? `a verified body with ${code(`"${h.typeField}": "${h.type}"`)} is answered \`200\` with its ${code(h.challengeField)}; no event is stored`
+        : `a verified request with ${code(`${h.header}: ${h.value}`)} is answered \`200\`; no event is stored or handed to Flow`,
     ]);
   return [
     '## At a glance',

@@ -149,7 +149,7 @@ export const INTAKE_ERRORS = {
  * a request stopped without seeing its body. Accepted requests carry `FP-I-OK`.
  */
 /** The HTTP status intake answers for each acknowledgement (`IntakeAck.status`); derived receipts show it too. */
-export const ACK_HTTP_STATUS = { queued: 202, duplicate_suppressed: 200, url_verification: 200 } as const;
+export const ACK_HTTP_STATUS = { queued: 202, duplicate_suppressed: 200, handshake: 200 } as const;
 
 export const INTAKE_SUPPORT_CODES = {
   accepted: { code: 'FP-I-OK', meaning: 'Accepted and queued for handoff.' },
@@ -168,8 +168,7 @@ export const INTAKE_SUPPORT_CODES = {
   internal: { code: 'FP-I-INT', meaning: 'Flowport failed internally; nothing was stored; sender should retry.' },
   handshake: {
     code: 'FP-I-HS',
-    meaning:
-      "The sender's URL-verification handshake (Slack `url_verification`), answered with its challenge; no event stored.",
+    meaning: "A sender's check of the endpoint (Slack `url_verification`, GitHub `ping`), answered; no event stored.",
   },
 } as const;
 
