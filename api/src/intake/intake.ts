@@ -3,7 +3,9 @@
 // group-committed write (dedupe, plan cap, event row, usage counter). An accepted
 // or duplicate request's receipt is its event row (request id included; see
 // reads/receipts.ts); a rejection gets a receipt row (no body), within a
-// per-endpoint budget. A batch's event and receipt rows are written with
+// per-endpoint budget. A verified sender handshake (Slack's url_verification,
+// GitHub's ping; AUTH_MODE_FACTS) is answered with a receipt row and no event.
+// A batch's event and receipt rows are written with
 // multi-row INSERTs just before its COMMIT; dedupe and the plan cap are
 // per-endpoint / per-shop lock keys, so they hold across API processes sharing
 // Postgres.
