@@ -52,7 +52,7 @@ function alive(pid: number): boolean {
  * are left alone. Returns the names dropped.
  */
 export async function sweepStaleSchemas(databaseUrl = testDatabaseUrl()): Promise<string[]> {
-  const admin = new pg.Client({ connectionString: databaseUrl });
+  const admin = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
   await admin.connect();
   try {
     const { rows } = await admin.query<{ schema: string; mark: string }>(
