@@ -3,16 +3,19 @@
 // renders its facts section from it (scripts/docs/lib/auth-mode-pages.ts): header names,
 // signed content, encoding, tolerance, dedupe and event-type sources, create command, example.
 // Examples use placeholders only (<SIGNING_SECRET>, <INGEST_URL> …).
-import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import type { AuthMode } from '../services/endpoints.ts';
 import { DEFAULT_HMAC, DEFAULT_STATIC_HEADER, DEFAULT_TOLERANCE_SEC } from '../services/endpoints.ts';
 
 /** Where a value comes from on the request. Header names are lowercase. */
 export type ValueSource = { from: 'header'; names: readonly string[] } | { from: 'json'; path: string };
 
-export type Handshake =
+export type Handshake = (
   | { kind: 'challenge'; typeField: string; type: string; challengeField: string }
-  | { kind: 'ping'; header: string; value: string };
+  | { kind: 'ping'; header: string; value: string }
+) & {
+  /** When the sender makes it, for the docs, e.g. "when you set the Request URL". */
+  sentWhen: string;
+};
 
 export interface AuthModeFacts {
   mode: AuthMode;
@@ -138,9 +141,8 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     notes: [
       'GitHub signs no timestamp, so replay protection comes from dedupe on X-GitHub-Delivery.',
       'The legacy SHA-1 X-Hub-Signature header is ignored.',
-      `GitHub's \`ping\` (sent when the webhook is created) is answered once its signature verifies and is not handed to Flow; its receipt carries support code \`${INTAKE_SUPPORT_CODES.handshake.code}\`.`,
     ],
-    handshake: { kind: 'ping', header: 'x-github-event', value: 'ping' },
+    handshake: { kind: 'ping', header: 'x-github-event', value: 'ping', sentWhen: 'when you create the webhook' },
   },
   shopify: {
     mode: 'shopify',
@@ -276,10 +278,14 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
         `curl -sS -X POST '<INGEST_URL>' -H 'Content-Type: application/json' -H "X-Slack-Request-Timestamp: $TS" -H "X-Slack-Signature: v0=$SIG" --data "$BODY"`,
       ].join('\n'),
     },
-    notes: [
-      `Slack's \`url_verification\` handshake (sent when you set the Request URL) is answered with its \`challenge\` once its signature verifies; it is not stored as an event, and its receipt carries support code \`${INTAKE_SUPPORT_CODES.handshake.code}\`.`,
-    ],
-    handshake: { kind: 'challenge', typeField: 'type', type: 'url_verification', challengeField: 'challenge' },
+    notes: [],
+    handshake: {
+      kind: 'challenge',
+      typeField: 'type',
+      type: 'url_verification',
+      challengeField: 'challenge',
+      sentWhen: 'when you set the Request URL',
+    },
   },
   static_header: {
     mode: 'static_header',

@@ -76,12 +76,20 @@ class OneAtATime implements Queryable {
     });
   }
 
-  /** COMMIT or ROLLBACK after every call made so far; calls queued later are refused. */
+  /**
+   * COMMIT or ROLLBACK after every call made so far; calls queued later are refused. The
+   * transaction counts as ended even when this fails: a failed COMMIT has already ended it in
+   * PostgreSQL (so the ROLLBACK that follows is skipped), and after a failed ROLLBACK the
+   * connection is no longer trusted.
+   */
   end(sql: 'COMMIT' | 'ROLLBACK'): Promise<void> {
     return this.enqueue(async () => {
       if (this.ended) return;
-      await this.client.query(sql);
-      this.ended = true;
+      try {
+        await this.client.query(sql);
+      } finally {
+        this.ended = true;
+      }
     });
   }
 }

@@ -9,6 +9,7 @@ import {
   importSecretCommandFor,
   type ValueSource,
 } from '../../../api/src/intake/auth-modes.ts';
+import { INTAKE_SUPPORT_CODES } from '../../../api/src/errors/codes/intake.ts';
 import type { AuthMode } from '../../../api/src/services/endpoints.ts';
 import { code, table } from './markdown.ts';
 
@@ -55,9 +56,7 @@ export function renderAuthModeFacts(mode: AuthMode): string {
   if (h)
     rows.push([
       'Handshake',
-      h.kind === 'challenge'
-        ? `a verified body with ${code(`"${h.typeField}": "${h.type}"`)} is answered \`200\` with its ${code(h.challengeField)}; no event is stored`
-        : `a verified request with ${code(`${h.header}: ${h.value}`)} is answered \`200\`; no event is stored or handed to Flow`,
+      `${h.kind === 'challenge' ? `a body with ${code(`"${h.typeField}": "${h.type}"`)}` : `a request with ${code(`${h.header}: ${h.value}`)}`}, sent ${h.sentWhen}: once verified it is answered \`200\`${h.kind === 'challenge' ? ` with its ${code(h.challengeField)}` : ''}, stored as no event and never handed to Flow; its receipt carries support code ${code(INTAKE_SUPPORT_CODES.handshake.code)}`,
     ]);
   return [
     '## At a glance',

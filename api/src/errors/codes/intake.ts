@@ -143,14 +143,14 @@ export const INTAKE_ERRORS = {
   },
 } as const satisfies Record<string, ErrorDef>;
 
+/** The HTTP status intake answers for each acknowledgement (`IntakeAck.status`); derived receipts show it too. */
+export const ACK_HTTP_STATUS = { queued: 202, duplicate_suppressed: 200, handshake: 200 } as const;
+
 /**
  * Short, stable codes a merchant can read out to support ("FP-I-SIG"); recorded on
  * every receipt. One per outcome family, so support can tell at a glance where
  * a request stopped without seeing its body. Accepted requests carry `FP-I-OK`.
  */
-/** The HTTP status intake answers for each acknowledgement (`IntakeAck.status`); derived receipts show it too. */
-export const ACK_HTTP_STATUS = { queued: 202, duplicate_suppressed: 200, handshake: 200 } as const;
-
 export const INTAKE_SUPPORT_CODES = {
   accepted: { code: 'FP-I-OK', meaning: 'Accepted and queued for handoff.' },
   duplicate: {
