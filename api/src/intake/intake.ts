@@ -24,7 +24,7 @@ import { periodBounds, usagePeriod } from '../usage/meters.ts';
 import { type Batch, GroupCommitter } from './committer.ts';
 import { FLOW_PAYLOAD_LIMIT_BYTES, INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
-import { verifyRequest } from './verify.ts';
+import { verifyRequest, verifySecret, type VerifySecret } from './verify.ts';
 import { handshakeOf } from './auth-modes.ts';
 
 interface CachedEndpoint {
@@ -32,8 +32,8 @@ interface CachedEndpoint {
   config: EndpointConfig;
   plan: Plan;
   fetchedAt: number;
-  /** Decrypted once per cache entry (decryption is a hot-path cost); the previous secret with its expiry. */
-  secrets: { value: string; expiresAt: number | null }[] | null;
+  /** Decrypted and made into HMAC keys once per cache entry (both are hot-path costs); the previous secret with its expiry. */
+  secrets: { secret: VerifySecret; expiresAt: number | null }[] | null;
 }
 
 export type IntakeAck =
@@ -218,8 +218,11 @@ export class Intake {
         }
       }
       stage = 'auth';
-      ep.secrets ??= decryptedSecrets(this.services, ep.row);
-      const secrets = ep.secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.value);
+      ep.secrets ??= decryptedSecrets(this.services, ep.row).map((s) => ({
+        secret: verifySecret(ep.config, s.value),
+        expiresAt: s.expiresAt,
+      }));
+      const secrets = ep.secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.secret);
       verifyRequest(ep.config, secrets, { headers: req.headers, raw, now });
       stage = 'validation';
       try {
