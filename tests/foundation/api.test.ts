@@ -56,9 +56,10 @@ describe('API misses are problem+json, never HTML', () => {
     expect(p.status).toBe(ERROR_CATALOG.route_not_found.status);
   });
 
-  it('wrong method on a known path → 405 method_not_allowed', async () => {
+  it('wrong method on a known path → 405 method_not_allowed with the Allow header (RFC 9110 §15.5.6)', async () => {
     const res = await fetch(`${server.url}/agent/v1/manifest`, { method: 'DELETE' });
     expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
     expect(((await res.json()) as any).code).toBe('method_not_allowed');
   });
 

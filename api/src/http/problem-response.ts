@@ -1,5 +1,6 @@
 // Maps AppError (or anything thrown) to an application/problem+json response.
 import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ErrorCode } from '../errors/catalog.ts';
 import { AppError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors/problem.ts';
 import type { AppEnv } from './types.ts';
@@ -38,7 +39,8 @@ export function problemParts(
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }
 
+/** Keeps headers a route set with `c.header()` before it threw (`Allow` on a 405, `Cache-Control` …). */
 export function problemResponse(c: Context<AppEnv>, err: AppError, publicUrl: string): Response {
   const p = problemParts(err, { publicUrl, requestId: c.get('requestId') ?? 'req_unknown', instance: c.req.path });
-  return new Response(p.body, { status: p.status, headers: p.headers });
+  return c.newResponse(p.body, p.status as ContentfulStatusCode, p.headers);
 }
