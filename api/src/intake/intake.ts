@@ -134,6 +134,8 @@ export const intakeLocks = {
 };
 
 const JSON_MEDIA_RE = /^application\/([a-z0-9.+-]+\+)?json$/;
+/** No content coding: the header empty or `identity` (case-insensitive, RFC 9110 §8.4). */
+const IDENTITY_ENCODING_RE = /^\s*(identity)?\s*$/i;
 
 /** Strict UTF-8 (a malformed byte throws); decode() without streaming keeps no state, so one serves all. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -201,6 +203,14 @@ export class Intake {
       stage = 'size';
       raw = await req.readBody(this.services.config.intake.maxBodyBytes);
       stage = 'media';
+      // A compressed body is refused, not inflated: the signature covers the bytes as sent, and
+      // a bomb could inflate far past the size limit.
+      const ce = req.headers.get('content-encoding');
+      if (ce !== null && !IDENTITY_ENCODING_RE.test(ce)) {
+        throw new AppError('unsupported_media_type', {
+          detail: `Content-Encoding "${ce.slice(0, 40)}" is not accepted; send the JSON body uncompressed.`,
+        });
+      }
       const ct = req.headers.get('content-type');
       if (ct !== null) {
         const [type = '', ...params] = ct.split(';');

@@ -50,8 +50,9 @@ export const API_ERRORS = {
     title: 'Unsupported media type',
     retry: 'no',
     area: 'api',
-    description: 'The body was sent with a content type Flowport does not accept here.',
-    fix: 'Send `Content-Type: application/json` with a JSON body.',
+    description:
+      'The body was sent with a content type Flowport does not accept here, or compressed (a `Content-Encoding` such as `gzip`): sender intake verifies the signature over the body exactly as sent and does not inflate it.',
+    fix: 'Send `Content-Type: application/json` with an uncompressed UTF-8 JSON body (turn off request compression on the sender).',
   },
   payload_too_large: {
     status: 413,
