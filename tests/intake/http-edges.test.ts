@@ -77,4 +77,24 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
       expect([encoding, ok.status, ok.json.status]).toEqual([encoding, 202, 'queued']);
     }
   });
+
+  it('numeric external ids past 2^53 keep their digits: two different ids are two events, the same id is a duplicate', async () => {
+    const url = `${server.url}${path(ep.id)}`;
+    // Both parse to the same double (12345678901234567000), and so would their dedupe keys if read as numbers.
+    const suffix = String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
+    const a = `{"type":"order.paid","id":9${suffix}234567891234}`;
+    const b = `{"type":"order.paid","id":9${suffix}234567891235}`;
+    const first = await post(url, a, { 'x-flowport-signature': sign(a) });
+    const second = await post(url, b, { 'x-flowport-signature': sign(b) });
+    const again = await post(url, a, { 'x-flowport-signature': sign(a) });
+    expect([first.status, second.status, again.status]).toEqual([202, 202, 200]);
+    expect(again.json.duplicate_of).toBe(first.json.event_id);
+    const ext = await server.runtime.services.db.all<{ external_event_id: string }>(
+      'SELECT external_event_id FROM events WHERE id IN (?, ?) ORDER BY received_at, id',
+      [first.json.event_id as string, second.json.event_id as string],
+    );
+    expect(ext.map((r) => r.external_event_id).sort()).toEqual(
+      [`9${suffix}234567891234`, `9${suffix}234567891235`].sort(),
+    );
+  });
 });

@@ -248,7 +248,7 @@ export class Intake {
       }
       if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('body_not_object');
       handshake = handshakeOf(ep.config.authMode, req.headers, body as Record<string, unknown>);
-      if (handshake === null) mapped = mapBody(ep.config, req.headers, body as Record<string, unknown>);
+      if (handshake === null) mapped = mapBody(ep.config, req.headers, body as Record<string, unknown>, text);
       // Cheap bound first: escaping can at most 6x a byte, so small bodies always fit.
       if (mapped && raw.byteLength * 6 + 4096 > FLOW_PAYLOAD_LIMIT_BYTES) {
         const payload = buildFlowPayload(ep.config.triggerVariant, {

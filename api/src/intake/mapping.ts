@@ -74,8 +74,37 @@ function asIdString(v: unknown): string | null {
   return s.length > MAX_EXTERNAL_ID ? `sha256:${sha256Hex(s)}` : s;
 }
 
-/** Throws required_path_missing / invalid_resource_id; returns the mapped facts otherwise. */
-export function mapBody(config: EndpointConfig, headers: HeaderReader, body: Record<string, unknown>): Mapped {
+/** A JSON number's text as sent (the JSON.parse reviver's `context.source`, Node 21+). */
+class NumberSource {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/**
+ * The text of the number at `path` in `json`, exactly as sent. JSON.parse rounds an integer past
+ * 2^53 (12345678901234567891 → 12345678901234567000), so two different ids would read the same;
+ * only such a number is read again, so the usual body is parsed once.
+ */
+function numberTextAt(json: string, path: string): string | null {
+  const parsed = JSON.parse(json, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && context?.source !== undefined ? new NumberSource(context.source) : value,
+  ) as unknown;
+  const v = getPath(parsed, path);
+  return v instanceof NumberSource ? v.text : null;
+}
+
+/**
+ * Throws required_path_missing / invalid_resource_id; returns the mapped facts otherwise.
+ * `text` is the JSON `body` was parsed from.
+ */
+export function mapBody(
+  config: EndpointConfig,
+  headers: HeaderReader,
+  body: Record<string, unknown>,
+  text: string,
+): Mapped {
   const m = config.mapping;
   const missing: FieldError[] = [];
   for (const p of m.requiredPaths)
@@ -127,7 +156,10 @@ export function mapBody(config: EndpointConfig, headers: HeaderReader, body: Rec
         : ext.kind === 'json'
           ? { from: 'json', path: ext.path }
           : null;
-  const externalEventId = extSource ? asIdString(readSource(extSource, headers, body)) : null;
+  let extValue = extSource ? readSource(extSource, headers, body) : undefined;
+  if (extSource?.from === 'json' && typeof extValue === 'number' && !Number.isSafeInteger(extValue))
+    extValue = numberTextAt(text, extSource.path) ?? extValue;
+  const externalEventId = extSource ? asIdString(extValue) : null;
   let eventType: unknown = facts.eventType ? readSource(facts.eventType, headers, body) : undefined;
   if (typeof eventType !== 'string' && m.eventTypePath) eventType = getPath(body, m.eventTypePath);
   return {
