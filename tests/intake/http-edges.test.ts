@@ -4,8 +4,14 @@
 // `/in/<id>` is answered by the Node fast path, `/in/<id>?via=hono` by the Hono route:
 // both must answer the same.
 import { createHmac } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Intake, type IntakeRequest, SenderGoneError } from '../../api/src/intake/intake.ts';
+import { readNodeBody, withIntakeFastPath } from '../../api/src/intake/node-intake.ts';
+import { readBodyCapped } from '../../api/src/intake/routes.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { newEndpoint, newShop, post } from './helpers.ts';
 
@@ -96,5 +102,123 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
     expect(ext.map((r) => r.external_event_id).sort()).toEqual(
       [`9${suffix}234567891234`, `9${suffix}234567891235`].sort(),
     );
+  });
+});
+
+describe('a sender that goes away mid-body', () => {
+  /** A server on the fast path with a real Intake whose handle() calls are observable. */
+  async function fastPathServer(gate: (req: IntakeRequest) => Promise<void>) {
+    const intake = new Intake(server.runtime.services);
+    const logs: string[] = [];
+    const handled: Promise<unknown>[] = [];
+    const observed = {
+      handle: (req: IntakeRequest) => {
+        const p = gate(req).then(() => intake.handle(req));
+        handled.push(
+          p.then(
+            () => 'answered',
+            (err: unknown) => err,
+          ),
+        );
+        return p;
+      },
+    } as unknown as Intake;
+    const http = createServer(
+      withIntakeFastPath(
+        () => observed,
+        server.url,
+        (_req, res) => res.end(),
+        (line) => logs.push(line),
+      ),
+    );
+    const sockets: Socket[] = [];
+    http.on('connection', (s: Socket) => sockets.push(s));
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()));
+    return { http, logs, handled, sockets, port: (http.address() as AddressInfo).port, intake };
+  }
+  const close = (http: Server) =>
+    new Promise<void>((r) => {
+      http.close(() => r());
+      http.closeAllConnections();
+    });
+  /** Sends the head and part of a body of `length` bytes, then resolves when the server called handle(). */
+  function halfRequest(port: number, urlPath: string, seen: () => boolean) {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(
+      `POST ${urlPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Flowport-Signature: sha256=${'0'.repeat(64)}\r\nContent-Length: 1000\r\n\r\n{"type":"a",`,
+    );
+    return new Promise<Socket>((resolve) => {
+      const poll = () => (seen() ? resolve(socket) : setImmediate(poll));
+      poll();
+    });
+  }
+
+  it('fast path: the read ends with SenderGoneError and nothing is logged as unexpected', async () => {
+    const s = await fastPathServer(async () => {});
+    try {
+      const client = await halfRequest(s.port, `/in/${ep.id}`, () => s.handled.length === 1);
+      client.destroy();
+      const outcome = await s.handled[0];
+      expect(outcome).toBeInstanceOf(SenderGoneError);
+      expect(s.logs).toEqual([]);
+      // Closed before intake even began to read (the lookup is async): the read ends the same way.
+      let serverSocketClosed: Promise<void> = Promise.resolve();
+      const late = await fastPathServer(async () => {
+        await serverSocketClosed;
+      });
+      try {
+        late.http.on('connection', (sock: Socket) => {
+          serverSocketClosed = new Promise((r) => sock.once('close', () => r()));
+        });
+        const c2 = await halfRequest(late.port, `/in/${ep.id}`, () => late.handled.length === 1);
+        c2.destroy();
+        expect(await late.handled[0]).toBeInstanceOf(SenderGoneError);
+        expect(late.logs).toEqual([]);
+      } finally {
+        await close(late.http);
+      }
+    } finally {
+      await close(s.http);
+    }
+  });
+
+  it('both body readers report SenderGoneError (not a raw stream error to be logged as unexpected)', async () => {
+    const outcomes: unknown[] = [];
+    const settled: (() => void)[] = [];
+    const wait = () => new Promise<void>((r) => settled.push(r));
+    const record = (p: Promise<unknown>) =>
+      p
+        .then(
+          () => outcomes.push('read'),
+          (err: unknown) => outcomes.push(err),
+        )
+        .finally(() => settled.shift()?.());
+    let seen = 0;
+    const nodeServer = createServer((req: IncomingMessage, res) => {
+      seen++;
+      void record(readNodeBody(req, 1 << 20)).finally(() => res.end());
+    });
+    const honoServer = createServer(
+      getRequestListener(async (req) => {
+        seen++;
+        await record(readBodyCapped(req, 1 << 20));
+        return new Response(null, { status: 204 });
+      }),
+    );
+    try {
+      for (const srv of [nodeServer, honoServer]) {
+        await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+        const before = seen;
+        const done = wait();
+        const client = await halfRequest((srv.address() as AddressInfo).port, '/x', () => seen > before);
+        client.destroy();
+        await done;
+      }
+      expect(outcomes.map((o) => o instanceof SenderGoneError)).toEqual([true, true]);
+    } finally {
+      await close(nodeServer);
+      await close(honoServer);
+    }
   });
 });

@@ -51,11 +51,24 @@ export interface HeaderReader {
   has(name: string): boolean;
 }
 
+/**
+ * The sender closed the connection (or broke the HTTP framing) before its body was complete:
+ * nobody is left to answer, so no receipt is written, nothing is stored and nothing is logged.
+ */
+export class SenderGoneError extends Error {
+  constructor() {
+    super('The sender closed the connection before the body was complete.');
+  }
+}
+
 export interface IntakeRequest {
   endpointId: string;
   requestId: string;
   headers: HeaderReader;
-  /** Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest. */
+  /**
+   * Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest;
+   * rejects with SenderGoneError when the sender goes away first.
+   */
   readBody(max: number): Promise<Uint8Array>;
 }
 

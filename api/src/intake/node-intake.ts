@@ -9,7 +9,7 @@ import { problemParts } from '../http/problem-response.ts';
 import { isId, newId } from '../ids.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
-import type { HeaderReader, Intake } from './intake.ts';
+import { type HeaderReader, type Intake, SenderGoneError } from './intake.ts';
 
 type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -27,12 +27,16 @@ export function nodeHeaders(headers: IncomingHttpHeaders): HeaderReader {
   };
 }
 
-/** Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest. */
+/**
+ * Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest;
+ * SenderGoneError when the connection closes first (also before this was called).
+ */
 export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
   const tooLarge = () =>
     new AppError('payload_too_large', { detail: `The body is larger than the intake limit of ${max} bytes.` });
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > max) return Promise.reject(tooLarge());
+  if (req.destroyed) return Promise.reject(new SenderGoneError());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
@@ -51,18 +55,21 @@ export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Ar
       cleanup();
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total));
     };
-    const onError = (err: Error) => {
+    // An aborted request emits 'error' ("aborted") and 'close' without 'end'.
+    const onGone = () => {
       cleanup();
-      reject(err);
+      reject(new SenderGoneError());
     };
     const cleanup = () => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
+      req.off('error', onGone);
+      req.off('close', onGone);
     };
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
+    req.on('error', onGone);
+    req.on('close', onGone);
   });
 }
 
@@ -110,6 +117,7 @@ export function withIntakeFastPath(
       .then(
         (ack) => send(ACK_HTTP_STATUS[ack.status], { 'Content-Type': 'application/json' }, JSON.stringify(ack)),
         (err: unknown) => {
+          if (err instanceof SenderGoneError) return;
           let appError: AppError;
           if (err instanceof AppError) appError = err;
           else {

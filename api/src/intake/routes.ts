@@ -7,7 +7,7 @@ import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { isId } from '../ids.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
-import type { Intake } from './intake.ts';
+import { type Intake, type IntakeAck, SenderGoneError } from './intake.ts';
 
 /** Reads a request body with a hard cap, without buffering past it. */
 export async function readBodyCapped(req: Request, max: number): Promise<Uint8Array> {
@@ -20,7 +20,14 @@ export async function readBodyCapped(req: Request, max: number): Promise<Uint8Ar
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let next: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      next = await reader.read();
+    } catch {
+      // The request stream only fails when the connection does (closed mid-body, broken framing).
+      throw new SenderGoneError();
+    }
+    const { done, value } = next;
     if (done) break;
     total += value.byteLength;
     if (total > max) {
@@ -45,12 +52,19 @@ export function intakeRoutes(getIntake: () => Intake): Hono<AppEnv> {
     const endpointId = c.req.param('endpointId');
     if (!isId('endpoint', endpointId))
       throw new AppError('not_found', { detail: 'No endpoint with this id. Check the ingest URL.' });
-    const ack = await getIntake().handle({
-      endpointId,
-      requestId: c.get('requestId'),
-      headers: c.req.raw.headers,
-      readBody: (max) => readBodyCapped(c.req.raw, max),
-    });
+    let ack: IntakeAck;
+    try {
+      ack = await getIntake().handle({
+        endpointId,
+        requestId: c.get('requestId'),
+        headers: c.req.raw.headers,
+        readBody: (max) => readBodyCapped(c.req.raw, max),
+      });
+    } catch (err) {
+      // Nobody is left to read an answer; this only keeps the error out of the unexpected-error log.
+      if (err instanceof SenderGoneError) return c.body(null, 400);
+      throw err;
+    }
     return c.json(ack, ACK_HTTP_STATUS[ack.status]);
   });
   app.all('/:endpointId', (c) => {
