@@ -1,6 +1,7 @@
 // Shared helpers for intake tests: endpoints created through the real service,
 // requests sent over real HTTP.
 import { createHmac } from 'node:crypto';
+import { connect } from 'node:net';
 import type { Services } from '../../api/src/operations/types.ts';
 import { type CreateEndpointInput, createEndpoint } from '../../api/src/services/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
@@ -48,4 +49,68 @@ export function flipOne(s: string, at = Math.floor(s.length / 2)): string {
   const c = s[at] ?? 'a';
   const r = c === 'a' ? 'b' : c === '0' ? '1' : /[0-9]/.test(c) ? '0' : 'a';
   return s.slice(0, at) + r + s.slice(at + 1);
+}
+
+export interface RawResponse {
+  status: number;
+  /** Lower-case names; a repeated header keeps its last value. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Writes `parts` to one raw TCP connection in order (the next once the previous is flushed) and
+ * collects the final (non-1xx) HTTP/1.1 responses until `responses` have arrived or the server
+ * closes the connection. For what fetch cannot send: pipelined requests, chunked framing, lies.
+ */
+export function rawHttp(
+  port: number,
+  parts: (string | Uint8Array)[],
+  options: { responses?: number } = {},
+): Promise<{ responses: RawResponse[]; closed: boolean }> {
+  const want = options.responses ?? 1;
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const responses: RawResponse[] = [];
+    let buf = Buffer.alloc(0);
+    let done = false;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      done = true;
+      socket.destroy();
+      resolve({ responses, closed });
+    };
+    socket.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) break;
+        const [statusLine = '', ...lines] = buf.subarray(0, end).toString('latin1').split('\r\n');
+        const headers: Record<string, string> = {};
+        for (const l of lines) {
+          const i = l.indexOf(':');
+          headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+        }
+        const status = Number(statusLine.split(' ')[1]);
+        const length = Number(headers['content-length'] ?? 0);
+        if (buf.byteLength < end + 4 + length) break;
+        const body = buf.subarray(end + 4, end + 4 + length).toString('utf8');
+        buf = buf.subarray(end + 4 + length);
+        if (status >= 200) responses.push({ status, headers, body });
+      }
+      if (responses.length >= want) finish(false);
+    });
+    socket.on('close', () => finish(true));
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      // The server may close while the rest is still being written (an oversized body).
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') finish(true);
+      else if (!done) reject(err);
+    });
+    socket.on('connect', async () => {
+      for (const p of parts) {
+        if (socket.destroyed) return;
+        if (!socket.write(p)) await new Promise((r) => socket.once('drain', r));
+      }
+    });
+  });
 }

@@ -13,7 +13,7 @@ import { Intake, type IntakeRequest, SenderGoneError } from '../../api/src/intak
 import { readNodeBody, withIntakeFastPath } from '../../api/src/intake/node-intake.ts';
 import { readBodyCapped } from '../../api/src/intake/routes.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { newEndpoint, newShop, post } from './helpers.ts';
+import { newEndpoint, newShop, post, rawHttp } from './helpers.ts';
 
 let server: TestServer;
 let shopId: string;
@@ -36,6 +36,22 @@ const PATHS = { 'fast path': (id: string) => `/in/${id}`, 'hono route': (id: str
 const sign = (body: string | Uint8Array) => `sha256=${createHmac('sha256', ep.secret).update(body).digest('hex')}`;
 const uniqueBody = (extra: Record<string, unknown> = {}) =>
   JSON.stringify({ type: 'order.paid', id: `e_${Math.random().toString(36).slice(2)}`, ...extra });
+/** One HTTP/1.1 request with a Content-Length, signed for `ep` unless the headers say otherwise. */
+function request(path: string, body: string | Uint8Array, headers: Record<string, string> = {}, method = 'POST') {
+  const bytes = Buffer.from(body);
+  const all: Record<string, string> = {
+    Host: '127.0.0.1',
+    'Content-Type': 'application/json',
+    'X-Flowport-Signature': sign(bytes),
+    'Content-Length': String(bytes.byteLength),
+    ...headers,
+  };
+  const head = Object.entries(all)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  return Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.1\r\n${head}\r\n`), bytes]);
+}
+const chunk = (data: string) => `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
 
 async function storedFor(requestIds: (string | undefined)[]) {
   const ids = requestIds.filter((x): x is string => typeof x === 'string');
@@ -82,6 +98,94 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
       const ok = await post(url, plain, { 'content-encoding': encoding, 'x-flowport-signature': sign(plain) });
       expect([encoding, ok.status, ok.json.status]).toEqual([encoding, 202, 'queued']);
     }
+  });
+
+  it('chunked bodies: accepted whole; past the limit only after several chunks → 413 with a receipt, connection closed', async () => {
+    const body = uniqueBody({ pad: 'x'.repeat(3000) });
+    const head = (sig: string) =>
+      `POST ${path(ep.id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Flowport-Signature: ${sig}\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const pieces: string[] = [];
+    for (let i = 0; i < body.length; i += 700) pieces.push(chunk(body.slice(i, i + 700)));
+    const ok = await rawHttp(server.port, [head(sign(body)), ...pieces, '0\r\n\r\n']);
+    expect(ok.responses.map((r) => [r.status, JSON.parse(r.body).status])).toEqual([[202, 'queued']]);
+
+    const max = server.runtime.services.config.intake.maxBodyBytes;
+    const piece = chunk('x'.repeat(64 * 1024));
+    const n = Math.ceil(max / (64 * 1024)) + 2;
+    const big = await rawHttp(
+      server.port,
+      [
+        head(`sha256=${'0'.repeat(64)}`),
+        ...Array<string>(n).fill(piece),
+        '0\r\n\r\n',
+        request(path(ep.id), uniqueBody()),
+      ],
+      { responses: 2 },
+    );
+    expect(big.responses.map((r) => [r.status, JSON.parse(r.body).code])).toEqual([[413, 'payload_too_large']]);
+    expect(JSON.parse(big.responses[0]?.body ?? '{}').receipt_id).toMatch(/^rcpt_/);
+    // The connection closes: the request behind the oversized body gets no answer.
+    expect(big.closed).toBe(true);
+    expect(await storedFor([big.responses[0]?.headers['x-request-id']])).toEqual({
+      events: 0,
+      receipts: ['payload_too_large'],
+    });
+  });
+
+  it('after each kind of rejection the next request on the same connection is read correctly', async () => {
+    const good = uniqueBody();
+    const { responses, closed } = await rawHttp(
+      server.port,
+      [
+        request(path('ep_00000000000000000000000000'), uniqueBody()),
+        request(path(ep.id), uniqueBody(), { 'X-Flowport-Signature': `sha256=${'0'.repeat(64)}` }),
+        request(path(ep.id), uniqueBody(), { 'Content-Type': 'text/plain' }),
+        request(path(ep.id), '{"type":', {}),
+        request(path(ep.id), 'hello', {}, 'PUT'),
+        // A body whose own bytes look like a request: it must stay a body.
+        request(path(ep.id), `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`),
+        request(path(ep.id), good),
+      ],
+      { responses: 7 },
+    );
+    expect(closed).toBe(false);
+    expect(responses.map((r) => [r.status, r.headers['content-type'], JSON.parse(r.body).code ?? 'ok'])).toEqual([
+      [404, 'application/problem+json', 'not_found'],
+      [401, 'application/problem+json', 'signature_mismatch'],
+      [415, 'application/problem+json', 'unsupported_media_type'],
+      [400, 'application/problem+json', 'invalid_json'],
+      [405, 'application/problem+json', 'method_not_allowed'],
+      [400, 'application/problem+json', 'invalid_json'],
+      [202, 'application/json', 'ok'],
+    ]);
+    for (const r of responses) expect(r.headers['x-request-id']).toMatch(/^req_/);
+    expect(responses[4]?.headers.allow).toBe('POST');
+    const ev = await server.runtime.services.db.get<{ body: string }>('SELECT body FROM events WHERE id = ?', [
+      JSON.parse(responses[6]?.body ?? '{}').event_id,
+    ]);
+    expect(ev?.body).toBe(good);
+  });
+
+  it('Transfer-Encoding with Content-Length (a smuggling shape) is refused and nothing is stored', async () => {
+    const body = uniqueBody();
+    const res = await rawHttp(
+      server.port,
+      [
+        `POST ${path(ep.id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Flowport-Signature: ${sign(body)}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n`,
+        chunk(body),
+        '0\r\n\r\n',
+        request(path(ep.id), uniqueBody()),
+      ],
+      { responses: 2 },
+    );
+    // Refused before any route, and the connection closes: nothing behind it is read as a request.
+    expect(res.responses.map((r) => r.status)).toEqual([400]);
+    expect(res.closed).toBe(true);
+    const n = await server.runtime.services.db.get<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ? AND body = ?',
+      [ep.id, body],
+    );
+    expect(Number(n?.n)).toBe(0);
   });
 
   it('numeric external ids past 2^53 keep their digits: two different ids are two events, the same id is a duplicate', async () => {

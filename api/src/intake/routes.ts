@@ -63,6 +63,8 @@ export function intakeRoutes(getIntake: () => Intake): Hono<AppEnv> {
     } catch (err) {
       // Nobody is left to read an answer; this only keeps the error out of the unexpected-error log.
       if (err instanceof SenderGoneError) return c.body(null, 400);
+      // As on the fast path: the rest of an oversized body is not worth reading, so the connection closes.
+      if (err instanceof AppError && err.code === 'payload_too_large') c.header('Connection', 'close');
       throw err;
     }
     return c.json(ack, ACK_HTTP_STATUS[ack.status]);
