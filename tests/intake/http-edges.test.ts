@@ -166,6 +166,20 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
     expect(ev?.body).toBe(good);
   });
 
+  it('a repeated Content-Type or Authorization is read whole (as web Headers reads it), never just its first value', async () => {
+    const basic = await newEndpoint(server.runtime.services, shopId, { authMode: 'basic' });
+    const user = basic.config.basic?.username ?? '';
+    const auth = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
+    const body = uniqueBody();
+    const twoTypes = `POST ${path(ep.id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\ncontent-type: text/plain\r\nX-Flowport-Signature: ${sign(body)}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const twoAuths = `POST ${path(basic.endpoint.id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: ${auth(user, basic.secret)}\r\nAuthorization: ${auth('someone', 'else')}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const { responses } = await rawHttp(server.port, [twoTypes, twoAuths], { responses: 2 });
+    expect(responses.map((r) => [r.status, JSON.parse(r.body).code])).toEqual([
+      [415, 'unsupported_media_type'],
+      [401, 'credentials_invalid'],
+    ]);
+  });
+
   it('Transfer-Encoding with Content-Length (a smuggling shape) is refused and nothing is stored', async () => {
     const body = uniqueBody();
     const res = await rawHttp(

@@ -15,13 +15,53 @@ type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 const PREFIX = `${INGEST_PATH_PREFIX}/`;
 
-/** Node's headers (already lower-cased; repeated values joined like web Headers) as a HeaderReader. */
-export function nodeHeaders(headers: IncomingHttpHeaders): HeaderReader {
+/**
+ * Fields Node keeps only the first of when repeated (`IncomingMessage.headers`); web Headers, which
+ * the Hono route reads, joins every value. Node's list, so one request gets one answer on both paths.
+ */
+const NODE_FIRST_ONLY = new Set([
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+]);
+
+/** Every value of a repeated `name` in rawHeaders joined like web Headers; null when it appears once. */
+function repeatedRaw(rawHeaders: string[], name: string): string | null {
+  let joined: string | null = null;
+  let first: string | null = null;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const key = rawHeaders[i] as string;
+    if (key.length !== name.length || key.toLowerCase() !== name) continue;
+    const value = rawHeaders[i + 1] as string;
+    if (first === null) first = value;
+    else joined = `${joined ?? first}, ${value}`;
+  }
+  return joined;
+}
+
+/** Node's headers (already lower-cased) as a HeaderReader that reads repeated fields like web Headers. */
+export function nodeHeaders(headers: IncomingHttpHeaders, rawHeaders: string[] = []): HeaderReader {
   return {
     get(name) {
       const v = headers[name];
       if (v === undefined) return null;
-      return Array.isArray(v) ? v.join(', ') : v;
+      if (Array.isArray(v)) return v.join(', ');
+      return NODE_FIRST_ONLY.has(name) ? (repeatedRaw(rawHeaders, name) ?? v) : v;
     },
     has: (name) => headers[name] !== undefined,
   };
@@ -111,7 +151,7 @@ export function withIntakeFastPath(
       .handle({
         endpointId,
         requestId,
-        headers: nodeHeaders(req.headers),
+        headers: nodeHeaders(req.headers, req.rawHeaders),
         readBody: (max) => readNodeBody(req, max),
       })
       .then(
