@@ -15,14 +15,14 @@ import { ACK_HTTP_STATUS, intakeSupportCode, INTAKE_SUPPORT_CODES } from '../err
 import { newId } from '../ids.ts';
 import { receiptIdForEvent } from '../reads/receipts.ts';
 import { sha256Hex } from '../lib/crypto.ts';
-import { buildFlowPayload } from '../handoff/payload.ts';
+import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.ts';
 import type { Services } from '../operations/types.ts';
 import { planOf, type Plan } from '../plans.ts';
 import { decryptedSecrets, endpointConfig, type EndpointConfig, type EndpointRow } from '../services/endpoints.ts';
 import { type Db, insertMany, type SqlParam } from '../store/db.ts';
 import { periodBounds, usagePeriod } from '../usage/meters.ts';
 import { type Batch, GroupCommitter } from './committer.ts';
-import { FLOW_PAYLOAD_LIMIT_BYTES, INTAKE_LIMITS } from './limits.ts';
+import { INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
 import { verifyRequest, verifySecret, type VerifySecret } from './verify.ts';
 import { handshakeOf } from './auth-modes.ts';

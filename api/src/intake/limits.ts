@@ -1,8 +1,5 @@
 // Intake limits and tunables, defined once (docs and tests import them).
 
-/** Shopify Flow refuses trigger payloads whose compact JSON exceeds this (exactly 50,000 passes). */
-export const FLOW_PAYLOAD_LIMIT_BYTES = 50_000;
-
 export const INTAKE_LIMITS = {
   /** Most requests written in one group-commit transaction. */
   maxBatch: 256,
