@@ -354,6 +354,19 @@ describe('other presets', () => {
     expect(
       (await post(url(endpoint.id), body, { 'x-ts': 'abc', 'x-sig': hmacB64(secret, `${ts}.${body}`) })).json.code,
     ).toBe('timestamp_invalid');
+    // The signed text is the header as sent: a zero-padded timestamp signs with its zero.
+    const padded = `0${ts}`;
+    const body2 = '{"id":"a2","type":"t"}';
+    const sent = await post(url(endpoint.id), body2, {
+      'x-ts': padded,
+      'x-sig': hmacB64(secret, `${padded}.${body2}`),
+    });
+    expect([sent.status, sent.json.code]).toEqual([202, undefined]);
+    const unpadded = await post(url(endpoint.id), '{"id":"a3","type":"t"}', {
+      'x-ts': padded,
+      'x-sig': hmacB64(secret, `${ts}.{"id":"a3","type":"t"}`),
+    });
+    expect(unpadded.json.code).toBe('signature_mismatch');
   });
 });
 

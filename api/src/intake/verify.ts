@@ -57,18 +57,27 @@ function header(req: VerifyRequest, name: string): string | null {
   return v === null ? null : v.trim();
 }
 
-/** Parses integer Unix seconds (the tolerance is checked after the signature, by assertFresh). */
-function checkTimestamp(raw: string | null, headerName: string): number {
+/**
+ * A signed timestamp: its value, and its text exactly as sent, which is what the sender signed
+ * (`0170…` signs as `0170…`). The tolerance is checked after the signature, by assertFresh.
+ */
+interface SignedTimestamp {
+  seconds: number;
+  text: string;
+}
+
+/** Parses integer Unix seconds. */
+function checkTimestamp(raw: string | null, headerName: string): SignedTimestamp {
   if (raw === null || raw === '')
     throw new AppError('timestamp_missing', { detail: `Missing the signature timestamp (${headerName}).` });
   if (!/^\d{1,12}$/.test(raw)) {
     throw new AppError('timestamp_invalid', { detail: `The ${headerName} value must be integer Unix seconds.` });
   }
-  return Number(raw);
+  return { seconds: Number(raw), text: raw };
 }
 
-function assertFresh(ts: number, req: VerifyRequest, toleranceSec: number): void {
-  const skew = Math.abs(Math.floor(req.now / 1000) - ts);
+function assertFresh(ts: SignedTimestamp, req: VerifyRequest, toleranceSec: number): void {
+  const skew = Math.abs(Math.floor(req.now / 1000) - ts.seconds);
   if (skew > toleranceSec) {
     throw new AppError('timestamp_outside_tolerance', {
       detail: `The signed timestamp is ${skew} s away from Flowport's clock; the tolerance is ${toleranceSec} s.`,
@@ -93,7 +102,7 @@ function mismatch(): never {
 export function verifyHmacSha256(params: HmacParams, secrets: readonly VerifySecret[], req: VerifyRequest): void {
   const given = header(req, params.header);
   if (!given) throw new AppError('signature_missing', { detail: `Missing the ${params.header} header.` });
-  let ts: number | null = null;
+  let ts: SignedTimestamp | null = null;
   if (params.timestampHeader) ts = checkTimestamp(header(req, params.timestampHeader), params.timestampHeader);
   let value = given;
   if (params.prefix) {
@@ -109,7 +118,7 @@ export function verifyHmacSha256(params: HmacParams, secrets: readonly VerifySec
     throw new AppError('signature_malformed', {
       detail: `The ${params.header} value is not a ${params.encoding} HMAC-SHA256.`,
     });
-  const parts = ts === null ? [req.raw] : [`${ts}.`, req.raw];
+  const parts = ts === null ? [req.raw] : [`${ts.text}.`, req.raw];
   if (
     !anyMatch(
       [sig],
@@ -142,7 +151,7 @@ function verifyStripe(config: EndpointConfig, secrets: readonly VerifySecret[], 
   if (
     !anyMatch(
       v1,
-      secrets.map((s) => hmac(s.hmacKey, [`${ts}.`, req.raw])),
+      secrets.map((s) => hmac(s.hmacKey, [`${ts.text}.`, req.raw])),
     )
   )
     mismatch();
@@ -179,7 +188,7 @@ function verifyStandardWebhooks(config: EndpointConfig, secrets: readonly Verify
   if (
     !anyMatch(
       sigs,
-      secrets.map((s) => hmac(s.hmacKey, [`${id}.${ts}.`, req.raw])),
+      secrets.map((s) => hmac(s.hmacKey, [`${id}.${ts.text}.`, req.raw])),
     )
   )
     mismatch();
@@ -196,7 +205,7 @@ function verifySlack(config: EndpointConfig, secrets: readonly VerifySecret[], r
   if (
     !anyMatch(
       [b],
-      secrets.map((s) => hmac(s.hmacKey, [`v0:${ts}:`, req.raw])),
+      secrets.map((s) => hmac(s.hmacKey, [`v0:${ts.text}:`, req.raw])),
     )
   )
     mismatch();
