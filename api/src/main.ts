@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { type Config, isSandbox, loadConfig } from './config.ts';
+import { installClientErrorHandler } from './http/client-error.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
 import { storeKind } from './store/open.ts';
@@ -35,8 +36,10 @@ async function listen(
   listener: RequestListener,
   port: number,
   host: string,
+  publicUrl: string,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const server = createServer(listener);
+  installClientErrorHandler(server, publicUrl);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
     server.once('error', reject);
@@ -65,7 +68,7 @@ export async function startServe(
   const runtime = await createRuntime(cfg, { applicationName: withWorker ? 'flowport serve' : 'flowport serve api' });
   let server: Awaited<ReturnType<typeof listen>>;
   try {
-    server = await listen(runtime.listener, cfg.port, cfg.host);
+    server = await listen(runtime.listener, cfg.port, cfg.host, cfg.publicUrl);
   } catch (err) {
     await runtime.close();
     throw err;
@@ -125,6 +128,7 @@ export async function startWorker(
         ),
         options.port,
         options.host ?? '127.0.0.1',
+        cfg.publicUrl,
       );
     } catch (err) {
       await runtime.close();

@@ -3,6 +3,7 @@
 // dropped at close), real HTTP on a loopback port, the in-process sandbox and worker.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type RequestListener } from 'node:http';
+import { installClientErrorHandler } from '../../api/src/http/client-error.ts';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +78,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...options.env,
   });
   if (options.configure) config = options.configure(config);
+  installClientErrorHandler(server, config.publicUrl);
   let runtime: Runtime;
   try {
     runtime = await createRuntime(config, options.operations ? { operations: options.operations } : {});

@@ -193,13 +193,51 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
       { responses: 2 },
     );
     // Refused before any route, and the connection closes: nothing behind it is read as a request.
+    // Node's parser refuses it; Flowport still answers problem+json with a catalog code.
     expect(res.responses.map((r) => r.status)).toEqual([400]);
+    const refused = res.responses[0];
+    expect(refused?.headers['content-type']).toBe('application/problem+json');
+    const problem = JSON.parse(refused?.body ?? '{}') as { code?: string; docs_url?: string; status?: number };
+    expect([problem.code, problem.status]).toEqual(['malformed_http', 400]);
+    expect(problem.docs_url).toBe(`http://127.0.0.1:${server.port}/reference/errors/malformed_http/`);
     expect(res.closed).toBe(true);
     const n = await server.runtime.services.db.get<{ n: number }>(
       'SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ? AND body = ?',
       [ep.id, body],
     );
     expect(Number(n?.n)).toBe(0);
+  });
+
+  // The Hono route's adapter (@hono/node-server) drains such a body for at most 500 ms or 64 MiB, then closes.
+  it.runIf(path === PATHS['fast path'])(
+    'a refusal sent before a long body is read (unknown endpoint) closes the connection instead of reading the rest',
+    async () => {
+      const unknown = 'ep_00000000000000000000000000';
+      // Declares 50 MB and sends 1 KiB: the answer must not wait for (or read) the other 49.9 MB.
+      const res = await rawHttp(
+        server.port,
+        [
+          `POST ${path(unknown)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n`,
+          'x'.repeat(1024),
+        ],
+        { responses: 2 },
+      );
+      expect(res.responses.map((r) => [r.status, r.headers.connection])).toEqual([[404, 'close']]);
+      expect(res.closed).toBe(true);
+    },
+  );
+
+  it('headers over the parser limit get 431 headers_too_large as problem+json, and the connection closes', async () => {
+    // A valid request follows on the same connection: it is never read.
+    const res = await rawHttp(
+      server.port,
+      [request(path(ep.id), uniqueBody(), { 'X-Padding': 'a'.repeat(20_000) }), request(path(ep.id), uniqueBody())],
+      { responses: 2 },
+    );
+    expect(res.responses.map((r) => r.status)).toEqual([431]);
+    const problem = JSON.parse(res.responses[0]?.body ?? '{}') as { code?: string };
+    expect(problem.code).toBe('headers_too_large');
+    expect(res.closed).toBe(true);
   });
 
   it('numeric external ids past 2^53 keep their digits: two different ids are two events, the same id is a duplicate', async () => {

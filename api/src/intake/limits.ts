@@ -7,6 +7,12 @@ export const INTAKE_LIMITS = {
   rejectionReceiptsPerMinute: 60,
   /** How long endpoint status/config is cached in a process (ms). */
   endpointCacheMs: 1_000,
+  /**
+   * A body left unread by a refusal answered before reading it (unknown, paused or archived
+   * endpoint) is read and dropped to keep the connection when its declared length is at most
+   * this; a longer or chunked one closes the connection instead.
+   */
+  drainUnreadBodyBytes: 64 * 1024,
   /** Retry-After ceiling when the monthly event cap is reached (s). */
   capRetryAfterMaxS: 3_600,
 } as const;

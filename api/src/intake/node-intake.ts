@@ -10,6 +10,7 @@ import { isId, newId } from '../ids.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
 import { type HeaderReader, type Intake, SenderGoneError } from './intake.ts';
+import { INTAKE_LIMITS } from './limits.ts';
 
 type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -141,9 +142,11 @@ export function withIntakeFastPath(
     const requestId = newId('request');
     const send = (status: number, headers: Record<string, string>, body: string, close = false) => {
       if (res.headersSent || res.destroyed) return;
-      // Node discards an unread body before the next request on this connection; an oversized
-      // one is not worth reading, so that connection closes instead.
-      if (close) headers.Connection = 'close';
+      // Node reads and discards an unread body before the next request on this connection. An
+      // oversized one is not worth reading, nor is a long or chunked one left unread by an early
+      // refusal (unknown, paused or archived endpoint): that connection closes instead.
+      if (close || (!req.complete && !(Number(req.headers['content-length']) <= INTAKE_LIMITS.drainUnreadBodyBytes)))
+        headers.Connection = 'close';
       res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId });
       res.end(body);
     };

@@ -62,6 +62,24 @@ export const API_ERRORS = {
     description: 'The request body is larger than the limit for this route (1 MiB by default for sender intake).',
     fix: 'Send a smaller body. For sender intake, trim the event to the fields your Flow workflow needs.',
   },
+  headers_too_large: {
+    status: 431,
+    title: 'Request headers too large',
+    retry: 'no',
+    area: 'api',
+    description:
+      "The request's headers together are larger than Node's limit (16 KiB), so the request was not read. The connection is closed.",
+    fix: 'Send fewer or shorter headers: large cookies or tokens copied into headers are the usual cause.',
+  },
+  malformed_http: {
+    status: 400,
+    title: 'Malformed HTTP request',
+    retry: 'no',
+    area: 'api',
+    description:
+      'The request could not be parsed as HTTP/1.1 (for example both `Transfer-Encoding` and `Content-Length`, a broken chunked body, or invalid characters in a header), so it was not read. The connection is closed.',
+    fix: 'Fix the HTTP client or proxy that sent it: send either `Content-Length` or `Transfer-Encoding: chunked`, with a body of exactly that length.',
+  },
   internal_error: {
     status: 500,
     title: 'Internal error',

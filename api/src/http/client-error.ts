@@ -1,0 +1,48 @@
+// Requests Node's HTTP parser refuses before any route sees them (malformed framing, headers
+// over the size limit, a request that took too long to arrive). Without a handler Node answers
+// a bare status line with no body; Flowport answers problem+json with a catalog code and its
+// docs URL like every other refusal, then closes the connection (its framing can no longer be
+// trusted). Every server that answers with Runtime.listener installs it.
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppError } from '../errors/problem.ts';
+import { newId } from '../ids.ts';
+import { problemParts } from './problem-response.ts';
+
+/** Node's parser error codes (llhttp `HPE_*`) and timeouts, as a status Flowport answers. */
+function appErrorFor(err: NodeJS.ErrnoException): AppError | null {
+  const code = err.code ?? '';
+  if (code === 'HPE_HEADER_OVERFLOW') return new AppError('headers_too_large');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return null; // Node's own 408, below
+  if (code.startsWith('HPE_')) {
+    return new AppError('malformed_http', { detail: `The request could not be parsed as HTTP/1.1 (${code}).` });
+  }
+  return null;
+}
+
+export function installClientErrorHandler(server: Server, publicUrl: string): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    // As Node's default: answer only a connection nothing was written on yet (a response to an
+    // earlier request could still be on its way, and bytes written now would interleave with it).
+    if (
+      err.code === 'ECONNRESET' ||
+      !socket.writable ||
+      (socket as Duplex & { bytesWritten: number }).bytesWritten > 0
+    ) {
+      socket.destroy();
+      return;
+    }
+    const appError = appErrorFor(err);
+    if (appError === null) {
+      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+        socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+      else socket.destroy();
+      return;
+    }
+    const p = problemParts(appError, { publicUrl, requestId: newId('request') });
+    const head = [`HTTP/1.1 ${p.status} ${p.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`];
+    for (const [k, v] of Object.entries(p.headers)) head.push(`${k}: ${v}`);
+    head.push(`Content-Length: ${Buffer.byteLength(p.body)}`, 'Connection: close');
+    socket.end(`${head.join('\r\n')}\r\n\r\n${p.body}`);
+  });
+}
