@@ -1,8 +1,10 @@
 // The spine over real HTTP: manifest, health, problem+json for API misses.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../api/src/errors/catalog.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
-import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { startTestServer, tempDir, type TestServer } from '../helpers/runtime.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -66,5 +68,25 @@ describe('API misses are problem+json, never HTML', () => {
   it('the bare prefix is an API miss too', async () => {
     const res = await fetch(`${server.url}/agent/v1`);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
+  });
+});
+
+describe('docs site not built yet (npm start builds it in the background)', () => {
+  it('answers 503 with Retry-After until the site exists, then serves it without a restart', async () => {
+    const siteDir = join(tempDir(), 'site-dist');
+    const s = await startTestServer({ worker: false, env: { FLOWPORT_SITE_DIR: siteDir } });
+    try {
+      const before = await fetch(`${s.url}/guides/`);
+      expect([before.status, before.headers.get('retry-after')]).toEqual([503, '30']);
+      expect(await before.text()).toMatch(/not built yet/);
+      // The API does not wait for the docs.
+      expect((await fetch(`${s.url}/agent/v1/manifest`)).status).toBe(200);
+      mkdirSync(join(siteDir, 'guides'), { recursive: true });
+      writeFileSync(join(siteDir, 'guides', 'index.html'), '<!doctype html><title>Guides</title>');
+      const after = await fetch(`${s.url}/guides/`);
+      expect([after.status, await after.text()]).toEqual([200, '<!doctype html><title>Guides</title>']);
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -40,10 +40,26 @@ export function mountStaticSite(app: Hono<AppEnv>, siteDir: string): void {
     return next();
   });
   app.use('*', fixContentType());
-  app.use('*', serveStatic({ root: siteDir }));
+  // Made once the site exists: `npm start` builds a missing site in the background while the
+  // API already answers (and serveStatic warns on stderr about a missing root).
+  let files: MiddlewareHandler<AppEnv> | null = null;
+  app.use('*', (c, next) => {
+    if (files === null) {
+      if (!existsSync(siteDir)) return next();
+      files = serveStatic({ root: siteDir });
+    }
+    return files(c, next);
+  });
   app.notFound((c) => {
     const page = join(siteDir, '404.html');
     if (existsSync(page)) return c.html(readFileSync(page, 'utf8'), 404);
+    if (!existsSync(siteDir)) {
+      c.header('Retry-After', '30');
+      return c.text(
+        'The docs site is not built yet (npm start builds it in the background); try again in a minute.\n',
+        503,
+      );
+    }
     return c.text('Not found', 404);
   });
 }
