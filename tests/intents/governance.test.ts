@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyAuditChain } from '../../api/src/audit/log.ts';
+import { sha256Hex } from '../../api/src/lib/crypto.ts';
 import { planOf } from '../../api/src/plans.ts';
 import { usagePeriod } from '../../api/src/usage/meters.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -44,7 +45,6 @@ function expectRefusal(
 describe('idempotent confirmation', () => {
   it('20 concurrent confirmations with one key execute exactly once; the others get the stored response or 409', async () => {
     const preview = await testEventPreview();
-    const eventId = preview.json.preview.details.event_id;
     const key = randomUUID();
     const results = await Promise.all(Array.from({ length: 20 }, () => confirm(server, token, preview.json.id, key)));
     const ok = results.filter((r) => r.status === 200);
@@ -54,8 +54,11 @@ describe('idempotent confirmation', () => {
     for (const r of busy) expect(r.json.code).toBe('idempotency_key_in_use');
     // Every 200 is byte-identical to the first one.
     for (const r of ok) expect(r.text).toBe(ok[0]?.text);
-    const rows = await db().all('SELECT id FROM events WHERE id = ?', [eventId]);
-    expect(rows).toHaveLength(1);
+    // One event carries the preview's unique payload: the one the stored response names.
+    const rows = await db().all<{ id: string }>('SELECT id FROM events WHERE body_sha256 = ?', [
+      sha256Hex(JSON.stringify(preview.json.parameters.payload)),
+    ]);
+    expect(rows.map((r) => r.id)).toEqual([ok[0]?.json.result.event_id]);
     const executes = await db().all(`SELECT seq FROM audit_log WHERE target_id = ? AND action = 'test_event.execute'`, [
       preview.json.id,
     ]);

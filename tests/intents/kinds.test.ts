@@ -1,6 +1,7 @@
 // Must show 1: for each intent kind, preview → confirm → the effect in the store
 // and, for replay and test event, in the sandbox's received Flow triggers.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { NEW_EVENT_ID } from '../../api/src/intents/kinds/common.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api, confirm, deliveredEvent, sendSigned, triggerFor, waitDelivered } from './helpers.ts';
 
@@ -96,11 +97,12 @@ describe('test event', () => {
     });
     expect(preview.status).toBe(201);
     const payload = preview.json.preview.details.flow_payload;
-    const eventId = preview.json.preview.details.event_id as string;
     expect(JSON.stringify(payload)).toContain('hello from a test');
     const done = await confirm(server, token, preview.json.id);
     expect(done.status).toBe(200);
-    expect(done.json.result).toMatchObject({ event_id: eventId, is_test: true });
+    expect(done.json.result).toMatchObject({ is_test: true });
+    const eventId = done.json.result.event_id as string;
+    expect(eventId).toMatch(/^evt_/);
     const row = await db().get<{ is_test: number; sender: string }>('SELECT is_test, sender FROM events WHERE id = ?', [
       eventId,
     ]);
@@ -108,15 +110,47 @@ describe('test event', () => {
     expect(row?.sender).toBe('flowport-test');
     await waitDelivered(server, eventId);
     const trigger = await triggerFor(server, creds.shop_domain, eventId);
-    // The payload Flow received is the one the preview showed (except the send time).
+    // The payload Flow received is the one the preview showed, except the send time and
+    // the new event's id, which the preview names by a placeholder.
     const { ['Received at']: _r1, ...sent } = trigger.payload;
     const { ['Received at']: _r2, ...shown } = payload;
-    expect(sent).toEqual(shown);
+    expect(JSON.stringify(shown)).toContain(NEW_EVENT_ID);
+    expect(sent).toEqual(JSON.parse(JSON.stringify(shown).replaceAll(NEW_EVENT_ID, eventId)));
     const attempt = await db().get<{ trigger: string }>(
       'SELECT trigger FROM attempts WHERE event_id = ? ORDER BY id LIMIT 1',
       [eventId],
     );
     expect(attempt?.trigger).toBe('test');
+  });
+
+  it('the test event is created when confirmed: events received after the preview sort before it, in both orders', async () => {
+    const creds = server.sandbox!;
+    const preview = await api(server, token, 'POST', `/agent/v1/endpoints/${creds.endpoint_id}/test-event-intents`, {});
+    expect(preview.status).toBe(201);
+    // Two sender events arrive between the preview and its confirmation; an agent starts paging oldest first.
+    const between: string[] = [];
+    for (const n of [1, 2]) {
+      const sent = await sendSigned(server, creds.endpoint_id, creds.signing_secret, { type: 'order.paid', n });
+      expect(sent.status).toBe(202);
+      between.push(sent.json.event_id as string);
+    }
+    const since = encodeURIComponent(preview.json.created_at);
+    const firstPage = await api(server, token, 'GET', `/agent/v1/events?order=asc&received_after=${since}&limit=1`);
+    expect(firstPage.json.data.map((e: { id: string }) => e.id)).toEqual([between[0]]);
+
+    const done = await confirm(server, token, preview.json.id);
+    expect(done.status).toBe(200);
+    const testId = done.json.result.event_id as string;
+
+    // Oldest first: the cursor taken before the confirmation still reaches the test event, at the end.
+    const cursor = encodeURIComponent(firstPage.json.page.next_cursor);
+    const rest = await api(server, token, 'GET', `/agent/v1/events?order=asc&received_after=${since}&cursor=${cursor}`);
+    expect(rest.json.data.map((e: { id: string }) => e.id)).toEqual([between[1], testId]);
+    // Newest first: the test event heads the list, and receive times never increase down the page.
+    const newest = await api(server, token, 'GET', '/agent/v1/events?limit=3');
+    expect(newest.json.data.map((e: { id: string }) => e.id)).toEqual([testId, between[1], between[0]]);
+    const times = newest.json.data.map((e: { received_at: string }) => Date.parse(e.received_at));
+    expect(times).toEqual([...times].sort((x: number, y: number) => y - x));
   });
 });
 
