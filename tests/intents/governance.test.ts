@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyAuditChain } from '../../api/src/audit/log.ts';
 import { sha256Hex } from '../../api/src/lib/crypto.ts';
+import { buildOpenApiDocument } from '../../api/src/http/openapi.ts';
+import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { planOf } from '../../api/src/plans.ts';
 import { usagePeriod } from '../../api/src/usage/meters.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -247,6 +249,48 @@ describe('refusals by layer', () => {
     } finally {
       await db().run(`UPDATE usage_counters SET count = 0 WHERE shop_id = ? AND meter = 'replays'`, [
         server.sandbox!.shop_id,
+      ]);
+    }
+  });
+
+  it('used-up execution cap → previews refused and confirmations refused with plan_limit_reached (usage), declared by the contract', async () => {
+    const eventId = await deliveredEvent(server);
+    const early = await testEventPreview();
+    expect(early.status).toBe(201);
+    const limit = planOf('free').monthly.executions;
+    const period = usagePeriod(Date.now());
+    const before = await db().get<{ count: number }>(
+      `SELECT count FROM usage_counters WHERE shop_id = ? AND period = ? AND meter = 'execution'`,
+      [server.sandbox!.shop_id, period],
+    );
+    await db().run(
+      `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, 'execution', ?)
+       ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = excluded.count`,
+      [server.sandbox!.shop_id, period, limit],
+    );
+    try {
+      // Every kind's preview is refused up front: it could not be confirmed this month.
+      expectRefusal(await testEventPreview(), 402, 'plan_limit_reached', 'usage');
+      const replay = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+        acknowledge_recent_delivery: true,
+      });
+      expectRefusal(replay, 402, 'plan_limit_reached', 'usage');
+      expect(replay.json.meter).toBe('execution');
+      // An intent previewed before the cap ran out is refused at confirmation and stays confirmable.
+      const refused = await confirm(server, token, early.json.id);
+      expectRefusal(refused, 402, 'plan_limit_reached', 'usage');
+      expect((await api(server, token, 'GET', `/agent/v1/action-intents/${early.json.id}`)).json.state).toBe(
+        'previewed',
+      );
+      const contract = buildOpenApiDocument(OPERATIONS) as any;
+      const confirmOp = contract.paths['/agent/v1/action-intents/{intentId}/confirm'].post;
+      expect(confirmOp['x-flowport-error-codes']).toContain('plan_limit_reached');
+      expect(confirmOp.responses['402'].description).toContain('plan_limit_reached');
+    } finally {
+      await db().run(`UPDATE usage_counters SET count = ? WHERE shop_id = ? AND period = ? AND meter = 'execution'`, [
+        before?.count ?? 0,
+        server.sandbox!.shop_id,
+        period,
       ]);
     }
   });

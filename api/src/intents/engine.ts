@@ -13,7 +13,7 @@ import { getShop, type ShopRow } from '../services/shops.ts';
 import type { Db } from '../store/db.ts';
 import { claimKey, completeKey, releaseKey, requestHash, validateIdempotencyKey } from './idempotency.ts';
 import { INTENT_KINDS } from './kinds/index.ts';
-import { consumeExecution } from './usage.ts';
+import { assertExecutionAvailable, consumeExecution } from './usage.ts';
 import type { CapUse, IntentKind, IntentKindDef, IntentRow, IntentState, KindContext, PreviewBody } from './types.ts';
 
 export interface StoredPreview {
@@ -187,6 +187,8 @@ export async function previewIntent(
   let inspection: Awaited<ReturnType<IntentKindDef['inspect']>>;
   try {
     inspection = await def.inspect(kc(caller, services.db, shop), targetId, params);
+    // A preview that could never be confirmed this month is refused now, naming the cap.
+    await assertExecutionAvailable(services.db, shop.id, services.now());
   } catch (err) {
     if (err instanceof AppError) {
       await audit(services.db, caller, { id: null, kind, targetId, targetType: undefined }, 'preview', 'refused', {
