@@ -172,6 +172,9 @@ describe('refusals by layer', () => {
     await db().run('UPDATE action_intents SET expires_at = ? WHERE id = ?', [Date.now() - 1, p.json.id]);
     expect((await api(server, token, 'GET', `/agent/v1/action-intents/${p.json.id}`)).json.state).toBe('expired');
     expectRefusal(await confirm(server, token, p.json.id), 410, 'intent_expired', 'target_state');
+    // A retry (any key, any grant that may confirm it) meets the same refusal, not a different code.
+    expectRefusal(await confirm(server, token, p.json.id), 410, 'intent_expired', 'target_state');
+    expect((await api(server, token, 'GET', `/agent/v1/action-intents/${p.json.id}`)).json.state).toBe('expired');
   });
 
   it('expired retention → retention_expired (target_state), at preview and at confirmation', async () => {

@@ -372,7 +372,8 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
         shop.id,
       ]);
       if (!row) throw new AppError('not_found', { detail: `No action intent ${initial.id} in this shop.` });
-      if (row.state === 'previewed' && Number(row.expires_at) <= now) return { kind: 'expired' };
+      // Expired whether or not an earlier confirmation already recorded it: the same refusal every time.
+      if (effectiveState(row, now) === 'expired') return { kind: 'expired' };
       if (row.state !== 'previewed') return { kind: 'not_confirmable', state: row.state };
       const ctx = kc(caller, tx, shop);
       const inspection = await def.inspect(ctx, row.target_id, params);
