@@ -7,7 +7,9 @@ import { verifyAuditChain } from '../../api/src/audit/log.ts';
 import { sha256Hex } from '../../api/src/lib/crypto.ts';
 import { buildOpenApiDocument } from '../../api/src/http/openapi.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { createGrant } from '../../api/src/auth/grants.ts';
 import { planOf } from '../../api/src/plans.ts';
+import { createShop } from '../../api/src/services/shops.ts';
 import { usagePeriod } from '../../api/src/usage/meters.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api, confirm, deliveredEvent, grant } from './helpers.ts';
@@ -163,6 +165,50 @@ describe('authority', () => {
     expect((await api(server, token, 'GET', '/agent/v1/action-intents/int_00000000000000000000000000')).status).toBe(
       404,
     );
+  });
+});
+
+describe('intents list paging', () => {
+  it("starting_after pages every intent once; an id that is not one of this shop's intents is refused, not read as a position", async () => {
+    const mine = [];
+    for (let i = 0; i < 3; i++) mine.push((await testEventPreview()).json.id as string);
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const page = await api(
+        server,
+        token,
+        'GET',
+        `/agent/v1/action-intents?limit=2${after ? `&starting_after=${after}` : ''}`,
+      );
+      expect(page.status).toBe(200);
+      seen.push(...page.json.data.map((i: { id: string }) => i.id));
+      after = page.json.next_starting_after;
+    } while (after);
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const id of mine) expect(seen).toContain(id);
+
+    const other = await createShop(server.runtime.services, {
+      domain: `other-${randomUUID().slice(0, 8)}.myshopify.com`,
+      accessToken: 'shpat_other',
+    });
+    const otherGrant = await createGrant(server.runtime.services, {
+      shopId: other.id,
+      tier: 'admin_assistant',
+      actorKind: 'agent',
+      actorName: 'other-shop',
+      expiresInMs: 3_600_000,
+    });
+    const foreign = await api(server, otherGrant.token, 'POST', '/agent/v1/diagnostics/share-intents', {});
+    expect(foreign.status).toBe(201);
+    const eventId = await deliveredEvent(server);
+    for (const bad of ['garbage', 'zzzz', foreign.json.id, eventId]) {
+      const r = await api(server, token, 'GET', `/agent/v1/action-intents?starting_after=${bad}`);
+      expect(r.status, bad).toBe(400);
+      expect(r.json.code).toBe('invalid_request');
+      expect(r.json.errors[0].path).toBe('starting_after');
+      expect(r.text).not.toContain(other.domain);
+    }
   });
 });
 

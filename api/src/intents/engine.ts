@@ -275,6 +275,18 @@ export async function listIntents(caller: Caller, filter: ListFilter) {
     params.push(filter.target_id);
   }
   if (filter.starting_after) {
+    // Like an unknown cursor on the other lists: anything but one of this shop's intents is refused,
+    // never read as a position (a typo would otherwise page silently to an empty or a full list).
+    const known = await services.db.get<{ id: string }>('SELECT id FROM action_intents WHERE id = ? AND shop_id = ?', [
+      filter.starting_after,
+      principal.shopId,
+    ]);
+    if (!known) {
+      throw new AppError('invalid_request', {
+        detail: `starting_after must be the id of an action intent of this shop (the next_starting_after of the previous page); ${filter.starting_after} is not. Start again without it.`,
+        errors: [{ path: 'starting_after', message: 'Not an action intent of this shop' }],
+      });
+    }
     where.push('i.id < ?');
     params.push(filter.starting_after);
   }
