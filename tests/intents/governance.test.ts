@@ -360,6 +360,30 @@ describe('refusals by layer', () => {
 });
 
 describe('audit', () => {
+  it('the action names the contract gives as filter examples are actions the log records', async () => {
+    const doc = buildOpenApiDocument(OPERATIONS) as any;
+    const param = doc.paths['/agent/v1/audit'].get.parameters.find((p: { name: string }) => p.name === 'action');
+    // grant.* entries are written by the operator CLI on the host, not by this API.
+    const examples = [...(param.description as string).matchAll(/`([^`]+)`/g)]
+      .map((m) => m[1] as string)
+      .filter((a) => !a.startsWith('grant.'));
+    expect(examples.length).toBeGreaterThan(0);
+    const eventId = await deliveredEvent(server);
+    const p = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect((await confirm(server, token, p.json.id)).status).toBe(200);
+    for (const action of examples) {
+      const r = await api(
+        server,
+        token,
+        'GET',
+        `/agent/v1/audit?action=${encodeURIComponent(action)}&target_id=${p.json.id}`,
+      );
+      expect(r.json.data.length, action).toBeGreaterThan(0);
+    }
+  });
+
   it('the hash-chained audit log shows preview and confirmation of one intent by different actors', async () => {
     const previewer = await grant(server, 'operator', 'triage-agent', 'agent');
     const confirmer = await grant(server, 'recovery_operator', 'Dana (merchant)', 'human');
