@@ -384,6 +384,19 @@ describe('audit', () => {
     }
   });
 
+  it("a replay's note is kept with the intent and in the audit log, as the contract says", async () => {
+    const eventId = await deliveredEvent(server);
+    const note = 'Customer says the order tag never arrived';
+    const p = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+      note,
+    });
+    expect(p.status).toBe(201);
+    expect(p.json.parameters.note).toBe(note);
+    const log = await api(server, token, 'GET', `/agent/v1/audit?action=replay.preview&target_id=${p.json.id}`);
+    expect(log.json.data.map((e: { details: { note?: string } }) => e.details.note)).toEqual([note]);
+  });
+
   it('the hash-chained audit log shows preview and confirmation of one intent by different actors', async () => {
     const previewer = await grant(server, 'operator', 'triage-agent', 'agent');
     const confirmer = await grant(server, 'recovery_operator', 'Dana (merchant)', 'human');

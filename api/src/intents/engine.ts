@@ -231,6 +231,8 @@ export async function previewIntent(
       { id, kind, targetType: inspection.targetType, targetId: inspection.targetId },
       'preview',
       'success',
+      // The caller's stated reason (a replay's `note`) belongs with the attribution.
+      typeof params.note === 'string' ? { note: params.note } : {},
     );
   });
   return intentView(await loadIntent(services.db, shop.id, id), services.now());
