@@ -2,8 +2,9 @@
 // and, for replay and test event, in the sandbox's received Flow triggers.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NEW_EVENT_ID } from '../../api/src/intents/kinds/common.ts';
+import { countEndpointReceipts } from '../../api/src/reads/receipts.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { api, confirm, deliveredEvent, sendSigned, triggerFor, waitDelivered } from './helpers.ts';
+import { api, confirm, deliveredEvent, sendSigned, triggerFor, waitDelivered, waitFor } from './helpers.ts';
 
 // Several real round trips per test (intake, worker, Flow stand-in); generous on a loaded CI machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -201,6 +202,19 @@ describe('diagnostics share', () => {
   });
 });
 
+const countReceipts = (endpointId: string) => countEndpointReceipts(db(), endpointId);
+
+/** A sender request to an archived endpoint, refused as endpoint_gone with its receipt, as intake writes it. */
+async function recordRefusedRetry(endpointId: string) {
+  const before = await countReceipts(endpointId);
+  const r = await waitFor(async () => {
+    const sent = await sendSigned(server, endpointId, 'not-the-secret', { type: 'late-retry' });
+    return sent.status === 410 ? sent : undefined;
+  });
+  expect(r.json.code).toBe('endpoint_gone');
+  expect(await countReceipts(endpointId)).toBeGreaterThan(before);
+}
+
 describe('endpoints', () => {
   it('create: preview shows the config; confirm returns the secret once and the endpoint accepts signed events', async () => {
     const preview = await api(server, token, 'POST', '/agent/v1/endpoints/intents', {
@@ -319,7 +333,11 @@ describe('endpoints', () => {
     });
     expect(permanent.status).toBe(201);
     expect(permanent.json.preview.details.will_be_lost.retained_bodies).toBe(1);
+    // The sender keeps retrying against the archived endpoint; each refusal leaves a receipt. That changes
+    // nothing the delete destroys, so the preview still holds (a retrying sender must not block the delete).
+    await recordRefusedRetry(id);
     const done = await confirm(server, token, permanent.json.id);
+    expect(done.status, done.text).toBe(200);
     expect(done.json.result).toMatchObject({ status: 'deleted', purged_bodies: 1, tombstone: true });
     const row = await db().get<{ deleted_at: number | null; secret_enc: string | null; name: string }>(
       'SELECT deleted_at, secret_enc, name FROM endpoints WHERE id = ?',
