@@ -302,6 +302,41 @@ describe('endpoints', () => {
     expect((await sendSigned(server, id, oldSecret, { type: 'b' })).status).toBe(202);
   });
 
+  it("a change confirmed through the API applies to this server's intake at once: pause, rotation without overlap, archive", async () => {
+    const previewAndConfirm = async (path: string, body: unknown) => {
+      const p = await api(server, token, 'POST', path, body);
+      expect(p.status, p.text).toBe(201);
+      const done = await confirm(server, token, p.json.id);
+      expect(done.status, done.text).toBe(200);
+      return done.json;
+    };
+    const created = await previewAndConfirm('/agent/v1/endpoints/intents', {
+      name: 'Change me',
+      trigger_variant: 'external_event',
+      auth_mode: 'hmac_sha256',
+    });
+    const id = created.result.endpoint_id as string;
+    const oldSecret = created.result.secret as string;
+    // Intake has just looked this endpoint up (and keeps it briefly).
+    expect((await sendSigned(server, id, oldSecret, { type: 'warm' })).status).toBe(202);
+
+    await previewAndConfirm(`/agent/v1/endpoints/${id}/edit-intents`, { status: 'paused' });
+    const paused = await sendSigned(server, id, oldSecret, { type: 'while-paused' });
+    expect(paused.status).toBe(423);
+    expect(paused.json.code).toBe('endpoint_paused');
+    await previewAndConfirm(`/agent/v1/endpoints/${id}/edit-intents`, { status: 'active' });
+    expect((await sendSigned(server, id, oldSecret, { type: 'resumed' })).status).toBe(202);
+
+    const rotated = await previewAndConfirm(`/agent/v1/endpoints/${id}/rotate-secret-intents`, { overlap_hours: 0 });
+    expect((await sendSigned(server, id, oldSecret, { type: 'old-secret' })).status).toBe(401);
+    expect((await sendSigned(server, id, rotated.result.secret, { type: 'new-secret' })).status).toBe(202);
+
+    await previewAndConfirm(`/agent/v1/endpoints/${id}/delete-intents`, { mode: 'archive' });
+    const archived = await sendSigned(server, id, rotated.result.secret, { type: 'after-archive' });
+    expect(archived.status).toBe(410);
+    expect(archived.json.code).toBe('endpoint_gone');
+  });
+
   it('delete: archive first, permanent only from archived, tombstone remains with secrets and bodies cleared', async () => {
     const created = await confirm(
       server,

@@ -468,6 +468,7 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
       extra: { intent_id: initial.id },
     });
   }
+  if (initial.target_type === 'endpoint' && initial.target_id) services.hooks.endpointChanged?.(initial.target_id);
   outcome.after?.();
   return intentView(await loadIntent(services.db, shop.id, initial.id), services.now(), outcome.once);
 }
