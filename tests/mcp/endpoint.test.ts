@@ -246,6 +246,8 @@ describe('refusals come back as isError tool results', () => {
         });
         expect(result.isError).toBe(true);
         expect(problemOf(result).code, `idempotency_key ${JSON.stringify(key)}`).toBe(code);
+        // The problem names the same instance as over HTTP: the path of this intent's confirmation.
+        expect(problemOf(result).instance).toBe(`/agent/v1/action-intents/${intentId}/confirm`);
       }
       // None of them ran anything.
       const intent = await admin.callTool('get_action_intent', { intentId });
