@@ -119,6 +119,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     ? new DeliveryWorker(services, { adminBaseUrl: (shop) => adminBaseUrlFor(config, shop) })
     : null;
   const notify = db instanceof PostgresDb ? coalescedNotify(db, config) : null;
+  // Endpoint changes made through this process apply to its intake at once (other processes: within the cache time).
+  services.hooks.endpointChanged = (endpointId) => intake?.invalidate(endpointId);
   services.hooks.kickWorker = () => {
     worker?.kick();
     notify?.();

@@ -61,8 +61,15 @@ describe('API misses are problem+json, never HTML', () => {
   it('wrong method on a known path → 405 method_not_allowed with the Allow header (RFC 9110 §15.5.6)', async () => {
     const res = await fetch(`${server.url}/agent/v1/manifest`, { method: 'DELETE' });
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET');
     expect(((await res.json()) as any).code).toBe('method_not_allowed');
+    expect(res.headers.get('allow')).toBe('GET');
+    const confirm = await fetch(`${server.url}/agent/v1/action-intents/int_x/confirm`);
+    expect(confirm.status).toBe(405);
+    expect(confirm.headers.get('allow')).toBe('POST');
+    // Sender intake answers the same way.
+    const intake = await fetch(`${server.url}/in/${server.sandbox?.endpoint_id ?? 'ep_x'}`);
+    expect(intake.status).toBe(405);
+    expect(intake.headers.get('allow')).toBe('POST');
   });
 
   it('the bare prefix is an API miss too', async () => {

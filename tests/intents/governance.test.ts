@@ -4,7 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyAuditChain } from '../../api/src/audit/log.ts';
+import { sha256Hex } from '../../api/src/lib/crypto.ts';
+import { buildOpenApiDocument } from '../../api/src/http/openapi.ts';
+import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { createGrant } from '../../api/src/auth/grants.ts';
 import { planOf } from '../../api/src/plans.ts';
+import { createShop } from '../../api/src/services/shops.ts';
 import { usagePeriod } from '../../api/src/usage/meters.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api, confirm, deliveredEvent, grant } from './helpers.ts';
@@ -44,7 +49,6 @@ function expectRefusal(
 describe('idempotent confirmation', () => {
   it('20 concurrent confirmations with one key execute exactly once; the others get the stored response or 409', async () => {
     const preview = await testEventPreview();
-    const eventId = preview.json.preview.details.event_id;
     const key = randomUUID();
     const results = await Promise.all(Array.from({ length: 20 }, () => confirm(server, token, preview.json.id, key)));
     const ok = results.filter((r) => r.status === 200);
@@ -54,8 +58,11 @@ describe('idempotent confirmation', () => {
     for (const r of busy) expect(r.json.code).toBe('idempotency_key_in_use');
     // Every 200 is byte-identical to the first one.
     for (const r of ok) expect(r.text).toBe(ok[0]?.text);
-    const rows = await db().all('SELECT id FROM events WHERE id = ?', [eventId]);
-    expect(rows).toHaveLength(1);
+    // One event carries the preview's unique payload: the one the stored response names.
+    const rows = await db().all<{ id: string }>('SELECT id FROM events WHERE body_sha256 = ?', [
+      sha256Hex(JSON.stringify(preview.json.parameters.payload)),
+    ]);
+    expect(rows.map((r) => r.id)).toEqual([ok[0]?.json.result.event_id]);
     const executes = await db().all(`SELECT seq FROM audit_log WHERE target_id = ? AND action = 'test_event.execute'`, [
       preview.json.id,
     ]);
@@ -161,12 +168,59 @@ describe('authority', () => {
   });
 });
 
+describe('intents list paging', () => {
+  it("starting_after pages every intent once; an id that is not one of this shop's intents is refused, not read as a position", async () => {
+    const mine = [];
+    for (let i = 0; i < 3; i++) mine.push((await testEventPreview()).json.id as string);
+    const seen: string[] = [];
+    let after: string | null = null;
+    do {
+      const page = await api(
+        server,
+        token,
+        'GET',
+        `/agent/v1/action-intents?limit=2${after ? `&starting_after=${after}` : ''}`,
+      );
+      expect(page.status).toBe(200);
+      seen.push(...page.json.data.map((i: { id: string }) => i.id));
+      after = page.json.next_starting_after;
+    } while (after);
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const id of mine) expect(seen).toContain(id);
+
+    const other = await createShop(server.runtime.services, {
+      domain: `other-${randomUUID().slice(0, 8)}.myshopify.com`,
+      accessToken: 'shpat_other',
+    });
+    const otherGrant = await createGrant(server.runtime.services, {
+      shopId: other.id,
+      tier: 'admin_assistant',
+      actorKind: 'agent',
+      actorName: 'other-shop',
+      expiresInMs: 3_600_000,
+    });
+    const foreign = await api(server, otherGrant.token, 'POST', '/agent/v1/diagnostics/share-intents', {});
+    expect(foreign.status).toBe(201);
+    const eventId = await deliveredEvent(server);
+    for (const bad of ['garbage', 'zzzz', foreign.json.id, eventId]) {
+      const r = await api(server, token, 'GET', `/agent/v1/action-intents?starting_after=${bad}`);
+      expect(r.status, bad).toBe(400);
+      expect(r.json.code).toBe('invalid_request');
+      expect(r.json.errors[0].path).toBe('starting_after');
+      expect(r.text).not.toContain(other.domain);
+    }
+  });
+});
+
 describe('refusals by layer', () => {
   it('expired intent → intent_expired (target_state)', async () => {
     const p = await testEventPreview();
     await db().run('UPDATE action_intents SET expires_at = ? WHERE id = ?', [Date.now() - 1, p.json.id]);
     expect((await api(server, token, 'GET', `/agent/v1/action-intents/${p.json.id}`)).json.state).toBe('expired');
     expectRefusal(await confirm(server, token, p.json.id), 410, 'intent_expired', 'target_state');
+    // A retry (any key, any grant that may confirm it) meets the same refusal, not a different code.
+    expectRefusal(await confirm(server, token, p.json.id), 410, 'intent_expired', 'target_state');
+    expect((await api(server, token, 'GET', `/agent/v1/action-intents/${p.json.id}`)).json.state).toBe('expired');
   });
 
   it('expired retention → retention_expired (target_state), at preview and at confirmation', async () => {
@@ -248,6 +302,48 @@ describe('refusals by layer', () => {
     }
   });
 
+  it('used-up execution cap → previews refused and confirmations refused with plan_limit_reached (usage), declared by the contract', async () => {
+    const eventId = await deliveredEvent(server);
+    const early = await testEventPreview();
+    expect(early.status).toBe(201);
+    const limit = planOf('free').monthly.executions;
+    const period = usagePeriod(Date.now());
+    const before = await db().get<{ count: number }>(
+      `SELECT count FROM usage_counters WHERE shop_id = ? AND period = ? AND meter = 'execution'`,
+      [server.sandbox!.shop_id, period],
+    );
+    await db().run(
+      `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, 'execution', ?)
+       ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = excluded.count`,
+      [server.sandbox!.shop_id, period, limit],
+    );
+    try {
+      // Every kind's preview is refused up front: it could not be confirmed this month.
+      expectRefusal(await testEventPreview(), 402, 'plan_limit_reached', 'usage');
+      const replay = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+        acknowledge_recent_delivery: true,
+      });
+      expectRefusal(replay, 402, 'plan_limit_reached', 'usage');
+      expect(replay.json.meter).toBe('execution');
+      // An intent previewed before the cap ran out is refused at confirmation and stays confirmable.
+      const refused = await confirm(server, token, early.json.id);
+      expectRefusal(refused, 402, 'plan_limit_reached', 'usage');
+      expect((await api(server, token, 'GET', `/agent/v1/action-intents/${early.json.id}`)).json.state).toBe(
+        'previewed',
+      );
+      const contract = buildOpenApiDocument(OPERATIONS) as any;
+      const confirmOp = contract.paths['/agent/v1/action-intents/{intentId}/confirm'].post;
+      expect(confirmOp['x-flowport-error-codes']).toContain('plan_limit_reached');
+      expect(confirmOp.responses['402'].description).toContain('plan_limit_reached');
+    } finally {
+      await db().run(`UPDATE usage_counters SET count = ? WHERE shop_id = ? AND period = ? AND meter = 'execution'`, [
+        before?.count ?? 0,
+        server.sandbox!.shop_id,
+        period,
+      ]);
+    }
+  });
+
   it('every refusal docs URL resolves to a catalog code', async () => {
     const { isErrorCode } = await import('../../api/src/errors/catalog.ts');
     for (const code of [
@@ -264,6 +360,43 @@ describe('refusals by layer', () => {
 });
 
 describe('audit', () => {
+  it('the action names the contract gives as filter examples are actions the log records', async () => {
+    const doc = buildOpenApiDocument(OPERATIONS) as any;
+    const param = doc.paths['/agent/v1/audit'].get.parameters.find((p: { name: string }) => p.name === 'action');
+    // grant.* entries are written by the operator CLI on the host, not by this API.
+    const examples = [...(param.description as string).matchAll(/`([^`]+)`/g)]
+      .map((m) => m[1] as string)
+      .filter((a) => !a.startsWith('grant.'));
+    expect(examples.length).toBeGreaterThan(0);
+    const eventId = await deliveredEvent(server);
+    const p = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect((await confirm(server, token, p.json.id)).status).toBe(200);
+    for (const action of examples) {
+      const r = await api(
+        server,
+        token,
+        'GET',
+        `/agent/v1/audit?action=${encodeURIComponent(action)}&target_id=${p.json.id}`,
+      );
+      expect(r.json.data.length, action).toBeGreaterThan(0);
+    }
+  });
+
+  it("a replay's note is kept with the intent and in the audit log, as the contract says", async () => {
+    const eventId = await deliveredEvent(server);
+    const note = 'Customer says the order tag never arrived';
+    const p = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+      note,
+    });
+    expect(p.status).toBe(201);
+    expect(p.json.parameters.note).toBe(note);
+    const log = await api(server, token, 'GET', `/agent/v1/audit?action=replay.preview&target_id=${p.json.id}`);
+    expect(log.json.data.map((e: { details: { note?: string } }) => e.details.note)).toEqual([note]);
+  });
+
   it('the hash-chained audit log shows preview and confirmation of one intent by different actors', async () => {
     const previewer = await grant(server, 'operator', 'triage-agent', 'agent');
     const confirmer = await grant(server, 'recovery_operator', 'Dana (merchant)', 'human');

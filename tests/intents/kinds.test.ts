@@ -1,8 +1,10 @@
 // Must show 1: for each intent kind, preview → confirm → the effect in the store
 // and, for replay and test event, in the sandbox's received Flow triggers.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { NEW_EVENT_ID } from '../../api/src/intents/kinds/common.ts';
+import { countEndpointReceipts } from '../../api/src/reads/receipts.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { api, confirm, deliveredEvent, sendSigned, triggerFor, waitDelivered } from './helpers.ts';
+import { api, confirm, deliveredEvent, sendSigned, triggerFor, waitDelivered, waitFor } from './helpers.ts';
 
 // Several real round trips per test (intake, worker, Flow stand-in); generous on a loaded CI machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -96,11 +98,12 @@ describe('test event', () => {
     });
     expect(preview.status).toBe(201);
     const payload = preview.json.preview.details.flow_payload;
-    const eventId = preview.json.preview.details.event_id as string;
     expect(JSON.stringify(payload)).toContain('hello from a test');
     const done = await confirm(server, token, preview.json.id);
     expect(done.status).toBe(200);
-    expect(done.json.result).toMatchObject({ event_id: eventId, is_test: true });
+    expect(done.json.result).toMatchObject({ is_test: true });
+    const eventId = done.json.result.event_id as string;
+    expect(eventId).toMatch(/^evt_/);
     const row = await db().get<{ is_test: number; sender: string }>('SELECT is_test, sender FROM events WHERE id = ?', [
       eventId,
     ]);
@@ -108,15 +111,47 @@ describe('test event', () => {
     expect(row?.sender).toBe('flowport-test');
     await waitDelivered(server, eventId);
     const trigger = await triggerFor(server, creds.shop_domain, eventId);
-    // The payload Flow received is the one the preview showed (except the send time).
+    // The payload Flow received is the one the preview showed, except the send time and
+    // the new event's id, which the preview names by a placeholder.
     const { ['Received at']: _r1, ...sent } = trigger.payload;
     const { ['Received at']: _r2, ...shown } = payload;
-    expect(sent).toEqual(shown);
+    expect(JSON.stringify(shown)).toContain(NEW_EVENT_ID);
+    expect(sent).toEqual(JSON.parse(JSON.stringify(shown).replaceAll(NEW_EVENT_ID, eventId)));
     const attempt = await db().get<{ trigger: string }>(
       'SELECT trigger FROM attempts WHERE event_id = ? ORDER BY id LIMIT 1',
       [eventId],
     );
     expect(attempt?.trigger).toBe('test');
+  });
+
+  it('the test event is created when confirmed: events received after the preview sort before it, in both orders', async () => {
+    const creds = server.sandbox!;
+    const preview = await api(server, token, 'POST', `/agent/v1/endpoints/${creds.endpoint_id}/test-event-intents`, {});
+    expect(preview.status).toBe(201);
+    // Two sender events arrive between the preview and its confirmation; an agent starts paging oldest first.
+    const between: string[] = [];
+    for (const n of [1, 2]) {
+      const sent = await sendSigned(server, creds.endpoint_id, creds.signing_secret, { type: 'order.paid', n });
+      expect(sent.status).toBe(202);
+      between.push(sent.json.event_id as string);
+    }
+    const since = encodeURIComponent(preview.json.created_at);
+    const firstPage = await api(server, token, 'GET', `/agent/v1/events?order=asc&received_after=${since}&limit=1`);
+    expect(firstPage.json.data.map((e: { id: string }) => e.id)).toEqual([between[0]]);
+
+    const done = await confirm(server, token, preview.json.id);
+    expect(done.status).toBe(200);
+    const testId = done.json.result.event_id as string;
+
+    // Oldest first: the cursor taken before the confirmation still reaches the test event, at the end.
+    const cursor = encodeURIComponent(firstPage.json.page.next_cursor);
+    const rest = await api(server, token, 'GET', `/agent/v1/events?order=asc&received_after=${since}&cursor=${cursor}`);
+    expect(rest.json.data.map((e: { id: string }) => e.id)).toEqual([between[1], testId]);
+    // Newest first: the test event heads the list, and receive times never increase down the page.
+    const newest = await api(server, token, 'GET', '/agent/v1/events?limit=3');
+    expect(newest.json.data.map((e: { id: string }) => e.id)).toEqual([testId, between[1], between[0]]);
+    const times = newest.json.data.map((e: { received_at: string }) => Date.parse(e.received_at));
+    expect(times).toEqual([...times].sort((x: number, y: number) => y - x));
   });
 });
 
@@ -166,6 +201,19 @@ describe('diagnostics share', () => {
     expect((await fetch(`${server.url}/shared/diagnostics/${'x'.repeat(43)}`)).status).toBe(404);
   });
 });
+
+const countReceipts = (endpointId: string) => countEndpointReceipts(db(), endpointId);
+
+/** A sender request to an archived endpoint, refused as endpoint_gone with its receipt, as intake writes it. */
+async function recordRefusedRetry(endpointId: string) {
+  const before = await countReceipts(endpointId);
+  const r = await waitFor(async () => {
+    const sent = await sendSigned(server, endpointId, 'not-the-secret', { type: 'late-retry' });
+    return sent.status === 410 ? sent : undefined;
+  });
+  expect(r.json.code).toBe('endpoint_gone');
+  expect(await countReceipts(endpointId)).toBeGreaterThan(before);
+}
 
 describe('endpoints', () => {
   it('create: preview shows the config; confirm returns the secret once and the endpoint accepts signed events', async () => {
@@ -254,6 +302,41 @@ describe('endpoints', () => {
     expect((await sendSigned(server, id, oldSecret, { type: 'b' })).status).toBe(202);
   });
 
+  it("a change confirmed through the API applies to this server's intake at once: pause, rotation without overlap, archive", async () => {
+    const previewAndConfirm = async (path: string, body: unknown) => {
+      const p = await api(server, token, 'POST', path, body);
+      expect(p.status, p.text).toBe(201);
+      const done = await confirm(server, token, p.json.id);
+      expect(done.status, done.text).toBe(200);
+      return done.json;
+    };
+    const created = await previewAndConfirm('/agent/v1/endpoints/intents', {
+      name: 'Change me',
+      trigger_variant: 'external_event',
+      auth_mode: 'hmac_sha256',
+    });
+    const id = created.result.endpoint_id as string;
+    const oldSecret = created.result.secret as string;
+    // Intake has just looked this endpoint up (and keeps it briefly).
+    expect((await sendSigned(server, id, oldSecret, { type: 'warm' })).status).toBe(202);
+
+    await previewAndConfirm(`/agent/v1/endpoints/${id}/edit-intents`, { status: 'paused' });
+    const paused = await sendSigned(server, id, oldSecret, { type: 'while-paused' });
+    expect(paused.status).toBe(423);
+    expect(paused.json.code).toBe('endpoint_paused');
+    await previewAndConfirm(`/agent/v1/endpoints/${id}/edit-intents`, { status: 'active' });
+    expect((await sendSigned(server, id, oldSecret, { type: 'resumed' })).status).toBe(202);
+
+    const rotated = await previewAndConfirm(`/agent/v1/endpoints/${id}/rotate-secret-intents`, { overlap_hours: 0 });
+    expect((await sendSigned(server, id, oldSecret, { type: 'old-secret' })).status).toBe(401);
+    expect((await sendSigned(server, id, rotated.result.secret, { type: 'new-secret' })).status).toBe(202);
+
+    await previewAndConfirm(`/agent/v1/endpoints/${id}/delete-intents`, { mode: 'archive' });
+    const archived = await sendSigned(server, id, rotated.result.secret, { type: 'after-archive' });
+    expect(archived.status).toBe(410);
+    expect(archived.json.code).toBe('endpoint_gone');
+  });
+
   it('delete: archive first, permanent only from archived, tombstone remains with secrets and bodies cleared', async () => {
     const created = await confirm(
       server,
@@ -285,7 +368,11 @@ describe('endpoints', () => {
     });
     expect(permanent.status).toBe(201);
     expect(permanent.json.preview.details.will_be_lost.retained_bodies).toBe(1);
+    // The sender keeps retrying against the archived endpoint; each refusal leaves a receipt. That changes
+    // nothing the delete destroys, so the preview still holds (a retrying sender must not block the delete).
+    await recordRefusedRetry(id);
     const done = await confirm(server, token, permanent.json.id);
+    expect(done.status, done.text).toBe(200);
     expect(done.json.result).toMatchObject({ status: 'deleted', purged_bodies: 1, tombstone: true });
     const row = await db().get<{ deleted_at: number | null; secret_enc: string | null; name: string }>(
       'SELECT deleted_at, secret_enc, name FROM endpoints WHERE id = ?',

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '../../api/src/ids.ts';
+import { sha256Hex } from '../../api/src/lib/crypto.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api, confirm, deliveredEvent, triggerFor, waitDelivered } from './helpers.ts';
 
@@ -39,10 +40,11 @@ it('one key, 20 concurrent confirmations: one execution, stored response or 409 
   const ok = results.filter((r) => r.status === 200);
   expect(ok.length + results.filter((r) => r.status === 409).length).toBe(20);
   for (const r of ok) expect(r.text).toBe(ok[0]?.text);
-  const rows = await server.runtime.services.db.all('SELECT id FROM events WHERE id = ?', [
-    p.json.preview.details.event_id,
+  // One event carries the preview's unique payload: the one the stored response names.
+  const rows = await server.runtime.services.db.all<{ id: string }>('SELECT id FROM events WHERE body_sha256 = ?', [
+    sha256Hex(JSON.stringify(p.json.parameters.payload)),
   ]);
-  expect(rows).toHaveLength(1);
+  expect(rows.map((r) => r.id)).toEqual([ok[0]?.json.result.event_id]);
 }, 180_000);
 
 it('20 different keys on one intent: exactly one executes, the others are refused as not confirmable', async () => {

@@ -220,6 +220,43 @@ describe('refusals come back as isError tool results', () => {
     expect((problem.errors as { path: string }[])[0]?.path).toBe('operationId');
   });
 
+  it('idempotency keys are judged as over HTTP: empty or blank is idempotency_key_missing, too long is invalid_request', async () => {
+    const admin = await connectModern(server.url, adminToken);
+    try {
+      const previewed = await admin.callTool('preview_test_event', { endpointId: server.sandbox?.endpoint_id });
+      if (previewed.isError) throw new Error(previewed.content[0]?.text);
+      const intentId = (previewed.structuredContent as { id: string }).id;
+      const overHttp = async (key: string | null) => {
+        const res = await fetch(`${server.url}/agent/v1/action-intents/${intentId}/confirm`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${adminToken}`, ...(key === null ? {} : { 'idempotency-key': key }) },
+        });
+        return ((await res.json()) as { code: string }).code;
+      };
+      for (const [key, code] of [
+        [null, 'idempotency_key_missing'],
+        ['', 'idempotency_key_missing'],
+        ['   ', 'idempotency_key_missing'],
+        ['k'.repeat(256), 'invalid_request'],
+      ] as const) {
+        expect(await overHttp(key)).toBe(code);
+        const result = await admin.callTool('confirm_action_intent', {
+          intentId,
+          ...(key === null ? {} : { idempotency_key: key }),
+        });
+        expect(result.isError).toBe(true);
+        expect(problemOf(result).code, `idempotency_key ${JSON.stringify(key)}`).toBe(code);
+        // The problem names the same instance as over HTTP: the path of this intent's confirmation.
+        expect(problemOf(result).instance).toBe(`/agent/v1/action-intents/${intentId}/confirm`);
+      }
+      // None of them ran anything.
+      const intent = await admin.callTool('get_action_intent', { intentId });
+      expect((intent.structuredContent as { state: string }).state).toBe('previewed');
+    } finally {
+      await admin.close();
+    }
+  });
+
   it('a refusal is audited and metered like HTTP (the grant use is counted once per MCP request)', async () => {
     const before = await server.runtime.services.db.get<{ use_count: number }>(
       'SELECT use_count FROM grants WHERE actor_name = ?',

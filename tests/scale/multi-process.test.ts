@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { loadConfig } from '../../api/src/config.ts';
-import { SecretBox } from '../../api/src/lib/crypto.ts';
+import { SecretBox, sha256Hex } from '../../api/src/lib/crypto.ts';
 import type { Services } from '../../api/src/operations/types.ts';
 import { DEFAULT_HMAC, insertEndpoint } from '../../api/src/services/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
@@ -418,7 +418,13 @@ describe('2 API processes + 2 workers on one PostgreSQL database', () => {
     expect(ok.length).toBeGreaterThan(0);
     for (const r of ok) expect(r.text).toBe(ok[0]?.text);
     for (const r of busy) expect(r.json.code).toBe('idempotency_key_in_use');
-    const eventId = preview.json.preview.details.event_id as string;
+    // One event carries the preview's unique payload: the one the stored responses name.
+    const eventId = ok[0]?.json.result.event_id as string;
+    expect(
+      await count('SELECT COUNT(*) AS n FROM events WHERE body_sha256 = ?', [
+        sha256Hex(JSON.stringify(preview.json.parameters.payload)),
+      ]),
+    ).toBe(1);
     expect(await count('SELECT COUNT(*) AS n FROM events WHERE id = ?', [eventId])).toBe(1);
     expect(
       await count("SELECT COALESCE(SUM(count), 0) AS n FROM usage_counters WHERE shop_id = ? AND meter = 'execution'", [

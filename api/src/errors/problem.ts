@@ -45,6 +45,8 @@ export interface AppErrorOptions {
   errors?: FieldError[];
   /** Extra members added to the problem object (must be safe to show). */
   extra?: Record<string, unknown>;
+  /** `method_not_allowed`: the methods the resource answers, sent as the `Allow` header (RFC 9110). */
+  allow?: readonly string[];
 }
 
 /** The one error type services throw. Status and layer come from the catalog. */

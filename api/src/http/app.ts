@@ -88,9 +88,10 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
   app.all(`${AGENT_API_PREFIX}/*`, (c) => {
     const matches = patterns.filter((p) => p.re.test(c.req.path));
     if (matches.length > 0) {
-      c.header('Allow', [...new Set(matches.map((m) => m.method))].join(', '));
+      const allow = [...new Set(matches.map((m) => m.method))];
       throw new AppError('method_not_allowed', {
-        detail: `${c.req.method} is not allowed on ${c.req.path}. Allowed: ${matches.map((m) => m.method).join(', ')}.`,
+        detail: `${c.req.method} is not allowed on ${c.req.path}. Allowed: ${allow.join(', ')}.`,
+        allow,
       });
     }
     throw new AppError('route_not_found', { detail: `No operation at ${c.req.method} ${c.req.path}.` });

@@ -28,6 +28,7 @@ export function problemParts(
   const headers: Record<string, string> = { 'Content-Type': PROBLEM_CONTENT_TYPE };
   const retryAfter = problem.refusal?.retry_after_s;
   if (retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfter)));
+  if (err.options.allow?.length) headers.Allow = err.options.allow.join(', ');
   if (
     err.code === 'missing_token' ||
     err.code === 'invalid_token' ||

@@ -69,9 +69,8 @@ export function intakeRoutes(getIntake: () => Intake): Hono<AppEnv> {
     }
     return c.json(ack, ACK_HTTP_STATUS[ack.status]);
   });
-  app.all('/:endpointId', (c) => {
-    c.header('Allow', 'POST');
-    throw new AppError('method_not_allowed', { detail: 'Sender intake accepts POST only.' });
+  app.all('/:endpointId', () => {
+    throw new AppError('method_not_allowed', { detail: 'Sender intake accepts POST only.', allow: ['POST'] });
   });
   // Anything else under /in is a sender miss: problem+json, never the docs site's HTML 404.
   app.all('*', () => {

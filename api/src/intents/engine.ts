@@ -13,7 +13,7 @@ import { getShop, type ShopRow } from '../services/shops.ts';
 import type { Db } from '../store/db.ts';
 import { claimKey, completeKey, releaseKey, requestHash, validateIdempotencyKey } from './idempotency.ts';
 import { INTENT_KINDS } from './kinds/index.ts';
-import { consumeExecution } from './usage.ts';
+import { assertExecutionAvailable, consumeExecution } from './usage.ts';
 import type { CapUse, IntentKind, IntentKindDef, IntentRow, IntentState, KindContext, PreviewBody } from './types.ts';
 
 export interface StoredPreview {
@@ -187,6 +187,8 @@ export async function previewIntent(
   let inspection: Awaited<ReturnType<IntentKindDef['inspect']>>;
   try {
     inspection = await def.inspect(kc(caller, services.db, shop), targetId, params);
+    // A preview that could never be confirmed this month is refused now, naming the cap.
+    await assertExecutionAvailable(services.db, shop.id, services.now());
   } catch (err) {
     if (err instanceof AppError) {
       await audit(services.db, caller, { id: null, kind, targetId, targetType: undefined }, 'preview', 'refused', {
@@ -229,6 +231,8 @@ export async function previewIntent(
       { id, kind, targetType: inspection.targetType, targetId: inspection.targetId },
       'preview',
       'success',
+      // The caller's stated reason (a replay's `note`) belongs with the attribution.
+      typeof params.note === 'string' ? { note: params.note } : {},
     );
   });
   return intentView(await loadIntent(services.db, shop.id, id), services.now());
@@ -273,6 +277,18 @@ export async function listIntents(caller: Caller, filter: ListFilter) {
     params.push(filter.target_id);
   }
   if (filter.starting_after) {
+    // Like an unknown cursor on the other lists: anything but one of this shop's intents is refused,
+    // never read as a position (a typo would otherwise page silently to an empty or a full list).
+    const known = await services.db.get<{ id: string }>('SELECT id FROM action_intents WHERE id = ? AND shop_id = ?', [
+      filter.starting_after,
+      principal.shopId,
+    ]);
+    if (!known) {
+      throw new AppError('invalid_request', {
+        detail: `starting_after must be the id of an action intent of this shop (the next_starting_after of the previous page); ${filter.starting_after} is not. Start again without it.`,
+        errors: [{ path: 'starting_after', message: 'Not an action intent of this shop' }],
+      });
+    }
     where.push('i.id < ?');
     params.push(filter.starting_after);
   }
@@ -370,7 +386,8 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
         shop.id,
       ]);
       if (!row) throw new AppError('not_found', { detail: `No action intent ${initial.id} in this shop.` });
-      if (row.state === 'previewed' && Number(row.expires_at) <= now) return { kind: 'expired' };
+      // Expired whether or not an earlier confirmation already recorded it: the same refusal every time.
+      if (effectiveState(row, now) === 'expired') return { kind: 'expired' };
       if (row.state !== 'previewed') return { kind: 'not_confirmable', state: row.state };
       const ctx = kc(caller, tx, shop);
       const inspection = await def.inspect(ctx, row.target_id, params);
@@ -451,6 +468,7 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
       extra: { intent_id: initial.id },
     });
   }
+  if (initial.target_type === 'endpoint' && initial.target_id) services.hooks.endpointChanged?.(initial.target_id);
   outcome.after?.();
   return intentView(await loadIntent(services.db, shop.id, initial.id), services.now(), outcome.once);
 }

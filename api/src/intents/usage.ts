@@ -1,6 +1,6 @@
 // Caps an intent counts against, through the usage module's meters: every
 // execution counts `execution`; replays and diagnostics shares also count their
-// own monthly cap. Checked at preview (so the preview can say so) and consumed
+// own monthly cap. Both are checked at preview (so the preview can say so) and consumed
 // atomically inside the confirmation transaction.
 import { AppError } from '../errors/problem.ts';
 import { consumeUsage, limitsForShop, meterCap, periodBounds, usageFor, usagePeriod } from '../usage/meters.ts';
@@ -55,6 +55,17 @@ export async function assertCapAvailable(db: Db, shopId: string, meter: CapMeter
   const use = await capUse(db, shopId, meter, now);
   if (use.used >= use.limit) throw refusal(meter, use, use.planName, now);
   return { meter, used: use.used, limit: use.limit };
+}
+
+/**
+ * Throws the usage refusal when the plan's monthly execution cap is used up, so a
+ * preview is refused up front rather than at its confirmation.
+ */
+export async function assertExecutionAvailable(db: Db, shopId: string, now: number): Promise<void> {
+  const limits = await limitsForShop(db, shopId);
+  const limit = meterCap(limits, 'execution');
+  const used = (await usageFor(db, shopId, now)).execution;
+  if (used >= limit) throw refusal('execution', { used, limit }, limits.plan.name, now);
 }
 
 /** Counts one execution (and its own cap, if any) or throws the usage refusal; atomic, never overshoots. */

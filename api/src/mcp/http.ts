@@ -95,15 +95,14 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
       });
     }
     if (c.req.method !== 'POST') {
-      const res = problemResponse(
+      return problemResponse(
         c,
         new AppError('method_not_allowed', {
           detail: `${c.req.method} is not allowed on ${MCP_PATH}: this endpoint is stateless Streamable HTTP (no SSE stream, no sessions). Send JSON-RPC messages with POST.`,
+          allow: ['POST'],
         }),
         config.publicUrl,
       );
-      res.headers.set('Allow', 'POST');
-      return res;
     }
     const token = bearerToken(c.req.header('authorization'));
     const requestId = c.get('requestId');

@@ -126,8 +126,20 @@ export async function callOperationTool(op: AnyOperation, args: unknown, call: M
     if (!(err instanceof AppError) && services.config.logLevel !== 'silent') {
       console.error(`[${call.requestId}] MCP tool ${op.mcp?.name} failed:`, err instanceof Error ? err.stack : err);
     }
-    return problemToolResult(toProblem(appErr, { publicUrl, requestId: call.requestId, instance: op.path }), publicUrl);
+    return problemToolResult(
+      toProblem(appErr, { publicUrl, requestId: call.requestId, instance: instancePath(op, args) }),
+      publicUrl,
+    );
   }
+}
+
+/** The request path the same call has over HTTP (the problem's `instance` there): path parameters filled in. */
+function instancePath(op: AnyOperation, args: unknown): string {
+  const input = (args ?? {}) as Record<string, unknown>;
+  return op.path.replace(/\{(\w+)\}/g, (whole, name: string) => {
+    const v = input[name];
+    return typeof v === 'string' && v !== '' ? encodeURIComponent(v) : whole;
+  });
 }
 
 function isOperationField(op: AnyOperation, field: string): boolean {

@@ -69,7 +69,9 @@ export function toolInputSchema(op: AnyOperation): z.ZodObject {
       h === 'idempotency-key'
         ? 'Idempotency key for this confirmation. Reuse the same value when you retry the same call; a new value with the same intent is refused.'
         : `Value of the \`${h}\` request header.`;
-    shape[name] = z.string().min(1).max(255).optional().describe(hint);
+    // No minimum: an empty value means what an empty header means over HTTP (the operation
+    // decides, e.g. idempotency_key_missing), so both surfaces answer with the same code.
+    shape[name] = z.string().max(255).optional().describe(hint);
   }
   return z.object(shape);
 }

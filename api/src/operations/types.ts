@@ -48,6 +48,8 @@ export interface Services {
 export interface ServiceHooks {
   /** Wake the delivery worker (new due events). */
   kickWorker?: () => void;
+  /** An endpoint's status, config or secret changed in this process: drop what intake cached about it. */
+  endpointChanged?: (endpointId: string) => void;
 }
 
 export interface OperationContext {

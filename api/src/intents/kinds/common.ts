@@ -32,6 +32,9 @@ export interface EventRow {
   is_test: number;
 }
 
+/** Stands for an event id that is minted only at confirmation (replay, test event previews). */
+export const NEW_EVENT_ID = '<new event id>';
+
 export const iso = (ms: number | string | null | undefined): string | null =>
   ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 

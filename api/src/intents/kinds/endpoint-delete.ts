@@ -47,9 +47,17 @@ export const endpointDeleteKind: IntentKindDef<EndpointDeleteParams> = {
     return {
       targetType: 'endpoint',
       targetId: row.id,
+      // What the confirmation would act on. Receipts are kept and keep arriving while a sender retries
+      // against the archived endpoint, so their count is shown but is not part of the fingerprint.
       fingerprint: archive
         ? { status: row.status, config_version: Number(row.config_version) }
-        : { status: row.status, config_version: Number(row.config_version), ...c },
+        : {
+            status: row.status,
+            config_version: Number(row.config_version),
+            events: c.events,
+            retained_bodies: c.retained_bodies,
+            queued_or_in_flight: c.queued_or_in_flight,
+          },
       preview: {
         summary: archive
           ? `Archive endpoint ${row.id} ("${row.name}"): intake stops accepting its events; nothing is deleted.`

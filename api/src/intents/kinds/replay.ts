@@ -10,7 +10,7 @@ import type { ErrorCode } from '../../errors/catalog.ts';
 import type { EndpointRow } from '../../services/endpoints.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
-import { endpointSnapshot, type EventRow, iso, jsonDiff, loadEvent } from './common.ts';
+import { endpointSnapshot, type EventRow, iso, jsonDiff, loadEvent, NEW_EVENT_ID } from './common.ts';
 
 export interface ReplayParams {
   acknowledge_recent_delivery?: boolean;
@@ -91,7 +91,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     let payloadProblem: string | null = null;
     try {
       payloadBytes = Buffer.byteLength(
-        JSON.stringify(buildFlowPayload(endpoint.trigger_variant, { ...ev, id: '<new event id>' })),
+        JSON.stringify(buildFlowPayload(endpoint.trigger_variant, { ...ev, id: NEW_EVENT_ID })),
       );
     } catch (err) {
       payloadProblem = err instanceof Error ? err.message : String(err);

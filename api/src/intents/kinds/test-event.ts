@@ -1,6 +1,8 @@
 // Test event: a synthetic event, clearly marked (`is_test = 1`, sender
 // `flowport-test`, receipt auth result `test`), sent through the real pipeline
-// (queue → worker → flowTriggerReceive). The preview shows the exact Flow payload.
+// (queue → worker → flowTriggerReceive). The preview shows the exact Flow payload;
+// the event's id is minted at confirmation, like any event's at the moment it is
+// received, so ids keep sorting by receive time (event paging relies on that).
 import { AppError } from '../../errors/problem.ts';
 import { bodyExpiresAt } from '../../handoff/lifecycle.ts';
 import {
@@ -12,8 +14,7 @@ import {
 import { newId } from '../../ids.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { IntentKindDef } from '../types.ts';
-import type { StoredPreview } from '../engine.ts';
-import { endpointSnapshot, loadEndpoint } from './common.ts';
+import { endpointSnapshot, loadEndpoint, NEW_EVENT_ID } from './common.ts';
 
 export interface TestEventParams {
   payload?: Record<string, unknown>;
@@ -44,25 +45,28 @@ export const testEventKind: IntentKindDef<TestEventParams> = {
         errors: [{ path: 'resource_id', message: 'numeric id or GID' }],
       });
     }
-    const eventId = newId('event', kc.now);
+    const source = {
+      event_type: eventType,
+      sender: TEST_EVENT_SENDER,
+      external_event_id: null,
+      received_at: kc.now,
+      body,
+      resource_id: resourceId,
+    };
     let flowPayload: Record<string, unknown>;
+    let payloadBytes: number;
     try {
-      flowPayload = buildFlowPayload(endpoint.trigger_variant, {
-        id: eventId,
-        event_type: eventType,
-        sender: TEST_EVENT_SENDER,
-        external_event_id: null,
-        received_at: kc.now,
-        body,
-        resource_id: resourceId,
-      });
+      flowPayload = buildFlowPayload(endpoint.trigger_variant, { ...source, id: NEW_EVENT_ID });
+      // Measured with an id of the real length: the event id is part of the payload Flow measures.
+      payloadBytes = Buffer.byteLength(
+        JSON.stringify(buildFlowPayload(endpoint.trigger_variant, { ...source, id: newId('event', kc.now) })),
+      );
     } catch (err) {
       throw new AppError('invalid_request', {
         detail: `The ${endpoint.trigger_variant} trigger needs a Shopify resource: ${err instanceof Error ? err.message : String(err)}. Pass resource_id (a numeric id or GID).`,
         errors: [{ path: 'resource_id', message: 'required for this trigger variant' }],
       });
     }
-    const payloadBytes = Buffer.byteLength(JSON.stringify(flowPayload));
     if (payloadBytes > FLOW_PAYLOAD_LIMIT_BYTES) {
       throw new AppError('invalid_request', {
         detail: `The Flow payload would be ${payloadBytes} bytes; Flow accepts at most ${FLOW_PAYLOAD_LIMIT_BYTES}. Send a smaller test payload.`,
@@ -90,18 +94,17 @@ export const testEventKind: IntentKindDef<TestEventParams> = {
         target: { endpoint_id: endpoint.id, name: endpoint.name, status: endpoint.status },
         current_config: endpointSnapshot(endpoint, kc.now),
         effects: [
-          `Creates event ${eventId} marked as a test (is_test: true, sender "${TEST_EVENT_SENDER}") in state queued.`,
+          `Creates a new event marked as a test (is_test: true, sender "${TEST_EVENT_SENDER}") in state queued; its id is in the confirmation result.`,
           `The delivery worker calls flowTriggerReceive with handle "${handle}"; the attempt is recorded with trigger "test".`,
           'Counts 1 execution against the monthly plan.',
         ],
         warnings,
         details: {
-          event_id: eventId,
           event_type: eventType,
           body,
           flow_trigger_handle: handle,
           flow_payload: flowPayload,
-          flow_payload_note: '"Received at" is set to the moment the event is created at confirmation.',
+          flow_payload_note: `The new event's id (shown as ${NEW_EVENT_ID}) and "Received at" are set when the event is created at confirmation.`,
           payload_bytes: payloadBytes,
         },
       },
@@ -110,8 +113,7 @@ export const testEventKind: IntentKindDef<TestEventParams> = {
 
   async execute(kc, intent, params) {
     const endpoint = await loadEndpoint(kc, intent.target_id);
-    const stored = JSON.parse(intent.preview_json) as StoredPreview;
-    const eventId = String(stored.preview.details.event_id);
+    const eventId = newId('event', kc.now);
     const body = testBody(params);
     const receiptId = newId('receipt', kc.now);
     const size = Buffer.byteLength(body);

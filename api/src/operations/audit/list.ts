@@ -16,7 +16,9 @@ export const AuditEntrySchema = z
     seq: z.number().int().describe('Position in the global hash chain.'),
     at: Timestamp,
     actor: Actor,
-    action: z.string().describe('The operation id (e.g. `confirmReplayIntent`) or a dotted verb (`grant.create`).'),
+    action: z
+      .string()
+      .describe('The operation id (e.g. `confirmActionIntent`) or a dotted verb (`replay.execute`, `grant.create`).'),
     target: z.object({ type: z.string().nullable(), id: z.string().nullable() }),
     outcome: z.string().describe('`success`, `refused` or `failed`.'),
     request_id: z.string().nullable(),
@@ -43,7 +45,7 @@ export const listAudit = defineOperation({
         .string()
         .max(100)
         .optional()
-        .openapi(q('action', 'Exact action, e.g. `confirmReplayIntent` or `grant.create`.')),
+        .openapi(q('action', 'Exact action, e.g. `replay.execute`, `confirmActionIntent` or `grant.create`.')),
       outcome: z
         .enum(['success', 'refused', 'failed'])
         .optional()

@@ -42,6 +42,8 @@ export const confirmActionIntent = defineOperation({
     'endpoint_not_archived',
     'replay_limit_reached',
     'diagnostics_share_limit_reached',
+    // The monthly execution cap, counted when the action runs (the request itself is not metered).
+    'plan_limit_reached',
     'replay_recent_delivery',
   ],
   mcp: {

@@ -33,7 +33,13 @@ export const listActionIntents = defineOperation({
       kind: z.enum(ACTIONS).optional(),
       target_id: z.string().max(64).optional().describe('Only intents on this event, endpoint or shop id.'),
       limit: z.coerce.number().int().min(1).max(100).optional().describe('Page size (default 20).'),
-      starting_after: z.string().max(64).optional().describe('An intent id from the previous page.'),
+      starting_after: z
+        .string()
+        .max(64)
+        .optional()
+        .describe(
+          '`next_starting_after` of the previous page: an intent id of this shop. Anything else is refused (400).',
+        ),
     }),
   },
   response: ActionIntentList,
