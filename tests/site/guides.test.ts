@@ -3,6 +3,7 @@
 // twins, as an LLM reads them, and compared with the definitions in the code.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_PATHS } from '../../api/src/docs-paths.ts';
+import { ERROR_CATALOG, ERROR_CODES } from '../../api/src/errors/catalog.ts';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
 import { REPLAY_UNAVAILABLE_REASONS } from '../../api/src/handoff/lifecycle.ts';
 import { SUPPORT_CODES } from '../../api/src/handoff/outcomes.ts';
@@ -52,5 +53,14 @@ describe('guides agree with the code', () => {
     const accepted = EndpointEditIntentBody.shape.status.unwrap().options;
     const named = ['active', 'paused', 'archive'].filter((s) => (editRow as string).includes(s));
     expect(named.sort()).toEqual([...accepted].sort());
+  });
+
+  it('the limits guides name every code a monthly cap answers (402)', () => {
+    const capCodes = ERROR_CODES.filter((c) => ERROR_CATALOG[c].status === 402);
+    expect(capCodes.length).toBeGreaterThan(1);
+    for (const page of [DOCS_PATHS.usageLimits, DOCS_PATHS.rateLimits]) {
+      const twin = readDist(twinOf(page));
+      for (const c of capCodes) expect(twin, `${page} ${c}`).toContain(`\`${c}\``);
+    }
   });
 });
