@@ -187,7 +187,7 @@ function optionTable(options: readonly CommandOption[]): string {
 }
 
 function commandSection(c: CliCommand, cli: CliSources): string[] {
-  const parts = ['', `### ${cli.usage(c)}`, '', c.description, ''];
+  const parts = ['', `### ${code(cli.usage(c))}`, '', c.description, ''];
   if (c.op)
     parts.push(
       `Same operation as ${code(`${c.op.method.toUpperCase()} ${c.op.path}`)} (${code(c.op.operationId)}, [API reference](/reference/api/)). Scope: ${c.op.scope ? code(c.op.scope) : 'public (no grant needed)'}.`,
