@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../api/src/errors/catalog.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { listOperations, type OpenApiDocument } from '../../scripts/docs/lib/api-reference.ts';
+import { astroBuildEnv } from '../../scripts/docs/build-site.ts';
 import { DOCS_DIR, OPENAPI_FILE } from '../../scripts/docs/lib/site-paths.ts';
 import { decodeEntities, distFiles, ensureSiteBuilt, htmlPages, readDist, siteOrigin, twinOf } from './helpers/site.ts';
 
@@ -129,5 +130,21 @@ describe('generated reference pages', () => {
       );
       expect(html, op.operationId).toMatch(heading);
     }
+  });
+});
+
+describe('the built site is a production build', () => {
+  it('whatever NODE_ENV the build is started with (site tests rebuild under vitest, NODE_ENV=test)', () => {
+    // vitest's own environment, as a site test that rebuilds passes it on.
+    const underVitest = astroBuildEnv(process.env);
+    expect(process.env.DEV).toBe('1');
+    expect(underVitest.NODE_ENV).toBe('production');
+    expect(underVitest.DEV).toBeUndefined();
+    expect(astroBuildEnv({ NODE_ENV: 'development' }).NODE_ENV).toBe('production');
+    // A dev-mode build replaces the search dialog with a notice instead of the offline index.
+    for (const page of htmlPages()) {
+      expect(readDist(`${page}index.html`), page).not.toContain('Search is only available in production builds');
+    }
+    expect(distFiles().some((f) => f.startsWith('/pagefind/'))).toBe(true);
   });
 });
