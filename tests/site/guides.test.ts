@@ -7,6 +7,7 @@ import { ERROR_CATALOG, ERROR_CODES } from '../../api/src/errors/catalog.ts';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
 import { REPLAY_UNAVAILABLE_REASONS } from '../../api/src/handoff/lifecycle.ts';
 import { SUPPORT_CODES } from '../../api/src/handoff/outcomes.ts';
+import { AUTH_MODE_LIST } from '../../api/src/intake/auth-modes.ts';
 import { INTENT_STATES } from '../../api/src/intents/types.ts';
 import { EndpointEditIntentBody } from '../../api/src/operations/intents/preview-endpoint-edit.ts';
 import { distFiles, ensureSiteBuilt, readDist, twinOf } from './helpers/site.ts';
@@ -61,6 +62,23 @@ describe('guides agree with the code', () => {
     for (const page of [DOCS_PATHS.usageLimits, DOCS_PATHS.rateLimits]) {
       const twin = readDist(twinOf(page));
       for (const c of capCodes) expect(twin, `${page} ${c}`).toContain(`\`${c}\``);
+    }
+  });
+
+  it('the auth modes overview and the duplicates guide name the id each preset dedupes on', () => {
+    const overview = readDist(twinOf(DOCS_PATHS.authModes)).split('\n');
+    const duplicates = readDist(twinOf(DOCS_PATHS.duplicates)).split('\n');
+    for (const f of AUTH_MODE_LIST) {
+      const names = !f.externalId ? [] : f.externalId.from === 'json' ? [f.externalId.path] : f.externalId.names;
+      for (const [page, lines] of [
+        ['overview', overview],
+        ['duplicates', duplicates],
+      ] as const) {
+        const row = lines.find((l) => l.startsWith(`| [\`${f.mode}\`]`) || l.startsWith(`| \`${f.mode}\` |`));
+        expect(row, `${page} ${f.mode}`).toBeDefined();
+        const dedupeCell = (row as string).split(' | ').at(-1)?.toLowerCase() ?? '';
+        for (const n of names) expect(dedupeCell, `${page} ${f.mode}`).toContain(`\`${n.toLowerCase()}\``);
+      }
     }
   });
 });
