@@ -124,6 +124,16 @@ describe('read commands', () => {
     expect(cancelled.code).toBe(0);
     expect(cancelled.json.state).toBe('cancelled');
   });
+
+  it('a nullable id field is a plain value option: diagnostics share --endpoint-id <id>', async () => {
+    const endpointId = s.sandbox!.endpoint_id;
+    const share = await flowport(['diagnostics', 'share', '--endpoint-id', endpointId], { env });
+    expect([share.code, share.stderr]).toEqual([0, '']);
+    expect(share.json.parameters).toMatchObject({ endpoint_id: endpointId });
+    const help = await flowport(['diagnostics', 'share', '--help']);
+    expect(help.stdout).toContain('--endpoint-id <value>');
+    await flowport(['intents', 'cancel', share.json.id], { env });
+  });
 });
 
 describe('replay: preview and confirmation', () => {
