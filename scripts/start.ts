@@ -1,41 +1,12 @@
-// `npm start`: build the docs site when it is missing or older than its sources,
-// then start the one Flowport process.
+// `npm start`: build the docs site when it is missing or was built from other
+// inputs (site-stamp.ts), then start the one Flowport process.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { ENV } from '../api/src/config.ts';
+import { DIST_DIR } from './docs/lib/site-paths.ts';
+import { siteIsFresh } from './docs/lib/site-stamp.ts';
 
 const root = join(import.meta.dirname, '..');
-const SITE_INPUTS = [
-  'content',
-  'site',
-  'openapi',
-  'api/src/errors',
-  'api/src/auth/scopes.ts',
-  'api/src/plans.ts',
-  'api/src/operations',
-  'api/src/cli/definitions.ts',
-  'api/src/docs-paths.ts',
-];
-const SITE_MARKER = join(root, 'site/dist/index.html');
-
-function newestMtime(path: string): number {
-  if (!existsSync(path)) return 0;
-  const st = statSync(path);
-  if (!st.isDirectory()) return st.mtimeMs;
-  let max = st.mtimeMs;
-  for (const entry of readdirSync(path)) {
-    if (entry === 'dist' || entry === 'node_modules' || entry === '.astro') continue;
-    max = Math.max(max, newestMtime(join(path, entry)));
-  }
-  return max;
-}
-
-export function siteIsStale(): boolean {
-  if (!existsSync(SITE_MARKER)) return true;
-  const built = statSync(SITE_MARKER).mtimeMs;
-  return SITE_INPUTS.some((p) => newestMtime(join(root, p)) > built);
-}
-
 if (!process.env.FLOWPORT_BUILD_COMMIT) {
   try {
     process.env.FLOWPORT_BUILD_COMMIT = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
@@ -49,7 +20,11 @@ if (!process.env.FLOWPORT_BUILD_COMMIT) {
 
 // The API comes up at once; a missing or stale docs site builds beside it and
 // is served as soon as it is written (/readyz reports `site` until then).
-if (siteIsStale()) {
+// Stale means built from other inputs or for another origin (FLOWPORT_PUBLIC_URL,
+// PORT): the site's absolute links (llms.txt, twins) must name this server.
+// A FLOWPORT_SITE_DIR elsewhere is a site the operator built; it is served as is.
+const servesBuiltSite = resolve(root, process.env[ENV.siteDir] ?? DIST_DIR) === DIST_DIR;
+if (servesBuiltSite && !siteIsFresh()) {
   console.log('Building the docs site in the background (missing or stale)…');
   const build = spawn('npm', ['run', '--silent', 'build:site'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';

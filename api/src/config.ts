@@ -206,13 +206,23 @@ function int(env: Env, name: string, fallback: number): number {
   return n;
 }
 
+/**
+ * The public URL absolute links use: FLOWPORT_PUBLIC_URL, else `http://localhost:<PORT>`. The server
+ * (loadConfig) and the docs build (scripts/docs/lib/site-paths.ts) both derive it here, so the
+ * docs' absolute links (llms.txt, twins, canonical URLs) name the same origin the server does.
+ */
+export function publicUrlFrom(env: Env = process.env): string {
+  const raw = env[ENV.publicUrl]?.trim() || `http://localhost:${int(env, ENV.port, DEFAULT_PORT)}`;
+  return raw.replace(/\/+$/, '');
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = int(env, ENV.port, DEFAULT_PORT);
   const root = process.cwd();
   const base: Config = {
     port,
     host: env[ENV.host] ?? '0.0.0.0',
-    publicUrl: (env[ENV.publicUrl] || `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicUrl: publicUrlFrom(env),
     dataDir: resolve(root, env[ENV.dataDir] ?? 'data'),
     databaseUrl: env[ENV.databaseUrl] || null,
     databasePoolSize: int(env, ENV.databasePoolSize, DEFAULTS.databasePoolSize),

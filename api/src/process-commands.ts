@@ -54,7 +54,7 @@ export const PROCESS_OPERATOR_COMMANDS: OperatorCommand[] = [
     options: [
       {
         flag: '--from <file>',
-        description: 'The SQLite store to copy (default <data dir>/flowport.db).',
+        description: 'The SQLite store to copy (default `<data dir>/flowport.db`).',
       },
       {
         flag: '--to <url>',

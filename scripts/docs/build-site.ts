@@ -10,6 +10,20 @@ import { formatFindings, scanPaths } from './public-safety-scan.ts';
 import { siteInputsHash, siteIsFresh, STAMP_FILE } from './lib/site-stamp.ts';
 import { REPO_ROOT, SITE_ROOT } from './lib/site-paths.ts';
 
+/** Vite's built-in `import.meta.env` names; vitest also sets them in process.env (DEV=1, MODE=test…). */
+const VITE_BUILTIN_ENV = ['DEV', 'PROD', 'MODE', 'SSR', 'BASE_URL'];
+
+/**
+ * The environment astro build runs in: a production build whatever the caller's environment.
+ * Inherited DEV=1 (vitest sets it, and the site tests rebuild under vitest) or NODE_ENV=development
+ * made a dev-mode build, whose search dialog only says "Search is only available in production builds".
+ */
+export function astroBuildEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env, NODE_ENV: 'production', ASTRO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' };
+  for (const name of VITE_BUILTIN_ENV) delete out[name];
+  return out;
+}
+
 export function buildSite(options: { ifStale?: boolean; quiet?: boolean } = {}): void {
   if (options.ifStale && siteIsFresh()) {
     if (!options.quiet) console.log('docs: site/dist is up to date');
@@ -31,7 +45,7 @@ export function buildSite(options: { ifStale?: boolean; quiet?: boolean } = {}):
     {
       cwd: SITE_ROOT,
       stdio: 'inherit',
-      env: { ...process.env, ASTRO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' },
+      env: astroBuildEnv(process.env),
     },
   );
   if (astro.status !== 0) throw new Error(`astro build failed (exit ${astro.status ?? astro.signal})`);

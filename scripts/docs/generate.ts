@@ -20,6 +20,7 @@ import { page } from './lib/markdown.ts';
 import {
   renderIntakeSupportCodeTable,
   renderLifecycleTable,
+  renderReplayUnavailableTable,
   renderRetrySchedule,
   renderSupportCodeTable,
   renderTriggerVariants,
@@ -81,6 +82,7 @@ export function generate(): GenerateResult {
     'support-codes': renderSupportCodeTable,
     'intake-support-codes': renderIntakeSupportCodeTable,
     'retry-schedule': renderRetrySchedule,
+    'replay-unavailable': renderReplayUnavailableTable,
     'trigger-variants': renderTriggerVariants,
     'config-table': () =>
       [

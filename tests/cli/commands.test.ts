@@ -216,7 +216,7 @@ describe('reference page and completion', () => {
     const sources = cliReferenceSources();
     const { commands } = sources;
     const page = renderCliReference(sources);
-    for (const c of commands) expect(page).toContain(`### ${usageLine(c)}\n`);
+    for (const c of commands) expect(page).toContain(`### \`${usageLine(c)}\`\n`);
     // Table cells escape pipes (`<a|b>` choices).
     for (const c of commands)
       for (const o of c.options)

@@ -3,6 +3,7 @@
 // sandbox Shopify). Reads, a replay preview and confirmation, refusals and the
 // other exit codes, doctor on a good and an expired grant, docs, operator
 // commands on the same store, and a scan of every output for secrets.
+import { createHmac } from 'node:crypto';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -122,6 +123,16 @@ describe('read commands', () => {
     const cancelled = await flowport(['intents', 'cancel', share.json.id], { env });
     expect(cancelled.code).toBe(0);
     expect(cancelled.json.state).toBe('cancelled');
+  });
+
+  it('a nullable id field is a plain value option: diagnostics share --endpoint-id <id>', async () => {
+    const endpointId = s.sandbox!.endpoint_id;
+    const share = await flowport(['diagnostics', 'share', '--endpoint-id', endpointId], { env });
+    expect([share.code, share.stderr]).toEqual([0, '']);
+    expect(share.json.parameters).toMatchObject({ endpoint_id: endpointId });
+    const help = await flowport(['diagnostics', 'share', '--help']);
+    expect(help.stdout).toContain('--endpoint-id <value>');
+    await flowport(['intents', 'cancel', share.json.id], { env });
   });
 });
 
@@ -475,6 +486,48 @@ describe('operator commands on the server’s store', () => {
     });
     expect(missing.code).toBe(EXIT.notFound.code);
     expect(missing.json.code).toBe('not_found');
+  });
+
+  it('endpoints create prints the headers the endpoint reads as configured, and a sender using them is accepted', async () => {
+    const run = (mode: string, extra: string[]) =>
+      flowport(
+        [
+          'endpoints',
+          'create',
+          '--shop',
+          s.sandbox!.shop_id,
+          '--name',
+          `custom ${mode}`,
+          '--auth-mode',
+          mode,
+          '--trigger-variant',
+          'external_event',
+          ...extra,
+        ],
+        { env: storeEnv },
+      );
+    const post = (url: string, body: string, headers: Record<string, string>) =>
+      fetch(url.replace(/^https?:\/\/[^/]+/, s.url), {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+
+    const hmac = await run('hmac_sha256', ['--signature-header', 'X-Acme-Sig', '--timestamp-header', 'X-Acme-Ts']);
+    expect(hmac.code).toBe(0);
+    expect(hmac.json.headers).toEqual(['x-acme-sig', 'x-acme-ts']);
+    const [sigHeader, tsHeader] = hmac.json.headers as [string, string];
+    const body = JSON.stringify({ type: 'order.paid', id: 'custom-1' });
+    const ts = String(Math.floor(Date.now() / 1000));
+    const sig = createHmac('sha256', hmac.json.secret).update(`${ts}.${body}`).digest('hex');
+    const signed = await post(hmac.json.ingest_url, body, { [sigHeader]: `sha256=${sig}`, [tsHeader]: ts });
+    expect(signed.status).toBe(202);
+
+    const fixed = await run('static_header', ['--static-header', 'X-Acme-Token']);
+    expect(fixed.code).toBe(0);
+    expect(fixed.json.headers).toEqual(['x-acme-token']);
+    const sent = await post(fixed.json.ingest_url, body, { [fixed.json.headers[0]]: fixed.json.secret });
+    expect(sent.status).toBe(202);
   });
 });
 

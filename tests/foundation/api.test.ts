@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../api/src/errors/catalog.ts';
+import { operationErrorCodes } from '../../api/src/http/agent-router.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/runtime.ts';
 
@@ -56,6 +57,29 @@ describe('API misses are problem+json, never HTML', () => {
     expect(new URL(p.docs_url).pathname).toBe('/reference/errors/route_not_found/');
     expect(p.request_id).toBe(res.headers.get('x-request-id'));
     expect(p.status).toBe(ERROR_CATALOG.route_not_found.status);
+  });
+
+  it('a body that is not sent as JSON → 415 unsupported_media_type (curl --data without a Content-Type)', async () => {
+    const token = server.sandbox?.grant_token as string;
+    const res = await fetch(`${server.url}/agent/v1/diagnostics/share-intents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '{}',
+    });
+    expect(res.status).toBe(415);
+    const p = (await res.json()) as any;
+    expect(p.code).toBe('unsupported_media_type');
+    expect(new URL(p.docs_url).pathname).toBe('/reference/errors/unsupported_media_type/');
+    const op = OPERATIONS.find((o) => o.operationId === 'createDiagnosticsShareIntent');
+    expect(operationErrorCodes(op as (typeof OPERATIONS)[number])).toContain('unsupported_media_type');
+    // Malformed JSON with the right type is invalid_json, also listed for the operation.
+    const bad = await fetch(`${server.url}/agent/v1/diagnostics/share-intents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{',
+    });
+    expect([bad.status, ((await bad.json()) as any).code]).toEqual([400, 'invalid_json']);
+    expect(operationErrorCodes(op as (typeof OPERATIONS)[number])).toContain('invalid_json');
   });
 
   it('wrong method on a known path → 405 method_not_allowed with the Allow header (RFC 9110 §15.5.6)', async () => {

@@ -16,9 +16,18 @@ afterAll(() => {
 it('starts within 60 s, serves the manifest, and the banner curl is delivered', async () => {
   const port = await freePort();
   const dataDir = tempDir();
+  // site/dist is built for the suite's origin; a start on another port would rebuild it
+  // (its links name the server's origin) under the site tests running beside this one.
+  // A site directory of its own is served as is, with no build.
   child = spawn(process.execPath, ['scripts/start.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), FLOWPORT_DATA_DIR: dataDir, FLOWPORT_PUBLIC_URL: '' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      FLOWPORT_DATA_DIR: dataDir,
+      FLOWPORT_PUBLIC_URL: '',
+      FLOWPORT_SITE_DIR: tempDir(),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -153,7 +153,7 @@ async function call(id: string, req: Request): Promise<Response> {
   const qs = req.query ? `?${new URLSearchParams(req.query)}` : '';
   const headers: Record<string, string> = { ...(req.headers ?? {}) };
   if (req.token !== null) headers.authorization = `Bearer ${req.token}`;
-  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  if (req.body !== undefined) headers['content-type'] ??= 'application/json';
   const res = await fetch(`${server.url}${path}${qs}`, {
     method: op.method.toUpperCase(),
     headers,
@@ -1153,6 +1153,16 @@ describe.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s', (id, 
     if (!fixture) expect.fail(`no conformance fixture for ${id}: add one to FIXTURES`);
     await fixture();
     if (op.scope !== null) await authorityAndUsage(op);
+    if (op.request.body) {
+      // A JSON body sent under another content type (curl --data sends a form type).
+      const sample = SAMPLES[id]?.() ?? {};
+      await expectCall(
+        id,
+        { ...sample, body: sample.body ?? {}, token: w.admin, headers: { 'content-type': 'text/plain' } },
+        415,
+        'unsupported_media_type',
+      );
+    }
 
     const entry = declared(op);
     const seen = observed.get(id) ?? new Set<number>();

@@ -1,11 +1,25 @@
 // Every docs URL the product can emit (API problem+json, MCP refusals, CLI
 // hints, the manifest) resolves to a page of the built site.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_PATHS, errorDocsPath } from '../../api/src/docs-paths.ts';
 import { ERROR_CODES } from '../../api/src/errors/catalog.ts';
-import { ensureSiteBuilt, readDist, resolveInDist, twinOf } from './helpers/site.ts';
+import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { ensureSiteBuilt, readDist, resolveInDist, siteOrigin, twinOf } from './helpers/site.ts';
+
+let server: TestServer | undefined;
 
 beforeAll(ensureSiteBuilt, 900_000);
+afterAll(async () => {
+  await server?.close();
+});
+
+/** The JSON of an error page's "Example response" block. */
+function exampleResponse(code: string): Record<string, unknown> {
+  const twin = readDist(twinOf(errorDocsPath(code)));
+  const block = /## Example response[\s\S]*?```json\n([\s\S]*?)\n```/.exec(twin);
+  expect(block, code).not.toBeNull();
+  return JSON.parse(block?.[1] as string) as Record<string, unknown>;
+}
 
 /** DOCS_PATHS entries served by the API, not by the static site. */
 const API_PATHS = new Set<string>([DOCS_PATHS.manifestApi]);
@@ -47,5 +61,23 @@ describe('docs URLs the product emits', () => {
     const { readFileSync } = await import('node:fs');
     const { OPENAPI_FILE } = await import('../../scripts/docs/lib/site-paths.ts');
     expect(readDist(DOCS_PATHS.openapiJson)).toBe(readFileSync(OPENAPI_FILE, 'utf8'));
+  });
+
+  it("an error page's example response is what the running product answers, values aside", async () => {
+    server = await startTestServer({ worker: false, bootstrapSandbox: false });
+    const asDocumented = (body: Record<string, unknown>) => {
+      const text = JSON.stringify(body).replaceAll(server?.url as string, siteOrigin());
+      const p = JSON.parse(text) as Record<string, unknown> & { refusal?: Record<string, unknown> };
+      Object.assign(p, { detail: '<DETAIL>', request_id: '<REQUEST_ID>', instance: '<REQUEST_PATH>' });
+      if (p.refusal) p.refusal.reason = '<REASON>';
+      return p;
+    };
+    // A refusal (authority layer) and a plain error.
+    const refused = await fetch(`${server.url}/agent/v1/events`);
+    expect(refused.status).toBe(401);
+    expect(asDocumented((await refused.json()) as Record<string, unknown>)).toEqual(exampleResponse('missing_token'));
+    const missing = await fetch(`${server.url}/agent/v1/no-such-operation`);
+    expect(missing.status).toBe(404);
+    expect(asDocumented((await missing.json()) as Record<string, unknown>)).toEqual(exampleResponse('route_not_found'));
   });
 });

@@ -1,11 +1,13 @@
 // Markdown twins and llms.txt are complete and well-formed, and the generated
 // reference pages cover every operation, MCP tool and error code.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../api/src/errors/catalog.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { listOperations, type OpenApiDocument } from '../../scripts/docs/lib/api-reference.ts';
-import { OPENAPI_FILE } from '../../scripts/docs/lib/site-paths.ts';
+import { astroBuildEnv } from '../../scripts/docs/build-site.ts';
+import { DOCS_DIR, OPENAPI_FILE } from '../../scripts/docs/lib/site-paths.ts';
 import { decodeEntities, distFiles, ensureSiteBuilt, htmlPages, readDist, siteOrigin, twinOf } from './helpers/site.ts';
 
 beforeAll(ensureSiteBuilt, 900_000);
@@ -103,5 +105,46 @@ describe('generated reference pages', () => {
   it('the error index lists every code', () => {
     const twin = readDist('/reference/errors.md');
     for (const code of ERROR_CODES) expect(twin).toContain(`[\`${code}\`]`);
+  });
+
+  it('placeholders in angle brackets are code, never raw HTML that the browser would hide', () => {
+    // Outside code, `<eventId>` or `<data dir>` is parsed as an element: the HTML page shows nothing.
+    const raw: string[] = [];
+    for (const rel of readdirSync(DOCS_DIR, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md'))) {
+      let fenced = false;
+      readFileSync(join(DOCS_DIR, rel), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (/^\s*```/.test(line)) fenced = !fenced;
+          else if (!fenced)
+            for (const m of line.replace(/`[^`]*`/g, '').matchAll(/<[A-Za-z_][\w -]*>/g))
+              raw.push(`${rel}:${i + 1} ${m[0]}`);
+        });
+    }
+    expect(raw).toEqual([]);
+    // The CLI reference's command headings show their arguments.
+    const html = readDist('/reference/cli/index.html');
+    for (const op of OPERATIONS.filter((o) => o.cli?.some((w) => w.startsWith('<')))) {
+      const heading = new RegExp(
+        `<h3[^>]*>(?:<code[^>]*>)?flowport ${op.cli?.join(' ').replace(/</g, '&lt;').replace(/>/g, '&gt;')}`,
+      );
+      expect(html, op.operationId).toMatch(heading);
+    }
+  });
+});
+
+describe('the built site is a production build', () => {
+  it('whatever NODE_ENV the build is started with (site tests rebuild under vitest, NODE_ENV=test)', () => {
+    // vitest's own environment, as a site test that rebuilds passes it on.
+    const underVitest = astroBuildEnv(process.env);
+    expect(process.env.DEV).toBe('1');
+    expect(underVitest.NODE_ENV).toBe('production');
+    expect(underVitest.DEV).toBeUndefined();
+    expect(astroBuildEnv({ NODE_ENV: 'development' }).NODE_ENV).toBe('production');
+    // A dev-mode build replaces the search dialog with a notice instead of the offline index.
+    for (const page of htmlPages()) {
+      expect(readDist(`${page}index.html`), page).not.toContain('Search is only available in production builds');
+    }
+    expect(distFiles().some((f) => f.startsWith('/pagefind/'))).toBe(true);
   });
 });

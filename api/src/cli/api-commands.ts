@@ -52,6 +52,11 @@ export function kebab(s: string): string {
 
 function kindOf(schema: Json, resolve: (s: Json) => Json): { kind: ValueKind; choices?: string[] } {
   const s = resolve(schema);
+  // A nullable field (`type: ["string", "null"]`) takes the value of its one non-null type.
+  if (Array.isArray(s.type)) {
+    const types = s.type.filter((t) => t !== 'null');
+    if (types.length === 1) return kindOf({ ...s, type: types[0] }, resolve);
+  }
   if (Array.isArray(s.enum) && s.enum.every((v) => typeof v === 'string')) return { kind: 'string', choices: s.enum };
   if (s.type === 'boolean') return { kind: 'boolean' };
   if (s.type === 'integer' || s.type === 'number') return { kind: 'number' };

@@ -88,13 +88,31 @@ export interface ReplayFacts {
 }
 
 export const REPLAY_REASON_TEXT: Record<ReplayUnavailableReason, string> = {
-  rejected_event: 'Intake rejected this event, so there is nothing verified to replay.',
+  rejected_event:
+    'Intake rejected this event, so there is nothing verified to replay. Fix the sender and have it resend.',
   duplicate_event: 'This event was suppressed as a duplicate; replay the first event it links to instead.',
-  endpoint_deleted: 'The endpoint was deleted; its events cannot be replayed.',
-  endpoint_archived: 'The endpoint is archived; restore it before replaying its events.',
-  retention_expired: "The event's body was purged after the plan's retention period; only its metadata remains.",
+  endpoint_deleted: 'The endpoint was deleted; its events cannot be replayed. Ask the sender to send the event again.',
+  endpoint_archived:
+    'The endpoint is archived; its events cannot be replayed (an archived endpoint can only be deleted). Ask the sender to send the event to an active endpoint.',
+  retention_expired:
+    "The event's body was purged after the plan's retention period; only its metadata remains. Ask the sender to send the event again.",
   shop_disconnected: 'The shop is disconnected from Shopify; reconnect the app first (held events are released then).',
   delivery_in_progress: 'The event is still being delivered; wait for a terminal state.',
+};
+
+/** The plan cap on replays: checked by event reads and the replay intent, not by replayAvailability(). */
+export const REPLAY_PLAN_LIMIT = {
+  reason: 'plan_limit_reached',
+  detail: "The plan's monthly replay allowance is used up; wait for next month or change plan.",
+} as const;
+
+/**
+ * Every reason an event's `replay.reason` can carry, with its text. Event reads, the OpenAPI
+ * description and the docs table (`<!-- generated:replay-unavailable -->`) derive from this.
+ */
+export const REPLAY_UNAVAILABLE_REASONS: Record<ReplayUnavailableReason | typeof REPLAY_PLAN_LIMIT.reason, string> = {
+  ...REPLAY_REASON_TEXT,
+  [REPLAY_PLAN_LIMIT.reason]: REPLAY_PLAN_LIMIT.detail,
 };
 
 /**

@@ -55,7 +55,9 @@ export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
   const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
     (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
   );
-  return [...new Set<ErrorCode>([...common, ...op.errors])];
+  // A body that is not JSON, or not sent as application/json (app.ts maps both).
+  const body: ErrorCode[] = op.request.body ? ['invalid_json', 'unsupported_media_type'] : [];
+  return [...new Set<ErrorCode>([...common, ...body, ...op.errors])];
 }
 
 function errorResponses(op: AnyOperation) {

@@ -48,6 +48,15 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
         );
       }
       if (err.status === 413) return problemResponse(c, new AppError('payload_too_large'), publicUrl);
+      if (err.status === 415) {
+        return problemResponse(
+          c,
+          new AppError('unsupported_media_type', {
+            detail: `This operation takes a JSON body: send it with \`Content-Type: application/json\` (got ${c.req.header('content-type') ? `\`${c.req.header('content-type')}\`` : 'no Content-Type'}).`,
+          }),
+          publicUrl,
+        );
+      }
       return problemResponse(c, new AppError('invalid_request', { detail: err.message }), publicUrl);
     }
     if (services.config.logLevel !== 'silent') {

@@ -11,6 +11,7 @@ import {
   AUTH_MODES,
   type AuthMode,
   createEndpoint,
+  type EndpointConfig,
   type EndpointRow,
   getEndpoint,
   MAX_ROTATION_OVERLAP_HOURS,
@@ -22,6 +23,21 @@ import {
 import { createShop, getShop, type ShopRow } from '../services/shops.ts';
 import { AUTH_MODE_FACTS, importSecretCommandFor } from './auth-modes.ts';
 import { INTAKE_LIMITS } from './limits.ts';
+
+/**
+ * The headers this endpoint reads, as configured: the mode's fixed headers, except that the
+ * hmac_sha256 signature and timestamp headers, the static header and an external id header
+ * are the ones the operator chose (the sender must send exactly these).
+ */
+function senderHeaders(config: EndpointConfig, modeHeaders: readonly { name: string }[]): string[] {
+  let names: string[];
+  if (config.hmac) names = [config.hmac.header, ...(config.hmac.timestampHeader ? [config.hmac.timestampHeader] : [])];
+  else if (config.staticHeader) names = [config.staticHeader.header];
+  else names = modeHeaders.map((h) => h.name);
+  const ext = config.mapping.externalId;
+  if (ext.kind === 'header' && !names.some((n) => n.toLowerCase() === ext.name.toLowerCase())) names.push(ext.name);
+  return names;
+}
 
 type Handler = OperatorHandler;
 
@@ -198,7 +214,7 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
     secret,
     secret_last4: endpoint.secret_last4,
     secret_notice: secretNotice(authMode, imported, endpoint.id),
-    headers: facts.headers.map((h) => h.name),
+    headers: senderHeaders(config, facts.headers),
     mapping: config.mapping,
     docs_url: joinUrl(publicUrl, authModeDocsPath(authMode)),
   };

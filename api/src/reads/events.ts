@@ -3,7 +3,7 @@
 // while new events arrive: a cursor means "ids strictly after/before this one".
 // No read returns payload bodies (docs/adr/0300-grants-reads-audit.md).
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
-import { REPLAY_REASON_TEXT, replayAvailability } from '../handoff/lifecycle.ts';
+import { REPLAY_PLAN_LIMIT, REPLAY_REASON_TEXT, replayAvailability } from '../handoff/lifecycle.ts';
 import { EVENT_STATE_DESCRIPTIONS, type EventState, TERMINAL_STATES } from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
 import type { Services } from '../operations/types.ts';
@@ -97,11 +97,7 @@ export function eventReplay(
   );
   if (!r.available) return { available: false, reason: r.reason ?? null, detail: r.detail ?? null };
   if (facts.replaysRemaining <= 0) {
-    return {
-      available: false,
-      reason: 'plan_limit_reached',
-      detail: "The plan's monthly replay allowance is used up.",
-    };
+    return { available: false, reason: REPLAY_PLAN_LIMIT.reason, detail: REPLAY_PLAN_LIMIT.detail };
   }
   return { available: true, reason: null, detail: null };
 }

@@ -109,12 +109,28 @@ export function renderAuthModeExample(mode: AuthMode): string {
   ].join('\n');
 }
 
-/** Two directives per mode for the docs generator: `auth-mode-<mode>` and `auth-mode-<mode>-example`. */
+/** What each mode dedupes on (`<!-- generated:auth-mode-dedupe -->`), from the same facts intake reads. */
+export function renderAuthModeDedupeTable(): string {
+  return table(
+    ['Auth mode', 'External event id (dedupe)'],
+    (Object.keys(AUTH_MODE_FACTS) as AuthMode[]).map((m) => {
+      const f = AUTH_MODE_FACTS[m];
+      const preset = source(f.externalId, 'none unless you configure a header or a JSON path', f.headers);
+      return [code(m), f.externalId ? `${preset}; or a header or JSON path you configure` : preset];
+    }),
+  );
+}
+
+/**
+ * Directives for the docs generator: `auth-mode-<mode>` and `auth-mode-<mode>-example` per mode,
+ * and `auth-mode-dedupe` (every mode's dedupe id).
+ */
 export function authModeDirectives(): Record<string, () => string> {
-  return Object.fromEntries(
-    (Object.keys(AUTH_MODE_FACTS) as AuthMode[]).flatMap((m) => [
+  return Object.fromEntries([
+    ...(Object.keys(AUTH_MODE_FACTS) as AuthMode[]).flatMap((m) => [
       [authModeDirective(m), () => renderAuthModeFacts(m)],
       [`${authModeDirective(m)}-example`, () => renderAuthModeExample(m)],
     ]),
-  );
+    ['auth-mode-dedupe', renderAuthModeDedupeTable],
+  ]);
 }

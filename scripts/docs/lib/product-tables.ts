@@ -10,6 +10,7 @@ import {
   SUPPORT_CODES,
   TERMINAL_STATES,
 } from '../../../api/src/handoff/outcomes.ts';
+import { REPLAY_UNAVAILABLE_REASONS } from '../../../api/src/handoff/lifecycle.ts';
 import { loadTriggerDefinitions } from '../../../api/src/handoff/triggers.ts';
 import { code, table } from './markdown.ts';
 
@@ -25,6 +26,14 @@ export function renderIntakeSupportCodeTable(): string {
   return table(
     ['Support code', 'Meaning'],
     Object.values(INTAKE_SUPPORT_CODES).map((s) => [code(s.code), s.meaning]),
+  );
+}
+
+/** Every `replay.reason` an event read can carry, with the text the product answers. */
+export function renderReplayUnavailableTable(): string {
+  return table(
+    ['Reason', 'Meaning and what to do'],
+    Object.entries(REPLAY_UNAVAILABLE_REASONS).map(([reason, text]) => [code(reason), text]),
   );
 }
 

@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../../../api/src/auth/scopes.ts';
 import { DOCS_PATHS, errorDocsPath } from '../../../api/src/docs-paths.ts';
-import type { ErrorDef } from '../../../api/src/errors/catalog.ts';
+import type { ErrorCode, ErrorDef } from '../../../api/src/errors/catalog.ts';
+import { AppError, toProblem } from '../../../api/src/errors/problem.ts';
 import { MCP_PATH } from '../../../api/src/lib/package-info.ts';
 import type { AnyOperation } from '../../../api/src/operations/types.ts';
 import type { Plan } from '../../../api/src/plans.ts';
@@ -186,7 +187,7 @@ function optionTable(options: readonly CommandOption[]): string {
 }
 
 function commandSection(c: CliCommand, cli: CliSources): string[] {
-  const parts = ['', `### ${cli.usage(c)}`, '', c.description, ''];
+  const parts = ['', `### ${code(cli.usage(c))}`, '', c.description, ''];
   if (c.op)
     parts.push(
       `Same operation as ${code(`${c.op.method.toUpperCase()} ${c.op.path}`)} (${code(c.op.operationId)}, [API reference](/reference/api/)). Scope: ${c.op.scope ? code(c.op.scope) : 'public (no grant needed)'}.`,
@@ -335,28 +336,12 @@ const LAYER_TEXT: Record<string, string> = {
 };
 
 export function renderErrorPage(codeName: string, def: ErrorDef, origin: string): string {
-  const docsUrl = `${origin}${errorDocsPath(codeName)}`;
-  const problem: Record<string, unknown> = {
-    type: docsUrl,
-    title: def.title,
-    status: def.status,
-    detail: '<DETAIL>',
-    code: codeName,
-    docs_url: docsUrl,
-    request_id: '<REQUEST_ID>',
-  };
-  if (def.layer) {
-    problem.refusal = {
-      layer: def.layer,
-      reason: '<REASON>',
-      next_steps: [
-        { kind: 'docs', url: docsUrl },
-        { kind: 'manifest', url: `${origin}${DOCS_PATHS.manifestApi}` },
-        { kind: 'openapi', url: `${origin}${DOCS_PATHS.openapiJson}` },
-        { kind: 'ask_human' },
-      ],
-    };
-  }
+  // The example is what the product answers (toProblem), with per-request values as placeholders.
+  const problem = toProblem(new AppError(codeName as ErrorCode, { detail: '<DETAIL>', reason: '<REASON>' }), {
+    publicUrl: origin,
+    requestId: '<REQUEST_ID>',
+    instance: '<REQUEST_PATH>',
+  });
   const parts = [
     table(
       ['Fact', 'Value'],

@@ -1,6 +1,7 @@
 // Where the docs site's inputs and outputs live, and the public origin used
 // for absolute URLs (Canonical/Markdown lines, llms.txt). Defined once.
 import { join, resolve } from 'node:path';
+import { publicUrlFrom } from '../../../api/src/config.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 export const SITE_ROOT = join(REPO_ROOT, 'site');
@@ -16,11 +17,10 @@ export const PUBLIC_GENERATED = {
   scalar: join(SITE_ROOT, 'public/reference/openapi/scalar/standalone.js'),
 } as const;
 
-export const DEFAULT_ORIGIN = 'http://localhost:8787';
-
-/** The origin absolute docs URLs use: FLOWPORT_PUBLIC_URL at build time, else the local default. */
+/**
+ * The origin absolute docs URLs use: the server's public URL for the same environment
+ * (FLOWPORT_PUBLIC_URL at build time, else `http://localhost:<PORT>`).
+ */
 export function siteOrigin(env: Record<string, string | undefined> = process.env): string {
-  const raw = env.FLOWPORT_PUBLIC_URL?.trim() || DEFAULT_ORIGIN;
-  const url = new URL(raw);
-  return url.origin;
+  return new URL(publicUrlFrom(env)).origin;
 }

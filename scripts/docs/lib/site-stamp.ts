@@ -22,14 +22,17 @@ function collect(path: string, out: string[]): void {
   }
 }
 
-export function siteInputsHash(): string {
+type Env = Record<string, string | undefined>;
+
+/** The built site embeds its origin in absolute links, so the origin is an input like any file. */
+export function siteInputsHash(env: Env = process.env): string {
   const files: string[] = [];
   for (const input of INPUTS) {
     const full = join(REPO_ROOT, input);
     if (existsSync(full)) collect(full, files);
   }
   const hash = createHash('sha256');
-  hash.update(`origin=${siteOrigin()}\n`);
+  hash.update(`origin=${siteOrigin(env)}\n`);
   for (const file of files) {
     hash.update(`${relative(REPO_ROOT, file)}\n`);
     hash.update(readFileSync(file));
@@ -37,12 +40,12 @@ export function siteInputsHash(): string {
   return hash.digest('hex');
 }
 
-/** True when site/dist exists and was built from exactly the current inputs. */
-export function siteIsFresh(): boolean {
+/** True when site/dist exists and was built from exactly the current inputs, for the origin `env` gives. */
+export function siteIsFresh(env: Env = process.env): boolean {
   if (!existsSync(STAMP_FILE)) return false;
   try {
     const stamp = JSON.parse(readFileSync(STAMP_FILE, 'utf8')) as { inputs?: string };
-    return stamp.inputs === siteInputsHash();
+    return stamp.inputs === siteInputsHash(env);
   } catch {
     return false;
   }

@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors/problem.ts';
 import { isId } from '../../ids.ts';
-import { EVENT_STATES } from '../../handoff/outcomes.ts';
+import { EVENT_STATES, SUPPORT_CODES } from '../../handoff/outcomes.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { eventSummary, listEvents } from '../../reads/events.ts';
 import { Cursor, Limit, openCursor, PageInfo, sealCursor } from '../read-schemas.ts';
@@ -23,7 +23,11 @@ const Query = z.object({
     }),
   sender: z.string().max(200).optional().openapi(q('sender', "The endpoint's sender label, exact match.")),
   event_type: z.string().max(200).optional().openapi(q('event_type', 'Event type, exact match (e.g. `order.paid`).')),
-  support_code: z.string().max(64).optional().openapi(q('support_code', 'Support code, exact match (e.g. `HO-404`).')),
+  support_code: z
+    .string()
+    .max(64)
+    .optional()
+    .openapi(q('support_code', `Support code, exact match (e.g. \`${SUPPORT_CODES.no_workflow.code}\`).`)),
   external_event_id: z
     .string()
     .max(300)

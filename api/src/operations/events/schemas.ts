@@ -1,5 +1,6 @@
 // Event read schemas shared by the events operations.
 import { z } from '@hono/zod-openapi';
+import { REPLAY_UNAVAILABLE_REASONS } from '../../handoff/lifecycle.ts';
 import { EVENT_STATES } from '../../handoff/outcomes.ts';
 import { Timestamp } from '../read-schemas.ts';
 
@@ -10,7 +11,9 @@ export const ReplayAvailabilitySchema = z
       .string()
       .nullable()
       .describe(
-        'Why not, when unavailable: `retention_expired`, `endpoint_archived`, `endpoint_deleted`, `rejected_event`, `duplicate_event`, `delivery_in_progress`, `shop_disconnected`, `plan_limit_reached`.',
+        `Why not, when unavailable: ${Object.keys(REPLAY_UNAVAILABLE_REASONS)
+          .map((r) => `\`${r}\``)
+          .join(', ')}.`,
       ),
     detail: z.string().nullable(),
   })
