@@ -121,3 +121,18 @@ describe('docs site not built yet (npm start builds it in the background)', () =
     }
   });
 });
+
+it('build bookkeeping in the site directory (dot files such as .build-stamp.json) is not served', async () => {
+  const siteDir = join(tempDir(), 'site-dist');
+  mkdirSync(siteDir, { recursive: true });
+  writeFileSync(join(siteDir, '.build-stamp.json'), '{"inputs":"x"}');
+  writeFileSync(join(siteDir, 'index.html'), '<!doctype html><title>Docs</title>');
+  const s = await startTestServer({ worker: false, env: { FLOWPORT_SITE_DIR: siteDir } });
+  try {
+    expect((await fetch(`${s.url}/`)).status).toBe(200);
+    expect((await fetch(`${s.url}/.build-stamp.json`)).status).toBe(404);
+    expect((await fetch(`${s.url}/%2ebuild-stamp.json`)).status).toBe(404);
+  } finally {
+    await s.close();
+  }
+});

@@ -44,6 +44,8 @@ export function mountStaticSite(app: Hono<AppEnv>, siteDir: string): void {
   // API already answers (and serveStatic warns on stderr about a missing root).
   let files: MiddlewareHandler<AppEnv> | null = null;
   app.use('*', (c, next) => {
+    // Dot files (the build stamp) are build bookkeeping, not pages.
+    if (/\/\./.test(c.req.path)) return next();
     if (files === null) {
       if (!existsSync(siteDir)) return next();
       files = serveStatic({ root: siteDir });
