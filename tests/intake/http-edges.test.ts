@@ -100,6 +100,22 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
     }
   });
 
+  it('a compressed transfer coding (gzip, chunked) is refused with 415 like a compressed body; chunked alone passes', async () => {
+    const body = uniqueBody();
+    const gz = gzipSync(body);
+    const head = (te: string, sig: string) =>
+      `POST ${path(ep.id)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Flowport-Signature: ${sig}\r\nTransfer-Encoding: ${te}\r\n\r\n`;
+    const gzChunk = Buffer.concat([Buffer.from(`${gz.byteLength.toString(16)}\r\n`), gz, Buffer.from('\r\n0\r\n\r\n')]);
+    const refused = await rawHttp(server.port, [head('gzip, chunked', sign(gz)), gzChunk]);
+    expect(refused.responses.map((r) => [r.status, JSON.parse(r.body).code])).toEqual([
+      [415, 'unsupported_media_type'],
+    ]);
+    expect(JSON.parse(refused.responses[0]?.body ?? '{}').detail).toContain('Transfer-Encoding');
+    const plain = uniqueBody();
+    const ok = await rawHttp(server.port, [head('Chunked', sign(plain)), chunk(plain), '0\r\n\r\n']);
+    expect(ok.responses.map((r) => r.status)).toEqual([202]);
+  });
+
   it('chunked bodies: accepted whole; past the limit only after several chunks → 413 with a receipt, connection closed', async () => {
     const body = uniqueBody({ pad: 'x'.repeat(3000) });
     const head = (sig: string) =>

@@ -149,6 +149,8 @@ export const intakeLocks = {
 const JSON_MEDIA_RE = /^application\/([a-z0-9.+-]+\+)?json$/;
 /** No content coding: the header empty or `identity` (case-insensitive, RFC 9110 §8.4). */
 const IDENTITY_ENCODING_RE = /^\s*(identity)?\s*$/i;
+/** Transfer codings other than chunking (RFC 9112 §6.1): only `chunked` (or `identity, chunked`) passes. */
+const CHUNKED_ONLY_RE = /^\s*(identity\s*,\s*)?chunked\s*$/i;
 
 /** Strict UTF-8 (a malformed byte throws); decode() without streaming keeps no state, so one serves all. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -222,6 +224,14 @@ export class Intake {
       if (ce !== null && !IDENTITY_ENCODING_RE.test(ce)) {
         throw new AppError('unsupported_media_type', {
           detail: `Content-Encoding "${ce.slice(0, 40)}" is not accepted; send the JSON body uncompressed.`,
+        });
+      }
+      // The same for a compression applied as a transfer coding (`gzip, chunked`): the HTTP
+      // parser removes only the chunking.
+      const te = req.headers.get('transfer-encoding');
+      if (te !== null && !CHUNKED_ONLY_RE.test(te)) {
+        throw new AppError('unsupported_media_type', {
+          detail: `Transfer-Encoding "${te.slice(0, 40)}" is not accepted; send the JSON body uncompressed (chunked alone is fine).`,
         });
       }
       const ct = req.headers.get('content-type');
