@@ -1,7 +1,10 @@
 // The spine over real HTTP: manifest, health, problem+json for API misses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../api/src/errors/catalog.ts';
+import { AGENT_API_MAX_BODY_BYTES } from '../../api/src/http/agent-router.ts';
+import { buildOpenApiDocument } from '../../api/src/http/openapi.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { sendExpectingEarlyAnswer } from '../helpers/early-answer.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 
 let server: TestServer;
@@ -68,6 +71,31 @@ describe('API misses are problem+json, never HTML', () => {
     const intake = await fetch(`${server.url}/in/${server.sandbox?.endpoint_id ?? 'ep_x'}`);
     expect(intake.status).toBe(405);
     expect(intake.headers.get('allow')).toBe('POST');
+  });
+
+  it('a request body over the Agent Operations limit → 413 payload_too_large, before authentication, streamed or not', async () => {
+    const url = `${server.url}/agent/v1/events/evt_00000000000000000000000000/replay-intents`;
+    const headers = { 'content-type': 'application/json' };
+    const big = JSON.stringify({ note: 'a'.repeat(AGENT_API_MAX_BODY_BYTES) });
+    const sized = await sendExpectingEarlyAnswer(url, { headers, body: big });
+    expect(sized.status).toBe(413);
+    expect(sized.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(sized.text).code).toBe('payload_too_large');
+    // Without Content-Length (chunked), the limit applies as the body streams in.
+    const streamed = await sendExpectingEarlyAnswer(url, {
+      headers,
+      body: '{"note":"',
+      chunked: { total: 8 * AGENT_API_MAX_BODY_BYTES },
+    });
+    expect(streamed.status).toBe(413);
+    expect(JSON.parse(streamed.text).code).toBe('payload_too_large');
+    // The contract declares it for every operation that takes a body.
+    const contract = buildOpenApiDocument(OPERATIONS) as any;
+    for (const op of OPERATIONS.filter((o) => o.request.body)) {
+      expect(contract.paths[op.path][op.method]['x-flowport-error-codes'], op.operationId).toContain(
+        'payload_too_large',
+      );
+    }
   });
 
   it('the bare prefix is an API miss too', async () => {

@@ -1,9 +1,10 @@
 // Derives the /agent/v1 HTTP routes (and the OpenAPI document) from the registry.
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
-import { PRODUCT } from '../lib/package-info.ts';
+import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../operations/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
@@ -11,6 +12,13 @@ import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED } from './problem-response.t
 import type { AppEnv } from './types.ts';
 
 export const GRANT_SECURITY_SCHEME = 'grantToken';
+
+/**
+ * The largest request body an Agent Operations call takes (the biggest, a test event payload,
+ * must fit Flow's 50 kB). Refused as it streams in, before authentication, so nobody can make
+ * the server buffer and parse an arbitrarily large body.
+ */
+export const AGENT_API_MAX_BODY_BYTES = 1_048_576;
 
 const RefusalSchema = z
   .object({
@@ -55,7 +63,8 @@ export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
   const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
     (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
   );
-  return [...new Set<ErrorCode>([...common, ...op.errors])];
+  const body: ErrorCode[] = op.request.body ? ['payload_too_large'] : [];
+  return [...new Set<ErrorCode>([...common, ...body, ...op.errors])];
 }
 
 function errorResponses(op: AnyOperation) {
@@ -101,6 +110,18 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
     scheme: 'bearer',
     description:
       'A grant token created by a human with `flowport grants create`. Send `Authorization: Bearer <GRANT_TOKEN>`.',
+  });
+
+  router.use(`${AGENT_API_PREFIX}/*`, async (c, next) => {
+    if (c.req.path === MCP_PATH || c.req.path.startsWith(`${MCP_PATH}/`)) return next();
+    return bodyLimit({
+      maxSize: AGENT_API_MAX_BODY_BYTES,
+      onError: () => {
+        throw new AppError('payload_too_large', {
+          detail: `Agent Operations request bodies are limited to ${AGENT_API_MAX_BODY_BYTES} bytes.`,
+        });
+      },
+    })(c, next);
   });
 
   for (const op of operations) {
