@@ -403,15 +403,16 @@ export async function eventAttempts(db: Db, eventId: string): Promise<AttemptRow
   );
 }
 
+/** The replays of one event, oldest first (params: shop id, event id); served by the events_replays index. */
+export const REPLAYS_OF_SQL =
+  'SELECT id, state, received_at, delivered_at FROM events WHERE shop_id = ? AND replay_of = ? ORDER BY id';
+
 export async function replayedBy(
   db: Db,
   shopId: string,
   eventId: string,
-): Promise<{ id: string; state: string; received_at: number }[]> {
-  return db.all('SELECT id, state, received_at FROM events WHERE shop_id = ? AND replay_of = ? ORDER BY id', [
-    shopId,
-    eventId,
-  ]);
+): Promise<{ id: string; state: string; received_at: number; delivered_at: number | null }[]> {
+  return db.all(REPLAYS_OF_SQL, [shopId, eventId]);
 }
 
 export { REPLAY_REASON_TEXT };

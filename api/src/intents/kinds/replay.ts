@@ -7,6 +7,7 @@ import { replayAvailability, type ReplayUnavailableReason } from '../../handoff/
 import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES, TRIGGER_HANDLES } from '../../handoff/payload.ts';
 import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
+import { replayedBy } from '../../reads/events.ts';
 import type { EndpointRow } from '../../services/endpoints.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
@@ -63,10 +64,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     }
     const cap = await assertCapAvailable(kc.db, kc.shop.id, 'replays', kc.now);
 
-    const chain = await kc.db.all<{ id: string; state: string; received_at: number; delivered_at: number | null }>(
-      'SELECT id, state, received_at, delivered_at FROM events WHERE replay_of = ? ORDER BY id',
-      [ev.id],
-    );
+    const chain = await replayedBy(kc.db, kc.shop.id, ev.id);
     const deliveries = [ev.delivered_at, ...chain.map((c) => c.delivered_at)]
       .filter((d): d is number => d !== null)
       .map(Number);
