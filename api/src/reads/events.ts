@@ -73,6 +73,8 @@ export interface EventFilter {
 export interface ShopFacts {
   connection_status: string;
   replaysRemaining: number;
+  /** When the facts were read: a body past its expiry counts as gone before the retention sweep purges it. */
+  now: number;
 }
 
 export async function shopFacts(db: Db, shopId: string, now: number): Promise<ShopFacts> {
@@ -82,6 +84,7 @@ export async function shopFacts(db: Db, shopId: string, now: number): Promise<Sh
   return {
     connection_status: shop?.connection_status ?? 'connected',
     replaysRemaining: await consumeCapRemaining(db, shopId, 'replays', now),
+    now,
   };
 }
 
@@ -90,8 +93,14 @@ export function eventReplay(
   row: EventRow,
   facts: ShopFacts,
 ): { available: boolean; reason: string | null; detail: string | null } {
+  // Like the replay preview: a body past its expiry is gone even if the sweep has not purged it yet.
+  const bodyExpired = row.body_expires_at !== null && Number(row.body_expires_at) <= facts.now;
   const r = replayAvailability(
-    { state: row.state, retention_state: row.retention_state, body: Number(row.has_body) === 1 ? '' : null },
+    {
+      state: row.state,
+      retention_state: row.retention_state,
+      body: Number(row.has_body) === 1 && !bodyExpired ? '' : null,
+    },
     { status: row.ep_status, deleted_at: row.ep_deleted_at },
     { connection_status: facts.connection_status },
   );
@@ -126,10 +135,11 @@ function replayAvailableSql(
   const endpointOk = replayableEndpoints.length
     ? `e.endpoint_id IN (${replayableEndpoints.map(() => '?').join(', ')})`
     : '1 = 0';
-  const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL AND ${endpointOk})`;
+  const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL
+    AND (e.body_expires_at IS NULL OR e.body_expires_at > ?) AND ${endpointOk})`;
   const shopOk = facts.connection_status !== 'disconnected' && facts.replaysRemaining > 0;
   if (!shopOk) return { sql: available ? '1 = 0' : '1 = 1', params: [] };
-  return { sql: available ? yes : `NOT ${yes}`, params: [...replayableEndpoints] };
+  return { sql: available ? yes : `NOT ${yes}`, params: [facts.now, ...replayableEndpoints] };
 }
 
 export async function listEvents(
