@@ -98,6 +98,36 @@ describe('API misses are problem+json, never HTML', () => {
     }
   });
 
+  it('without a valid grant a scoped call answers 401 whatever its input, as over MCP; with one, bad input is 400', async () => {
+    const bad = [
+      { path: '/agent/v1/events?limit=0' },
+      { path: '/agent/v1/events/evt_x/replay-intents', method: 'POST', body: '{"note": 5}' },
+      { path: `/agent/v1/events/${'e'.repeat(100)}` },
+    ];
+    for (const [auth, code] of [
+      [undefined, 'missing_token'],
+      ['Bearer fpg_not-a-real-token', 'invalid_token'],
+    ] as const) {
+      for (const b of bad) {
+        const res = await fetch(`${server.url}${b.path}`, {
+          method: b.method ?? 'GET',
+          headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
+          body: b.body,
+        });
+        expect(res.status, `${b.path} ${auth}`).toBe(401);
+        expect(((await res.json()) as any).code).toBe(code);
+      }
+    }
+    const token = server.sandbox?.grant_token;
+    if (token) {
+      const res = await fetch(`${server.url}/agent/v1/events?limit=0`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as any).code).toBe('invalid_request');
+    }
+  });
+
   it('the bare prefix is an API miss too', async () => {
     const res = await fetch(`${server.url}/agent/v1`);
     expect(res.headers.get('content-type')).toBe('application/problem+json');

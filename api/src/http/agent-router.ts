@@ -5,7 +5,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
-import { invokeOperation } from '../operations/pipeline.ts';
+import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../operations/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
 import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED } from './problem-response.ts';
@@ -146,7 +146,14 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
       request.body = { content: { 'application/json': { schema: op.request.body } }, required: true };
     }
     const successStatus = op.successStatus ?? 200;
+    // A grant-scoped call is authenticated before its input is validated, as over MCP: without a
+    // valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
+    const authenticateFirst = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+      c.set('principal', await authenticateToken(bearerToken(c), getServices(), c.get('requestId')));
+      await next();
+    };
     const route = createRoute({
+      ...(op.scope !== null ? { middleware: [authenticateFirst] } : {}),
       method: op.method,
       path: op.path,
       operationId: op.operationId,
@@ -180,6 +187,7 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
         requestId: c.get('requestId'),
         transport: 'http',
         token: bearerToken(c),
+        principal: op.scope !== null ? c.get('principal') : undefined,
         headers,
         input,
       });
