@@ -3,8 +3,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../api/src/errors/catalog.ts';
-import { operationErrorCodes } from '../../api/src/http/agent-router.ts';
+import { AGENT_API_MAX_BODY_BYTES, operationErrorCodes } from '../../api/src/http/agent-router.ts';
+import { buildOpenApiDocument } from '../../api/src/http/openapi.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { sendExpectingEarlyAnswer } from '../helpers/early-answer.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/runtime.ts';
 
 let server: TestServer;
@@ -94,6 +96,61 @@ describe('API misses are problem+json, never HTML', () => {
     const intake = await fetch(`${server.url}/in/${server.sandbox?.endpoint_id ?? 'ep_x'}`);
     expect(intake.status).toBe(405);
     expect(intake.headers.get('allow')).toBe('POST');
+  });
+
+  it('a request body over the Agent Operations limit → 413 payload_too_large, before authentication, streamed or not', async () => {
+    const url = `${server.url}/agent/v1/events/evt_00000000000000000000000000/replay-intents`;
+    const headers = { 'content-type': 'application/json' };
+    const big = JSON.stringify({ note: 'a'.repeat(AGENT_API_MAX_BODY_BYTES) });
+    const sized = await sendExpectingEarlyAnswer(url, { headers, body: big });
+    expect(sized.status).toBe(413);
+    expect(sized.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(sized.text).code).toBe('payload_too_large');
+    // Without Content-Length (chunked), the limit applies as the body streams in.
+    const streamed = await sendExpectingEarlyAnswer(url, {
+      headers,
+      body: '{"note":"',
+      chunked: { total: 8 * AGENT_API_MAX_BODY_BYTES },
+    });
+    expect(streamed.status).toBe(413);
+    expect(JSON.parse(streamed.text).code).toBe('payload_too_large');
+    // The contract declares it for every operation that takes a body.
+    const contract = buildOpenApiDocument(OPERATIONS) as any;
+    for (const op of OPERATIONS.filter((o) => o.request.body)) {
+      expect(contract.paths[op.path][op.method]['x-flowport-error-codes'], op.operationId).toContain(
+        'payload_too_large',
+      );
+    }
+  });
+
+  it('without a valid grant a scoped call answers 401 whatever its input, as over MCP; with one, bad input is 400', async () => {
+    const bad = [
+      { path: '/agent/v1/events?limit=0' },
+      { path: '/agent/v1/events/evt_x/replay-intents', method: 'POST', body: '{"note": 5}' },
+      { path: `/agent/v1/events/${'e'.repeat(100)}` },
+    ];
+    for (const [auth, code] of [
+      [undefined, 'missing_token'],
+      ['Bearer fpg_not-a-real-token', 'invalid_token'],
+    ] as const) {
+      for (const b of bad) {
+        const res = await fetch(`${server.url}${b.path}`, {
+          method: b.method ?? 'GET',
+          headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
+          body: b.body,
+        });
+        expect(res.status, `${b.path} ${auth}`).toBe(401);
+        expect(((await res.json()) as any).code).toBe(code);
+      }
+    }
+    const token = server.sandbox?.grant_token;
+    if (token) {
+      const res = await fetch(`${server.url}/agent/v1/events?limit=0`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as any).code).toBe('invalid_request');
+    }
   });
 
   it('the bare prefix is an API miss too', async () => {

@@ -1,4 +1,4 @@
-// Migration 0700's partial indexes on events: the facts they repeat as SQL literals agree
+// Migration 0700's (and 0800's) partial indexes on events: the facts they repeat as SQL literals agree
 // with the code, and on a real SQLite file the queries they serve use them (ADR 0304).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
 import { RETENTION_CANDIDATES } from '../../api/src/handoff/lifecycle.ts';
 import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
+import { REPLAYS_OF_SQL } from '../../api/src/reads/events.ts';
 import { SqliteDb } from '../../api/src/store/sqlite.ts';
 import { freshSqlite } from '../helpers/sqlite.ts';
 
@@ -55,6 +56,10 @@ describe('query plans on SQLite', () => {
         ['ep', 'x', 0],
       ),
     ).toMatch(/USING INDEX events_dedupe/);
+  });
+
+  it("an event's replays (timeline, replay preview and confirmation) read events_replays, never a scan", async () => {
+    expect(await plan(REPLAYS_OF_SQL, ['shop', 'evt'])).toMatch(/USING (COVERING )?INDEX events_replays/);
   });
 
   it('a support-code filter other than the accepted code reads events_shop_support', async () => {

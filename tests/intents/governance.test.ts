@@ -238,6 +238,22 @@ describe('refusals by layer', () => {
     expectRefusal(again, 410, 'retention_expired', 'target_state');
   });
 
+  it('a body past its expiry is unavailable for replay in the event reads too, before the sweep purges it', async () => {
+    const eventId = await deliveredEvent(server);
+    await db().run('UPDATE events SET body_expires_at = ? WHERE id = ?', [Date.now() - 1, eventId]);
+    const preview = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expectRefusal(preview, 410, 'retention_expired', 'target_state');
+    // The reads say the same as the preview.
+    const read = await api(server, token, 'GET', `/agent/v1/events/${eventId}`);
+    expect(read.json.replay).toMatchObject({ available: false, reason: 'retention_expired' });
+    const replayable = await api(server, token, 'GET', '/agent/v1/events?replay_available=true&limit=200');
+    expect(replayable.json.data.map((e: { id: string }) => e.id)).not.toContain(eventId);
+    const notReplayable = await api(server, token, 'GET', '/agent/v1/events?replay_available=false&limit=200');
+    expect(notReplayable.json.data.map((e: { id: string }) => e.id)).toContain(eventId);
+  });
+
   it('archived endpoint → endpoint_archived (target_state)', async () => {
     const created = await confirm(
       server,

@@ -79,6 +79,31 @@ describe('event replay', () => {
     expect(r.json.refusal.layer).toBe('safety');
   });
 
+  it('replaying an older replay still needs the acknowledgement when another replay of the same original just reached Flow', async () => {
+    const original = await deliveredEvent(server);
+    const replayOf = async (eventId: string, body: Record<string, unknown>) => {
+      const p = await api(server, token, 'POST', `/agent/v1/events/${eventId}/replay-intents`, body);
+      expect(p.status, p.text).toBe(201);
+      const done = await confirm(server, token, p.json.id);
+      expect(done.status, done.text).toBe(200);
+      await waitDelivered(server, done.json.result.event_id);
+      return done.json.result.event_id as string;
+    };
+    const first = await replayOf(original, { acknowledge_recent_delivery: true });
+    // The original and its first replay reached Flow an hour ago ...
+    await db().run('UPDATE events SET delivered_at = ? WHERE id IN (?, ?)', [Date.now() - 3_600_000, original, first]);
+    // ... and a second replay of the original reaches it now.
+    const second = await replayOf(original, {});
+    // Replaying the first replay would hand Flow the same event again, seconds after the second.
+    const r = await api(server, token, 'POST', `/agent/v1/events/${first}/replay-intents`, {});
+    expect(r.status, r.text).toBe(409);
+    expect(r.json.code).toBe('replay_recent_delivery');
+    const delivered = await db().get<{ delivered_at: number }>('SELECT delivered_at FROM events WHERE id = ?', [
+      second,
+    ]);
+    expect(r.json.last_delivered_at).toBe(new Date(Number(delivered?.delivered_at)).toISOString());
+  });
+
   it('editing the payload is outside the product boundary', async () => {
     const original = await deliveredEvent(server);
     const r = await api(server, token, 'POST', `/agent/v1/events/${original}/replay-intents`, {

@@ -212,6 +212,28 @@ describe('refusals come back as isError tool results', () => {
     }
   });
 
+  it('confirm and cancel say which scope decides, in the tool list and the manifest (intents:read only admits the call)', async () => {
+    const { tools } = await observer.listTools();
+    const manifest = (await (await fetch(`${server.url}/agent/v1/manifest`)).json()) as {
+      capabilities: { mcp_tool: string | null; scope: string | null; scope_note: string | null }[];
+    };
+    for (const [name, decides] of [
+      ['confirm_action_intent', /execute scope/],
+      ['cancel_action_intent', /preview or execute scope/],
+    ] as const) {
+      const tool = tools.find((t) => t.name === name);
+      expect(tool?.description, name).toMatch(decides);
+      expect(tool?.description, name).not.toContain('Requires the `intents:read` scope.');
+      const capability = manifest.capabilities.find((c) => c.mcp_tool === name);
+      expect(capability?.scope).toBe('intents:read');
+      expect(capability?.scope_note, name).toMatch(decides);
+    }
+    // An observer holds intents:read and is still refused, as the note says.
+    expect(
+      problemOf(await observer.callTool('confirm_action_intent', { intentId: 'int_x', idempotency_key: 'k' })).code,
+    ).toBe('missing_scope');
+  });
+
   it('invalid arguments → isError invalid_request with errors[] (same as HTTP 400)', async () => {
     const result = await observer.callTool('lookup_api_operation', {});
     expect(result.isError).toBe(true);

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { ACTIONS, type Tier } from '../../api/src/auth/scopes.ts';
 import { ERROR_CATALOG, type ErrorCode } from '../../api/src/errors/catalog.ts';
+import { AGENT_API_MAX_BODY_BYTES } from '../../api/src/http/agent-router.ts';
 import { newId } from '../../api/src/ids.ts';
 import { requestHash } from '../../api/src/intents/idempotency.ts';
 import { INTENT_STATES } from '../../api/src/intents/types.ts';
@@ -26,6 +27,7 @@ import type { AnyOperation } from '../../api/src/operations/types.ts';
 import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../../api/src/usage/admit.ts';
+import { sendExpectingEarlyAnswer } from '../helpers/early-answer.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { deliveredEvent } from '../intents/helpers.ts';
 import { fixtureSite } from '../mcp/fixtures.ts';
@@ -154,11 +156,12 @@ async function call(id: string, req: Request): Promise<Response> {
   const headers: Record<string, string> = { ...(req.headers ?? {}) };
   if (req.token !== null) headers.authorization = `Bearer ${req.token}`;
   if (req.body !== undefined) headers['content-type'] ??= 'application/json';
-  const res = await fetch(`${server.url}${path}${qs}`, {
-    method: op.method.toUpperCase(),
-    headers,
-    body: req.body === undefined ? undefined : JSON.stringify(req.body),
-  });
+  const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+  // A body over the limit is answered while it is still being sent, which fetch reports as a socket error.
+  const res =
+    body !== undefined && body.length > AGENT_API_MAX_BODY_BYTES
+      ? await oversized(`${server.url}${path}${qs}`, op.method.toUpperCase(), headers, body)
+      : await fetch(`${server.url}${path}${qs}`, { method: op.method.toUpperCase(), headers, body });
   const text = await res.text();
   let json: any = null;
   try {
@@ -201,6 +204,13 @@ async function call(id: string, req: Request): Promise<Response> {
     else if (ERROR_CATALOG[json.code as ErrorCode].status !== status) fail(`code ${json.code} with status ${status}`);
   }
   return { status, json, text };
+}
+
+async function oversized(url: string, method: string, headers: Record<string, string>, body: string) {
+  const r = await sendExpectingEarlyAnswer(url, { method, headers, body });
+  const h = new Headers();
+  for (const [k, v] of Object.entries(r.headers)) if (typeof v === 'string') h.set(k, v);
+  return { status: r.status, headers: h, text: async () => r.text };
 }
 
 /** A call expected to answer `status` (and `code`, for errors). */
@@ -1162,6 +1172,15 @@ describe.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s', (id, 
         415,
         'unsupported_media_type',
       );
+      // A body over the Agent Operations limit is refused before anything reads it.
+      const oversizedSample = SAMPLES[id]?.();
+      if (!oversizedSample) expect.fail(`no sample request for ${id}: add one to SAMPLES`);
+      await expectCall(
+        id,
+        { ...oversizedSample, body: { pad: 'x'.repeat(AGENT_API_MAX_BODY_BYTES) }, token: w.admin },
+        413,
+        'payload_too_large',
+      );
     }
 
     const entry = declared(op);
@@ -1172,6 +1191,7 @@ describe.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s', (id, 
     if (op.scope !== null) for (const s of [401, 403, 429]) required.add(s);
     if (op.scope !== null && op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(id)) required.add(402);
     if (op.errors.some((c) => ERROR_CATALOG[c].status === 404)) required.add(404);
+    if (op.request.body) required.add(413);
     for (const s of required) expect(seen.has(s), `${id} never answered ${s}`).toBe(true);
     const skipped = { ...NOT_EXERCISED['*'], ...NOT_EXERCISED[id] };
     const unexercised = Object.keys(entry.responses)

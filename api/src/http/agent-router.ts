@@ -1,16 +1,24 @@
 // Derives the /agent/v1 HTTP routes (and the OpenAPI document) from the registry.
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
-import { PRODUCT } from '../lib/package-info.ts';
-import { invokeOperation } from '../operations/pipeline.ts';
+import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../operations/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
 import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED } from './problem-response.ts';
 import type { AppEnv } from './types.ts';
 
 export const GRANT_SECURITY_SCHEME = 'grantToken';
+
+/**
+ * The largest request body an Agent Operations call takes (the biggest, a test event payload,
+ * must fit Flow's 50 kB). Refused as it streams in, before authentication, so nobody can make
+ * the server buffer and parse an arbitrarily large body.
+ */
+export const AGENT_API_MAX_BODY_BYTES = 1_048_576;
 
 const RefusalSchema = z
   .object({
@@ -55,8 +63,8 @@ export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
   const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
     (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
   );
-  // A body that is not JSON, or not sent as application/json (app.ts maps both).
-  const body: ErrorCode[] = op.request.body ? ['invalid_json', 'unsupported_media_type'] : [];
+  // A body that is not JSON, not sent as application/json (app.ts maps both), or over the limit.
+  const body: ErrorCode[] = op.request.body ? ['invalid_json', 'unsupported_media_type', 'payload_too_large'] : [];
   return [...new Set<ErrorCode>([...common, ...body, ...op.errors])];
 }
 
@@ -105,6 +113,18 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
       'A grant token created by a human with `flowport grants create`. Send `Authorization: Bearer <GRANT_TOKEN>`.',
   });
 
+  router.use(`${AGENT_API_PREFIX}/*`, async (c, next) => {
+    if (c.req.path === MCP_PATH || c.req.path.startsWith(`${MCP_PATH}/`)) return next();
+    return bodyLimit({
+      maxSize: AGENT_API_MAX_BODY_BYTES,
+      onError: () => {
+        throw new AppError('payload_too_large', {
+          detail: `Agent Operations request bodies are limited to ${AGENT_API_MAX_BODY_BYTES} bytes.`,
+        });
+      },
+    })(c, next);
+  });
+
   for (const op of operations) {
     const request: Record<string, unknown> = {};
     if (op.request.params) request.params = op.request.params;
@@ -127,7 +147,14 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
       request.body = { content: { 'application/json': { schema: op.request.body } }, required: true };
     }
     const successStatus = op.successStatus ?? 200;
+    // A grant-scoped call is authenticated before its input is validated, as over MCP: without a
+    // valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
+    const authenticateFirst = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+      c.set('principal', await authenticateToken(bearerToken(c), getServices(), c.get('requestId')));
+      await next();
+    };
     const route = createRoute({
+      ...(op.scope !== null ? { middleware: [authenticateFirst] } : {}),
       method: op.method,
       path: op.path,
       operationId: op.operationId,
@@ -161,6 +188,7 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
         requestId: c.get('requestId'),
         transport: 'http',
         token: bearerToken(c),
+        principal: op.scope !== null ? c.get('principal') : undefined,
         headers,
         input,
       });

@@ -102,7 +102,11 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
 /** What a tool says about itself beyond the operation's job description. */
 export function toolDescription(op: AnyOperation): string {
   const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
-  const scope = op.scope ? `Requires the \`${op.scope}\` scope.` : 'Public (any grant).';
+  const scope = op.scopeNote
+    ? `Requires ${op.scopeNote}`
+    : op.scope
+      ? `Requires the \`${op.scope}\` scope.`
+      : 'Public (any grant).';
   return `${mcp.description} ${scope}`;
 }
 

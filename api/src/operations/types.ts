@@ -83,6 +83,12 @@ export interface Operation<R extends OperationRequest = OperationRequest, O exte
   kind: OperationKind;
   /** Required scope; null = public (no grant needed). */
   scope: string | null;
+  /**
+   * When `scope` only admits the call and the authority that decides depends on the target
+   * (confirming an intent needs its kind's execute scope): what a grant really needs, said
+   * wherever the scope is shown (manifest, MCP tool description).
+   */
+  scopeNote?: string;
   meter: Meter | null;
   /** True when execution destroys data (MCP destructiveHint). */
   destructive?: boolean;

@@ -73,6 +73,8 @@ export interface EventFilter {
 export interface ShopFacts {
   connection_status: string;
   replaysRemaining: number;
+  /** When the facts were read: a body past its expiry counts as gone before the retention sweep purges it. */
+  now: number;
 }
 
 export async function shopFacts(db: Db, shopId: string, now: number): Promise<ShopFacts> {
@@ -82,6 +84,7 @@ export async function shopFacts(db: Db, shopId: string, now: number): Promise<Sh
   return {
     connection_status: shop?.connection_status ?? 'connected',
     replaysRemaining: await consumeCapRemaining(db, shopId, 'replays', now),
+    now,
   };
 }
 
@@ -90,8 +93,14 @@ export function eventReplay(
   row: EventRow,
   facts: ShopFacts,
 ): { available: boolean; reason: string | null; detail: string | null } {
+  // Like the replay preview: a body past its expiry is gone even if the sweep has not purged it yet.
+  const bodyExpired = row.body_expires_at !== null && Number(row.body_expires_at) <= facts.now;
   const r = replayAvailability(
-    { state: row.state, retention_state: row.retention_state, body: Number(row.has_body) === 1 ? '' : null },
+    {
+      state: row.state,
+      retention_state: row.retention_state,
+      body: Number(row.has_body) === 1 && !bodyExpired ? '' : null,
+    },
     { status: row.ep_status, deleted_at: row.ep_deleted_at },
     { connection_status: facts.connection_status },
   );
@@ -122,10 +131,11 @@ function replayAvailableSql(
   const endpointOk = replayableEndpoints.length
     ? `e.endpoint_id IN (${replayableEndpoints.map(() => '?').join(', ')})`
     : '1 = 0';
-  const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL AND ${endpointOk})`;
+  const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL
+    AND (e.body_expires_at IS NULL OR e.body_expires_at > ?) AND ${endpointOk})`;
   const shopOk = facts.connection_status !== 'disconnected' && facts.replaysRemaining > 0;
   if (!shopOk) return { sql: available ? '1 = 0' : '1 = 1', params: [] };
-  return { sql: available ? yes : `NOT ${yes}`, params: [...replayableEndpoints] };
+  return { sql: available ? yes : `NOT ${yes}`, params: [facts.now, ...replayableEndpoints] };
 }
 
 export async function listEvents(
@@ -399,15 +409,16 @@ export async function eventAttempts(db: Db, eventId: string): Promise<AttemptRow
   );
 }
 
+/** The replays of one event, oldest first (params: shop id, event id); served by the events_replays index. */
+export const REPLAYS_OF_SQL =
+  'SELECT id, state, received_at, delivered_at FROM events WHERE shop_id = ? AND replay_of = ? ORDER BY id';
+
 export async function replayedBy(
   db: Db,
   shopId: string,
   eventId: string,
-): Promise<{ id: string; state: string; received_at: number }[]> {
-  return db.all('SELECT id, state, received_at FROM events WHERE shop_id = ? AND replay_of = ? ORDER BY id', [
-    shopId,
-    eventId,
-  ]);
+): Promise<{ id: string; state: string; received_at: number; delivered_at: number | null }[]> {
+  return db.all(REPLAYS_OF_SQL, [shopId, eventId]);
 }
 
 export { REPLAY_REASON_TEXT };

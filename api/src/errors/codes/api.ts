@@ -59,7 +59,8 @@ export const API_ERRORS = {
     title: 'Payload too large',
     retry: 'no',
     area: 'api',
-    description: 'The request body is larger than the limit for this route (1 MiB by default for sender intake).',
+    description:
+      'The request body is larger than the limit for this route: 1 MiB for Agent Operations requests, and 1 MiB by default for sender intake.',
     fix: 'Send a smaller body. For sender intake, trim the event to the fields your Flow workflow needs.',
   },
   headers_too_large: {

@@ -7,6 +7,7 @@ import { replayAvailability, type ReplayUnavailableReason } from '../../handoff/
 import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES, TRIGGER_HANDLES } from '../../handoff/payload.ts';
 import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
+import { replayedBy } from '../../reads/events.ts';
 import type { EndpointRow } from '../../services/endpoints.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
@@ -33,6 +34,32 @@ async function facts(kc: KindContext, eventId: string | null) {
   const endpoint = await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [ev.endpoint_id]);
   if (!endpoint) throw new AppError('not_found', { detail: `The endpoint of event ${ev.id} no longer exists.` });
   return { ev, endpoint };
+}
+
+/**
+ * The latest Flow delivery of the same sender event: the original and every replay of it at any
+ * depth, so replaying an older replay cannot skip the acknowledgement a fresh delivery needs.
+ */
+async function lastFamilyDelivery(kc: KindContext, ev: EventRow): Promise<number | null> {
+  let root = ev.id;
+  let up = ev.replay_of;
+  for (let depth = 0; up && depth < 100; depth++) {
+    root = up;
+    const parent = await kc.db.get<{ replay_of: string | null }>(
+      'SELECT replay_of FROM events WHERE id = ? AND shop_id = ?',
+      [up, kc.shop.id],
+    );
+    up = parent?.replay_of ?? null;
+  }
+  const row = await kc.db.get<{ last: number | string | null }>(
+    `WITH RECURSIVE family(id) AS (
+       SELECT CAST(? AS TEXT)
+       UNION SELECT e.id FROM events e JOIN family f ON e.shop_id = ? AND e.replay_of = f.id
+     )
+     SELECT MAX(e.delivered_at) AS last FROM events e JOIN family f ON e.id = f.id`,
+    [root, kc.shop.id],
+  );
+  return row?.last === null || row?.last === undefined ? null : Number(row.last);
 }
 
 export const replayKind: IntentKindDef<ReplayParams> = {
@@ -63,19 +90,13 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     }
     const cap = await assertCapAvailable(kc.db, kc.shop.id, 'replays', kc.now);
 
-    const chain = await kc.db.all<{ id: string; state: string; received_at: number; delivered_at: number | null }>(
-      'SELECT id, state, received_at, delivered_at FROM events WHERE replay_of = ? ORDER BY id',
-      [ev.id],
-    );
-    const deliveries = [ev.delivered_at, ...chain.map((c) => c.delivered_at)]
-      .filter((d): d is number => d !== null)
-      .map(Number);
-    const lastDelivery = deliveries.length ? Math.max(...deliveries) : null;
+    const chain = await replayedBy(kc.db, kc.shop.id, ev.id);
+    const lastDelivery = await lastFamilyDelivery(kc, ev);
     const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
     const recent = lastDelivery !== null && kc.now - lastDelivery < windowMs;
     if (recent && params.acknowledge_recent_delivery !== true) {
       throw new AppError('replay_recent_delivery', {
-        detail: `Event ${ev.id} (or a replay of it) was delivered to Flow at ${iso(lastDelivery)}, ${Math.round((kc.now - lastDelivery) / 1000)} s ago. A replay starts another workflow run. If that is intended, preview again with acknowledge_recent_delivery: true.`,
+        detail: `Event ${ev.id} (or the event it replays, or another replay of the same original) was delivered to Flow at ${iso(lastDelivery)}, ${Math.round((kc.now - lastDelivery) / 1000)} s ago. A replay starts another workflow run. If that is intended, preview again with acknowledge_recent_delivery: true.`,
         reason: `Delivered to Flow less than ${Math.round(windowMs / 60_000)} minutes ago; acknowledgement required.`,
         extra: { event_id: ev.id, last_delivered_at: iso(lastDelivery) },
       });

@@ -14,6 +14,7 @@ export const cancelActionIntent = defineOperation({
   family: 'recovery',
   kind: 'execute',
   scope: 'intents:read',
+  scopeNote: "The intent kind's preview or execute scope (e.g. `replay:preview`); `intents:read` alone cannot cancel.",
   meter: null,
   request: { params: IntentIdParams },
   response: ActionIntentSchema,

@@ -19,6 +19,8 @@ export const confirmActionIntent = defineOperation({
   family: 'recovery',
   kind: 'execute',
   scope: 'intents:read',
+  scopeNote:
+    "The intent kind's execute scope (the intent's `required_scope`, e.g. `replay:execute`); `intents:read` alone cannot confirm.",
   // Executions are metered by the engine when the action actually runs, not per request.
   meter: null,
   destructive: true,

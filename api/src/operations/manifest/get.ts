@@ -16,6 +16,10 @@ const Capability = z
     family: z.string(),
     kind: z.enum(['read', 'preview', 'execute']),
     scope: z.string().nullable(),
+    scope_note: z
+      .string()
+      .nullable()
+      .describe('When `scope` only admits the call: the scope that actually decides (e.g. confirming an intent).'),
     mcp_tool: z.string().nullable(),
     cli_command: z.string().nullable(),
   })
@@ -139,6 +143,7 @@ export const getManifest = defineOperation({
         family: op.family,
         kind: op.kind,
         scope: op.scope,
+        scope_note: op.scopeNote ?? null,
         mcp_tool: op.mcp?.name ?? null,
         cli_command: agentCommandLine(op),
       })),
