@@ -224,6 +224,21 @@ describe('diagnostics share', () => {
     await db().run('UPDATE diagnostics_shares SET expires_at = ? WHERE id = ?', [Date.now() - 1, bundle.share_id]);
     expect((await fetch(url)).status).toBe(410);
     expect((await fetch(`${server.url}/shared/diagnostics/${'x'.repeat(43)}`)).status).toBe(404);
+    // The JSON form refuses as problem+json with a catalog code whose docs page exists.
+    for (const [link, status, code] of [
+      [`${url}.json`, 410, 'diagnostics_share_gone'],
+      [`${server.url}/shared/diagnostics/${'x'.repeat(43)}.json`, 404, 'not_found'],
+    ] as const) {
+      const res = await fetch(link);
+      expect([res.status, res.headers.get('content-type'), res.headers.get('cache-control')]).toEqual([
+        status,
+        'application/problem+json',
+        'no-store',
+      ]);
+      const p = (await res.json()) as { code: string; docs_url: string };
+      expect(p.code).toBe(code);
+      expect(new URL(p.docs_url).pathname).toBe(`/reference/errors/${code}/`);
+    }
   });
 });
 

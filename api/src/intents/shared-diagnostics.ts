@@ -3,6 +3,7 @@
 // JSON for tools (`.json` suffix or `Accept: application/json`). The token is
 // looked up by its SHA-256 only; unknown and expired links say so plainly.
 import { Hono } from 'hono';
+import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Services } from '../operations/types.ts';
@@ -95,7 +96,8 @@ export function sharedDiagnosticsRoutes(getServices: () => Services): Hono<AppEn
       const message = row
         ? 'This diagnostics link has expired or was revoked. Ask the merchant to share a fresh one.'
         : 'No diagnostics share matches this link. Check that the whole link was copied.';
-      if (asJson) return c.json({ error: row ? 'share_expired' : 'share_not_found', message }, status);
+      // The JSON form refuses like every other machine surface: problem+json, catalog code, docs URL.
+      if (asJson) throw new AppError(row ? 'diagnostics_share_gone' : 'not_found', { detail: message });
       return c.html(
         page('Flowport diagnostics', `<h1>Diagnostics link unavailable</h1><p>${esc(message)}</p>`),
         status,

@@ -134,6 +134,15 @@ export const INTENT_ERRORS = {
       "The shop's plan allows a fixed number of replays per calendar month (UTC) and they are used up. Nothing is charged silently and no replay was queued.",
     fix: 'Check `GET /agent/v1/plan-usage`. Wait for the next month, or ask the merchant to upgrade the plan.',
   },
+  diagnostics_share_gone: {
+    status: 410,
+    title: 'Diagnostics link expired or revoked',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'This shared diagnostics link existed but has expired or was revoked; the frozen bundle behind it is no longer served.',
+    fix: 'Ask the merchant (or an agent with the diagnostics share scope) to share a fresh link with `createDiagnosticsShareIntent`.',
+  },
   diagnostics_share_limit_reached: {
     status: 402,
     title: 'Monthly diagnostics share cap reached',
