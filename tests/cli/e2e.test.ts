@@ -87,6 +87,13 @@ describe('read commands', () => {
     expect(show.code).toBe(0);
     expect(show.json).toMatchObject({ id: eventId, state: 'delivered' });
 
+    // '.' and '..' (even percent-encoded) would be resolved away by the URL and reach another route.
+    for (const dots of ['..', '.', '%2e%2E']) {
+      const refused = await flowport(['events', 'show', dots], { env });
+      expect([dots, refused.code]).toEqual([dots, EXIT.usage.code]);
+      expect(refused.stderr).toContain(`<eventId> "${dots}" is not an id`);
+    }
+
     const receipt = await flowport(['events', 'receipt', eventId], { env });
     expect(receipt.code).toBe(0);
     expect(receipt.json.id).toBe(receiptId);

@@ -414,7 +414,11 @@ async function runAgent(op: AnyOperation, values: OptionValues, positionals: str
   if (conn.tokenFileWarning) io.err(`warning: ${conn.tokenFileWarning}`);
   let path = op.path;
   cmd.args.forEach((a, i) => {
-    path = path.replace(`{${a.name}}`, encodeURIComponent(positionals[i] as string));
+    const value = positionals[i] as string;
+    // URL resolution removes '.' and '..' segments even percent-encoded, so such an id would
+    // reach another route: refuse it here, where the mistake can be named.
+    if (/^(\.|%2e){1,2}$/i.test(value)) throw new UsageError(`<${a.name}> "${value}" is not an id.`);
+    path = path.replace(`{${a.name}}`, encodeURIComponent(value));
   });
   const query = new URLSearchParams();
   const body: Record<string, unknown> = {};
