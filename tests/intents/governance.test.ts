@@ -220,6 +220,9 @@ describe('refusals by layer', () => {
     expectRefusal(await confirm(server, token, p.json.id), 410, 'intent_expired', 'target_state');
     // A retry (any key, any grant that may confirm it) meets the same refusal, not a different code.
     expectRefusal(await confirm(server, token, p.json.id), 410, 'intent_expired', 'target_state');
+    // Cancelling it meets the same refusal too.
+    const cancel = await api(server, token, 'POST', `/agent/v1/action-intents/${p.json.id}/cancel`);
+    expectRefusal(cancel, 410, 'intent_expired', 'target_state');
     expect((await api(server, token, 'GET', `/agent/v1/action-intents/${p.json.id}`)).json.state).toBe('expired');
   });
 
@@ -398,6 +401,11 @@ describe('audit', () => {
       );
       expect(r.json.data.length, action).toBeGreaterThan(0);
     }
+    // Every entry about the intent names it the same way, whether the operation pipeline or the engine wrote it.
+    const all = await api(server, token, 'GET', `/agent/v1/audit?target_id=${p.json.id}&limit=50`);
+    const types = new Set(all.json.data.map((e: { target: { type: string } }) => e.target.type));
+    expect(all.json.data.map((e: { action: string }) => e.action)).toContain('confirmActionIntent');
+    expect([...types]).toEqual(['action_intent']);
   });
 
   it("a replay's note is kept with the intent and in the audit log, as the contract says", async () => {

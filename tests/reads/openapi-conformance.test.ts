@@ -1105,6 +1105,12 @@ const FIXTURES: Record<string, Fixture> = {
       409,
       'intent_not_confirmable',
     );
+    await expectCall(
+      'cancelActionIntent',
+      { params: { intentId: w.intents.expired! }, token: w.admin },
+      410,
+      'intent_expired',
+    );
     await expectCall('cancelActionIntent', { params: { intentId: missingIntent() }, token: w.admin }, 404, 'not_found');
     await expectCall('cancelActionIntent', { params: { intentId: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },

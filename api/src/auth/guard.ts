@@ -99,18 +99,20 @@ export async function authorizeScope(
 }
 
 /** `eventId` → `event`; the first path-style id in the input names the audit target. */
+/** Path parameters whose object goes by another name in the API (and in the engine's audit entries). */
+const TARGET_TYPE_NAMES: Record<string, string> = { intent: 'action_intent' };
+
 function targetOf(op: AnyOperation, input: Record<string, unknown>): { type: string | null; id: string | null } {
   const keys = Object.keys(op.request.params?.shape ?? {});
   for (const k of keys) {
     const v = input[k];
-    if (typeof v === 'string')
-      return {
-        type: k
-          .replace(/Id$/, '')
-          .replace(/([a-z])([A-Z])/g, '$1_$2')
-          .toLowerCase(),
-        id: v,
-      };
+    if (typeof v === 'string') {
+      const type = k
+        .replace(/Id$/, '')
+        .replace(/([a-z])([A-Z])/g, '$1_$2')
+        .toLowerCase();
+      return { type: TARGET_TYPE_NAMES[type] ?? type, id: v };
+    }
   }
   return { type: null, id: null };
 }

@@ -490,6 +490,14 @@ export async function cancelIntent(caller: Caller, intentId: string): Promise<In
   }
   const now = services.now();
   const state = effectiveState(row, now);
+  // An expired intent is refused as confirming it is (intent_expired), so one situation has one code.
+  if (state === 'expired') {
+    await audit(services.db, caller, ref, 'cancel', 'refused', { code: 'intent_expired', state });
+    throw new AppError('intent_expired', {
+      detail: `Intent ${row.id} expired at ${new Date(Number(row.expires_at)).toISOString()}; there is nothing left to cancel.`,
+      extra: { intent_id: row.id, intent_state: state },
+    });
+  }
   if (state !== 'previewed') {
     await audit(services.db, caller, ref, 'cancel', 'refused', { code: 'intent_not_confirmable', state });
     throw new AppError('intent_not_confirmable', {

@@ -18,7 +18,7 @@ export const cancelActionIntent = defineOperation({
   meter: null,
   request: { params: IntentIdParams },
   response: ActionIntentSchema,
-  errors: ['not_found', 'intent_not_confirmable'],
+  errors: ['not_found', 'intent_not_confirmable', 'intent_expired'],
   mcp: {
     name: 'cancel_action_intent',
     title: 'Cancel an action intent',
