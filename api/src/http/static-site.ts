@@ -26,6 +26,25 @@ function fixContentType(): MiddlewareHandler<AppEnv> {
   };
 }
 
+/** Written into the site directory by `npm run build:site`: the inputs' hash and the origin its absolute links use. */
+export const SITE_STAMP_FILE = '.build-stamp.json';
+
+/**
+ * A warning line when the built site's absolute links (llms.txt, Markdown twins, canonical
+ * links) point at another origin than this server's; null when they match or nothing says.
+ */
+export function siteOriginWarning(siteDir: string, publicUrl: string): string | null {
+  let built: unknown;
+  try {
+    built = (JSON.parse(readFileSync(join(siteDir, SITE_STAMP_FILE), 'utf8')) as { origin?: unknown }).origin;
+  } catch {
+    return null;
+  }
+  const origin = new URL(publicUrl).origin;
+  if (typeof built !== 'string' || built === origin) return null;
+  return `warning: the docs site in ${siteDir} was built for ${built}: its llms.txt, Markdown twins and canonical links point there, not at ${origin}. Rebuild it with FLOWPORT_PUBLIC_URL=${origin} npm run build:site (npm start does this itself).`;
+}
+
 export function mountStaticSite(app: Hono<AppEnv>, siteDir: string): void {
   // /reference/api → /reference/api/ when that is a directory page.
   app.use('*', async (c, next) => {

@@ -4,9 +4,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { SITE_STAMP_FILE } from '../../../api/src/http/static-site.ts';
 import { DIST_DIR, REPO_ROOT, siteOrigin } from './site-paths.ts';
 
-export const STAMP_FILE = join(DIST_DIR, '.build-stamp.json');
+export const STAMP_FILE = join(DIST_DIR, SITE_STAMP_FILE);
 
 const INPUTS = ['content', 'site', 'scripts/docs', 'openapi', 'api/src', 'package-lock.json'];
 const SKIP = new Set(['node_modules', 'dist', '.astro', 'site/src/content/docs', 'site/public/reference']);
