@@ -206,11 +206,12 @@ it('flowport serve warns when the docs site was built for another origin, and no
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const store = await freshTestStore('serve');
+  const dataDir = tempDir();
   const serveWith = async (builtFor: string) => {
     writeFileSync(join(siteDir, SITE_STAMP_FILE), JSON.stringify({ inputs: 'x', origin: builtFor }));
     const lines: string[] = [];
     const config = loadConfig({
-      FLOWPORT_DATA_DIR: tempDir(),
+      FLOWPORT_DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',
       FLOWPORT_PUBLIC_URL: publicUrl,
