@@ -56,6 +56,13 @@ export const ATTEMPT_OUTCOMES = [
 ] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
+/**
+ * Attempts whose call may have reached Flow although no answer says so (a timeout: Shopify
+ * can accept the trigger and answer too late). Each one counts in
+ * events.possible_duplicate_deliveries, like a lease re-claimed after a crash.
+ */
+export const FLOW_MAY_HAVE_RUN: ReadonlySet<AttemptOutcome> = new Set<AttemptOutcome>(['timeout']);
+
 export interface SupportCodeDef {
   code: string;
   /** The state the event is in when it carries this code. */

@@ -15,6 +15,7 @@ import {
   type AttemptOutcome,
   type Classified,
   classifyFlowResult,
+  FLOW_MAY_HAVE_RUN,
   retryDelayMs,
   retryPolicyOf,
   SUPPORT_CODES,
@@ -363,6 +364,8 @@ export class DeliveryWorker {
     this.stats.attempts[c.outcome] = (this.stats.attempts[c.outcome] ?? 0) + 1;
     const summary = result ? result.summary : { http_status: null, ...local };
     const attemptCode = SUPPORT_CODES[c.support];
+    // A call that may have reached Flow (timeout) is a possible duplicate whatever happens next.
+    const maybeRan = FLOW_MAY_HAVE_RUN.has(c.outcome) ? 1 : 0;
     // Outcomes finishing together share one transaction (one fsync), like intake's batches.
     // The event row first, then its attempt: the same order as a re-claim, so two
     // transactions never wait on each other's rows in a cycle.
@@ -372,8 +375,9 @@ export class DeliveryWorker {
         const code = SUPPORT_CODES[key];
         await tx.run(
           `UPDATE events SET state = ?, support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
-             next_attempt_at = NULL, delivered_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
-          [state, code.code, code.errorCode, delivered ? now : null, now, ev.id, ev.leaseOwner],
+             next_attempt_at = NULL, delivered_at = ?, updated_at = ?,
+             possible_duplicate_deliveries = possible_duplicate_deliveries + ? WHERE id = ? AND lease_owner = ?`,
+          [state, code.code, code.errorCode, delivered ? now : null, now, maybeRan, ev.id, ev.leaseOwner],
         );
       };
       if (c.kind === 'final') {
@@ -404,8 +408,9 @@ export class DeliveryWorker {
         const delay = Math.max(retryDelayMs(policy, ev.attempt_count), c.notBeforeMs);
         await tx.run(
           `UPDATE events SET state = 'queued', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
-             next_attempt_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
-          [attemptCode.code, attemptCode.errorCode, now + delay, now, ev.id, ev.leaseOwner],
+             next_attempt_at = ?, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
+           WHERE id = ? AND lease_owner = ?`,
+          [attemptCode.code, attemptCode.errorCode, now + delay, now, maybeRan, ev.id, ev.leaseOwner],
         );
       }
       await tx.run(

@@ -1,0 +1,146 @@
+// Shopify answers the sandbox does not script, played by a real local HTTP
+// server: a call Shopify accepted whose answer never came back in time, and
+// other edges of the wire (see REFERENCE-FACTS.md, "Shopify Flow").
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { attemptsOf, eventRow, insertEvent, makeShop, TERMINAL, waitFor } from './helpers.ts';
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
+
+const REQUEST_TIMEOUT_MS = 1_000;
+const MAX_ATTEMPTS = 4;
+
+interface Call {
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: { query?: string; variables?: { handle?: string; payload?: Record<string, unknown> } };
+}
+
+/** A scripted Shopify: every call is recorded, then answered by the script of its shop path. */
+class FakeShopify {
+  readonly calls: Call[] = [];
+  private readonly scripts = new Map<string, (call: Call, n: number, res: ServerResponse) => void>();
+  private readonly open = new Set<ServerResponse>();
+  private server: Server | null = null;
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (d: Buffer) => {
+        raw += d.toString();
+      });
+      req.on('end', () => {
+        const call: Call = { url: req.url ?? '', headers: req.headers, body: JSON.parse(raw || '{}') };
+        this.calls.push(call);
+        const shop = call.url.split('/')[1] ?? '';
+        const script = this.scripts.get(shop);
+        const n = this.calls.filter((c) => c.url.startsWith(`/${shop}/`)).length;
+        this.open.add(res);
+        res.on('close', () => this.open.delete(res));
+        if (script) script(call, n, res);
+        else accept(res);
+      });
+    });
+    this.server.listen(0, '127.0.0.1');
+    await new Promise<void>((r) => this.server?.once('listening', () => r()));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  script(shop: string, fn: (call: Call, n: number, res: ServerResponse) => void): string {
+    this.scripts.set(shop, fn);
+    return `${this.url}/${shop}`;
+  }
+
+  callsFor(shop: string): Call[] {
+    return this.calls.filter((c) => c.url.startsWith(`/${shop}/`));
+  }
+
+  async close(): Promise<void> {
+    for (const res of this.open) res.destroy();
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+}
+
+const THROTTLE = { maximumAvailable: 2000, currentlyAvailable: 1999, restoreRate: 100 };
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function accept(res: ServerResponse): void {
+  json(res, 200, {
+    data: { flowTriggerReceive: { userErrors: [] } },
+    extensions: { cost: { requestedQueryCost: 1, actualQueryCost: 1, throttleStatus: THROTTLE } },
+  });
+}
+
+let server: TestServer;
+const shopify = new FakeShopify();
+
+beforeAll(async () => {
+  await shopify.start();
+  server = await startTestServer({
+    configure: (c) => ({
+      ...c,
+      worker: {
+        ...c.worker,
+        pollIntervalMs: 20,
+        retryBaseMs: 10,
+        retryCapMs: 50,
+        maxAttempts: MAX_ATTEMPTS,
+        requestTimeoutMs: REQUEST_TIMEOUT_MS,
+        leaseMs: 30_000,
+      },
+    }),
+  });
+});
+afterAll(async () => {
+  await server?.close();
+  await shopify.close();
+});
+
+const services = () => server.runtime.services;
+const terminal = async (id: string) => {
+  const row = await eventRow(services(), id);
+  return TERMINAL.has(row.state) ? row : null;
+};
+
+describe('Shopify edges', () => {
+  it('Shopify takes the call but its answer comes after the timeout: the retry is counted as a possible duplicate', async () => {
+    const name = 'late-answer';
+    // The first call reaches Shopify (Flow would start a run) but the answer never comes in time.
+    const base = shopify.script(name, (_call, n, res) => {
+      if (n === 1) setTimeout(() => accept(res), REQUEST_TIMEOUT_MS * 5).unref();
+      else accept(res);
+    });
+    const { shop, endpointId } = await makeShop(services(), { adminBaseUrl: base });
+    const id = await insertEvent(services(), shop.id, endpointId);
+    const row = await waitFor(() => terminal(id), 'delivered after a timeout');
+    expect(row.state).toBe('delivered');
+    const attempts = await attemptsOf(services(), id);
+    expect(attempts[0]?.outcome).toBe('timeout');
+    // Flow saw the event more than once; the event says so.
+    const seen = shopify.callsFor(name).filter((c) => c.body.variables?.payload?.['Flowport event id'] === id);
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    const timeouts = attempts.filter((a) => a.outcome === 'timeout').length;
+    expect(row.possible_duplicate_deliveries).toBe(timeouts);
+    expect(row.possible_duplicate_deliveries).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a Shopify that never answers: every attempt times out, the event fails exhausted and says Flow may have run it', async () => {
+    const name = 'hung';
+    const base = shopify.script(name, () => {
+      // never answers
+    });
+    const { shop, endpointId } = await makeShop(services(), { adminBaseUrl: base });
+    const id = await insertEvent(services(), shop.id, endpointId);
+    const row = await waitFor(() => terminal(id), 'exhausted');
+    expect(row).toMatchObject({ state: 'failed', support_code: 'FP-H-EXH', attempt_count: MAX_ATTEMPTS });
+    const attempts = await attemptsOf(services(), id);
+    expect(attempts.map((a) => a.outcome)).toEqual(Array(MAX_ATTEMPTS).fill('timeout'));
+    expect(row.possible_duplicate_deliveries).toBe(MAX_ATTEMPTS);
+  });
+});
