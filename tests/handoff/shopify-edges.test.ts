@@ -142,5 +142,37 @@ describe('Shopify edges', () => {
     const attempts = await attemptsOf(services(), id);
     expect(attempts.map((a) => a.outcome)).toEqual(Array(MAX_ATTEMPTS).fill('timeout'));
     expect(row.possible_duplicate_deliveries).toBe(MAX_ATTEMPTS);
+    expect(attempts[0]?.flow_response).toContain('may have accepted');
+  });
+
+  it('the connection breaks after Shopify read the call: counted as a possible duplicate; a refused connection is not', async () => {
+    const name = 'reset-after-read';
+    const base = shopify.script(name, (_call, n, res) => {
+      if (n === 1) res.socket?.destroy();
+      else accept(res);
+    });
+    const { shop, endpointId } = await makeShop(services(), { adminBaseUrl: base });
+    const id = await insertEvent(services(), shop.id, endpointId);
+    const row = await waitFor(() => terminal(id), 'delivered after a reset');
+    expect(row.state).toBe('delivered');
+    const attempts = await attemptsOf(services(), id);
+    expect(attempts[0]?.outcome).toBe('connection_error');
+    expect(shopify.callsFor(name).filter((c) => c.body.variables?.payload?.['Flowport event id'] === id).length).toBe(
+      attempts.length,
+    );
+    expect(row.possible_duplicate_deliveries).toBe(attempts.length - 1);
+
+    // Nothing listens on this port: every call is refused before Shopify could see it.
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const refused = await makeShop(services(), { adminBaseUrl: `http://127.0.0.1:${port}/refused` });
+    const rid = await insertEvent(services(), refused.shop.id, refused.endpointId);
+    const rrow = await waitFor(() => terminal(rid), 'exhausted while refused');
+    expect(rrow).toMatchObject({ state: 'failed', support_code: 'FP-H-EXH', possible_duplicate_deliveries: 0 });
+    expect((await attemptsOf(services(), rid)).map((a) => a.outcome)).toEqual(
+      Array(MAX_ATTEMPTS).fill('connection_error'),
+    );
   });
 });

@@ -23,6 +23,12 @@ export interface FlowCallResult {
   retryAfterMs: number;
   /** Network-level failure: 'timeout' or 'connection_error'. */
   transportError: 'timeout' | 'connection_error' | null;
+  /**
+   * A network failure after the request may have reached Shopify (a timeout, or a connection
+   * that broke once open): Flow may have accepted the trigger. False when it cannot have
+   * (refused, DNS, TLS) and when Shopify answered.
+   */
+  mayHaveReachedShopify: boolean;
   durationMs: number;
   /** Redacted summary safe to store on the attempt (no tokens, no payload). */
   summary: FlowResponseSummary;
@@ -34,7 +40,16 @@ export interface FlowResponseSummary {
   errors?: string[];
   throttle_status?: ThrottleStatus;
   transport_error?: string;
+  /** Why a transport error may still have reached Flow (no secret, no payload). */
+  note?: string;
 }
+
+/**
+ * Error codes of a connection that was open and broke: the request (or part of it) may have
+ * been read and acted on. Anything else (refused, DNS, TLS, connect timeout) failed before
+ * Shopify could see the call.
+ */
+const BROKE_WHEN_OPEN = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 export function graphqlUrl(adminBaseUrl: string, apiVersion: string): string {
   return `${adminBaseUrl.replace(/\/+$/, '')}/admin/api/${apiVersion}/graphql.json`;
@@ -75,6 +90,7 @@ export async function callFlowTriggerReceive(args: {
     throttleStatus: null,
     throttleWaitMs: 0,
     retryAfterMs: 0,
+    mayHaveReachedShopify: false,
   };
   let res: Response;
   let text: string;
@@ -93,12 +109,22 @@ export async function callFlowTriggerReceive(args: {
   } catch (err) {
     const name = err instanceof Error ? err.name : 'Error';
     const transportError = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'connection_error';
+    const cause = err instanceof Error ? (err.cause as { code?: unknown } | undefined) : undefined;
+    const mayHaveReachedShopify =
+      transportError === 'timeout' || (typeof cause?.code === 'string' && BROKE_WHEN_OPEN.has(cause.code));
+    const summary: FlowResponseSummary = { http_status: null, transport_error: transportError };
+    if (mayHaveReachedShopify)
+      summary.note =
+        transportError === 'timeout'
+          ? 'no answer in time; Shopify may have accepted the trigger'
+          : 'the connection broke after it was open; Shopify may have accepted the trigger';
     return {
       ...base,
       httpStatus: null,
       transportError,
+      mayHaveReachedShopify,
       durationMs: performance.now() - started,
-      summary: { http_status: null, transport_error: transportError },
+      summary,
     };
   }
   let body: unknown = null;
@@ -135,6 +161,7 @@ export async function callFlowTriggerReceive(args: {
     throttleWaitMs: Math.max(retryAfterMs, throttled ? throttleWaitFrom(throttleStatus) : 0),
     retryAfterMs,
     transportError: null,
+    mayHaveReachedShopify: false,
     durationMs: performance.now() - started,
     summary,
   };

@@ -56,13 +56,6 @@ export const ATTEMPT_OUTCOMES = [
 ] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
-/**
- * Attempts whose call may have reached Flow although no answer says so (a timeout: Shopify
- * can accept the trigger and answer too late). Each one counts in
- * events.possible_duplicate_deliveries, like a lease re-claimed after a crash.
- */
-export const FLOW_MAY_HAVE_RUN: ReadonlySet<AttemptOutcome> = new Set<AttemptOutcome>(['timeout']);
-
 export interface SupportCodeDef {
   code: string;
   /** The state the event is in when it carries this code. */
@@ -176,16 +169,25 @@ export function retrySchedule(
 export type Classified =
   | { kind: 'final'; outcome: AttemptOutcome; support: SupportCodeKey }
   | { kind: 'revoked'; outcome: 'token_revoked'; support: 'token_revoked' }
-  | { kind: 'retry'; outcome: AttemptOutcome; support: SupportCodeKey; notBeforeMs: number };
+  | {
+      kind: 'retry';
+      outcome: AttemptOutcome;
+      support: SupportCodeKey;
+      notBeforeMs: number;
+      /** The call may have reached Flow (no answer says so): counts as a possible duplicate delivery. */
+      maybeRan?: boolean;
+    };
 
 const INVALID_HANDLE = /Invalid handle/;
 const TOO_LARGE = /Properties size exceeds/;
 
 /** Maps one Flow call result to what happens to the event. */
 export function classifyFlowResult(r: FlowCallResult): Classified {
-  if (r.transportError === 'timeout') return { kind: 'retry', outcome: 'timeout', support: 'timeout', notBeforeMs: 0 };
+  const maybeRan = r.mayHaveReachedShopify;
+  if (r.transportError === 'timeout')
+    return { kind: 'retry', outcome: 'timeout', support: 'timeout', notBeforeMs: 0, maybeRan };
   if (r.transportError)
-    return { kind: 'retry', outcome: 'connection_error', support: 'connection_error', notBeforeMs: 0 };
+    return { kind: 'retry', outcome: 'connection_error', support: 'connection_error', notBeforeMs: 0, maybeRan };
   if (r.httpStatus === 401) return { kind: 'revoked', outcome: 'token_revoked', support: 'token_revoked' };
   if (r.throttled) return { kind: 'retry', outcome: 'throttled', support: 'throttled', notBeforeMs: r.throttleWaitMs };
   if (r.httpStatus === null || r.httpStatus >= 500 || r.httpStatus !== 200 || !r.hasData) {

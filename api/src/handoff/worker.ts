@@ -15,7 +15,6 @@ import {
   type AttemptOutcome,
   type Classified,
   classifyFlowResult,
-  FLOW_MAY_HAVE_RUN,
   retryDelayMs,
   retryPolicyOf,
   SUPPORT_CODES,
@@ -364,8 +363,8 @@ export class DeliveryWorker {
     this.stats.attempts[c.outcome] = (this.stats.attempts[c.outcome] ?? 0) + 1;
     const summary = result ? result.summary : { http_status: null, ...local };
     const attemptCode = SUPPORT_CODES[c.support];
-    // A call that may have reached Flow (timeout) is a possible duplicate whatever happens next.
-    const maybeRan = FLOW_MAY_HAVE_RUN.has(c.outcome) ? 1 : 0;
+    // A call that may have reached Flow (timeout, broken connection) is a possible duplicate whatever happens next.
+    const maybeRan = c.kind === 'retry' && c.maybeRan ? 1 : 0;
     // Outcomes finishing together share one transaction (one fsync), like intake's batches.
     // The event row first, then its attempt: the same order as a re-claim, so two
     // transactions never wait on each other's rows in a cycle.
