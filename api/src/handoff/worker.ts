@@ -29,6 +29,9 @@ import {
   TRIGGER_HANDLES,
 } from './payload.ts';
 
+/** How often a worker re-measures the store clock's offset from its own (Postgres). */
+const LEASE_CLOCK_REFRESH_MS = 60_000;
+
 interface ClaimedEvent extends PayloadSource {
   shop_id: string;
   endpoint_id: string;
@@ -71,6 +74,14 @@ export class DeliveryWorker {
   private readonly recorder: GroupCommitter;
   /** Shops Shopify asked us to slow down for (throttling), until the given time. */
   private readonly shopPausedUntil = new Map<string, number>();
+  /**
+   * The store's clock minus this process's (Postgres; 0 on SQLite, one machine). Leases are a
+   * promise between workers on different machines, so they are written and judged by the one
+   * clock all workers share: a worker whose clock runs ahead must not take over calls still in
+   * flight (Flow would run them twice), one that runs behind must not recover late.
+   */
+  private leaseClockOffsetMs = 0;
+  private leaseClockCheckedAt = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
   private pumping = false;
@@ -158,6 +169,19 @@ export class DeliveryWorker {
     if (!this.stopped) this.timer = setTimeout(() => this.kick(), this.services.config.worker.pollIntervalMs);
   }
 
+  /** Re-measures the store clock's offset now and then (clocks drift slowly). */
+  private async refreshLeaseClock(now: number): Promise<void> {
+    const { db } = this.services;
+    if (db.dialect !== 'postgres' || now - this.leaseClockCheckedAt < LEASE_CLOCK_REFRESH_MS) return;
+    const before = Date.now();
+    const row = await db.get<{ ms: number | string }>(
+      'SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint AS ms',
+    );
+    const local = this.services.now() - (Date.now() - before) / 2;
+    if (row) this.leaseClockOffsetMs = Math.round(Number(row.ms) - local);
+    this.leaseClockCheckedAt = now;
+  }
+
   /**
    * Claims up to `limit` due events (queued and due, or delivering with an expired lease).
    * Safe with any number of workers in any number of processes: on Postgres the due rows
@@ -169,13 +193,16 @@ export class DeliveryWorker {
   async claim(limit: number): Promise<ClaimedEvent[]> {
     const { db, config } = this.services;
     const now = this.services.now();
+    await this.refreshLeaseClock(now);
+    // Lease times (written and compared) are on the store's clock; next_attempt_at is not.
+    const leaseNow = now + this.leaseClockOffsetMs;
     const paused = new Set([...this.shopPausedUntil].filter(([, until]) => until > now).map(([shop]) => shop));
     const dueWhere = `((state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?))`;
     // A cheap look first, outside any transaction: most polls find nothing and open none.
     const due = await db.all<DueRow>(
       `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
         WHERE ${dueWhere} ORDER BY next_attempt_at LIMIT ?`,
-      [now, now, limit * 4],
+      [now, leaseNow, limit * 4],
     );
     // Shops paused for throttling, or already at their concurrency with this process's own
     // deliveries, cannot be claimed for: skip the transaction when nothing else is due.
@@ -191,7 +218,7 @@ export class DeliveryWorker {
         candidates = await tx.all<DueRow>(
           `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
             WHERE ${dueWhere} ${skipPaused} ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [now, now, ...paused, limit * 4],
+          [now, leaseNow, ...paused, limit * 4],
         );
         // Another worker claiming for the same shop right now: leave that shop to it this round.
         const mine = await tryLockKeys(
@@ -208,7 +235,7 @@ export class DeliveryWorker {
         `SELECT s.id, s.connection_status,
                 (SELECT COUNT(*) FROM events e WHERE e.shop_id = s.id AND e.state = 'delivering' AND e.lease_expires_at >= ?) AS busy
            FROM shops s WHERE s.id IN ${inShops}`,
-        [now, ...shopIds],
+        [leaseNow, ...shopIds],
       );
       const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
       const disconnected = new Set(shops.filter((s) => s.connection_status === 'disconnected').map((s) => s.id));
@@ -217,7 +244,7 @@ export class DeliveryWorker {
         if (chosen.length >= limit) break;
         const reclaimed = row.state === 'delivering';
         if (disconnected.has(row.shop_id)) {
-          await this.holdInTx(tx, row.id, now, dueWhere, reclaimed);
+          await this.holdInTx(tx, row.id, now, leaseNow, dueWhere, reclaimed);
           continue;
         }
         if (reclaimed && row.attempt_count >= config.worker.maxAttempts) {
@@ -227,7 +254,7 @@ export class DeliveryWorker {
             `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
                next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + 1
              WHERE id = ? AND ${dueWhere}`,
-            [code.code, code.errorCode, now, row.id, now, now],
+            [code.code, code.errorCode, now, row.id, now, leaseNow],
           );
           await tx.run(
             `UPDATE attempts SET outcome = 'abandoned', finished_at = ? WHERE event_id = ? AND outcome = 'in_progress'`,
@@ -252,7 +279,7 @@ export class DeliveryWorker {
          RETURNING id, shop_id, endpoint_id, event_type, sender, external_event_id, received_at, body, resource_id,
            attempt_count, replay_of, is_test,
            (SELECT trigger_variant FROM endpoints ep WHERE ep.id = events.endpoint_id) AS trigger_variant`,
-        [leaseOwner, now + config.worker.leaseMs, now, ...chosen.map((r) => r.id), now, now],
+        [leaseOwner, leaseNow + config.worker.leaseMs, now, ...chosen.map((r) => r.id), now, leaseNow],
       );
       if (updated.length === 0) return [];
       const byId = new Map(updated.map((r) => [r.id, r]));
@@ -295,6 +322,7 @@ export class DeliveryWorker {
     tx: Services['db'],
     eventId: string,
     now: number,
+    leaseNow: number,
     condition: string,
     reclaimed: boolean,
   ): Promise<void> {
@@ -303,7 +331,7 @@ export class DeliveryWorker {
       `UPDATE events SET state = 'held', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
          next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
        WHERE id = ? AND ${condition}`,
-      [code.code, code.errorCode, now, reclaimed ? 1 : 0, eventId, now, now],
+      [code.code, code.errorCode, now, reclaimed ? 1 : 0, eventId, now, leaseNow],
     );
   }
 
