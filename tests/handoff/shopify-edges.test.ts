@@ -175,4 +175,28 @@ describe('Shopify edges', () => {
       Array(MAX_ATTEMPTS).fill('connection_error'),
     );
   });
+
+  it('a redirect is not followed: the access token and the payload never reach the Location', async () => {
+    const elsewhere = new FakeShopify();
+    await elsewhere.start();
+    try {
+      const name = 'redirecting';
+      const base = shopify.script(name, (_call, _n, res) => {
+        res.writeHead(307, { location: `${elsewhere.url}/stolen/admin/api/x/graphql.json` }).end();
+      });
+      const { shop, endpointId } = await makeShop(services(), { adminBaseUrl: base });
+      const id = await insertEvent(services(), shop.id, endpointId);
+      const row = await waitFor(() => terminal(id), 'exhausted on redirects');
+      expect(row).toMatchObject({ state: 'failed', support_code: 'FP-H-EXH' });
+      const attempts = await attemptsOf(services(), id);
+      expect(attempts.map((a) => [a.outcome, a.http_status])).toEqual(
+        Array(MAX_ATTEMPTS).fill(['upstream_error', 307]),
+      );
+      expect(attempts[0]?.flow_response).toContain('redirect; not followed');
+      expect(shopify.callsFor(name)).toHaveLength(MAX_ATTEMPTS);
+      expect(elsewhere.calls).toEqual([]);
+    } finally {
+      await elsewhere.close();
+    }
+  });
 });

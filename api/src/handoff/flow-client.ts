@@ -104,6 +104,10 @@ export async function callFlowTriggerReceive(args: {
       },
       body: JSON.stringify({ query: FLOW_TRIGGER_MUTATION, variables: { handle: args.handle, payload: args.payload } }),
       signal: AbortSignal.timeout(args.timeoutMs),
+      // Never follow a redirect: it would re-send the access token and the payload to wherever
+      // the Location points (custom headers survive cross-origin redirects). A 3xx is an
+      // unexpected answer like any other, recorded and retried.
+      redirect: 'manual',
     });
     text = await res.text();
   } catch (err) {
@@ -152,6 +156,9 @@ export async function callFlowTriggerReceive(args: {
   // 401 bodies carry `errors` as a string; keep it (it names no secret).
   else if (typeof b.errors === 'string') summary.errors = [asString(b.errors)];
   if (throttleStatus) summary.throttle_status = throttleStatus;
+  if (res.status >= 300 && res.status < 400)
+    summary.note =
+      'Shopify answered with a redirect; not followed (the access token goes only to the configured Admin API URL)';
   return {
     httpStatus: res.status,
     hasData: Boolean(b.data?.flowTriggerReceive),
