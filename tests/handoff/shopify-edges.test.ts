@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MAY_HAVE_REACHED_FLOW_NOTE } from '../../api/src/handoff/flow-client.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { attemptsOf, eventRow, insertEvent, makeShop, TERMINAL, waitFor } from './helpers.ts';
 
@@ -142,7 +143,7 @@ describe('Shopify edges', () => {
     const attempts = await attemptsOf(services(), id);
     expect(attempts.map((a) => a.outcome)).toEqual(Array(MAX_ATTEMPTS).fill('timeout'));
     expect(row.possible_duplicate_deliveries).toBe(MAX_ATTEMPTS);
-    expect(attempts[0]?.flow_response).toContain('may have accepted');
+    expect(attempts[0]?.flow_response).toContain(MAY_HAVE_REACHED_FLOW_NOTE);
   });
 
   it('the connection breaks after Shopify read the call: counted as a possible duplicate; a refused connection is not', async () => {

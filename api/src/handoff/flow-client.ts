@@ -51,6 +51,9 @@ export interface FlowResponseSummary {
  */
 const BROKE_WHEN_OPEN = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
+/** Ends the note of every attempt that may have reached Flow without an answer saying so. */
+export const MAY_HAVE_REACHED_FLOW_NOTE = 'Shopify may have accepted the trigger';
+
 export function graphqlUrl(adminBaseUrl: string, apiVersion: string): string {
   return `${adminBaseUrl.replace(/\/+$/, '')}/admin/api/${apiVersion}/graphql.json`;
 }
@@ -120,8 +123,8 @@ export async function callFlowTriggerReceive(args: {
     if (mayHaveReachedShopify)
       summary.note =
         transportError === 'timeout'
-          ? 'no answer in time; Shopify may have accepted the trigger'
-          : 'the connection broke after it was open; Shopify may have accepted the trigger';
+          ? `no answer in time; ${MAY_HAVE_REACHED_FLOW_NOTE}`
+          : `the connection broke after it was open; ${MAY_HAVE_REACHED_FLOW_NOTE}`;
     return {
       ...base,
       httpStatus: null,
