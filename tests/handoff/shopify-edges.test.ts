@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createGrant } from '../../api/src/auth/grants.ts';
 import { MAY_HAVE_REACHED_FLOW_NOTE } from '../../api/src/handoff/flow-client.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { attemptsOf, eventRow, insertEvent, makeShop, TERMINAL, waitFor } from './helpers.ts';
@@ -144,6 +145,27 @@ describe('Shopify edges', () => {
     expect(attempts.map((a) => a.outcome)).toEqual(Array(MAX_ATTEMPTS).fill('timeout'));
     expect(row.possible_duplicate_deliveries).toBe(MAX_ATTEMPTS);
     expect(attempts[0]?.flow_response).toContain(MAY_HAVE_REACHED_FLOW_NOTE);
+
+    // A replay preview must not read as if Flow never saw the event.
+    const grant = await createGrant(services(), {
+      shopId: shop.id,
+      tier: 'operator',
+      actorKind: 'agent',
+      actorName: 'edge-test',
+      expiresInMs: 3_600_000,
+    });
+    const res = await fetch(`${server.url}/agent/v1/events/${id}/replay-intents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${grant.token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.status).toBe(201);
+    const preview = ((await res.json()) as { preview: { warnings: string[]; details: Record<string, any> } }).preview;
+    expect(preview.details.duplicate_side_effects).toMatchObject({
+      last_delivered_at: null,
+      possible_unconfirmed_deliveries: MAX_ATTEMPTS,
+    });
+    expect(preview.warnings.join('\n')).toContain(`Flow may already have run this event: ${MAX_ATTEMPTS} of its calls`);
   });
 
   it('the connection breaks after Shopify read the call: counted as a possible duplicate; a refused connection is not', async () => {

@@ -100,6 +100,11 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       'Shopify Flow has no idempotency: this replay starts a new workflow run, and any actions the first run took (emails, tags, orders) can happen again.',
     ];
     if (recent) warnings.push(`Acknowledged: this event was delivered to Flow at ${iso(lastDelivery)}, minutes ago.`);
+    const unanswered = Number(ev.possible_duplicate_deliveries ?? 0);
+    if (unanswered > 0 && ev.state !== 'delivered')
+      warnings.push(
+        `Flow may already have run this event: ${unanswered} of its calls went unanswered (timed out, cut off, or a worker stopped mid-call), so Shopify may have accepted them although Flowport never saw a success.`,
+      );
     if (chain.length)
       warnings.push(`This event was already replayed ${chain.length} time(s): ${chain.map((c) => c.id).join(', ')}.`);
     if (Number(endpoint.config_version) !== Number(ev.config_version)) {
@@ -168,6 +173,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
             within_recent_window: recent,
             recent_window_minutes: Math.round(windowMs / 60_000),
             acknowledged: params.acknowledge_recent_delivery === true,
+            possible_unconfirmed_deliveries: unanswered,
           },
         },
       },
