@@ -222,4 +222,21 @@ describe('Shopify edges', () => {
       await elsewhere.close();
     }
   });
+
+  it('a 200 that is not JSON (a proxy page) is retried, and the attempt says what came back without the body', async () => {
+    const name = 'html-page';
+    const base = shopify.script(name, (_call, n, res) => {
+      if (n === 1) res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Bad gateway, try later</html>');
+      else accept(res);
+    });
+    const { shop, endpointId } = await makeShop(services(), { adminBaseUrl: base });
+    const id = await insertEvent(services(), shop.id, endpointId);
+    const row = await waitFor(() => terminal(id), 'delivered after a non-JSON answer');
+    expect(row.state).toBe('delivered');
+    const [first] = await attemptsOf(services(), id);
+    expect(first).toMatchObject({ outcome: 'upstream_error', http_status: 200 });
+    expect(first?.flow_response).toContain('the response was not JSON');
+    expect(first?.flow_response).toContain('text/html');
+    expect(first?.flow_response).not.toContain('Bad gateway');
+  });
 });

@@ -135,10 +135,12 @@ export async function callFlowTriggerReceive(args: {
     };
   }
   let body: unknown = null;
+  let unreadable = false;
   try {
     body = JSON.parse(text);
   } catch {
     body = null;
+    unreadable = true;
   }
   const b = (body ?? {}) as {
     data?: { flowTriggerReceive?: { userErrors?: FlowCallResult['userErrors'] } } | null;
@@ -162,6 +164,9 @@ export async function callFlowTriggerReceive(args: {
   if (res.status >= 300 && res.status < 400)
     summary.note =
       'Shopify answered with a redirect; not followed (the access token goes only to the configured Admin API URL)';
+  else if (unreadable)
+    // Say what came back (a proxy's HTML error page, an empty body), never the body itself.
+    summary.note = `the response was not JSON (${text.length} characters, content-type ${asString(res.headers.get('content-type') ?? 'none', 100)})`;
   return {
     httpStatus: res.status,
     hasData: Boolean(b.data?.flowTriggerReceive),

@@ -107,7 +107,7 @@ export const SUPPORT_CODES = {
     code: 'FP-H-5XX',
     state: 'queued',
     errorCode: 'flow_upstream_error',
-    meaning: 'Shopify 5xx; retry scheduled.',
+    meaning: 'Shopify 5xx or another unexpected or unreadable answer; retry scheduled.',
   },
   timeout: {
     code: 'FP-H-TIME',
