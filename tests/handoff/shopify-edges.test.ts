@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { MAY_HAVE_REACHED_FLOW_NOTE } from '../../api/src/handoff/flow-client.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { attemptsOf, eventRow, insertEvent, makeShop, TERMINAL, waitFor } from './helpers.ts';
+import { attemptsOf, eventRow, insertEvent, makeShop, postSigned, TERMINAL, waitFor } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
@@ -238,5 +238,41 @@ describe('Shopify edges', () => {
     expect(first?.flow_response).toContain('the response was not JSON');
     expect(first?.flow_response).toContain('text/html');
     expect(first?.flow_response).not.toContain('Bad gateway');
+  });
+
+  it('the in-process stand-in does not serve its record or fault switches through a proxy or tunnel', async () => {
+    const sandbox = `${server.url}/sandbox/shopify`;
+    const creds = server.sandbox!;
+    const sent = await postSigned(creds.ingest_url, creds.signing_secret, JSON.stringify({ type: 'order.paid' }));
+    const { event_id } = (await sent.json()) as { event_id: string };
+    await waitFor(async () => (await eventRow(services(), event_id)).state === 'delivered', 'sandbox delivery');
+    const local = await fetch(`${sandbox}/triggers`);
+    expect(local.status).toBe(200);
+    expect(((await local.json()) as { triggers: unknown[] }).triggers.length).toBeGreaterThan(0);
+    for (const via of [
+      { 'x-forwarded-for': '203.0.113.7' },
+      { forwarded: 'for=203.0.113.7' },
+      { 'x-real-ip': '203.0.113.7' },
+    ]) {
+      const read = await fetch(`${sandbox}/triggers`, { headers: via });
+      expect(read.status).toBe(404);
+      const text = await read.text();
+      expect(text).toContain('not_found');
+      expect(text).not.toContain('Flowport event id');
+      const fault = await fetch(`${sandbox}/_faults/*`, {
+        method: 'POST',
+        headers: { ...via, 'content-type': 'application/json' },
+        body: JSON.stringify({ mode: 'http_500' }),
+      });
+      expect(fault.status).toBe(404);
+      const call = await fetch(`${sandbox}/anyshop.myshopify.com/admin/api/2026-10/graphql.json`, {
+        method: 'POST',
+        headers: { ...via, 'content-type': 'application/json', 'x-shopify-access-token': 'shpat_x' },
+        body: JSON.stringify({ query: 'mutation flowTriggerReceive', variables: { handle: 'x', payload: { a: 1 } } }),
+      });
+      expect(call.status).toBe(404);
+    }
+    expect(server.runtime.sandbox?.faults.size).toBe(0);
+    expect(server.runtime.sandbox?.calls.get('anyshop.myshopify.com')).toBeUndefined();
   });
 });
