@@ -29,6 +29,9 @@ import {
   TRIGGER_HANDLES,
 } from './payload.ts';
 
+/** What an abandoned attempt (its worker died mid-call) says. */
+const ABANDONED_NOTE = 'lease expired before the outcome was recorded; Flow may have received this call';
+
 /** How often a worker re-measures the store clock's offset from its own (Postgres). */
 const LEASE_CLOCK_REFRESH_MS = 60_000;
 
@@ -256,10 +259,7 @@ export class DeliveryWorker {
              WHERE id = ? AND ${dueWhere}`,
             [code.code, code.errorCode, now, row.id, now, leaseNow],
           );
-          await tx.run(
-            `UPDATE attempts SET outcome = 'abandoned', finished_at = ? WHERE event_id = ? AND outcome = 'in_progress'`,
-            [now, row.id],
-          );
+          await this.abandonOrphans(tx, [row.id], now);
           continue;
         }
         if ((busy.get(row.shop_id) ?? 0) >= config.worker.concurrencyPerShop) continue;
@@ -286,15 +286,7 @@ export class DeliveryWorker {
       const reclaimed = chosen.filter((r) => r.state === 'delivering' && byId.has(r.id)).map((r) => r.id);
       if (reclaimed.length) {
         this.stats.reclaimedLeases += reclaimed.length;
-        await tx.run(
-          `UPDATE attempts SET outcome = 'abandoned', finished_at = ?, flow_response = ?
-            WHERE event_id IN (${reclaimed.map(() => '?').join(', ')}) AND outcome = 'in_progress'`,
-          [
-            now,
-            JSON.stringify({ note: 'lease expired before the outcome was recorded; Flow may have received this call' }),
-            ...reclaimed,
-          ],
-        );
+        await this.abandonOrphans(tx, reclaimed, now);
       }
       const out: ClaimedEvent[] = [];
       const attemptRows: SqlParam[][] = [];
@@ -327,11 +319,23 @@ export class DeliveryWorker {
     reclaimed: boolean,
   ): Promise<void> {
     const code = SUPPORT_CODES.held;
-    await tx.run(
+    const held = await tx.run(
       `UPDATE events SET state = 'held', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
          next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
        WHERE id = ? AND ${condition}`,
       [code.code, code.errorCode, now, reclaimed ? 1 : 0, eventId, now, leaseNow],
+    );
+    // The dead holder's attempt ends here too, as a re-claim that delivers would end it.
+    if (reclaimed && held.changes > 0) await this.abandonOrphans(tx, [eventId], now);
+  }
+
+  /** Closes the in-progress attempts of events whose lease expired (their worker died mid-call). */
+  private async abandonOrphans(tx: Services['db'], eventIds: string[], now: number): Promise<void> {
+    if (eventIds.length === 0) return;
+    await tx.run(
+      `UPDATE attempts SET outcome = 'abandoned', finished_at = ?, flow_response = ?
+        WHERE event_id IN (${eventIds.map(() => '?').join(', ')}) AND outcome = 'in_progress'`,
+      [now, JSON.stringify({ note: ABANDONED_NOTE }), ...eventIds],
     );
   }
 
