@@ -275,4 +275,31 @@ describe('Shopify edges', () => {
     expect(server.runtime.sandbox?.faults.size).toBe(0);
     expect(server.runtime.sandbox?.calls.get('anyshop.myshopify.com')).toBeUndefined();
   });
+
+  it('THROTTLED with HTTP 200: the retry waits until the bucket, at its restoreRate, holds a point again', async () => {
+    const name = 'slow-bucket';
+    const base = shopify.script(name, (_call, n, res) => {
+      if (n === 1)
+        json(res, 200, {
+          errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }],
+          extensions: { cost: { throttleStatus: { maximumAvailable: 10, currentlyAvailable: 0, restoreRate: 0.5 } } },
+        });
+      else accept(res);
+    });
+    const { shop, endpointId } = await makeShop(services(), { adminBaseUrl: base });
+    const id = await insertEvent(services(), shop.id, endpointId);
+    const scheduled = await waitFor(async () => {
+      const [first] = await attemptsOf(services(), id);
+      const row = await services().db.get<{ state: string; next_attempt_at: number | null }>(
+        'SELECT state, next_attempt_at FROM events WHERE id = ?',
+        [id],
+      );
+      return first?.finished_at && row?.state === 'queued' ? { first, row } : null;
+    }, 'the throttled attempt recorded');
+    expect(scheduled.first.outcome).toBe('throttled');
+    // 1 point at 0.5 points/s: 2 s, whatever the (much shorter) retry schedule says.
+    expect(Number(scheduled.row.next_attempt_at) - Number(scheduled.first.finished_at)).toBeGreaterThanOrEqual(2_000);
+    const row = await waitFor(() => terminal(id), 'delivered after the throttle');
+    expect(row.state).toBe('delivered');
+  });
 });
