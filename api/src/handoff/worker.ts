@@ -199,29 +199,39 @@ export class DeliveryWorker {
     await this.refreshLeaseClock(now);
     // Lease times (written and compared) are on the store's clock; next_attempt_at is not.
     const leaseNow = now + this.leaseClockOffsetMs;
+    // Shops paused for throttling, or already at their concurrency with this process's own
+    // deliveries, cannot be claimed for. They are left out in the query itself: a shop with a
+    // long backlog would otherwise fill every row the LIMIT lets through, and no other shop's
+    // events would be claimed until that backlog drained (head-of-line blocking across shops).
     const paused = new Set([...this.shopPausedUntil].filter(([, until]) => until > now).map(([shop]) => shop));
+    const skip = new Set(paused);
+    for (const [shop, n] of this.inflightByShop) if (n >= config.worker.concurrencyPerShop) skip.add(shop);
+    const notIn = (shops: Set<string>) =>
+      shops.size ? `AND shop_id NOT IN (${[...shops].map(() => '?').join(', ')})` : '';
     const dueWhere = `((state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?))`;
     // A cheap look first, outside any transaction: most polls find nothing and open none.
-    const due = await db.all<DueRow>(
+    const preliminary = await db.all<DueRow>(
       `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
-        WHERE ${dueWhere} ORDER BY next_attempt_at LIMIT ?`,
-      [now, leaseNow, limit * 4],
-    );
-    // Shops paused for throttling, or already at their concurrency with this process's own
-    // deliveries, cannot be claimed for: skip the transaction when nothing else is due.
-    const preliminary = due.filter(
-      (r) => !paused.has(r.shop_id) && (this.inflightByShop.get(r.shop_id) ?? 0) < config.worker.concurrencyPerShop,
+        WHERE ${dueWhere} ${notIn(skip)} ORDER BY next_attempt_at LIMIT ?`,
+      [now, leaseNow, ...skip, limit * 4],
     );
     if (preliminary.length === 0) return [];
     this.stats.claimTransactions++;
     return db.tx(async (tx) => {
       let candidates = preliminary;
       if (tx.dialect === 'postgres') {
-        const skipPaused = paused.size ? `AND shop_id NOT IN (${[...paused].map(() => '?').join(', ')})` : '';
+        // Shops at their concurrency with every worker's live leases are left out too (the
+        // per-shop check below stays the exact one).
+        const full = await tx.all<{ shop_id: string }>(
+          `SELECT shop_id FROM events WHERE state = 'delivering' AND lease_expires_at >= ?
+            GROUP BY shop_id HAVING COUNT(*) >= ?`,
+          [leaseNow, config.worker.concurrencyPerShop],
+        );
+        const skipAll = new Set([...skip, ...full.map((r) => r.shop_id)]);
         candidates = await tx.all<DueRow>(
           `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
-            WHERE ${dueWhere} ${skipPaused} ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [now, leaseNow, ...paused, limit * 4],
+            WHERE ${dueWhere} ${notIn(skipAll)} ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [now, leaseNow, ...skipAll, limit * 4],
         );
         // Another worker claiming for the same shop right now: leave that shop to it this round.
         const mine = await tryLockKeys(
