@@ -40,7 +40,7 @@ export interface FlowResponseSummary {
   errors?: string[];
   throttle_status?: ThrottleStatus;
   transport_error?: string;
-  /** Why a transport error may still have reached Flow (no secret, no payload). */
+  /** What the other fields do not say: why an unanswered call may have reached Flow, a redirect not followed, a body that was not JSON (never a secret or the payload). */
   note?: string;
 }
 
