@@ -147,13 +147,14 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
   },
   shopifyApiVersion: {
     default: code(DEFAULT_SHOPIFY_API_VERSION),
-    about: 'Shopify Admin API version for `flowTriggerReceive`.',
+    about:
+      'Shopify Admin API version for `flowTriggerReceive`: `YYYY-01`, `-04`, `-07`, `-10` or `unstable` (start-up refuses anything else).',
   },
   worker: { default: code('on'), about: '`off` runs no delivery worker in `serve` (the same as `--no-worker`).' },
   workerLeaseMs: {
     default: code(DEFAULTS.workerLeaseMs),
     about:
-      "How long a claimed delivery is reserved; a crashed worker's events are re-claimed after it. Must exceed the request timeout.",
+      "How long a claimed delivery is reserved; a crashed worker's events are re-claimed after it. Must exceed the request timeout (start-up refuses otherwise).",
   },
   workerConcurrencyPerShop: {
     default: code(DEFAULTS.workerConcurrencyPerShop),
@@ -198,6 +199,33 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
 
 type Env = Record<string, string | undefined>;
 
+/** Shopify's quarterly Admin API versions (`2026-01`, `2026-04`, …) and `unstable`. */
+export const SHOPIFY_API_VERSION_PATTERN = /^(?:\d{4}-(?:01|04|07|10)|unstable)$/;
+
+/**
+ * Worker settings that parse but cannot work: a zero timeout fails every call, zero concurrency
+ * never delivers, and a lease no longer than the request timeout lets another worker re-claim a
+ * call still in flight (a duplicate Flow run). Refused at start, naming the variable.
+ */
+function checkWorkerConfig(config: Config): void {
+  const w = config.worker;
+  for (const [name, value] of [
+    [ENV.workerRequestTimeoutMs, w.requestTimeoutMs],
+    [ENV.workerConcurrencyPerShop, w.concurrencyPerShop],
+    [ENV.workerMaxInFlight, w.maxInFlight],
+  ] as const) {
+    if (value < 1) throw new Error(`${name} must be at least 1, got ${value}`);
+  }
+  if (w.leaseMs <= w.requestTimeoutMs)
+    throw new Error(
+      `${ENV.workerLeaseMs} (${w.leaseMs}) must exceed ${ENV.workerRequestTimeoutMs} (${w.requestTimeoutMs}): a lease that ends while Shopify is still being called lets another worker deliver the same event again`,
+    );
+  if (!SHOPIFY_API_VERSION_PATTERN.test(config.shopify.apiVersion))
+    throw new Error(
+      `${ENV.shopifyApiVersion} must be a Shopify API version such as ${DEFAULT_SHOPIFY_API_VERSION} (YYYY-01, -04, -07 or -10) or unstable, got "${config.shopify.apiVersion}"`,
+    );
+}
+
 function int(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -229,7 +257,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     secretKey: env[ENV.secretKey] || null,
     shopify: {
       adminBaseUrl: env[ENV.shopifyAdminBaseUrl] || null,
-      apiVersion: env[ENV.shopifyApiVersion] || DEFAULT_SHOPIFY_API_VERSION,
+      apiVersion: env[ENV.shopifyApiVersion]?.trim() || DEFAULT_SHOPIFY_API_VERSION,
     },
     worker: {
       enabled: (env[ENV.worker] ?? 'on') !== 'off',
@@ -262,6 +290,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     buildCommit: env[ENV.buildCommit] || 'unknown',
     logLevel: (env[ENV.logLevel] as Config['logLevel']) || 'info',
   };
+  checkWorkerConfig(base);
   return { ...base, ...overrides };
 }
 

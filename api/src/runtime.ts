@@ -23,6 +23,7 @@ import { mcpApp, PROTECTED_RESOURCE_METADATA_PREFIX, protectedResourceMetadataAp
 import { installGuard } from './operations/pipeline.ts';
 import { OPERATIONS } from './operations/registry.ts';
 import type { AnyOperation, Services } from './operations/types.ts';
+import { AppError } from './errors/problem.ts';
 import { createSandboxState, SANDBOX_MOUNT_PATH, type SandboxState, sandboxApp } from './sandbox/app.ts';
 import type { ShopRow } from './services/shops.ts';
 import type { Db } from './store/db.ts';
@@ -92,7 +93,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
 
   const sandbox = isSandbox(config) ? createSandboxState() : null;
   const mounts: { path: string; app: Hono<AppEnv> }[] = [{ path: INGEST_PATH_PREFIX, app: intakeRoutes(getIntake) }];
-  if (sandbox) mounts.push({ path: SANDBOX_MOUNT_PATH, app: sandboxApp(sandbox) as unknown as Hono<AppEnv> });
+  if (sandbox) {
+    const refuseRemote = () =>
+      new AppError('not_found', {
+        detail:
+          "The sandbox's Shopify stand-in answers only on the machine running Flowport (loopback, not through a proxy or tunnel): its record holds the payloads handed to Flow. Open it there, or read events through /agent/v1/events.",
+      });
+    mounts.push({ path: SANDBOX_MOUNT_PATH, app: sandboxApp(sandbox, { refuseRemote }) as unknown as Hono<AppEnv> });
+  }
   mounts.push({ path: SHARED_DIAGNOSTICS_PATH, app: sharedDiagnosticsRoutes(() => services) });
   mounts.push(
     { path: MCP_PATH, app: mcpApp(() => services, operations) },

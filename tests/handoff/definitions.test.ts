@@ -97,6 +97,7 @@ function result(over: Partial<FlowCallResult>): FlowCallResult {
     throttleWaitMs: 0,
     retryAfterMs: 0,
     transportError: null,
+    mayHaveReachedShopify: false,
     durationMs: 1,
     summary: { http_status: 200 },
     ...over,

@@ -113,6 +113,7 @@ it('an expired lease is re-claimed by another worker, once, and counted as a pos
   const [a, ...others] = await workers({
     FLOWPORT_WORKER_CONCURRENCY_PER_SHOP: '100',
     FLOWPORT_WORKER_LEASE_MS: '300',
+    FLOWPORT_WORKER_REQUEST_TIMEOUT_MS: '200',
   });
   const first = await (a as DeliveryWorker).claim(10);
   expect(first.map((e) => e.id).sort()).toEqual([...ids].sort());

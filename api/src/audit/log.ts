@@ -9,7 +9,7 @@ import type { Db, SqlParam } from '../store/db.ts';
 
 export const AUDIT_GENESIS_HASH = '0'.repeat(64);
 /** Arbitrary constant naming the Postgres advisory lock that serializes appends. */
-const PG_AUDIT_LOCK = 7_202_605_001;
+export const PG_AUDIT_LOCK = 7_202_605_001;
 
 export type AuditOutcome = 'success' | 'refused' | 'failed';
 

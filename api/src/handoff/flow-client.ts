@@ -23,6 +23,12 @@ export interface FlowCallResult {
   retryAfterMs: number;
   /** Network-level failure: 'timeout' or 'connection_error'. */
   transportError: 'timeout' | 'connection_error' | null;
+  /**
+   * A network failure after the request may have reached Shopify (a timeout, or a connection
+   * that broke once open): Flow may have accepted the trigger. False when it cannot have
+   * (refused, DNS, TLS) and when Shopify answered.
+   */
+  mayHaveReachedShopify: boolean;
   durationMs: number;
   /** Redacted summary safe to store on the attempt (no tokens, no payload). */
   summary: FlowResponseSummary;
@@ -34,7 +40,19 @@ export interface FlowResponseSummary {
   errors?: string[];
   throttle_status?: ThrottleStatus;
   transport_error?: string;
+  /** What the other fields do not say: why an unanswered call may have reached Flow, a redirect not followed, a body that was not JSON (never a secret or the payload). */
+  note?: string;
 }
+
+/**
+ * Error codes of a connection that was open and broke: the request (or part of it) may have
+ * been read and acted on. Anything else (refused, DNS, TLS, connect timeout) failed before
+ * Shopify could see the call.
+ */
+const BROKE_WHEN_OPEN = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+/** Ends the note of every attempt that may have reached Flow without an answer saying so. */
+export const MAY_HAVE_REACHED_FLOW_NOTE = 'Shopify may have accepted the trigger';
 
 export function graphqlUrl(adminBaseUrl: string, apiVersion: string): string {
   return `${adminBaseUrl.replace(/\/+$/, '')}/admin/api/${apiVersion}/graphql.json`;
@@ -75,6 +93,7 @@ export async function callFlowTriggerReceive(args: {
     throttleStatus: null,
     throttleWaitMs: 0,
     retryAfterMs: 0,
+    mayHaveReachedShopify: false,
   };
   let res: Response;
   let text: string;
@@ -88,24 +107,40 @@ export async function callFlowTriggerReceive(args: {
       },
       body: JSON.stringify({ query: FLOW_TRIGGER_MUTATION, variables: { handle: args.handle, payload: args.payload } }),
       signal: AbortSignal.timeout(args.timeoutMs),
+      // Never follow a redirect: it would re-send the access token and the payload to wherever
+      // the Location points (custom headers survive cross-origin redirects). A 3xx is an
+      // unexpected answer like any other, recorded and retried.
+      redirect: 'manual',
     });
     text = await res.text();
   } catch (err) {
     const name = err instanceof Error ? err.name : 'Error';
     const transportError = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'connection_error';
+    const cause = err instanceof Error ? (err.cause as { code?: unknown } | undefined) : undefined;
+    const mayHaveReachedShopify =
+      transportError === 'timeout' || (typeof cause?.code === 'string' && BROKE_WHEN_OPEN.has(cause.code));
+    const summary: FlowResponseSummary = { http_status: null, transport_error: transportError };
+    if (mayHaveReachedShopify)
+      summary.note =
+        transportError === 'timeout'
+          ? `no answer in time; ${MAY_HAVE_REACHED_FLOW_NOTE}`
+          : `the connection broke after it was open; ${MAY_HAVE_REACHED_FLOW_NOTE}`;
     return {
       ...base,
       httpStatus: null,
       transportError,
+      mayHaveReachedShopify,
       durationMs: performance.now() - started,
-      summary: { http_status: null, transport_error: transportError },
+      summary,
     };
   }
   let body: unknown = null;
+  let unreadable = false;
   try {
     body = JSON.parse(text);
   } catch {
     body = null;
+    unreadable = true;
   }
   const b = (body ?? {}) as {
     data?: { flowTriggerReceive?: { userErrors?: FlowCallResult['userErrors'] } } | null;
@@ -126,6 +161,12 @@ export async function callFlowTriggerReceive(args: {
   // 401 bodies carry `errors` as a string; keep it (it names no secret).
   else if (typeof b.errors === 'string') summary.errors = [asString(b.errors)];
   if (throttleStatus) summary.throttle_status = throttleStatus;
+  if (res.status >= 300 && res.status < 400)
+    summary.note =
+      'Shopify answered with a redirect; not followed (the access token goes only to the configured Admin API URL)';
+  else if (unreadable)
+    // Say what came back (a proxy's HTML error page, an empty body), never the body itself.
+    summary.note = `the response was not JSON (${text.length} characters, content-type ${asString(res.headers.get('content-type') ?? 'none', 100)})`;
   return {
     httpStatus: res.status,
     hasData: Boolean(b.data?.flowTriggerReceive),
@@ -135,6 +176,7 @@ export async function callFlowTriggerReceive(args: {
     throttleWaitMs: Math.max(retryAfterMs, throttled ? throttleWaitFrom(throttleStatus) : 0),
     retryAfterMs,
     transportError: null,
+    mayHaveReachedShopify: false,
     durationMs: performance.now() - started,
     summary,
   };

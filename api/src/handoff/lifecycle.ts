@@ -33,6 +33,13 @@ const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
 export const RETENTION_CANDIDATES = `e.retention_state = 'retained' AND e.state IN (${TERMINAL_SQL})`;
 
 /**
+ * Replays whose body may be purged: a replay keeps its original's body_expires_at (replaying
+ * never extends retention), so it is purged by that time, not by its own received_at. Written
+ * as the partial index events_replay_retention's condition (migration 0800).
+ */
+export const REPLAY_RETENTION_CANDIDATES = `e.replay_of IS NOT NULL AND ${RETENTION_CANDIDATES}`;
+
+/**
  * Purges bodies past retention: body → NULL, retention_state → 'expired'; the
  * metadata (hash, size, ids, state, attempts) stays. Only events in a terminal
  * state are purged, so a delivery in progress never loses its payload. Returns
@@ -60,6 +67,18 @@ export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 
       total += res.changes;
       if (res.changes < SWEEP_BATCH) break;
     }
+  }
+  for (;;) {
+    const res = await services.db.run(
+      `UPDATE events SET body = NULL, retention_state = 'expired', updated_at = ?
+        WHERE id IN (
+          SELECT e.id FROM events e
+           WHERE ${REPLAY_RETENTION_CANDIDATES} AND e.body_expires_at <= ?
+           LIMIT ${SWEEP_BATCH})`,
+      [now, now],
+    );
+    total += res.changes;
+    if (res.changes < SWEEP_BATCH) break;
   }
   return total;
 }

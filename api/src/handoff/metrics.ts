@@ -22,7 +22,7 @@ export async function renderMetrics(services: Services, worker: DeliveryWorker |
     'SELECT SUM(possible_duplicate_deliveries) AS n, COUNT(*) AS e FROM events WHERE possible_duplicate_deliveries > 0',
   );
   out.push(
-    '# HELP flowport_possible_duplicate_deliveries_total Deliveries re-tried after a lease expired mid-delivery (Flow may have run twice).',
+    '# HELP flowport_possible_duplicate_deliveries_total Calls whose outcome is unknown (a lease expired mid-delivery, Shopify did not answer in time, or the connection broke once open): Flow may have run the event more than once.',
     '# TYPE flowport_possible_duplicate_deliveries_total counter',
     line('flowport_possible_duplicate_deliveries_total', Number(dup?.n ?? 0)),
     '# HELP flowport_events_with_possible_duplicates Events with at least one possible duplicate delivery.',

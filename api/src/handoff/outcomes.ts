@@ -107,7 +107,7 @@ export const SUPPORT_CODES = {
     code: 'FP-H-5XX',
     state: 'queued',
     errorCode: 'flow_upstream_error',
-    meaning: 'Shopify 5xx; retry scheduled.',
+    meaning: 'Shopify 5xx or another unexpected or unreadable answer; retry scheduled.',
   },
   timeout: {
     code: 'FP-H-TIME',
@@ -169,16 +169,25 @@ export function retrySchedule(
 export type Classified =
   | { kind: 'final'; outcome: AttemptOutcome; support: SupportCodeKey }
   | { kind: 'revoked'; outcome: 'token_revoked'; support: 'token_revoked' }
-  | { kind: 'retry'; outcome: AttemptOutcome; support: SupportCodeKey; notBeforeMs: number };
+  | {
+      kind: 'retry';
+      outcome: AttemptOutcome;
+      support: SupportCodeKey;
+      notBeforeMs: number;
+      /** The call may have reached Flow (no answer says so): counts as a possible duplicate delivery. */
+      maybeRan?: boolean;
+    };
 
 const INVALID_HANDLE = /Invalid handle/;
 const TOO_LARGE = /Properties size exceeds/;
 
 /** Maps one Flow call result to what happens to the event. */
 export function classifyFlowResult(r: FlowCallResult): Classified {
-  if (r.transportError === 'timeout') return { kind: 'retry', outcome: 'timeout', support: 'timeout', notBeforeMs: 0 };
+  const maybeRan = r.mayHaveReachedShopify;
+  if (r.transportError === 'timeout')
+    return { kind: 'retry', outcome: 'timeout', support: 'timeout', notBeforeMs: 0, maybeRan };
   if (r.transportError)
-    return { kind: 'retry', outcome: 'connection_error', support: 'connection_error', notBeforeMs: 0 };
+    return { kind: 'retry', outcome: 'connection_error', support: 'connection_error', notBeforeMs: 0, maybeRan };
   if (r.httpStatus === 401) return { kind: 'revoked', outcome: 'token_revoked', support: 'token_revoked' };
   if (r.throttled) return { kind: 'retry', outcome: 'throttled', support: 'throttled', notBeforeMs: r.throttleWaitMs };
   if (r.httpStatus === null || r.httpStatus >= 500 || r.httpStatus !== 200 || !r.hasData) {

@@ -29,6 +29,12 @@ import {
   TRIGGER_HANDLES,
 } from './payload.ts';
 
+/** What an abandoned attempt (its worker died mid-call) says. */
+const ABANDONED_NOTE = 'lease expired before the outcome was recorded; Flow may have received this call';
+
+/** How often a worker re-measures the store clock's offset from its own (Postgres). */
+const LEASE_CLOCK_REFRESH_MS = 60_000;
+
 interface ClaimedEvent extends PayloadSource {
   shop_id: string;
   endpoint_id: string;
@@ -71,6 +77,14 @@ export class DeliveryWorker {
   private readonly recorder: GroupCommitter;
   /** Shops Shopify asked us to slow down for (throttling), until the given time. */
   private readonly shopPausedUntil = new Map<string, number>();
+  /**
+   * The store's clock minus this process's (Postgres; 0 on SQLite, one machine). Leases are a
+   * promise between workers on different machines, so they are written and judged by the one
+   * clock all workers share: a worker whose clock runs ahead must not take over calls still in
+   * flight (Flow would run them twice), one that runs behind must not recover late.
+   */
+  private leaseClockOffsetMs = 0;
+  private leaseClockCheckedAt = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
   private pumping = false;
@@ -158,6 +172,19 @@ export class DeliveryWorker {
     if (!this.stopped) this.timer = setTimeout(() => this.kick(), this.services.config.worker.pollIntervalMs);
   }
 
+  /** Re-measures the store clock's offset now and then (clocks drift slowly). */
+  private async refreshLeaseClock(now: number): Promise<void> {
+    const { db } = this.services;
+    if (db.dialect !== 'postgres' || now - this.leaseClockCheckedAt < LEASE_CLOCK_REFRESH_MS) return;
+    const before = Date.now();
+    const row = await db.get<{ ms: number | string }>(
+      'SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint AS ms',
+    );
+    const local = this.services.now() - (Date.now() - before) / 2;
+    if (row) this.leaseClockOffsetMs = Math.round(Number(row.ms) - local);
+    this.leaseClockCheckedAt = now;
+  }
+
   /**
    * Claims up to `limit` due events (queued and due, or delivering with an expired lease).
    * Safe with any number of workers in any number of processes: on Postgres the due rows
@@ -169,29 +196,42 @@ export class DeliveryWorker {
   async claim(limit: number): Promise<ClaimedEvent[]> {
     const { db, config } = this.services;
     const now = this.services.now();
+    await this.refreshLeaseClock(now);
+    // Lease times (written and compared) are on the store's clock; next_attempt_at is not.
+    const leaseNow = now + this.leaseClockOffsetMs;
+    // Shops paused for throttling, or already at their concurrency with this process's own
+    // deliveries, cannot be claimed for. They are left out in the query itself: a shop with a
+    // long backlog would otherwise fill every row the LIMIT lets through, and no other shop's
+    // events would be claimed until that backlog drained (head-of-line blocking across shops).
     const paused = new Set([...this.shopPausedUntil].filter(([, until]) => until > now).map(([shop]) => shop));
+    const skip = new Set(paused);
+    for (const [shop, n] of this.inflightByShop) if (n >= config.worker.concurrencyPerShop) skip.add(shop);
+    const notIn = (shops: Set<string>) =>
+      shops.size ? `AND shop_id NOT IN (${[...shops].map(() => '?').join(', ')})` : '';
     const dueWhere = `((state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?))`;
     // A cheap look first, outside any transaction: most polls find nothing and open none.
-    const due = await db.all<DueRow>(
+    const preliminary = await db.all<DueRow>(
       `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
-        WHERE ${dueWhere} ORDER BY next_attempt_at LIMIT ?`,
-      [now, now, limit * 4],
-    );
-    // Shops paused for throttling, or already at their concurrency with this process's own
-    // deliveries, cannot be claimed for: skip the transaction when nothing else is due.
-    const preliminary = due.filter(
-      (r) => !paused.has(r.shop_id) && (this.inflightByShop.get(r.shop_id) ?? 0) < config.worker.concurrencyPerShop,
+        WHERE ${dueWhere} ${notIn(skip)} ORDER BY next_attempt_at LIMIT ?`,
+      [now, leaseNow, ...skip, limit * 4],
     );
     if (preliminary.length === 0) return [];
     this.stats.claimTransactions++;
     return db.tx(async (tx) => {
       let candidates = preliminary;
       if (tx.dialect === 'postgres') {
-        const skipPaused = paused.size ? `AND shop_id NOT IN (${[...paused].map(() => '?').join(', ')})` : '';
+        // Shops at their concurrency with every worker's live leases are left out too (the
+        // per-shop check below stays the exact one).
+        const full = await tx.all<{ shop_id: string }>(
+          `SELECT shop_id FROM events WHERE state = 'delivering' AND lease_expires_at >= ?
+            GROUP BY shop_id HAVING COUNT(*) >= ?`,
+          [leaseNow, config.worker.concurrencyPerShop],
+        );
+        const skipAll = new Set([...skip, ...full.map((r) => r.shop_id)]);
         candidates = await tx.all<DueRow>(
           `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
-            WHERE ${dueWhere} ${skipPaused} ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [now, now, ...paused, limit * 4],
+            WHERE ${dueWhere} ${notIn(skipAll)} ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+          [now, leaseNow, ...skipAll, limit * 4],
         );
         // Another worker claiming for the same shop right now: leave that shop to it this round.
         const mine = await tryLockKeys(
@@ -208,7 +248,7 @@ export class DeliveryWorker {
         `SELECT s.id, s.connection_status,
                 (SELECT COUNT(*) FROM events e WHERE e.shop_id = s.id AND e.state = 'delivering' AND e.lease_expires_at >= ?) AS busy
            FROM shops s WHERE s.id IN ${inShops}`,
-        [now, ...shopIds],
+        [leaseNow, ...shopIds],
       );
       const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
       const disconnected = new Set(shops.filter((s) => s.connection_status === 'disconnected').map((s) => s.id));
@@ -217,7 +257,7 @@ export class DeliveryWorker {
         if (chosen.length >= limit) break;
         const reclaimed = row.state === 'delivering';
         if (disconnected.has(row.shop_id)) {
-          await this.holdInTx(tx, row.id, now, dueWhere, reclaimed);
+          await this.holdInTx(tx, row.id, now, leaseNow, dueWhere, reclaimed);
           continue;
         }
         if (reclaimed && row.attempt_count >= config.worker.maxAttempts) {
@@ -227,12 +267,9 @@ export class DeliveryWorker {
             `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
                next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + 1
              WHERE id = ? AND ${dueWhere}`,
-            [code.code, code.errorCode, now, row.id, now, now],
+            [code.code, code.errorCode, now, row.id, now, leaseNow],
           );
-          await tx.run(
-            `UPDATE attempts SET outcome = 'abandoned', finished_at = ? WHERE event_id = ? AND outcome = 'in_progress'`,
-            [now, row.id],
-          );
+          await this.abandonOrphans(tx, [row.id], now);
           continue;
         }
         if ((busy.get(row.shop_id) ?? 0) >= config.worker.concurrencyPerShop) continue;
@@ -252,22 +289,14 @@ export class DeliveryWorker {
          RETURNING id, shop_id, endpoint_id, event_type, sender, external_event_id, received_at, body, resource_id,
            attempt_count, replay_of, is_test,
            (SELECT trigger_variant FROM endpoints ep WHERE ep.id = events.endpoint_id) AS trigger_variant`,
-        [leaseOwner, now + config.worker.leaseMs, now, ...chosen.map((r) => r.id), now, now],
+        [leaseOwner, leaseNow + config.worker.leaseMs, now, ...chosen.map((r) => r.id), now, leaseNow],
       );
       if (updated.length === 0) return [];
       const byId = new Map(updated.map((r) => [r.id, r]));
       const reclaimed = chosen.filter((r) => r.state === 'delivering' && byId.has(r.id)).map((r) => r.id);
       if (reclaimed.length) {
         this.stats.reclaimedLeases += reclaimed.length;
-        await tx.run(
-          `UPDATE attempts SET outcome = 'abandoned', finished_at = ?, flow_response = ?
-            WHERE event_id IN (${reclaimed.map(() => '?').join(', ')}) AND outcome = 'in_progress'`,
-          [
-            now,
-            JSON.stringify({ note: 'lease expired before the outcome was recorded; Flow may have received this call' }),
-            ...reclaimed,
-          ],
-        );
+        await this.abandonOrphans(tx, reclaimed, now);
       }
       const out: ClaimedEvent[] = [];
       const attemptRows: SqlParam[][] = [];
@@ -295,15 +324,28 @@ export class DeliveryWorker {
     tx: Services['db'],
     eventId: string,
     now: number,
+    leaseNow: number,
     condition: string,
     reclaimed: boolean,
   ): Promise<void> {
     const code = SUPPORT_CODES.held;
-    await tx.run(
+    const held = await tx.run(
       `UPDATE events SET state = 'held', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
          next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
        WHERE id = ? AND ${condition}`,
-      [code.code, code.errorCode, now, reclaimed ? 1 : 0, eventId, now, now],
+      [code.code, code.errorCode, now, reclaimed ? 1 : 0, eventId, now, leaseNow],
+    );
+    // The dead holder's attempt ends here too, as a re-claim that delivers would end it.
+    if (reclaimed && held.changes > 0) await this.abandonOrphans(tx, [eventId], now);
+  }
+
+  /** Closes the in-progress attempts of events whose lease expired (their worker died mid-call). */
+  private async abandonOrphans(tx: Services['db'], eventIds: string[], now: number): Promise<void> {
+    if (eventIds.length === 0) return;
+    await tx.run(
+      `UPDATE attempts SET outcome = 'abandoned', finished_at = ?, flow_response = ?
+        WHERE event_id IN (${eventIds.map(() => '?').join(', ')}) AND outcome = 'in_progress'`,
+      [now, JSON.stringify({ note: ABANDONED_NOTE }), ...eventIds],
     );
   }
 
@@ -363,6 +405,8 @@ export class DeliveryWorker {
     this.stats.attempts[c.outcome] = (this.stats.attempts[c.outcome] ?? 0) + 1;
     const summary = result ? result.summary : { http_status: null, ...local };
     const attemptCode = SUPPORT_CODES[c.support];
+    // A call that may have reached Flow (timeout, broken connection) is a possible duplicate whatever happens next.
+    const maybeRan = c.kind === 'retry' && c.maybeRan ? 1 : 0;
     // Outcomes finishing together share one transaction (one fsync), like intake's batches.
     // The event row first, then its attempt: the same order as a re-claim, so two
     // transactions never wait on each other's rows in a cycle.
@@ -372,8 +416,9 @@ export class DeliveryWorker {
         const code = SUPPORT_CODES[key];
         await tx.run(
           `UPDATE events SET state = ?, support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
-             next_attempt_at = NULL, delivered_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
-          [state, code.code, code.errorCode, delivered ? now : null, now, ev.id, ev.leaseOwner],
+             next_attempt_at = NULL, delivered_at = ?, updated_at = ?,
+             possible_duplicate_deliveries = possible_duplicate_deliveries + ? WHERE id = ? AND lease_owner = ?`,
+          [state, code.code, code.errorCode, delivered ? now : null, now, maybeRan, ev.id, ev.leaseOwner],
         );
       };
       if (c.kind === 'final') {
@@ -404,8 +449,9 @@ export class DeliveryWorker {
         const delay = Math.max(retryDelayMs(policy, ev.attempt_count), c.notBeforeMs);
         await tx.run(
           `UPDATE events SET state = 'queued', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
-             next_attempt_at = ?, updated_at = ? WHERE id = ? AND lease_owner = ?`,
-          [attemptCode.code, attemptCode.errorCode, now + delay, now, ev.id, ev.leaseOwner],
+             next_attempt_at = ?, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
+           WHERE id = ? AND lease_owner = ?`,
+          [attemptCode.code, attemptCode.errorCode, now + delay, now, maybeRan, ev.id, ev.leaseOwner],
         );
       }
       await tx.run(

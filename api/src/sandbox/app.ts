@@ -210,8 +210,39 @@ function sleepWhileConnected(ms: number, incoming: IncomingMessage | undefined):
   });
 }
 
-export function sandboxApp(state: SandboxState): Hono {
+/** Headers a reverse proxy or tunnel (nginx, ngrok, cloudflared) adds for the client behind it. */
+const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip', 'cf-connecting-ip', 'true-client-ip'];
+const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
+
+/**
+ * Whether a request comes from this machine directly: a loopback peer and no proxy or tunnel
+ * header naming a client behind it. The in-process stand-in's record holds every payload
+ * handed to Flow (the senders' bodies) and its fault switches can stop every delivery, so
+ * a server reachable from elsewhere (HOST 0.0.0.0, a tunnel to a sender) must not serve it.
+ */
+export function isLocalRequest(incoming: IncomingMessage | undefined, headers: Headers): boolean {
+  const peer = incoming?.socket.remoteAddress ?? '';
+  return LOOPBACK.test(peer) && FORWARDING_HEADERS.every((h) => !headers.has(h));
+}
+
+export interface SandboxAppOptions {
+  /**
+   * Refuse requests that are not local (see isLocalRequest) with this hook's error. Set for the
+   * stand-in mounted in a Flowport server; the standalone `flowport sandbox` binds loopback.
+   */
+  refuseRemote?: () => Error;
+}
+
+export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {}): Hono {
   const app = new Hono();
+  const refuse = options.refuseRemote;
+  if (refuse) {
+    app.use('*', async (c, next) => {
+      const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+      if (!isLocalRequest(incoming, c.req.raw.headers)) throw refuse();
+      await next();
+    });
+  }
 
   // The record of received triggers (sandbox mode only; documented URL).
   app.get('/triggers', (c) => {

@@ -112,7 +112,7 @@ export function sandboxBanner(creds: SandboxCredentials, publicUrl: string, cred
     `  Docs:        ${publicUrl}/`,
     `  Manifest:    ${publicUrl}/agent/v1/manifest`,
     `  Ingest URL:  ${creds.ingest_url}`,
-    `  Sandbox shop ${creds.shop_domain} (${creds.shop_id}); received triggers: ${publicUrl}/sandbox/shopify/triggers`,
+    `  Sandbox shop ${creds.shop_domain} (${creds.shop_id}); received triggers (from this machine only): ${publicUrl}/sandbox/shopify/triggers`,
     '',
     '  Send a signed test event (paste as is):',
     '',

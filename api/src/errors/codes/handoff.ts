@@ -58,7 +58,7 @@ export const HANDOFF_ERRORS = {
     retry: 'worker',
     area: 'handoff',
     description:
-      'Shopify answered with a 5xx status or an unreadable response. Flowport retries on its bounded schedule with exponential backoff and jitter.',
+      'Shopify answered with a 5xx status, another unexpected status (a redirect is never followed: the access token goes only to the configured Admin API URL) or an unreadable response. Flowport retries on its bounded schedule with exponential backoff and jitter.',
     fix: 'Usually transient; check https://www.shopifystatus.com. If the event ends `failed` after the last retry, replay it once Shopify is healthy.',
   },
   flow_timeout: {
@@ -76,7 +76,7 @@ export const HANDOFF_ERRORS = {
     retry: 'worker',
     area: 'handoff',
     description:
-      'The connection to Shopify failed (refused, reset or DNS). Flowport retries on its bounded schedule with exponential backoff and jitter.',
+      'The connection to Shopify failed (refused, reset or DNS). Flowport retries on its bounded schedule with exponential backoff and jitter. A connection that broke after it was open may have delivered the call, so Flowport counts it as a possible duplicate; a refused connection or a failed DNS lookup cannot have.',
     fix: 'Usually transient. If every event of every shop shows this, check the host network and the configured Shopify Admin base URL.',
   },
   flow_retries_exhausted: {

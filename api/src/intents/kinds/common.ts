@@ -30,6 +30,8 @@ export interface EventRow {
   duplicate_of: string | null;
   replay_of: string | null;
   is_test: number;
+  /** Calls that may have reached Flow without an answer saying so (timeouts, broken connections, crashed workers). */
+  possible_duplicate_deliveries: number;
 }
 
 /** Stands for an event id that is minted only at confirmation (replay, test event previews). */

@@ -3,7 +3,7 @@
 // preview says plainly that a new workflow run starts, and a replay within
 // minutes of a delivery needs an explicit acknowledgement.
 import { AppError } from '../../errors/problem.ts';
-import { replayAvailability, type ReplayUnavailableReason } from '../../handoff/lifecycle.ts';
+import { REPLAY_REASON_TEXT, replayAvailability, type ReplayUnavailableReason } from '../../handoff/lifecycle.ts';
 import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES, TRIGGER_HANDLES } from '../../handoff/payload.ts';
 import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
@@ -121,6 +121,11 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       'Shopify Flow has no idempotency: this replay starts a new workflow run, and any actions the first run took (emails, tags, orders) can happen again.',
     ];
     if (recent) warnings.push(`Acknowledged: this event was delivered to Flow at ${iso(lastDelivery)}, minutes ago.`);
+    const unanswered = Number(ev.possible_duplicate_deliveries ?? 0);
+    if (unanswered > 0 && ev.state !== 'delivered')
+      warnings.push(
+        `Flow may already have run this event: ${unanswered} of its calls went unanswered (timed out, cut off, or a worker stopped mid-call), so Shopify may have accepted them although Flowport never saw a success.`,
+      );
     if (chain.length)
       warnings.push(`This event was already replayed ${chain.length} time(s): ${chain.map((c) => c.id).join(', ')}.`);
     if (Number(endpoint.config_version) !== Number(ev.config_version)) {
@@ -189,6 +194,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
             within_recent_window: recent,
             recent_window_minutes: Math.round(windowMs / 60_000),
             acknowledged: params.acknowledge_recent_delivery === true,
+            possible_unconfirmed_deliveries: unanswered,
           },
         },
       },
@@ -202,31 +208,23 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     ])) as EndpointRow;
     const id = newId('event', kc.now);
     // The replay shares the original's receipt (no new sender request arrived) and its body expiry (replaying never extends retention).
-    await kc.db.run(
+    // The body is copied in the same statement that checks it is still there: the retention sweep may
+    // purge it after this confirmation checked the event (Postgres, read committed).
+    const copied = await kc.db.run(
       `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, external_event_id, event_type, sender, body, body_size, body_sha256,
          resource_id, related_resource_id, config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, replay_of, is_test)
-       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'retained', ?, ?, 0)`,
-      [
-        id,
-        ev.shop_id,
-        ev.endpoint_id,
-        ev.receipt_id,
-        ev.external_event_id,
-        ev.event_type,
-        ev.sender,
-        ev.body,
-        ev.body_size,
-        ev.body_sha256,
-        ev.resource_id,
-        ev.related_resource_id,
-        endpoint.config_version,
-        kc.now,
-        kc.now,
-        kc.now,
-        ev.body_expires_at,
-        ev.id,
-      ],
+       SELECT ?, shop_id, endpoint_id, receipt_id, 'queued', external_event_id, event_type, sender, body, body_size, body_sha256,
+         resource_id, related_resource_id, ?, ?, ?, ?, 'retained', body_expires_at, id, 0
+         FROM events WHERE id = ? AND retention_state = 'retained' AND body IS NOT NULL`,
+      [id, endpoint.config_version, kc.now, kc.now, kc.now, ev.id],
     );
+    if (copied.changes !== 1) {
+      throw new AppError('retention_expired', {
+        detail: `Event ${ev.id} cannot be replayed: ${REPLAY_REASON_TEXT.retention_expired}`,
+        reason: 'The body was purged while the replay was being confirmed.',
+        extra: { event_id: ev.id, replay_unavailable_reason: 'retention_expired' },
+      });
+    }
     return {
       result: { event_id: id, replay_of: ev.id, state: 'queued', links: { event: `/agent/v1/events/${id}` } },
       after: () => kc.services.hooks.kickWorker?.(),
