@@ -57,7 +57,7 @@ it("a replay's body is purged when its original's retention ends, not a full per
 
 it("the replay sweep is indexed; events_replay_retention's state list is TERMINAL_STATES", async () => {
   const migration = readFileSync(
-    join(import.meta.dirname, '../../api/src/store/migrations/0800_replay_retention.sql'),
+    join(import.meta.dirname, '../../api/src/store/migrations/0810_replay_retention.sql'),
     'utf8',
   );
   const list = /state IN \(([^)]+)\)/.exec(migration)?.[1];

@@ -35,7 +35,7 @@ export const RETENTION_CANDIDATES = `e.retention_state = 'retained' AND e.state 
 /**
  * Replays whose body may be purged: a replay keeps its original's body_expires_at (replaying
  * never extends retention), so it is purged by that time, not by its own received_at. Written
- * as the partial index events_replay_retention's condition (migration 0800).
+ * as the partial index events_replay_retention's condition (migration 0810).
  */
 export const REPLAY_RETENTION_CANDIDATES = `e.replay_of IS NOT NULL AND ${RETENTION_CANDIDATES}`;
 
