@@ -32,6 +32,14 @@ it('bodies are purged after the retention, metadata stays, replay says retention
     expect(res.status).toBe(202);
     ids.push(((await res.json()) as { event_id: string }).event_id);
   }
+  // Intake records the configured retention (1.5 s here), not the plan's days, so reads show the real expiry.
+  for (const id of ids) {
+    const r = await services.db.get<{ received_at: number; body_expires_at: number }>(
+      'SELECT received_at, body_expires_at FROM events WHERE id = ?',
+      [id],
+    );
+    expect(Number(r?.body_expires_at) - Number(r?.received_at)).toBe(1500);
+  }
   // A queued event of a held-up shop must keep its body however old it is.
   const { shop, endpointId } = await makeShop(services);
   await services.db.run(`UPDATE shops SET connection_status = 'disconnected' WHERE id = ?`, [shop.id]);

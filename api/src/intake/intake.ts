@@ -15,6 +15,7 @@ import { ACK_HTTP_STATUS, intakeSupportCode, INTAKE_SUPPORT_CODES } from '../err
 import { newId } from '../ids.ts';
 import { receiptIdForEvent } from '../reads/receipts.ts';
 import { sha256Hex } from '../lib/crypto.ts';
+import { bodyRetentionMs } from '../handoff/lifecycle.ts';
 import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.ts';
 import type { Services } from '../operations/types.ts';
 import { planOf, type Plan } from '../plans.ts';
@@ -466,7 +467,7 @@ export class Intake {
         support_code: supportCode,
         body: text,
         next_attempt_at: now,
-        body_expires_at: now + plan.bodyRetentionDays * 86_400_000,
+        body_expires_at: now + bodyRetentionMs(this.services.config, plan.id),
         retention_state: 'retained',
         duplicate_of: null,
       }),
