@@ -12,7 +12,7 @@ import { migrate } from '../../api/src/store/migrate.ts';
 import { PostgresDb } from '../../api/src/store/postgres.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/runtime.ts';
 import { createPgSchema } from '../helpers/store.ts';
-import { eventRow, insertEvent, makeShop, waitFor } from './helpers.ts';
+import { eventRow, insertEvent, makeShop, waitFor, workerSettings } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
@@ -32,16 +32,11 @@ beforeAll(async () => {
   await new Promise<void>((r) => stuckShopify.once('listening', () => r()));
   stuckUrl = `http://127.0.0.1:${(stuckShopify.address() as AddressInfo).port}/stuck`;
   server = await startTestServer({
-    configure: (c) => ({
-      ...c,
-      worker: {
-        ...c.worker,
-        pollIntervalMs: 20,
-        concurrencyPerShop: 2,
-        maxInFlight: MAX_IN_FLIGHT,
-        requestTimeoutMs: 100_000,
-        leaseMs: 200_000,
-      },
+    configure: workerSettings({
+      concurrencyPerShop: 2,
+      maxInFlight: MAX_IN_FLIGHT,
+      requestTimeoutMs: 100_000,
+      leaseMs: 200_000,
     }),
   });
 });

@@ -1,6 +1,7 @@
 // Shared helpers for the handoff tests: shops/endpoints/events straight into the
 // store (where intake is not the point), signed intake posts, and bounded waits.
 import { createHash, createHmac } from 'node:crypto';
+import type { Config } from '../../api/src/config.ts';
 import { newId } from '../../api/src/ids.ts';
 import type { Services } from '../../api/src/operations/types.ts';
 import { DEFAULT_HMAC, insertEndpoint, type TriggerVariant, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
@@ -129,3 +130,11 @@ export async function postSigned(ingestUrl: string, secret: string, body: string
 }
 
 export const TERMINAL = new Set(['delivered', 'no_workflow', 'failed', 'duplicate_suppressed', 'rejected']);
+
+/**
+ * `startTestServer`'s `configure` for handoff tests: the worker polls every 20 ms, plus the
+ * settings a test needs (retries, timeouts, lease, concurrency).
+ */
+export function workerSettings(settings: Partial<Config['worker']>): (c: Config) => Config {
+  return (c) => ({ ...c, worker: { ...c.worker, pollIntervalMs: 20, ...settings } });
+}

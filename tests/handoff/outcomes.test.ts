@@ -8,7 +8,16 @@ import { reconnectShop, replayAvailability } from '../../api/src/handoff/lifecyc
 import { type FaultSpec, SANDBOX_MOUNT_PATH, setFault } from '../../api/src/sandbox/app.ts';
 import { startSandboxServer } from '../../api/src/sandbox/server.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { attemptsOf, eventRow, insertEvent, makeShop, postSigned, TERMINAL, waitFor } from './helpers.ts';
+import {
+  attemptsOf,
+  eventRow,
+  insertEvent,
+  makeShop,
+  postSigned,
+  TERMINAL,
+  waitFor,
+  workerSettings,
+} from './helpers.ts';
 
 // Bounded waits, generous for a loaded CI machine; nothing here asserts on timing.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
@@ -19,18 +28,13 @@ const CONCURRENCY = 2;
 
 beforeAll(async () => {
   server = await startTestServer({
-    configure: (c) => ({
-      ...c,
-      worker: {
-        ...c.worker,
-        pollIntervalMs: 20,
-        retryBaseMs: 10,
-        retryCapMs: 100,
-        maxAttempts: MAX_ATTEMPTS,
-        requestTimeoutMs: 2_000,
-        leaseMs: 5_000,
-        concurrencyPerShop: CONCURRENCY,
-      },
+    configure: workerSettings({
+      retryBaseMs: 10,
+      retryCapMs: 100,
+      maxAttempts: MAX_ATTEMPTS,
+      requestTimeoutMs: 2_000,
+      leaseMs: 5_000,
+      concurrencyPerShop: CONCURRENCY,
     }),
   });
 });

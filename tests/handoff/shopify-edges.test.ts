@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { MAY_HAVE_REACHED_FLOW_NOTE } from '../../api/src/handoff/flow-client.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { attemptsOf, eventRow, insertEvent, makeShop, postSigned, TERMINAL, waitFor } from './helpers.ts';
+import {
+  attemptsOf,
+  eventRow,
+  insertEvent,
+  makeShop,
+  postSigned,
+  TERMINAL,
+  waitFor,
+  workerSettings,
+} from './helpers.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
@@ -85,17 +94,12 @@ const shopify = new FakeShopify();
 beforeAll(async () => {
   await shopify.start();
   server = await startTestServer({
-    configure: (c) => ({
-      ...c,
-      worker: {
-        ...c.worker,
-        pollIntervalMs: 20,
-        retryBaseMs: 10,
-        retryCapMs: 50,
-        maxAttempts: MAX_ATTEMPTS,
-        requestTimeoutMs: REQUEST_TIMEOUT_MS,
-        leaseMs: 30_000,
-      },
+    configure: workerSettings({
+      retryBaseMs: 10,
+      retryCapMs: 50,
+      maxAttempts: MAX_ATTEMPTS,
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      leaseMs: 30_000,
     }),
   });
 });

@@ -2,54 +2,22 @@
 // with its own connection pool (as separate processes would have), claim from one
 // queue at the same moment. No event is ever claimed by two of them, the per-shop
 // concurrency holds across all of them, and an expired lease is re-claimed (counted).
-import { afterAll, beforeEach, expect, it } from 'vitest';
-import { type Config, loadConfig } from '../../api/src/config.ts';
-import { DeliveryWorker } from '../../api/src/handoff/worker.ts';
-import { SecretBox } from '../../api/src/lib/crypto.ts';
-import type { Services } from '../../api/src/operations/types.ts';
-import { migrate } from '../../api/src/store/migrate.ts';
-import { PostgresDb } from '../../api/src/store/postgres.ts';
+import { expect, it } from 'vitest';
+import type { DeliveryWorker } from '../../api/src/handoff/worker.ts';
 import { insertEvent, makeShop } from '../handoff/helpers.ts';
-import { tempDir } from '../helpers/runtime.ts';
-import { createPgSchema, type PgSchema } from '../helpers/store.ts';
+import { pgWorkers } from '../helpers/pg-workers.ts';
 
 const WORKERS = 6;
-const schemas: PgSchema[] = [];
-const dbs: PostgresDb[] = [];
-const secrets = new SecretBox(Buffer.alloc(32, 7));
-/** This test's schema and its first connection pool (setup and checks). */
-let schema: PgSchema;
-let db: PostgresDb;
-
-beforeEach(async () => {
-  schema = await createPgSchema('claims');
-  schemas.push(schema);
-  db = await PostgresDb.connect(schema.url);
-  dbs.push(db);
-  await migrate(db);
-});
-afterAll(async () => {
-  for (const d of dbs) await d.close();
-  for (const s of schemas) await s.drop();
-});
-
-function servicesWith(db: PostgresDb, env: Record<string, string>): Services {
-  const config: Config = loadConfig({ FLOWPORT_DATA_DIR: tempDir(), FLOWPORT_LOG_LEVEL: 'silent', ...env });
-  return { config, db, secrets, now: Date.now, registry: () => [], hooks: {} };
-}
+const pg = pgWorkers('claims');
 
 /** N workers, each on its own pool of connections. */
 async function workers(env: Record<string, string>): Promise<DeliveryWorker[]> {
   const out: DeliveryWorker[] = [];
-  for (let i = 0; i < WORKERS; i++) {
-    const own = await PostgresDb.connect(schema.url, { poolSize: 3 });
-    dbs.push(own);
-    out.push(new DeliveryWorker(servicesWith(own, env), { adminBaseUrl: () => 'http://127.0.0.1:9' }));
-  }
+  for (let i = 0; i < WORKERS; i++) out.push(await pg.worker(env, { poolSize: 3 }));
   return out;
 }
 
-const setup = () => servicesWith(db, {});
+const setup = () => pg.services(pg.db);
 
 it('six workers claiming at once: every event is claimed exactly once', async () => {
   const shops = await Promise.all([makeShop(setup()), makeShop(setup()), makeShop(setup())]);
@@ -77,12 +45,12 @@ it('six workers claiming at once: every event is claimed exactly once', async ()
   expect(all.length).toBe(ids.length);
   expect(new Set(all)).toEqual(new Set(ids));
   expect(claimed.filter((c) => c.length > 0).length).toBeGreaterThan(1);
-  const rows = await db.all<{ attempt_count: number; n: number }>(
+  const rows = await pg.db.all<{ attempt_count: number; n: number }>(
     `SELECT attempt_count, COUNT(*) AS n FROM events WHERE id IN (${ids.map(() => '?').join(', ')}) GROUP BY attempt_count`,
     ids,
   );
   expect(rows.map((r) => [Number(r.attempt_count), Number(r.n)])).toEqual([[1, ids.length]]);
-  const attempts = await db.get<{ n: number }>(
+  const attempts = await pg.db.get<{ n: number }>(
     `SELECT COUNT(*) AS n FROM attempts WHERE event_id IN (${ids.map(() => '?').join(', ')})`,
     ids,
   );
@@ -98,7 +66,7 @@ it('per-shop concurrency holds across workers claiming at the same moment', asyn
     const batches = await Promise.all(ws.map((w) => w.claim(50)));
     total += batches.reduce((a, b) => a + b.length, 0);
   }
-  const live = await db.get<{ n: number }>(
+  const live = await pg.db.get<{ n: number }>(
     "SELECT COUNT(*) AS n FROM events WHERE shop_id = ? AND state = 'delivering'",
     [shop.id],
   );
@@ -121,12 +89,12 @@ it('an expired lease is re-claimed by another worker, once, and counted as a pos
   const again = (await Promise.all(others.map((w) => w.claim(10)))).flat();
   expect(again.map((e) => e.id).sort()).toEqual([...ids].sort());
   const in_ = ids.map(() => '?').join(', ');
-  const dup = await db.get<{ n: number }>(
+  const dup = await pg.db.get<{ n: number }>(
     `SELECT SUM(possible_duplicate_deliveries) AS n FROM events WHERE id IN (${in_})`,
     ids,
   );
   expect(Number(dup?.n)).toBe(10);
-  const abandoned = await db.get<{ n: number }>(
+  const abandoned = await pg.db.get<{ n: number }>(
     `SELECT COUNT(*) AS n FROM attempts WHERE outcome = 'abandoned' AND event_id IN (${in_})`,
     ids,
   );

@@ -4,50 +4,18 @@
 // deliveries another worker is still making (Flow would run them twice), and one
 // whose clock runs behind must not wait a minute longer to recover a crashed
 // worker's events.
-import { afterAll, beforeEach, expect, it } from 'vitest';
-import { type Config, loadConfig } from '../../api/src/config.ts';
-import { DeliveryWorker } from '../../api/src/handoff/worker.ts';
-import { SecretBox } from '../../api/src/lib/crypto.ts';
-import type { Services } from '../../api/src/operations/types.ts';
-import { migrate } from '../../api/src/store/migrate.ts';
-import { PostgresDb } from '../../api/src/store/postgres.ts';
+import { expect, it } from 'vitest';
 import { insertEvent, makeShop, waitFor } from '../handoff/helpers.ts';
-import { tempDir } from '../helpers/runtime.ts';
-import { createPgSchema, type PgSchema } from '../helpers/store.ts';
+import { pgWorkers } from '../helpers/pg-workers.ts';
 
 const SKEW_MS = 60_000;
-const secrets = new SecretBox(Buffer.alloc(32, 7));
-const schemas: PgSchema[] = [];
-const dbs: PostgresDb[] = [];
-let schema: PgSchema;
-let db: PostgresDb;
-
-beforeEach(async () => {
-  schema = await createPgSchema('skew');
-  schemas.push(schema);
-  db = await PostgresDb.connect(schema.url);
-  dbs.push(db);
-  await migrate(db);
-});
-afterAll(async () => {
-  for (const d of dbs) await d.close();
-  for (const s of schemas) await s.drop();
-});
-
-function services(own: PostgresDb, skewMs: number, env: Record<string, string> = {}): Services {
-  const config: Config = loadConfig({ FLOWPORT_DATA_DIR: tempDir(), FLOWPORT_LOG_LEVEL: 'silent', ...env });
-  return { config, db: own, secrets, now: () => Date.now() + skewMs, registry: () => [], hooks: {} };
-}
+const pg = pgWorkers('skew');
 
 /** A worker "on another machine": its own pool and its own clock. */
-async function worker(skewMs: number, env: Record<string, string> = {}): Promise<DeliveryWorker> {
-  const own = await PostgresDb.connect(schema.url, { poolSize: 2 });
-  dbs.push(own);
-  return new DeliveryWorker(services(own, skewMs, env), { adminBaseUrl: () => 'http://127.0.0.1:9' });
-}
+const worker = (skewMs: number, env: Record<string, string> = {}) => pg.worker(env, { skewMs });
 
 it('a worker whose clock runs ahead does not take over deliveries still in flight', async () => {
-  const setup = services(db, 0);
+  const setup = pg.services(pg.db);
   const { shop, endpointId } = await makeShop(setup);
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) ids.push(await insertEvent(setup, shop.id, endpointId));
@@ -57,12 +25,12 @@ it('a worker whose clock runs ahead does not take over deliveries still in fligh
   expect(first).toHaveLength(5);
   // A is calling Shopify now (30 s lease). The worker a minute ahead must leave its events alone.
   expect(await ahead.claim(10)).toEqual([]);
-  const dup = await db.get<{ n: number }>('SELECT SUM(possible_duplicate_deliveries) AS n FROM events');
+  const dup = await pg.db.get<{ n: number }>('SELECT SUM(possible_duplicate_deliveries) AS n FROM events');
   expect(Number(dup?.n)).toBe(0);
 });
 
 it('a worker whose clock runs behind recovers an expired lease without waiting out its skew', async () => {
-  const setup = services(db, 0);
+  const setup = pg.services(pg.db);
   const { shop, endpointId } = await makeShop(setup);
   const id = await insertEvent(setup, shop.id, endpointId);
   const lease = { FLOWPORT_WORKER_LEASE_MS: '300', FLOWPORT_WORKER_REQUEST_TIMEOUT_MS: '200' };
