@@ -9,6 +9,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installClientErrorHandler } from '../../api/src/http/client-error.ts';
 import { Intake, type IntakeRequest, SenderGoneError } from '../../api/src/intake/intake.ts';
 import { readNodeBody, withIntakeFastPath } from '../../api/src/intake/node-intake.ts';
 import { readBodyCapped } from '../../api/src/intake/routes.ts';
@@ -67,6 +68,29 @@ async function storedFor(requestIds: (string | undefined)[]) {
   );
   return { events: events.length, receipts: receipts.map((r) => r.error_code) };
 }
+
+it('a refused malformed request does not keep its socket when the client never closes its side', async () => {
+  const http = createServer((_req, res) => res.end());
+  installClientErrorHandler(http, server.url);
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', () => r()));
+  const connections = () => new Promise<number>((r) => http.getConnections((_e, n) => r(n)));
+  // allowHalfOpen: this client reads the answer and never sends its FIN, as a stuck or hostile one would.
+  const socket = connect({ port: (http.address() as AddressInfo).port, host: '127.0.0.1', allowHalfOpen: true });
+  let answer = '';
+  const answered = new Promise<void>((resolve) => socket.on('end', () => resolve()));
+  socket.on('data', (d: Buffer) => {
+    answer += d.toString('latin1');
+  });
+  socket.write('POST /in/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n');
+  await answered;
+  expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+  expect(await connections()).toBe(1); // lingering so the client can read the answer
+  // Destroyed after the linger (5 s); the bound only keeps a broken build from hanging.
+  for (let i = 0; i < 100 && (await connections()) > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(await connections()).toBe(0);
+  socket.destroy();
+  await new Promise<void>((r) => http.close(() => r()));
+}, 20_000);
 
 describe.each(Object.entries(PATHS))('%s', (_name, path) => {
   it('a compressed body is refused with 415 unsupported_media_type and a receipt; identity passes', async () => {

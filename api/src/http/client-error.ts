@@ -20,6 +20,9 @@ function appErrorFor(err: NodeJS.ErrnoException): AppError | null {
   return null;
 }
 
+/** How long a refused connection may stay half-open after its answer before it is destroyed. */
+const LINGER_MS = 5_000;
+
 export function installClientErrorHandler(server: Server, publicUrl: string): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // As Node's default: answer only a connection nothing was written on yet (a response to an
@@ -32,10 +35,14 @@ export function installClientErrorHandler(server: Server, publicUrl: string): vo
       socket.destroy();
       return;
     }
+    // The client gets time to read the answer; one that never closes its side does not keep the socket.
+    const answer = (raw: string) => {
+      socket.end(raw);
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    };
     const appError = appErrorFor(err);
     if (appError === null) {
-      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
-        socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') answer('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
       else socket.destroy();
       return;
     }
@@ -43,6 +50,6 @@ export function installClientErrorHandler(server: Server, publicUrl: string): vo
     const head = [`HTTP/1.1 ${p.status} ${p.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`];
     for (const [k, v] of Object.entries(p.headers)) head.push(`${k}: ${v}`);
     head.push(`Content-Length: ${Buffer.byteLength(p.body)}`, 'Connection: close');
-    socket.end(`${head.join('\r\n')}\r\n\r\n${p.body}`);
+    answer(`${head.join('\r\n')}\r\n\r\n${p.body}`);
   });
 }
