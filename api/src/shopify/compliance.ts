@@ -5,6 +5,8 @@
 // with ids and counts only, never the customer data itself.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
+import { ENV } from '../config.ts';
+import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { appendAudit, type AuditActor } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
@@ -112,7 +114,7 @@ export function complianceRoutes(getServices: () => Services): Hono<AppEnv> {
     if (!secret) {
       throw problem(
         'shopify_webhook_unverified',
-        'No Shopify client secret is configured (FLOWPORT_SHOPIFY_API_SECRET), so privacy webhooks cannot be verified.',
+        `No Shopify client secret is configured (${ENV.shopifyApiSecret}), so privacy webhooks cannot be verified. See ${joinUrl(services.config.publicUrl, DOCS_PATHS.privacyWebhooks)}.`,
       );
     }
     if (!shopifyHmacValid(secret, raw, c.req.header('x-shopify-hmac-sha256'))) {
