@@ -108,12 +108,26 @@ describe('privacy webhooks: verification', () => {
     expect(((await broken.json()) as { code: string }).code).toBe('invalid_json');
   });
 
-  it('refuses everything when no client secret is configured (sandbox)', async () => {
-    const bare = await startTestServer({ worker: false, bootstrapSandbox: false });
+  it('refuses everything when no client secret is configured (sandbox), and caps the body', async () => {
+    const bare = await startTestServer({
+      worker: false,
+      bootstrapSandbox: false,
+      env: { FLOWPORT_INTAKE_MAX_BODY_BYTES: '1024' },
+    });
     try {
       const res = await send('shop/redact', { shop_domain: 'x.myshopify.com' }, { url: bare.url });
       expect(res.status).toBe(401);
-      expect(((await res.json()) as { code: string }).code).toBe('shopify_webhook_unverified');
+      const p = (await res.json()) as { code: string; detail: string };
+      expect(p.code).toBe('shopify_webhook_unverified');
+      expect(p.detail).toContain('FLOWPORT_SHOPIFY_API_SECRET');
+      // The body is read with the intake cap before anything else.
+      const big = await send(
+        'shop/redact',
+        { shop_domain: 'x.myshopify.com', pad: 'x'.repeat(2048) },
+        { url: bare.url },
+      );
+      expect(big.status).toBe(413);
+      expect(((await big.json()) as { code: string }).code).toBe('payload_too_large');
     } finally {
       await bare.close();
     }
