@@ -17,6 +17,8 @@ export interface Config {
     /** When null the process runs in sandbox mode. */
     adminBaseUrl: string | null;
     apiVersion: string;
+    /** The app's client secret (API secret key): verifies privacy webhooks. Null: they are refused. */
+    apiSecret: string | null;
   };
   worker: {
     enabled: boolean;
@@ -65,6 +67,7 @@ export const ENV = {
   secretKey: 'FLOWPORT_SECRET_KEY',
   shopifyAdminBaseUrl: 'FLOWPORT_SHOPIFY_ADMIN_BASE_URL',
   shopifyApiVersion: 'FLOWPORT_SHOPIFY_API_VERSION',
+  shopifyApiSecret: 'FLOWPORT_SHOPIFY_API_SECRET',
   worker: 'FLOWPORT_WORKER',
   workerLeaseMs: 'FLOWPORT_WORKER_LEASE_MS',
   workerConcurrencyPerShop: 'FLOWPORT_WORKER_CONCURRENCY_PER_SHOP',
@@ -149,6 +152,11 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     default: code(DEFAULT_SHOPIFY_API_VERSION),
     about:
       'Shopify Admin API version for `flowTriggerReceive`: `YYYY-01`, `-04`, `-07`, `-10` or `unstable` (start-up refuses anything else).',
+  },
+  shopifyApiSecret: {
+    default: 'unset: privacy webhooks are refused (401)',
+    about:
+      "The Shopify app's client secret (API secret key). Verifies the HMAC of Shopify's privacy webhooks at `/shopify/webhooks/compliance`. A secret: never logged or shown.",
   },
   worker: { default: code('on'), about: '`off` runs no delivery worker in `serve` (the same as `--no-worker`).' },
   workerLeaseMs: {
@@ -258,6 +266,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shopify: {
       adminBaseUrl: env[ENV.shopifyAdminBaseUrl] || null,
       apiVersion: env[ENV.shopifyApiVersion]?.trim() || DEFAULT_SHOPIFY_API_VERSION,
+      apiSecret: env[ENV.shopifyApiSecret] || null,
     },
     worker: {
       enabled: (env[ENV.worker] ?? 'on') !== 'off',

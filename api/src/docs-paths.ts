@@ -23,6 +23,7 @@ export const DOCS_PATHS = {
   lifecycle: '/operate/lifecycle/',
   receipts: '/operate/receipts/',
   retention: '/operate/retention/',
+  privacyWebhooks: '/operate/privacy-webhooks/',
   usageLimits: '/operate/usage-limits-and-plans/',
   rateLimits: '/agent-access/rate-limits-and-backoff/',
   replay: '/recover/replay/',

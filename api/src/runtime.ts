@@ -2,6 +2,7 @@
 // delivery worker and (sandbox mode) the Shopify stand-in. Tests use this too.
 // On PostgreSQL several such processes share one database: new events wake the
 // workers of every process through NOTIFY (they also poll, so a lost one only costs latency).
+import { COMPLIANCE_WEBHOOK_PATH, complianceRoutes } from './shopify/compliance.ts';
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -102,6 +103,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     mounts.push({ path: SANDBOX_MOUNT_PATH, app: sandboxApp(sandbox, { refuseRemote }) as unknown as Hono<AppEnv> });
   }
   mounts.push({ path: SHARED_DIAGNOSTICS_PATH, app: sharedDiagnosticsRoutes(() => services) });
+  mounts.push({ path: COMPLIANCE_WEBHOOK_PATH, app: complianceRoutes(() => services) });
   mounts.push(
     { path: MCP_PATH, app: mcpApp(() => services, operations) },
     { path: PROTECTED_RESOURCE_METADATA_PREFIX, app: protectedResourceMetadataApp(() => services) },

@@ -141,6 +141,24 @@ export const INTAKE_ERRORS = {
       "The shop has used its plan's accepted events for this month (including any grace). The event was not stored; the 429 and `Retry-After` make senders keep it and retry, so nothing is lost and nothing is charged silently.",
     fix: 'Senders retry automatically. Ask the merchant to upgrade the plan; events flow again at once, or at the start of the next month.',
   },
+  shopify_webhook_unverified: {
+    status: 401,
+    title: 'Shopify webhook not verified',
+    retry: 'no',
+    area: 'intake',
+    description:
+      "A request to the privacy (compliance) webhook URL had no `X-Shopify-Hmac-Sha256` header, a value that does not match the HMAC-SHA256 of the raw body keyed with the app's client secret, or arrived while no client secret is configured (sandbox). Nothing was changed.",
+    fix: "Set `FLOWPORT_SHOPIFY_API_SECRET` to the app's client secret (API secret key) from the Partner Dashboard or Dev Dashboard and restart. Shopify signs these webhooks itself; a request that is not from Shopify is refused on purpose.",
+  },
+  shopify_webhook_topic_unknown: {
+    status: 400,
+    title: 'Unknown Shopify webhook topic',
+    retry: 'no',
+    area: 'intake',
+    description:
+      'The `X-Shopify-Topic` header of a verified request to the privacy webhook URL is missing or is not one of `customers/data_request`, `customers/redact`, `shop/redact`. Nothing was changed.',
+    fix: 'Subscribe only the three privacy topics to this URL in the app configuration (`compliance_topics`); send other topics to their own handler.',
+  },
 } as const satisfies Record<string, ErrorDef>;
 
 /** The HTTP status intake answers for each acknowledgement (`IntakeAck.status`); derived receipts show it too. */

@@ -1,0 +1,243 @@
+// Shopify's mandatory privacy (compliance) webhooks: customers/data_request, customers/redact
+// and shop/redact, all on one URL (the app configuration's `compliance_topics`). Each request
+// is verified over its raw bytes with the app's client secret (constant time) before anything
+// else; the effects purge retained bodies as retention does and are recorded in the audit log
+// with ids and counts only, never the customer data itself.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Hono } from 'hono';
+import { ENV } from '../config.ts';
+import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
+import { appendAudit, type AuditActor } from '../audit/log.ts';
+import { AppError } from '../errors/problem.ts';
+import type { AppEnv } from '../http/types.ts';
+import { SenderGoneError } from '../intake/intake.ts';
+import { readBodyCapped } from '../intake/routes.ts';
+import type { Services } from '../operations/types.ts';
+
+export const COMPLIANCE_WEBHOOK_PATH = '/shopify/webhooks/compliance';
+export const COMPLIANCE_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const;
+export type ComplianceTopic = (typeof COMPLIANCE_TOPICS)[number];
+
+/** The audit action each topic records. */
+export const COMPLIANCE_AUDIT_ACTIONS: Record<ComplianceTopic, string> = {
+  'customers/data_request': 'shopify.customers_data_request',
+  'customers/redact': 'shopify.customers_redact',
+  'shop/redact': 'shopify.shop_redact',
+};
+
+export const SHOPIFY_ACTOR: AuditActor = { kind: 'system', name: 'Shopify (privacy webhook)' };
+
+/** What a purge sets: the body is gone for good, not by the plan's retention. */
+const PURGED_STATE = 'not_retained';
+
+/** True when `header` is the base64 HMAC-SHA256 of `raw` keyed with `secret` (constant-time compare). */
+export function shopifyHmacValid(secret: string, raw: Uint8Array, header: string | null | undefined): boolean {
+  if (!header) return false;
+  const expected = createHmac('sha256', secret).update(raw).digest();
+  const given = Buffer.from(header.trim(), 'base64');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+interface CustomerRef {
+  id?: number | string | null;
+  email?: string | null;
+  phone?: string | null;
+}
+
+interface CompliancePayload {
+  shop_id?: number | string;
+  shop_domain?: string;
+  customer?: CustomerRef | null;
+  orders_to_redact?: (number | string)[] | null;
+  orders_requested?: (number | string)[] | null;
+  data_request?: { id?: number | string } | null;
+}
+
+type Db = Services['db'];
+
+/** The numeric id and its Admin API GID, the two forms resource ids are stored in. */
+function idForms(kind: 'Customer' | 'Order', id: number | string | null | undefined): string[] {
+  if (id === null || id === undefined || id === '') return [];
+  const s = String(id).trim();
+  const numeric = s.replace(/^gid:\/\/shopify\/\w+\//, '');
+  return [numeric, `gid://shopify/${kind}/${numeric}`];
+}
+
+function likeContains(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+}
+
+/**
+ * The rule both customer topics use: the shop's events whose resource_id or related_resource_id
+ * is the customer id or one of the order ids (numeric or GID), or whose body contains the
+ * customer's email or phone as text (case-insensitive). Returns a SQL condition over `events`.
+ */
+export function customerMatch(
+  customer: CustomerRef | null | undefined,
+  orderIds: readonly (number | string)[],
+): { sql: string; params: string[] } | null {
+  const ids = [...idForms('Customer', customer?.id), ...orderIds.flatMap((o) => idForms('Order', o))];
+  const texts = [customer?.email, customer?.phone].map((t) => t?.trim()).filter((t): t is string => !!t);
+  const parts: string[] = [];
+  const params: string[] = [];
+  if (ids.length) {
+    const list = ids.map(() => '?').join(', ');
+    parts.push(`resource_id IN (${list})`, `related_resource_id IN (${list})`);
+    params.push(...ids, ...ids);
+  }
+  for (const t of texts) {
+    parts.push(`LOWER(body) LIKE ? ESCAPE '\\'`);
+    params.push(likeContains(t));
+  }
+  return parts.length ? { sql: `(${parts.join(' OR ')})`, params } : null;
+}
+
+function problem(
+  code: 'shopify_webhook_unverified' | 'shopify_webhook_topic_unknown' | 'invalid_json',
+  detail: string,
+) {
+  return new AppError(code, { detail });
+}
+
+export function complianceRoutes(getServices: () => Services): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.post('/', async (c) => {
+    const services = getServices();
+    let raw: Uint8Array;
+    try {
+      raw = await readBodyCapped(c.req.raw, services.config.intake.maxBodyBytes);
+    } catch (err) {
+      if (err instanceof SenderGoneError) return c.body(null, 400);
+      throw err;
+    }
+    const secret = services.config.shopify.apiSecret;
+    if (!secret) {
+      throw problem(
+        'shopify_webhook_unverified',
+        `No Shopify client secret is configured (${ENV.shopifyApiSecret}), so privacy webhooks cannot be verified. See ${joinUrl(services.config.publicUrl, DOCS_PATHS.privacyWebhooks)}.`,
+      );
+    }
+    if (!shopifyHmacValid(secret, raw, c.req.header('x-shopify-hmac-sha256'))) {
+      throw problem(
+        'shopify_webhook_unverified',
+        c.req.header('x-shopify-hmac-sha256')
+          ? 'X-Shopify-Hmac-Sha256 does not match the HMAC-SHA256 of the body.'
+          : 'The request has no X-Shopify-Hmac-Sha256 header.',
+      );
+    }
+    const topic = c.req.header('x-shopify-topic')?.trim().toLowerCase();
+    if (!topic || !(COMPLIANCE_TOPICS as readonly string[]).includes(topic)) {
+      throw problem(
+        'shopify_webhook_topic_unknown',
+        `This URL answers ${COMPLIANCE_TOPICS.join(', ')}; X-Shopify-Topic was ${topic ? `\`${topic.slice(0, 100)}\`` : 'missing'}.`,
+      );
+    }
+    let payload: CompliancePayload;
+    try {
+      payload = JSON.parse(new TextDecoder().decode(raw)) as CompliancePayload;
+    } catch {
+      throw problem('invalid_json', 'The request body is not valid JSON.');
+    }
+    if (!payload || typeof payload !== 'object' || Array.isArray(payload) || typeof payload.shop_domain !== 'string') {
+      throw problem('invalid_json', 'The body is not a Shopify privacy webhook payload (no `shop_domain`).');
+    }
+    const result = await handleCompliance(services, topic as ComplianceTopic, payload, {
+      webhookId: c.req.header('x-shopify-webhook-id')?.slice(0, 200) ?? null,
+      requestId: c.get('requestId'),
+    });
+    return c.json({ received: true, topic, ...result }, 200);
+  });
+  app.all('/', () => {
+    throw new AppError('method_not_allowed', { detail: 'Shopify privacy webhooks are POST only.', allow: ['POST'] });
+  });
+  return app;
+}
+
+export interface ComplianceResult {
+  /** Whether Flowport knows the shop (false: nothing to erase). */
+  shop_known: boolean;
+  /** Events whose body this request purged (redact topics) or that match (data request). */
+  events: number;
+  /** True when this X-Shopify-Webhook-Id was handled before (nothing done again). */
+  duplicate?: boolean;
+}
+
+/** Applies one verified privacy webhook and records it in the audit log. */
+export async function handleCompliance(
+  services: Pick<Services, 'db' | 'now'>,
+  topic: ComplianceTopic,
+  payload: CompliancePayload,
+  meta: { webhookId: string | null; requestId: string | null },
+): Promise<ComplianceResult> {
+  const domain = String(payload.shop_domain).trim().toLowerCase();
+  const action = COMPLIANCE_AUDIT_ACTIONS[topic];
+  const shop = await services.db.get<{ id: string }>('SELECT id FROM shops WHERE LOWER(domain) = ?', [domain]);
+  const audit = (db: Db, shopId: string | null, details: Record<string, unknown>) =>
+    appendAudit(db, {
+      shopId,
+      actor: SHOPIFY_ACTOR,
+      action,
+      targetType: 'shopify_webhook',
+      targetId: meta.webhookId,
+      outcome: 'success',
+      requestId: meta.requestId,
+      details: { topic, shopify_shop_id: payload.shop_id ?? null, ...details },
+    });
+  if (!shop) {
+    await audit(services.db, null, { shop_known: false, events: 0 });
+    return { shop_known: false, events: 0 };
+  }
+  if (meta.webhookId) {
+    const seen = await services.db.get(
+      'SELECT 1 AS seen FROM audit_log WHERE shop_id = ? AND action = ? AND target_id = ? LIMIT 1',
+      [shop.id, action, meta.webhookId],
+    );
+    if (seen) return { shop_known: true, events: 0, duplicate: true };
+  }
+  const now = services.now();
+  const orderIds = (topic === 'customers/redact' ? payload.orders_to_redact : payload.orders_requested) ?? [];
+  const orders = Array.isArray(orderIds) ? orderIds.filter((o) => typeof o === 'number' || typeof o === 'string') : [];
+  const customerCounts = {
+    customer_id: payload.customer?.id ?? null,
+    orders: orders.length,
+  };
+  return services.db.tx(async (tx) => {
+    if (topic === 'shop/redact') {
+      const purged = await tx.run(
+        `UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL`,
+        [PURGED_STATE, now, shop.id],
+      );
+      await tx.run(
+        `UPDATE shops SET access_token_enc = NULL, connection_status = 'disconnected', updated_at = ? WHERE id = ?`,
+        [now, shop.id],
+      );
+      await audit(tx, shop.id, { shop_known: true, events_purged: purged.changes, access_token_removed: true });
+      return { shop_known: true, events: purged.changes };
+    }
+    const match = customerMatch(payload.customer, orders);
+    if (topic === 'customers/redact') {
+      const purged = match
+        ? await tx.run(
+            `UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL AND ${match.sql}`,
+            [PURGED_STATE, now, shop.id, ...match.params],
+          )
+        : { changes: 0 };
+      await audit(tx, shop.id, { shop_known: true, ...customerCounts, events_purged: purged.changes });
+      return { shop_known: true, events: purged.changes };
+    }
+    const counted = match
+      ? await tx.get<{ n: number | string }>(
+          `SELECT COUNT(*) AS n FROM events WHERE shop_id = ? AND body IS NOT NULL AND ${match.sql}`,
+          [shop.id, ...match.params],
+        )
+      : { n: 0 };
+    const n = Number(counted?.n ?? 0);
+    await audit(tx, shop.id, {
+      shop_known: true,
+      ...customerCounts,
+      data_request_id: payload.data_request?.id ?? null,
+      events_matching: n,
+    });
+    return { shop_known: true, events: n };
+  });
+}
