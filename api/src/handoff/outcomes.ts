@@ -121,6 +121,12 @@ export const SUPPORT_CODES = {
     errorCode: 'flow_connection_error',
     meaning: 'Connection failed; retry scheduled.',
   },
+  erased: {
+    code: 'FP-H-ERASED',
+    state: 'failed',
+    errorCode: 'event_erased',
+    meaning: 'Body erased by a Shopify privacy webhook before delivery; not delivered.',
+  },
   exhausted: {
     code: 'FP-H-EXH',
     state: 'failed',

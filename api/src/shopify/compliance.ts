@@ -12,7 +12,9 @@ import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { SenderGoneError } from '../intake/intake.ts';
 import { readBodyCapped } from '../intake/routes.ts';
+import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { Services } from '../operations/types.ts';
+import type { SqlParam } from '../store/db.ts';
 
 export const COMPLIANCE_WEBHOOK_PATH = '/shopify/webhooks/compliance';
 export const COMPLIANCE_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const;
@@ -163,6 +165,20 @@ export interface ComplianceResult {
 }
 
 /** Applies one verified privacy webhook and records it in the audit log. */
+/**
+ * Events waiting for delivery (queued or held) whose body is about to be erased end as failed
+ * with FP-H-ERASED: without their body Flow would start workflows on nothing. An event a worker
+ * is delivering right now already holds its body; that call finishes.
+ */
+async function stopUndelivered(tx: Db, now: number, where: string, params: SqlParam[]): Promise<void> {
+  const erased = SUPPORT_CODES.erased;
+  await tx.run(
+    `UPDATE events SET state = ?, support_code = ?, error_code = ?, next_attempt_at = NULL, updated_at = ?
+      WHERE ${where} AND body IS NOT NULL AND state IN ('queued', 'held')`,
+    [erased.state, erased.code, erased.errorCode, now, ...params],
+  );
+}
+
 export async function handleCompliance(
   services: Pick<Services, 'db' | 'now'>,
   topic: ComplianceTopic,
@@ -203,6 +219,7 @@ export async function handleCompliance(
   };
   return services.db.tx(async (tx) => {
     if (topic === 'shop/redact') {
+      await stopUndelivered(tx, now, 'shop_id = ?', [shop.id]);
       const purged = await tx.run(
         `UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL`,
         [PURGED_STATE, now, shop.id],
@@ -216,6 +233,7 @@ export async function handleCompliance(
     }
     const match = customerMatch(payload.customer, orders);
     if (topic === 'customers/redact') {
+      if (match) await stopUndelivered(tx, now, `shop_id = ? AND ${match.sql}`, [shop.id, ...match.params]);
       const purged = match
         ? await tx.run(
             `UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL AND ${match.sql}`,

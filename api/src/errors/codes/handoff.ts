@@ -23,6 +23,16 @@ export const HANDOFF_ERRORS = {
       "Shopify Flow answered with a validation error other than an unknown handle or the size limit, usually because the payload does not match the trigger's fields (for example a missing resource id for an order, customer or product trigger). The event ends as `failed`.",
     fix: "Check the endpoint's resource id mapping and trigger variant; the attempt's Flow response summary says which field Flow refused. Fix the mapping, then replay.",
   },
+  event_erased: {
+    status: 410,
+    title: 'Event body erased before delivery',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'handoff',
+    description:
+      "Shopify asked Flowport to erase this data (a `customers/redact` or `shop/redact` privacy webhook) before the event reached Flow. Its body is gone, so it is not delivered: handing Flow an event without its data would start the merchant's workflows on nothing. The event ends as `failed`; its metadata stays.",
+    fix: 'Nothing to fix: the erasure was requested through Shopify. If the sender sends the event again, it is a new event.',
+  },
   shopify_token_revoked: {
     status: 409,
     title: 'Shopify access token revoked',
