@@ -157,7 +157,7 @@ describe('privacy webhooks: effects', () => {
     const after = await eventRow(s, queued);
     expect([after.body_sha256, after.body_size]).toEqual([before.body_sha256, before.body_size]);
     // Not yet delivered: it ends failed instead of reaching Flow without its data; the delivered one keeps its state.
-    expect([after.state, after.support_code, after.error_code]).toEqual(['failed', 'FP-H-ERASED', 'event_erased']);
+    expect([after.state, after.support_code, after.error_code]).toEqual(['failed', 'FP-H-ERAS', 'event_erased']);
     expect((await eventRow(s, delivered)).state).toBe('delivered');
     expect((await eventRow(s, other)).body).toBe('{"o":1}');
     const shops = await s.db.all<{ id: string; connection_status: string; access_token_enc: string | null }>(
@@ -226,7 +226,7 @@ describe('privacy webhooks: effects', () => {
     expect((await eventRow(s, otherShop)).body).not.toBeNull();
     // Erased before delivery: failed, never handed to Flow; delivered and unrelated events keep their states.
     for (const id of [byCustomer, byOrder, byRelated, byPhone]) {
-      expect(await eventRow(s, id)).toMatchObject({ state: 'failed', support_code: 'FP-H-ERASED' });
+      expect(await eventRow(s, id)).toMatchObject({ state: 'failed', support_code: 'FP-H-ERAS' });
     }
     expect((await eventRow(s, byEmail)).state).toBe('delivered');
     expect((await eventRow(s, unrelated)).state).toBe('queued');

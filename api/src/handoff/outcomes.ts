@@ -122,7 +122,7 @@ export const SUPPORT_CODES = {
     meaning: 'Connection failed; retry scheduled.',
   },
   erased: {
-    code: 'FP-H-ERASED',
+    code: 'FP-H-ERAS',
     state: 'failed',
     errorCode: 'event_erased',
     meaning: 'Body erased by a Shopify privacy webhook before delivery; not delivered.',

@@ -167,7 +167,7 @@ export interface ComplianceResult {
 /** Applies one verified privacy webhook and records it in the audit log. */
 /**
  * Events waiting for delivery (queued or held) whose body is about to be erased end as failed
- * with FP-H-ERASED: without their body Flow would start workflows on nothing. An event a worker
+ * with FP-H-ERAS: without their body Flow would start workflows on nothing. An event a worker
  * is delivering right now already holds its body; that call finishes.
  */
 async function stopUndelivered(tx: Db, now: number, where: string, params: SqlParam[]): Promise<void> {
