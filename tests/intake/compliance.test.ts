@@ -3,6 +3,7 @@
 // purges that leave metadata, audit entries without customer data, other shops untouched.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGrant } from '../../api/src/auth/grants.ts';
 import { COMPLIANCE_WEBHOOK_PATH } from '../../api/src/shopify/compliance.ts';
 import { errorDocsPath } from '../../api/src/docs-paths.ts';
 import { eventRow, insertEvent, makeShop } from '../handoff/helpers.ts';
@@ -152,7 +153,7 @@ describe('privacy webhooks: effects', () => {
     for (const id of [queued, delivered]) {
       const row = await eventRow(s, id);
       expect(row.body).toBeNull();
-      expect(row.retention_state).toBe('not_retained');
+      expect(row.retention_state).toBe('erased');
     }
     const after = await eventRow(s, queued);
     expect([after.body_sha256, after.body_size]).toEqual([before.body_sha256, before.body_size]);
@@ -220,7 +221,7 @@ describe('privacy webhooks: effects', () => {
     expect(JSON.parse(text)).toMatchObject({ topic: 'customers/redact', events: 5 });
     expect(text).not.toContain(EMAIL);
     for (const id of [byCustomer, byOrder, byRelated, byEmail, byPhone]) {
-      expect(await eventRow(s, id)).toMatchObject({ body: null, retention_state: 'not_retained' });
+      expect(await eventRow(s, id)).toMatchObject({ body: null, retention_state: 'erased' });
     }
     expect((await eventRow(s, unrelated)).body).not.toBeNull();
     expect((await eventRow(s, otherShop)).body).not.toBeNull();
@@ -229,6 +230,30 @@ describe('privacy webhooks: effects', () => {
       expect(await eventRow(s, id)).toMatchObject({ state: 'failed', support_code: 'FP-H-ERAS' });
     }
     expect((await eventRow(s, byEmail)).state).toBe('delivered');
+    // Reads and replay say the body was erased, not that retention ran out.
+    const reader = await createGrant(s, {
+      shopId: a.shop.id,
+      tier: 'admin_assistant',
+      actorKind: 'agent',
+      actorName: 'privacy-test',
+      expiresInMs: 60_000,
+    });
+    const auth = { authorization: `Bearer ${reader.token}` };
+    const read = (await (await fetch(`${server.url}/agent/v1/events/${byEmail}`, { headers: auth })).json()) as {
+      retention_state: string;
+      replay: { available: boolean; reason: string };
+      timeline: { kind: string; summary: string }[];
+    };
+    expect([read.retention_state, read.replay.available, read.replay.reason]).toEqual(['erased', false, 'body_erased']);
+    expect(read.timeline.filter((t) => t.kind === 'retention').map((t) => t.summary)).toEqual([
+      "Payload body erased at Shopify's request (privacy webhook).",
+    ]);
+    const replay = await fetch(`${server.url}/agent/v1/events/${byEmail}/replay-intents`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ acknowledge_recent_delivery: true }),
+    });
+    expect([replay.status, ((await replay.json()) as { code: string }).code]).toEqual([410, 'event_erased']);
     expect((await eventRow(s, unrelated)).state).toBe('queued');
     expect((await eventRow(s, otherShop)).state).toBe('queued');
     const audit = await auditFor(a.shop.id, 'shopify.customers_redact');

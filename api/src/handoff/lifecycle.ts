@@ -85,12 +85,16 @@ export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 
 
 export type ReplayUnavailableReason =
   | 'retention_expired'
+  | 'body_erased'
   | 'endpoint_archived'
   | 'endpoint_deleted'
   | 'rejected_event'
   | 'duplicate_event'
   | 'delivery_in_progress'
   | 'shop_disconnected';
+
+/** The retention state of a body erased at Shopify's request (privacy webhooks), not by the plan's retention. */
+export const ERASED_RETENTION_STATE = 'erased';
 
 export interface ReplayAvailability {
   available: boolean;
@@ -115,6 +119,8 @@ export const REPLAY_REASON_TEXT: Record<ReplayUnavailableReason, string> = {
     'The endpoint is archived; its events cannot be replayed (an archived endpoint can only be deleted). Ask the sender to send the event to an active endpoint.',
   retention_expired:
     "The event's body was purged after the plan's retention period; only its metadata remains. Ask the sender to send the event again.",
+  body_erased:
+    "Shopify asked for this event's data to be erased (a privacy webhook), so its body is gone for good; only its metadata remains.",
   shop_disconnected: 'The shop is disconnected from Shopify; reconnect the app first (held events are released then).',
   delivery_in_progress: 'The event is still being delivered; wait for a terminal state.',
 };
@@ -152,6 +158,7 @@ export function replayAvailability(
   if (event.state === 'duplicate_suppressed') return no('duplicate_event');
   if (endpoint.deleted_at) return no('endpoint_deleted');
   if (endpoint.status === 'archived') return no('endpoint_archived');
+  if (event.retention_state === ERASED_RETENTION_STATE) return no('body_erased');
   if (event.retention_state !== 'retained' || event.body === null) return no('retention_expired');
   if (shop.connection_status === 'disconnected') return no('shop_disconnected');
   if (!(TERMINAL_STATES as readonly string[]).includes(event.state)) return no('delivery_in_progress');

@@ -223,7 +223,7 @@ export function eventSummary(row: EventRow, facts: ShopFacts) {
     attempt_count: Number(row.attempt_count),
     body_size: Number(row.body_size),
     body_sha256: row.body_sha256,
-    retention_state: row.retention_state as 'retained' | 'expired' | 'not_retained',
+    retention_state: row.retention_state as 'retained' | 'expired' | 'not_retained' | 'erased',
     is_test: Number(row.is_test) === 1,
     replay: eventReplay(row, facts),
     duplicate_of: row.duplicate_of,

@@ -12,6 +12,7 @@ import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { SenderGoneError } from '../intake/intake.ts';
 import { readBodyCapped } from '../intake/routes.ts';
+import { ERASED_RETENTION_STATE } from '../handoff/lifecycle.ts';
 import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { Services } from '../operations/types.ts';
 import type { SqlParam } from '../store/db.ts';
@@ -29,8 +30,8 @@ export const COMPLIANCE_AUDIT_ACTIONS: Record<ComplianceTopic, string> = {
 
 export const SHOPIFY_ACTOR: AuditActor = { kind: 'system', name: 'Shopify (privacy webhook)' };
 
-/** What a purge sets: the body is gone for good, not by the plan's retention. */
-const PURGED_STATE = 'not_retained';
+/** What a purge sets: the body is gone for good, at Shopify's request, not by the plan's retention. */
+const PURGED_STATE = ERASED_RETENTION_STATE;
 
 /** True when `header` is the base64 HMAC-SHA256 of `raw` keyed with `secret` (constant-time compare). */
 export function shopifyHmacValid(secret: string, raw: Uint8Array, header: string | null | undefined): boolean {

@@ -25,12 +25,12 @@ export const HANDOFF_ERRORS = {
   },
   event_erased: {
     status: 410,
-    title: 'Event body erased before delivery',
+    title: "Event body erased at Shopify's request",
     layer: 'target_state',
     retry: 'no',
     area: 'handoff',
     description:
-      "Shopify asked Flowport to erase this data (a `customers/redact` or `shop/redact` privacy webhook) before the event reached Flow. Its body is gone, so it is not delivered: handing Flow an event without its data would start the merchant's workflows on nothing. The event ends as `failed`; its metadata stays.",
+      "Shopify asked Flowport to erase this data (a `customers/redact` or `shop/redact` privacy webhook). The body is gone for good, so the event cannot be replayed; one still waiting for delivery was not delivered and ended as `failed` (handing Flow an event without its data would start the merchant's workflows on nothing). Its metadata stays.",
     fix: 'Nothing to fix: the erasure was requested through Shopify. If the sender sends the event again, it is a new event.',
   },
   shopify_token_revoked: {

@@ -25,6 +25,7 @@ const REASON_CODE: Record<ReplayUnavailableReason, ErrorCode> = {
   endpoint_deleted: 'endpoint_archived',
   endpoint_archived: 'endpoint_archived',
   retention_expired: 'retention_expired',
+  body_erased: 'event_erased',
   shop_disconnected: 'event_not_replayable',
   delivery_in_progress: 'event_in_flight',
 };

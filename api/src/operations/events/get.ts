@@ -4,6 +4,7 @@
 import { z } from '@hono/zod-openapi';
 import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
 import { AppError } from '../../errors/problem.ts';
+import { ERASED_RETENTION_STATE } from '../../handoff/lifecycle.ts';
 import { EVENT_STATE_DESCRIPTIONS, type EventState } from '../../handoff/outcomes.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import {
@@ -75,7 +76,7 @@ export const EventDetail = EventSummary.extend({
     }),
   ),
   retention: z.object({
-    state: z.enum(['retained', 'expired', 'not_retained']),
+    state: z.enum(['retained', 'expired', 'not_retained', 'erased']),
     body_retained: z.boolean(),
     body_expires_at: Timestamp.nullable(),
     plan_retention_days: z.number().int(),
@@ -158,7 +159,13 @@ export const getEvent = defineOperation({
       timeline.push({ at: iso(row.delivered_at), kind: 'delivered', summary: 'Shopify Flow accepted the trigger.' });
     for (const r of replays)
       timeline.push({ at: iso(r.received_at), kind: 'replayed', summary: `Replayed as ${r.id} (${r.state}).` });
-    if (row.retention_state !== 'retained' && row.body_expires_at) {
+    if (row.retention_state === ERASED_RETENTION_STATE) {
+      timeline.push({
+        at: iso(row.updated_at),
+        kind: 'retention',
+        summary: "Payload body erased at Shopify's request (privacy webhook).",
+      });
+    } else if (row.retention_state !== 'retained' && row.body_expires_at) {
       timeline.push({
         at: iso(row.body_expires_at),
         kind: 'retention',
@@ -185,7 +192,7 @@ export const getEvent = defineOperation({
       timeline,
       recovery_options: recoveryOptions(row, facts, config.publicUrl),
       retention: {
-        state: row.retention_state as 'retained' | 'expired' | 'not_retained',
+        state: row.retention_state as 'retained' | 'expired' | 'not_retained' | 'erased',
         body_retained: Number(row.has_body) === 1,
         body_expires_at: row.body_expires_at ? iso(row.body_expires_at) : null,
         plan_retention_days: limits.bodyRetentionDays,

@@ -53,6 +53,7 @@ export const previewReplay = defineOperation({
     'event_in_flight',
     'event_not_replayable',
     'retention_expired',
+    'event_erased',
     'endpoint_archived',
     'replay_limit_reached',
     'replay_recent_delivery',

@@ -36,7 +36,7 @@ export const EventSummary = z
     attempt_count: z.number().int(),
     body_size: z.number().int(),
     body_sha256: z.string(),
-    retention_state: z.enum(['retained', 'expired', 'not_retained']),
+    retention_state: z.enum(['retained', 'expired', 'not_retained', 'erased']),
     is_test: z.boolean(),
     replay: ReplayAvailabilitySchema,
     duplicate_of: z.string().nullable(),

@@ -40,6 +40,7 @@ export const confirmActionIntent = defineOperation({
     'event_in_flight',
     'event_not_replayable',
     'retention_expired',
+    'event_erased',
     'endpoint_archived',
     'endpoint_not_archived',
     'replay_limit_reached',
