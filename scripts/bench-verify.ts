@@ -69,7 +69,7 @@ function measure(fn: () => void): number {
 const bufferKey = Buffer.from(secret);
 for (const c of CASES) {
   const config = { authMode: c.mode } as EndpointConfig;
-  const secrets = [verifySecret(config, c.secret)];
+  const secrets = [verifySecret(c.mode, c.secret)];
   const req = { headers: reader(c.headers), raw: body, now: nowMs };
   verifyRequest(config, secrets, req); // throws if the signature above is wrong
   // Interleave the baseline with each mode so drift hits both.

@@ -93,8 +93,14 @@ export type ReplayUnavailableReason =
   | 'delivery_in_progress'
   | 'shop_disconnected';
 
-/** The retention state of a body erased at Shopify's request (privacy webhooks), not by the plan's retention. */
-export const ERASED_RETENTION_STATE = 'erased';
+/**
+ * Whether an event's body is kept (API values of `retention_state`): `retained`; `expired` (purged
+ * by the plan's retention); `not_retained` (never kept, or removed with its endpoint); `erased`
+ * (removed at Shopify's request by a privacy webhook).
+ */
+export const RETENTION_STATES = ['retained', 'expired', 'not_retained', 'erased'] as const;
+export type RetentionState = (typeof RETENTION_STATES)[number];
+export const ERASED_RETENTION_STATE: RetentionState = 'erased';
 
 export interface ReplayAvailability {
   available: boolean;

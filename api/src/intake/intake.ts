@@ -253,7 +253,7 @@ export class Intake {
       }
       stage = 'auth';
       ep.secrets ??= decryptedSecrets(this.services, ep.row).map((s) => ({
-        secret: verifySecret(ep.config, s.value),
+        secret: verifySecret(ep.config.authMode, s.value),
         expiresAt: s.expiresAt,
       }));
       const secrets = ep.secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.secret);

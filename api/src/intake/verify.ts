@@ -34,8 +34,8 @@ function hmacKeyBytes(mode: EndpointConfig['authMode'], secret: string): Buffer 
 }
 
 /** Prepares secrets for verifyRequest (once per cached endpoint, not per request). */
-export function verifySecret(config: EndpointConfig, value: string): VerifySecret {
-  return { value, hmacKey: createSecretKey(hmacKeyBytes(config.authMode, value)) };
+export function verifySecret(mode: EndpointConfig['authMode'], value: string): VerifySecret {
+  return { value, hmacKey: createSecretKey(hmacKeyBytes(mode, value)) };
 }
 
 function hmac(key: KeyObject, parts: readonly (string | Uint8Array)[]): Buffer {

@@ -3,7 +3,12 @@
 // while new events arrive: a cursor means "ids strictly after/before this one".
 // No read returns payload bodies (docs/adr/0300-grants-reads-audit.md).
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
-import { REPLAY_PLAN_LIMIT, REPLAY_REASON_TEXT, replayAvailability } from '../handoff/lifecycle.ts';
+import {
+  REPLAY_PLAN_LIMIT,
+  REPLAY_REASON_TEXT,
+  type RetentionState,
+  replayAvailability,
+} from '../handoff/lifecycle.ts';
 import { EVENT_STATE_DESCRIPTIONS, type EventState, TERMINAL_STATES } from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
 import type { Services } from '../operations/types.ts';
@@ -223,7 +228,7 @@ export function eventSummary(row: EventRow, facts: ShopFacts) {
     attempt_count: Number(row.attempt_count),
     body_size: Number(row.body_size),
     body_sha256: row.body_sha256,
-    retention_state: row.retention_state as 'retained' | 'expired' | 'not_retained' | 'erased',
+    retention_state: row.retention_state as RetentionState,
     is_test: Number(row.is_test) === 1,
     replay: eventReplay(row, facts),
     duplicate_of: row.duplicate_of,

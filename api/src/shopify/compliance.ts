@@ -3,7 +3,6 @@
 // is verified over its raw bytes with the app's client secret (constant time) before anything
 // else; the effects purge retained bodies as retention does and are recorded in the audit log
 // with ids and counts only, never the customer data itself.
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import { ENV } from '../config.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
@@ -12,6 +11,8 @@ import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { SenderGoneError } from '../intake/intake.ts';
 import { readBodyCapped } from '../intake/routes.ts';
+import type { HeaderReader } from '../intake/intake.ts';
+import { PRESET_HMAC, verifyHmacSha256, verifySecret } from '../intake/verify.ts';
 import { ERASED_RETENTION_STATE } from '../handoff/lifecycle.ts';
 import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { Services } from '../operations/types.ts';
@@ -30,15 +31,22 @@ export const COMPLIANCE_AUDIT_ACTIONS: Record<ComplianceTopic, string> = {
 
 export const SHOPIFY_ACTOR: AuditActor = { kind: 'system', name: 'Shopify (privacy webhook)' };
 
-/** What a purge sets: the body is gone for good, at Shopify's request, not by the plan's retention. */
-const PURGED_STATE = ERASED_RETENTION_STATE;
-
-/** True when `header` is the base64 HMAC-SHA256 of `raw` keyed with `secret` (constant-time compare). */
-export function shopifyHmacValid(secret: string, raw: Uint8Array, header: string | null | undefined): boolean {
-  if (!header) return false;
-  const expected = createHmac('sha256', secret).update(raw).digest();
-  const given = Buffer.from(header.trim(), 'base64');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+/**
+ * Shopify signs these webhooks as it signs any webhook: the `shopify` auth mode's check (base64
+ * HMAC-SHA256 of the raw body, constant-time compare), keyed with the app's client secret.
+ */
+function assertSignedByShopify(secret: string, raw: Uint8Array, headers: HeaderReader): void {
+  try {
+    verifyHmacSha256(PRESET_HMAC.shopify, [verifySecret('shopify', secret)], { headers, raw, now: Date.now() });
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    throw new AppError('shopify_webhook_unverified', {
+      detail:
+        err.code === 'signature_missing'
+          ? 'The request has no X-Shopify-Hmac-Sha256 header.'
+          : 'X-Shopify-Hmac-Sha256 does not match the HMAC-SHA256 of the body.',
+    });
+  }
 }
 
 interface CustomerRef {
@@ -80,7 +88,10 @@ export function customerMatch(
   orderIds: readonly (number | string)[],
 ): { sql: string; params: string[] } | null {
   const ids = [...idForms('Customer', customer?.id), ...orderIds.flatMap((o) => idForms('Order', o))];
-  const texts = [customer?.email, customer?.phone].map((t) => t?.trim()).filter((t): t is string => !!t);
+  const texts = [customer?.email, customer?.phone]
+    .filter((t): t is string => typeof t === 'string')
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
   const parts: string[] = [];
   const params: string[] = [];
   if (ids.length) {
@@ -93,13 +104,6 @@ export function customerMatch(
     params.push(likeContains(t));
   }
   return parts.length ? { sql: `(${parts.join(' OR ')})`, params } : null;
-}
-
-function problem(
-  code: 'shopify_webhook_unverified' | 'shopify_webhook_topic_unknown' | 'invalid_json',
-  detail: string,
-) {
-  return new AppError(code, { detail });
 }
 
 export function complianceRoutes(getServices: () => Services): Hono<AppEnv> {
@@ -115,34 +119,27 @@ export function complianceRoutes(getServices: () => Services): Hono<AppEnv> {
     }
     const secret = services.config.shopify.apiSecret;
     if (!secret) {
-      throw problem(
-        'shopify_webhook_unverified',
-        `No Shopify client secret is configured (${ENV.shopifyApiSecret}), so privacy webhooks cannot be verified. See ${joinUrl(services.config.publicUrl, DOCS_PATHS.privacyWebhooks)}.`,
-      );
+      throw new AppError('shopify_webhook_unverified', {
+        detail: `No Shopify client secret is configured (${ENV.shopifyApiSecret}), so privacy webhooks cannot be verified. See ${joinUrl(services.config.publicUrl, DOCS_PATHS.privacyWebhooks)}.`,
+      });
     }
-    if (!shopifyHmacValid(secret, raw, c.req.header('x-shopify-hmac-sha256'))) {
-      throw problem(
-        'shopify_webhook_unverified',
-        c.req.header('x-shopify-hmac-sha256')
-          ? 'X-Shopify-Hmac-Sha256 does not match the HMAC-SHA256 of the body.'
-          : 'The request has no X-Shopify-Hmac-Sha256 header.',
-      );
-    }
+    assertSignedByShopify(secret, raw, c.req.raw.headers);
     const topic = c.req.header('x-shopify-topic')?.trim().toLowerCase();
     if (!topic || !(COMPLIANCE_TOPICS as readonly string[]).includes(topic)) {
-      throw problem(
-        'shopify_webhook_topic_unknown',
-        `This URL answers ${COMPLIANCE_TOPICS.join(', ')}; X-Shopify-Topic was ${topic ? `\`${topic.slice(0, 100)}\`` : 'missing'}.`,
-      );
+      throw new AppError('shopify_webhook_topic_unknown', {
+        detail: `This URL answers ${COMPLIANCE_TOPICS.join(', ')}; X-Shopify-Topic was ${topic ? `\`${topic.slice(0, 100)}\`` : 'missing'}.`,
+      });
     }
     let payload: CompliancePayload;
     try {
       payload = JSON.parse(new TextDecoder().decode(raw)) as CompliancePayload;
     } catch {
-      throw problem('invalid_json', 'The request body is not valid JSON.');
+      throw new AppError('invalid_json', { detail: 'The request body is not valid JSON.' });
     }
     if (!payload || typeof payload !== 'object' || Array.isArray(payload) || typeof payload.shop_domain !== 'string') {
-      throw problem('invalid_json', 'The body is not a Shopify privacy webhook payload (no `shop_domain`).');
+      throw new AppError('invalid_json', {
+        detail: 'The body is not a Shopify privacy webhook payload (no `shop_domain`).',
+      });
     }
     const result = await handleCompliance(services, topic as ComplianceTopic, payload, {
       webhookId: c.req.header('x-shopify-webhook-id')?.slice(0, 200) ?? null,
@@ -223,7 +220,7 @@ export async function handleCompliance(
       await stopUndelivered(tx, now, 'shop_id = ?', [shop.id]);
       const purged = await tx.run(
         `UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL`,
-        [PURGED_STATE, now, shop.id],
+        [ERASED_RETENTION_STATE, now, shop.id],
       );
       await tx.run(
         `UPDATE shops SET access_token_enc = NULL, connection_status = 'disconnected', updated_at = ? WHERE id = ?`,
@@ -238,7 +235,7 @@ export async function handleCompliance(
       const purged = match
         ? await tx.run(
             `UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL AND ${match.sql}`,
-            [PURGED_STATE, now, shop.id, ...match.params],
+            [ERASED_RETENTION_STATE, now, shop.id, ...match.params],
           )
         : { changes: 0 };
       await audit(tx, shop.id, { shop_known: true, ...customerCounts, events_purged: purged.changes });

@@ -4,7 +4,7 @@
 import { z } from '@hono/zod-openapi';
 import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
 import { AppError } from '../../errors/problem.ts';
-import { ERASED_RETENTION_STATE } from '../../handoff/lifecycle.ts';
+import { ERASED_RETENTION_STATE, RETENTION_STATES, type RetentionState } from '../../handoff/lifecycle.ts';
 import { EVENT_STATE_DESCRIPTIONS, type EventState } from '../../handoff/outcomes.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import {
@@ -76,7 +76,7 @@ export const EventDetail = EventSummary.extend({
     }),
   ),
   retention: z.object({
-    state: z.enum(['retained', 'expired', 'not_retained', 'erased']),
+    state: z.enum(RETENTION_STATES),
     body_retained: z.boolean(),
     body_expires_at: Timestamp.nullable(),
     plan_retention_days: z.number().int(),
@@ -192,7 +192,7 @@ export const getEvent = defineOperation({
       timeline,
       recovery_options: recoveryOptions(row, facts, config.publicUrl),
       retention: {
-        state: row.retention_state as 'retained' | 'expired' | 'not_retained' | 'erased',
+        state: row.retention_state as RetentionState,
         body_retained: Number(row.has_body) === 1,
         body_expires_at: row.body_expires_at ? iso(row.body_expires_at) : null,
         plan_retention_days: limits.bodyRetentionDays,

@@ -1,6 +1,6 @@
 // Event read schemas shared by the events operations.
 import { z } from '@hono/zod-openapi';
-import { REPLAY_UNAVAILABLE_REASONS } from '../../handoff/lifecycle.ts';
+import { REPLAY_UNAVAILABLE_REASONS, RETENTION_STATES } from '../../handoff/lifecycle.ts';
 import { EVENT_STATES } from '../../handoff/outcomes.ts';
 import { Timestamp } from '../read-schemas.ts';
 
@@ -36,7 +36,7 @@ export const EventSummary = z
     attempt_count: z.number().int(),
     body_size: z.number().int(),
     body_sha256: z.string(),
-    retention_state: z.enum(['retained', 'expired', 'not_retained', 'erased']),
+    retention_state: z.enum(RETENTION_STATES),
     is_test: z.boolean(),
     replay: ReplayAvailabilitySchema,
     duplicate_of: z.string().nullable(),
