@@ -33,10 +33,10 @@ const SUPPORT_CODES: Record<string, readonly (string | null)[]> = {
   accepted: [null],
   queued: [null, 'FP-H-THR', 'FP-H-5XX'],
   delivering: [null],
-  held: ['FP-H-HELD'],
+  held: ['FP-H-HELD', 'FP-H-AUTH'],
   delivered: ['FP-H-OK'],
   no_workflow: ['FP-H-NOWF'],
-  failed: ['FP-H-SIZE', 'FP-H-REJ', 'FP-H-AUTH'],
+  failed: ['FP-H-SIZE', 'FP-H-REJ'],
   duplicate_suppressed: ['FP-I-DUP'],
   rejected: ['FP-H-REJ'],
 };

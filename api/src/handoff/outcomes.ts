@@ -87,9 +87,9 @@ export const SUPPORT_CODES = {
   },
   token_revoked: {
     code: 'FP-H-AUTH',
-    state: 'failed',
+    state: 'held',
     errorCode: 'shopify_token_revoked',
-    meaning: 'Shopify refused the token; shop disconnected.',
+    meaning: 'Shopify refused the token on this event; shop disconnected, event held until it reconnects.',
   },
   held: {
     code: 'FP-H-HELD',

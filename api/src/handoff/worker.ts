@@ -412,8 +412,10 @@ export class DeliveryWorker {
     // transactions never wait on each other's rows in a cycle.
     await this.recorder.submit(async (tx) => {
       let attemptOutcome: string = c.outcome;
-      const setFinal = async (key: SupportCodeKey, state: string, delivered: boolean) => {
+      // The event's state is the support code's (SUPPORT_CODES): final, or held for a disconnected shop.
+      const setFinal = async (key: SupportCodeKey, delivered: boolean) => {
         const code = SUPPORT_CODES[key];
+        const state = code.state;
         await tx.run(
           `UPDATE events SET state = ?, support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
              next_attempt_at = NULL, delivered_at = ?, updated_at = ?,
@@ -422,20 +424,22 @@ export class DeliveryWorker {
         );
       };
       if (c.kind === 'final') {
-        await setFinal(c.support, SUPPORT_CODES[c.support].state, c.outcome === 'delivered');
+        await setFinal(c.support, c.outcome === 'delivered');
       } else if (c.kind === 'revoked') {
         // The first 401 for a shop (in any worker process) disconnects it; the conditional
-        // UPDATE decides which one that is, so later ones are held rather than failed.
+        // UPDATE decides which one that is. A 401 means Flow did not run the trigger, so
+        // every event involved is held (none failed): reconnecting releases them all.
         const first = await tx.run(
           `UPDATE shops SET connection_status = 'disconnected', updated_at = ? WHERE id = ? AND connection_status <> 'disconnected'`,
           [now, ev.shop_id],
         );
         if (first.changes === 0) {
           // Another delivery already saw the 401: this event waits with the others.
-          await setFinal('held', 'held', false);
+          await setFinal('held', false);
           attemptOutcome = 'held';
         } else {
-          await setFinal('token_revoked', 'failed', false);
+          // This event found the revocation: held too, carrying FP-H-AUTH so it says why.
+          await setFinal('token_revoked', false);
           const held = SUPPORT_CODES.held;
           await tx.run(
             `UPDATE events SET state = 'held', support_code = ?, error_code = ?, next_attempt_at = NULL, updated_at = ?
@@ -444,7 +448,7 @@ export class DeliveryWorker {
           );
         }
       } else if (ev.attempt_count >= policy.maxAttempts) {
-        await setFinal('exhausted', 'failed', false);
+        await setFinal('exhausted', false);
       } else {
         const delay = Math.max(retryDelayMs(policy, ev.attempt_count), c.notBeforeMs);
         await tx.run(

@@ -40,8 +40,8 @@ export const HANDOFF_ERRORS = {
     retry: 'no',
     area: 'handoff',
     description:
-      "Shopify answered 401: the store's access token is no longer valid (the app was uninstalled or its access revoked). Flowport marked the shop disconnected, failed the event that hit the 401, and held the shop's other queued events instead of burning their retries.",
-    fix: 'Reinstall or reauthorize the Flowport app on the store. Reconnecting releases the held events; replay the failed one.',
+      "Shopify answered 401: the store's access token is no longer valid (the app was uninstalled or its access revoked), so Flow did not run the trigger. Flowport marked the shop disconnected and holds the event that hit the 401 (it carries this code) together with the shop's other queued events, instead of burning their retries. Nothing is lost.",
+    fix: 'Reinstall or reauthorize the Flowport app on the store. Reconnecting releases every held event, this one included; no replay is needed.',
   },
   shop_disconnected: {
     status: 409,
