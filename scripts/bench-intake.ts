@@ -17,6 +17,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { freePort, parseStore, startBenchFlowport, waitFor } from './lib/bench-flowport.ts';
 
@@ -148,6 +149,22 @@ function makeBodies(secret: string, n: number): { body: string; sig: string }[] 
   return out;
 }
 
+/**
+ * What the measured CPU costs allow at most on this machine, whatever the design around them: the
+ * server's main thread cannot pass 1 s / its µs per event, and the server's threads together with
+ * the load generator (which shares the cores) cannot pass cores × 1 s / their µs per event. The
+ * lower bound, over the bare server's rate, is the highest ratio these costs can give here: moving
+ * work to another thread lifts only the first bound, and only lower total CPU lifts the second.
+ */
+function ceilingLine(mine: Figures, bare: Figures): string | null {
+  if (!mine.cpu || bare.rps <= 0) return null;
+  const cores = availableParallelism();
+  const mainCap = 1e6 / mine.cpu.main;
+  const coresCap = (cores * 1e6) / (mine.cpu.all + mine.cpu.loader);
+  const bound = Math.min(mainCap, coresCap);
+  return `  Ceilings at these CPU costs: main thread ${mainCap.toFixed(0)} ev/s; ${cores} cores shared with the load generator ${coresCap.toFixed(0)} ev/s (${bound === mainCap ? 'the main thread binds' : 'total CPU binds'}); ratio at most ${(bound / bare.rps).toFixed(2)} against this bare rate`;
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -241,6 +258,8 @@ async function main(): Promise<void> {
           : null;
       for (const l of [cpuLine('Flowport', combine(mine, perRound)), cpuLine('bare', combine(base, perRound))])
         if (l) console.log(l);
+      const ceiling = ceilingLine(combine(mine, perRound), combine(base, perRound));
+      if (ceiling) console.log(ceiling);
       if (mine.every((f) => f.steal !== undefined) && base.every((f) => f.steal !== undefined)) {
         const pct = (f: Figures) => `${(f.steal as number).toFixed(0)}%`;
         console.log(
