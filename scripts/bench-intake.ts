@@ -250,16 +250,16 @@ async function main(): Promise<void> {
       const ratios = mine.map((f, r) => f.rps / (base[r] as Figures).rps);
       console.log('');
       console.log(`${connections} connections:`);
-      console.log(row(`  Flowport intake (${STORE}, durable)`, combine(mine, perRound)));
-      console.log(row('  bare node:http 202', combine(base, perRound)));
+      const mineAll = combine(mine, perRound);
+      const baseAll = combine(base, perRound);
+      console.log(row(`  Flowport intake (${STORE}, durable)`, mineAll));
+      console.log(row('  bare node:http 202', baseAll));
       const cpuLine = (name: string, f: Figures) =>
         f.cpu
           ? `  CPU per request, ${name}: server main thread ${f.cpu.main.toFixed(0)} µs (busy ${((f.cpu.main * f.rps) / 1e4).toFixed(0)}% of the time), all server threads ${f.cpu.all.toFixed(0)} µs, load generator ${f.cpu.loader.toFixed(0)} µs`
           : null;
-      for (const l of [cpuLine('Flowport', combine(mine, perRound)), cpuLine('bare', combine(base, perRound))])
+      for (const l of [cpuLine('Flowport', mineAll), cpuLine('bare', baseAll), ceilingLine(mineAll, baseAll)])
         if (l) console.log(l);
-      const ceiling = ceilingLine(combine(mine, perRound), combine(base, perRound));
-      if (ceiling) console.log(ceiling);
       if (mine.every((f) => f.steal !== undefined) && base.every((f) => f.steal !== undefined)) {
         const pct = (f: Figures) => `${(f.steal as number).toFixed(0)}%`;
         console.log(

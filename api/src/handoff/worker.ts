@@ -415,12 +415,11 @@ export class DeliveryWorker {
       // The event's state is the support code's (SUPPORT_CODES): final, or held for a disconnected shop.
       const setFinal = async (key: SupportCodeKey, delivered: boolean) => {
         const code = SUPPORT_CODES[key];
-        const state = code.state;
         await tx.run(
           `UPDATE events SET state = ?, support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
              next_attempt_at = NULL, delivered_at = ?, updated_at = ?,
              possible_duplicate_deliveries = possible_duplicate_deliveries + ? WHERE id = ? AND lease_owner = ?`,
-          [state, code.code, code.errorCode, delivered ? now : null, now, maybeRan, ev.id, ev.leaseOwner],
+          [code.state, code.code, code.errorCode, delivered ? now : null, now, maybeRan, ev.id, ev.leaseOwner],
         );
       };
       if (c.kind === 'final') {
