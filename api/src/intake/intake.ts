@@ -33,8 +33,25 @@ interface CachedEndpoint {
   config: EndpointConfig;
   plan: Plan;
   fetchedAt: number;
-  /** Decrypted and made into HMAC keys once per cache entry (both are hot-path costs); the previous secret with its expiry. */
-  secrets: { secret: VerifySecret; expiresAt: number | null }[] | null;
+  /** Decrypted and made into HMAC keys once per cache entry (both are hot-path costs). */
+  secrets: PreparedSecrets | null;
+}
+
+interface PreparedSecrets {
+  /** Every secret, the previous one with the end of its rotation overlap. */
+  all: { secret: VerifySecret; expiresAt: number | null }[];
+  /** True when some secret expires: the list is then filtered per request. */
+  expiring: boolean;
+  /** The secrets when none expires (the usual case): no per-request list. */
+  current: VerifySecret[];
+}
+
+function preparedSecrets(services: Services, ep: CachedEndpoint): PreparedSecrets {
+  const all = decryptedSecrets(services, ep.row).map((s) => ({
+    secret: verifySecret(ep.config.authMode, s.value),
+    expiresAt: s.expiresAt,
+  }));
+  return { all, expiring: all.some((s) => s.expiresAt !== null), current: all.map((s) => s.secret) };
 }
 
 export type IntakeAck =
@@ -100,6 +117,12 @@ const EVENT_COLUMNS = [
   'duplicate_of',
 ] as const;
 type EventInsert = Record<(typeof EVENT_COLUMNS)[number], SqlParam>;
+/**
+ * On SQLite the body is bound as the request's bytes and stored as TEXT by the cast (they are
+ * valid UTF-8: validation decoded them strictly), which spares converting the decoded string back
+ * to UTF-8 for the binding. On PostgreSQL the body is bound as the string (the cast does nothing).
+ */
+const EVENT_PLACEHOLDERS = EVENT_COLUMNS.map((c) => (c === 'body' ? 'CAST(? AS TEXT)' : '?'));
 
 const RECEIPT_COLUMNS = [
   'id',
@@ -134,7 +157,7 @@ function batchRows(batch: Batch): BatchRows {
     rows = r;
     batch.scratch.set('rows', r);
     batch.beforeCommit(async (tx) => {
-      await insertMany(tx, 'events', EVENT_COLUMNS, r.events);
+      await insertMany(tx, 'events', EVENT_COLUMNS, r.events, EVENT_PLACEHOLDERS);
       await insertMany(tx, 'receipts', RECEIPT_COLUMNS, r.receipts);
     });
   }
@@ -203,7 +226,9 @@ export class Intake {
 
   async handle(req: IntakeRequest): Promise<IntakeAck> {
     const now = this.services.now();
-    const ep = await this.lookup(req.endpointId, now);
+    const hit = this.cache.get(req.endpointId);
+    const ep =
+      hit && now - hit.fetchedAt < INTAKE_LIMITS.endpointCacheMs ? hit : await this.lookup(req.endpointId, now);
     if (!ep) throw new AppError('not_found', { detail: 'No endpoint with this id. Check the ingest URL.' });
     let stage: Stage = 'state';
     let raw: Uint8Array | null = null;
@@ -236,7 +261,7 @@ export class Intake {
         });
       }
       const ct = req.headers.get('content-type');
-      if (ct !== null) {
+      if (ct !== null && ct !== 'application/json') {
         const [type = '', ...params] = ct.split(';');
         const media = type.trim().toLowerCase();
         if (!JSON_MEDIA_RE.test(media)) {
@@ -252,11 +277,10 @@ export class Intake {
         }
       }
       stage = 'auth';
-      ep.secrets ??= decryptedSecrets(this.services, ep.row).map((s) => ({
-        secret: verifySecret(ep.config.authMode, s.value),
-        expiresAt: s.expiresAt,
-      }));
-      const secrets = ep.secrets.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.secret);
+      ep.secrets ??= preparedSecrets(this.services, ep);
+      const secrets = ep.secrets.expiring
+        ? ep.secrets.all.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.secret)
+        : ep.secrets.current;
       verifyRequest(ep.config, secrets, { headers: req.headers, raw, now });
       stage = 'validation';
       try {
@@ -297,14 +321,15 @@ export class Intake {
     }
     const hash = sha256Hex(raw);
     if (handshake !== null) return this.answerHandshake(ep, req, now, raw, hash, handshake.challenge);
-    const bodyText = text;
+    // What the event row's body column is bound to (see EVENT_PLACEHOLDERS).
+    const bodyParam: SqlParam = this.services.db.dialect === 'sqlite' ? raw : text;
     // Set whenever this is no handshake (mapBody returned; it throws otherwise).
     const facts = mapped as Mapped;
     const windowHours = this.dedupeWindowHours(ep);
     const locks = [intakeLocks.eventCap(ep.row.shop_id)];
     if (facts.externalEventId && windowHours > 0) locks.push(intakeLocks.dedupe(ep.row.id));
     const outcome = await this.committer.submit(
-      (tx, batch) => this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyText, facts),
+      (tx, batch) => this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyParam, facts),
       { locks },
     );
     if (outcome.kind === 'cap') {
@@ -364,7 +389,7 @@ export class Intake {
     now: number,
     raw: Uint8Array,
     hash: string,
-    text: string,
+    bodyParam: SqlParam,
     mapped: Mapped,
   ): Promise<{ kind: 'ack'; ack: IntakeAck } | { kind: 'cap'; retryAfterS: number; receiptId: string | null }> {
     const { row, plan } = ep;
@@ -465,7 +490,7 @@ export class Intake {
         ...facts,
         state: 'queued',
         support_code: supportCode,
-        body: text,
+        body: bodyParam,
         next_attempt_at: now,
         body_expires_at: now + bodyRetentionMs(this.services.config, plan.id),
         retention_state: 'retained',

@@ -1,7 +1,7 @@
 // Sender authentication on the raw body, one function per auth mode. Constant-
 // time comparisons only; the current secret is tried first, then the previous
 // one while its rotation overlap lasts. Throws AppError with an intake code.
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { AppError } from '../errors/problem.ts';
 import { safeEqual } from '../lib/crypto.ts';
 import { DEFAULT_HMAC, DEFAULT_TOLERANCE_SEC, type EndpointConfig, type HmacParams } from '../services/endpoints.ts';
@@ -14,18 +14,63 @@ export interface VerifyRequest {
   now: number;
 }
 
-const HEX_RE = /^[0-9a-fA-F]+$/;
 const B64_RE = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 /**
- * One secret as verification uses it: the string (static header, Basic) and the HMAC key made
- * from it once, for the endpoint's mode. `createHmac` with a KeyObject costs about as much as
- * with a string and a fifth of what a Buffer key costs (2.6 against 12 µs for a 1 KiB body,
- * measured with Node 24), so a mode whose key is bytes (Standard Webhooks) is not slower.
+ * One secret as verification uses it: the string (static header, Basic) and the HMAC-SHA256 key
+ * prepared from it once, for the endpoint's mode (see HmacKey).
  */
 export interface VerifySecret {
   value: string;
-  hmacKey: KeyObject;
+  hmacKey: HmacKey;
+}
+
+const SHA256_BLOCK = 64;
+const SHA256_BYTES = 32;
+
+/**
+ * An HMAC-SHA256 key with its pads computed once (RFC 2104): HMAC(K, m) = H((K ^ opad) || H((K ^
+ * ipad) || m)), with K hashed first when longer than the 64-byte block. Two one-shot `hash()`
+ * calls over the pads cost about half of `createHmac(…).digest()` for a 1 KiB body: most of
+ * createHmac's cost is per call (an OpenSSL MAC context and a Buffer for the digest), not the
+ * hashing, and intake verifies every request (npm run bench:verify prints both). Checked against
+ * createHmac for keys around the block size in tests/intake/verify-hmac.test.ts.
+ */
+export class HmacKey {
+  private readonly ipad: Buffer;
+  /** The outer pad followed by room for the inner digest: one buffer, reused (JS runs one call at a time). */
+  private readonly outer: Buffer;
+
+  constructor(key: Uint8Array) {
+    const k = Buffer.alloc(SHA256_BLOCK);
+    if (key.byteLength > SHA256_BLOCK) k.write(hash('sha256', key, 'binary'), 'binary');
+    else k.set(key);
+    this.ipad = Buffer.alloc(SHA256_BLOCK);
+    this.outer = Buffer.alloc(SHA256_BLOCK + SHA256_BYTES);
+    for (let i = 0; i < SHA256_BLOCK; i++) {
+      this.ipad[i] = (k[i] as number) ^ 0x36;
+      this.outer[i] = (k[i] as number) ^ 0x5c;
+    }
+  }
+
+  /** HMAC-SHA256 of the parts joined, as 32 bytes. */
+  digest(parts: readonly (string | Uint8Array)[]): Buffer {
+    let length = SHA256_BLOCK;
+    for (const p of parts) length += typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.byteLength;
+    const inner = Buffer.allocUnsafe(length);
+    inner.set(this.ipad, 0);
+    let at = SHA256_BLOCK;
+    for (const p of parts) {
+      if (typeof p === 'string') at += inner.write(p, at, 'utf8');
+      else {
+        inner.set(p, at);
+        at += p.byteLength;
+      }
+    }
+    // Binary (latin1) strings, not Buffers, out of hash(): a Buffer made by the binding costs more than the hash.
+    this.outer.write(hash('sha256', inner, 'binary'), SHA256_BLOCK, 'latin1');
+    return Buffer.from(hash('sha256', this.outer, 'binary'), 'latin1');
+  }
 }
 
 /** The HMAC key bytes of a secret for a mode: Standard Webhooks decodes base64, every other mode signs with the UTF-8 secret. */
@@ -35,21 +80,25 @@ function hmacKeyBytes(mode: EndpointConfig['authMode'], secret: string): Buffer 
 
 /** Prepares secrets for verifyRequest (once per cached endpoint, not per request). */
 export function verifySecret(mode: EndpointConfig['authMode'], value: string): VerifySecret {
-  return { value, hmacKey: createSecretKey(hmacKeyBytes(mode, value)) };
+  return { value, hmacKey: new HmacKey(hmacKeyBytes(mode, value)) };
 }
 
-function hmac(key: KeyObject, parts: readonly (string | Uint8Array)[]): Buffer {
-  const h = createHmac('sha256', key);
-  for (const p of parts) h.update(p);
-  return h.digest();
+function hmac(key: HmacKey, parts: readonly (string | Uint8Array)[]): Buffer {
+  return key.digest(parts);
 }
 
 /** Decodes a signature string into bytes, or null when it is not valid in that encoding. */
 function decodeSig(value: string, encoding: 'hex' | 'base64'): Buffer | null {
-  if (encoding === 'hex') return value.length === 64 && HEX_RE.test(value) ? Buffer.from(value, 'hex') : null;
+  if (encoding === 'hex') {
+    if (value.length !== 2 * SHA256_BYTES) return null;
+    // Node's hex decoder stops at the first character that is not hex, so 64 characters give
+    // 32 bytes exactly when every one of them is a hex digit.
+    const buf = Buffer.from(value, 'hex');
+    return buf.length === SHA256_BYTES ? buf : null;
+  }
   if (!B64_RE.test(value)) return null;
   const buf = Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-  return buf.length === 32 ? buf : null;
+  return buf.length === SHA256_BYTES ? buf : null;
 }
 
 function header(req: VerifyRequest, name: string): string | null {

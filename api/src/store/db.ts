@@ -63,9 +63,11 @@ export async function insertMany(
   table: string,
   columns: readonly string[],
   rows: readonly (readonly SqlParam[])[],
+  /** The value expression of each column (default `?`), e.g. `CAST(? AS TEXT)` to store bytes as text. */
+  placeholders: readonly string[] = columns.map(() => '?'),
 ): Promise<void> {
   if (rows.length === 0) return;
-  const one = `(${columns.map(() => '?').join(', ')})`;
+  const one = `(${placeholders.join(', ')})`;
   const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
   if (tx.dialect === 'sqlite') {
     const sql = head + one;
