@@ -6,13 +6,15 @@
 //   --store postgres: a fresh schema in FLOWPORT_TEST_DATABASE_URL (default: the local
 //     `test` database), dropped afterwards.
 //   Options (env): BENCH_SECONDS (default 12: seconds per server and concurrency, split
-//   over BENCH_ROUNDS rounds, default 3), BENCH_CONNECTIONS (default "32,128,256": each is measured),
+//   over BENCH_ROUNDS rounds, default 6), BENCH_CONNECTIONS (default "32,128,256": each is measured),
 //   BENCH_WARMUP_SECONDS (default 2: each server is loaded this long, unmeasured, before the
 //   rounds at each concurrency, so JIT compilation and first-touch file growth are not measured).
 // Both servers stay up and are loaded in alternating rounds (Flowport, bare, Flowport, …),
 // so drift in the shared machine's speed hits both sides of the ratio; the ratio printed
-// is the median of the rounds' ratios. Each round's CPU steal (time the hypervisor gave other
-// guests) is printed too: a round with much of it ran on a slower machine.
+// is the median of the rounds' ratios. Single rounds swing by a quarter either way on this
+// shared machine (the bare server's rate most), so more, shorter rounds give a steadier median.
+// Each round's CPU steal (time the hypervisor gave other guests) is printed too: a round with
+// much of it ran on a slower machine.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -39,7 +41,7 @@ const NODE = process.execPath;
 const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' } } });
 const STORE = parseStore(args.store);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 12);
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 6));
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,128,256').split(',').map(Number);
 const GOAL = 0.5;
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);

@@ -20,7 +20,6 @@ export type IdKind = keyof typeof ID_PREFIXES;
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 let lastMs = 0;
-let lastRandom: number[] = [];
 
 let lastTimeMs = -1;
 let lastTime = '';
@@ -42,43 +41,45 @@ function encodeTime(ms: number): string {
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 
-function randomDigits(): number[] {
-  if (poolAt + 16 > pool.length) {
+const RANDOM_CHARS = 16;
+/** The last id's random part as base-32 digits, and the same as ASCII characters. */
+const lastRandom = new Uint8Array(RANDOM_CHARS);
+const randomText = Buffer.alloc(RANDOM_CHARS);
+const ALPHABET_CODES = Uint8Array.from(ALPHABET, (c) => c.charCodeAt(0));
+
+function drawRandom(): void {
+  if (poolAt + RANDOM_CHARS > pool.length) {
     randomFillSync(pool);
     poolAt = 0;
   }
-  const digits = new Array<number>(16);
   // 256 is a multiple of 32, so b % 32 is uniform.
-  for (let i = 0; i < 16; i++) digits[i] = (pool[poolAt + i] as number) % 32;
-  poolAt += 16;
-  return digits;
+  for (let i = 0; i < RANDOM_CHARS; i++) lastRandom[i] = (pool[poolAt + i] as number) % 32;
+  poolAt += RANDOM_CHARS;
+}
+
+/** Increments the random part as a base-32 number. */
+function incrementRandom(): void {
+  for (let i = RANDOM_CHARS - 1; i >= 0; i--) {
+    const d = lastRandom[i] as number;
+    if (d < 31) {
+      lastRandom[i] = d + 1;
+      return;
+    }
+    lastRandom[i] = 0;
+  }
 }
 
 /** Monotonic within one process: ids minted in the same millisecond still sort in mint order. */
 export function newId(kind: IdKind, now: number = Date.now()): string {
-  let digits: number[];
   if (now <= lastMs) {
     now = lastMs;
-    digits = lastRandom.slice();
-    // increment the random part as a base-32 number
-    let i = digits.length - 1;
-    while (i >= 0) {
-      const d = digits[i] ?? 0;
-      if (d < 31) {
-        digits[i] = d + 1;
-        break;
-      }
-      digits[i] = 0;
-      i--;
-    }
+    incrementRandom();
   } else {
-    digits = randomDigits();
+    drawRandom();
   }
   lastMs = now;
-  lastRandom = digits;
-  let random = '';
-  for (const d of digits) random += ALPHABET[d];
-  return `${ID_PREFIXES[kind]}_${encodeTime(now)}${random}`;
+  for (let i = 0; i < RANDOM_CHARS; i++) randomText[i] = ALPHABET_CODES[lastRandom[i] as number] as number;
+  return `${ID_PREFIXES[kind]}_${encodeTime(now)}${randomText.toString('latin1')}`;
 }
 
 const ID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;
