@@ -16,26 +16,11 @@
 // Each round's CPU steal (time the hypervisor gave other guests) is printed too: a round with
 // much of it ran on a slower machine.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { freePort, parseStore, startBenchFlowport, waitFor } from './lib/bench-flowport.ts';
-
-// autocannon ships no types; the few fields used here are typed locally.
-interface AcRequest {
-  method?: string;
-  setupRequest?: (req: { headers?: Record<string, string> } & Record<string, unknown>) => Record<string, unknown>;
-}
-interface AcResult {
-  requests: { average: number };
-  latency: { p50: number; p99: number };
-  '2xx': number;
-  non2xx: number;
-  errors: number;
-}
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<AcResult>;
+import { type AcRequest, autocannon, BARE_SERVER, signedRequests } from './lib/intake-load.ts';
 
 const NODE = process.execPath;
 const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' } } });
@@ -45,14 +30,6 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 6));
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,128,256').split(',').map(Number);
 const GOAL = 0.5;
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
-
-const BARE_SERVER = `
-const http = require('node:http');
-http.createServer((req, res) => {
-  req.on('data', () => {});
-  req.on('end', () => { res.writeHead(202, { 'content-type': 'application/json' }); res.end('{"status":"queued"}'); });
-}).listen(Number(process.env.PORT), '127.0.0.1');
-`;
 
 /** CPU seconds a process (all threads) and its main thread have used so far (Linux /proc; null elsewhere). */
 function cpuOf(pid: number): { all: number; main: number } | null {
@@ -140,17 +117,6 @@ async function load(
   };
 }
 
-function makeBodies(secret: string, n: number): { body: string; sig: string }[] {
-  const out: { body: string; sig: string }[] = [];
-  for (let i = 0; i < n; i++) {
-    const base = { type: 'order.paid', id: `bench_${i}`, order_id: 1000 + i, total: '42.00', note: '' };
-    base.note = 'x'.repeat(Math.max(0, 1024 - JSON.stringify(base).length));
-    const body = JSON.stringify(base);
-    out.push({ body, sig: `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` });
-  }
-  return out;
-}
-
 /**
  * What the measured CPU costs allow at most on this machine, whatever the design around them: the
  * server's main thread cannot pass 1 s / its µs per event, and the server's threads together with
@@ -212,23 +178,7 @@ async function main(): Promise<void> {
       bare,
       'bare server',
     );
-    const bodies = makeBodies(creds.signing_secret, 2000);
-    let i = 0;
-    // The same request generator (signed bodies, per-request setup) loads both servers, so the
-    // load generator's own cost is the same on both sides of the ratio.
-    const requests: AcRequest[] = [
-      {
-        method: 'POST',
-        setupRequest: (req) => {
-          const b = bodies[i++ % bodies.length] as { body: string; sig: string };
-          return {
-            ...req,
-            body: b.body,
-            headers: { ...req.headers, 'content-type': 'application/json', [creds.signature_header]: b.sig },
-          };
-        },
-      },
-    ];
+    const requests = signedRequests(creds);
     const perRound = Math.max(1, Math.round(SECONDS / ROUNDS));
     console.log(
       `bench:intake — store: ${storeLabel}. ~1 KiB signed events; at each concurrency ${WARMUP_SECONDS} s of warm-up per server, then ${ROUNDS} alternating rounds of ${perRound} s per server.`,

@@ -63,28 +63,38 @@ export interface BenchFlowport {
  * FLOWPORT_TEST_DATABASE_URL), its sandbox shop lifted to the largest plan so the
  * monthly cap does not end a run. `worker: false` measures intake alone.
  */
-export async function startBenchFlowport(options: { store: BenchStore; worker: boolean }): Promise<BenchFlowport> {
+export async function startBenchFlowport(options: {
+  store: BenchStore;
+  worker: boolean;
+  /** A command that runs Node for it, e.g. valgrind with its options (bench:instructions). */
+  wrap?: readonly string[];
+}): Promise<BenchFlowport> {
   const dataDir = mkdtempSync(join(tmpdir(), 'flowport-bench-'));
   const pg = options.store === 'postgres' ? await createPgSchema('bench') : null;
   const storeConfig = { dataDir, databaseUrl: pg?.url ?? null };
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the Flowport process there (on exit).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(NODE, [...profile, join(root, 'api/src/main.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      FLOWPORT_DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
-      FLOWPORT_WORKER: options.worker ? 'on' : 'off',
-      FLOWPORT_LOG_LEVEL: 'silent',
-      FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
-      ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
+  const [command = NODE, ...wrapArgs] = options.wrap ?? [];
+  const child = spawn(
+    command,
+    [...wrapArgs, ...(options.wrap ? [NODE] : []), ...profile, join(root, 'api/src/main.ts')],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        FLOWPORT_DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        FLOWPORT_WORKER: options.worker ? 'on' : 'off',
+        FLOWPORT_LOG_LEVEL: 'silent',
+        FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
+        ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
+      },
+      stdio: 'ignore',
     },
-    stdio: 'ignore',
-  });
+  );
   const stop = async () => {
     await stopChild(child);
     await pg?.drop();

@@ -1,0 +1,64 @@
+// The intake load both intake benchmarks send (bench:intake, bench:instructions): signed ~1 KiB
+// JSON events through autocannon, and the bare node:http server that is their baseline.
+import { createHmac } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
+
+// autocannon ships no types; the few fields used here are typed locally.
+export interface AcRequest {
+  method?: string;
+  setupRequest?: (req: { headers?: Record<string, string> } & Record<string, unknown>) => Record<string, unknown>;
+}
+export interface AcResult {
+  requests: { average: number };
+  latency: { p50: number; p99: number };
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+}
+export const autocannon = createRequire(import.meta.url)('autocannon') as (
+  opts: Record<string, unknown>,
+) => Promise<AcResult>;
+
+/** A node:http server that reads the body and answers 202 without work (`node -e`, PORT from env). */
+export const BARE_SERVER = `
+const http = require('node:http');
+http.createServer((req, res) => {
+  req.on('data', () => {});
+  req.on('end', () => { res.writeHead(202, { 'content-type': 'application/json' }); res.end('{"status":"queued"}'); });
+}).listen(Number(process.env.PORT), '127.0.0.1');
+`;
+
+function makeBodies(secret: string, n: number): { body: string; sig: string }[] {
+  const out: { body: string; sig: string }[] = [];
+  for (let i = 0; i < n; i++) {
+    const base = { type: 'order.paid', id: `bench_${i}`, order_id: 1000 + i, total: '42.00', note: '' };
+    base.note = 'x'.repeat(Math.max(0, 1024 - JSON.stringify(base).length));
+    const body = JSON.stringify(base);
+    out.push({ body, sig: `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` });
+  }
+  return out;
+}
+
+/**
+ * autocannon requests carrying 2,000 different ~1 KiB bodies, each signed for the sandbox endpoint.
+ * The same generator loads the bare server too, so the load generator's own cost is the same on
+ * both sides of a ratio.
+ */
+export function signedRequests(creds: SandboxCredentials): AcRequest[] {
+  const bodies = makeBodies(creds.signing_secret, 2000);
+  let i = 0;
+  return [
+    {
+      method: 'POST',
+      setupRequest: (req) => {
+        const b = bodies[i++ % bodies.length] as { body: string; sig: string };
+        return {
+          ...req,
+          body: b.body,
+          headers: { ...req.headers, 'content-type': 'application/json', [creds.signature_header]: b.sig },
+        };
+      },
+    },
+  ];
+}
