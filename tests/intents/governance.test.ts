@@ -10,7 +10,8 @@ import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { planOf } from '../../api/src/plans.ts';
 import { createShop } from '../../api/src/services/shops.ts';
-import { usagePeriod } from '../../api/src/usage/meters.ts';
+import { newId } from '../../api/src/ids.ts';
+import { usageFor, usagePeriod } from '../../api/src/usage/meters.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api, confirm, deliveredEvent, grant } from './helpers.ts';
 
@@ -375,6 +376,30 @@ describe('refusals by layer', () => {
     ]) {
       expect(isErrorCode(code)).toBe(true);
     }
+  });
+});
+
+describe('metering', () => {
+  it('a preview the operation refuses is not counted against the monthly previews; a created one is', async () => {
+    const previews = async () => (await usageFor(db(), server.sandbox!.shop_id)).preview;
+    const planPreviews = async () =>
+      (await api(server, token, 'GET', '/agent/v1/plan-usage')).json.meters.find(
+        (m: { meter: string }) => m.meter === 'preview',
+      )?.used;
+    const start = await previews();
+    // Refused after admission: no such event; a permanent delete of an endpoint that is not archived.
+    const missing = await api(server, token, 'POST', `/agent/v1/events/${newId('event')}/replay-intents`, {});
+    expect(missing.status).toBe(404);
+    const deleteIntent = (body: unknown) =>
+      api(server, token, 'POST', `/agent/v1/endpoints/${server.sandbox!.endpoint_id}/delete-intents`, body);
+    expect((await deleteIntent({ mode: 'permanent' })).json.code).toBe('endpoint_not_archived');
+    // A body the contract refuses is not counted either.
+    expect((await deleteIntent({})).json.code).toBe('invalid_request');
+    expect(await previews()).toBe(start);
+    const created = await testEventPreview();
+    expect(created.status).toBe(201);
+    expect(await previews()).toBe(start + 1);
+    expect(await planPreviews()).toBe(start + 1);
   });
 });
 

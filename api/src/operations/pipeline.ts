@@ -10,8 +10,16 @@ export interface Guard {
   authenticate(token: string | null, services: Services, requestId?: string): Promise<Principal>;
   /** Throws a refusal naming the missing scope. */
   authorize(principal: Principal, op: AnyOperation, services?: Services, requestId?: string): void | Promise<void>;
-  /** Rate limits, plan caps and metering; throws `usage`-layer refusals. */
-  admit(principal: Principal, op: AnyOperation, services: Services, requestId?: string): Promise<void>;
+  /**
+   * Rate limits, plan caps and metering; throws `usage`-layer refusals. Returns an Admission when
+   * what it counted is to be given back if the operation then refuses or fails.
+   */
+  admit(
+    principal: Principal,
+    op: AnyOperation,
+    services: Services,
+    requestId?: string,
+  ): Promise<Admission | undefined | void>;
   /** Actor attribution after run: audits refusals and non-read operations (see api/src/auth/guard.ts). */
   record?(args: {
     principal: Principal;
@@ -21,6 +29,12 @@ export interface Guard {
     input: Record<string, unknown>;
     error?: unknown;
   }): Promise<void>;
+}
+
+/** What admission counted for a call that the operation may still refuse (a preview). */
+export interface Admission {
+  /** Gives the counted unit back (the operation refused or failed; nothing was created). */
+  refund(): Promise<void>;
 }
 
 let guard: Guard | null = null;
@@ -57,11 +71,12 @@ export async function authenticateToken(
 
 export async function invokeOperation(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
   let principal: Principal | null = null;
+  let admission: Admission | null = null;
   if (op.scope !== null) {
     if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
     principal = args.principal ?? (await guard.authenticate(args.token, args.services, args.requestId));
     await guard.authorize(principal, op, args.services, args.requestId);
-    await guard.admit(principal, op, args.services, args.requestId);
+    admission = (await guard.admit(principal, op, args.services, args.requestId)) ?? null;
   }
   const ctx: OperationContext = {
     services: args.services,
@@ -70,11 +85,21 @@ export async function invokeOperation(op: AnyOperation, args: InvokeArgs): Promi
     transport: args.transport,
     headers: args.headers ?? {},
   };
-  if (!principal || !guard?.record) return op.run({ ctx, input: args.input });
+  const run = async () => {
+    try {
+      return await op.run({ ctx, input: args.input });
+    } catch (error) {
+      // Nothing was created: what admission counted for it is given back (previews).
+      // A failed refund (the store is down) must not replace the refusal the caller is owed.
+      await admission?.refund().catch(() => {});
+      throw error;
+    }
+  };
+  if (!principal || !guard?.record) return run();
   const record = { principal, op, services: args.services, requestId: args.requestId, input: args.input };
   let out: unknown;
   try {
-    out = await op.run({ ctx, input: args.input });
+    out = await run();
   } catch (error) {
     await guard.record({ ...record, error });
     throw error;

@@ -1,11 +1,22 @@
 // Usage admission for one authenticated operation call: per-minute rate limits
 // (grant, then shop) → 429 + Retry-After; the monthly plan cap of the
 // operation's meter → 402; otherwise the meter is counted. All in one write
-// transaction (one fsync on SQLite).
+// transaction (one fsync on SQLite). A meter that counts only what the operation
+// creates (COUNTED_ON_SUCCESS: previews) comes back with a refund for a refusal.
 import { appendAudit } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
+import type { Admission } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../operations/types.ts';
-import { consumeUsage, limitsForShop, meterCap, periodBounds, recordUsage, usageFor } from './meters.ts';
+import {
+  COUNTED_ON_SUCCESS,
+  consumeUsage,
+  limitsForShop,
+  meterCap,
+  periodBounds,
+  recordUsage,
+  refundUsage,
+  usageFor,
+} from './meters.ts';
 import { grantRateKey, hitRate, retryAfterSeconds, shopRateKey } from './rate-limit.ts';
 
 /**
@@ -19,9 +30,10 @@ export async function admitUsage(
   op: AnyOperation,
   services: Services,
   requestId?: string,
-): Promise<void> {
+): Promise<Admission | undefined> {
   const now = services.now();
   const limits = await limitsForShop(services.db, principal.shopId);
+  let consumed: NonNullable<AnyOperation['meter']> | null = null;
   const refusal = await services.db.tx(async (tx): Promise<AppError | null> => {
     const rates = [
       {
@@ -67,7 +79,10 @@ export async function admitUsage(
       return null;
     }
     const cap = meterCap(limits, op.meter);
-    if (await consumeUsage(tx, principal.shopId, op.meter, cap, now)) return null;
+    if (await consumeUsage(tx, principal.shopId, op.meter, cap, now)) {
+      consumed = op.meter;
+      return null;
+    }
     const used = (await usageFor(tx, principal.shopId, now))[op.meter];
     const resetsAt = new Date(periodBounds(now).end).toISOString();
     await appendAudit(tx, {
@@ -86,4 +101,7 @@ export async function admitUsage(
     });
   });
   if (refusal) throw refusal;
+  const meter = consumed;
+  if (meter === null || !COUNTED_ON_SUCCESS.has(meter)) return undefined;
+  return { refund: () => refundUsage(services.db, principal.shopId, meter, now) };
 }

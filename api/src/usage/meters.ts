@@ -35,9 +35,16 @@ export const METER_DESCRIPTIONS: Record<UsageMeter, string> = {
   diagnostics_shares: 'Diagnostics shares created this month.',
   simple_read: 'Simple Agent Operations reads (grant, plan usage, setup, endpoint and single-object reads).',
   rich_read: 'Rich reads (event listings, event timelines, diagnostics, audit).',
-  preview: 'Action-intent previews.',
+  preview: 'Action intents previewed (created); a preview the operation refuses is not counted.',
   execution: 'Confirmed (executed) action intents.',
 };
+
+/**
+ * Meters that count what an operation created, not calls: a call the operation itself refuses
+ * (the event does not exist, the endpoint is not archived, …) is given back after it was
+ * admitted. Reads count the call, answered or not.
+ */
+export const COUNTED_ON_SUCCESS: ReadonlySet<UsageMeter> = new Set<UsageMeter>(['preview']);
 
 let lastPeriod = { start: 0, end: -1, id: '' };
 
@@ -156,6 +163,14 @@ export async function consumeUsage(
     [shopId, period, meter, cap],
   );
   return r.changes > 0;
+}
+
+/** Gives back one unit that consumeUsage took at `now` (its period, even if a new one began since). */
+export async function refundUsage(db: Db, shopId: string, meter: UsageMeter, now: number): Promise<void> {
+  await db.run(
+    'UPDATE usage_counters SET count = count - 1 WHERE shop_id = ? AND period = ? AND meter = ? AND count > 0',
+    [shopId, usagePeriod(now), meter],
+  );
 }
 
 /** Every meter's count for the period containing `now` (0 when unused). */
