@@ -108,12 +108,46 @@ describe('idempotent confirmation', () => {
     const first = await api(server, token, 'POST', `/agent/v1/endpoints/${id}/edit-intents`, { name: 'First' });
     const second = await api(server, token, 'POST', `/agent/v1/endpoints/${id}/edit-intents`, { name: 'Second' });
     expect((await confirm(server, token, second.json.id)).status).toBe(200);
-    const stale = await confirm(server, token, first.json.id);
+    const key = randomUUID();
+    const stale = await confirm(server, token, first.json.id, key);
     expectRefusal(stale, 409, 'intent_stale', 'target_state');
     expect((await api(server, token, 'GET', `/agent/v1/action-intents/${first.json.id}`)).json).toMatchObject({
       state: 'refused',
       error_code: 'intent_stale',
     });
+    // A retry with the same key gets the same refusal (the intent is refused for good), not the
+    // intent_not_confirmable its new state would answer; a new key asks the intent afresh.
+    const retry = await confirm(server, token, first.json.id, key);
+    expectRefusal(retry, 409, 'intent_stale', 'target_state');
+    expect(retry.json.detail).toBe(stale.json.detail);
+    expectRefusal(await confirm(server, token, first.json.id), 409, 'intent_not_confirmable', 'target_state');
+  });
+
+  it('a refusal that leaves the intent previewed (the execution cap) releases the key: the same key confirms once the cause is gone', async () => {
+    const p = await testEventPreview();
+    expect(p.status).toBe(201);
+    const period = usagePeriod(Date.now());
+    const shopId = server.sandbox!.shop_id;
+    const before = await db().get<{ count: number }>(
+      `SELECT count FROM usage_counters WHERE shop_id = ? AND period = ? AND meter = 'execution'`,
+      [shopId, period],
+    );
+    const setExecutions = (n: number) =>
+      db().run(
+        `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, 'execution', ?)
+         ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = excluded.count`,
+        [shopId, period, n],
+      );
+    const key = randomUUID();
+    await setExecutions(planOf('free').monthly.executions);
+    try {
+      expectRefusal(await confirm(server, token, p.json.id, key), 402, 'plan_limit_reached', 'usage');
+    } finally {
+      await setExecutions(Number(before?.count ?? 0));
+    }
+    const ok = await confirm(server, token, p.json.id, key);
+    expect(ok.status).toBe(200);
+    expect(ok.json.state).toBe('executed');
   });
 
   it('cancel: a cancelled intent can never be confirmed', async () => {

@@ -11,7 +11,15 @@ import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import type { Principal, Services } from '../operations/types.ts';
 import { getShop, type ShopRow } from '../services/shops.ts';
 import type { Db } from '../store/db.ts';
-import { claimKey, completeKey, releaseKey, requestHash, validateIdempotencyKey } from './idempotency.ts';
+import {
+  claimKey,
+  completeKey,
+  completeKeyWithRefusal,
+  releaseKey,
+  replayStored,
+  requestHash,
+  validateIdempotencyKey,
+} from './idempotency.ts';
 import { INTENT_KINDS } from './kinds/index.ts';
 import { assertExecutionAvailable, consumeExecution } from './usage.ts';
 import type { CapUse, IntentKind, IntentKindDef, IntentRow, IntentState, KindContext, PreviewBody } from './types.ts';
@@ -352,15 +360,23 @@ export async function confirmIntent(
     });
   }
   const claim = await claimKey(services, principal.shopId, key, requestHash(['confirm', intentId]));
-  if (claim.kind === 'replay') return JSON.parse(claim.body);
+  if (claim.kind === 'replay') return replayStored(claim);
   try {
     const out = await runConfirmation(caller, row);
     const body = JSON.stringify(out);
     await completeKey(services, principal.shopId, key, 200, body);
     return JSON.parse(body);
   } catch (err) {
-    // Refused (or crashed) before anything ran: forget the claim so the caller can fix the cause and retry.
-    await releaseKey(services, principal.shopId, key);
+    const state = await loadIntent(services.db, principal.shopId, intentId).then(
+      (r) => r.state,
+      () => null,
+    );
+    const settled = err instanceof AppError && state !== null && state !== 'previewed';
+    // The intent can never be confirmed now (refused, expired, already executed…): retries with
+    // this key get this same refusal. Otherwise (a cap, a crash) nothing ran and the intent is
+    // still previewed: forget the claim so the caller can fix the cause and retry with the key.
+    if (settled) await completeKeyWithRefusal(services, principal.shopId, key, err);
+    else await releaseKey(services, principal.shopId, key);
     throw err;
   }
 }

@@ -2,9 +2,13 @@
 // request with a key claims it (insert-first, state `in_progress`); the stored
 // response is replayed byte for byte for the same key and request; a different
 // request with the same key → 422; a concurrent request → 409. Keys live 24 h.
+// A refusal is stored too when it settles the intent (it can never be confirmed
+// afterwards), so retries get the same refusal; otherwise the claim is released
+// and the caller may fix the cause and retry with the same key.
 // Stored responses are sealed with the SecretBox because a confirmation
 // response can carry a secret shown once (new signing secret, share link).
-import { AppError } from '../errors/problem.ts';
+import type { ErrorCode } from '../errors/catalog.ts';
+import { AppError, type AppErrorOptions } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Services } from '../operations/types.ts';
 
@@ -98,6 +102,35 @@ export async function completeKey(
     `UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? WHERE shop_id = ? AND idem_key = ?`,
     [status, services.secrets.encrypt(body), shopId, key],
   );
+}
+
+/** A refusal as stored under a key: its code and options (the problem's detail, reason, extra members). */
+interface StoredRefusal {
+  refusal: { code: ErrorCode; options: AppErrorOptions };
+}
+
+/**
+ * Stores a refusal as the key's response: every retry with the key gets the same refusal (code,
+ * detail and members) instead of whatever the intent's later state would answer.
+ */
+export async function completeKeyWithRefusal(
+  services: Services,
+  shopId: string,
+  key: string,
+  err: AppError,
+): Promise<void> {
+  const stored: StoredRefusal = { refusal: { code: err.code, options: err.options } };
+  await completeKey(services, shopId, key, err.status, JSON.stringify(stored));
+}
+
+/** A stored response replayed: the refusal thrown again, or the success body parsed. */
+export function replayStored(claim: { body: string; status: number }): unknown {
+  const parsed = JSON.parse(claim.body) as unknown;
+  if (claim.status >= 400) {
+    const { code, options } = (parsed as StoredRefusal).refusal;
+    throw new AppError(code, options);
+  }
+  return parsed;
 }
 
 /** Forgets a claim whose request was refused before anything ran, so the caller may fix the cause and retry. */
