@@ -75,26 +75,22 @@ export async function startBenchFlowport(options: {
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the Flowport process there (on exit).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const [command = NODE, ...wrapArgs] = options.wrap ?? [];
-  const child = spawn(
-    command,
-    [...wrapArgs, ...(options.wrap ? [NODE] : []), ...profile, join(root, 'api/src/main.ts')],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        FLOWPORT_DATA_DIR: dataDir,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
-        FLOWPORT_WORKER: options.worker ? 'on' : 'off',
-        FLOWPORT_LOG_LEVEL: 'silent',
-        FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
-        ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
-      },
-      stdio: 'ignore',
+  const [command, ...args] = [...(options.wrap ?? []), NODE, ...profile, join(root, 'api/src/main.ts')];
+  const child = spawn(command as string, args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      FLOWPORT_DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      FLOWPORT_WORKER: options.worker ? 'on' : 'off',
+      FLOWPORT_LOG_LEVEL: 'silent',
+      FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
+      ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
     },
-  );
+    stdio: 'ignore',
+  });
   const stop = async () => {
     await stopChild(child);
     await pg?.drop();

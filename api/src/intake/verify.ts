@@ -83,10 +83,6 @@ export function verifySecret(mode: EndpointConfig['authMode'], value: string): V
   return { value, hmacKey: new HmacKey(hmacKeyBytes(mode, value)) };
 }
 
-function hmac(key: HmacKey, parts: readonly (string | Uint8Array)[]): Buffer {
-  return key.digest(parts);
-}
-
 /** Decodes a signature string into bytes, or null when it is not valid in that encoding. */
 function decodeSig(value: string, encoding: 'hex' | 'base64'): Buffer | null {
   if (encoding === 'hex') {
@@ -171,7 +167,7 @@ export function verifyHmacSha256(params: HmacParams, secrets: readonly VerifySec
   if (
     !anyMatch(
       [sig],
-      secrets.map((s) => hmac(s.hmacKey, parts)),
+      secrets.map((s) => s.hmacKey.digest(parts)),
     )
   )
     mismatch();
@@ -200,7 +196,7 @@ function verifyStripe(config: EndpointConfig, secrets: readonly VerifySecret[], 
   if (
     !anyMatch(
       v1,
-      secrets.map((s) => hmac(s.hmacKey, [`${ts.text}.`, req.raw])),
+      secrets.map((s) => s.hmacKey.digest([`${ts.text}.`, req.raw])),
     )
   )
     mismatch();
@@ -237,7 +233,7 @@ function verifyStandardWebhooks(config: EndpointConfig, secrets: readonly Verify
   if (
     !anyMatch(
       sigs,
-      secrets.map((s) => hmac(s.hmacKey, [`${id}.${ts.text}.`, req.raw])),
+      secrets.map((s) => s.hmacKey.digest([`${id}.${ts.text}.`, req.raw])),
     )
   )
     mismatch();
@@ -254,7 +250,7 @@ function verifySlack(config: EndpointConfig, secrets: readonly VerifySecret[], r
   if (
     !anyMatch(
       [b],
-      secrets.map((s) => hmac(s.hmacKey, [`v0:${ts.text}:`, req.raw])),
+      secrets.map((s) => s.hmacKey.digest([`v0:${ts.text}:`, req.raw])),
     )
   )
     mismatch();

@@ -14,12 +14,7 @@ export interface Guard {
    * Rate limits, plan caps and metering; throws `usage`-layer refusals. Returns an Admission when
    * what it counted is to be given back if the operation then refuses or fails.
    */
-  admit(
-    principal: Principal,
-    op: AnyOperation,
-    services: Services,
-    requestId?: string,
-  ): Promise<Admission | undefined | void>;
+  admit(principal: Principal, op: AnyOperation, services: Services, requestId?: string): Promise<Admission | undefined>;
   /** Actor attribution after run: audits refusals and non-read operations (see api/src/auth/guard.ts). */
   record?(args: {
     principal: Principal;
