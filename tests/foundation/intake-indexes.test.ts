@@ -7,7 +7,7 @@ import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
 import { RETENTION_CANDIDATES } from '../../api/src/handoff/lifecycle.ts';
 import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
 import { REPLAYS_OF_SQL } from '../../api/src/reads/events.ts';
-import { SqliteDb } from '../../api/src/store/sqlite.ts';
+import type { SqliteDb } from '../../api/src/store/sqlite.ts';
 import { freshSqlite } from '../helpers/sqlite.ts';
 
 const MIGRATION = readFileSync(

@@ -1,6 +1,7 @@
 // The SQLite adapter's durability on a real database file: a write resolves only after
-// a WAL sync that covers its commit; checkpoints run in their own thread, complete, and
-// keep the WAL from growing; a failed sync stops all later writes.
+// a WAL sync that covers its commit; checkpoints run in their own thread, copy while writes go
+// on, complete (holding writes briefly) once the WAL reaches its size, and so keep the WAL from
+// growing; a failed sync stops all later writes.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -81,8 +82,13 @@ describe('sqlite checkpoints off the event loop', () => {
     );
   }
 
+  /** WAL frames (header and page) on disk now. */
+  const walFrames = (file: string, db: SqliteDb) =>
+    (statSync(`${file}-wal`).size - 32) / (Number(db.raw.pragma('page_size', { simple: true })) + 24);
+
   it('checkpoints in its thread, each checkpoint completes, and the WAL rewinds under continuous writes', async () => {
-    const { db, file } = await freshSqlite();
+    // Every pass completes: a WAL of any size rewinds.
+    const { db, file } = await freshSqlite({ rewindAtFrames: 1 });
     await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
     // The connection never checkpoints inside a COMMIT.
     expect(db.raw.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
@@ -96,6 +102,7 @@ describe('sqlite checkpoints off the event loop', () => {
     expect(await db.get('SELECT COUNT(*) AS n FROM blobs')).toEqual({ n: rows });
     const st = db.checkpointStats;
     expect(st.fallback).toBeNull();
+    expect(st.passes).toBe(10);
     expect(st.checkpoints).toBe(10);
     expect(st.incomplete).toBe(0);
     // About 13 MB went through the WAL; rewinding keeps it to about one wave.
@@ -104,8 +111,48 @@ describe('sqlite checkpoints off the event loop', () => {
     await expectIntactAfterReopen(db, file, rows);
   });
 
+  it('copies without holding writes until the WAL reaches rewindAtFrames, then completes once and rewinds', async () => {
+    const rewindAtFrames = 1_500;
+    const { db, file } = await freshSqlite({ rewindAtFrames });
+    await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
+    const wave = CHECKPOINT_POLICY.everyCommits + 8;
+    let waves = 0;
+    let largestWave = 0;
+    // Waves until one checkpoint has completed: before it, passes copy and writes are never held.
+    while (db.checkpointStats.checkpoints === 0) {
+      const before = walFrames(file, db);
+      await writeMany(db, wave);
+      await db.checkpointsSettled();
+      largestWave = Math.max(largestWave, walFrames(file, db) - before);
+      waves++;
+      if (db.checkpointStats.checkpoints === 0) {
+        expect(db.checkpointStats.totalMs).toBe(0);
+        expect(db.checkpointStats.lastFrames).toBeLessThan(rewindAtFrames);
+      }
+      expect(waves).toBeLessThan(50);
+    }
+    const st = db.checkpointStats;
+    expect(st.fallback).toBeNull();
+    expect(st.incomplete).toBe(0);
+    // Several copy passes ran before the WAL reached its size; only the last one held writes.
+    expect(st.passes).toBeGreaterThan(1);
+    expect(st.checkpoints).toBe(1);
+    expect(st.maxFrames).toBeGreaterThanOrEqual(rewindAtFrames);
+    // The file grows past the size by at most two waves: the pass that finds the size may start
+    // just before the WAL reaches it, and writes go on until the next pass and its hold.
+    expect(walFrames(file, db)).toBeLessThanOrEqual(rewindAtFrames + 2 * largestWave);
+    // The next write rewinds it: new frames go to the start, so the file does not grow.
+    const size = statSync(`${file}-wal`).size;
+    await db.run('INSERT INTO blobs (b) VALUES (?)', [ROW]);
+    expect(statSync(`${file}-wal`).size).toBe(size);
+    const [r] = db.raw.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+    expect(r?.log).toBeLessThan(10);
+    await expectIntactAfterReopen(db, file, rowsFor(wave) * waves + 1);
+  });
+
   it('checkpoints safely while another process (e.g. the CLI) writes to the same file', async () => {
-    const { db, file } = await freshSqlite();
+    // Every pass completes here, so checkpoints hold this process's writes while the other writes.
+    const { db, file } = await freshSqlite({ rewindAtFrames: 1 });
     await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
     // The other process: its own adapter (and checkpoint thread) on the same file.
     const otherCommits = 150;
@@ -147,7 +194,7 @@ describe('sqlite checkpoints off the event loop', () => {
     await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
     await writeMany(db, CHECKPOINT_POLICY.everyCommits + 4);
     await db.checkpointsSettled();
-    expect(db.checkpointStats.checkpoints).toBeGreaterThan(0);
+    expect(db.checkpointStats.passes).toBeGreaterThan(0);
     // End the thread under the adapter, as a crash of it would.
     const internals = db as unknown as { checkpointer: { worker: { terminate(): Promise<number> } } | null };
     await internals.checkpointer?.worker.terminate();

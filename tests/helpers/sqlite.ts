@@ -3,15 +3,17 @@
 import { join } from 'node:path';
 import type { Db } from '../../api/src/store/db.ts';
 import { migrate } from '../../api/src/store/migrate.ts';
-import { SqliteDb } from '../../api/src/store/sqlite.ts';
+import { type CheckpointPolicy, SqliteDb } from '../../api/src/store/sqlite.ts';
 import { tempDir } from './runtime.ts';
 
 export const INSERT_SHOP = 'INSERT INTO shops (id, domain, created_at, updated_at) VALUES (?, ?, 1, 1)';
 
 /** A new SQLite file in a temp dir, migrated; `file` for reopening it or reaching its WAL. */
-export async function freshSqlite(): Promise<{ db: SqliteDb; file: string }> {
+export async function freshSqlite(
+  checkpointPolicy?: Partial<CheckpointPolicy>,
+): Promise<{ db: SqliteDb; file: string }> {
   const file = join(tempDir(), 'flowport.db');
-  const db = new SqliteDb(file);
+  const db = new SqliteDb(file, checkpointPolicy ? { checkpointPolicy } : {});
   await migrate(db);
   return { db, file };
 }

@@ -1,11 +1,15 @@
 // WAL checkpoints off the event loop. The adapter's connection runs with
 // `wal_autocheckpoint = 0`; this helper owns a second connection in a worker thread and
-// runs `wal_checkpoint(PASSIVE)` there: SQLite syncs the WAL, copies it into the database
-// file and syncs that file, and none of it (page copying, two fsyncs) runs inside a COMMIT
-// on the event loop. The adapter holds its writes while a checkpoint runs, so the
-// checkpoint completes and the next write rewinds the WAL to its start (a checkpoint
-// racing continuous writes never completes, and the WAL would only grow).
-// See docs/adr/0303-sqlite-checkpoints-off-the-event-loop.md.
+// runs `wal_checkpoint(PASSIVE)` there, so none of a checkpoint's work (page copying, fsyncs)
+// runs inside a COMMIT on the event loop. Two kinds of pass:
+// - `copy`, while writes go on: copies the frames the WAL holds into the database file and
+//   fsyncs that file, so the pages are on disk before a later `complete` pass (SQLite itself
+//   syncs the database file only when a checkpoint completes).
+// - `complete`, while the adapter holds writes: copies the rest, SQLite fsyncs the file, and
+//   the next write rewinds the WAL to its start (a checkpoint racing continuous writes never
+//   completes, and the WAL would only grow).
+// See docs/adr/0303-sqlite-checkpoints-off-the-event-loop.md and
+// docs/adr/0306-sqlite-wal-rewinds-at-a-size.md.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
@@ -19,19 +23,24 @@ export interface CheckpointResult {
 // Plain CommonJS so the thread needs no loader; better-sqlite3 is resolved by the parent.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { closeSync, fdatasyncSync, openSync } = require('node:fs');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file);
+// The database file, for the copy pass's fsync (fsync applies to the file, whichever descriptor).
+const dbFile = openSync(workerData.file, 'r');
 db.pragma('busy_timeout = 5000');
 db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
 parentPort.on('message', (msg) => {
   if (msg === 'close') {
     db.close();
+    closeSync(dbFile);
     parentPort.close();
     return;
   }
   try {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+    if (msg === 'copy') fdatasyncSync(dbFile);
     parentPort.postMessage({ ok: true, busy: r.busy, log: r.log, checkpointed: r.checkpointed });
   } catch (err) {
     parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
@@ -67,13 +76,13 @@ export class Checkpointer {
     this.worker.on('exit', (code) => fail(new Error(`The SQLite checkpoint thread exited (code ${code}).`)));
   }
 
-  /** One PASSIVE checkpoint in the thread; one at a time. */
-  run(): Promise<CheckpointResult> {
+  /** One PASSIVE checkpoint pass in the thread (see the file's head); one at a time. */
+  run(pass: 'copy' | 'complete'): Promise<CheckpointResult> {
     if (this.dead) return Promise.reject(this.dead);
     if (this.waiting) return Promise.reject(new Error('A checkpoint is already running.'));
     return new Promise((resolve, reject) => {
       this.waiting = { resolve, reject };
-      this.worker.postMessage('run');
+      this.worker.postMessage(pass);
     });
   }
 

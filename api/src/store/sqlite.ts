@@ -26,10 +26,13 @@ export interface SqliteSyncStats {
 
 /** WAL checkpoints run by the checkpoint thread (tests, benchmarks). */
 export interface SqliteCheckpointStats {
+  /** Copy passes: frames copied into the database file while writes went on. */
+  passes: number;
+  /** Complete checkpoints (writes held for the last pass), after which the WAL rewinds. */
   checkpoints: number;
   /** Checkpoints that could not copy every frame (another connection was reading); the WAL did not rewind. */
   incomplete: number;
-  /** Frames in the WAL at the last checkpoint. */
+  /** Frames in the WAL at the last pass. */
   lastFrames: number;
   maxFrames: number;
   /** Longest time writes were held for a checkpoint's last pass, ms. */
@@ -41,10 +44,19 @@ export interface SqliteCheckpointStats {
 }
 
 /**
- * When the checkpoint thread runs: after this many commits, or after this long with at least
- * one commit. A checkpoint copies each changed page once, so fewer, larger ones cost less.
+ * When the checkpoint thread runs a copy pass: after `everyCommits` commits, or after `everyMs`
+ * with at least one commit (a pass copies each changed page once, so fewer, larger ones cost
+ * less). Once a pass finds `rewindAtFrames` frames in the WAL (about 32 MiB with 4 KiB pages),
+ * writes are held for a last pass, the checkpoint completes and the WAL rewinds. Holding writes
+ * costs the event loop about 3 ms; doing it every few hundred commits instead of every pass is
+ * ADR 0306.
  */
-export const CHECKPOINT_POLICY = { everyCommits: 32, everyMs: 1_000 } as const;
+export interface CheckpointPolicy {
+  everyCommits: number;
+  everyMs: number;
+  rewindAtFrames: number;
+}
+export const CHECKPOINT_POLICY: Readonly<CheckpointPolicy> = { everyCommits: 32, everyMs: 1_000, rewindAtFrames: 8192 };
 
 export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
@@ -68,7 +80,9 @@ export class SqliteDb implements Db {
   private txEnded: Promise<void> = Promise.resolve();
   private commitsSinceCheckpoint = 0;
   private lastCheckpointAt = Date.now();
+  private readonly policy: Readonly<CheckpointPolicy>;
   readonly checkpointStats: SqliteCheckpointStats = {
+    passes: 0,
     checkpoints: 0,
     incomplete: 0,
     lastFrames: 0,
@@ -78,7 +92,9 @@ export class SqliteDb implements Db {
     fallback: null,
   };
 
-  constructor(file: string) {
+  /** `checkpointPolicy` overrides CHECKPOINT_POLICY (tests). */
+  constructor(file: string, options: { checkpointPolicy?: Partial<CheckpointPolicy> } = {}) {
+    this.policy = { ...CHECKPOINT_POLICY, ...options.checkpointPolicy };
     const memory = file === ':memory:';
     if (!memory) mkdirSync(dirname(file), { recursive: true });
     this.raw = new Database(file);
@@ -110,8 +126,8 @@ export class SqliteDb implements Db {
       this.walPath !== null &&
       this.checkpointStats.fallback === null &&
       !this.checkpointing &&
-      (this.commitsSinceCheckpoint >= CHECKPOINT_POLICY.everyCommits ||
-        Date.now() - this.lastCheckpointAt >= CHECKPOINT_POLICY.everyMs)
+      (this.commitsSinceCheckpoint >= this.policy.everyCommits ||
+        Date.now() - this.lastCheckpointAt >= this.policy.everyMs)
     ) {
       this.checkpointing = this.checkpoint().finally(() => {
         this.checkpointing = null;
@@ -130,47 +146,48 @@ export class SqliteDb implements Db {
   }
 
   /**
-   * One checkpoint in the thread, in two passes. The first copies what the WAL holds while
-   * writes go on. The second holds writes (the open transaction, if any, ends; no write
-   * starts) and copies the frames added meanwhile, so it completes and the next write
-   * rewinds the WAL; writes wait only for that short tail. Reads never wait. If the thread
-   * fails, checkpoints move back into this connection (SQLite's automatic checkpoint) and
-   * writing goes on.
+   * A copy pass in the thread: it copies what the WAL holds while writes go on, and syncs the
+   * database file. Once the WAL holds `rewindAtFrames` frames, a last pass holds writes (the open
+   * transaction, if any, ends; no write starts) and copies the frames added meanwhile, so the
+   * checkpoint completes and the next write rewinds the WAL; writes wait only for that short
+   * tail. Reads never wait. If the thread fails, checkpoints move back into this connection
+   * (SQLite's automatic checkpoint) and writing goes on.
    */
   private async checkpoint(): Promise<void> {
     this.commitsSinceCheckpoint = 0;
-    let r: CheckpointResult;
-    let held = 0;
+    const st = this.checkpointStats;
     try {
       this.checkpointer ??= new Checkpointer(this.file);
       const cp = this.checkpointer;
-      await cp.run();
+      const copied = await cp.run('copy');
+      st.passes++;
+      st.lastFrames = copied.log;
+      st.maxFrames = Math.max(st.maxFrames, copied.log);
+      this.lastCheckpointAt = Date.now();
+      if (copied.log < this.policy.rewindAtFrames) return;
       // Hold writes (a transaction already open finishes first; none opens meanwhile).
       let release!: () => void;
       this.writeHold = new Promise<void>((resolve) => {
         release = resolve;
       });
       const started = Date.now();
+      let r: CheckpointResult;
       try {
         while (this.inTx) await this.txEnded;
-        r = await cp.run();
+        r = await cp.run('complete');
       } finally {
-        held = Date.now() - started;
+        const held = Date.now() - started;
+        st.maxMs = Math.max(st.maxMs, held);
+        st.totalMs += held;
         this.writeHold = null;
         release();
       }
+      st.checkpoints++;
+      if (r.busy !== 0 || r.checkpointed < r.log) st.incomplete++;
+      this.lastCheckpointAt = Date.now();
     } catch (err) {
       await this.checkpointInConnection(err as Error);
-      return;
     }
-    const st = this.checkpointStats;
-    st.checkpoints++;
-    if (r.busy !== 0 || r.checkpointed < r.log) st.incomplete++;
-    st.lastFrames = r.log;
-    st.maxFrames = Math.max(st.maxFrames, r.log);
-    st.maxMs = Math.max(st.maxMs, held);
-    st.totalMs += held;
-    this.lastCheckpointAt = Date.now();
   }
 
   /** Resolves once no checkpoint is running (tests, shutdown). */
