@@ -20,7 +20,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { freePort, parseStore, startBenchFlowport, waitFor } from './lib/bench-flowport.ts';
-import { type AcRequest, autocannon, BARE_SERVER, signedRequests } from './lib/intake-load.ts';
+import { type AcRequest, autocannon, BARE_SERVER, cpuOf, median, signedRequests } from './lib/intake-load.ts';
 
 const NODE = process.execPath;
 const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' } } });
@@ -30,20 +30,6 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 6));
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,128,256').split(',').map(Number);
 const GOAL = 0.5;
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
-
-/** CPU seconds a process (all threads) and its main thread have used so far (Linux /proc; null elsewhere). */
-function cpuOf(pid: number): { all: number; main: number } | null {
-  const ticks = (path: string) => {
-    // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
-    const f = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(f[11]) + Number(f[12])) / 100;
-  };
-  try {
-    return { all: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
-  } catch {
-    return null;
-  }
-}
 
 /**
  * The machine's CPU ticks so far, and those stolen by the hypervisor for other guests (Linux
@@ -131,12 +117,6 @@ function ceilingLine(mine: Figures, bare: Figures): string | null {
   const coresCap = (cores * 1e6) / (mine.cpu.all + mine.cpu.loader);
   const bound = Math.min(mainCap, coresCap);
   return `  Ceilings at these CPU costs: main thread ${mainCap.toFixed(0)} ev/s; ${cores} cores shared with the load generator ${coresCap.toFixed(0)} ev/s (${bound === mainCap ? 'the main thread binds' : 'total CPU binds'}); ratio at most ${(bound / bare.rps).toFixed(2)} against this bare rate`;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
 /** Several rounds summed: events/s over all rounds, latency percentiles as the median of the rounds'. */

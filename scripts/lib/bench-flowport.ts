@@ -68,16 +68,19 @@ export async function startBenchFlowport(options: {
   worker: boolean;
   /** A command that runs Node for it, e.g. valgrind with its options (bench:instructions). */
   wrap?: readonly string[];
+  /** The source tree to run (default this one), e.g. a worktree of another commit (bench:ab). */
+  root?: string;
 }): Promise<BenchFlowport> {
+  const tree = options.root ?? root;
   const dataDir = mkdtempSync(join(tmpdir(), 'flowport-bench-'));
   const pg = options.store === 'postgres' ? await createPgSchema('bench') : null;
   const storeConfig = { dataDir, databaseUrl: pg?.url ?? null };
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the Flowport process there (on exit).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const [command, ...args] = [...(options.wrap ?? []), NODE, ...profile, join(root, 'api/src/main.ts')];
+  const [command, ...args] = [...(options.wrap ?? []), NODE, ...profile, join(tree, 'api/src/main.ts')];
   const child = spawn(command as string, args, {
-    cwd: root,
+    cwd: tree,
     env: {
       ...process.env,
       FLOWPORT_DATA_DIR: dataDir,

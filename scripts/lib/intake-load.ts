@@ -1,6 +1,8 @@
-// The intake load both intake benchmarks send (bench:intake, bench:instructions): signed ~1 KiB
-// JSON events through autocannon, and the bare node:http server that is their baseline.
+// The intake load the intake benchmarks send (bench:intake, bench:instructions, bench:ab): signed
+// ~1 KiB JSON events through autocannon, the bare node:http server that is their baseline, and
+// the CPU and median figures they print.
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
 
@@ -61,4 +63,24 @@ export function signedRequests(creds: SandboxCredentials): AcRequest[] {
       },
     },
   ];
+}
+
+/** CPU seconds a process (all threads) and its main thread have used so far (Linux /proc; null elsewhere). */
+export function cpuOf(pid: number): { all: number; main: number } | null {
+  const ticks = (path: string) => {
+    // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+    const f = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(f[11]) + Number(f[12])) / 100;
+  };
+  try {
+    return { all: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+  } catch {
+    return null;
+  }
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
