@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type BenchFlowport, startBenchFlowport } from './lib/bench-flowport.ts';
-import { autocannon, cpuOf, median, signedRequests } from './lib/intake-load.ts';
+import { type Figures, load, median, signedRequests } from './lib/intake-load.ts';
 
 const root = join(import.meta.dirname, '..');
 const { values: args } = parseArgs({
@@ -34,41 +34,20 @@ const ROUNDS = Math.max(1, Number(args.rounds));
 const SECONDS = Math.max(1, Number(args.seconds));
 const git = (...a: string[]) => execFileSync('git', a, { cwd: root, encoding: 'utf8' }).trim();
 
-interface Round {
-  rps: number;
-  p99: number;
-  busy: number;
-}
-
-/** One round of load on one side: events/s, p99 and the share of the round its main thread was on a CPU. */
-async function round(fp: BenchFlowport, connections: number, seconds: number): Promise<Round> {
-  const before = cpuOf(fp.pid);
-  const started = performance.now();
-  const r = await autocannon({
-    url: fp.creds.ingest_url,
-    method: 'POST',
-    connections,
-    duration: seconds,
-    requests: signedRequests(fp.creds),
-    timeout: 30,
-  });
-  const after = cpuOf(fp.pid);
-  const wall = (performance.now() - started) / 1000;
-  return {
-    rps: r.requests.average,
-    p99: r.latency.p99,
-    busy: before && after ? (after.main - before.main) / wall : NaN,
-  };
+/** One round of load on one side (bench:intake's round); `busy` is the share of it the main thread was on a CPU. */
+async function round(fp: BenchFlowport, connections: number, seconds: number): Promise<Figures & { busy: number }> {
+  const f = await load(fp.creds.ingest_url, signedRequests(fp.creds), connections, seconds, fp.pid);
+  return { ...f, busy: f.cpu ? (f.cpu.main * f.ok) / 1e6 / seconds : Number.NaN };
 }
 
 async function main(): Promise<void> {
   const commit = git('rev-parse', '--verify', `${args.base}^{commit}`);
   const worktree = join(mkdtempSync(join(tmpdir(), 'flowport-ab-')), 'tree');
   git('worktree', 'add', '--detach', worktree, commit);
-  symlinkSync(join(root, 'node_modules'), join(worktree, 'node_modules'), 'dir');
   const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
   const started: BenchFlowport[] = [];
   try {
+    symlinkSync(join(root, 'node_modules'), join(worktree, 'node_modules'), 'dir');
     const a = await startBenchFlowport({ store: 'sqlite', worker: false, root: worktree });
     started.push(a);
     const b = await startBenchFlowport({ store: 'sqlite', worker: false });
@@ -83,7 +62,7 @@ async function main(): Promise<void> {
       // Warm-up, unmeasured: the JIT compiles the hot paths, the files reach their working size.
       await round(a, connections, 2);
       await round(b, connections, 2);
-      const sides: Record<'A' | 'B', Round[]> = { A: [], B: [] };
+      const sides: Record<'A' | 'B', (Figures & { busy: number })[]> = { A: [], B: [] };
       for (let i = 0; i < ROUNDS; i++) {
         const order: ['A' | 'B', BenchFlowport][] = [
           ['A', a],
@@ -92,7 +71,7 @@ async function main(): Promise<void> {
         if (i % 2) order.reverse();
         for (const [side, fp] of order) sides[side].push(await round(fp, connections, SECONDS));
       }
-      const ratios = sides.B.map((r, i) => r.rps / (sides.A[i] as Round).rps);
+      const ratios = sides.B.map((r, i) => r.rps / (sides.A[i] as Figures).rps);
       const line = (side: 'A' | 'B') => {
         const rs = sides[side];
         return `${side} ${median(rs.map((r) => r.rps)).toFixed(0)} ev/s, p99 ${median(rs.map((r) => r.p99))} ms, main thread busy ${(100 * median(rs.map((r) => r.busy))).toFixed(0)}%`;

@@ -16,11 +16,10 @@
 // Each round's CPU steal (time the hypervisor gave other guests) is printed too: a round with
 // much of it ran on a slower machine.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { freePort, parseStore, startBenchFlowport, waitFor } from './lib/bench-flowport.ts';
-import { type AcRequest, autocannon, BARE_SERVER, cpuOf, median, signedRequests } from './lib/intake-load.ts';
+import { BARE_SERVER, type Figures, load, median, signedRequests } from './lib/intake-load.ts';
 
 const NODE = process.execPath;
 const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' } } });
@@ -30,78 +29,6 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 6));
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,128,256').split(',').map(Number);
 const GOAL = 0.5;
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
-
-/**
- * The machine's CPU ticks so far, and those stolen by the hypervisor for other guests (Linux
- * /proc/stat, all CPUs; null elsewhere). A round with much steal ran on a slower machine.
- */
-function machineTicks(): { total: number; steal: number } | null {
-  try {
-    const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal (guest time is already inside user).
-    return { total: f.slice(0, 8).reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
-  } catch {
-    return null;
-  }
-}
-
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  ok: number;
-  non2xx: number;
-  errors: number;
-  /** CPU µs per answered request: the server's main thread, all its threads, the load generator. */
-  cpu?: { main: number; all: number; loader: number };
-  /** Share of the machine's CPU time stolen by the hypervisor during the round, %. */
-  steal?: number;
-}
-
-async function load(
-  url: string,
-  requests: AcRequest[],
-  connections: number,
-  seconds: number,
-  serverPid: number,
-): Promise<Figures> {
-  const before = cpuOf(serverPid);
-  const machineBefore = machineTicks();
-  const loaderBefore = process.cpuUsage();
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    connections,
-    duration: seconds,
-    headers: { 'content-type': 'application/json' },
-    requests,
-    timeout: 30,
-  });
-  const after = cpuOf(serverPid);
-  const machineAfter = machineTicks();
-  const loader = process.cpuUsage(loaderBefore);
-  const n = Math.max(1, result['2xx']);
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    ok: result['2xx'],
-    non2xx: result.non2xx,
-    errors: result.errors,
-    ...(before && after
-      ? {
-          cpu: {
-            main: ((after.main - before.main) * 1e6) / n,
-            all: ((after.all - before.all) * 1e6) / n,
-            loader: (loader.user + loader.system) / n,
-          },
-        }
-      : {}),
-    ...(machineBefore && machineAfter && machineAfter.total > machineBefore.total
-      ? { steal: (100 * (machineAfter.steal - machineBefore.steal)) / (machineAfter.total - machineBefore.total) }
-      : {}),
-  };
-}
 
 /**
  * What the measured CPU costs allow at most on this machine, whatever the design around them: the

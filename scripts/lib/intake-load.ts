@@ -84,3 +84,76 @@ export function median(xs: number[]): number {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
+
+/**
+ * The machine's CPU ticks so far, and those stolen by the hypervisor for other guests (Linux
+ * /proc/stat, all CPUs; null elsewhere). A round with much steal ran on a slower machine.
+ */
+function machineTicks(): { total: number; steal: number } | null {
+  try {
+    const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal (guest time is already inside user).
+    return { total: f.slice(0, 8).reduce((a, b) => a + b, 0), steal: f[7] ?? 0 };
+  } catch {
+    return null;
+  }
+}
+
+export interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  /** CPU µs per answered request: the server's main thread, all its threads, the load generator. */
+  cpu?: { main: number; all: number; loader: number };
+  /** Share of the machine's CPU time stolen by the hypervisor during the round, %. */
+  steal?: number;
+}
+
+/** One round of autocannon load on `url`, with the server's and the load generator's CPU per answered request. */
+export async function load(
+  url: string,
+  requests: AcRequest[],
+  connections: number,
+  seconds: number,
+  serverPid: number,
+): Promise<Figures> {
+  const before = cpuOf(serverPid);
+  const machineBefore = machineTicks();
+  const loaderBefore = process.cpuUsage();
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections,
+    duration: seconds,
+    headers: { 'content-type': 'application/json' },
+    requests,
+    timeout: 30,
+  });
+  const after = cpuOf(serverPid);
+  const machineAfter = machineTicks();
+  const loader = process.cpuUsage(loaderBefore);
+  const n = Math.max(1, result['2xx']);
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    ...(before && after
+      ? {
+          cpu: {
+            main: ((after.main - before.main) * 1e6) / n,
+            all: ((after.all - before.all) * 1e6) / n,
+            loader: (loader.user + loader.system) / n,
+          },
+        }
+      : {}),
+    ...(machineBefore && machineAfter && machineAfter.total > machineBefore.total
+      ? { steal: (100 * (machineAfter.steal - machineBefore.steal)) / (machineAfter.total - machineBefore.total) }
+      : {}),
+  };
+}

@@ -184,7 +184,6 @@ export class SqliteDb implements Db {
       }
       st.checkpoints++;
       if (r.busy !== 0 || r.checkpointed < r.log) st.incomplete++;
-      this.lastCheckpointAt = Date.now();
     } catch (err) {
       await this.checkpointInConnection(err as Error);
     }
