@@ -33,6 +33,8 @@ export interface Config {
     retryCapMs: number;
     maxAttempts: number;
     retentionSweepIntervalMs: number;
+    /** How often one held event of a shop Shopify reports frozen (402) or locked (423) is sent as a probe. */
+    shopProbeIntervalMs: number;
     /** Replaces every plan's body retention (tests, short-lived demos); null = the plan's days. */
     bodyRetentionOverrideMs: number | null;
   };
@@ -77,6 +79,7 @@ export const ENV = {
   retryCapMs: 'FLOWPORT_RETRY_CAP_MS',
   retryMaxAttempts: 'FLOWPORT_RETRY_MAX_ATTEMPTS',
   retentionSweepIntervalMs: 'FLOWPORT_RETENTION_SWEEP_INTERVAL_MS',
+  shopProbeIntervalMs: 'FLOWPORT_SHOP_PROBE_INTERVAL_MS',
   bodyRetentionOverrideMs: 'FLOWPORT_BODY_RETENTION_OVERRIDE_MS',
   maxBodyBytes: 'FLOWPORT_INTAKE_MAX_BODY_BYTES',
   intentTtlSeconds: 'FLOWPORT_INTENT_TTL_SECONDS',
@@ -108,6 +111,7 @@ export const DEFAULTS = {
   retryCapMs: 600_000,
   retryMaxAttempts: 8,
   retentionSweepIntervalMs: 60_000,
+  shopProbeIntervalMs: 15 * 60_000,
   maxBodyBytes: 1024 * 1024,
   intentTtlSeconds: 15 * 60,
 } as const;
@@ -183,6 +187,11 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
   retentionSweepIntervalMs: {
     default: code(DEFAULTS.retentionSweepIntervalMs),
     about: 'How often a worker purges expired bodies.',
+  },
+  shopProbeIntervalMs: {
+    default: code(DEFAULTS.shopProbeIntervalMs),
+    about:
+      'While Shopify answers 402 (store frozen) or 423 (store locked) for a shop, one of its held events is sent this often as a probe; the first one accepted releases the rest.',
   },
   bodyRetentionOverrideMs: {
     default: "unset: the plan's days",
@@ -279,6 +288,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retryCapMs: int(env, ENV.retryCapMs, DEFAULTS.retryCapMs),
       maxAttempts: int(env, ENV.retryMaxAttempts, DEFAULTS.retryMaxAttempts),
       retentionSweepIntervalMs: int(env, ENV.retentionSweepIntervalMs, DEFAULTS.retentionSweepIntervalMs),
+      shopProbeIntervalMs: int(env, ENV.shopProbeIntervalMs, DEFAULTS.shopProbeIntervalMs),
       bodyRetentionOverrideMs: env[ENV.bodyRetentionOverrideMs] ? int(env, ENV.bodyRetentionOverrideMs, 0) : null,
     },
     intake: {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { reconnectShop, replayAvailability } from '../../api/src/handoff/lifecycle.ts';
 import { type FaultSpec, SANDBOX_MOUNT_PATH, setFault } from '../../api/src/sandbox/app.ts';
 import { startSandboxServer } from '../../api/src/sandbox/server.ts';
+import { readinessChecks } from '../../api/src/reads/readiness.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import {
   attemptsOf,
@@ -25,6 +26,7 @@ vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 let server: TestServer;
 const MAX_ATTEMPTS = 20;
 const CONCURRENCY = 2;
+const PROBE_MS = 150;
 
 beforeAll(async () => {
   server = await startTestServer({
@@ -35,6 +37,7 @@ beforeAll(async () => {
       requestTimeoutMs: 2_000,
       leaseMs: 5_000,
       concurrencyPerShop: CONCURRENCY,
+      shopProbeIntervalMs: PROBE_MS,
     }),
   });
 });
@@ -178,6 +181,72 @@ describe('handoff outcomes', () => {
     const triggered = sandbox().triggers.map((t) => t.payload['Flowport event id']);
     for (const id of [...ids, late]) expect(triggered.filter((t) => t === id)).toHaveLength(1);
   });
+
+  for (const [mode, status, support, errorCode, outcome] of [
+    ['frozen', 402, 'FP-H-FRZN', 'shop_frozen', 'shop_frozen'],
+    ['locked', 423, 'FP-H-LOCK', 'shop_locked', 'shop_locked'],
+  ] as const) {
+    it(`${status} (store ${mode}): events are held without burning retries, one is probed each interval, and the first accepted probe releases every event`, async () => {
+      const { shop, endpointId } = await makeShop(services());
+      await fault(shop.domain, { mode });
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) ids.push(await insertEvent(services(), shop.id, endpointId));
+      await waitFor(async () => {
+        const rows = await Promise.all(ids.map((id) => eventRow(services(), id)));
+        return rows.every((r) => r.state === 'held');
+      }, 'all held');
+      for (const id of ids)
+        expect(await eventRow(services(), id)).toMatchObject({
+          state: 'held',
+          support_code: support,
+          error_code: errorCode,
+        });
+      const shopRow = () =>
+        services().db.get<{ connection_status: string; next_probe_at: number | null }>(
+          'SELECT connection_status, next_probe_at FROM shops WHERE id = ?',
+          [shop.id],
+        );
+      expect((await shopRow())?.connection_status).toBe(mode);
+      // A new event for the shop is held without a call of its own.
+      const late = await insertEvent(services(), shop.id, endpointId);
+      await waitFor(async () => (await eventRow(services(), late)).state === 'held', 'late event held');
+      // Probes go on, one call per interval, for longer than the retry schedule allows attempts:
+      // none of those refusals counts against it.
+      await waitFor(
+        async () => (sandbox().calls.get(shop.domain) ?? 0) >= CONCURRENCY + MAX_ATTEMPTS + 2,
+        'probes beyond the retry budget',
+      );
+      const during = await Promise.all([...ids, late].map((id) => eventRow(services(), id)));
+      expect(during.filter((r) => r.state === 'failed')).toEqual([]);
+      const refused = await services().db.all<{ event_id: string; n: number }>(
+        `SELECT event_id, COUNT(*) AS n FROM attempts WHERE shop_id = ? AND outcome = ? AND http_status = ? GROUP BY event_id ORDER BY n DESC`,
+        [shop.id, outcome, status],
+      );
+      // The oldest held event is the probe each time.
+      expect(Number(refused[0]?.n)).toBeGreaterThan(MAX_ATTEMPTS);
+      // Only the probe calls Shopify, one probe at a time: every other event was refused at most once
+      // (the calls in flight when the first refusal came back).
+      for (const r of refused.slice(1)) expect(Number(r.n)).toBe(1);
+      expect(refused.length).toBeLessThanOrEqual(CONCURRENCY);
+      const check = (await readinessChecks(services().db, shop.id, server.url, Date.now())).find(
+        (c) => c.check === 'shop_connected',
+      );
+      expect(check).toMatchObject({
+        status: 'fail',
+        docs_url: expect.stringMatching(new RegExp(`/reference/errors/${errorCode}/$`)),
+      });
+
+      // The store is back, but the next call (the probe's) meets a 502: the probe is retried like any
+      // event, with a budget its refused attempts did not use up.
+      await fault(shop.domain, { mode: 'http_502', count: 1 });
+      const after = await allTerminal([...ids, late]);
+      expect(after.map((r) => r?.state)).toEqual([...ids, late].map(() => 'delivered'));
+      expect(await shopRow()).toEqual({ connection_status: 'connected', next_probe_at: null });
+      // Each event reached Flow exactly once.
+      const triggered = sandbox().triggers.map((t) => t.payload['Flowport event id']);
+      for (const id of [...ids, late]) expect(triggered.filter((t) => t === id)).toHaveLength(1);
+    });
+  }
 
   it('throttled (HTTP 200 and 429), 5xx, timeout and reset are retried until delivered; every attempt is recorded', async () => {
     const cases: [FaultSpec, string][] = [

@@ -22,7 +22,7 @@ export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
   {
     command: ['shops', 'reconnect'],
     summary:
-      'Mark a disconnected shop connected again (optionally with a new Admin API token) and release its held events.',
+      'Mark a disconnected, frozen or locked shop connected again (optionally with a new Admin API token) and release its held events.',
     options: [
       { flag: '--shop <shopId>', description: 'The shop id (shop_…).', required: true },
       {

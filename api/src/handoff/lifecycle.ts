@@ -172,8 +172,9 @@ export function replayAvailability(
 }
 
 /**
- * Reconnects a shop after a revoked token: stores the new token (when given),
- * marks it connected and puts its held events back in the queue, due now.
+ * Reconnects a shop after a revoked token, or releases a frozen or locked one before its next
+ * probe: stores the new token (when given), marks it connected and puts its held events back
+ * in the queue, due now.
  * Returns the number of events released.
  */
 export async function reconnectShop(
@@ -190,7 +191,10 @@ export async function reconnectShop(
         shopId,
       ]);
     }
-    await tx.run(`UPDATE shops SET connection_status = 'connected', updated_at = ? WHERE id = ?`, [now, shopId]);
+    await tx.run(
+      `UPDATE shops SET connection_status = 'connected', next_probe_at = NULL, probe_event_id = NULL, updated_at = ? WHERE id = ?`,
+      [now, shopId],
+    );
     const res = await tx.run(
       `UPDATE events SET state = 'queued', next_attempt_at = ?, support_code = NULL, error_code = NULL, updated_at = ?
         WHERE shop_id = ? AND state = 'held'`,

@@ -5,7 +5,7 @@ import { type Config, loadConfig } from '../config.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import type { FlowCallResult } from './flow-client.ts';
 
-/** Event lifecycle states (API values). `held`: waiting for the shop to reconnect. */
+/** Event lifecycle states (API values). `held`: waiting until the shop can take deliveries again. */
 export const EVENT_STATES = [
   'accepted',
   'queued',
@@ -31,7 +31,7 @@ export const EVENT_STATE_DESCRIPTIONS: Record<EventState, string> = {
   accepted: 'Intake verified and stored the event; it is about to be queued.',
   queued: 'Waiting for its first or next delivery attempt (see next_attempt_at).',
   delivering: 'A worker holds a lease on it and is calling Shopify Flow now.',
-  held: 'The shop is disconnected (its Shopify token was refused); the event waits, without using retries, until the shop reconnects.',
+  held: 'The shop cannot take deliveries now: disconnected (its Shopify token was refused; the event waits until the shop reconnects), or frozen or locked by Shopify (402 or 423; Flowport sends one held event now and then as a probe and releases the rest once Shopify accepts it). Held events use no retries. See support_code.',
   delivered: 'Shopify Flow accepted the trigger. This does not mean a workflow ran its actions.',
   no_workflow: 'Flow answered that the trigger handle is unknown: no deployed trigger or workflow for it.',
   failed: 'Delivery stopped: a non-retryable answer, a revoked token, or the last retry failed. See error_code.',
@@ -53,6 +53,8 @@ export const ATTEMPT_OUTCOMES = [
   'connection_error',
   'abandoned',
   'held',
+  'shop_frozen',
+  'shop_locked',
 ] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
@@ -97,6 +99,19 @@ export const SUPPORT_CODES = {
     errorCode: 'shop_disconnected',
     meaning: 'Held until the shop reconnects.',
   },
+  frozen: {
+    code: 'FP-H-FRZN',
+    state: 'held',
+    errorCode: 'shop_frozen',
+    meaning:
+      'Shopify answered 402: the store is frozen (unpaid Shopify bill); held and probed until the store is available.',
+  },
+  locked: {
+    code: 'FP-H-LOCK',
+    state: 'held',
+    errorCode: 'shop_locked',
+    meaning: 'Shopify answered 423: the store is locked by Shopify; held and probed until the store is available.',
+  },
   throttled: {
     code: 'FP-H-THR',
     state: 'queued',
@@ -135,6 +150,70 @@ export const SUPPORT_CODES = {
   },
 } as const satisfies Record<string, SupportCodeDef>;
 export type SupportCodeKey = keyof typeof SUPPORT_CODES;
+
+/**
+ * Shop states in which Shopify refuses every call for the store itself (not the token): the
+ * shop's events are held, and one of them is sent as a probe every shopProbeIntervalMs until
+ * Shopify accepts a call again (ADR 0201). Keyed by `shops.connection_status`.
+ */
+export const UNAVAILABLE_SHOP = {
+  frozen: { httpStatus: 402, outcome: 'shop_frozen', support: 'frozen' },
+  locked: { httpStatus: 423, outcome: 'shop_locked', support: 'locked' },
+} as const satisfies Record<string, { httpStatus: number; outcome: AttemptOutcome; support: SupportCodeKey }>;
+export type UnavailableShopStatus = keyof typeof UNAVAILABLE_SHOP;
+export const UNAVAILABLE_SHOP_STATUSES = Object.keys(UNAVAILABLE_SHOP) as UnavailableShopStatus[];
+/** Attempt outcomes that do not use the retry budget (Shopify refused the store, not the event). */
+export const HELD_ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = UNAVAILABLE_SHOP_STATUSES.map(
+  (s) => UNAVAILABLE_SHOP[s].outcome,
+);
+
+/**
+ * Why a shop's events are held, by `shops.connection_status`: the error code held events carry,
+ * the recovery action, and the sentences reads (event explanation, readiness) show.
+ */
+export const SHOP_HOLDS = {
+  disconnected: {
+    errorCode: SUPPORT_CODES.held.errorCode,
+    action: 'reconnect_shop',
+    why: 'Shopify refused the stored access token (app uninstalled or token revoked)',
+    release: 'Events are held until a human reconnects the app.',
+    recovery: 'A human reconnects the Shopify app (new access token); held events are released automatically.',
+  },
+  frozen: {
+    errorCode: SUPPORT_CODES.frozen.errorCode,
+    action: 'pay_shopify_bill',
+    why: 'Shopify answered 402: the store is frozen (usually an unpaid Shopify bill)',
+    release: 'Events are held; Flowport probes the store now and then and releases them once Shopify accepts a call.',
+    recovery:
+      'The store owner pays the outstanding Shopify balance; the next probe finds the store available and held events are released automatically.',
+  },
+  locked: {
+    errorCode: SUPPORT_CODES.locked.errorCode,
+    action: 'contact_shopify_support',
+    why: 'Shopify answered 423: the store is locked by Shopify',
+    release: 'Events are held; Flowport probes the store now and then and releases them once Shopify accepts a call.',
+    recovery:
+      'The store owner asks Shopify Support to unlock the store; the next probe finds it available and held events are released automatically.',
+  },
+} as const satisfies Record<
+  string,
+  { errorCode: ErrorCode; action: string; why: string; release: string; recovery: string }
+>;
+export type ShopHold = (typeof SHOP_HOLDS)[keyof typeof SHOP_HOLDS];
+
+/** Why the shop's events are held, or null when it is connected. */
+export function shopHoldFor(connectionStatus: string): ShopHold | null {
+  return Object.hasOwn(SHOP_HOLDS, connectionStatus) ? SHOP_HOLDS[connectionStatus as keyof typeof SHOP_HOLDS] : null;
+}
+
+/** The hold a held event's error code stands for (a token revoked on the event itself waits for the reconnect too). */
+export function shopHoldOf(errorCode: string | null): ShopHold {
+  return Object.values(SHOP_HOLDS).find((h) => h.errorCode === errorCode) ?? SHOP_HOLDS.disconnected;
+}
+
+export function isUnavailableShop(status: string): status is UnavailableShopStatus {
+  return Object.hasOwn(UNAVAILABLE_SHOP, status);
+}
 
 export interface RetryPolicy {
   /** Cap of the first retry's delay window. */
@@ -175,6 +254,7 @@ export function retrySchedule(
 export type Classified =
   | { kind: 'final'; outcome: AttemptOutcome; support: SupportCodeKey }
   | { kind: 'revoked'; outcome: 'token_revoked'; support: 'token_revoked' }
+  | { kind: 'unavailable'; status: UnavailableShopStatus; outcome: AttemptOutcome; support: SupportCodeKey }
   | {
       kind: 'retry';
       outcome: AttemptOutcome;
@@ -195,6 +275,10 @@ export function classifyFlowResult(r: FlowCallResult): Classified {
   if (r.transportError)
     return { kind: 'retry', outcome: 'connection_error', support: 'connection_error', notBeforeMs: 0, maybeRan };
   if (r.httpStatus === 401) return { kind: 'revoked', outcome: 'token_revoked', support: 'token_revoked' };
+  for (const status of UNAVAILABLE_SHOP_STATUSES) {
+    const u = UNAVAILABLE_SHOP[status];
+    if (r.httpStatus === u.httpStatus) return { kind: 'unavailable', status, outcome: u.outcome, support: u.support };
+  }
   if (r.throttled) return { kind: 'retry', outcome: 'throttled', support: 'throttled', notBeforeMs: r.throttleWaitMs };
   if (r.httpStatus === null || r.httpStatus >= 500 || r.httpStatus !== 200 || !r.hasData) {
     return { kind: 'retry', outcome: 'upstream_error', support: 'upstream_error', notBeforeMs: r.retryAfterMs };

@@ -15,10 +15,14 @@ import {
   type AttemptOutcome,
   type Classified,
   classifyFlowResult,
+  HELD_ATTEMPT_OUTCOMES,
+  isUnavailableShop,
   retryDelayMs,
   retryPolicyOf,
   SUPPORT_CODES,
   type SupportCodeKey,
+  UNAVAILABLE_SHOP,
+  UNAVAILABLE_SHOP_STATUSES,
 } from './outcomes.ts';
 import {
   buildFlowPayload,
@@ -35,6 +39,12 @@ const ABANDONED_NOTE = 'lease expired before the outcome was recorded; Flow may 
 /** How often a worker re-measures the store clock's offset from its own (Postgres). */
 const LEASE_CLOCK_REFRESH_MS = 60_000;
 
+/** How often a worker looks for frozen or locked shops whose probe is due. */
+const PROBE_CHECK_MS = 1_000;
+
+/** `IN (…)` of the shop statuses whose events are held and probed ('frozen', 'locked'). */
+const UNAVAILABLE_IN = `(${UNAVAILABLE_SHOP_STATUSES.map((s) => `'${s}'`).join(', ')})`;
+
 interface ClaimedEvent extends PayloadSource {
   shop_id: string;
   endpoint_id: string;
@@ -42,6 +52,8 @@ interface ClaimedEvent extends PayloadSource {
   trigger_variant: TriggerVariant;
   attemptId: string;
   leaseOwner: string;
+  /** Sent as the probe of a frozen or locked shop: if Shopify accepts it, the shop's held events are released. */
+  probe: boolean;
 }
 
 interface DueRow {
@@ -85,6 +97,7 @@ export class DeliveryWorker {
    */
   private leaseClockOffsetMs = 0;
   private leaseClockCheckedAt = Number.NEGATIVE_INFINITY;
+  private probesCheckedAt = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | null = null;
   private sweepTimer: NodeJS.Timeout | null = null;
   private pumping = false;
@@ -197,6 +210,7 @@ export class DeliveryWorker {
     const { db, config } = this.services;
     const now = this.services.now();
     await this.refreshLeaseClock(now);
+    await this.startDueProbes(now);
     // Lease times (written and compared) are on the store's clock; next_attempt_at is not.
     const leaseNow = now + this.leaseClockOffsetMs;
     // Shops paused for throttling, or already at their concurrency with this process's own
@@ -244,20 +258,34 @@ export class DeliveryWorker {
       const shopIds = [...new Set(candidates.map((r) => r.shop_id))];
       const inShops = `(${shopIds.map(() => '?').join(', ')})`;
       // Live leases per shop (every worker's) and the shop's connection, in one round trip.
-      const shops = await tx.all<{ id: string; connection_status: string; busy: number }>(
-        `SELECT s.id, s.connection_status,
+      const shops = await tx.all<{
+        id: string;
+        connection_status: string;
+        probe_event_id: string | null;
+        busy: number;
+      }>(
+        `SELECT s.id, s.connection_status, s.probe_event_id,
                 (SELECT COUNT(*) FROM events e WHERE e.shop_id = s.id AND e.state = 'delivering' AND e.lease_expires_at >= ?) AS busy
            FROM shops s WHERE s.id IN ${inShops}`,
         [leaseNow, ...shopIds],
       );
       const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
-      const disconnected = new Set(shops.filter((s) => s.connection_status === 'disconnected').map((s) => s.id));
+      // Why a shop's events are held instead of sent (disconnected, frozen, locked), and its probe.
+      const holdFor = new Map<string, { support: SupportCodeKey; probe: string | null }>();
+      for (const s of shops) {
+        if (s.connection_status === 'disconnected') holdFor.set(s.id, { support: 'held', probe: null });
+        else if (isUnavailableShop(s.connection_status))
+          holdFor.set(s.id, { support: UNAVAILABLE_SHOP[s.connection_status].support, probe: s.probe_event_id });
+      }
       const chosen: DueRow[] = [];
+      const probes = new Set<string>();
       for (const row of candidates) {
         if (chosen.length >= limit) break;
         const reclaimed = row.state === 'delivering';
-        if (disconnected.has(row.shop_id)) {
-          await this.holdInTx(tx, row.id, now, leaseNow, dueWhere, reclaimed);
+        const hold = holdFor.get(row.shop_id);
+        if (hold && hold.probe === row.id) probes.add(row.id);
+        else if (hold) {
+          await this.holdInTx(tx, row.id, hold.support, now, leaseNow, dueWhere, reclaimed);
           continue;
         }
         if (reclaimed && row.attempt_count >= config.worker.maxAttempts) {
@@ -313,6 +341,7 @@ export class DeliveryWorker {
           attempt_count: Number(ev.attempt_count),
           attemptId,
           leaseOwner,
+          probe: probes.has(ev.id),
         });
       }
       await insertMany(tx, 'attempts', ['id', 'event_id', 'shop_id', 'trigger', 'started_at', 'outcome'], attemptRows);
@@ -320,15 +349,60 @@ export class DeliveryWorker {
     });
   }
 
+  /**
+   * Frozen or locked shops whose probe is due: each gets its next probe time and, unless its last
+   * probe is still pending, one held event (the oldest) queued as its probe. The conditional
+   * UPDATE lets one worker of many start it.
+   */
+  private async startDueProbes(now: number): Promise<void> {
+    const { db, config } = this.services;
+    if (now - this.probesCheckedAt < Math.min(PROBE_CHECK_MS, config.worker.shopProbeIntervalMs)) return;
+    this.probesCheckedAt = now;
+    const due = await db.all<{ id: string }>(
+      `SELECT id FROM shops WHERE next_probe_at IS NOT NULL AND next_probe_at <= ? AND connection_status IN ${UNAVAILABLE_IN}`,
+      [now],
+    );
+    for (const shop of due) {
+      await db.tx(async (tx) => {
+        const won = await tx.run(
+          `UPDATE shops SET next_probe_at = ?, updated_at = ?
+            WHERE id = ? AND next_probe_at <= ? AND connection_status IN ${UNAVAILABLE_IN}`,
+          [now + config.worker.shopProbeIntervalMs, now, shop.id, now],
+        );
+        if (won.changes === 0) return;
+        // One probe at a time: the last one is still queued (e.g. retrying after a 5xx) or in flight.
+        const pending = await tx.get<{ id: string }>(
+          `SELECT e.id FROM shops s JOIN events e ON e.id = s.probe_event_id
+            WHERE s.id = ? AND e.state IN ('queued', 'delivering')`,
+          [shop.id],
+        );
+        if (pending) return;
+        const probe = await tx.get<{ id: string }>(
+          `SELECT id FROM events WHERE shop_id = ? AND state = 'held' ORDER BY id LIMIT 1`,
+          [shop.id],
+        );
+        await tx.run('UPDATE shops SET probe_event_id = ? WHERE id = ?', [probe?.id ?? null, shop.id]);
+        if (probe) {
+          await tx.run(
+            `UPDATE events SET state = 'queued', support_code = NULL, error_code = NULL, next_attempt_at = ?, updated_at = ?
+              WHERE id = ? AND state = 'held'`,
+            [now, now, probe.id],
+          );
+        }
+      });
+    }
+  }
+
   private async holdInTx(
     tx: Services['db'],
     eventId: string,
+    support: SupportCodeKey,
     now: number,
     leaseNow: number,
     condition: string,
     reclaimed: boolean,
   ): Promise<void> {
-    const code = SUPPORT_CODES.held;
+    const code = SUPPORT_CODES[support];
     const held = await tx.run(
       `UPDATE events SET state = 'held', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
          next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + ?
@@ -337,6 +411,34 @@ export class DeliveryWorker {
     );
     // The dead holder's attempt ends here too, as a re-claim that delivers would end it.
     if (reclaimed && held.changes > 0) await this.abandonOrphans(tx, [eventId], now);
+  }
+
+  /**
+   * Attempts that count against the retry schedule: all but those Shopify refused for the store
+   * (402, 423), which a long freeze would otherwise pile up on a probed event.
+   */
+  private async countedAttempts(tx: Services['db'], ev: ClaimedEvent): Promise<number> {
+    const marks = HELD_ATTEMPT_OUTCOMES.map(() => '?').join(', ');
+    const row = await tx.get<{ n: number | string }>(
+      `SELECT COUNT(*) AS n FROM attempts WHERE event_id = ? AND outcome IN (${marks})`,
+      [ev.id, ...HELD_ATTEMPT_OUTCOMES],
+    );
+    return ev.attempt_count - Number(row?.n ?? 0);
+  }
+
+  /** A frozen or locked shop answered: connected again, and its held events are due now. */
+  private async releaseProbedShopInTx(tx: Services['db'], shopId: string, now: number): Promise<void> {
+    const back = await tx.run(
+      `UPDATE shops SET connection_status = 'connected', next_probe_at = NULL, probe_event_id = NULL, updated_at = ?
+        WHERE id = ? AND connection_status IN ${UNAVAILABLE_IN}`,
+      [now, shopId],
+    );
+    if (back.changes === 0) return;
+    await tx.run(
+      `UPDATE events SET state = 'queued', support_code = NULL, error_code = NULL, next_attempt_at = ?, updated_at = ?
+        WHERE shop_id = ? AND state = 'held'`,
+      [now, now, shopId],
+    );
   }
 
   /** Closes the in-progress attempts of events whose lease expired (their worker died mid-call). */
@@ -424,6 +526,25 @@ export class DeliveryWorker {
       };
       if (c.kind === 'final') {
         await setFinal(c.support, c.outcome === 'delivered');
+        // Shopify took a probe's call: the store is available again, so every held event goes back.
+        if (ev.probe && result) await this.releaseProbedShopInTx(tx, ev.shop_id, now);
+      } else if (c.kind === 'unavailable') {
+        // Shopify refused the store itself (402 frozen, 423 locked): Flow did not run the trigger. The
+        // shop is marked (unless a 401 already disconnected it; reconnecting releases everything) and
+        // this event and its queued ones are held; the next probe is due one interval from now.
+        const marked = await tx.run(
+          `UPDATE shops SET connection_status = ?, next_probe_at = ?, probe_event_id = NULL, updated_at = ?
+            WHERE id = ? AND connection_status <> 'disconnected'`,
+          [c.status, now + config.worker.shopProbeIntervalMs, now, ev.shop_id],
+        );
+        const hold = marked.changes > 0 ? c.support : 'held';
+        await setFinal(hold, false);
+        const code = SUPPORT_CODES[hold];
+        await tx.run(
+          `UPDATE events SET state = 'held', support_code = ?, error_code = ?, next_attempt_at = NULL, updated_at = ?
+           WHERE shop_id = ? AND state = 'queued'`,
+          [code.code, code.errorCode, now, ev.shop_id],
+        );
       } else if (c.kind === 'revoked') {
         // The first 401 for a shop (in any worker process) disconnects it; the conditional
         // UPDATE decides which one that is. A 401 means Flow did not run the trigger, so
@@ -446,7 +567,7 @@ export class DeliveryWorker {
             [held.code, held.errorCode, now, ev.shop_id],
           );
         }
-      } else if (ev.attempt_count >= policy.maxAttempts) {
+      } else if (ev.attempt_count >= policy.maxAttempts && (await this.countedAttempts(tx, ev)) >= policy.maxAttempts) {
         await setFinal('exhausted', false);
       } else {
         const delay = Math.max(retryDelayMs(policy, ev.attempt_count), c.notBeforeMs);

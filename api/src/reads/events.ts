@@ -9,7 +9,7 @@ import {
   type RetentionState,
   replayAvailability,
 } from '../handoff/lifecycle.ts';
-import { EVENT_STATE_DESCRIPTIONS, type EventState, TERMINAL_STATES } from '../handoff/outcomes.ts';
+import { EVENT_STATE_DESCRIPTIONS, type EventState, shopHoldOf, TERMINAL_STATES } from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
 import type { Services } from '../operations/types.ts';
 import type { Db, SqlParam } from '../store/db.ts';
@@ -287,8 +287,10 @@ export function handoffStop(row: EventRow): { stage: 'intake' | 'queue' | 'flow'
     case 'accepted':
     case 'queued':
       return { stage: 'queue', explanation: 'Stored and waiting for its next delivery attempt.' };
-    case 'held':
-      return { stage: 'queue', explanation: 'Held: the shop is disconnected, so delivery waits until it reconnects.' };
+    case 'held': {
+      const hold = shopHoldOf(row.error_code);
+      return { stage: 'queue', explanation: `Held: ${hold.why}. ${hold.release}` };
+    }
     case 'delivering':
       return { stage: 'flow', explanation: 'A worker is calling Shopify Flow now.' };
     case 'delivered':
@@ -342,11 +344,12 @@ export function recoveryOptions(row: EventRow, facts: ShopFacts, publicUrl: stri
     });
   }
   if (row.state === 'held') {
+    const hold = shopHoldOf(row.error_code);
     add({
-      action: 'reconnect_shop',
+      action: hold.action,
       available: true,
-      description: 'A human reconnects the Shopify app (new access token); held events are released automatically.',
-      docs_url: url(errorDocsPath('shop_disconnected')),
+      description: hold.recovery,
+      docs_url: url(errorDocsPath(hold.errorCode)),
       required_scope: null,
       operation: null,
     });

@@ -2,6 +2,7 @@
 // connected, are endpoints configured, do their Flow triggers exist, and what
 // did the last 24 hours of traffic say. Each failing check links its docs page.
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
+import { SHOP_HOLDS, shopHoldFor } from '../handoff/outcomes.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
 import type { Db } from '../store/db.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
@@ -55,14 +56,15 @@ export async function readinessChecks(
   const url = (p: string) => joinUrl(publicUrl, p);
   const shop = await shopRow(db, shopId);
   const checks: ReadinessCheck[] = [];
-  const connected = shop?.connection_status !== 'disconnected';
+  const status = shop?.connection_status ?? 'connected';
+  const hold = shopHoldFor(status);
   checks.push({
     check: 'shop_connected',
-    status: connected ? 'pass' : 'fail',
-    detail: connected
-      ? `${shop?.domain ?? 'The shop'} is connected${shop && Number(shop.sandbox) === 1 ? ' (sandbox)' : ''}.`
-      : 'Shopify refused the stored access token (app uninstalled or token revoked). Events are held until a human reconnects the app.',
-    docs_url: url(errorDocsPath('shop_disconnected')),
+    status: hold ? 'fail' : 'pass',
+    detail: hold
+      ? `${hold.why}. ${hold.release}`
+      : `${shop?.domain ?? 'The shop'} is connected${shop && Number(shop.sandbox) === 1 ? ' (sandbox)' : ''}.`,
+    docs_url: url(errorDocsPath(hold ? hold.errorCode : SHOP_HOLDS.disconnected.errorCode)),
   });
   checks.push({
     check: 'shopify_token',

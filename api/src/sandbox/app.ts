@@ -26,6 +26,9 @@ export const SANDBOX_MESSAGES = {
   unknownProperty: (key: string) => `Errors validating schema:\n  Unknown property '${key}'.\n`,
   throttled: 'Throttled',
   internal: 'Internal error. Looks like something went wrong on our end.',
+  // Shopify's exact bodies for a frozen (402) or locked (423) store are unverified; stand-ins.
+  frozen: 'Unavailable Shop',
+  locked: 'Locked',
 } as const;
 
 export const FAULT_MODES = [
@@ -38,6 +41,8 @@ export const FAULT_MODES = [
   'timeout',
   'reset',
   'revoked',
+  'frozen',
+  'locked',
 ] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
@@ -302,6 +307,10 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
           return c.json({ errors: [{ message: SANDBOX_MESSAGES.internal }] }, 504);
         case 'revoked':
           return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
+        case 'frozen':
+          return c.json({ errors: SANDBOX_MESSAGES.frozen }, 402);
+        case 'locked':
+          return c.json({ errors: SANDBOX_MESSAGES.locked }, 423);
         case 'http_500':
         case 'http_502':
         case 'http_503':

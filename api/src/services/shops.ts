@@ -1,4 +1,5 @@
 // Shops: the merchant's store, its plan, connection state and (encrypted) Admin API token.
+import type { UnavailableShopStatus } from '../handoff/outcomes.ts';
 import { newId } from '../ids.ts';
 import type { PlanId } from '../plans.ts';
 import type { Services } from '../operations/types.ts';
@@ -8,7 +9,8 @@ export interface ShopRow {
   domain: string;
   plan: string;
   sandbox: number;
-  connection_status: 'connected' | 'disconnected';
+  /** `frozen` / `locked`: Shopify answered 402 / 423 for the store; its events are held and probed. */
+  connection_status: 'connected' | 'disconnected' | UnavailableShopStatus;
   access_token_enc: string | null;
   admin_base_url: string | null;
   created_at: number;

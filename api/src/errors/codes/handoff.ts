@@ -1,4 +1,8 @@
+import { DEFAULTS, ENV } from '../../config.ts';
 import type { ErrorDef } from '../catalog.ts';
+
+/** How often a frozen or locked shop is probed, as the docs say it. */
+const PROBE_EVERY = `Every ${DEFAULTS.shopProbeIntervalMs / 60_000} minutes (\`${ENV.shopProbeIntervalMs}\`)`;
 
 // Handoff errors: why a delivery to Shopify Flow stopped or is being retried.
 // The worker stores these on events and attempts (error_code); reads and the
@@ -52,6 +56,24 @@ export const HANDOFF_ERRORS = {
     description:
       'The shop is disconnected from Shopify (its access token was refused), so Flowport holds its events in the `held` state instead of calling Flow. Nothing is lost: held events keep their place and are delivered after the shop reconnects.',
     fix: 'Reinstall or reauthorize the Flowport app on the store. Held events are released automatically when the shop reconnects.',
+  },
+  shop_frozen: {
+    status: 409,
+    title: 'Store frozen by Shopify; delivery held',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'handoff',
+    description: `Shopify answered 402 Payment Required: the store is frozen, usually because its Shopify bill is unpaid, and Shopify refuses every API call for it, so Flow did not run the trigger. Flowport marks the shop \`frozen\` and holds its events in the \`held\` state instead of burning their retries. ${PROBE_EVERY} it sends one held event as a probe; the first probe Shopify accepts releases every held event, each delivered once. Nothing is lost, and attempts answered 402 do not count against the retry schedule.`,
+    fix: 'The store owner pays the outstanding balance in the Shopify admin (Settings → Billing). Nothing to do in Flowport: the next probe finds the store available and releases the held events. To release them at once, an operator runs `flowport shops reconnect --shop <shop_id>`.',
+  },
+  shop_locked: {
+    status: 409,
+    title: 'Store locked by Shopify; delivery held',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'handoff',
+    description: `Shopify answered 423 Locked: Shopify has locked the store (for example after repeated abuse of API limits, or an account issue such as suspected fraud) and refuses every API call for it, so Flow did not run the trigger. Flowport marks the shop \`locked\` and holds its events in the \`held\` state instead of burning their retries. ${PROBE_EVERY} it sends one held event as a probe; the first probe Shopify accepts releases every held event, each delivered once. Nothing is lost, and attempts answered 423 do not count against the retry schedule.`,
+    fix: 'The store owner contacts Shopify Support to unlock the store. Nothing to do in Flowport: the next probe finds the store available and releases the held events. To release them at once, an operator runs `flowport shops reconnect --shop <shop_id>`.',
   },
   flow_throttled: {
     status: 503,

@@ -3,6 +3,7 @@
 // (queue → worker → flowTriggerReceive). The preview shows the exact Flow payload;
 // the event's id is minted at confirmation, like any event's at the moment it is
 // received, so ids keep sorting by receive time (event paging relies on that).
+import { shopHoldFor } from '../../handoff/outcomes.ts';
 import { AppError } from '../../errors/problem.ts';
 import { bodyExpiresAt } from '../../handoff/lifecycle.ts';
 import {
@@ -79,8 +80,8 @@ export const testEventKind: IntentKindDef<TestEventParams> = {
     ];
     if (endpoint.status === 'paused')
       warnings.push('The endpoint is paused for sender intake; the test event is still handed to Flow.');
-    if (kc.shop.connection_status !== 'connected')
-      warnings.push('The shop is disconnected from Shopify; the test event will be held until it reconnects.');
+    const hold = shopHoldFor(kc.shop.connection_status);
+    if (hold) warnings.push(`${hold.why}; the test event will be held. ${hold.release}`);
     return {
       targetType: 'endpoint',
       targetId: endpoint.id,
