@@ -25,6 +25,7 @@ export default defineConfig({
       components: {
         PageTitle: './src/components/PageTitle.astro',
         MarkdownContent: './src/components/MarkdownContent.astro',
+        Search: './src/components/Search.astro',
       },
       routeMiddleware: './src/route-middleware.ts',
     }),

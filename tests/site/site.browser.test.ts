@@ -100,6 +100,23 @@ describe('docs site in a browser', { timeout: 240_000 }, () => {
     await page.close();
   });
 
+  it('Ctrl+K opens and closes the search dialog, with the search field focused', async () => {
+    const page = await open('/start/quickstart/');
+    // Starlight enables the button when its search element starts (the shortcut comes with it) and
+    // builds pagefind's field when the page is idle; opening focuses the field if it is there.
+    await page.locator('button[data-open-modal]:not([disabled])').waitFor();
+    await page.locator('#starlight__search input').waitFor({ state: 'attached' });
+    await page.keyboard.press('Control+k');
+    const dialog = page.locator('site-search dialog[open]');
+    await dialog.waitFor({ state: 'visible' });
+    const input = dialog.locator('input').first();
+    await input.waitFor({ state: 'visible' });
+    await expect(input.evaluate((el) => el === el.ownerDocument.activeElement)).resolves.toBe(true);
+    await page.keyboard.press('Control+k');
+    await dialog.waitFor({ state: 'detached' });
+    await page.close();
+  });
+
   it('Copy as Markdown puts the page twin on the clipboard', async () => {
     const page = await open('/agent-access/refusals/');
     await page.locator('button.fp-copy-md').click();
