@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { reconnectShop, replayAvailability } from '../../api/src/handoff/lifecycle.ts';
 import { type FaultSpec, SANDBOX_MOUNT_PATH, setFault } from '../../api/src/sandbox/app.ts';
 import { startSandboxServer } from '../../api/src/sandbox/server.ts';
+import { createGrant } from '../../api/src/auth/grants.ts';
 import { readinessChecks } from '../../api/src/reads/readiness.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import {
@@ -235,6 +236,28 @@ describe('handoff outcomes', () => {
         status: 'fail',
         docs_url: expect.stringMatching(new RegExp(`/reference/errors/${errorCode}/$`)),
       });
+      // What an agent reads: the shop's status and next probe, and why the event waits and what releases it.
+      const { token } = await createGrant(services(), {
+        shopId: shop.id,
+        tier: 'observer',
+        actorKind: 'agent',
+        actorName: `${mode}-reader`,
+        expiresInMs: 600_000,
+      });
+      const read = async (path: string) => {
+        const r = await fetch(`${server.url}/agent/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
+        expect(r.status).toBe(200);
+        return (await r.json()) as any;
+      };
+      const setup = await read('/setup');
+      expect(setup.shop.connection_status).toBe(mode);
+      expect(Date.parse(setup.shop.next_probe_at)).toBeGreaterThan(0);
+      expect(setup.ready).toBe(false);
+      const held = await read(`/events/${late}`);
+      expect(held.handoff.explanation).toContain(String(status));
+      expect(held.recovery_options.map((o: { action: string }) => o.action)).toContain(
+        mode === 'frozen' ? 'pay_shopify_bill' : 'contact_shopify_support',
+      );
 
       // The store is back, but the next call (the probe's) meets a 502: the probe is retried like any
       // event, with a budget its refused attempts did not use up.
@@ -242,6 +265,7 @@ describe('handoff outcomes', () => {
       const after = await allTerminal([...ids, late]);
       expect(after.map((r) => r?.state)).toEqual([...ids, late].map(() => 'delivered'));
       expect(await shopRow()).toEqual({ connection_status: 'connected', next_probe_at: null });
+      expect((await read('/setup')).shop).toMatchObject({ connection_status: 'connected', next_probe_at: null });
       // Each event reached Flow exactly once.
       const triggered = sandbox().triggers.map((t) => t.payload['Flowport event id']);
       for (const id of [...ids, late]) expect(triggered.filter((t) => t === id)).toHaveLength(1);

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { Timestamp } from './read-schemas.ts';
 
 export const ReadinessCheckSchema = z
   .object({
@@ -8,3 +9,26 @@ export const ReadinessCheckSchema = z
     docs_url: z.string(),
   })
   .openapi('ReadinessCheck');
+
+/** The shop's Shopify connection, as setup and diagnostics report it. */
+export const ShopConnectionFields = {
+  connection_status: z
+    .string()
+    .describe(
+      '`connected`; `disconnected` (Shopify refused the token: events are held until the app is reconnected); `frozen` or `locked` (Shopify answered 402 or 423 for the store: events are held and probed).',
+    ),
+  next_probe_at: Timestamp.nullable().describe(
+    'While the shop is `frozen` or `locked`: when Flowport next sends one held event to Shopify as a probe. Null otherwise.',
+  ),
+};
+
+/** ShopConnectionFields' values from a shop row. */
+export function shopConnection(shop: { connection_status: string; next_probe_at: number | string | null }): {
+  connection_status: string;
+  next_probe_at: string | null;
+} {
+  return {
+    connection_status: shop.connection_status,
+    next_probe_at: shop.next_probe_at === null ? null : new Date(Number(shop.next_probe_at)).toISOString(),
+  };
+}

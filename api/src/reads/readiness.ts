@@ -20,6 +20,7 @@ export interface ShopReadRow {
   plan: string;
   sandbox: number;
   connection_status: string;
+  next_probe_at: number | string | null;
   has_token: number;
 }
 
@@ -27,7 +28,7 @@ export const WINDOW_MS = 24 * 3_600_000;
 
 export async function shopRow(db: Db, shopId: string): Promise<ShopReadRow | undefined> {
   return db.get<ShopReadRow>(
-    `SELECT id, domain, plan, sandbox, connection_status, CASE WHEN access_token_enc IS NULL THEN 0 ELSE 1 END AS has_token
+    `SELECT id, domain, plan, sandbox, connection_status, next_probe_at, CASE WHEN access_token_enc IS NULL THEN 0 ELSE 1 END AS has_token
        FROM shops WHERE id = ?`,
     [shopId],
   );

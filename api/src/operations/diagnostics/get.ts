@@ -6,7 +6,7 @@ import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { endpointView, listShopEndpoints } from '../../reads/endpoints.ts';
 import { readinessChecks, shopRow, stateCounts, WINDOW_MS } from '../../reads/readiness.ts';
-import { ReadinessCheckSchema } from '../read-checks.ts';
+import { ReadinessCheckSchema, ShopConnectionFields, shopConnection } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
 import { defineOperation } from '../types.ts';
 import { recentShopReceipts } from '../../reads/receipts.ts';
@@ -16,7 +16,7 @@ const RECENT_RECEIPTS = 20;
 export const Diagnostics = z
   .object({
     generated_at: Timestamp,
-    shop: z.object({ id: z.string(), domain: z.string(), plan: z.string(), connection_status: z.string() }),
+    shop: z.object({ id: z.string(), domain: z.string(), plan: z.string(), ...ShopConnectionFields }),
     checks: z.array(ReadinessCheckSchema),
     endpoints: z.array(
       z.object({
@@ -111,7 +111,7 @@ export const getDiagnostics = defineOperation({
     });
     return {
       generated_at: new Date(now).toISOString(),
-      shop: { id: shop.id, domain: shop.domain, plan: shop.plan, connection_status: shop.connection_status },
+      shop: { id: shop.id, domain: shop.domain, plan: shop.plan, ...shopConnection(shop) },
       checks: await readinessChecks(db, p.shopId, config.publicUrl, now, input.endpoint_id),
       endpoints: endpoints.map((e) => {
         const v = endpointView(e, config.publicUrl, now);

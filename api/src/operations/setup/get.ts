@@ -5,7 +5,7 @@ import { handleForVariant } from '../../handoff/triggers.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
 import { readinessChecks, shopRow } from '../../reads/readiness.ts';
-import { ReadinessCheckSchema } from '../read-checks.ts';
+import { ReadinessCheckSchema, ShopConnectionFields, shopConnection } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
 import { defineOperation } from '../types.ts';
 
@@ -16,7 +16,7 @@ export const Setup = z
       domain: z.string(),
       plan: z.string(),
       sandbox: z.boolean(),
-      connection_status: z.string(),
+      ...ShopConnectionFields,
     }),
     flow: z.object({
       api_version: z.string(),
@@ -85,7 +85,7 @@ export const getSetup = defineOperation({
         domain: shop.domain,
         plan: shop.plan,
         sandbox: Number(shop.sandbox) === 1,
-        connection_status: shop.connection_status,
+        ...shopConnection(shop),
       },
       flow: {
         api_version: config.shopify.apiVersion,
