@@ -288,7 +288,11 @@ export class DeliveryWorker {
           await this.holdInTx(tx, row.id, hold.support, now, leaseNow, dueWhere, reclaimed);
           continue;
         }
-        if (reclaimed && row.attempt_count >= config.worker.maxAttempts) {
+        if (
+          reclaimed &&
+          row.attempt_count >= config.worker.maxAttempts &&
+          (await this.countedAttempts(tx, row)) >= config.worker.maxAttempts
+        ) {
           // A crash on every try (a poison event) must not loop forever: the schedule bounds it too.
           const code = SUPPORT_CODES.exhausted;
           await tx.run(
@@ -417,13 +421,13 @@ export class DeliveryWorker {
    * Attempts that count against the retry schedule: all but those Shopify refused for the store
    * (402, 423), which a long freeze would otherwise pile up on a probed event.
    */
-  private async countedAttempts(tx: Services['db'], ev: ClaimedEvent): Promise<number> {
+  private async countedAttempts(tx: Services['db'], ev: { id: string; attempt_count: number }): Promise<number> {
     const marks = HELD_ATTEMPT_OUTCOMES.map(() => '?').join(', ');
     const row = await tx.get<{ n: number | string }>(
       `SELECT COUNT(*) AS n FROM attempts WHERE event_id = ? AND outcome IN (${marks})`,
       [ev.id, ...HELD_ATTEMPT_OUTCOMES],
     );
-    return ev.attempt_count - Number(row?.n ?? 0);
+    return Number(ev.attempt_count) - Number(row?.n ?? 0);
   }
 
   /** A frozen or locked shop answered: connected again, and its held events are due now. */
