@@ -40,6 +40,12 @@ export interface Config {
   };
   intake: {
     maxBodyBytes: number;
+    /**
+     * How long intake trusts its cached endpoint (status, config, secrets). Changes made in this
+     * process apply at once, and on PostgreSQL so do other processes' (NOTIFY); this bounds the
+     * rest: changes from another process on SQLite, or a lost notification.
+     */
+    endpointCacheMs: number;
   };
   intents: {
     /** How long a preview stays confirmable. */
@@ -82,6 +88,7 @@ export const ENV = {
   shopProbeIntervalMs: 'FLOWPORT_SHOP_PROBE_INTERVAL_MS',
   bodyRetentionOverrideMs: 'FLOWPORT_BODY_RETENTION_OVERRIDE_MS',
   maxBodyBytes: 'FLOWPORT_INTAKE_MAX_BODY_BYTES',
+  endpointCacheMs: 'FLOWPORT_INTAKE_ENDPOINT_CACHE_MS',
   intentTtlSeconds: 'FLOWPORT_INTENT_TTL_SECONDS',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
   siteDir: 'FLOWPORT_SITE_DIR',
@@ -113,6 +120,7 @@ export const DEFAULTS = {
   retentionSweepIntervalMs: 60_000,
   shopProbeIntervalMs: 15 * 60_000,
   maxBodyBytes: 1024 * 1024,
+  endpointCacheMs: 1_000,
   intentTtlSeconds: 15 * 60,
 } as const;
 
@@ -198,6 +206,11 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     about: "Replaces every plan's body retention (tests, short-lived demos).",
   },
   maxBodyBytes: { default: code(DEFAULTS.maxBodyBytes), about: 'Largest request body intake reads.' },
+  endpointCacheMs: {
+    default: code(DEFAULTS.endpointCacheMs),
+    about:
+      "How long intake trusts its cached endpoint. Changes made through the serving process apply at once, and on PostgreSQL so do other processes' (NOTIFY); this bounds changes made by another process on SQLite (e.g. `flowport endpoints import-secret`) and a lost notification.",
+  },
   intentTtlSeconds: {
     default: code(DEFAULTS.intentTtlSeconds),
     about: 'How long an action-intent preview stays confirmable.',
@@ -293,6 +306,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     intake: {
       maxBodyBytes: int(env, ENV.maxBodyBytes, DEFAULTS.maxBodyBytes),
+      endpointCacheMs: int(env, ENV.endpointCacheMs, DEFAULTS.endpointCacheMs),
     },
     intents: {
       previewTtlMs: int(env, ENV.intentTtlSeconds, DEFAULTS.intentTtlSeconds) * 1000,

@@ -1,7 +1,9 @@
 // Assembles one Flowport process from a Config: store, services, HTTP app,
 // delivery worker and (sandbox mode) the Shopify stand-in. Tests use this too.
 // On PostgreSQL several such processes share one database: new events wake the
-// workers of every process through NOTIFY (they also poll, so a lost one only costs latency).
+// workers of every process through NOTIFY (they also poll, so a lost one only costs latency),
+// and an endpoint changed through any process drops out of every process's intake cache the same
+// way (a lost notification is bounded by config.intake.endpointCacheMs).
 import { COMPLIANCE_WEBHOOK_PATH, complianceRoutes } from './shopify/compliance.ts';
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -30,7 +32,7 @@ import type { ShopRow } from './services/shops.ts';
 import type { Db } from './store/db.ts';
 import { checkSecretKey } from './store/key-check.ts';
 import { openStore } from './store/open.ts';
-import { EVENTS_DUE_CHANNEL, PostgresDb } from './store/postgres.ts';
+import { ENDPOINT_CHANGED_CHANNEL, EVENTS_DUE_CHANNEL, PostgresDb } from './store/postgres.ts';
 
 export interface Runtime {
   config: Config;
@@ -88,7 +90,20 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   // One intake (group committer, endpoint cache) behind both the Node fast path and the Hono route.
   let intake: Intake | null = null;
   const getIntake = () => {
-    intake ??= new Intake(services);
+    if (!intake) {
+      const created = new Intake(services);
+      intake = created;
+      // Other processes' endpoint changes (PostgreSQL): listened for once this process caches endpoints.
+      if (db instanceof PostgresDb) {
+        db.listen(ENDPOINT_CHANGED_CHANNEL, (endpointId) => created.invalidate(endpointId)).catch((err: unknown) => {
+          if (config.logLevel !== 'silent')
+            console.error(
+              `listening for endpoint changes failed (changes from other processes apply within ${config.intake.endpointCacheMs} ms):`,
+              err,
+            );
+        });
+      }
+    }
     return intake;
   };
 
@@ -129,8 +144,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     ? new DeliveryWorker(services, { adminBaseUrl: (shop) => adminBaseUrlFor(config, shop) })
     : null;
   const notify = db instanceof PostgresDb ? coalescedNotify(db, config) : null;
-  // Endpoint changes made through this process apply to its intake at once (other processes: within the cache time).
-  services.hooks.endpointChanged = (endpointId) => intake?.invalidate(endpointId);
+  // Endpoint changes made through this process apply to its intake at once; on PostgreSQL to every
+  // other process's too (NOTIFY). On SQLite another process applies them within the cache time.
+  services.hooks.endpointChanged = (endpointId) => {
+    intake?.invalidate(endpointId);
+    if (db instanceof PostgresDb) {
+      db.run('SELECT pg_notify(?, ?)', [ENDPOINT_CHANGED_CHANNEL, endpointId]).catch((err: unknown) => {
+        if (config.logLevel !== 'silent') console.error('notify of an endpoint change failed:', err);
+      });
+    }
+  };
   services.hooks.kickWorker = () => {
     worker?.kick();
     notify?.();

@@ -7,6 +7,8 @@
 //   dead worker held.
 // - 20 concurrent confirmations with one Idempotency-Key, spread over both API
 //   processes, execute once; a rate limit and a plan meter hold across both.
+// - An endpoint paused or resumed through one API process applies to the other's intake
+//   at once (NOTIFY), although its endpoint cache would keep it for ten minutes.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -34,6 +36,7 @@ const FLOWPORT = join(root, 'bin/flowport.js');
 const EVENTS = 600;
 const SENDERS = 12;
 const LEASE_MS = 5_000;
+const ENDPOINT_CACHE_MS = 600_000;
 const SECRET = `fpsec_${randomBytes(16).toString('hex')}`;
 
 interface Proc {
@@ -48,7 +51,7 @@ let schema: PgSchema;
 let db: PostgresDb;
 let services: Services;
 let sandboxUrl = '';
-let apis: { name: string; url: string }[] = [];
+const apis: { name: string; url: string }[] = [];
 const workers: { proc: Proc; owner: string; metrics: string }[] = [];
 const shops: { id: string; domain: string; endpointId: string }[] = [];
 let grantToken = '';
@@ -134,6 +137,8 @@ beforeAll(async () => {
     FLOWPORT_RETRY_BASE_MS: '50',
     FLOWPORT_RETRY_CAP_MS: '500',
     FLOWPORT_DATABASE_POOL_SIZE: '5',
+    // Far longer than any test here: an endpoint change reaches the other process only through NOTIFY.
+    FLOWPORT_INTAKE_ENDPOINT_CACHE_MS: String(ENDPOINT_CACHE_MS),
   };
   const dataDir = () => {
     const d = tempDir('flowport-scale-');
@@ -496,5 +501,53 @@ describe('2 API processes + 2 workers on one PostgreSQL database', () => {
       [limitedShopEndpoint],
     );
     expect(usage).toBe(5);
+  });
+
+  it('an endpoint paused through one API process is refused by the other at once, and resumed the same way (NOTIFY, not the cache time)', async () => {
+    const [a, b] = apis as [(typeof apis)[number], (typeof apis)[number]];
+    const ep = (shops[0] as (typeof shops)[number]).endpointId;
+    let n = 0;
+    const send = async (base: string) => {
+      const body = JSON.stringify({ type: 'cache.check', n: n++ });
+      const res = await fetch(`${base}/in/${ep}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [DEFAULT_HMAC.header]: sign(body) },
+        body,
+      });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    /** Polls until `ok`, at most 10 s: far below the 10-minute cache, so only a notification gets there. */
+    const eventually = async (what: string, ok: () => Promise<boolean>) => {
+      for (let i = 0; i < 100; i++) {
+        if (await ok()) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`${what}: not within 10 s (the endpoint cache is ${ENDPOINT_CACHE_MS} ms)`);
+    };
+    const setStatus = async (base: string, status: 'paused' | 'active') => {
+      const preview = await call(base, grantToken, 'POST', `/agent/v1/endpoints/${ep}/edit-intents`, { status });
+      expect(preview.status, preview.text).toBe(201);
+      const done = await call(
+        base,
+        grantToken,
+        'POST',
+        `/agent/v1/action-intents/${preview.json.id}/confirm`,
+        undefined,
+        {
+          'idempotency-key': randomUUID(),
+        },
+      );
+      expect(done.status, done.text).toBe(200);
+    };
+    // Both processes have the endpoint cached as active.
+    expect(await send(a.url)).toBe(202);
+    expect(await send(b.url)).toBe(202);
+    await setStatus(a.url, 'paused');
+    expect(await send(a.url)).toBe(423);
+    await eventually('api-b refuses the paused endpoint', async () => (await send(b.url)) === 423);
+    await setStatus(b.url, 'active');
+    expect(await send(b.url)).toBe(202);
+    await eventually('api-a accepts the resumed endpoint', async () => (await send(a.url)) === 202);
   });
 });

@@ -22,7 +22,6 @@ import {
 } from '../services/endpoints.ts';
 import { createShop, getShop, type ShopRow } from '../services/shops.ts';
 import { AUTH_MODE_FACTS, importSecretCommandFor } from './auth-modes.ts';
-import { INTAKE_LIMITS } from './limits.ts';
 
 /**
  * The headers this endpoint reads, as configured: the mode's fixed headers, except that the
@@ -279,6 +278,8 @@ const endpointsImportSecret: Handler = async ({ options, services, env }) => {
     });
     return r;
   });
+  // A server on the same PostgreSQL database applies it at once (NOTIFY); on SQLite within the cache time.
+  services.hooks.endpointChanged?.(rotated.endpointId);
   const previousUntil =
     rotated.previousSecretExpiresAt === null ? null : new Date(rotated.previousSecretExpiresAt).toISOString();
   const json = {
@@ -287,7 +288,7 @@ const endpointsImportSecret: Handler = async ({ options, services, env }) => {
     secret_last4: rotated.secretLast4,
     config_version: rotated.configVersion,
     previous_secret_valid_until: previousUntil,
-    takes_effect_within_s: INTAKE_LIMITS.endpointCacheMs / 1000,
+    takes_effect_within_s: services.config.intake.endpointCacheMs / 1000,
   };
   const text = [
     `Imported a new ${row.auth_mode} secret (…${rotated.secretLast4}) into endpoint ${rotated.endpointId}; configuration version ${rotated.configVersion}.`,

@@ -192,19 +192,21 @@ export class Intake {
   readonly committer: GroupCommitter;
   private readonly cache = new Map<string, CachedEndpoint>();
   private readonly rejectionBudget = new Map<string, { minute: number; used: number }>();
+  private readonly cacheMs: number;
 
   constructor(services: Services) {
     this.services = services;
+    this.cacheMs = services.config.intake.endpointCacheMs;
     this.committer = new GroupCommitter(services.db, { maxBatch: INTAKE_LIMITS.maxBatch });
   }
 
   /** The cached entry while it is fresh (no await: the hot path's usual case). */
   private fresh(id: string, now: number): CachedEndpoint | undefined {
     const hit = this.cache.get(id);
-    return hit && now - hit.fetchedAt < INTAKE_LIMITS.endpointCacheMs ? hit : undefined;
+    return hit && now - hit.fetchedAt < this.cacheMs ? hit : undefined;
   }
 
-  /** Endpoint + plan from the store, cached briefly: status and config changes apply within `endpointCacheMs`. */
+  /** Endpoint + plan from the store, cached briefly: changes apply at invalidate() or within `config.intake.endpointCacheMs`. */
   private async lookup(id: string, now: number): Promise<CachedEndpoint | null> {
     const row = await this.services.db.get<EndpointRow & { shop_plan: string }>(
       'SELECT e.*, s.plan AS shop_plan FROM endpoints e JOIN shops s ON s.id = e.shop_id WHERE e.id = ?',

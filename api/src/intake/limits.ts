@@ -5,8 +5,6 @@ export const INTAKE_LIMITS = {
   maxBatch: 256,
   /** Rejected requests per endpoint per minute that get their own receipt; the rest are tallied. */
   rejectionReceiptsPerMinute: 60,
-  /** How long endpoint status/config is cached in a process (ms). */
-  endpointCacheMs: 1_000,
   /**
    * A body left unread by a refusal answered before reading it (unknown, paused or archived
    * endpoint) is read and dropped to keep the connection when its declared length is at most

@@ -12,6 +12,9 @@ export const DEFAULT_POOL_SIZE = 10;
 /** NOTIFY channel that wakes delivery workers in every process when events become due. */
 export const EVENTS_DUE_CHANNEL = 'flowport_events_due';
 
+/** NOTIFY channel carrying the id of an endpoint whose status, config or secrets changed (intake caches drop it). */
+export const ENDPOINT_CHANGED_CHANNEL = 'flowport_endpoint_changed';
+
 export function toPgSql(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
@@ -181,10 +184,11 @@ export class PostgresDb implements Db {
   }
 
   /**
-   * Calls `fn` for every NOTIFY on `channel` (one dedicated connection per process).
-   * Notifications are only a wake-up: whoever listens still polls, so a lost one costs latency, not events.
+   * Calls `fn` with the payload of every NOTIFY on `channel` (one dedicated connection per process).
+   * Notifications are only a hint: whoever listens still polls or expires its cache, so a lost one
+   * costs latency, not correctness.
    */
-  async listen(channel: string, fn: () => void): Promise<void> {
+  async listen(channel: string, fn: (payload: string) => void): Promise<void> {
     if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`Not a plain channel name: ${channel}`);
     if (!this.listener) {
       const client = new pg.Client({ connectionString: this.url, application_name: 'flowport listen' });
@@ -193,7 +197,7 @@ export class PostgresDb implements Db {
       this.listener = client;
     }
     this.listener.on('notification', (msg) => {
-      if (msg.channel === channel) fn();
+      if (msg.channel === channel) fn(msg.payload ?? '');
     });
     await this.listener.query(`LISTEN ${channel}`);
   }
