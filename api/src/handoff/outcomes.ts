@@ -182,7 +182,7 @@ export const SHOP_HOLDS = {
   frozen: {
     errorCode: SUPPORT_CODES.frozen.errorCode,
     action: 'pay_shopify_bill',
-    why: 'Shopify answered 402: the store is frozen (usually an unpaid Shopify bill)',
+    why: 'Shopify answers 402 Payment Required for this store, which is frozen (usually an unpaid Shopify bill)',
     release: 'Events are held; Flowport probes the store now and then and releases them once Shopify accepts a call.',
     recovery:
       'The store owner pays the outstanding Shopify balance; the next probe finds the store available and held events are released automatically.',
@@ -190,7 +190,7 @@ export const SHOP_HOLDS = {
   locked: {
     errorCode: SUPPORT_CODES.locked.errorCode,
     action: 'contact_shopify_support',
-    why: 'Shopify answered 423: the store is locked by Shopify',
+    why: 'Shopify answers 423 Locked for this store, which Shopify has locked',
     release: 'Events are held; Flowport probes the store now and then and releases them once Shopify accepts a call.',
     recovery:
       'The store owner asks Shopify Support to unlock the store; the next probe finds it available and held events are released automatically.',

@@ -289,7 +289,7 @@ export function handoffStop(row: EventRow): { stage: 'intake' | 'queue' | 'flow'
       return { stage: 'queue', explanation: 'Stored and waiting for its next delivery attempt.' };
     case 'held': {
       const hold = shopHoldOf(row.error_code);
-      return { stage: 'queue', explanation: `Held: ${hold.why}. ${hold.release}` };
+      return { stage: 'queue', explanation: `${hold.why}. ${hold.release}` };
     }
     case 'delivering':
       return { stage: 'flow', explanation: 'A worker is calling Shopify Flow now.' };
