@@ -157,9 +157,9 @@ export type SupportCodeKey = keyof typeof SUPPORT_CODES;
  * Shopify accepts a call again (ADR 0201). Keyed by `shops.connection_status`.
  */
 export const UNAVAILABLE_SHOP = {
-  frozen: { httpStatus: 402, outcome: 'shop_frozen', support: 'frozen' },
-  locked: { httpStatus: 423, outcome: 'shop_locked', support: 'locked' },
-} as const satisfies Record<string, { httpStatus: number; outcome: AttemptOutcome; support: SupportCodeKey }>;
+  frozen: { httpStatus: 402, outcome: 'shop_frozen' },
+  locked: { httpStatus: 423, outcome: 'shop_locked' },
+} as const satisfies Record<string, { httpStatus: number; outcome: AttemptOutcome }>;
 export type UnavailableShopStatus = keyof typeof UNAVAILABLE_SHOP;
 export const UNAVAILABLE_SHOP_STATUSES = Object.keys(UNAVAILABLE_SHOP) as UnavailableShopStatus[];
 /** Attempt outcomes that do not use the retry budget (Shopify refused the store, not the event). */
@@ -168,11 +168,13 @@ export const HELD_ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = UNAVAILABLE_SHOP
 );
 
 /**
- * Why a shop's events are held, by `shops.connection_status`: the error code held events carry,
- * the recovery action, and the sentences reads (event explanation, readiness) show.
+ * Why a shop's events are held, by `shops.connection_status`: the support code (and so the error
+ * code) held events carry, the recovery action, and the sentences reads (event explanation,
+ * readiness) show.
  */
 export const SHOP_HOLDS = {
   disconnected: {
+    support: 'held',
     errorCode: SUPPORT_CODES.held.errorCode,
     action: 'reconnect_shop',
     why: 'Shopify refused the stored access token (app uninstalled or token revoked)',
@@ -180,6 +182,7 @@ export const SHOP_HOLDS = {
     recovery: 'A human reconnects the Shopify app (new access token); held events are released automatically.',
   },
   frozen: {
+    support: 'frozen',
     errorCode: SUPPORT_CODES.frozen.errorCode,
     action: 'pay_shopify_bill',
     why: 'Shopify answers 402 Payment Required for this store, which is frozen (usually an unpaid Shopify bill)',
@@ -188,6 +191,7 @@ export const SHOP_HOLDS = {
       'The store owner pays the outstanding Shopify balance; the next probe finds the store available and held events are released automatically.',
   },
   locked: {
+    support: 'locked',
     errorCode: SUPPORT_CODES.locked.errorCode,
     action: 'contact_shopify_support',
     why: 'Shopify answers 423 Locked for this store, which Shopify has locked',
@@ -197,7 +201,7 @@ export const SHOP_HOLDS = {
   },
 } as const satisfies Record<
   string,
-  { errorCode: ErrorCode; action: string; why: string; release: string; recovery: string }
+  { support: SupportCodeKey; errorCode: ErrorCode; action: string; why: string; release: string; recovery: string }
 >;
 export type ShopHold = (typeof SHOP_HOLDS)[keyof typeof SHOP_HOLDS];
 
@@ -277,7 +281,8 @@ export function classifyFlowResult(r: FlowCallResult): Classified {
   if (r.httpStatus === 401) return { kind: 'revoked', outcome: 'token_revoked', support: 'token_revoked' };
   for (const status of UNAVAILABLE_SHOP_STATUSES) {
     const u = UNAVAILABLE_SHOP[status];
-    if (r.httpStatus === u.httpStatus) return { kind: 'unavailable', status, outcome: u.outcome, support: u.support };
+    if (r.httpStatus === u.httpStatus)
+      return { kind: 'unavailable', status, outcome: u.outcome, support: SHOP_HOLDS[status].support };
   }
   if (r.throttled) return { kind: 'retry', outcome: 'throttled', support: 'throttled', notBeforeMs: r.throttleWaitMs };
   if (r.httpStatus === null || r.httpStatus >= 500 || r.httpStatus !== 200 || !r.hasData) {

@@ -21,7 +21,7 @@ import {
   retryPolicyOf,
   SUPPORT_CODES,
   type SupportCodeKey,
-  UNAVAILABLE_SHOP,
+  shopHoldFor,
   UNAVAILABLE_SHOP_STATUSES,
 } from './outcomes.ts';
 import {
@@ -273,9 +273,12 @@ export class DeliveryWorker {
       // Why a shop's events are held instead of sent (disconnected, frozen, locked), and its probe.
       const holdFor = new Map<string, { support: SupportCodeKey; probe: string | null }>();
       for (const s of shops) {
-        if (s.connection_status === 'disconnected') holdFor.set(s.id, { support: 'held', probe: null });
-        else if (isUnavailableShop(s.connection_status))
-          holdFor.set(s.id, { support: UNAVAILABLE_SHOP[s.connection_status].support, probe: s.probe_event_id });
+        const hold = shopHoldFor(s.connection_status);
+        if (hold)
+          holdFor.set(s.id, {
+            support: hold.support,
+            probe: isUnavailableShop(s.connection_status) ? s.probe_event_id : null,
+          });
       }
       const chosen: DueRow[] = [];
       const probes = new Set<string>();
