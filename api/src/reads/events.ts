@@ -18,7 +18,8 @@ import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 
 const ACCEPTED_CODE = INTAKE_SUPPORT_CODES.accepted.code;
 
-export interface EventRow {
+/** A row of the events table as stored (`SELECT *`), body included. */
+export interface StoredEvent {
   id: string;
   shop_id: string;
   endpoint_id: string;
@@ -29,6 +30,7 @@ export interface EventRow {
   external_event_id: string | null;
   event_type: string | null;
   sender: string | null;
+  body: string | null;
   body_size: number;
   body_sha256: string;
   resource_id: string | null;
@@ -44,7 +46,12 @@ export interface EventRow {
   duplicate_of: string | null;
   replay_of: string | null;
   is_test: number;
+  /** Calls that may have reached Flow without an answer saying so (timeouts, broken connections, crashed workers). */
   possible_duplicate_deliveries: number;
+}
+
+/** An event as the reads select it (EVENT_COLUMNS): never the body, and its endpoint's state. */
+export interface EventRow extends Omit<StoredEvent, 'body'> {
   /** 1 when the body is still stored (the body itself is never selected). */
   has_body: number;
   ep_status: string;

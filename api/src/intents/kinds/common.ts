@@ -1,38 +1,12 @@
 // Helpers the intent kinds share: shop-scoped loads (other shops' ids answer
 // 404), secret-free endpoint snapshots and config diffs.
 import { AppError } from '../../errors/problem.ts';
+import type { StoredEvent } from '../../reads/events.ts';
 import type { EndpointRow } from '../../services/endpoints.ts';
 import type { KindContext } from '../types.ts';
 
-export interface EventRow {
-  id: string;
-  shop_id: string;
-  endpoint_id: string;
-  receipt_id: string;
-  state: string;
-  support_code: string | null;
-  error_code: string | null;
-  external_event_id: string | null;
-  event_type: string | null;
-  sender: string | null;
-  body: string | null;
-  body_size: number;
-  body_sha256: string;
-  resource_id: string | null;
-  related_resource_id: string | null;
-  config_version: number;
-  received_at: number;
-  updated_at: number;
-  delivered_at: number | null;
-  attempt_count: number;
-  retention_state: string;
-  body_expires_at: number | null;
-  duplicate_of: string | null;
-  replay_of: string | null;
-  is_test: number;
-  /** Calls that may have reached Flow without an answer saying so (timeouts, broken connections, crashed workers). */
-  possible_duplicate_deliveries: number;
-}
+/** The events table's row, body included (intents may need the body: a replay copies it). */
+export type EventRow = StoredEvent;
 
 /** Stands for an event id that is minted only at confirmation (replay, test event previews). */
 export const NEW_EVENT_ID = '<new event id>';
