@@ -33,7 +33,7 @@ export interface Config {
     retryCapMs: number;
     maxAttempts: number;
     retentionSweepIntervalMs: number;
-    /** How often one held event of a shop Shopify reports frozen (402) or locked (423) is sent as a probe. */
+    /** How often one held event of a shop Shopify refuses (UNAVAILABLE_SHOP in handoff/outcomes.ts) is sent as a probe. */
     shopProbeIntervalMs: number;
     /** Replaces every plan's body retention (tests, short-lived demos); null = the plan's days. */
     bodyRetentionOverrideMs: number | null;
@@ -199,7 +199,7 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
   shopProbeIntervalMs: {
     default: code(DEFAULTS.shopProbeIntervalMs),
     about:
-      'While Shopify answers 402 (store frozen) or 423 (store locked) for a shop, one of its held events is sent this often as a probe; the first one accepted releases the rest.',
+      "While Shopify refuses every call for a shop's store (the statuses are listed under Held events on the event lifecycle page), one of its held events is sent this often as a probe; the first one accepted releases the rest.",
   },
   bodyRetentionOverrideMs: {
     default: "unset: the plan's days",

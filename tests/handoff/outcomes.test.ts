@@ -1,11 +1,13 @@
 // Every handoff outcome against the sandbox over real HTTP, through the real
 // worker: delivered, no_workflow, too large, payload rejected, revoked token
-// (shop disconnected, other events held, released on reconnect), throttling
+// (shop disconnected, other events held, released on reconnect), a store Shopify
+// refuses (402, 423, 403, 404: held and probed until it answers), throttling
 // (HTTP 200 and 429), 5xx, timeouts, resets, retries used up, a sandbox that
 // fails 50% of calls, and one that is down for a while and comes back.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { reconnectShop, replayAvailability } from '../../api/src/handoff/lifecycle.ts';
-import { type FaultSpec, SANDBOX_MOUNT_PATH, setFault } from '../../api/src/sandbox/app.ts';
+import { UNAVAILABLE_SHOP_STATUSES } from '../../api/src/handoff/outcomes.ts';
+import { FAULT_MODES, type FaultSpec, SANDBOX_MOUNT_PATH, setFault } from '../../api/src/sandbox/app.ts';
 import { startSandboxServer } from '../../api/src/sandbox/server.ts';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { readinessChecks } from '../../api/src/reads/readiness.ts';
@@ -183,11 +185,30 @@ describe('handoff outcomes', () => {
     for (const id of [...ids, late]) expect(triggered.filter((t) => t === id)).toHaveLength(1);
   });
 
-  for (const [mode, status, support, errorCode, outcome] of [
-    ['frozen', 402, 'FP-H-FRZN', 'shop_frozen', 'shop_frozen'],
-    ['locked', 423, 'FP-H-LOCK', 'shop_locked', 'shop_locked'],
-  ] as const) {
-    it(`${status} (store ${mode}): events are held without burning retries, one is probed each interval, and the first accepted probe releases every event`, async () => {
+  // Shopify refusing the store itself, not the event. Written out rather than read from
+  // UNAVAILABLE_SHOP, so a wrong entry there fails here; the first test checks none is missing.
+  const refusals = [
+    { mode: 'frozen', status: 402, support: 'FP-H-FRZN', errorCode: 'shop_frozen', action: 'pay_shopify_bill' },
+    { mode: 'locked', status: 423, support: 'FP-H-LOCK', errorCode: 'shop_locked', action: 'contact_shopify_support' },
+    {
+      mode: 'access_denied',
+      status: 403,
+      support: 'FP-H-DENY',
+      errorCode: 'shop_access_denied',
+      action: 'reapprove_app_access',
+    },
+    { mode: 'not_found', status: 404, support: 'FP-H-GONE', errorCode: 'shop_not_found', action: 'check_shop_domain' },
+  ] as const;
+
+  it('every shop status Shopify can refuse the store with has a case below', () => {
+    expect([...UNAVAILABLE_SHOP_STATUSES].sort()).toEqual(refusals.map((r) => r.mode).sort());
+    for (const r of refusals) expect(FAULT_MODES).toContain(r.mode);
+  });
+
+  for (const { mode, status, support, errorCode, action } of refusals) {
+    // The attempt outcome is the error code: Shopify refused the call for the store.
+    const outcome = errorCode;
+    it(`${status} (shop ${mode}): events are held without burning retries, one is probed each interval, and the first accepted probe releases every event`, async () => {
       const { shop, endpointId } = await makeShop(services());
       await fault(shop.domain, { mode });
       const ids: string[] = [];
@@ -255,9 +276,7 @@ describe('handoff outcomes', () => {
       expect(setup.ready).toBe(false);
       const held = await read(`/events/${late}`);
       expect(held.handoff.explanation).toContain(String(status));
-      expect(held.recovery_options.map((o: { action: string }) => o.action)).toContain(
-        mode === 'frozen' ? 'pay_shopify_bill' : 'contact_shopify_support',
-      );
+      expect(held.recovery_options.map((o: { action: string }) => o.action)).toContain(action);
 
       // The store is back, but the next call (the probe's) meets a 502: the probe is retried like any
       // event, with a budget its refused attempts did not use up.

@@ -6,6 +6,7 @@ import type { OperatorHandler, StandaloneHandler } from '../cli/handlers.ts';
 import { AppError } from '../errors/problem.ts';
 import { getShop } from '../services/shops.ts';
 import { reconnectShop } from './lifecycle.ts';
+import { UNAVAILABLE_SHOP_STATUSES } from './outcomes.ts';
 
 export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
   {
@@ -21,8 +22,7 @@ export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
   },
   {
     command: ['shops', 'reconnect'],
-    summary:
-      'Mark a disconnected, frozen or locked shop connected again (optionally with a new Admin API token) and release its held events.',
+    summary: `Mark a shop whose events are held (disconnected, or refused by Shopify: ${UNAVAILABLE_SHOP_STATUSES.join(', ')}) connected again (optionally with a new Admin API token) and release its held events.`,
     options: [
       { flag: '--shop <shopId>', description: 'The shop id (shop_…).', required: true },
       {

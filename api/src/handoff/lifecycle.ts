@@ -172,9 +172,9 @@ export function replayAvailability(
 }
 
 /**
- * Reconnects a shop after a revoked token, or releases a frozen or locked one before its next
- * probe: stores the new token (when given), marks it connected and puts its held events back
- * in the queue, due now.
+ * Reconnects a shop after a revoked token, or releases one Shopify refused (UNAVAILABLE_SHOP)
+ * before its next probe: stores the new token (when given), marks it connected and puts its
+ * held events back in the queue, due now.
  * Returns the number of events released.
  */
 export async function reconnectShop(

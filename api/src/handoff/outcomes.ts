@@ -19,6 +19,32 @@ export const EVENT_STATES = [
 ] as const;
 export type EventState = (typeof EVENT_STATES)[number];
 
+/**
+ * Shop states in which Shopify refuses every call for the store itself (not the token, not the
+ * event): the shop's events are held, and one of them is sent as a probe every
+ * shopProbeIntervalMs until Shopify accepts a call again (ADR 0201). Keyed by
+ * `shops.connection_status`; `outcome` is what attempts Shopify refused this way record.
+ */
+export const UNAVAILABLE_SHOP = {
+  frozen: { httpStatus: 402, outcome: 'shop_frozen' },
+  locked: { httpStatus: 423, outcome: 'shop_locked' },
+  access_denied: { httpStatus: 403, outcome: 'shop_access_denied' },
+  not_found: { httpStatus: 404, outcome: 'shop_not_found' },
+} as const satisfies Record<string, { httpStatus: number; outcome: string }>;
+export type UnavailableShopStatus = keyof typeof UNAVAILABLE_SHOP;
+export const UNAVAILABLE_SHOP_STATUSES = Object.keys(UNAVAILABLE_SHOP) as UnavailableShopStatus[];
+type RefusedStoreOutcome = (typeof UNAVAILABLE_SHOP)[UnavailableShopStatus]['outcome'];
+/** Attempt outcomes that do not use the retry budget (Shopify refused the store, not the event). */
+export const HELD_ATTEMPT_OUTCOMES: readonly RefusedStoreOutcome[] = UNAVAILABLE_SHOP_STATUSES.map(
+  (s) => UNAVAILABLE_SHOP[s].outcome,
+);
+
+/** The table in words for descriptions: "402 frozen, 423 locked, … or 404 not_found" (`quote` marks each status). */
+export function unavailableShopsInWords(quote: (status: string) => string = (s) => s): string {
+  const each = UNAVAILABLE_SHOP_STATUSES.map((s) => `${UNAVAILABLE_SHOP[s].httpStatus} ${quote(s)}`);
+  return `${each.slice(0, -1).join(', ')} or ${each.at(-1)}`;
+}
+
 export const TERMINAL_STATES: readonly EventState[] = [
   'delivered',
   'no_workflow',
@@ -31,7 +57,7 @@ export const EVENT_STATE_DESCRIPTIONS: Record<EventState, string> = {
   accepted: 'Intake verified and stored the event; it is about to be queued.',
   queued: 'Waiting for its first or next delivery attempt (see next_attempt_at).',
   delivering: 'A worker holds a lease on it and is calling Shopify Flow now.',
-  held: 'The shop cannot take deliveries now: disconnected (its Shopify token was refused; the event waits until the shop reconnects), or frozen or locked by Shopify (402 or 423; Flowport sends one held event now and then as a probe and releases the rest once Shopify accepts it). Held events use no retries. See support_code.',
+  held: `The shop cannot take deliveries now: disconnected (its Shopify token was refused; the event waits until the shop reconnects), or Shopify refuses the store itself (${unavailableShopsInWords()}; Flowport sends one held event now and then as a probe and releases the rest once Shopify accepts it). Held events use no retries. See support_code.`,
   delivered: 'Shopify Flow accepted the trigger. This does not mean a workflow ran its actions.',
   no_workflow: 'Flow answered that the trigger handle is unknown: no deployed trigger or workflow for it.',
   failed: 'Delivery stopped: a non-retryable answer, a revoked token, or the last retry failed. See error_code.',
@@ -39,7 +65,7 @@ export const EVENT_STATE_DESCRIPTIONS: Record<EventState, string> = {
   rejected: 'Intake refused it (authentication or validation). Not delivered, not replayable.',
 };
 
-/** Attempt outcomes, as stored in attempts.outcome. */
+/** Attempt outcomes, as stored in attempts.outcome (the store refusals from UNAVAILABLE_SHOP). */
 export const ATTEMPT_OUTCOMES = [
   'in_progress',
   'delivered',
@@ -53,8 +79,7 @@ export const ATTEMPT_OUTCOMES = [
   'connection_error',
   'abandoned',
   'held',
-  'shop_frozen',
-  'shop_locked',
+  ...HELD_ATTEMPT_OUTCOMES,
 ] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
@@ -112,6 +137,20 @@ export const SUPPORT_CODES = {
     errorCode: 'shop_locked',
     meaning: 'Shopify answered 423: the store is locked by Shopify; held and probed until the store is available.',
   },
+  access_denied: {
+    code: 'FP-H-DENY',
+    state: 'held',
+    errorCode: 'shop_access_denied',
+    meaning:
+      'Shopify answered 403: the app has no access to the store (access revoked, scopes changed, or the store flagged); held and probed until the store is available.',
+  },
+  not_found: {
+    code: 'FP-H-GONE',
+    state: 'held',
+    errorCode: 'shop_not_found',
+    meaning:
+      'Shopify answered 404: the store was not found (closed, deleted, or a wrong domain); held and probed until the store is available.',
+  },
   throttled: {
     code: 'FP-H-THR',
     state: 'queued',
@@ -151,21 +190,9 @@ export const SUPPORT_CODES = {
 } as const satisfies Record<string, SupportCodeDef>;
 export type SupportCodeKey = keyof typeof SUPPORT_CODES;
 
-/**
- * Shop states in which Shopify refuses every call for the store itself (not the token): the
- * shop's events are held, and one of them is sent as a probe every shopProbeIntervalMs until
- * Shopify accepts a call again (ADR 0201). Keyed by `shops.connection_status`.
- */
-export const UNAVAILABLE_SHOP = {
-  frozen: { httpStatus: 402, outcome: 'shop_frozen' },
-  locked: { httpStatus: 423, outcome: 'shop_locked' },
-} as const satisfies Record<string, { httpStatus: number; outcome: AttemptOutcome }>;
-export type UnavailableShopStatus = keyof typeof UNAVAILABLE_SHOP;
-export const UNAVAILABLE_SHOP_STATUSES = Object.keys(UNAVAILABLE_SHOP) as UnavailableShopStatus[];
-/** Attempt outcomes that do not use the retry budget (Shopify refused the store, not the event). */
-export const HELD_ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = UNAVAILABLE_SHOP_STATUSES.map(
-  (s) => UNAVAILABLE_SHOP[s].outcome,
-);
+/** How the events of a shop Shopify refuses (UNAVAILABLE_SHOP) are released. */
+const PROBED_RELEASE =
+  'Events are held; Flowport probes the store now and then and releases them once Shopify accepts a call.';
 
 /**
  * Why a shop's events are held, by `shops.connection_status`: the support code (and so the error
@@ -186,7 +213,7 @@ export const SHOP_HOLDS = {
     errorCode: SUPPORT_CODES.frozen.errorCode,
     action: 'pay_shopify_bill',
     why: 'Shopify answers 402 Payment Required for this store, which is frozen (usually an unpaid Shopify bill)',
-    release: 'Events are held; Flowport probes the store now and then and releases them once Shopify accepts a call.',
+    release: PROBED_RELEASE,
     recovery:
       'The store owner pays the outstanding Shopify balance; the next probe finds the store available and held events are released automatically.',
   },
@@ -195,9 +222,27 @@ export const SHOP_HOLDS = {
     errorCode: SUPPORT_CODES.locked.errorCode,
     action: 'contact_shopify_support',
     why: 'Shopify answers 423 Locked for this store, which Shopify has locked',
-    release: 'Events are held; Flowport probes the store now and then and releases them once Shopify accepts a call.',
+    release: PROBED_RELEASE,
     recovery:
       'The store owner asks Shopify Support to unlock the store; the next probe finds it available and held events are released automatically.',
+  },
+  access_denied: {
+    support: 'access_denied',
+    errorCode: SUPPORT_CODES.access_denied.errorCode,
+    action: 'reapprove_app_access',
+    why: 'Shopify answers 403 Forbidden for this store: the app no longer has access to it (its access was revoked or its scopes changed, or Shopify flagged the store)',
+    release: PROBED_RELEASE,
+    recovery:
+      "The store owner re-approves the app's access in the Shopify admin, or reinstalls the app; the next probe finds access restored and held events are released automatically.",
+  },
+  not_found: {
+    support: 'not_found',
+    errorCode: SUPPORT_CODES.not_found.errorCode,
+    action: 'check_shop_domain',
+    why: "Shopify answers 404 Not Found for this store: the store was closed or deleted, or the shop's domain or Admin API URL is wrong",
+    release: PROBED_RELEASE,
+    recovery:
+      "Check the shop's domain and whether the store is still open. If the store reopens, the next probe finds it and held events are released automatically; if it was closed for good, archive its endpoints so senders stop sending. After a wrong Admin API URL is fixed, `flowport shops reconnect` releases the events at once.",
   },
 } as const satisfies Record<
   string,

@@ -39,10 +39,10 @@ const ABANDONED_NOTE = 'lease expired before the outcome was recorded; Flow may 
 /** How often a worker re-measures the store clock's offset from its own (Postgres). */
 const LEASE_CLOCK_REFRESH_MS = 60_000;
 
-/** How often a worker looks for frozen or locked shops whose probe is due. */
+/** How often a worker looks for shops Shopify refuses (UNAVAILABLE_SHOP) whose probe is due. */
 const PROBE_CHECK_MS = 1_000;
 
-/** `IN (…)` of the shop statuses whose events are held and probed ('frozen', 'locked'). */
+/** `IN (…)` of the shop statuses whose events are held and probed (UNAVAILABLE_SHOP's keys). */
 const UNAVAILABLE_IN = `(${UNAVAILABLE_SHOP_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 interface ClaimedEvent extends PayloadSource {
@@ -52,7 +52,7 @@ interface ClaimedEvent extends PayloadSource {
   trigger_variant: TriggerVariant;
   attemptId: string;
   leaseOwner: string;
-  /** Sent as the probe of a frozen or locked shop: if Shopify accepts it, the shop's held events are released. */
+  /** Sent as the probe of a shop Shopify refuses: if Shopify accepts it, the shop's held events are released. */
   probe: boolean;
 }
 
@@ -270,7 +270,7 @@ export class DeliveryWorker {
         [leaseNow, ...shopIds],
       );
       const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
-      // Why a shop's events are held instead of sent (disconnected, frozen, locked), and its probe.
+      // Why a shop's events are held instead of sent (SHOP_HOLDS), and its probe.
       const holdFor = new Map<string, { support: SupportCodeKey; probe: string | null }>();
       for (const s of shops) {
         const hold = shopHoldFor(s.connection_status);
@@ -357,9 +357,9 @@ export class DeliveryWorker {
   }
 
   /**
-   * Frozen or locked shops whose probe is due: each gets its next probe time and, unless its last
-   * probe is still pending, one held event (the oldest) queued as its probe. The conditional
-   * UPDATE lets one worker of many start it.
+   * Shops Shopify refuses (UNAVAILABLE_SHOP) whose probe is due: each gets its next probe time
+   * and, unless its last probe is still pending, one held event (the oldest) queued as its probe.
+   * The conditional UPDATE lets one worker of many start it.
    */
   private async startDueProbes(now: number): Promise<void> {
     const { db, config } = this.services;
@@ -422,7 +422,7 @@ export class DeliveryWorker {
 
   /**
    * Attempts that count against the retry schedule: all but those Shopify refused for the store
-   * (402, 423), which a long freeze would otherwise pile up on a probed event.
+   * (UNAVAILABLE_SHOP), which a long refusal would otherwise pile up on a probed event.
    */
   private async countedAttempts(tx: Services['db'], ev: { id: string; attempt_count: number }): Promise<number> {
     const marks = HELD_ATTEMPT_OUTCOMES.map(() => '?').join(', ');
@@ -433,7 +433,7 @@ export class DeliveryWorker {
     return Number(ev.attempt_count) - Number(row?.n ?? 0);
   }
 
-  /** A frozen or locked shop answered: connected again, and its held events are due now. */
+  /** A shop Shopify refused answered: connected again, and its held events are due now. */
   private async releaseProbedShopInTx(tx: Services['db'], shopId: string, now: number): Promise<void> {
     const back = await tx.run(
       `UPDATE shops SET connection_status = 'connected', next_probe_at = NULL, probe_event_id = NULL, updated_at = ?
@@ -536,7 +536,7 @@ export class DeliveryWorker {
         // Shopify took a probe's call: the store is available again, so every held event goes back.
         if (ev.probe && result) await this.releaseProbedShopInTx(tx, ev.shop_id, now);
       } else if (c.kind === 'unavailable') {
-        // Shopify refused the store itself (402 frozen, 423 locked): Flow did not run the trigger. The
+        // Shopify refused the store itself (UNAVAILABLE_SHOP): Flow did not run the trigger. The
         // shop is marked (unless a 401 already disconnected it; reconnecting releases everything) and
         // this event and its queued ones are held; the next probe is due one interval from now.
         const marked = await tx.run(

@@ -1,5 +1,8 @@
 import { z } from '@hono/zod-openapi';
+import { UNAVAILABLE_SHOP_STATUSES, unavailableShopsInWords } from '../handoff/outcomes.ts';
 import { Timestamp } from './read-schemas.ts';
+
+const code = (s: string) => `\`${s}\``;
 
 export const ReadinessCheckSchema = z
   .object({
@@ -15,10 +18,10 @@ export const ShopConnectionFields = {
   connection_status: z
     .string()
     .describe(
-      '`connected`; `disconnected` (Shopify refused the token: events are held until the app is reconnected); `frozen` or `locked` (Shopify answered 402 or 423 for the store: events are held and probed).',
+      `\`connected\`; \`disconnected\` (Shopify refused the token: events are held until the app is reconnected); or, when Shopify refuses the store itself, ${unavailableShopsInWords(code)} (events are held and probed).`,
     ),
   next_probe_at: Timestamp.nullable().describe(
-    'While the shop is `frozen` or `locked`: when Flowport next sends one held event to Shopify as a probe. Null otherwise.',
+    `While Shopify refuses the store (${UNAVAILABLE_SHOP_STATUSES.map(code).join(', ')}): when Flowport next sends one held event to Shopify as a probe. Null otherwise.`,
   ),
 };
 

@@ -26,9 +26,12 @@ export const SANDBOX_MESSAGES = {
   unknownProperty: (key: string) => `Errors validating schema:\n  Unknown property '${key}'.\n`,
   throttled: 'Throttled',
   internal: 'Internal error. Looks like something went wrong on our end.',
-  // Shopify's exact bodies for a frozen (402) or locked (423) store are unverified; stand-ins.
+  // Shopify's exact bodies for a store it refuses (402 frozen, 423 locked, 403 app access denied,
+  // 404 store not found) are unverified; stand-ins. Flowport reads only the status.
   frozen: 'Unavailable Shop',
   locked: 'Locked',
+  accessDenied: 'Forbidden',
+  notFound: 'Not Found',
 } as const;
 
 export const FAULT_MODES = [
@@ -43,6 +46,8 @@ export const FAULT_MODES = [
   'revoked',
   'frozen',
   'locked',
+  'access_denied',
+  'not_found',
 ] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 
@@ -311,6 +316,10 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
           return c.json({ errors: SANDBOX_MESSAGES.frozen }, 402);
         case 'locked':
           return c.json({ errors: SANDBOX_MESSAGES.locked }, 423);
+        case 'access_denied':
+          return c.json({ errors: SANDBOX_MESSAGES.accessDenied }, 403);
+        case 'not_found':
+          return c.json({ errors: SANDBOX_MESSAGES.notFound }, 404);
         case 'http_500':
         case 'http_502':
         case 'http_503':

@@ -9,7 +9,7 @@ export interface ShopRow {
   domain: string;
   plan: string;
   sandbox: number;
-  /** `frozen` / `locked`: Shopify answered 402 / 423 for the store; its events are held and probed. */
+  /** UnavailableShopStatus (`frozen`, `locked`, …): Shopify refused the store; its events are held and probed. */
   connection_status: 'connected' | 'disconnected' | UnavailableShopStatus;
   access_token_enc: string | null;
   admin_base_url: string | null;

@@ -1,7 +1,7 @@
 import { DEFAULTS, ENV } from '../../config.ts';
 import type { ErrorDef } from '../catalog.ts';
 
-/** How often a frozen or locked shop is probed, as the docs say it. */
+/** How often a shop whose store Shopify refuses (frozen, locked, access denied, not found) is probed, as the docs say it. */
 const PROBE_EVERY = `Every ${DEFAULTS.shopProbeIntervalMs / 60_000} minutes (\`${ENV.shopProbeIntervalMs}\`)`;
 
 // Handoff errors: why a delivery to Shopify Flow stopped or is being retried.
@@ -74,6 +74,24 @@ export const HANDOFF_ERRORS = {
     area: 'handoff',
     description: `Shopify answered 423 Locked: Shopify has locked the store (for example after repeated abuse of API limits, or an account issue such as suspected fraud) and refuses every API call for it, so Flow did not run the trigger. Flowport marks the shop \`locked\` and holds its events in the \`held\` state instead of burning their retries. ${PROBE_EVERY} it sends one held event as a probe; the first probe Shopify accepts releases every held event, each delivered once. Nothing is lost, and attempts answered 423 do not count against the retry schedule.`,
     fix: 'The store owner contacts Shopify Support to unlock the store. Nothing to do in Flowport: the next probe finds the store available and releases the held events. To release them at once, an operator runs `flowport shops reconnect --shop <shop_id>`.',
+  },
+  shop_access_denied: {
+    status: 409,
+    title: 'App access to the store denied by Shopify; delivery held',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'handoff',
+    description: `Shopify answered 403 Forbidden for the store: the Flowport app no longer has the access it needs there. Shopify answers 403 when an app lacks an access scope, which usually means the app's access was revoked or its scopes changed without the merchant approving them again; it can also mean Shopify flagged the store. Every call for the store gets the same answer, and Flow did not run the trigger. Flowport marks the shop \`access_denied\` and holds its events in the \`held\` state instead of burning their retries. ${PROBE_EVERY} it sends one held event as a probe; the first probe Shopify accepts releases every held event, each delivered once. Nothing is lost, and attempts answered 403 do not count against the retry schedule.`,
+    fix: 'The store owner opens the Flowport app in the Shopify admin and approves the access it asks for, or reinstalls the app. Nothing else to do in Flowport: the next probe finds access restored and releases the held events. If the reinstall issued a new access token, or to release the events at once, an operator runs `flowport shops reconnect --shop <shop_id>` (with `--access-token-env <name>` for the new token). If Shopify flagged the store, the owner contacts Shopify Support.',
+  },
+  shop_not_found: {
+    status: 409,
+    title: 'Store not found by Shopify; delivery held',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'handoff',
+    description: `Shopify answered 404 Not Found for the store's Admin API URL: there is no store there. Usually the owner closed or deleted the store, or the shop's domain in Flowport is wrong (every shop getting 404 points at \`${ENV.shopifyAdminBaseUrl}\` instead). Every call for the store gets the same answer, and Flow did not run the trigger. A closed store can be reopened, and Shopify documents a 404 as something that may be available again later, so Flowport does not fail the events: it marks the shop \`not_found\` and holds its events in the \`held\` state instead of burning their retries. ${PROBE_EVERY} it sends one held event as a probe; the first probe Shopify accepts releases every held event, each delivered once. Nothing is lost, and attempts answered 404 do not count against the retry schedule.`,
+    fix: "Check the shop's domain (`flowport shops list`) against the store's myshopify.com domain, and whether the store is still open. If the store was closed for good, archive its endpoints so senders stop sending; its held events stay readable. If it reopens, the next probe releases the held events. If every shop gets 404, check `FLOWPORT_SHOPIFY_ADMIN_BASE_URL`; once it is fixed, `flowport shops reconnect --shop <shop_id>` releases a shop's events at once.",
   },
   flow_throttled: {
     status: 503,
