@@ -18,6 +18,7 @@ import { type OpenApiDocument, renderApiReference } from './lib/api-reference.ts
 import { authModeDirectives } from './lib/auth-mode-pages.ts';
 import { page } from './lib/markdown.ts';
 import {
+  renderHeldShopTable,
   renderIntakeSupportCodeTable,
   renderLifecycleTable,
   renderReplayUnavailableTable,
@@ -80,6 +81,7 @@ export function generate(): GenerateResult {
     'plan-table': () => renderPlanTable(plans),
     'lifecycle-states': renderLifecycleTable,
     'support-codes': renderSupportCodeTable,
+    'held-shops': renderHeldShopTable,
     'intake-support-codes': renderIntakeSupportCodeTable,
     'retry-schedule': renderRetrySchedule,
     'replay-unavailable': renderReplayUnavailableTable,

@@ -7,8 +7,11 @@ import {
   EVENT_STATE_DESCRIPTIONS,
   EVENT_STATES,
   retrySchedule,
+  SHOP_HOLDS,
   SUPPORT_CODES,
   TERMINAL_STATES,
+  UNAVAILABLE_SHOP,
+  UNAVAILABLE_SHOP_STATUSES,
 } from '../../../api/src/handoff/outcomes.ts';
 import { REPLAY_UNAVAILABLE_REASONS } from '../../../api/src/handoff/lifecycle.ts';
 import { loadTriggerDefinitions } from '../../../api/src/handoff/triggers.ts';
@@ -34,6 +37,24 @@ export function renderReplayUnavailableTable(): string {
   return table(
     ['Reason', 'Meaning and what to do'],
     Object.entries(REPLAY_UNAVAILABLE_REASONS).map(([reason, text]) => [code(reason), text]),
+  );
+}
+
+/** The shop statuses in which Shopify refuses the store itself: its events are held and probed (ADR 0201). */
+export function renderHeldShopTable(): string {
+  return table(
+    ['`connection_status`', 'Shopify answered', 'Support code', 'Error code', 'Recovery action', 'What to do'],
+    UNAVAILABLE_SHOP_STATUSES.map((status) => {
+      const hold = SHOP_HOLDS[status];
+      return [
+        code(status),
+        String(UNAVAILABLE_SHOP[status].httpStatus),
+        code(SUPPORT_CODES[hold.support].code),
+        `[${code(hold.errorCode)}](${errorDocsPath(hold.errorCode)})`,
+        code(hold.action),
+        hold.recovery,
+      ];
+    }),
   );
 }
 
