@@ -5,7 +5,8 @@
 // the frame messenger on every call (about 1.5 s a page here, against 0.25 s run in the page).
 // The site has no iframes.
 // The sweep is at desktop width (1280px); a few representative pages are also checked at phone
-// width (390px), where Starlight and Scalar switch to different markup.
+// width (390px), where Starlight and Scalar switch to different markup. The API reference
+// (/reference/openapi/) is checked, at both widths, once Scalar has rendered all of it.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
@@ -88,18 +89,69 @@ async function seriousProblems(page: Page, path: string): Promise<Problem[]> {
     }));
 }
 
-/**
- * Scalar's reference, rendered far enough to check: it mounts client-side and renders
- * progressively; its client picker (with the "More" button) is in the first section.
- */
+/** Scalar's client picker (in its first section): a tab per featured client, then the "More" tab. */
 function scalarClientPicker(page: Page): Locator {
   return page.locator('#fp-scalar-root').getByRole('tablist', { name: 'Client Libraries' });
 }
 
-/** Load a page for axe; on the API reference, wait until Scalar has rendered its first section. */
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+interface Contract {
+  paths?: Record<string, Record<string, unknown>>;
+  webhooks?: Record<string, unknown>;
+}
+
+/**
+ * Wait until Scalar has rendered the whole reference. It mounts client-side and renders lazily:
+ * its intro, then tag sections, then operation sections, each batch in an idle callback (its
+ * "lazy bus"), some 14,000 elements over seconds. Every operation of the contract the page
+ * loaded gets a <section> whose id ends with its method and path (Scalar 1.46:
+ * `api-1/tag/account/GET/agent/v1/grant`); once all are there the DOM stops changing. Models are
+ * not rendered (`hideModels`), and the contract has no webhooks.
+ */
+async function scalarRendered(page: Page): Promise<void> {
+  const root = page.locator('#fp-scalar-root');
+  // The contract as the page got it (tests may route a smaller one).
+  const contract = (await root.evaluate((el) =>
+    fetch(el.getAttribute('data-openapi') ?? '').then((r) => r.json()),
+  )) as Contract;
+  if (Object.keys(contract.webhooks ?? {}).length > 0) {
+    throw new Error('The contract has webhooks: make scalarRendered wait for their sections too.');
+  }
+  const operations = Object.entries(contract.paths ?? {}).flatMap(([path, item]) =>
+    HTTP_METHODS.filter((m) => m in item).map((m) => `/${m.toUpperCase()}${path}`),
+  );
+  expect(operations.length).toBeGreaterThan(0);
+  const sections = root.locator('section[id]');
+  const missing = async () => {
+    const ids = await sections.evaluateAll((els) => els.map((el) => el.id));
+    return operations.filter((op) => !ids.some((id) => id.endsWith(op)));
+  };
+  await expect
+    .poll(missing, {
+      timeout: 60_000,
+      interval: 250,
+      message: "Scalar's sections for these operations never appeared (did Scalar change its section ids?)",
+    })
+    .toEqual([]);
+}
+
+/** Load a page for axe; on the API reference, wait until Scalar has rendered all of it. */
 async function open(page: Page, path: string): Promise<void> {
   await page.goto(`${server.url}${path}`, { waitUntil: 'load', timeout: 60_000 });
-  if (path === SCALAR_PAGE) await scalarClientPicker(page).waitFor({ timeout: 60_000 });
+  if (path === SCALAR_PAGE) await scalarRendered(page);
+}
+
+/**
+ * Serve the page a contract of one operation: Scalar's picker, menus and dialog are the same, and
+ * it renders at once, where the whole reference grows to some 14,000 elements over seconds that
+ * each axe run waits for and walks (the sweeps check the whole reference).
+ */
+async function routeOneOperation(page: Page): Promise<void> {
+  const contract = JSON.parse(readDist('/reference/openapi/agent-operations.openapi.json')) as Contract;
+  const [path, operations] = Object.entries(contract.paths ?? {})[0] as [string, Record<string, unknown>];
+  const oneOperation = { ...contract, paths: { [path]: operations }, webhooks: undefined };
+  await page.route('**/agent-operations.openapi.json', (route) => route.fulfill({ json: oneOperation }));
 }
 
 /** The text a sighted user sees in the element: its rendered text nodes (visually hidden text has a 1px box). */
@@ -204,16 +256,8 @@ describe('accessibility', () => {
   // aria-expanded, the menu's without a name, and Headless UI focus guards that are aria-hidden yet
   // tabbable; the patches in site/src/components/MarkdownContent.astro fill them in. Each element a
   // patch works on is looked for first, so a change in Scalar's markup fails here with a hint.
-  // The page gets a contract of one operation: the picker, menu and dialog are the same, and Scalar
-  // renders it at once, where the whole reference grows to some 14,000 elements over seconds that
-  // each axe run waits for and walks (the sweeps check the whole reference, as loaded).
   it("Scalar's search dialog and client menu have zero serious or critical violations when open", async () => {
     const patches = 'the patches in site/src/components/MarkdownContent.astro';
-    const contract = JSON.parse(readDist('/reference/openapi/agent-operations.openapi.json')) as {
-      paths: Record<string, unknown>;
-    };
-    const [path, operations] = Object.entries(contract.paths)[0] as [string, unknown];
-    const oneOperation = { ...contract, paths: { [path]: operations }, webhooks: undefined };
     /** axe once the dialog or menu has faded in (mid-fade its text is part transparent: low contrast). */
     const seriousProblemsOnceShown = async (page: Page, where: string) => {
       await page.evaluate(
@@ -225,7 +269,7 @@ describe('accessibility', () => {
     // One page, first at desktop width, then narrowed to phone width (Scalar and Starlight follow
     // media queries), which saves loading Scalar again.
     const page = await context.newPage();
-    await page.route('**/agent-operations.openapi.json', (route) => route.fulfill({ json: oneOperation }));
+    await routeOneOperation(page);
     await open(page, SCALAR_PAGE);
     const problems: Problem[] = [];
     for (const width of [DESKTOP, PHONE]) {
