@@ -343,6 +343,110 @@ describe('accessibility', () => {
     expect(problems).toEqual([]);
   }, 120_000);
 
+  // Scalar's client picker is a Headless UI tab list with manual activation. Its arrow keys moved
+  // focus among the featured clients only, and the "More" tab after them (see above) was a second
+  // tab stop instead. The WAI-ARIA tabs pattern, which the patches in
+  // site/src/components/MarkdownContent.astro complete: one tab stop, the selected tab (More when
+  // a client from its list is the active one); Left and Right move focus through every tab and
+  // wrap, Home and End go to the first and last; moving focus selects nothing (manual activation).
+  it("Scalar's client tabs: the arrow keys reach every tab, More included, and the tab list is one tab stop", async () => {
+    const ctx = await axeContext(DESKTOP);
+    const page = await ctx.newPage();
+    await routeOneOperation(page);
+    await open(page, SCALAR_PAGE);
+    const tabs = scalarClientPicker(page).getByRole('tab');
+    const more = await present(
+      scalarClientPicker(page).getByRole('tab', { name: /Select from all clients$/ }),
+      "the client picker's More tab",
+      'the patches in site/src/components/MarkdownContent.astro',
+    );
+    /** Which tab has focus (-1: none), which are tab stops, which are selected (by index). */
+    const tabState = () =>
+      tabs.evaluateAll((els) => ({
+        focused: els.findIndex((el) => el === el.ownerDocument.activeElement),
+        stops: els.flatMap((el, i) => (el.tabIndex >= 0 ? [i] : [])),
+        selected: els.flatMap((el, i) => (el.getAttribute('aria-selected') === 'true' ? [i] : [])),
+      }));
+    /** Press each key in turn; where focus was among the tabs after each. */
+    const focusAfter = async (keys: string[]) => {
+      const trail: number[] = [];
+      for (const key of keys) {
+        await page.keyboard.press(key);
+        trail.push((await tabState()).focused);
+      }
+      return trail;
+    };
+    /** Whether focus is on an element after the tab list (in document order). */
+    const focusIsPastTabs = () =>
+      scalarClientPicker(page).evaluate((list) => {
+        const active = list.ownerDocument.activeElement;
+        return !!active && !list.contains(active) && !!(list.compareDocumentPosition(active) & 4);
+      });
+
+    for (const width of [DESKTOP, PHONE]) {
+      await page.setViewportSize({ width, height: 900 });
+      const where = `${SCALAR_PAGE} at ${width}px`;
+      const last = (await tabs.count()) - 1;
+      expect(await more.evaluate((el) => el.id), `${where}: More is the last tab`).toBe(
+        await tabs.nth(last).evaluate((el) => el.id),
+      );
+      const { stops, selected } = await tabState();
+      expect({ stops, selected }, `${where}: the first client is selected and the only tab stop`).toEqual({
+        stops: [0],
+        selected: [0],
+      });
+
+      await tabs.first().focus();
+      const keys = ['ArrowLeft', 'ArrowRight', 'End', 'ArrowLeft', 'Home'];
+      const right = Array.from({ length: last + 1 }, () => 'ArrowRight');
+      expect(await focusAfter([...keys, ...right]), `${where}: focus after ${[...keys, ...right].join(', ')}`).toEqual([
+        last,
+        0,
+        last,
+        last - 1,
+        0,
+        ...right.map((_, i) => (i + 1) % (last + 1)),
+      ]);
+      expect((await tabState()).selected, `${where}: moving focus selects nothing`).toEqual([0]);
+
+      // Tab leaves the tab list from any tab; Shift+Tab comes back to the selected tab.
+      await focusAfter(['End']);
+      await page.keyboard.press('Tab');
+      expect(await focusIsPastTabs(), `${where}: Tab from More leaves the tab list`).toBe(true);
+      expect(await focusAfter(['Shift+Tab']), `${where}: Shift+Tab returns to the selected tab`).toEqual([0]);
+    }
+
+    // Below 450px Scalar hides its fourth and fifth client tabs. With one of them selected (here at
+    // desktop width), the tab list is still one tab stop at phone width: More, which lists every client.
+    await page.setViewportSize({ width: DESKTOP, height: 900 });
+    await tabs.nth(4).focus();
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(async () => (await tabState()).selected, { message: 'the fifth client tab, selected' })
+      .toEqual([4]);
+    await page.setViewportSize({ width: PHONE, height: 900 });
+    const where = `${SCALAR_PAGE} at ${PHONE}px`;
+    const visibleStops = async () => ({ stops: (await tabState()).stops, last: (await tabs.count()) - 1 });
+    await expect
+      .poll(visibleStops, { message: `${where}: with a hidden tab selected, More is the tab stop` })
+      .toEqual({ stops: [3], last: 3 });
+
+    // With a client from More's list the active one, More is the selected tab and the one tab stop.
+    await more.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('combobox', { name: 'Filter clients' }).fill('libcurl');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => more.getAttribute('aria-selected'), { message: where }).toBe('true');
+    const last = (await tabs.count()) - 1;
+    expect((await tabState()).stops, `${where}: More, selected, is the one tab stop`).toEqual([last]);
+    await more.focus();
+    expect(await focusAfter(['ArrowRight', 'ArrowLeft']), where).toEqual([0, last]);
+    await page.keyboard.press('Tab');
+    expect(await focusIsPastTabs(), `${where}: Tab from More leaves the tab list`).toBe(true);
+    expect(await focusAfter(['Shift+Tab']), `${where}: Shift+Tab returns to More`).toEqual([last]);
+    await ctx.close();
+  }, 120_000);
+
   it('every page has zero serious or critical axe violations', async () => {
     const pages = htmlPages();
     expect(pages.length).toBeGreaterThan(20);
