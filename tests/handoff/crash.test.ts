@@ -83,11 +83,26 @@ it('kill -9 mid-delivery: after restart every event is terminal; duplicates are 
     FLOWPORT_RETRY_BASE_MS: '20',
     FLOWPORT_RETRY_CAP_MS: '200',
   };
-  const first = await startWorker(env);
+  const first = await startWorker({ ...env, CRASH_CHILD_APPLICATION_NAME: 'flowport crash-test killed worker' });
   await waitFor(() => sb.state.triggers.length >= EVENTS / 4, 'a quarter delivered', 120_000, 5);
   const exited = new Promise((r) => first.once('exit', r));
   first.kill('SIGKILL');
   await exited;
+  if (db.dialect === 'postgres') {
+    // A statement the worker had already sent (an outcome's UPDATE and COMMIT) still completes in
+    // its server session after the kill; count what is in flight only once those sessions ended.
+    await waitFor(
+      async () => {
+        const r = await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM pg_stat_activity WHERE application_name = ?', [
+          'flowport crash-test killed worker',
+        ]);
+        return Number(r?.n) === 0;
+      },
+      "the killed worker's database sessions ended",
+      30_000,
+      20,
+    );
+  }
 
   const atKill = await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM events WHERE state = 'delivering'`);
   const inFlightAtKill = Number(atKill?.n ?? 0);
