@@ -92,6 +92,7 @@ function result(over: Partial<FlowCallResult>): FlowCallResult {
     httpStatus: 200,
     hasData: true,
     userErrors: [],
+    errorCodes: [],
     throttled: false,
     throttleStatus: null,
     throttleWaitMs: 0,
@@ -149,6 +150,21 @@ describe('outcome mapping', () => {
     expect(classifyFlowResult(result({ httpStatus: null, transportError: 'connection_error' }))).toMatchObject({
       kind: 'retry',
       outcome: 'connection_error',
+    });
+    // The app's access denied the GraphQL way (HTTP 200, no data) is the same store refusal as a 403.
+    for (const denied of [
+      result({ httpStatus: 403, hasData: false }),
+      result({ httpStatus: 200, hasData: false, errorCodes: ['ACCESS_DENIED'] }),
+    ])
+      expect(classifyFlowResult(denied)).toMatchObject({
+        kind: 'unavailable',
+        status: 'access_denied',
+        outcome: 'shop_access_denied',
+      });
+    // An ACCESS_DENIED next to an answer of the mutation is not a refusal of the store.
+    expect(classifyFlowResult(result({ errorCodes: ['ACCESS_DENIED'] }))).toMatchObject({ outcome: 'delivered' });
+    expect(classifyFlowResult(result({ hasData: false, errorCodes: ['INTERNAL_SERVER_ERROR'] }))).toMatchObject({
+      outcome: 'upstream_error',
     });
   });
 

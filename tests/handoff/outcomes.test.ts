@@ -187,30 +187,31 @@ describe('handoff outcomes', () => {
 
   // Shopify refusing the store itself, not the event. Written out rather than read from
   // UNAVAILABLE_SHOP, so a wrong entry there fails here; the first test checks none is missing.
+  // `mode` is the shop's connection_status, `fault` the sandbox's answer (default: the same name),
+  // `status` the HTTP status of that answer, and `says` what the held event's explanation names.
+  const deniedApp = { support: 'FP-H-DENY', errorCode: 'shop_access_denied', action: 'reapprove_app_access' } as const;
   const refusals = [
     { mode: 'frozen', status: 402, support: 'FP-H-FRZN', errorCode: 'shop_frozen', action: 'pay_shopify_bill' },
     { mode: 'locked', status: 423, support: 'FP-H-LOCK', errorCode: 'shop_locked', action: 'contact_shopify_support' },
-    {
-      mode: 'access_denied',
-      status: 403,
-      support: 'FP-H-DENY',
-      errorCode: 'shop_access_denied',
-      action: 'reapprove_app_access',
-    },
+    { mode: 'access_denied', status: 403, ...deniedApp },
+    { mode: 'access_denied', fault: 'access_denied_graphql', status: 200, says: 'ACCESS_DENIED', ...deniedApp },
     { mode: 'not_found', status: 404, support: 'FP-H-GONE', errorCode: 'shop_not_found', action: 'check_shop_domain' },
   ] as const;
 
   it('every shop status Shopify can refuse the store with has a case below', () => {
-    expect([...UNAVAILABLE_SHOP_STATUSES].sort()).toEqual(refusals.map((r) => r.mode).sort());
-    for (const r of refusals) expect(FAULT_MODES).toContain(r.mode);
+    expect([...UNAVAILABLE_SHOP_STATUSES].sort()).toEqual([...new Set(refusals.map((r) => r.mode))].sort());
+    for (const r of refusals) expect(FAULT_MODES).toContain('fault' in r ? r.fault : r.mode);
   });
 
-  for (const { mode, status, support, errorCode, action } of refusals) {
+  for (const refusal of refusals) {
+    const { mode, status, support, errorCode, action } = refusal;
+    const faultMode = 'fault' in refusal ? refusal.fault : mode;
+    const says = 'says' in refusal ? refusal.says : String(status);
     // The attempt outcome is the error code: Shopify refused the call for the store.
     const outcome = errorCode;
-    it(`${status} (shop ${mode}): events are held without burning retries, one is probed each interval, and the first accepted probe releases every event`, async () => {
+    it(`${says} (shop ${mode}): events are held without burning retries, one is probed each interval, and the first accepted probe releases every event`, async () => {
       const { shop, endpointId } = await makeShop(services());
-      await fault(shop.domain, { mode });
+      await fault(shop.domain, { mode: faultMode });
       const ids: string[] = [];
       for (let i = 0; i < 6; i++) ids.push(await insertEvent(services(), shop.id, endpointId));
       await waitFor(async () => {
@@ -275,7 +276,7 @@ describe('handoff outcomes', () => {
       expect(Date.parse(setup.shop.next_probe_at)).toBeGreaterThan(0);
       expect(setup.ready).toBe(false);
       const held = await read(`/events/${late}`);
-      expect(held.handoff.explanation).toContain(String(status));
+      expect(held.handoff.explanation).toContain(says);
       expect(held.recovery_options.map((o: { action: string }) => o.action)).toContain(action);
 
       // The store is back, but the next call (the probe's) meets a 502: the probe is retried like any

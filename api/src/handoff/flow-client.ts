@@ -16,6 +16,8 @@ export interface FlowCallResult {
   /** The response had `data.flowTriggerReceive` (a GraphQL answer, not an error page). */
   hasData: boolean;
   userErrors: { field: string[]; message: string }[];
+  /** The `extensions.code` of each top-level GraphQL error (e.g. THROTTLED, ACCESS_DENIED). */
+  errorCodes: string[];
   throttled: boolean;
   throttleStatus: ThrottleStatus | null;
   /** How long Shopify asks us to wait (Retry-After or the throttle bucket), 0 when it does not say. */
@@ -89,6 +91,7 @@ export async function callFlowTriggerReceive(args: {
   const base = {
     hasData: false,
     userErrors: [],
+    errorCodes: [],
     throttled: false,
     throttleStatus: null,
     throttleWaitMs: 0,
@@ -150,7 +153,8 @@ export async function callFlowTriggerReceive(args: {
   const errorList = Array.isArray(b.errors)
     ? (b.errors as { message?: unknown; extensions?: { code?: string } }[])
     : [];
-  const throttled = res.status === 429 || errorList.some((e) => e.extensions?.code === 'THROTTLED');
+  const errorCodes = errorList.flatMap((e) => (typeof e.extensions?.code === 'string' ? [e.extensions.code] : []));
+  const throttled = res.status === 429 || errorCodes.includes('THROTTLED');
   const throttleStatus = b.extensions?.cost?.throttleStatus ?? null;
   const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
   const userErrors = b.data?.flowTriggerReceive?.userErrors ?? [];
@@ -171,6 +175,7 @@ export async function callFlowTriggerReceive(args: {
     httpStatus: res.status,
     hasData: Boolean(b.data?.flowTriggerReceive),
     userErrors,
+    errorCodes,
     throttled,
     throttleStatus,
     throttleWaitMs: Math.max(retryAfterMs, throttled ? throttleWaitFrom(throttleStatus) : 0),

@@ -28,9 +28,10 @@ export type EventState = (typeof EVENT_STATES)[number];
 export const UNAVAILABLE_SHOP = {
   frozen: { httpStatus: 402, outcome: 'shop_frozen' },
   locked: { httpStatus: 423, outcome: 'shop_locked' },
-  access_denied: { httpStatus: 403, outcome: 'shop_access_denied' },
+  // Also when the Flow call itself is denied the GraphQL way (HTTP 200, no data, ACCESS_DENIED).
+  access_denied: { httpStatus: 403, graphqlCode: 'ACCESS_DENIED', outcome: 'shop_access_denied' },
   not_found: { httpStatus: 404, outcome: 'shop_not_found' },
-} as const satisfies Record<string, { httpStatus: number; outcome: string }>;
+} as const satisfies Record<string, { httpStatus: number; graphqlCode?: string; outcome: string }>;
 export type UnavailableShopStatus = keyof typeof UNAVAILABLE_SHOP;
 export const UNAVAILABLE_SHOP_STATUSES = Object.keys(UNAVAILABLE_SHOP) as UnavailableShopStatus[];
 type RefusedStoreOutcome = (typeof UNAVAILABLE_SHOP)[UnavailableShopStatus]['outcome'];
@@ -230,7 +231,7 @@ export const SHOP_HOLDS = {
     support: 'access_denied',
     errorCode: SUPPORT_CODES.access_denied.errorCode,
     action: 'reapprove_app_access',
-    why: 'Shopify answers 403 Forbidden for this store: the app no longer has access to it (its access was revoked or its scopes changed, or Shopify flagged the store)',
+    why: 'Shopify answers 403 Forbidden for this store, or denies the Flow call with ACCESS_DENIED: the app no longer has access to it (its access was revoked or its scopes changed, or Shopify flagged the store)',
     release: PROBED_RELEASE,
     recovery:
       "The store owner re-approves the app's access in the Shopify admin, or reinstalls the app; the next probe finds access restored and held events are released automatically.",
@@ -325,8 +326,9 @@ export function classifyFlowResult(r: FlowCallResult): Classified {
     return { kind: 'retry', outcome: 'connection_error', support: 'connection_error', notBeforeMs: 0, maybeRan };
   if (r.httpStatus === 401) return { kind: 'revoked', outcome: 'token_revoked', support: 'token_revoked' };
   for (const status of UNAVAILABLE_SHOP_STATUSES) {
-    const u = UNAVAILABLE_SHOP[status];
-    if (r.httpStatus === u.httpStatus)
+    const u: { httpStatus: number; graphqlCode?: string; outcome: AttemptOutcome } = UNAVAILABLE_SHOP[status];
+    const refusedInGraphql = u.graphqlCode !== undefined && !r.hasData && r.errorCodes.includes(u.graphqlCode);
+    if (r.httpStatus === u.httpStatus || refusedInGraphql)
       return { kind: 'unavailable', status, outcome: u.outcome, support: SHOP_HOLDS[status].support };
   }
   if (r.throttled) return { kind: 'retry', outcome: 'throttled', support: 'throttled', notBeforeMs: r.throttleWaitMs };

@@ -31,6 +31,8 @@ export const SANDBOX_MESSAGES = {
   frozen: 'Unavailable Shop',
   locked: 'Locked',
   accessDenied: 'Forbidden',
+  // The GraphQL form of a denied app (HTTP 200, no data, code ACCESS_DENIED); wording unverified.
+  accessDeniedGraphql: 'Access denied for flowTriggerReceive field.',
   notFound: 'Not Found',
 } as const;
 
@@ -47,6 +49,7 @@ export const FAULT_MODES = [
   'frozen',
   'locked',
   'access_denied',
+  'access_denied_graphql',
   'not_found',
 ] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
@@ -318,6 +321,14 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
           return c.json({ errors: SANDBOX_MESSAGES.locked }, 423);
         case 'access_denied':
           return c.json({ errors: SANDBOX_MESSAGES.accessDenied }, 403);
+        case 'access_denied_graphql':
+          return c.json(
+            {
+              data: { flowTriggerReceive: null },
+              errors: [{ message: SANDBOX_MESSAGES.accessDeniedGraphql, extensions: { code: 'ACCESS_DENIED' } }],
+            },
+            200,
+          );
         case 'not_found':
           return c.json({ errors: SANDBOX_MESSAGES.notFound }, 404);
         case 'http_500':

@@ -40,6 +40,13 @@ export function renderReplayUnavailableTable(): string {
   );
 }
 
+/** "403", or "403, or ACCESS_DENIED on the Flow call (HTTP 200)" when the GraphQL form counts too. */
+function shopifyAnswer(u: { httpStatus: number; graphqlCode?: string }): string {
+  return u.graphqlCode
+    ? `${u.httpStatus}, or ${code(u.graphqlCode)} on the Flow call (HTTP 200)`
+    : String(u.httpStatus);
+}
+
 /** The shop statuses in which Shopify refuses the store itself: its events are held and probed (ADR 0201). */
 export function renderHeldShopTable(): string {
   return table(
@@ -48,7 +55,7 @@ export function renderHeldShopTable(): string {
       const hold = SHOP_HOLDS[status];
       return [
         code(status),
-        String(UNAVAILABLE_SHOP[status].httpStatus),
+        shopifyAnswer(UNAVAILABLE_SHOP[status]),
         code(SUPPORT_CODES[hold.support].code),
         `[${code(hold.errorCode)}](${errorDocsPath(hold.errorCode)})`,
         code(hold.action),
