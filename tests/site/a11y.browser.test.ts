@@ -143,15 +143,20 @@ async function open(page: Page, path: string): Promise<void> {
 }
 
 /**
- * Serve the page a contract of one operation: Scalar's picker, menus and dialog are the same, and
- * it renders at once, where the whole reference grows to some 14,000 elements over seconds that
- * each axe run waits for and walks (the sweeps check the whole reference).
+ * Serve the page a contract of one operation (the first, or the one at `path`): Scalar's picker,
+ * menus and dialogs are the same, and it renders at once, where the whole reference grows to some
+ * 14,000 elements over seconds that each axe run waits for and walks (the sweeps check the whole
+ * reference). Returns the operations of that path, as in the contract.
  */
-async function routeOneOperation(page: Page): Promise<void> {
+async function routeOneOperation(page: Page, path?: string): Promise<Record<string, unknown>> {
   const contract = JSON.parse(readDist('/reference/openapi/agent-operations.openapi.json')) as Contract;
-  const [path, operations] = Object.entries(contract.paths ?? {})[0] as [string, Record<string, unknown>];
-  const oneOperation = { ...contract, paths: { [path]: operations }, webhooks: undefined };
+  const [onePath, operations] = (
+    path === undefined ? Object.entries(contract.paths ?? {})[0] : [path, contract.paths?.[path]]
+  ) as [string, Record<string, unknown> | undefined];
+  if (!operations) throw new Error(`The contract has no path ${path}: pick another for this test.`);
+  const oneOperation = { ...contract, paths: { [onePath]: operations }, webhooks: undefined };
   await page.route('**/agent-operations.openapi.json', (route) => route.fulfill({ json: oneOperation }));
+  return operations;
 }
 
 /** The text a sighted user sees in the element: its rendered text nodes (visually hidden text has a 1px box). */
@@ -166,6 +171,18 @@ function shownText(locator: Locator): Promise<string> {
     }
     return out.join(' ');
   });
+}
+
+/**
+ * axe's serious and critical violations once what was just opened has faded in (mid-fade its text
+ * is part transparent: low contrast). Scroll-driven animations (Scalar's, on its scrolling tab
+ * strips) run as long as the page does: only those on the document's timeline are waited for.
+ */
+async function seriousProblemsOnceShown(page: Page, where: string): Promise<Problem[]> {
+  await page.evaluate(
+    'Promise.allSettled(document.getAnimations().filter((a) => a.timeline === document.timeline && a.effect?.getComputedTiming().endTime !== Infinity).map((a) => a.finished))',
+  );
+  return seriousProblems(page, where);
 }
 
 /** Wait for an element of a page already `open`ed, failing with a hint that names the override it checks. */
@@ -258,13 +275,6 @@ describe('accessibility', () => {
   // patch works on is looked for first, so a change in Scalar's markup fails here with a hint.
   it("Scalar's search dialog and client menu have zero serious or critical violations when open", async () => {
     const patches = 'the patches in site/src/components/MarkdownContent.astro';
-    /** axe once the dialog or menu has faded in (mid-fade its text is part transparent: low contrast). */
-    const seriousProblemsOnceShown = async (page: Page, where: string) => {
-      await page.evaluate(
-        'Promise.allSettled(document.getAnimations().filter((a) => a.effect?.getComputedTiming().endTime !== Infinity).map((a) => a.finished))',
-      );
-      return seriousProblems(page, where);
-    };
 
     // One page, first at desktop width, then narrowed to phone width (Scalar and Starlight follow
     // media queries), which saves loading Scalar again.
@@ -445,6 +455,109 @@ describe('accessibility', () => {
     expect(await focusIsPastTabs(), `${where}: Tab from More leaves the tab list`).toBe(true);
     expect(await focusAfter(['Shift+Tab']), `${where}: Shift+Tab returns to More`).toEqual([last]);
     await ctx.close();
+  }, 120_000);
+
+  // Scalar's API client ("Test Request") is a modal dialog, mounted hidden. Open, its parameter rows
+  // had checkboxes and key and value fields without a name (axe `label`, critical;
+  // `aria-input-field-name`, serious), "More Information" buttons with role="none" and an
+  // aria-label (`aria-prohibited-attr`, serious), and each request section's id on two elements,
+  // one the target of aria-controls. The patches in site/src/components/MarkdownContent.astro name
+  // each row's fields after the parameter it shows, and give each section's panel an id of its own.
+  it("Scalar's API client, open, names each parameter row's fields after the parameter and has zero serious or critical violations", async () => {
+    const patches = 'the API client patch in site/src/components/MarkdownContent.astro';
+    const page = await context.newPage();
+    // An operation with query parameters (and, as every operation, Scalar's read-only Accept header).
+    const operations = await routeOneOperation(page, '/agent/v1/docs/search');
+    const parameters = (operations.get as { parameters?: { name?: string; in?: string }[] }).parameters ?? [];
+    const query = parameters.filter((p) => p.in === 'query').map((p) => p.name as string);
+    expect(query.length, 'GET /agent/v1/docs/search has query parameters').toBeGreaterThan(0);
+    await open(page, SCALAR_PAGE);
+    const testRequest = page
+      .locator('#fp-scalar-root')
+      .getByRole('button', { name: /test request/i })
+      .first();
+    const dialog = page.getByRole('dialog', { name: 'API Client' });
+    const problems: Problem[] = [];
+    for (const width of [DESKTOP, PHONE]) {
+      await page.setViewportSize({ width, height: 900 });
+      const where = `${SCALAR_PAGE} at ${width}px, API client open`;
+      await testRequest.click();
+      await dialog.waitFor();
+
+      // Each row is named by the key it shows; the empty row for a new one, by its section.
+      for (const name of [...query, 'Accept']) {
+        await present(
+          dialog.getByRole('checkbox', { name: `Enable parameter ${name}`, exact: true }),
+          `${where}: the checkbox of the ${name} row, named`,
+          patches,
+        );
+        const info = await present(
+          dialog.getByRole('button', { name: `More information about ${name}`, exact: true }),
+          `${where}: the info button of the ${name} row, named`,
+          patches,
+        );
+        expect(await info.getAttribute('role'), `${where}: ${name}'s info button is a button`).toBeNull();
+      }
+      // Accept is read-only: its key and value are text, not fields.
+      for (const name of query) {
+        for (const field of ['key', 'value']) {
+          await present(
+            dialog.getByRole('textbox', { name: `${name} ${field}`, exact: true }),
+            `${where}: the ${field} field of the ${name} row, named`,
+            patches,
+          );
+        }
+      }
+      const newRow = 'Query Parameters: enable new parameter';
+      await present(dialog.getByRole('checkbox', { name: newRow, exact: true }), `${where}: ${newRow}`, patches);
+      for (const name of ['Query Parameters: new parameter key', 'Query Parameters: new parameter value']) {
+        await present(dialog.getByRole('textbox', { name, exact: true }), `${where}: ${name}`, patches);
+      }
+      // No id twice in the page. Each open section's disclosure button controls its panel (the
+      // section filter's tabs control the sections themselves; those of the response filter point
+      // at sections that appear with a response, which axe accepts for an unselected tab).
+      const ids = await page.locator('html').evaluate((html) => {
+        const doc = html.ownerDocument;
+        const seen = new Map<string, number>();
+        for (const el of doc.querySelectorAll('[id]')) if (el.id) seen.set(el.id, (seen.get(el.id) ?? 0) + 1);
+        const open = [
+          ...doc.querySelectorAll('.scalar-client button[id^="headlessui-disclosure-button-"][aria-expanded="true"]'),
+        ];
+        return {
+          openSections: open.length > 0,
+          duplicated: [...seen].filter(([, n]) => n > 1).map(([id]) => id),
+          notControllingAPanel: open
+            .filter((el) => !doc.getElementById(el.getAttribute('aria-controls') ?? '')?.matches('.diclosure-panel'))
+            .map((el) => el.textContent?.trim()),
+        };
+      });
+      expect(ids, where).toEqual({ openSections: true, duplicated: [], notControllingAPanel: [] });
+      problems.push(...(await seriousProblemsOnceShown(page, where)));
+
+      if (width === PHONE) {
+        // A new row takes its name from the key as it is typed.
+        await dialog.getByRole('textbox', { name: 'Query Parameters: new parameter key', exact: true }).click();
+        await page.keyboard.type('fp_new');
+        await present(
+          dialog.getByRole('textbox', { name: 'fp_new value', exact: true }),
+          `${where}: a typed key names its row`,
+          patches,
+        );
+        await dialog.getByRole('checkbox', { name: 'Enable parameter fp_new', exact: true }).waitFor();
+      }
+
+      // Escape closes the dialog and gives focus back to the button that opened it.
+      await dialog.getByRole('checkbox', { name: `Enable parameter ${query[0]}`, exact: true }).focus();
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      await expect
+        .poll(() => testRequest.evaluate((el) => el === el.ownerDocument.activeElement), {
+          message: `${where}: Escape returns focus to Test Request`,
+        })
+        .toBe(true);
+    }
+    await page.close();
+    expect(problems).toEqual([]);
   }, 120_000);
 
   it('every page has zero serious or critical axe violations', async () => {
