@@ -13,6 +13,8 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { EXIT } from '../../api/src/cli/exit-codes.ts';
+import { SANDBOX_MOUNT_PATH } from '../../api/src/sandbox/app.ts';
+import { waitFor } from '../handoff/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { deliveredEvent, grant, waitDelivered } from '../intents/helpers.ts';
 import { BIN, flowport, NODE, outputsExcept, REPO, type Run, RUNS } from './helpers.ts';
@@ -535,6 +537,98 @@ describe('operator commands on the server’s store', () => {
     expect(fixed.json.headers).toEqual(['x-acme-token']);
     const sent = await post(fixed.json.ingest_url, body, { [fixed.json.headers[0]]: fixed.json.secret });
     expect(sent.status).toBe(202);
+  });
+  it('shops reconnect --domain: a shop Shopify answers 404 for (wrong domain) gets its domain corrected, its held events are released and delivered, and the change is audited', async () => {
+    const created = await flowport(
+      ['shops', 'create', '--domain', 'cli-typo-shop.myshopify.com', '--access-token-env', 'SHOP_TOKEN'],
+      { env: { ...storeEnv, SHOP_TOKEN: 'shpat_test_placeholder' } },
+    );
+    expect(created.code).toBe(0);
+    const shopId: string = created.json.id;
+    // The sandbox plays Shopify: no store at the mistyped domain.
+    const fault = await fetch(`${s.url}${SANDBOX_MOUNT_PATH}/_faults/cli-typo-shop.myshopify.com`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'not_found' }),
+    });
+    expect(fault.status).toBe(200);
+    const ep = await flowport(
+      [
+        'endpoints',
+        'create',
+        '--shop',
+        shopId,
+        '--name',
+        'erp',
+        '--auth-mode',
+        'hmac_sha256',
+        '--trigger-variant',
+        'external_event',
+      ],
+      { env: storeEnv },
+    );
+    expect(ep.code).toBe(0);
+    const body = JSON.stringify({ type: 'order.paid', id: 'typo-1' });
+    const sig = createHmac('sha256', ep.json.secret).update(body).digest('hex');
+    const sent = await fetch(ep.json.ingest_url.replace(/^https?:\/\/[^/]+/, s.url), {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-flowport-signature': `sha256=${sig}` },
+    });
+    expect(sent.status).toBe(202);
+    const { event_id: eventId } = (await sent.json()) as { event_id: string };
+    const db = s.runtime.services.db;
+    const stateOf = async () =>
+      (await db.get<{ state: string; support_code: string | null }>(
+        'SELECT state, support_code FROM events WHERE id = ?',
+        [eventId],
+      ))!;
+    await waitFor(async () => (await stateOf()).state === 'held', 'the event held (404)');
+    expect(await stateOf()).toEqual({ state: 'held', support_code: 'FP-H-GONE' });
+
+    // A malformed domain, and another shop's domain, are refused; nothing changes.
+    const bad = await flowport(['shops', 'reconnect', '--shop', shopId, '--domain', 'not a domain'], { env: storeEnv });
+    expect(bad.code).toBe(EXIT.usage.code);
+    expect(bad.json.code).toBe('invalid_request');
+    const sandboxDomain = (await db.get<{ domain: string }>('SELECT domain FROM shops WHERE id = ?', [
+      s.sandbox!.shop_id,
+    ]))!.domain;
+    const taken = await flowport(['shops', 'reconnect', '--shop', shopId, '--domain', sandboxDomain], {
+      env: storeEnv,
+    });
+    expect(taken.json.code).toBe('invalid_request');
+    expect((await stateOf()).state).toBe('held');
+
+    const fixed = await flowport(['shops', 'reconnect', '--shop', shopId, '--domain', 'CLI-Right-Shop.myshopify.com'], {
+      env: storeEnv,
+    });
+    expect(fixed.code).toBe(0);
+    expect(fixed.json).toMatchObject({
+      shop_id: shopId,
+      domain: 'cli-right-shop.myshopify.com',
+      previous_domain: 'cli-typo-shop.myshopify.com',
+      previous_connection_status: 'not_found',
+      connection_status: 'connected',
+      released_held_events: 1,
+    });
+    // The worker calls the corrected domain, which the sandbox answers: the event is delivered once, there.
+    await waitFor(async () => (await stateOf()).state === 'delivered', 'the event delivered to the corrected domain');
+    const triggers = s.runtime.sandbox!.triggers.filter((t) => t.payload['Flowport event id'] === eventId);
+    expect(triggers.map((t) => t.shop)).toEqual(['cli-right-shop.myshopify.com']);
+
+    const audit = await db.get<{ actor_kind: string; details_json: string }>(
+      "SELECT actor_kind, details_json FROM audit_log WHERE action = 'shop.reconnect' AND target_id = ?",
+      [shopId],
+    );
+    expect(audit?.actor_kind).toBe('operator');
+    expect(JSON.parse(audit!.details_json)).toEqual({
+      previous_status: 'not_found',
+      released_held_events: 1,
+      access_token_replaced: false,
+      domain: { from: 'cli-typo-shop.myshopify.com', to: 'cli-right-shop.myshopify.com' },
+    });
+    const verified = await flowport(['audit', 'verify'], { env: storeEnv });
+    expect(verified.json.ok).toBe(true);
   });
 });
 

@@ -5,6 +5,7 @@
 // (HTTP 200 and 429), 5xx, timeouts, resets, retries used up, a sandbox that
 // fails 50% of calls, and one that is down for a while and comes back.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { OPERATOR_ACTOR } from '../../api/src/audit/log.ts';
 import { reconnectShop, replayAvailability } from '../../api/src/handoff/lifecycle.ts';
 import { UNAVAILABLE_SHOP_STATUSES } from '../../api/src/handoff/outcomes.ts';
 import { FAULT_MODES, type FaultSpec, SANDBOX_MOUNT_PATH, setFault } from '../../api/src/sandbox/app.ts';
@@ -176,7 +177,10 @@ describe('handoff outcomes', () => {
     ).toBe('shop_disconnected');
 
     await fault(shop.domain, { mode: 'none' });
-    const released = await reconnectShop(services(), shop.id, 'shpat_new_token_after_reinstall');
+    const { released } = await reconnectShop(services(), shop.id, {
+      actor: OPERATOR_ACTOR,
+      accessToken: 'shpat_new_token_after_reinstall',
+    });
     expect(released).toBe(ids.length + 1);
     const after = await allTerminal([...ids, late]);
     expect(after.every((r) => r?.state === 'delivered')).toBe(true);

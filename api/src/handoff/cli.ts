@@ -4,7 +4,7 @@
 import type { OperatorCommand } from '../cli/definitions.ts';
 import type { OperatorHandler, StandaloneHandler } from '../cli/handlers.ts';
 import { AppError } from '../errors/problem.ts';
-import { getShop } from '../services/shops.ts';
+import { OPERATOR_ACTOR } from '../audit/log.ts';
 import { reconnectShop } from './lifecycle.ts';
 import { UNAVAILABLE_SHOP_STATUSES } from './outcomes.ts';
 
@@ -29,6 +29,11 @@ export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
         flag: '--access-token-env <name>',
         description: 'Read the new Admin API access token from this environment variable (kept out of shell history).',
       },
+      {
+        flag: '--domain <domain>',
+        description:
+          "Correct the shop's myshopify.com domain first (Shopify answered 404 because the domain was wrong); its Admin API URL follows.",
+      },
     ],
   },
 ];
@@ -45,20 +50,30 @@ const sandbox: StandaloneHandler = async ({ options, io }) => {
 
 const reconnect: OperatorHandler = async ({ options, services, env }) => {
   const shopId = String(options.shop);
-  const shop = await getShop(services, shopId);
-  if (!shop) throw new AppError('not_found', { detail: `No shop ${shopId} in this store.` });
-  let token: string | undefined;
+  let accessToken: string | undefined;
   if (typeof options['access-token-env'] === 'string') {
-    token = env[options['access-token-env']]?.trim();
-    if (!token)
+    accessToken = env[options['access-token-env']]?.trim();
+    if (!accessToken)
       throw new AppError('invalid_request', {
         detail: `--access-token-env ${options['access-token-env']}: the variable is empty or unset.`,
       });
   }
-  const released = await reconnectShop(services, shopId, token);
+  const r = await reconnectShop(services, shopId, {
+    actor: OPERATOR_ACTOR,
+    ...(accessToken ? { accessToken } : {}),
+    ...(typeof options.domain === 'string' ? { domain: options.domain } : {}),
+  });
+  const moved = r.domain !== r.previousDomain;
   return {
-    json: { shop_id: shopId, connection_status: 'connected', released_held_events: released },
-    text: `${shop.domain} is connected again; ${released} held event(s) queued for delivery.`,
+    json: {
+      shop_id: shopId,
+      domain: r.domain,
+      ...(moved ? { previous_domain: r.previousDomain } : {}),
+      previous_connection_status: r.previousStatus,
+      connection_status: 'connected',
+      released_held_events: r.released,
+    },
+    text: `${moved ? `${r.previousDomain} is now ${r.domain}; ` : ''}${r.domain} is connected again; ${r.released} held event(s) queued for delivery.`,
   };
 };
 

@@ -2,7 +2,10 @@
 // availability (derived, with a reason), and releasing events held for a
 // disconnected shop. Reads, intents and the worker import these; none of them
 // re-derive the rules.
+import { appendAudit, type AuditActor } from '../audit/log.ts';
 import type { Config } from '../config.ts';
+import { AppError } from '../errors/problem.ts';
+import { SHOP_DOMAIN_RE } from '../services/shops.ts';
 import { planOf, PLAN_IDS } from '../plans.ts';
 import type { Services } from '../operations/types.ts';
 import { SUPPORT_CODES, TERMINAL_STATES } from './outcomes.ts';
@@ -173,20 +176,35 @@ export function replayAvailability(
 
 /**
  * Reconnects a shop after a revoked token, or releases one Shopify refused (UNAVAILABLE_SHOP)
- * before its next probe: stores the new token (when given), marks it connected and puts its
- * held events back in the queue, due now.
- * Returns the number of events released.
+ * before its next probe: stores the new token and the corrected domain (when given), marks it
+ * connected, puts its held events back in the queue, due now, and audits all of it, in one
+ * transaction. Returns the number of events released.
  */
 export async function reconnectShop(
   services: Pick<Services, 'db' | 'secrets' | 'now' | 'hooks'>,
   shopId: string,
-  accessToken?: string,
-): Promise<number> {
+  options: { actor: AuditActor; accessToken?: string; domain?: string },
+): Promise<{ released: number; previousStatus: string; previousDomain: string; domain: string }> {
   const now = services.now();
-  const released = await services.db.tx(async (tx) => {
-    if (accessToken) {
+  const domain = options.domain?.trim().toLowerCase();
+  if (domain !== undefined && !SHOP_DOMAIN_RE.test(domain))
+    throw new AppError('invalid_request', {
+      detail: `The shop domain must look like "example.myshopify.com", got "${options.domain?.slice(0, 100)}".`,
+    });
+  const result = await services.db.tx(async (tx) => {
+    const shop = await tx.get<{ domain: string; connection_status: string }>(
+      'SELECT domain, connection_status FROM shops WHERE id = ?',
+      [shopId],
+    );
+    if (!shop) throw new AppError('not_found', { detail: `No shop ${shopId} in this store.` });
+    if (domain !== undefined && domain !== shop.domain) {
+      const taken = await tx.get('SELECT id FROM shops WHERE domain = ? AND id <> ?', [domain, shopId]);
+      if (taken) throw new AppError('invalid_request', { detail: `Another shop already has the domain ${domain}.` });
+      await tx.run('UPDATE shops SET domain = ?, updated_at = ? WHERE id = ?', [domain, now, shopId]);
+    }
+    if (options.accessToken) {
       await tx.run(`UPDATE shops SET access_token_enc = ?, updated_at = ? WHERE id = ?`, [
-        services.secrets.encrypt(accessToken),
+        services.secrets.encrypt(options.accessToken),
         now,
         shopId,
       ]);
@@ -200,10 +218,31 @@ export async function reconnectShop(
         WHERE shop_id = ? AND state = 'held'`,
       [now, now, shopId],
     );
-    return res.changes;
+    const out = {
+      released: res.changes,
+      previousStatus: shop.connection_status,
+      previousDomain: shop.domain,
+      domain: domain ?? shop.domain,
+    };
+    await appendAudit(tx, {
+      shopId,
+      actor: options.actor,
+      action: 'shop.reconnect',
+      targetType: 'shop',
+      targetId: shopId,
+      outcome: 'success',
+      at: now,
+      details: {
+        previous_status: out.previousStatus,
+        released_held_events: out.released,
+        access_token_replaced: Boolean(options.accessToken),
+        ...(out.domain !== out.previousDomain ? { domain: { from: out.previousDomain, to: out.domain } } : {}),
+      },
+    });
+    return out;
   });
   services.hooks.kickWorker?.();
-  return released;
+  return result;
 }
 
 /** Support codes held events carry (exported for reads that explain a held event). */
