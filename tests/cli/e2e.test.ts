@@ -325,6 +325,24 @@ describe('docs', () => {
 });
 
 describe('operator commands on the server’s store', () => {
+  /** `endpoints create` of an HMAC endpoint on the server's store. */
+  const hmacEndpoint = (shop: string, name: string) =>
+    flowport(
+      [
+        'endpoints',
+        'create',
+        '--shop',
+        shop,
+        '--name',
+        name,
+        '--auth-mode',
+        'hmac_sha256',
+        '--trigger-variant',
+        'external_event',
+      ],
+      { env: storeEnv },
+    );
+
   it('create a grant whose token is printed once and works, list grants without tokens, revoke it', async () => {
     const shops = await flowport(['shops', 'list'], { env: storeEnv });
     expect(shops.code).toBe(0);
@@ -375,21 +393,7 @@ describe('operator commands on the server’s store', () => {
   });
 
   it('create an endpoint (secret printed once), and the audit chain verifies', async () => {
-    const ep = await flowport(
-      [
-        'endpoints',
-        'create',
-        '--shop',
-        s.sandbox!.shop_id,
-        '--name',
-        'cli sender',
-        '--auth-mode',
-        'hmac_sha256',
-        '--trigger-variant',
-        'external_event',
-      ],
-      { env: storeEnv },
-    );
+    const ep = await hmacEndpoint(s.sandbox!.shop_id, 'cli sender');
     expect(ep.code).toBe(0);
     oneTime.endpointSecret = ep.json.secret;
     expect(oneTime.endpointSecret.length).toBeGreaterThan(16);
@@ -552,21 +556,7 @@ describe('operator commands on the server’s store', () => {
       body: JSON.stringify({ mode: 'not_found' }),
     });
     expect(fault.status).toBe(200);
-    const ep = await flowport(
-      [
-        'endpoints',
-        'create',
-        '--shop',
-        shopId,
-        '--name',
-        'erp',
-        '--auth-mode',
-        'hmac_sha256',
-        '--trigger-variant',
-        'external_event',
-      ],
-      { env: storeEnv },
-    );
+    const ep = await hmacEndpoint(shopId, 'erp');
     expect(ep.code).toBe(0);
     const body = JSON.stringify({ type: 'order.paid', id: 'typo-1' });
     const sig = createHmac('sha256', ep.json.secret).update(body).digest('hex');
