@@ -5,7 +5,7 @@
 import { appendAudit, type AuditActor } from '../audit/log.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
-import { SHOP_DOMAIN_RE } from '../services/shops.ts';
+import { normalizeShopDomain } from '../services/shops.ts';
 import { planOf, PLAN_IDS } from '../plans.ts';
 import type { Services } from '../operations/types.ts';
 import { SUPPORT_CODES, TERMINAL_STATES } from './outcomes.ts';
@@ -175,6 +175,32 @@ export function replayAvailability(
 }
 
 /**
+ * Marks a shop connected and puts its held events back in the queue, due now; with `onlyFrom`,
+ * only a shop in one of those statuses. Returns the events released, or null when the shop was
+ * not marked. The one place a hold ends (an operator's reconnect, an accepted probe).
+ */
+export async function releaseShopInTx(
+  tx: Services['db'],
+  shopId: string,
+  now: number,
+  onlyFrom?: readonly string[],
+): Promise<number | null> {
+  const from = onlyFrom ? ` AND connection_status IN (${onlyFrom.map(() => '?').join(', ')})` : '';
+  const marked = await tx.run(
+    `UPDATE shops SET connection_status = 'connected', next_probe_at = NULL, probe_event_id = NULL, updated_at = ?
+      WHERE id = ?${from}`,
+    [now, shopId, ...(onlyFrom ?? [])],
+  );
+  if (marked.changes === 0) return null;
+  const released = await tx.run(
+    `UPDATE events SET state = 'queued', next_attempt_at = ?, support_code = NULL, error_code = NULL, updated_at = ?
+      WHERE shop_id = ? AND state = 'held'`,
+    [now, now, shopId],
+  );
+  return released.changes;
+}
+
+/**
  * Reconnects a shop after a revoked token, or releases one Shopify refused (UNAVAILABLE_SHOP)
  * before its next probe: stores the new token and the corrected domain (when given), marks it
  * connected, puts its held events back in the queue, due now, and audits all of it, in one
@@ -186,11 +212,7 @@ export async function reconnectShop(
   options: { actor: AuditActor; accessToken?: string; domain?: string },
 ): Promise<{ released: number; previousStatus: string; previousDomain: string; domain: string }> {
   const now = services.now();
-  const domain = options.domain?.trim().toLowerCase();
-  if (domain !== undefined && !SHOP_DOMAIN_RE.test(domain))
-    throw new AppError('invalid_request', {
-      detail: `The shop domain must look like "example.myshopify.com", got "${options.domain?.slice(0, 100)}".`,
-    });
+  const domain = options.domain === undefined ? undefined : normalizeShopDomain(options.domain);
   const result = await services.db.tx(async (tx) => {
     const shop = await tx.get<{ domain: string; connection_status: string }>(
       'SELECT domain, connection_status FROM shops WHERE id = ?',
@@ -209,17 +231,8 @@ export async function reconnectShop(
         shopId,
       ]);
     }
-    await tx.run(
-      `UPDATE shops SET connection_status = 'connected', next_probe_at = NULL, probe_event_id = NULL, updated_at = ? WHERE id = ?`,
-      [now, shopId],
-    );
-    const res = await tx.run(
-      `UPDATE events SET state = 'queued', next_attempt_at = ?, support_code = NULL, error_code = NULL, updated_at = ?
-        WHERE shop_id = ? AND state = 'held'`,
-      [now, now, shopId],
-    );
     const out = {
-      released: res.changes,
+      released: (await releaseShopInTx(tx, shopId, now)) ?? 0,
       previousStatus: shop.connection_status,
       previousDomain: shop.domain,
       domain: domain ?? shop.domain,

@@ -10,7 +10,7 @@ import { GroupCommitter } from '../intake/committer.ts';
 import type { TriggerVariant } from '../services/endpoints.ts';
 import type { ShopRow } from '../services/shops.ts';
 import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl, throttleWaitFrom } from './flow-client.ts';
-import { sweepRetention } from './lifecycle.ts';
+import { releaseShopInTx, sweepRetention } from './lifecycle.ts';
 import {
   type AttemptOutcome,
   type Classified,
@@ -433,21 +433,6 @@ export class DeliveryWorker {
     return Number(ev.attempt_count) - Number(row?.n ?? 0);
   }
 
-  /** A shop Shopify refused answered: connected again, and its held events are due now. */
-  private async releaseProbedShopInTx(tx: Services['db'], shopId: string, now: number): Promise<void> {
-    const back = await tx.run(
-      `UPDATE shops SET connection_status = 'connected', next_probe_at = NULL, probe_event_id = NULL, updated_at = ?
-        WHERE id = ? AND connection_status IN ${UNAVAILABLE_IN}`,
-      [now, shopId],
-    );
-    if (back.changes === 0) return;
-    await tx.run(
-      `UPDATE events SET state = 'queued', support_code = NULL, error_code = NULL, next_attempt_at = ?, updated_at = ?
-        WHERE shop_id = ? AND state = 'held'`,
-      [now, now, shopId],
-    );
-  }
-
   /** Closes the in-progress attempts of events whose lease expired (their worker died mid-call). */
   private async abandonOrphans(tx: Services['db'], eventIds: string[], now: number): Promise<void> {
     if (eventIds.length === 0) return;
@@ -534,7 +519,7 @@ export class DeliveryWorker {
       if (c.kind === 'final') {
         await setFinal(c.support, c.outcome === 'delivered');
         // Shopify took a probe's call: the store is available again, so every held event goes back.
-        if (ev.probe && result) await this.releaseProbedShopInTx(tx, ev.shop_id, now);
+        if (ev.probe && result) await releaseShopInTx(tx, ev.shop_id, now, UNAVAILABLE_SHOP_STATUSES);
       } else if (c.kind === 'unavailable') {
         // Shopify refused the store itself (UNAVAILABLE_SHOP): Flow did not run the trigger. The
         // shop is marked (unless a 401 already disconnected it; reconnecting releases everything) and

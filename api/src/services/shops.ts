@@ -1,4 +1,5 @@
 // Shops: the merchant's store, its plan, connection state and (encrypted) Admin API token.
+import { AppError } from '../errors/problem.ts';
 import type { UnavailableShopStatus } from '../handoff/outcomes.ts';
 import { newId } from '../ids.ts';
 import type { PlanId } from '../plans.ts';
@@ -19,6 +20,16 @@ export interface ShopRow {
 
 export const SHOP_DOMAIN_RE = /^[a-z0-9][a-z0-9-]{0,60}\.myshopify\.com$/;
 
+/** A shop domain as stored (trimmed, lower case), or invalid_request when it is no myshopify.com domain. */
+export function normalizeShopDomain(input: string): string {
+  const domain = input.trim().toLowerCase();
+  if (!SHOP_DOMAIN_RE.test(domain))
+    throw new AppError('invalid_request', {
+      detail: `The shop domain must look like "example.myshopify.com", got "${input.slice(0, 100)}".`,
+    });
+  return domain;
+}
+
 export async function createShop(
   services: Pick<Services, 'db' | 'secrets' | 'now'>,
   input: {
@@ -29,9 +40,7 @@ export async function createShop(
     adminBaseUrl?: string | null;
   },
 ): Promise<ShopRow> {
-  const domain = input.domain.trim().toLowerCase();
-  if (!SHOP_DOMAIN_RE.test(domain))
-    throw new Error(`Shop domain must look like "example.myshopify.com", got "${input.domain}"`);
+  const domain = normalizeShopDomain(input.domain);
   const now = services.now();
   const row: ShopRow = {
     id: newId('shop'),
