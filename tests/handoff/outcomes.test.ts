@@ -56,6 +56,19 @@ const sandbox = () => {
   return s;
 };
 
+/** A new shop whose Shopify answers with `mode`, and `n` of its events, once all of them are held. */
+async function heldEvents(mode: FaultSpec['mode'], n: number) {
+  const { shop, endpointId } = await makeShop(services());
+  await fault(shop.domain, { mode });
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push(await insertEvent(services(), shop.id, endpointId));
+  await waitFor(async () => {
+    const rows = await Promise.all(ids.map((id) => eventRow(services(), id)));
+    return rows.every((r) => r.state === 'held');
+  }, 'all held');
+  return { shop, endpointId, ids };
+}
+
 async function fault(shop: string, spec: FaultSpec) {
   const r = await fetch(`${server.url}${SANDBOX_MOUNT_PATH}/_faults/${shop}`, {
     method: 'POST',
@@ -139,14 +152,7 @@ describe('handoff outcomes', () => {
   });
 
   it('401: every event is held (none failed, no retries burned), the one that hit the 401 says why, the shop is disconnected, reconnect releases and delivers them all', async () => {
-    const { shop, endpointId } = await makeShop(services());
-    await fault(shop.domain, { mode: 'revoked' });
-    const ids: string[] = [];
-    for (let i = 0; i < 8; i++) ids.push(await insertEvent(services(), shop.id, endpointId));
-    await waitFor(async () => {
-      const rows = await Promise.all(ids.map((id) => eventRow(services(), id)));
-      return rows.every((r) => r.state === 'held');
-    }, 'all held');
+    const { shop, endpointId, ids } = await heldEvents('revoked', 8);
     const rows = await Promise.all(ids.map((id) => eventRow(services(), id)));
     // Exactly one delivery found the revocation (the conditional UPDATE of the shop decides which).
     const found = rows.filter((r) => r.support_code === 'FP-H-AUTH');
@@ -214,14 +220,7 @@ describe('handoff outcomes', () => {
     // The attempt outcome is the error code: Shopify refused the call for the store.
     const outcome = errorCode;
     it(`${says} (shop ${mode}): events are held without burning retries, one is probed each interval, and the first accepted probe releases every event`, async () => {
-      const { shop, endpointId } = await makeShop(services());
-      await fault(shop.domain, { mode: faultMode });
-      const ids: string[] = [];
-      for (let i = 0; i < 6; i++) ids.push(await insertEvent(services(), shop.id, endpointId));
-      await waitFor(async () => {
-        const rows = await Promise.all(ids.map((id) => eventRow(services(), id)));
-        return rows.every((r) => r.state === 'held');
-      }, 'all held');
+      const { shop, endpointId, ids } = await heldEvents(faultMode, 6);
       for (const id of ids)
         expect(await eventRow(services(), id)).toMatchObject({
           state: 'held',
