@@ -103,7 +103,10 @@ describe('sqlite checkpoints off the event loop', () => {
     const st = db.checkpointStats;
     expect(st.fallback).toBeNull();
     expect(st.passes).toBe(10);
-    expect(st.checkpoints).toBe(10);
+    // Every pass that found frames completed. Rarely a pass finds none (seen once in CI; most
+    // likely it read the WAL header while a write restarting the WAL had not committed yet).
+    expect(st.emptyPasses).toBeLessThanOrEqual(1);
+    expect(st.checkpoints).toBe(st.passes - st.emptyPasses);
     expect(st.incomplete).toBe(0);
     // About 13 MB went through the WAL; rewinding keeps it to about one wave.
     const written = rows * ROW.length;

@@ -28,6 +28,11 @@ export interface SqliteSyncStats {
 export interface SqliteCheckpointStats {
   /** Copy passes: frames copied into the database file while writes went on. */
   passes: number;
+  /**
+   * Copy passes that found no frame, so copied nothing. Rare; most likely the pass read the WAL's
+   * header while a write that restarts the WAL had reset it and not yet committed.
+   */
+  emptyPasses: number;
   /** Complete checkpoints (writes held for the last pass), after which the WAL rewinds. */
   checkpoints: number;
   /** Checkpoints that could not copy every frame (another connection was reading); the WAL did not rewind. */
@@ -83,6 +88,7 @@ export class SqliteDb implements Db {
   private readonly policy: Readonly<CheckpointPolicy>;
   readonly checkpointStats: SqliteCheckpointStats = {
     passes: 0,
+    emptyPasses: 0,
     checkpoints: 0,
     incomplete: 0,
     lastFrames: 0,
@@ -161,6 +167,7 @@ export class SqliteDb implements Db {
       const cp = this.checkpointer;
       const copied = await cp.run('copy');
       st.passes++;
+      if (copied.log <= 0) st.emptyPasses++;
       st.lastFrames = copied.log;
       st.maxFrames = Math.max(st.maxFrames, copied.log);
       this.lastCheckpointAt = Date.now();
