@@ -7,6 +7,14 @@ export interface Config {
   host: string;
   /** Public origin used to build absolute docs and ingest URLs. */
   publicUrl: string;
+  http: {
+    /**
+     * How long a client has to send a whole request, headers and body (Node's `requestTimeout`;
+     * headers alone get at most this long too). Past it: 408 `request_timeout`, connection closed;
+     * on intake with a receipt (api/src/http/request-timeout.ts).
+     */
+    requestTimeoutMs: number;
+  };
   dataDir: string;
   databaseUrl: string | null;
   /** Connections per process when the store is PostgreSQL. */
@@ -69,6 +77,7 @@ export const ENV = {
   port: 'PORT',
   host: 'HOST',
   publicUrl: 'FLOWPORT_PUBLIC_URL',
+  httpRequestTimeoutMs: 'FLOWPORT_HTTP_REQUEST_TIMEOUT_MS',
   dataDir: 'FLOWPORT_DATA_DIR',
   databaseUrl: 'FLOWPORT_DATABASE_URL',
   databasePoolSize: 'FLOWPORT_DATABASE_POOL_SIZE',
@@ -107,6 +116,9 @@ export const DEFAULT_SHOPIFY_API_VERSION = '2026-10';
 
 /** Numeric defaults, defined once: loadConfig uses them and the configuration table shows them. */
 export const DEFAULTS = {
+  // Senders post at most 1 MiB; 30 s is generous for that and keeps a slow or stalled client from
+  // holding a connection for Node's default 5 minutes.
+  httpRequestTimeoutMs: 30_000,
   databasePoolSize: 10,
   workerLeaseMs: 30_000,
   // 16 keeps one busy shop at 200 events/s under 50 ms p99 on PostgreSQL (4 capped it near 150/s);
@@ -123,6 +135,9 @@ export const DEFAULTS = {
   endpointCacheMs: 1_000,
   intentTtlSeconds: 15 * 60,
 } as const;
+
+/** Shorter would refuse ordinary requests on a busy machine; 0 (Node: no limit) is not offered. */
+const MIN_HTTP_REQUEST_TIMEOUT_MS = 100;
 
 const code = (v: string | number) => `\`${v}\``;
 
@@ -141,6 +156,10 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     default: code('http://localhost:<PORT>'),
     about:
       "Public origin used in ingest URLs, docs links and shared diagnostics links. Set the load balancer's origin on every process.",
+  },
+  httpRequestTimeoutMs: {
+    default: code(DEFAULTS.httpRequestTimeoutMs),
+    about: `How long a client has to send a whole request, headers and body (at least ${MIN_HTTP_REQUEST_TIMEOUT_MS}). A slower one gets 408 \`request_timeout\` and its connection is closed; at an ingest URL the refusal gets a receipt.`,
   },
   dataDir: {
     default: code('./data'),
@@ -281,6 +300,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     host: env[ENV.host] ?? '0.0.0.0',
     publicUrl: publicUrlFrom(env),
+    http: { requestTimeoutMs: int(env, ENV.httpRequestTimeoutMs, DEFAULTS.httpRequestTimeoutMs) },
     dataDir: resolve(root, env[ENV.dataDir] ?? 'data'),
     databaseUrl: env[ENV.databaseUrl] || null,
     databasePoolSize: int(env, ENV.databasePoolSize, DEFAULTS.databasePoolSize),
@@ -324,6 +344,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: (env[ENV.logLevel] as Config['logLevel']) || 'info',
   };
   checkWorkerConfig(base);
+  if (base.http.requestTimeoutMs < MIN_HTTP_REQUEST_TIMEOUT_MS)
+    throw new Error(
+      `${ENV.httpRequestTimeoutMs} must be at least ${MIN_HTTP_REQUEST_TIMEOUT_MS}, got ${base.http.requestTimeoutMs}`,
+    );
   return { ...base, ...overrides };
 }
 

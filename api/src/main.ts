@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { type Config, isSandbox, loadConfig } from './config.ts';
 import { installClientErrorHandler } from './http/client-error.ts';
+import { httpServerOptions } from './http/request-timeout.ts';
 import { siteOriginWarning } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
@@ -33,18 +34,13 @@ function storeDescription(config: Config): string {
     : `SQLite ${join(config.dataDir, 'flowport.db')}`;
 }
 
-async function listen(
-  listener: RequestListener,
-  port: number,
-  host: string,
-  publicUrl: string,
-): Promise<{ port: number; close(): Promise<void> }> {
-  const server = createServer(listener);
-  installClientErrorHandler(server, publicUrl);
+async function listen(listener: RequestListener, cfg: Config): Promise<{ port: number; close(): Promise<void> }> {
+  const server = createServer(httpServerOptions(cfg), listener);
+  installClientErrorHandler(server, cfg.publicUrl);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
     server.once('error', reject);
-    server.listen(port, host);
+    server.listen(cfg.port, cfg.host);
   });
   return {
     port: (server.address() as AddressInfo).port,
@@ -69,7 +65,7 @@ export async function startServe(
   const runtime = await createRuntime(cfg, { applicationName: withWorker ? 'flowport serve' : 'flowport serve api' });
   let server: Awaited<ReturnType<typeof listen>>;
   try {
-    server = await listen(runtime.listener, cfg.port, cfg.host, cfg.publicUrl);
+    server = await listen(runtime.listener, cfg);
   } catch (err) {
     await runtime.close();
     throw err;
@@ -129,9 +125,7 @@ export async function startWorker(
             ? runtime.app.fetch(req, env)
             : new Response('Not found: this is a worker-only process (/healthz, /metrics).\n', { status: 404 }),
         ),
-        options.port,
-        options.host ?? '127.0.0.1',
-        cfg.publicUrl,
+        { ...cfg, port: options.port, host: options.host ?? '127.0.0.1' },
       );
     } catch (err) {
       await runtime.close();

@@ -20,6 +20,7 @@ import { page } from './lib/markdown.ts';
 import {
   renderHeldShopTable,
   renderIntakeSupportCodeTable,
+  renderIntakeLimitsTable,
   renderLifecycleTable,
   renderReplayUnavailableTable,
   renderRetrySchedule,
@@ -83,6 +84,7 @@ export function generate(): GenerateResult {
     'support-codes': renderSupportCodeTable,
     'held-shops': renderHeldShopTable,
     'intake-support-codes': renderIntakeSupportCodeTable,
+    'intake-limits': renderIntakeLimitsTable,
     'retry-schedule': renderRetrySchedule,
     'replay-unavailable': renderReplayUnavailableTable,
     'trigger-variants': renderTriggerVariants,

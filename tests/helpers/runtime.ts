@@ -2,8 +2,9 @@
 // SQLite file (or, with FLOWPORT_TEST_STORE=postgres, a fresh PostgreSQL schema
 // dropped at close), real HTTP on a loopback port, the in-process sandbox and worker.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type RequestListener } from 'node:http';
+import { createServer, type RequestListener, type ServerOptions } from 'node:http';
 import { installClientErrorHandler } from '../../api/src/http/client-error.ts';
+import { httpServerOptions } from '../../api/src/http/request-timeout.ts';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +61,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       res.writeHead(503).end('starting');
     },
   };
-  const server = createServer((req, res) => holder.listener(req, res));
+  // The request timeout is fixed when the server starts listening, before the full config (it
+  // needs the port) is loaded: it comes from options.env alone.
+  let timeouts: ServerOptions;
+  try {
+    timeouts = httpServerOptions(loadConfig({ ...store.env, ...options.env }));
+  } catch (err) {
+    await store.drop();
+    throw err;
+  }
+  const server = createServer(timeouts, (req, res) => holder.listener(req, res));
   server.listen(0, '127.0.0.1');
   // Outlive the client's idle-socket timeout (undici: 4 s): on a loaded machine an event-loop
   // stall lets the server's keep-alive timer fire before it reads a request already sent on a

@@ -2,29 +2,37 @@
 // over the size limit, a request that took too long to arrive). Without a handler Node answers
 // a bare status line with no body; Flowport answers problem+json with a catalog code and its
 // docs URL like every other refusal, then closes the connection (its framing can no longer be
-// trusted). Every server that answers with Runtime.listener installs it.
+// trusted). An intake body that times out while it is read is answered by the intake path
+// instead (./request-timeout.ts), with a receipt. Every server that answers with
+// Runtime.listener installs it, with the options of httpServerOptions.
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
 import { problemParts } from './problem-response.ts';
+import { timeOutBodyRead } from './request-timeout.ts';
 
 /** Node's parser error codes (llhttp `HPE_*`) and timeouts, as a status Flowport answers. */
 function appErrorFor(err: NodeJS.ErrnoException): AppError | null {
   const code = err.code ?? '';
   if (code === 'HPE_HEADER_OVERFLOW') return new AppError('headers_too_large');
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return null; // Node's own 408, below
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError('request_timeout');
   if (code.startsWith('HPE_')) {
     return new AppError('malformed_http', { detail: `The request could not be parsed as HTTP/1.1 (${code}).` });
   }
   return null;
 }
 
+const STATUS_TEXT: Record<number, string> = { 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
 /** How long a refused connection may stay half-open after its answer before it is destroyed. */
 const LINGER_MS = 5_000;
 
 export function installClientErrorHandler(server: Server, publicUrl: string): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    // An intake body still being read: its request answers (before the check below, which would
+    // drop a keep-alive connection that already carried an earlier answer).
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && timeOutBodyRead(socket)) return;
     // As Node's default: answer only a connection nothing was written on yet (a response to an
     // earlier request could still be on its way, and bytes written now would interleave with it).
     if (
@@ -42,12 +50,11 @@ export function installClientErrorHandler(server: Server, publicUrl: string): vo
     };
     const appError = appErrorFor(err);
     if (appError === null) {
-      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') answer('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-      else socket.destroy();
+      socket.destroy();
       return;
     }
     const p = problemParts(appError, { publicUrl, requestId: newId('request') });
-    const head = [`HTTP/1.1 ${p.status} ${p.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`];
+    const head = [`HTTP/1.1 ${p.status} ${STATUS_TEXT[p.status] ?? 'Bad Request'}`];
     for (const [k, v] of Object.entries(p.headers)) head.push(`${k}: ${v}`);
     head.push(`Content-Length: ${Buffer.byteLength(p.body)}`, 'Connection: close');
     answer(`${head.join('\r\n')}\r\n\r\n${p.body}`);

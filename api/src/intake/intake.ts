@@ -625,7 +625,11 @@ export class Intake {
         : stage === 'validation'
           ? 'verified'
           : 'not_checked';
-    const validation = stage === 'validation' || stage === 'size' || stage === 'media' ? 'invalid' : 'not_checked';
+    // A body that never arrived whole was not checked; one refused for its size or media was.
+    const validation =
+      err.code !== 'request_timeout' && (stage === 'validation' || stage === 'size' || stage === 'media')
+        ? 'invalid'
+        : 'not_checked';
     const receiptId = await this.committer.submit((tx, batch) =>
       this.recordRejectionInTx(tx, batch, ep.row, {
         requestId: req.requestId,

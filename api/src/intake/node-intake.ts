@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors/problem.ts';
 import { problemParts } from '../http/problem-response.ts';
+import { whileReadingBody } from '../http/request-timeout.ts';
 import { isId, newId } from '../ids.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
@@ -13,6 +14,9 @@ import { type HeaderReader, type Intake, SenderGoneError } from './intake.ts';
 import { INTAKE_LIMITS } from './limits.ts';
 
 type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Refusals after which the rest of the request is not read: the connection closes (routes.ts too). */
+export const CLOSES_CONNECTION: ReadonlySet<string> = new Set(['payload_too_large', 'request_timeout']);
 
 const PREFIX = `${INGEST_PATH_PREFIX}/`;
 
@@ -69,8 +73,9 @@ export function nodeHeaders(headers: IncomingHttpHeaders, rawHeaders: string[] =
 }
 
 /**
- * Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest;
- * SenderGoneError when the connection closes first (also before this was called).
+ * Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest, and
+ * (request_timeout) when the server's request timeout expires first; SenderGoneError when the
+ * connection closes first (also before this was called).
  */
 export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
   const tooLarge = () =>
@@ -101,7 +106,12 @@ export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Ar
       cleanup();
       reject(new SenderGoneError());
     };
+    const unregister = whileReadingBody(req.socket, () => {
+      cleanup();
+      reject(new AppError('request_timeout'));
+    });
     const cleanup = () => {
+      unregister();
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onGone);
@@ -168,7 +178,7 @@ export function withIntakeFastPath(
             appError = new AppError('internal_error');
           }
           const p = problemParts(appError, { publicUrl, requestId, instance: req.url ?? PREFIX });
-          send(p.status, p.headers, p.body, appError.code === 'payload_too_large');
+          send(p.status, p.headers, p.body, CLOSES_CONNECTION.has(appError.code));
         },
       );
   };

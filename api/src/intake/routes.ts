@@ -5,36 +5,55 @@
 import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
+import { whileReadingBody } from '../http/request-timeout.ts';
 import { isId } from '../ids.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
 import { type Intake, type IntakeAck, SenderGoneError } from './intake.ts';
+import { CLOSES_CONNECTION } from './node-intake.ts';
 
-/** Reads a request body with a hard cap, without buffering past it. */
-export async function readBodyCapped(req: Request, max: number): Promise<Uint8Array> {
+/**
+ * Reads a request body with a hard cap, without buffering past it. With the `socket` it arrives
+ * on, the server's request timeout ends the read with request_timeout (node-intake.ts does the same).
+ */
+export async function readBodyCapped(req: Request, max: number, socket?: object): Promise<Uint8Array> {
   const declared = req.headers.get('content-length');
   const tooLarge = () =>
     new AppError('payload_too_large', { detail: `The body is larger than the intake limit of ${max} bytes.` });
   if (declared !== null && Number(declared) > max) throw tooLarge();
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
+  let timedOut = false;
+  const unregister = socket
+    ? whileReadingBody(socket, () => {
+        timedOut = true;
+        // Settles the pending read (done), so the loop below sees the timeout.
+        reader.cancel().catch(() => {});
+      })
+    : () => {};
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    let next: Awaited<ReturnType<typeof reader.read>>;
-    try {
-      next = await reader.read();
-    } catch {
-      // The request stream only fails when the connection does (closed mid-body, broken framing).
-      throw new SenderGoneError();
+  try {
+    for (;;) {
+      let next: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        next = await reader.read();
+      } catch {
+        if (timedOut) throw new AppError('request_timeout');
+        // The request stream only fails when the connection does (closed mid-body, broken framing).
+        throw new SenderGoneError();
+      }
+      if (timedOut) throw new AppError('request_timeout');
+      const { done, value } = next;
+      if (done) break;
+      total += value.byteLength;
+      if (total > max) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(value);
     }
-    const { done, value } = next;
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
+  } finally {
+    unregister();
   }
   if (chunks.length === 1 && chunks[0]) return chunks[0];
   const out = new Uint8Array(total);
@@ -58,13 +77,13 @@ export function intakeRoutes(getIntake: () => Intake): Hono<AppEnv> {
         endpointId,
         requestId: c.get('requestId'),
         headers: c.req.raw.headers,
-        readBody: (max) => readBodyCapped(c.req.raw, max),
+        readBody: (max) => readBodyCapped(c.req.raw, max, c.env?.incoming?.socket),
       });
     } catch (err) {
       // Nobody is left to read an answer; this only keeps the error out of the unexpected-error log.
       if (err instanceof SenderGoneError) return c.body(null, 400);
-      // As on the fast path: the rest of an oversized body is not worth reading, so the connection closes.
-      if (err instanceof AppError && err.code === 'payload_too_large') c.header('Connection', 'close');
+      // As on the fast path: the rest of an oversized or late body is not read, so the connection closes.
+      if (err instanceof AppError && CLOSES_CONNECTION.has(err.code)) c.header('Connection', 'close');
       throw err;
     }
     return c.json(ack, ACK_HTTP_STATUS[ack.status]);

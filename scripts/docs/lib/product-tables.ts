@@ -1,8 +1,11 @@
 // Tables that hand-written guides embed with `<!-- generated:NAME -->`, rendered
 // from the code that defines the behaviour (lifecycle states, support codes,
 // retry schedule, Flow trigger variants), so a guide cannot drift from it.
+import { DEFAULTS, ENV } from '../../../api/src/config.ts';
 import { errorDocsPath } from '../../../api/src/docs-paths.ts';
-import { INTAKE_SUPPORT_CODES } from '../../../api/src/errors/codes/intake.ts';
+import { ERROR_CATALOG, type ErrorCode } from '../../../api/src/errors/catalog.ts';
+import { INTAKE_SUPPORT_CODES, intakeSupportCode } from '../../../api/src/errors/codes/intake.ts';
+import { FLOW_PAYLOAD_LIMIT_BYTES } from '../../../api/src/handoff/payload.ts';
 import {
   EVENT_STATE_DESCRIPTIONS,
   EVENT_STATES,
@@ -29,6 +32,36 @@ export function renderIntakeSupportCodeTable(): string {
   return table(
     ['Support code', 'Meaning'],
     Object.values(INTAKE_SUPPORT_CODES).map((s) => [code(s.code), s.meaning]),
+  );
+}
+
+/** The size and time limits a sender's request meets at intake, with their defaults and refusals. */
+export function renderIntakeLimitsTable(): string {
+  const refusal = (c: ErrorCode) =>
+    `${ERROR_CATALOG[c].status} [\`${c}\`](${errorDocsPath(c)}) (${code(intakeSupportCode(c))})`;
+  const n = (v: number) => v.toLocaleString('en-US');
+  return table(
+    ['Limit', 'Default', 'Set by', 'Past it'],
+    [
+      [
+        'Request body',
+        `${n(DEFAULTS.maxBodyBytes)} bytes${DEFAULTS.maxBodyBytes % 2 ** 20 === 0 ? ` (${DEFAULTS.maxBodyBytes / 2 ** 20} MiB)` : ''}`,
+        code(ENV.maxBodyBytes),
+        `${refusal('payload_too_large')}; the connection closes`,
+      ],
+      [
+        'Time to send the whole request, headers and body',
+        `${n(DEFAULTS.httpRequestTimeoutMs / 1000)} s`,
+        code(ENV.httpRequestTimeoutMs),
+        `${refusal('request_timeout')}; the connection closes`,
+      ],
+      [
+        'Flow payload built from the event',
+        `${n(FLOW_PAYLOAD_LIMIT_BYTES)} bytes`,
+        "Shopify Flow's limit",
+        refusal('flow_payload_too_large'),
+      ],
+    ],
   );
 }
 

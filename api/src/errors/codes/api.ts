@@ -1,4 +1,5 @@
 import type { ErrorDef } from '../catalog.ts';
+import { DEFAULTS, ENV } from '../../config.ts';
 
 // Generic API errors.
 export const API_ERRORS = {
@@ -71,6 +72,14 @@ export const API_ERRORS = {
     description:
       "The request's headers together are larger than Node's limit (16 KiB), so the request was not read. The connection is closed.",
     fix: 'Send fewer or shorter headers: large cookies or tokens copied into headers are the usual cause.',
+  },
+  request_timeout: {
+    status: 408,
+    title: 'Request not received in time',
+    retry: 'sender',
+    area: 'api',
+    description: `The request's headers and body did not all arrive within Flowport's request timeout (${DEFAULTS.httpRequestTimeoutMs / 1000} seconds by default, \`${ENV.httpRequestTimeoutMs}\`), so it was not processed and the connection was closed. At an ingest URL nothing was stored and the refusal has a receipt. Usually a stalled network or proxy, or a client that announced a longer body (\`Content-Length\`) than it sent.`,
+    fix: 'Retry the request. Send the whole body right after the headers, with a `Content-Length` equal to the bytes sent (or `Transfer-Encoding: chunked` with a final empty chunk). If a proxy sits in front of Flowport, check that it forwards the body without buffering it for longer than the timeout.',
   },
   malformed_http: {
     status: 400,

@@ -1,4 +1,4 @@
-import type { ErrorDef } from '../catalog.ts';
+import type { ErrorCode, ErrorDef } from '../catalog.ts';
 
 // Sender intake errors: what a sender did wrong and how to fix it. Each page
 // generated from here is read by whoever configures the sender, so the fix
@@ -180,6 +180,10 @@ export const INTAKE_SUPPORT_CODES = {
   credentials: { code: 'FP-I-CRED', meaning: 'Static header or Basic credentials missing or wrong.' },
   media: { code: 'FP-I-MEDIA', meaning: 'Not JSON: wrong content type, bad encoding or unparsable body.' },
   size: { code: 'FP-I-SIZE', meaning: 'Body over the intake limit or the Flow payload limit.' },
+  timeout: {
+    code: 'FP-I-TIME',
+    meaning: 'The body did not arrive within the request timeout; nothing was stored; sender should retry.',
+  },
   mapping: { code: 'FP-I-MAP', meaning: 'Required path missing, body not an object, or resource id not valid.' },
   state: { code: 'FP-I-STATE', meaning: 'Endpoint paused or archived.' },
   cap: { code: 'FP-I-CAP', meaning: "Shop's monthly accepted-events cap reached; sender should retry." },
@@ -192,27 +196,31 @@ export const INTAKE_SUPPORT_CODES = {
 
 export type IntakeSupportKey = keyof typeof INTAKE_SUPPORT_CODES;
 
+/** The support code family of each intake rejection; any other error code is `internal`. */
+const SUPPORT_KEY_OF: Readonly<Partial<Record<ErrorCode, IntakeSupportKey>>> = {
+  signature_missing: 'signature',
+  signature_malformed: 'signature',
+  signature_mismatch: 'signature',
+  timestamp_missing: 'timestamp',
+  timestamp_invalid: 'timestamp',
+  timestamp_outside_tolerance: 'timestamp',
+  credentials_missing: 'credentials',
+  credentials_invalid: 'credentials',
+  invalid_json: 'media',
+  unsupported_media_type: 'media',
+  payload_too_large: 'size',
+  flow_payload_too_large: 'size',
+  request_timeout: 'timeout',
+  body_not_object: 'mapping',
+  required_path_missing: 'mapping',
+  invalid_resource_id: 'mapping',
+  endpoint_paused: 'state',
+  endpoint_gone: 'state',
+  intake_event_cap_reached: 'cap',
+};
+
 /** Which support code a rejection with this error code carries. */
 export function intakeSupportCode(errorCode: string): string {
-  const key: IntakeSupportKey =
-    errorCode === 'signature_missing' || errorCode === 'signature_malformed' || errorCode === 'signature_mismatch'
-      ? 'signature'
-      : errorCode.startsWith('timestamp_')
-        ? 'timestamp'
-        : errorCode.startsWith('credentials_')
-          ? 'credentials'
-          : errorCode === 'invalid_json' || errorCode === 'unsupported_media_type'
-            ? 'media'
-            : errorCode === 'payload_too_large' || errorCode === 'flow_payload_too_large'
-              ? 'size'
-              : errorCode === 'body_not_object' ||
-                  errorCode === 'required_path_missing' ||
-                  errorCode === 'invalid_resource_id'
-                ? 'mapping'
-                : errorCode === 'endpoint_paused' || errorCode === 'endpoint_gone'
-                  ? 'state'
-                  : errorCode === 'intake_event_cap_reached'
-                    ? 'cap'
-                    : 'internal';
+  const key = (SUPPORT_KEY_OF as Record<string, IntakeSupportKey | undefined>)[errorCode] ?? 'internal';
   return INTAKE_SUPPORT_CODES[key].code;
 }
