@@ -113,6 +113,31 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
     expect(accepted.receipt_id).toBe(receiptIdForEvent(accepted.event_id));
   });
 
+  it('pipelined in one write: the complete request is accepted, the stalled one after it gets 408 with a receipt', async () => {
+    const first = Buffer.from(body());
+    const second = Buffer.from(body());
+    // One segment: the second request's body read starts before the first read's end is handled.
+    const res = await rawHttp(
+      server.port,
+      [
+        Buffer.concat([
+          Buffer.from(head(path(ep.id), first)),
+          first,
+          Buffer.from(head(path(ep.id), second)),
+          second.subarray(0, 5),
+        ]),
+      ],
+      { responses: 3 },
+    );
+    expect(res.responses.map((r) => r.status)).toEqual([202, 408]);
+    expect(res.closed).toBe(true);
+    const problem = JSON.parse(res.responses[1]?.body ?? '{}') as Problem;
+    expect(problem.code).toBe('request_timeout');
+    expect(await getShopReceipt(server.runtime.services.db, shopId, problem.receipt_id as string)).toMatchObject({
+      error_code: 'request_timeout',
+    });
+  });
+
   it('a body sent in pieces that ends inside the timeout is accepted', async () => {
     const bytes = Buffer.from(body());
     const third = Math.ceil(bytes.byteLength / 3);

@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors/problem.ts';
 import { problemParts } from '../http/problem-response.ts';
-import { whileReadingBody } from '../http/request-timeout.ts';
+import { endBodyRead, startBodyRead } from '../http/request-timeout.ts';
 import { isId, newId } from '../ids.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
@@ -106,12 +106,12 @@ export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Ar
       cleanup();
       reject(new SenderGoneError());
     };
-    const unregister = whileReadingBody(req.socket, () => {
+    const onTimeout = () => {
       cleanup();
       reject(new AppError('request_timeout'));
-    });
+    };
     const cleanup = () => {
-      unregister();
+      endBodyRead(req.socket, onTimeout);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onGone);
@@ -121,6 +121,7 @@ export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Ar
     req.on('end', onEnd);
     req.on('error', onGone);
     req.on('close', onGone);
+    startBodyRead(req.socket, onTimeout);
   });
 }
 

@@ -5,7 +5,7 @@
 import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
-import { whileReadingBody } from '../http/request-timeout.ts';
+import { endBodyRead, startBodyRead } from '../http/request-timeout.ts';
 import { isId } from '../ids.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
 import { type Intake, type IntakeAck, SenderGoneError } from './intake.ts';
@@ -23,13 +23,12 @@ export async function readBodyCapped(req: Request, max: number, socket?: object)
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   let timedOut = false;
-  const unregister = socket
-    ? whileReadingBody(socket, () => {
-        timedOut = true;
-        // Settles the pending read (done), so the loop below sees the timeout.
-        reader.cancel().catch(() => {});
-      })
-    : () => {};
+  const onTimeout = () => {
+    timedOut = true;
+    // Settles the pending read (done), so the loop below sees the timeout.
+    reader.cancel().catch(() => {});
+  };
+  if (socket) startBodyRead(socket, onTimeout);
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
@@ -53,7 +52,7 @@ export async function readBodyCapped(req: Request, max: number, socket?: object)
       chunks.push(value);
     }
   } finally {
-    unregister();
+    if (socket) endBodyRead(socket, onTimeout);
   }
   if (chunks.length === 1 && chunks[0]) return chunks[0];
   const out = new Uint8Array(total);
