@@ -48,6 +48,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Problem {
   code?: string;
+  detail?: string;
   status?: number;
   type?: string;
   support_code?: string;
@@ -82,6 +83,7 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
       support_code: INTAKE_SUPPORT_CODES.timeout.code,
     });
     expect(problem.type).toMatch(/\/reference\/errors\/request_timeout\/$/);
+    expect(problem.detail).toContain(`within ${TIMEOUT_MS} ms`);
     // The receipt, read as the API reads it.
     const receipt = await getShopReceipt(server.runtime.services.db, shopId, problem.receipt_id as string);
     expect(receipt).toMatchObject({
@@ -181,6 +183,7 @@ it('headers that never end get 408 request_timeout as problem+json, and the conn
   expect(res.closed).toBe(true);
   const problem = JSON.parse(res.responses[0]?.body ?? '{}') as Problem;
   expect(problem).toMatchObject({ code: 'request_timeout', status: 408 });
+  expect(problem.detail).toContain(`within ${TIMEOUT_MS} ms`);
   expect(problem.type).toMatch(/\/reference\/errors\/request_timeout\/$/);
 });
 

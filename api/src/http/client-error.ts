@@ -10,13 +10,13 @@ import type { Duplex } from 'node:stream';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
 import { problemParts } from './problem-response.ts';
-import { timeOutBodyRead } from './request-timeout.ts';
+import { requestTimeoutError, timeOutBodyRead } from './request-timeout.ts';
 
 /** Node's parser error codes (llhttp `HPE_*`) and timeouts, as a status Flowport answers. */
-function appErrorFor(err: NodeJS.ErrnoException): AppError | null {
+function appErrorFor(err: NodeJS.ErrnoException, server: Server): AppError | null {
   const code = err.code ?? '';
   if (code === 'HPE_HEADER_OVERFLOW') return new AppError('headers_too_large');
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError('request_timeout');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return requestTimeoutError(server.requestTimeout);
   if (code.startsWith('HPE_')) {
     return new AppError('malformed_http', { detail: `The request could not be parsed as HTTP/1.1 (${code}).` });
   }
@@ -32,7 +32,8 @@ export function installClientErrorHandler(server: Server, publicUrl: string): vo
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // An intake body still being read: its request answers (before the check below, which would
     // drop a keep-alive connection that already carried an earlier answer).
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && timeOutBodyRead(socket)) return;
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && timeOutBodyRead(socket, requestTimeoutError(server.requestTimeout)))
+      return;
     // As Node's default: answer only a connection nothing was written on yet (a response to an
     // earlier request could still be on its way, and bytes written now would interleave with it).
     if (
@@ -48,7 +49,7 @@ export function installClientErrorHandler(server: Server, publicUrl: string): vo
       socket.end(raw);
       setTimeout(() => socket.destroy(), LINGER_MS).unref();
     };
-    const appError = appErrorFor(err);
+    const appError = appErrorFor(err, server);
     if (appError === null) {
       socket.destroy();
       return;

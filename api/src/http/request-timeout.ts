@@ -6,6 +6,7 @@
 // response (which keeps the answers of pipelined requests in order).
 import type { ServerOptions } from 'node:http';
 import type { Config } from '../config.ts';
+import { AppError } from '../errors/problem.ts';
 
 /**
  * Options for every server that answers with Runtime.listener. Node checks the deadlines every
@@ -26,7 +27,8 @@ export function httpServerOptions(config: Pick<Config, 'http'>): ServerOptions {
  * property store costs the hot path less than a WeakMap entry (bench:instructions, ADR 0307).
  */
 const BODY_READ = Symbol('flowport.bodyRead');
-type Reading = { [BODY_READ]?: (() => void) | undefined };
+type OnTimeout = (err: AppError) => void;
+type Reading = { [BODY_READ]?: OnTimeout | undefined };
 
 /**
  * Registers `onTimeout` while a request body is read from `socket`; endBodyRead ends it (call it
@@ -34,19 +36,27 @@ type Reading = { [BODY_READ]?: (() => void) | undefined };
  * request's read can start before the previous read's end is handled, so each read ends only its
  * own registration.
  */
-export function startBodyRead(socket: object, onTimeout: () => void): void {
+export function startBodyRead(socket: object, onTimeout: OnTimeout): void {
   (socket as Reading)[BODY_READ] = onTimeout;
 }
 
-export function endBodyRead(socket: object, onTimeout: () => void): void {
+export function endBodyRead(socket: object, onTimeout: OnTimeout): void {
   if ((socket as Reading)[BODY_READ] === onTimeout) (socket as Reading)[BODY_READ] = undefined;
 }
 
-/** Ends the body read registered for `socket` as timed out; false when none is registered. */
-export function timeOutBodyRead(socket: object): boolean {
+/** The refusal of a request that did not arrive whole within `timeoutMs`. */
+export function requestTimeoutError(timeoutMs: number): AppError {
+  const limit = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
+  return new AppError('request_timeout', {
+    detail: `The whole request (headers and body) did not arrive within ${limit}, this server's request timeout. It was not processed, and the connection is closed.`,
+  });
+}
+
+/** Ends the body read registered for `socket` with `err`; false when none is registered. */
+export function timeOutBodyRead(socket: object, err: AppError): boolean {
   const onTimeout = (socket as Reading)[BODY_READ];
   if (onTimeout === undefined) return false;
   (socket as Reading)[BODY_READ] = undefined;
-  onTimeout();
+  onTimeout(err);
   return true;
 }

@@ -106,9 +106,9 @@ export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Ar
       cleanup();
       reject(new SenderGoneError());
     };
-    const onTimeout = () => {
+    const onTimeout = (err: AppError) => {
       cleanup();
-      reject(new AppError('request_timeout'));
+      reject(err);
     };
     const cleanup = () => {
       endBodyRead(req.socket, onTimeout);

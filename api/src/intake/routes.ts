@@ -22,9 +22,9 @@ export async function readBodyCapped(req: Request, max: number, socket?: object)
   if (declared !== null && Number(declared) > max) throw tooLarge();
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
-  let timedOut = false;
-  const onTimeout = () => {
-    timedOut = true;
+  let timedOut: AppError | null = null;
+  const onTimeout = (err: AppError) => {
+    timedOut = err;
     // Settles the pending read (done), so the loop below sees the timeout.
     reader.cancel().catch(() => {});
   };
@@ -37,11 +37,11 @@ export async function readBodyCapped(req: Request, max: number, socket?: object)
       try {
         next = await reader.read();
       } catch {
-        if (timedOut) throw new AppError('request_timeout');
+        if (timedOut) throw timedOut;
         // The request stream only fails when the connection does (closed mid-body, broken framing).
         throw new SenderGoneError();
       }
-      if (timedOut) throw new AppError('request_timeout');
+      if (timedOut) throw timedOut;
       const { done, value } = next;
       if (done) break;
       total += value.byteLength;
