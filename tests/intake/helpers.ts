@@ -59,14 +59,15 @@ export interface RawResponse {
 }
 
 /**
- * Writes `parts` to one raw TCP connection in order (the next once the previous is flushed) and
- * collects the final (non-1xx) HTTP/1.1 responses until `responses` have arrived or the server
- * closes the connection. For what fetch cannot send: pipelined requests, chunked framing, lies.
+ * Writes `parts` to one raw TCP connection in order (the next once the previous is flushed, and
+ * `gapMs` later when given) and collects the final (non-1xx) HTTP/1.1 responses until `responses`
+ * have arrived or the server closes the connection. For what fetch cannot send: pipelined
+ * requests, chunked framing, slow senders, lies.
  */
 export function rawHttp(
   port: number,
   parts: (string | Uint8Array)[],
-  options: { responses?: number } = {},
+  options: { responses?: number; gapMs?: number } = {},
 ): Promise<{ responses: RawResponse[]; closed: boolean }> {
   const want = options.responses ?? 1;
   return new Promise((resolve, reject) => {
@@ -107,7 +108,8 @@ export function rawHttp(
       else if (!done) reject(err);
     });
     socket.on('connect', async () => {
-      for (const p of parts) {
+      for (const [i, p] of parts.entries()) {
+        if (i > 0 && options.gapMs !== undefined) await new Promise((r) => setTimeout(r, options.gapMs));
         if (socket.destroyed) return;
         if (!socket.write(p)) await new Promise((r) => socket.once('drain', r));
       }

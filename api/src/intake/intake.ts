@@ -180,6 +180,9 @@ const IDENTITY_ENCODING_RE = /^\s*(identity)?\s*$/i;
 /** Transfer codings other than chunking (RFC 9112 §6.1): only `chunked` (or `identity, chunked`) passes. */
 const CHUNKED_ONLY_RE = /^\s*(identity\s*,\s*)?chunked\s*$/i;
 
+/** Refusals of a body that never arrived whole (the server reported its connection failed mid-body). */
+const BODY_NEVER_WHOLE: ReadonlySet<string> = new Set(['request_timeout', 'malformed_http']);
+
 /** Strict UTF-8 (a malformed byte throws); decode() without streaming keeps no state, so one serves all. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -625,9 +628,10 @@ export class Intake {
         : stage === 'validation'
           ? 'verified'
           : 'not_checked';
-    // A body that never arrived whole was not checked; one refused for its size or media was.
+    // A body that never arrived whole (late, or its framing broke) was not checked; one refused for
+    // its size or media was.
     const validation =
-      err.code !== 'request_timeout' && (stage === 'validation' || stage === 'size' || stage === 'media')
+      !BODY_NEVER_WHOLE.has(err.code) && (stage === 'validation' || stage === 'size' || stage === 'media')
         ? 'invalid'
         : 'not_checked';
     const receiptId = await this.committer.submit((tx, batch) =>

@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors/problem.ts';
 import { problemParts } from '../http/problem-response.ts';
-import { endBodyRead, startBodyRead } from '../http/request-timeout.ts';
+import { endBodyRead, startBodyRead } from '../http/body-reads.ts';
 import { isId, newId } from '../ids.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
@@ -16,7 +16,11 @@ import { INTAKE_LIMITS } from './limits.ts';
 type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Refusals after which the rest of the request is not read: the connection closes (routes.ts too). */
-export const CLOSES_CONNECTION: ReadonlySet<string> = new Set(['payload_too_large', 'request_timeout']);
+export const CLOSES_CONNECTION: ReadonlySet<string> = new Set([
+  'payload_too_large',
+  'request_timeout',
+  'malformed_http',
+]);
 
 const PREFIX = `${INGEST_PATH_PREFIX}/`;
 
@@ -74,8 +78,9 @@ export function nodeHeaders(headers: IncomingHttpHeaders, rawHeaders: string[] =
 
 /**
  * Reads the body, refusing (payload_too_large) past `max` bytes without buffering the rest, and
- * (request_timeout) when the server's request timeout expires first; SenderGoneError when the
- * connection closes first (also before this was called).
+ * with the error of a failure the server reports for the connection first (request_timeout,
+ * malformed_http: ../http/body-reads.ts); SenderGoneError when the connection closes first (also
+ * before this was called).
  */
 export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Array> {
   const tooLarge = () =>
@@ -106,12 +111,12 @@ export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Ar
       cleanup();
       reject(new SenderGoneError());
     };
-    const onTimeout = (err: AppError) => {
+    const onFail = (err: AppError) => {
       cleanup();
       reject(err);
     };
     const cleanup = () => {
-      endBodyRead(req.socket, onTimeout);
+      endBodyRead(req.socket, onFail);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onGone);
@@ -121,7 +126,7 @@ export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Ar
     req.on('end', onEnd);
     req.on('error', onGone);
     req.on('close', onGone);
-    startBodyRead(req.socket, onTimeout);
+    startBodyRead(req.socket, onFail);
   });
 }
 

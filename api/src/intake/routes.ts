@@ -5,7 +5,7 @@
 import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
-import { endBodyRead, startBodyRead } from '../http/request-timeout.ts';
+import { endBodyRead, startBodyRead } from '../http/body-reads.ts';
 import { isId } from '../ids.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
 import { type Intake, type IntakeAck, SenderGoneError } from './intake.ts';
@@ -13,7 +13,8 @@ import { CLOSES_CONNECTION } from './node-intake.ts';
 
 /**
  * Reads a request body with a hard cap, without buffering past it. With the `socket` it arrives
- * on, the server's request timeout ends the read with request_timeout (node-intake.ts does the same).
+ * on, a failure the server reports for that connection (the request timeout, broken framing) ends
+ * the read with its error (../http/body-reads.ts; node-intake.ts does the same).
  */
 export async function readBodyCapped(req: Request, max: number, socket?: object): Promise<Uint8Array> {
   const declared = req.headers.get('content-length');
@@ -22,13 +23,13 @@ export async function readBodyCapped(req: Request, max: number, socket?: object)
   if (declared !== null && Number(declared) > max) throw tooLarge();
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
-  let timedOut: AppError | null = null;
-  const onTimeout = (err: AppError) => {
-    timedOut = err;
-    // Settles the pending read (done), so the loop below sees the timeout.
+  let failed: AppError | null = null;
+  const onFail = (err: AppError) => {
+    failed = err;
+    // Settles the pending read (done), so the loop below sees the failure.
     reader.cancel().catch(() => {});
   };
-  if (socket) startBodyRead(socket, onTimeout);
+  if (socket) startBodyRead(socket, onFail);
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
@@ -37,11 +38,11 @@ export async function readBodyCapped(req: Request, max: number, socket?: object)
       try {
         next = await reader.read();
       } catch {
-        if (timedOut) throw timedOut;
+        if (failed) throw failed;
         // The request stream only fails when the connection does (closed mid-body, broken framing).
         throw new SenderGoneError();
       }
-      if (timedOut) throw timedOut;
+      if (failed) throw failed;
       const { done, value } = next;
       if (done) break;
       total += value.byteLength;
@@ -52,7 +53,7 @@ export async function readBodyCapped(req: Request, max: number, socket?: object)
       chunks.push(value);
     }
   } finally {
-    if (socket) endBodyRead(socket, onTimeout);
+    if (socket) endBodyRead(socket, onFail);
   }
   if (chunks.length === 1 && chunks[0]) return chunks[0];
   const out = new Uint8Array(total);

@@ -178,7 +178,10 @@ export const INTAKE_SUPPORT_CODES = {
   signature: { code: 'FP-I-SIG', meaning: 'Signature missing, malformed or not matching.' },
   timestamp: { code: 'FP-I-TS', meaning: 'Signature timestamp missing, invalid or outside tolerance.' },
   credentials: { code: 'FP-I-CRED', meaning: 'Static header or Basic credentials missing or wrong.' },
-  media: { code: 'FP-I-MEDIA', meaning: 'Not JSON: wrong content type, bad encoding or unparsable body.' },
+  media: {
+    code: 'FP-I-MEDIA',
+    meaning: 'Not JSON: wrong content type, bad encoding, broken HTTP framing or unparsable body.',
+  },
   size: { code: 'FP-I-SIZE', meaning: 'Body over the intake limit or the Flow payload limit.' },
   timeout: {
     code: 'FP-I-TIME',
@@ -208,6 +211,7 @@ const SUPPORT_KEY_OF: Readonly<Partial<Record<ErrorCode, IntakeSupportKey>>> = {
   credentials_invalid: 'credentials',
   invalid_json: 'media',
   unsupported_media_type: 'media',
+  malformed_http: 'media',
   payload_too_large: 'size',
   flow_payload_too_large: 'size',
   request_timeout: 'timeout',

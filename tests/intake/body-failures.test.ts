@@ -1,10 +1,10 @@
-// The request timeout (FLOWPORT_HTTP_REQUEST_TIMEOUT_MS) over real HTTP on loopback: a client
-// that stalls mid-body or mid-headers gets 408 request_timeout as problem+json and its connection
-// closes; at an ingest URL nothing is stored and the refusal has a receipt; a request that arrives
-// in pieces inside the limit is accepted. Both intake paths (the Node fast path and the Hono route)
-// answer alike.
+// Requests whose connection fails while intake reads the body, over real HTTP on loopback. The
+// request timeout (FLOWPORT_HTTP_REQUEST_TIMEOUT_MS): a client that stalls mid-body or mid-headers
+// gets 408 request_timeout as problem+json and its connection closes; a request that arrives in
+// pieces inside the limit is accepted. Framing that breaks mid-body gets 400 malformed_http. At an
+// ingest URL nothing is stored and the refusal has a receipt. Both intake paths (the Node fast
+// path and the Hono route) answer alike.
 import { createHmac } from 'node:crypto';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { ENV, loadConfig } from '../../api/src/config.ts';
@@ -44,7 +44,10 @@ function head(path: string, bytes: Buffer, extra: Record<string, string> = {}): 
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('')}\r\n`;
 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The head of a signed chunked request for `bytes`. */
+function chunkedHead(path: string, bytes: Buffer): string {
+  return head(path, bytes, { 'Transfer-Encoding': 'chunked' }).replace(/Content-Length: \d+\r\n/, '');
+}
 
 interface Problem {
   code?: string;
@@ -140,40 +143,55 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
     });
   });
 
+  it('chunked framing that breaks mid-body gets 400 malformed_http with a receipt, nothing is stored', async () => {
+    const bytes = Buffer.from(body());
+    // A good chunk, then a chunk size that is not hex.
+    const res = await rawHttp(server.port, [chunkedHead(path(ep.id), bytes), '5\r\n{"a":\r\nzz\r\n'], {
+      responses: 2,
+    });
+    expect(res.responses.map((r) => r.status)).toEqual([400]);
+    expect(res.closed).toBe(true);
+    const answer = res.responses[0];
+    expect(answer?.headers['content-type']).toBe('application/problem+json');
+    const problem = JSON.parse(answer?.body ?? '{}') as Problem;
+    expect(problem).toMatchObject({ code: 'malformed_http', support_code: INTAKE_SUPPORT_CODES.media.code });
+    const receipt = await getShopReceipt(server.runtime.services.db, shopId, problem.receipt_id as string);
+    expect(receipt).toMatchObject({
+      http_status: 400,
+      error_code: 'malformed_http',
+      auth_result: 'not_checked',
+      validation_result: 'not_checked',
+    });
+    expect(await eventsOf(answer?.headers['x-request-id'] as string)).toBe(0);
+  });
+
+  it('bytes that arrive after the framing broke, before the answer, get no second answer', async () => {
+    // The parser reports each later chunk as another error; the receipt's commit takes a few ms.
+    for (const gapMs of [0, 1, 2, 4]) {
+      const bytes = Buffer.from(body());
+      const res = await rawHttp(
+        server.port,
+        [chunkedHead(path(ep.id), bytes), '5\r\n{"a":\r\nzz\r\n', 'yy\r\nmore\r\n', 'zz\r\n'],
+        { responses: 2, gapMs },
+      );
+      expect(res.responses.map((r) => r.status)).toEqual([400]);
+      expect(JSON.parse(res.responses[0]?.body ?? '{}')).toMatchObject({
+        code: 'malformed_http',
+        receipt_id: expect.stringMatching(/^rcpt_/),
+      });
+    }
+  });
+
   it('a body sent in pieces that ends inside the timeout is accepted', async () => {
     const bytes = Buffer.from(body());
     const third = Math.ceil(bytes.byteLength / 3);
     const started = Date.now();
     const parts = [bytes.subarray(0, third), bytes.subarray(third, 2 * third), bytes.subarray(2 * third)];
-    const res = await slowWrite(path(ep.id), bytes, parts, TIMEOUT_MS / 8);
+    const res = await rawHttp(server.port, [head(path(ep.id), bytes), ...parts], { gapMs: TIMEOUT_MS / 8 });
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
-    expect(res.status).toBe(202);
+    expect(res.responses.map((r) => r.status)).toEqual([202]);
   });
 });
-
-/** One request whose body parts are written `gapMs` apart on a raw connection; its one answer. */
-function slowWrite(path: string, bytes: Buffer, parts: Buffer[], gapMs: number) {
-  return new Promise<{ status: number }>((resolve, reject) => {
-    const socket = connect(server.port, '127.0.0.1');
-    let text = '';
-    socket.on('data', (d: Buffer) => {
-      text += d.toString('latin1');
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      if (m && text.includes('\r\n\r\n')) {
-        socket.destroy();
-        resolve({ status: Number(m[1]) });
-      }
-    });
-    socket.on('error', reject);
-    socket.on('connect', async () => {
-      socket.write(head(path, bytes));
-      for (const p of parts) {
-        await sleep(gapMs);
-        socket.write(p);
-      }
-    });
-  });
-}
 
 it('headers that never end get 408 request_timeout as problem+json, and the connection closes', async () => {
   const res = await rawHttp(server.port, [`POST /in/${ep.id} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl`], {
