@@ -87,7 +87,7 @@ export const API_ERRORS = {
     retry: 'no',
     area: 'api',
     description:
-      'The request could not be parsed as HTTP/1.1 (for example both `Transfer-Encoding` and `Content-Length`, a broken chunked body, or invalid characters in a header), so it was not read. The connection is closed.',
+      'The request could not be parsed as HTTP/1.1 (for example both `Transfer-Encoding` and `Content-Length`, a broken chunked body, or invalid characters in a header), so it was not read. The connection is closed. At an ingest URL, framing that broke in the body stores nothing and the refusal has a receipt.',
     fix: 'Fix the HTTP client or proxy that sent it: send either `Content-Length` or `Transfer-Encoding: chunked`, with a body of exactly that length.',
   },
   internal_error: {
