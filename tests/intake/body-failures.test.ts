@@ -165,6 +165,25 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
     expect(await eventsOf(answer?.headers['x-request-id'] as string)).toBe(0);
   });
 
+  it('framing that breaks before the body read starts (the endpoint still being looked up) gets the same answer', async () => {
+    // A fresh endpoint is not cached: intake looks it up in the store before it reads the body,
+    // and the bad chunk arrives in the same segment as the headers. On PostgreSQL the lookup waits
+    // on the network, so Node reports the break first (on SQLite the lookup settles before).
+    const fresh = await newEndpoint(server.runtime.services, shopId, { authMode: 'hmac_sha256' });
+    const bytes = Buffer.from(body());
+    const res = await rawHttp(server.port, [`${chunkedHead(path(fresh.endpoint.id), bytes)}5\r\n{"a":\r\nzz\r\n`], {
+      responses: 2,
+    });
+    expect(res.responses.map((r) => r.status)).toEqual([400]);
+    expect(res.closed).toBe(true);
+    const problem = JSON.parse(res.responses[0]?.body ?? '{}') as Problem;
+    expect(problem).toMatchObject({ code: 'malformed_http', support_code: INTAKE_SUPPORT_CODES.media.code });
+    expect(await getShopReceipt(server.runtime.services.db, shopId, problem.receipt_id as string)).toMatchObject({
+      endpoint_id: fresh.endpoint.id,
+      error_code: 'malformed_http',
+    });
+  });
+
   it('bytes that arrive after the framing broke, before the answer, get no second answer', async () => {
     // The parser reports each later chunk as another error; the receipt's commit takes a few ms.
     for (const gapMs of [0, 1, 2, 4]) {

@@ -6,7 +6,13 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors/problem.ts';
 import { problemParts } from '../http/problem-response.ts';
-import { endBodyRead, startBodyRead } from '../http/body-reads.ts';
+import {
+  answeredByBodyRead,
+  endBodyRead,
+  endIntakeRequest,
+  startBodyRead,
+  startIntakeRequest,
+} from '../http/body-reads.ts';
 import { isId, newId } from '../ids.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
@@ -126,7 +132,8 @@ export function readNodeBody(req: IncomingMessage, max: number): Promise<Uint8Ar
     req.on('end', onEnd);
     req.on('error', onGone);
     req.on('close', onGone);
-    startBodyRead(req.socket, onFail);
+    const early = startBodyRead(req.socket, onFail);
+    if (early) onFail(early);
   });
 }
 
@@ -152,16 +159,29 @@ export function withIntakeFastPath(
   return (req, res) => {
     const endpointId = fastPathEndpoint(req);
     if (endpointId === null) {
+      // Other intake URLs (a query string, say) are read by the Hono route (./routes.ts): marked
+      // here too, so a failure before its body read starts still reaches it.
+      if (req.method === 'POST' && req.url?.startsWith(PREFIX)) {
+        startIntakeRequest(req.socket, req);
+        res.once('close', () => endIntakeRequest(req.socket, req));
+      }
       next(req, res);
       return;
     }
     const requestId = newId('request');
+    startIntakeRequest(req.socket, req);
     const send = (status: number, headers: Record<string, string>, body: string, close = false) => {
+      endIntakeRequest(req.socket, req);
       if (res.headersSent || res.destroyed) return;
       // Node reads and discards an unread body before the next request on this connection. An
       // oversized one is not worth reading, nor is a long or chunked one left unread by an early
-      // refusal (unknown, paused or archived endpoint): that connection closes instead.
-      if (close || (!req.complete && !(Number(req.headers['content-length']) <= INTAKE_LIMITS.drainUnreadBodyBytes)))
+      // refusal (unknown, paused or archived endpoint): that connection closes instead. So does
+      // one whose request timed out or whose framing broke (answeredByBodyRead).
+      if (
+        close ||
+        (!req.complete && !(Number(req.headers['content-length']) <= INTAKE_LIMITS.drainUnreadBodyBytes)) ||
+        answeredByBodyRead(req.socket)
+      )
         headers.Connection = 'close';
       res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId });
       res.end(body);

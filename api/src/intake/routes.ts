@@ -29,7 +29,11 @@ export async function readBodyCapped(req: Request, max: number, socket?: object)
     // Settles the pending read (done), so the loop below sees the failure.
     reader.cancel().catch(() => {});
   };
-  if (socket) startBodyRead(socket, onFail);
+  const early = socket ? startBodyRead(socket, onFail) : null;
+  if (early) {
+    await reader.cancel().catch(() => {});
+    throw early;
+  }
   const chunks: Uint8Array[] = [];
   let total = 0;
   try {
