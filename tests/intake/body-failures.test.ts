@@ -206,7 +206,7 @@ describe.each(Object.entries(PATHS))('%s', (_name, path) => {
     const third = Math.ceil(bytes.byteLength / 3);
     const started = Date.now();
     const parts = [bytes.subarray(0, third), bytes.subarray(third, 2 * third), bytes.subarray(2 * third)];
-    const res = await rawHttp(server.port, [head(path(ep.id), bytes), ...parts], { gapMs: TIMEOUT_MS / 8 });
+    const res = await rawHttp(server.port, [head(path(ep.id), bytes), ...parts], { gapMs: TIMEOUT_MS / 16 });
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
     expect(res.responses.map((r) => r.status)).toEqual([202]);
   });

@@ -5,7 +5,7 @@
 // trusted). An intake body that fails while it is read (timeout, broken framing) is answered
 // by the intake path instead (./body-reads.ts), with a receipt. Every server that answers with
 // Runtime.listener installs it, with the options of httpServerOptions.
-import type { Server } from 'node:http';
+import { type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
@@ -23,8 +23,6 @@ function appErrorFor(err: NodeJS.ErrnoException, server: Server): AppError | nul
   }
   return null;
 }
-
-const STATUS_TEXT: Record<number, string> = { 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 /** How long a refused connection may stay half-open after its answer before it is destroyed. */
 const LINGER_MS = 5_000;
@@ -63,7 +61,7 @@ export function installClientErrorHandler(server: Server, publicUrl: string): vo
       return;
     }
     const p = problemParts(appError, { publicUrl, requestId: newId('request') });
-    const head = [`HTTP/1.1 ${p.status} ${STATUS_TEXT[p.status] ?? 'Bad Request'}`];
+    const head = [`HTTP/1.1 ${p.status} ${STATUS_CODES[p.status] ?? 'Bad Request'}`];
     for (const [k, v] of Object.entries(p.headers)) head.push(`${k}: ${v}`);
     head.push(`Content-Length: ${Buffer.byteLength(p.body)}`, 'Connection: close');
     answer(`${head.join('\r\n')}\r\n\r\n${p.body}`);

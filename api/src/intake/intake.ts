@@ -23,6 +23,7 @@ import { decryptedSecrets, endpointConfig, type EndpointConfig, type EndpointRow
 import { type Db, insertMany, type SqlParam } from '../store/db.ts';
 import { periodBounds, usagePeriod } from '../usage/meters.ts';
 import { type Batch, GroupCommitter } from './committer.ts';
+import { BODY_NEVER_WHOLE } from '../http/body-reads.ts';
 import { INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
 import { verifyRequest, verifySecret, type VerifySecret } from './verify.ts';
@@ -179,9 +180,6 @@ const JSON_MEDIA_RE = /^application\/([a-z0-9.+-]+\+)?json$/;
 const IDENTITY_ENCODING_RE = /^\s*(identity)?\s*$/i;
 /** Transfer codings other than chunking (RFC 9112 §6.1): only `chunked` (or `identity, chunked`) passes. */
 const CHUNKED_ONLY_RE = /^\s*(identity\s*,\s*)?chunked\s*$/i;
-
-/** Refusals of a body that never arrived whole (the server reported its connection failed mid-body). */
-const BODY_NEVER_WHOLE: ReadonlySet<string> = new Set(['request_timeout', 'malformed_http']);
 
 /** Strict UTF-8 (a malformed byte throws); decode() without streaming keeps no state, so one serves all. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

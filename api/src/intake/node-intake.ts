@@ -8,6 +8,7 @@ import { AppError } from '../errors/problem.ts';
 import { problemParts } from '../http/problem-response.ts';
 import {
   answeredByBodyRead,
+  BODY_NEVER_WHOLE,
   endBodyRead,
   endIntakeRequest,
   startBodyRead,
@@ -22,11 +23,7 @@ import { INTAKE_LIMITS } from './limits.ts';
 type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Refusals after which the rest of the request is not read: the connection closes (routes.ts too). */
-export const CLOSES_CONNECTION: ReadonlySet<string> = new Set([
-  'payload_too_large',
-  'request_timeout',
-  'malformed_http',
-]);
+export const CLOSES_CONNECTION: ReadonlySet<string> = new Set(['payload_too_large', ...BODY_NEVER_WHOLE]);
 
 const PREFIX = `${INGEST_PATH_PREFIX}/`;
 
