@@ -3,7 +3,6 @@
 // alone, with an optional port for /healthz and /metrics. On PostgreSQL any number
 // of each share one database (docs/adr/0600-postgres-scale-out.md). `npm start`
 // runs main(): serve, with the worker as FLOWPORT_WORKER says.
-import { mkdirSync } from 'node:fs';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { siteOriginWarning } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
 import { storeKind } from './store/open.ts';
+import { ensurePrivateDir } from './store/private-files.ts';
 import { redactUrl } from './store/postgres.ts';
 
 export interface RunningProcess {
@@ -61,7 +61,7 @@ export async function startServe(
   const withWorker = options.worker ?? config.worker.enabled;
   const cfg: Config = { ...config, worker: { ...config.worker, enabled: withWorker } };
   // Sandbox credentials live here even when the store is PostgreSQL.
-  mkdirSync(cfg.dataDir, { recursive: true });
+  ensurePrivateDir(cfg.dataDir);
   const runtime = await createRuntime(cfg, { applicationName: withWorker ? 'flowport serve' : 'flowport serve api' });
   let server: Awaited<ReturnType<typeof listen>>;
   try {

@@ -1,8 +1,9 @@
 // Secrets at rest: AES-256-GCM with a key from FLOWPORT_SECRET_KEY, or (sandbox)
 // a key generated into the data dir. Hashing and constant-time compare helpers.
 import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensurePrivateDir } from '../store/private-files.ts';
 
 export const SECRET_KEY_FILE = 'secret.key';
 
@@ -24,7 +25,7 @@ export class SecretBox {
   static fromDataDir(dataDir: string): SecretBox {
     const file = join(dataDir, SECRET_KEY_FILE);
     if (!existsSync(file)) {
-      mkdirSync(dataDir, { recursive: true });
+      ensurePrivateDir(dataDir);
       writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
       chmodSync(file, 0o600);
     }

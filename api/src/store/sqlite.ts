@@ -7,11 +7,11 @@
 // connection (./sqlite-checkpointer.ts), not inside a COMMIT on the event loop. See
 // docs/adr/0302-sqlite-wal-sync-off-the-event-loop.md and
 // docs/adr/0303-sqlite-checkpoints-off-the-event-loop.md.
-import { mkdirSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Db, Mutex, type RunResult, type SqlParam, type TxOptions } from './db.ts';
+import { ensurePrivateDir, ensurePrivateFile, tightenIfExists } from './private-files.ts';
 import { type CheckpointResult, Checkpointer } from './sqlite-checkpointer.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -102,7 +102,13 @@ export class SqliteDb implements Db {
   constructor(file: string, options: { checkpointPolicy?: Partial<CheckpointPolicy> } = {}) {
     this.policy = { ...CHECKPOINT_POLICY, ...options.checkpointPolicy };
     const memory = file === ':memory:';
-    if (!memory) mkdirSync(dirname(file), { recursive: true });
+    if (!memory) {
+      // Private whatever the umask: SQLite creates the WAL and SHM with the database file's mode.
+      ensurePrivateDir(dirname(file));
+      ensurePrivateFile(file);
+      tightenIfExists(`${file}-wal`);
+      tightenIfExists(`${file}-shm`);
+    }
     this.raw = new Database(file);
     this.raw.pragma('journal_mode = WAL');
     // NORMAL: COMMIT writes the WAL frames without fsync; `durable()` syncs them before any
