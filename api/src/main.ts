@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { type Config, isSandbox, loadConfig } from './config.ts';
 import { installClientErrorHandler } from './http/client-error.ts';
+import { installExpectContinue } from './http/expect-continue.ts';
 import { httpServerOptions } from './http/request-timeout.ts';
 import { siteOriginWarning } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
@@ -37,6 +38,7 @@ function storeDescription(config: Config): string {
 async function listen(listener: RequestListener, cfg: Config): Promise<{ port: number; close(): Promise<void> }> {
   const server = createServer(httpServerOptions(cfg), listener);
   installClientErrorHandler(server, cfg.publicUrl);
+  installExpectContinue(server, cfg);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
     server.once('error', reject);
