@@ -14,6 +14,7 @@ import { httpServerOptions } from './http/request-timeout.ts';
 import { siteOriginWarning } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
+import { asStartupFailure, startupFailureLine } from './startup-failure.ts';
 import { storeKind } from './store/open.ts';
 import { ensurePrivateDir } from './store/private-files.ts';
 import { redactUrl } from './store/postgres.ts';
@@ -59,6 +60,12 @@ export async function startServe(
   config: Config,
   options: { worker?: boolean; log?: Log } = {},
 ): Promise<RunningProcess> {
+  return startServeOrFail(config, options).catch((err: unknown) => {
+    throw asStartupFailure(err, config);
+  });
+}
+
+async function startServeOrFail(config: Config, options: { worker?: boolean; log?: Log }): Promise<RunningProcess> {
   const log = options.log ?? ((line: string) => console.log(line));
   const withWorker = options.worker ?? config.worker.enabled;
   const cfg: Config = { ...config, worker: { ...config.worker, enabled: withWorker } };
@@ -112,6 +119,15 @@ const WORKER_PATHS = new Set(['/healthz', '/metrics']);
 export async function startWorker(
   config: Config,
   options: { port?: number | null; host?: string; log?: Log } = {},
+): Promise<RunningProcess> {
+  return startWorkerOrFail(config, options).catch((err: unknown) => {
+    throw asStartupFailure(err, { ...config, port: options.port ?? config.port, host: options.host ?? '127.0.0.1' });
+  });
+}
+
+async function startWorkerOrFail(
+  config: Config,
+  options: { port?: number | null; host?: string; log?: Log },
 ): Promise<RunningProcess> {
   const log = options.log ?? ((line: string) => console.log(line));
   const cfg: Config = { ...config, worker: { ...config.worker, enabled: true } };
@@ -169,15 +185,19 @@ export function closeOnSignal(proc: RunningProcess, log: Log = (l) => console.lo
   });
 }
 
+/** `npm start`: serve until a signal. A failed start prints one line (startup-failure.ts) and exits 1. */
 export async function main(): Promise<void> {
-  const proc = await startServe(loadConfig());
+  let config: Config | null = null;
+  let proc: RunningProcess;
+  try {
+    config = loadConfig();
+    proc = await startServe(config);
+  } catch (err) {
+    console.error(startupFailureLine(err, config?.publicUrl ?? 'http://localhost:8787'));
+    process.exit(1);
+  }
   await closeOnSignal(proc);
   process.exit(0);
 }
 
-if (import.meta.main) {
-  main().catch((err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
-}
+if (import.meta.main) await main();

@@ -2,6 +2,7 @@
 // as SQLite: `?` placeholders become $1..$n; BIGINT columns come back as numbers
 // (safe: ms timestamps and counts stay far below 2^53). See docs/adr/0600-postgres-scale-out.md.
 import pg from 'pg';
+import { storeUnreachable } from '../startup-failure.ts';
 import type { Db, RunResult, SqlParam, TxOptions } from './db.ts';
 
 pg.types.setTypeParser(20, (v) => Number(v)); // int8 (COUNT, BIGINT) -> number
@@ -147,7 +148,12 @@ export class PostgresDb implements Db {
     // An idle pooled connection that the server drops (restart, failover) must not crash the
     // process; the pool replaces it and the next query reconnects.
     pool.on('error', (err) => console.error(`postgres: idle connection lost (${err.message})`));
-    await pool.query('SELECT 1');
+    try {
+      await pool.query('SELECT 1');
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw storeUnreachable(err, url) ?? err;
+    }
     return new PostgresDb(pool, url);
   }
 
