@@ -110,10 +110,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const sandbox = isSandbox(config) ? createSandboxState() : null;
   const mounts: { path: string; app: Hono<AppEnv> }[] = [{ path: INGEST_PATH_PREFIX, app: intakeRoutes(getIntake) }];
   if (sandbox) {
-    const refuseRemote = () =>
-      new AppError('not_found', {
-        detail:
-          "The sandbox's Shopify stand-in answers only on the machine running Flowport (loopback, not through a proxy or tunnel): its record holds the payloads handed to Flow. Open it there, or read events through /agent/v1/events.",
+    const refuseRemote = ({ reason, detail }: { reason: string; detail: string }) =>
+      new AppError(reason === 'media' ? 'unsupported_media_type' : 'not_found', {
+        detail: `The sandbox's Shopify stand-in answers only this machine's own tools and pages: its record holds the payloads handed to Flow. ${detail} Open it on this machine at http://localhost:${config.port}${SANDBOX_MOUNT_PATH}/triggers, or read events through /agent/v1/events.`,
       });
     mounts.push({ path: SANDBOX_MOUNT_PATH, app: sandboxApp(sandbox, { refuseRemote }) as unknown as Hono<AppEnv> });
   }

@@ -10,6 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import { FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.ts';
 import { loadTriggerDefinitions, type TriggerDefinition } from '../handoff/triggers.ts';
+import { type LoopbackRefusal, loopbackRefusal } from '../http/loopback-guard.ts';
 
 export { FLOW_PAYLOAD_LIMIT_BYTES };
 
@@ -223,27 +224,13 @@ function sleepWhileConnected(ms: number, incoming: IncomingMessage | undefined):
   });
 }
 
-/** Headers a reverse proxy or tunnel (nginx, ngrok, cloudflared) adds for the client behind it. */
-const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip', 'cf-connecting-ip', 'true-client-ip'];
-const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
-
-/**
- * Whether a request comes from this machine directly: a loopback peer and no proxy or tunnel
- * header naming a client behind it. The in-process stand-in's record holds every payload
- * handed to Flow (the senders' bodies) and its fault switches can stop every delivery, so
- * a server reachable from elsewhere (HOST 0.0.0.0, a tunnel to a sender) must not serve it.
- */
-export function isLocalRequest(incoming: IncomingMessage | undefined, headers: Headers): boolean {
-  const peer = incoming?.socket.remoteAddress ?? '';
-  return LOOPBACK.test(peer) && FORWARDING_HEADERS.every((h) => !headers.has(h));
-}
-
 export interface SandboxAppOptions {
   /**
-   * Refuse requests that are not local (see isLocalRequest) with this hook's error. Set for the
-   * stand-in mounted in a Flowport server; the standalone `flowport sandbox` binds loopback.
+   * Refuse requests the loopback guard turns down (../http/loopback-guard.ts) with this hook's
+   * error or response. Set for the stand-in mounted in a Flowport server and for the standalone
+   * `flowport sandbox`.
    */
-  refuseRemote?: () => Error;
+  refuseRemote?: (refusal: { reason: LoopbackRefusal; detail: string }) => Error | Response;
 }
 
 export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {}): Hono {
@@ -252,7 +239,12 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
   if (refuse) {
     app.use('*', async (c, next) => {
       const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-      if (!isLocalRequest(incoming, c.req.raw.headers)) throw refuse();
+      const refusal = loopbackRefusal(incoming, c.req.raw.headers, c.req.method);
+      if (refusal) {
+        const answer = refuse(refusal);
+        if (answer instanceof Response) return answer;
+        throw answer;
+      }
       await next();
     });
   }
