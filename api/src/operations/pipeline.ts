@@ -2,6 +2,7 @@
 // authenticate → authorize (scope) → admit (usage: rate limits, plan caps, metering) → run.
 // Transports only parse input and map the result or AppError to their wire format.
 import { AppError } from '../errors/problem.ts';
+import { refuseControlCharacters } from '../lib/control-chars.ts';
 import type { AnyOperation, OperationContext, Principal, Services } from './types.ts';
 
 /** Implemented by the auth subsystem (api/src/auth). */
@@ -65,6 +66,9 @@ export async function authenticateToken(
 }
 
 export async function invokeOperation(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
+  // Before anything reaches the store, whatever the transport: a NUL or control character in an
+  // id, filter or name is a 400 on both stores, never a PostgreSQL encoding error (500).
+  refuseControlCharacters(args.input, args.headers);
   let principal: Principal | null = null;
   let admission: Admission | null = null;
   if (op.scope !== null) {

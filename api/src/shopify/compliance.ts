@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import { ENV } from '../config.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { appendAudit, type AuditActor } from '../audit/log.ts';
+import { refuseControlCharacters } from '../lib/control-chars.ts';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { SenderGoneError } from '../intake/intake.ts';
@@ -141,6 +142,12 @@ export function complianceRoutes(getServices: () => Services): Hono<AppEnv> {
         detail: 'The body is not a Shopify privacy webhook payload (no `shop_domain`).',
       });
     }
+    // Matched against the store: a NUL would fail on PostgreSQL (issue 24); Shopify never sends one.
+    refuseControlCharacters({
+      shop_domain: payload.shop_domain,
+      orders_to_redact: payload.orders_to_redact,
+      orders_requested: payload.orders_requested,
+    });
     const result = await handleCompliance(services, topic as ComplianceTopic, payload, {
       webhookId: c.req.header('x-shopify-webhook-id')?.slice(0, 200) ?? null,
       requestId: c.get('requestId'),

@@ -218,6 +218,7 @@ const SUPPORT_KEY_OF: Readonly<Partial<Record<ErrorCode, IntakeSupportKey>>> = {
   body_not_object: 'mapping',
   required_path_missing: 'mapping',
   invalid_resource_id: 'mapping',
+  invalid_characters: 'mapping',
   endpoint_paused: 'state',
   endpoint_gone: 'state',
   intake_event_cap_reached: 'cap',
