@@ -11,6 +11,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Db, Mutex, type RunResult, type SqlParam, type TxOptions } from './db.ts';
+import { WriteHealth } from './full.ts';
 import { ensurePrivateDir, ensurePrivateFile, tightenIfExists } from './private-files.ts';
 import { type CheckpointResult, Checkpointer } from './sqlite-checkpointer.ts';
 
@@ -86,6 +87,7 @@ export class SqliteDb implements Db {
   private commitsSinceCheckpoint = 0;
   private lastCheckpointAt = Date.now();
   private readonly policy: Readonly<CheckpointPolicy>;
+  private readonly writeHealth = new WriteHealth();
   readonly checkpointStats: SqliteCheckpointStats = {
     passes: 0,
     emptyPasses: 0,
@@ -280,15 +282,20 @@ export class SqliteDb implements Db {
   private async autocommit<T>(sql: string, fn: (s: Statement) => T): Promise<T> {
     let commit = 0;
     const s = this.stmt(sql);
-    const out = s.readonly
-      ? await this.outside(() => fn(s))
-      : await this.writeOutside(() => {
-          const r = fn(s);
-          commit = this.committed();
-          return r;
-        });
-    if (commit) await this.durable(commit);
-    return out;
+    if (s.readonly) return this.outside(() => fn(s));
+    try {
+      const out = await this.writeOutside(() => {
+        const r = fn(s);
+        commit = this.committed();
+        return r;
+      });
+      await this.durable(commit);
+      this.writeHealth.wrote();
+      return out;
+    } catch (err) {
+      this.writeHealth.failed(err);
+      throw err;
+    }
   }
 
   async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
@@ -304,14 +311,31 @@ export class SqliteDb implements Db {
   }
 
   async exec(sql: string): Promise<void> {
-    const commit = await this.writeOutside(() => {
-      this.raw.exec(sql);
-      return this.committed();
-    });
-    await this.durable(commit);
+    try {
+      const commit = await this.writeOutside(() => {
+        this.raw.exec(sql);
+        return this.committed();
+      });
+      await this.durable(commit);
+      this.writeHealth.wrote();
+    } catch (err) {
+      this.writeHealth.failed(err);
+      throw err;
+    }
   }
 
   async tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
+    try {
+      const out = await this.txOnce(fn, options);
+      this.writeHealth.wrote();
+      return out;
+    } catch (err) {
+      this.writeHealth.failed(err);
+      throw err;
+    }
+  }
+
+  private async txOnce<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
     // The lock covers BEGIN…COMMIT only: other transactions may run while this one's WAL
     // sync is in flight; this call still resolves only after that sync.
     const { out, commit } = await this.mutex.lock(async () => {
@@ -343,6 +367,10 @@ export class SqliteDb implements Db {
 
   failure(): string | null {
     return this.syncFailure?.message ?? null;
+  }
+
+  writeBlocked(): string | null {
+    return this.writeHealth.blocked();
   }
 
   /** The handle given to transaction bodies: runs directly, nested tx() joins. */

@@ -122,7 +122,7 @@ export const API_ERRORS = {
     retry: 'client',
     area: 'api',
     description:
-      "Flowport's store has no space left to write (the data directory's disk is full, SQLite reported SQLITE_FULL, or PostgreSQL reported `disk_full`, SQLSTATE 53100). Nothing from this request was stored, and what was acknowledged before is safe. `/readyz` reports the store as not writable until a write succeeds again. Reads keep working.",
+      "Flowport's store has no space left to write (the data directory's disk is full, SQLite reported SQLITE_FULL, or PostgreSQL reported `disk_full`, SQLSTATE 53100). Nothing from this request was stored, and what was acknowledged before is safe. `/readyz` reports the store as not writable (`checks.store_writable: false`) until a write succeeds again. Agent Operations reads are metered, so they are refused the same way meanwhile.",
     fix: 'Retry after the `Retry-After` seconds; a sender retries as it does for any 5xx. An operator frees space on the volume that holds the data directory (or the PostgreSQL data volume); writing resumes by itself once space is back.',
   },
   store_unreachable: {
