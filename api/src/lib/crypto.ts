@@ -1,7 +1,7 @@
 // Secrets at rest: AES-256-GCM with a key from FLOWPORT_SECRET_KEY, or (sandbox)
 // a key generated into the data dir. Hashing and constant-time compare helpers.
 import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir } from '../store/private-files.ts';
 
@@ -26,8 +26,19 @@ export class SecretBox {
     const file = join(dataDir, SECRET_KEY_FILE);
     if (!existsSync(file)) {
       ensurePrivateDir(dataDir);
-      writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
-      chmodSync(file, 0o600);
+      // Processes started at once on one data dir must end with one key: each writes its own
+      // candidate whole, then links it in place; link() fails if the file exists, and that
+      // process reads the winner's key instead.
+      const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+      writeFileSync(tmp, randomBytes(32).toString('hex'), { mode: 0o600 });
+      chmodSync(tmp, 0o600);
+      try {
+        linkSync(tmp, file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      } finally {
+        unlinkSync(tmp);
+      }
     }
     return SecretBox.fromString(readFileSync(file, 'utf8'));
   }
