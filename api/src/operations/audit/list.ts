@@ -1,7 +1,7 @@
 // GET /agent/v1/audit — the shop's audit entries (hash-chained), newest first,
 // filterable by action, outcome, grant, target and time.
 import { z } from '@hono/zod-openapi';
-import type { AuditRow } from '../../audit/log.ts';
+import { type AuditRow, shopAuditView } from '../../audit/log.ts';
 import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import type { SqlParam } from '../../store/db.ts';
@@ -13,7 +13,10 @@ const q = (name: string, description: string) => ({ param: { name, in: 'query' a
 export const AuditEntrySchema = z
   .object({
     id: z.string().openapi({ example: 'aud_01jd0000000000000000000000' }),
-    seq: z.number().int().describe('Position in the global hash chain.'),
+    seq: z
+      .number()
+      .int()
+      .describe("Position in this shop's own hash chain (1, 2, 3 … per shop; other shops' entries are not counted)."),
     at: Timestamp,
     actor: Actor,
     action: z
@@ -23,8 +26,12 @@ export const AuditEntrySchema = z
     outcome: z.string().describe('`success`, `refused` or `failed`.'),
     request_id: z.string().nullable(),
     details: z.record(z.string(), z.unknown()),
-    prev_hash: z.string(),
-    hash: z.string(),
+    prev_hash: z.string().describe("`hash` of this shop's previous entry (`seq` − 1); 64 zeros for entry 1."),
+    hash: z
+      .string()
+      .describe(
+        'SHA-256 (hex) of the JSON array `["flowport-audit-shop-v1", seq, id, at in epoch ms, shop id, actor.grant_id, actor.kind, actor.name, action, target.type, target.id, outcome, request_id, JSON of details, prev_hash]`: recompute it to verify the chain.',
+      ),
   })
   .openapi('AuditEntry');
 
@@ -34,7 +41,7 @@ export const listAudit = defineOperation({
   path: `${AGENT_API_PREFIX}/audit`,
   summary: 'List audit entries',
   description:
-    "The shop's audit log, newest first: who (grant, human or agent, name) did what to which target, with what outcome and request id. Entries are hash-chained (each stores the previous entry's hash); a human verifies the chain with `flowport audit verify`.",
+    "The shop's audit log, newest first: who (grant, human or agent, name) did what to which target, with what outcome and request id. Entries form this shop's own hash chain (seq 1, 2, 3 …; each stores the previous entry's hash), which a client can verify from the entries alone (see `hash`); an operator verifies it in the store with `flowport audit verify --shop <id>`.",
   family: 'account',
   kind: 'read',
   scope: 'audit:read',
@@ -90,7 +97,7 @@ export const listAudit = defineOperation({
       params.push(Date.parse(input.until));
     }
     // Sealed like the events cursor: bound to this shop, unreadable and unforgeable.
-    const cursorScope = `${p.shopId}:audit`;
+    const cursorScope = `${p.shopId}:audit-shop`;
     if (input.cursor) {
       const seq = openCursor(ctx.services.secrets, cursorScope, input.cursor);
       if (seq === null || !/^\d{1,18}$/.test(seq)) {
@@ -99,33 +106,22 @@ export const listAudit = defineOperation({
           errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
         });
       }
-      where.push('seq < ?');
+      where.push('shop_seq < ?');
       params.push(Number(seq));
     }
     params.push(input.limit + 1);
     const rows = await ctx.services.db.all<AuditRow>(
-      `SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
+      `SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY shop_seq DESC LIMIT ?`,
       params,
     );
     const hasMore = rows.length > input.limit;
     const page = hasMore ? rows.slice(0, input.limit) : rows;
     const last = page.at(-1);
     return {
-      data: page.map((r) => ({
-        id: r.id,
-        seq: Number(r.seq),
-        at: new Date(Number(r.at)).toISOString(),
-        actor: { grant_id: r.actor_grant_id, kind: r.actor_kind, name: r.actor_name },
-        action: r.action,
-        target: { type: r.target_type, id: r.target_id },
-        outcome: r.outcome,
-        request_id: r.request_id,
-        details: JSON.parse(r.details_json) as Record<string, unknown>,
-        prev_hash: r.prev_hash,
-        hash: r.hash,
-      })),
+      data: page.map(shopAuditView),
       page: {
-        next_cursor: hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, String(Number(last.seq))) : null,
+        next_cursor:
+          hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, String(Number(last.shop_seq))) : null,
         has_more: hasMore,
         limit: input.limit,
       },
