@@ -5,7 +5,7 @@
 // the same codes (./routes.ts).
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors/problem.ts';
-import { problemParts } from '../http/problem-response.ts';
+import { problemParts } from './problem-response.ts';
 import {
   answeredByBodyRead,
   BODY_NEVER_WHOLE,
@@ -13,12 +13,12 @@ import {
   endIntakeRequest,
   startBodyRead,
   startIntakeRequest,
-} from '../http/body-reads.ts';
+} from './body-reads.ts';
 import { isId, newId } from '../ids.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
-import { type HeaderReader, type Intake, SenderGoneError } from './intake.ts';
-import { INTAKE_LIMITS } from './limits.ts';
+import { type HeaderReader, type Intake, SenderGoneError } from '../intake/intake.ts';
+import { INTAKE_LIMITS } from '../intake/limits.ts';
 
 type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 

@@ -2,7 +2,7 @@
 // authenticate → authorize (scope) → admit (usage: rate limits, plan caps, metering) → run.
 // Transports only parse input and map the result or AppError to their wire format.
 import { AppError } from '../errors/problem.ts';
-import type { AnyOperation, OperationContext, Principal, Services } from './types.ts';
+import type { AnyOperation, OperationContext, Principal, Services } from '../core/types.ts';
 
 /** Implemented by the auth subsystem (api/src/auth). */
 export interface Guard {

@@ -6,7 +6,7 @@
 import { appendAudit } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
 import type { Admission } from '../operations/pipeline.ts';
-import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import {
   COUNTED_ON_SUCCESS,
   consumeUsage,
