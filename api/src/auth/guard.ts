@@ -11,7 +11,7 @@
 import { appendAudit } from '../audit/log.ts';
 import { ERROR_CATALOG } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
-import type { Guard } from '../operations/pipeline.ts';
+import type { Guard } from '../core/types.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { admitUsage } from '../usage/admit.ts';
 import { hashGrantToken, isWellFormedGrantToken } from './grant-tokens.ts';

@@ -23,7 +23,7 @@ import { decryptedSecrets, endpointConfig, type EndpointConfig, type EndpointRow
 import { type Db, insertMany, type SqlParam } from '../store/db.ts';
 import { periodBounds, usagePeriod } from '../usage/meters.ts';
 import { type Batch, GroupCommitter } from '../store/committer.ts';
-import { BODY_NEVER_WHOLE } from '../http/body-reads.ts';
+import { BODY_NEVER_WHOLE } from '../errors/codes/intake.ts';
 import { INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
 import { verifyRequest, verifySecret, type VerifySecret } from './verify.ts';
