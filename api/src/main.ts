@@ -14,9 +14,9 @@ import { httpServerOptions } from './http/request-timeout.ts';
 import { siteOriginWarning } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
-import { asStartupFailure, startupFailureLine } from './startup-failure.ts';
+import { asStartupFailure, startupFailureLine } from './store/startup-failure.ts';
 import { storeKind } from './store/open.ts';
-import { ensurePrivateDir } from './store/private-files.ts';
+import { ensurePrivateDir } from './lib/private-files.ts';
 import { redactUrl } from './store/postgres.ts';
 
 export interface RunningProcess {

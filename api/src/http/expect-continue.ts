@@ -8,8 +8,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
-import { AGENT_API_PREFIX, INGEST_PATH_PREFIX, MCP_PATH } from '../lib/package-info.ts';
-import { COMPLIANCE_WEBHOOK_PATH } from '../shopify/compliance.ts';
+import { AGENT_API_PREFIX, COMPLIANCE_WEBHOOK_PATH, INGEST_PATH_PREFIX, MCP_PATH } from '../lib/package-info.ts';
 import { AGENT_API_MAX_BODY_BYTES } from './agent-router.ts';
 import { problemParts } from './problem-response.ts';
 

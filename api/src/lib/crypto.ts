@@ -3,7 +3,7 @@
 import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensurePrivateDir } from '../store/private-files.ts';
+import { ensurePrivateDir } from './private-files.ts';
 
 export const SECRET_KEY_FILE = 'secret.key';
 

@@ -10,7 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import { FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.ts';
 import { loadTriggerDefinitions, type TriggerDefinition } from '../handoff/triggers.ts';
-import { type LoopbackRefusal, loopbackRefusal } from '../http/loopback-guard.ts';
+import { type LoopbackRefusal, loopbackRefusal } from '../lib/loopback-guard.ts';
 
 export { FLOW_PAYLOAD_LIMIT_BYTES };
 

@@ -11,15 +11,15 @@ import { refuseControlCharacters } from '../lib/control-chars.ts';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { SenderGoneError } from '../intake/intake.ts';
-import { readBodyCapped } from '../intake/routes.ts';
+import { readBodyCapped } from '../http/intake-routes.ts';
 import type { HeaderReader } from '../intake/intake.ts';
 import { PRESET_HMAC, verifyHmacSha256, verifySecret } from '../intake/verify.ts';
 import { ERASED_RETENTION_STATE } from '../handoff/lifecycle.ts';
 import { SUPPORT_CODES } from '../handoff/outcomes.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import type { SqlParam } from '../store/db.ts';
 
-export const COMPLIANCE_WEBHOOK_PATH = '/shopify/webhooks/compliance';
+export { COMPLIANCE_WEBHOOK_PATH } from '../lib/package-info.ts';
 export const COMPLIANCE_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const;
 export type ComplianceTopic = (typeof COMPLIANCE_TOPICS)[number];
 

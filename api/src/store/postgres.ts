@@ -2,7 +2,7 @@
 // as SQLite: `?` placeholders become $1..$n; BIGINT columns come back as numbers
 // (safe: ms timestamps and counts stay far below 2^53). See docs/adr/0600-postgres-scale-out.md.
 import pg from 'pg';
-import { storeUnreachable } from '../startup-failure.ts';
+import { storeUnreachable } from './startup-failure.ts';
 import type { Db, RunResult, SqlParam, TxOptions } from './db.ts';
 import { WriteHealth } from './full.ts';
 

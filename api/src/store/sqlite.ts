@@ -12,7 +12,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Db, Mutex, type RunResult, type SqlParam, type TxOptions } from './db.ts';
 import { WriteHealth } from './full.ts';
-import { ensurePrivateDir, ensurePrivateFile, tightenIfExists } from './private-files.ts';
+import { ensurePrivateDir, ensurePrivateFile, tightenIfExists } from '../lib/private-files.ts';
 import { type CheckpointResult, Checkpointer } from './sqlite-checkpointer.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;

@@ -2,9 +2,9 @@
 // a data directory that cannot be written, a port that is taken. Each becomes a catalogued
 // AppError naming its target (a database URL with its password redacted) that `npm start` and
 // `flowport serve|worker` print as `flowport: <code>: <detail> <docs URL>` before exiting non-zero.
-import type { Config } from './config.ts';
-import { AppError, errorDocsUrl } from './errors/problem.ts';
-import { redactUrl } from './store/postgres.ts';
+import type { Config } from '../config.ts';
+import { AppError, errorDocsUrl } from '../errors/problem.ts';
+import { redactUrl } from './postgres.ts';
 
 type Errno = NodeJS.ErrnoException & { address?: string; port?: number };
 
