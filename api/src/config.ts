@@ -67,6 +67,10 @@ export interface Config {
     /** Browser origins (besides loopback and the public URL's origin) allowed to call the MCP endpoint. */
     allowedOrigins: string[];
   };
+  metrics: {
+    /** Serve /metrics to other hosts too (default: this machine only, like every loopback-only route). */
+    remote: boolean;
+  };
   siteDir: string;
   buildCommit: string;
   logLevel: 'silent' | 'info' | 'debug';
@@ -100,6 +104,7 @@ export const ENV = {
   endpointCacheMs: 'FLOWPORT_INTAKE_ENDPOINT_CACHE_MS',
   intentTtlSeconds: 'FLOWPORT_INTENT_TTL_SECONDS',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
+  metricsRemote: 'FLOWPORT_METRICS_REMOTE',
   siteDir: 'FLOWPORT_SITE_DIR',
   buildCommit: 'FLOWPORT_BUILD_COMMIT',
   logLevel: 'FLOWPORT_LOG_LEVEL',
@@ -238,6 +243,11 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     default: 'empty',
     about: 'Extra browser origins allowed to call the MCP endpoint (comma-separated).',
   },
+  metricsRemote: {
+    default: code('off'),
+    about:
+      '`on` serves `/metrics` to other hosts (a Prometheus elsewhere). Off, it answers only this machine (loopback peer and `Host`, no proxy header), like the sandbox stand-in: its counts cover every shop.',
+  },
   siteDir: { default: code('site/dist'), about: 'Where the built docs site is served from.' },
   buildCommit: {
     default: '`unknown` (`npm start` sets the git commit)',
@@ -339,6 +349,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
         .map((o) => o.trim().replace(/\/+$/, ''))
         .filter(Boolean),
     },
+    metrics: { remote: (env[ENV.metricsRemote] ?? 'off') === 'on' },
     siteDir: resolve(root, env[ENV.siteDir] ?? 'site/dist'),
     buildCommit: env[ENV.buildCommit] || 'unknown',
     logLevel: (env[ENV.logLevel] as Config['logLevel']) || 'info',

@@ -176,3 +176,35 @@ describe.each(targets)('$name', ({ port, faults }) => {
     expect(faults()?.get(shop)?.mode).toBe('http_500');
   });
 });
+
+describe('/metrics (counts over every shop) is loopback-only by default', () => {
+  it('refuses a rebound Host, a proxy header or a foreign Origin; serves this machine', async () => {
+    const refused: Record<string, string>[] = [
+      { host: 'evil.example' },
+      { host: `evil.example:${s.port}` },
+      { host: `127.0.0.1:${s.port}`, 'x-forwarded-for': '203.0.113.9' },
+      { host: `127.0.0.1:${s.port}`, via: '1.1 proxy' },
+      { host: `127.0.0.1:${s.port}`, forwarded: 'for=203.0.113.9' },
+      { host: `127.0.0.1:${s.port}`, origin: 'http://evil.example' },
+    ];
+    for (const headers of refused) {
+      const r = await send(s.port, 'GET', '/metrics', headers);
+      expect(r.status, JSON.stringify(headers)).toBe(404);
+      expect(r.text).not.toContain('flowport_events');
+    }
+    const ok = await send(s.port, 'GET', '/metrics', { host: `localhost:${s.port}` });
+    expect(ok.status).toBe(200);
+    expect(ok.text).toContain('flowport_events');
+  });
+
+  it('FLOWPORT_METRICS_REMOTE=on serves a scraper on another host', async () => {
+    const open = await startTestServer({ worker: false, env: { FLOWPORT_METRICS_REMOTE: 'on' } });
+    try {
+      const r = await send(open.port, 'GET', '/metrics', { host: `metrics.internal:${open.port}` });
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('flowport_events');
+    } finally {
+      await open.close();
+    }
+  });
+});
