@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAuditChain } from '../../api/src/audit/log.ts';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { authenticateGrant } from '../../api/src/auth/guard.ts';
+import { createShop } from '../../api/src/services/shops.ts';
+import { usagePeriod } from '../../api/src/usage/meters.ts';
 import { RATE_WINDOW_MS } from '../../api/src/usage/rate-limit.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 
@@ -101,6 +103,31 @@ describe('refusals of dead or under-scoped credentials are audited once per wind
       { code: 'grant_revoked' },
       { code: 'grant_revoked', refused_in_previous_window: 7, window_s: 60 },
     ]);
+  });
+
+  it('plan cap: 40 refused reads over a used-up monthly meter → all 402, one audit entry', async () => {
+    const services = s.runtime.services;
+    const shop = await createShop(services, {
+      domain: `flood-cap-${Math.random().toString(36).slice(2, 8)}.myshopify.com`,
+      sandbox: true,
+    });
+    const grant = await createGrant(services, {
+      shopId: shop.id,
+      tier: 'admin_assistant',
+      actorKind: 'agent',
+      actorName: 'flood-cap',
+      expiresInMs: 86_400_000,
+    });
+    await services.db.run(
+      `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, 'rich_read', ?)
+       ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = excluded.count`,
+      [shop.id, usagePeriod(Date.now()), 1_000_000_000],
+    );
+    const statuses = await flood('/agent/v1/events', grant.token, 40);
+    expect(new Set(statuses)).toEqual(new Set([402]));
+    const rows = await auditRows(grant.id, 'listEvents');
+    expect(rows).toHaveLength(1);
+    expect(JSON.parse(rows[0]?.details_json ?? '{}')).toMatchObject({ code: 'plan_limit_reached', meter: 'rich_read' });
   });
 
   it('the chain stays whole', async () => {
