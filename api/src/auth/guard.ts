@@ -2,9 +2,9 @@
 // usage admission, and actor attribution in the audit log. One implementation
 // for HTTP, MCP and CLI.
 //
-// What is audited (see docs/adr/0300-grants-reads-audit.md): every refusal of an
-// identified grant (expired, revoked and missing scope once per grant per window,
-// counted otherwise; usage — rate refusals once per window), every refusal thrown by an operation, and every non-read
+// What is audited (see docs/adr/0300-grants-reads-audit.md and 1101): every refusal of an
+// identified grant — expired, revoked, missing scope, rate limit and plan cap once per grant and
+// kind per window, counted otherwise — every refusal thrown by an operation, and every non-read
 // operation (success or failure). Successful reads are metered, not audited.
 // Unknown or malformed tokens are not audited: they carry no attribution and a
 // flood of them must not grow the log.
