@@ -8,7 +8,7 @@
 // the CLI reads (./agent-table.ts); the CLI itself never loads this module or the registry.
 import { buildOpenApiDocument } from '../http/openapi.ts';
 import type { AnyOperation } from '../core/types.ts';
-import { pathParams } from '../operations/command-line.ts';
+import { pathParams } from '../lib/command-line.ts';
 import { ActionIntentSchema } from '../operations/intents/shared.ts';
 import type { AgentArgument, AgentCommand, AgentOption, ValueKind } from './agent-table.ts';
 import { GENERATED_HEADERS } from './definitions.ts';

@@ -13,7 +13,7 @@ import { CLI_ENV, loadConfig } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
 import { familyLabel } from '../operations/families.ts';
-import { agentCommandLine, pathParams } from '../operations/command-line.ts';
+import { agentCommandLine, pathParams } from '../lib/command-line.ts';
 import {
   AGENT_COMMANDS,
   type AgentCommand,
