@@ -1,9 +1,10 @@
 // The floors of api/src hold: every import goes to the importer's own floor or one below
 // (tests/architecture/layers.ts names the floors and says where code belongs), domain code
 // imports no transport (Hono, MCP), and the top-level areas form no import cycle.
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { areaOf, cycles, importGraph, importsOf, SRC } from '../helpers/import-graph.ts';
+import { areaOf, cycles, importGraph, importsOf, SRC, sourceFiles } from '../helpers/import-graph.ts';
 import { FLOORS, floorOf, violation } from './layers.ts';
 
 const edges = importGraph();
@@ -77,5 +78,26 @@ describe('the layers of api/src', () => {
     const core = edges.filter((e) => areaOf(e.from) === 'core');
     expect(core.length).toBeGreaterThan(0);
     for (const e of core) expect(e.typeOnly || e.external, `${e.from} -> ${e.to}`).toBe(true);
+  });
+
+  it('keeps SQL out of operation files, and each run is one call into a service verb', () => {
+    const SQL = /\b(db|tx)\.(all|get|run|exec|tx)\b|\b(SELECT\s|INSERT\s+INTO|DELETE\s+FROM)|\bUPDATE\s+\w+\s+SET\b/;
+    const files = sourceFiles(join(SRC, 'operations'));
+    const runs: string[] = [];
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      const where = `api/src/${relative(SRC, file)}`;
+      expect(
+        SQL.test(text),
+        `${where} holds SQL. SQL belongs in the store and service layers: move the query into a verb in api/src/reads/ or api/src/services/ and call that verb from the operation's run.`,
+      ).toBe(false);
+      for (const m of text.matchAll(/^\s+(async run\(|run:)[^\n]*/gm)) runs.push(`${where}: ${m[0].trim()}`);
+    }
+    expect(runs.length).toBeGreaterThan(15);
+    for (const run of runs)
+      expect(
+        run,
+        `${run}\nAn operation's run is one call into a service verb: run: async ({ ctx, input }) => verb({ ctx, input }).`,
+      ).toMatch(/run: async \(\{ ctx(, input)? \}\) => \w+\([^;]*\)( as never)?,$/);
   });
 });

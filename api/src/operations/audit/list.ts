@@ -65,5 +65,5 @@ export const listAudit = defineOperation({
       'See who did what in this shop: previews, confirmations, refusals and grant changes, each attributed to a grant and a human or agent. Filter by action, outcome, grant, target or time.',
   },
   cli: ['audit'],
-  run: ({ ctx, input }) => listAuditEntries({ ctx, input }),
+  run: async ({ ctx, input }) => listAuditEntries({ ctx, input }),
 });

@@ -79,5 +79,5 @@ export const getDiagnostics = defineOperation({
       'Get a redacted health summary to diagnose delivery problems or hand to support: readiness checks, recent receipts, support codes and event states of the last 24 hours.',
   },
   cli: ['diagnostics'],
-  run: ({ ctx, input }) => readDiagnostics({ ctx, input }),
+  run: async ({ ctx, input }) => readDiagnostics({ ctx, input }),
 });

@@ -38,5 +38,5 @@ export const getEndpointOperation = defineOperation({
       'Check how one sender lane is configured (auth mode, header names, mapping, trigger variant) and how its recent events fared. Use it when events of one sender are rejected or fail.',
   },
   cli: ['endpoints', 'show'],
-  run: ({ ctx, input }) => readEndpoint({ ctx, input }),
+  run: async ({ ctx, input }) => readEndpoint({ ctx, input }),
 });

@@ -33,5 +33,5 @@ export const listEndpointsOperation = defineOperation({
       'See every sender lane of the shop: sender, auth mode, trigger variant, status and recent traffic by state. Secrets are never shown (last 4 characters only).',
   },
   cli: ['endpoints', 'list'],
-  run: ({ ctx, input }) => listEndpointViews({ ctx, input }),
+  run: async ({ ctx, input }) => listEndpointViews({ ctx, input }),
 });

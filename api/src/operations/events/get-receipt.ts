@@ -25,5 +25,5 @@ export const getEventReceipt = defineOperation({
       'See the acknowledgement Flowport gave the sender for this event: auth and validation results, dedupe decision and HTTP status.',
   },
   cli: ['events', 'receipt'],
-  run: ({ ctx, input }) => readEventReceipt({ ctx, input }),
+  run: async ({ ctx, input }) => readEventReceipt({ ctx, input }),
 });

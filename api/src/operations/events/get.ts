@@ -97,5 +97,5 @@ export const getEvent = defineOperation({
       'Find out what happened to one event: every delivery attempt, where the handoff to Shopify Flow stopped, and what can be done now (replay, wait, fix the sender, deploy a workflow), with the docs page for each option.',
   },
   cli: ['events', 'show'],
-  run: ({ ctx, input }) => readEvent({ ctx, input }),
+  run: async ({ ctx, input }) => readEvent({ ctx, input }),
 });

@@ -76,5 +76,5 @@ export const listEventsOperation = defineOperation({
       'Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, time range or whether they can be replayed. Follow next_cursor for more.',
   },
   cli: ['events', 'list'],
-  run: ({ ctx, input }) => listEventsPage({ ctx, input }),
+  run: async ({ ctx, input }) => listEventsPage({ ctx, input }),
 });

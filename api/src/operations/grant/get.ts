@@ -55,5 +55,5 @@ export const getGrant = defineOperation({
       'Check what this grant allows before acting: its scopes, tier, expiry and who it belongs to. Use it when a refusal names a missing scope.',
   },
   cli: ['grant'],
-  run: ({ ctx }) => readGrant({ ctx }),
+  run: async ({ ctx }) => readGrant({ ctx }),
 });

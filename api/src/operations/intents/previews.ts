@@ -208,7 +208,7 @@ function previewOperation(row: PreviewRow) {
     request,
     response: ActionIntentSchema,
     successStatus: 201,
-    run: ({ ctx, input }) => previewAction({ ctx, kind: intent, target, input }),
+    run: async ({ ctx, input }) => previewAction({ ctx, kind: intent, target, input }),
   });
 }
 

@@ -67,5 +67,5 @@ export const getPlanUsage = defineOperation({
       'See how much of the monthly plan is used (events, replays, reads, previews, executions), the rate limits, and when counters reset. Use it after a 402 or 429 refusal.',
   },
   cli: ['plan-usage'],
-  run: ({ ctx }) => readPlanUsage({ ctx }),
+  run: async ({ ctx }) => readPlanUsage({ ctx }),
 });

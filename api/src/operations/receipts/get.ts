@@ -38,5 +38,5 @@ export const getReceipt = defineOperation({
       'Check what Flowport told the sender for one request (accepted, duplicate, rejected and why) and where its handoff to Shopify Flow stands. Use the receipt id a sender got back.',
   },
   cli: ['receipts', 'show'],
-  run: ({ ctx, input }) => readReceipt({ ctx, input }),
+  run: async ({ ctx, input }) => readReceipt({ ctx, input }),
 });

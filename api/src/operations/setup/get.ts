@@ -57,5 +57,5 @@ export const getSetup = defineOperation({
       'Find out whether this shop is ready to move sender events into Shopify Flow: connection, endpoints, trigger handles, recent deliveries, and what is still missing with the docs page for each fix.',
   },
   cli: ['setup'],
-  run: ({ ctx }) => readSetup({ ctx }),
+  run: async ({ ctx }) => readSetup({ ctx }),
 });
