@@ -285,6 +285,7 @@ describe('reference page and completion', () => {
           ZSH,
           [
             '-fc',
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh code, expanded by zsh.
             'autoload -U compinit; compinit -u -D; source "$0"; compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }; words=(flowport "$@"); CURRENT=${#words}; _flowport',
             file,
             ...words,

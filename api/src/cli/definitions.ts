@@ -34,9 +34,6 @@ export interface CommandOption {
   choices?: readonly string[];
 }
 
-/** Kept for the operator-command modules that name it. */
-export type OperatorCommandOption = CommandOption;
-
 export interface CommandArgument {
   name: string;
   description: string;

@@ -51,7 +51,3 @@ export const OPERATIONS: readonly AnyOperation[] = [
   confirmActionIntent,
   cancelActionIntent,
 ];
-
-export function findOperation(operationId: string): AnyOperation | undefined {
-  return OPERATIONS.find((op) => op.operationId === operationId);
-}
