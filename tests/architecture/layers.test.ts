@@ -58,7 +58,7 @@ describe('the layers of api/src', () => {
       "import { startBodyRead } from '../http/body-reads.ts';\nimport { Hono } from 'hono';\nimport { newId } from '../ids.ts';\n",
     );
     expect(violation(up as never)).toMatch(
-      /^api\/src\/intake\/made-up\.ts:1 imports api\/src\/http\/body-reads\.ts: intake is on the domain floor and http on the surfaces floor above it\..*HTTP apps and middleware \(api\/src\/http\/\)/,
+      /^api\/src\/intake\/made-up\.ts:1 imports api\/src\/http\/body-reads\.ts: intake is on the domain floor and http on the surfaces floor above it\..*the surfaces floor, which holds HTTP apps and middleware \(api\/src\/http\/\)/,
     );
     expect(violation(hono as never)).toMatch(/transport-free\. A Hono route or app belongs in api\/src\/http\//);
     expect(violation(fine as never)).toBeNull();
