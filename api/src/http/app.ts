@@ -1,12 +1,11 @@
 // The one Hono app: sender intake, the Agent Operations API, health, the
 // sandbox Shopify stand-in (sandbox mode) and the built docs site.
-import { randomBytes } from 'node:crypto';
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { newId } from '../ids.ts';
 import { AppError } from '../errors/problem.ts';
-import { isStoreFull, storeFullError } from '../store/full.ts';
+import { isStoreFull, probeWrite, storeFullError } from '../store/full.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
 import { buildAgentRouter } from './agent-router.ts';
@@ -25,23 +24,6 @@ export interface AppParts {
 
 function pathPattern(path: string): RegExp {
   return new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-}
-
-/** The store_settings row /readyz writes to learn whether the store takes writes again. */
-export const READYZ_PROBE_SETTING = 'readyz_write_probe';
-/**
- * What the probe writes: room for a request of ordinary size, not just a few bytes a full disk
- * may still fit in a page's free space. Random, so neither store compresses it away.
- */
-export const READYZ_PROBE_BYTES = 256 * 1024;
-
-async function probeWrite(services: Services): Promise<void> {
-  const upsert = `INSERT INTO store_settings (name, value, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`;
-  await services.db.tx(async (tx) => {
-    await tx.run(upsert, [READYZ_PROBE_SETTING, randomBytes(READYZ_PROBE_BYTES / 2).toString('hex'), services.now()]);
-  });
-  await services.db.run(upsert, [READYZ_PROBE_SETTING, 'ok', services.now()]);
 }
 
 export function createApp(parts: AppParts): Hono<AppEnv> {
@@ -97,7 +79,7 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
     }
     // After a write failed for a full disk, not ready until a write succeeds again: this probe
     // writes one row, so readiness comes back by itself once space is freed.
-    if (services.db.writeBlocked?.()) await probeWrite(services).catch(() => {});
+    if (services.db.writeBlocked?.()) await probeWrite(services.db, services.now()).catch(() => {});
     checks.store_writable = !services.db.writeBlocked?.();
     Object.assign(checks, (await parts.readiness?.()) ?? {});
     const ready = Object.values(checks).every(Boolean);

@@ -3,7 +3,9 @@
 // and the store remembers it: /readyz reports it not writable until a write succeeds again.
 // Nothing acknowledged is lost (a failed write never acknowledged anything), and writing resumes
 // by itself once space is back.
+import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors/problem.ts';
+import type { Db } from './db.ts';
 
 /** What a client is told to wait before retrying a write refused for a full store. */
 export const STORE_FULL_RETRY_AFTER_S = 30;
@@ -52,4 +54,22 @@ export class WriteHealth {
       ? null
       : `no space left to write since ${new Date(this.fullSince).toISOString()} (a write must succeed again)`;
   }
+}
+
+/** The store_settings row /readyz writes to learn whether the store takes writes again. */
+const PROBE_SETTING = 'readyz_write_probe';
+/**
+ * What the probe writes: room for a request of ordinary size, not just a few bytes a full disk
+ * may still fit in a page's free space. Random, so neither store compresses it away.
+ */
+export const WRITE_PROBE_BYTES = 256 * 1024;
+
+/** One real write of WRITE_PROBE_BYTES (then shrunk back): succeeds only when the store has room again. */
+export async function probeWrite(db: Db, now: number): Promise<void> {
+  const upsert = `INSERT INTO store_settings (name, value, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`;
+  await db.tx(async (tx) => {
+    await tx.run(upsert, [PROBE_SETTING, randomBytes(WRITE_PROBE_BYTES / 2).toString('hex'), now]);
+  });
+  await db.run(upsert, [PROBE_SETTING, 'ok', now]);
 }
