@@ -6,7 +6,7 @@
 // (mount); skipped with a message otherwise.
 import { createHmac, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chownSync, closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,8 +44,6 @@ beforeAll(async () => {
   // PostgreSQL writes a tablespace's files as its own user.
   const tsDir = join(mnt, 'ts');
   execFileSync('mkdir', ['-p', tsDir]);
-  chownSync(mnt, 101, 104);
-  chownSync(tsDir, 101, 104);
   execFileSync('chown', ['postgres:postgres', mnt, tsDir]);
   const suffix = randomBytes(4).toString('hex');
   const schema = `full_${suffix}`;
