@@ -10,6 +10,13 @@ import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import { FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.ts';
 import { loadTriggerDefinitions, type TriggerDefinition } from '../handoff/triggers.ts';
+import {
+  createInstallState,
+  installRoutes,
+  type SandboxInstallState,
+  type SandboxShopifyApp,
+  tokenHash,
+} from './install.ts';
 
 export { FLOW_PAYLOAD_LIMIT_BYTES };
 
@@ -102,6 +109,8 @@ export interface SandboxState {
   listeners: Set<(t: ReceivedTrigger) => void>;
   /** Kept for callers that only need the handle list. */
   knownHandles: Set<string>;
+  /** The install side: OAuth codes, issued and revoked tokens, sandbox workflows (./install.ts). */
+  install: SandboxInstallState;
 }
 
 export function createSandboxState(options: SandboxOptions | Iterable<string> = {}): SandboxState {
@@ -118,6 +127,7 @@ export function createSandboxState(options: SandboxOptions | Iterable<string> = 
     seq: 0,
     listeners: new Set(),
     knownHandles: new Set(defs.map((d) => d.handle)),
+    install: createInstallState(),
   };
 }
 
@@ -244,6 +254,8 @@ export interface SandboxAppOptions {
    * stand-in mounted in a Flowport server; the standalone `flowport sandbox` binds loopback.
    */
   refuseRemote?: () => Error;
+  /** The Shopify app the stand-in installs (authorize page, tokens, webhooks); absent: no install side. */
+  shopifyApp?: () => SandboxShopifyApp | null;
 }
 
 export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {}): Hono {
@@ -256,6 +268,8 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
       await next();
     });
   }
+
+  if (options.shopifyApp) installRoutes(app, state, state.install, options.shopifyApp);
 
   // The record of received triggers (sandbox mode only; documented URL).
   app.get('/triggers', (c) => {
@@ -361,7 +375,8 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
     }
 
     const token = c.req.header('x-shopify-access-token');
-    if (!token) return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
+    if (!token || state.install.revokedTokens.has(tokenHash(token)))
+      return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
 
     const spent = spend(state, shop);
     if (!spent.ok) {

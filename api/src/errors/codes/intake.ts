@@ -148,7 +148,7 @@ export const INTAKE_ERRORS = {
     area: 'intake',
     description:
       "A request to the privacy (compliance) webhook URL had no `X-Shopify-Hmac-Sha256` header, a value that does not match the HMAC-SHA256 of the raw body keyed with the app's client secret, or arrived while no client secret is configured (sandbox). Nothing was changed.",
-    fix: "Set `FLOWPORT_SHOPIFY_API_SECRET` to the app's client secret (API secret key) from the Partner Dashboard or Dev Dashboard and restart. Shopify signs these webhooks itself; a request that is not from Shopify is refused on purpose.",
+    fix: "Set `FLOWPORT_SHOPIFY_CLIENT_SECRET` to the app's client secret (API secret key) from the Partner Dashboard or Dev Dashboard and restart. Shopify signs these webhooks itself; a request that is not from Shopify is refused on purpose.",
   },
   shopify_webhook_topic_unknown: {
     status: 400,
