@@ -41,7 +41,7 @@ describe('OAuth install', () => {
     expect(token).toMatch(/^shpat_sandbox_/);
     const audit = await server.runtime.services.db.all<{ action: string; actor_kind: string }>(
       'SELECT action, actor_kind FROM audit_log WHERE shop_id = ? ORDER BY seq',
-      [row?.id],
+      [row?.id ?? null],
     );
     expect(audit.map((a) => a.action)).toEqual(['shop.install', 'merchant.sign_in']);
 
@@ -85,7 +85,7 @@ describe('OAuth install', () => {
     expect(events.status).toBe(200);
     const grantAudit = await server.runtime.services.db.get<{ actor_kind: string; actor_name: string }>(
       "SELECT actor_kind, actor_name FROM audit_log WHERE shop_id = ? AND action = 'grant.create'",
-      [row?.id],
+      [row?.id ?? null],
     );
     expect(grantAudit).toEqual({ actor_kind: 'human', actor_name: `Store owner of ${shop}` });
 
