@@ -81,10 +81,11 @@ async function send(url: string, body: string, headers: Record<string, string>):
 /** Sends a lifecycle callback as Flow does. Returns Flowport's HTTP status (0: unreachable). */
 export function sendLifecycleCallback(
   app: SandboxShopifyApp,
-  input: { shop: string; handle: string; enabled: boolean; timestamp?: string },
+  input: { shop: string; handle: string; name: string; enabled: boolean; timestamp?: string },
 ): Promise<number> {
+  // Shopify's documented example identifies the trigger by its name ("Add row to spreadsheet").
   const body = JSON.stringify({
-    flow_trigger_definition_id: input.handle,
+    flow_trigger_definition_id: input.name,
     has_enabled_flow: input.enabled,
     shop_id: sandboxShopNumericId(input.shop),
     shopify_domain: input.shop,
@@ -255,6 +256,7 @@ export function installRoutes(
     const status = await sendLifecycleCallback(a, {
       shop,
       handle,
+      name: state.definitions.get(handle)?.name ?? handle,
       enabled: body.enabled,
       ...(typeof body.timestamp === 'string' ? { timestamp: body.timestamp } : {}),
     });

@@ -10,6 +10,7 @@ import { SenderGoneError } from '../intake/intake.ts';
 import { readBodyCapped } from '../intake/routes.ts';
 import type { Services } from '../operations/types.ts';
 import type { Db } from '../store/db.ts';
+import { loadTriggerDefinitions } from '../handoff/triggers.ts';
 import { SHOPIFY_APP_PATHS, shopifyAppCredentials, webhookBodyVerified } from './app.ts';
 
 /** The largest lifecycle body read (Flow's is a few hundred bytes). */
@@ -100,7 +101,28 @@ function parseSignal(raw: Uint8Array): FlowLifecycleSignal {
       detail:
         'The lifecycle callback needs flow_trigger_definition_id (string), shopify_domain (string), has_enabled_flow (boolean) and timestamp (ISO 8601).',
     });
-  return { shopDomain: domain.trim().toLowerCase(), handle, hasEnabledFlow: enabled, signalAt };
+  return {
+    shopDomain: domain.trim().toLowerCase(),
+    handle: triggerHandleOf(handle),
+    hasEnabledFlow: enabled,
+    signalAt,
+  };
+}
+
+/**
+ * The trigger handle a callback's flow_trigger_definition_id names. Shopify documents it as "the
+ * unique identifier for your Flow trigger" with a trigger's name as the example ("Add row to
+ * spreadsheet"), so both the extension's handle and its name are accepted (ADR 1200); anything
+ * else is kept as sent (it then matches no trigger Flowport calls).
+ */
+export function triggerHandleOf(definitionId: string): string {
+  const defs = loadTriggerDefinitions();
+  const id = definitionId.trim();
+  return (
+    defs.find((d) => d.handle === id)?.handle ??
+    defs.find((d) => d.name.toLowerCase() === id.toLowerCase())?.handle ??
+    id
+  );
 }
 
 export function flowLifecycleRoutes(getServices: () => Services): Hono<AppEnv> {
