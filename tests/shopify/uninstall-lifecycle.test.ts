@@ -225,3 +225,52 @@ describe("Flow's trigger lifecycle", () => {
     expect(row).toBeUndefined();
   });
 });
+
+describe('flowport sandbox workflows / uninstall (CLI)', () => {
+  it('turns a sandbox workflow off and on, and uninstalls, through the running server', async () => {
+    const { flowport } = await import('../cli/helpers.ts');
+    const { domain, shopId } = await installedShop('cli');
+    const off = await flowport([
+      'sandbox',
+      'workflows',
+      'disable',
+      '--shop',
+      domain,
+      '--trigger',
+      'external-product-event',
+      '--url',
+      server.url,
+      '--json',
+    ]);
+    expect(off.code).toBe(0);
+    expect(off.json).toMatchObject({ trigger: 'external-product-event', enabled: false, flowport_status: 200 });
+    const row = () =>
+      services().db.get<{ has_enabled_flow: number }>(
+        'SELECT has_enabled_flow FROM flow_trigger_lifecycle WHERE shop_domain = ? AND trigger_handle = ?',
+        [domain, 'external-product-event'],
+      );
+    expect(Number((await row())?.has_enabled_flow)).toBe(0);
+    const on = await flowport([
+      'sandbox',
+      'workflows',
+      'enable',
+      '--shop',
+      domain,
+      '--trigger',
+      'external-product-event',
+      '--url',
+      server.url,
+    ]);
+    expect(on.code).toBe(0);
+    expect(Number((await row())?.has_enabled_flow)).toBe(1);
+    const un = await flowport(['sandbox', 'uninstall', '--shop', domain, '--url', server.url, '--json']);
+    expect(un.code).toBe(0);
+    expect(
+      (
+        await services().db.get<{ connection_status: string }>('SELECT connection_status FROM shops WHERE id = ?', [
+          shopId,
+        ])
+      )?.connection_status,
+    ).toBe('uninstalled');
+  });
+});

@@ -18,6 +18,7 @@
 import { GRANTS_OPERATOR_COMMANDS } from '../auth/cli.ts';
 import { CLI_ENV, DEFAULT_PORT } from '../config.ts';
 import { HANDOFF_OPERATOR_COMMANDS } from '../handoff/cli.ts';
+import { SANDBOX_INSTALL_COMMANDS } from '../sandbox/cli.ts';
 import { PLAN_IDS } from '../plans.ts';
 import { PROCESS_OPERATOR_COMMANDS } from '../process-commands.ts';
 import { AUTH_MODES, MAX_ROTATION_OVERLAP_HOURS, TRIGGER_VARIANTS } from '../services/endpoints.ts';
@@ -238,6 +239,7 @@ const INTAKE_OPERATOR_COMMANDS: OperatorCommand[] = [
 export const OPERATOR_COMMANDS: OperatorCommand[] = byGroup([
   ...INTAKE_OPERATOR_COMMANDS,
   ...HANDOFF_OPERATOR_COMMANDS,
+  ...SANDBOX_INSTALL_COMMANDS,
   ...GRANTS_OPERATOR_COMMANDS,
   ...PROCESS_OPERATOR_COMMANDS,
 ]);

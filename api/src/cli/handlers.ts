@@ -7,6 +7,7 @@ import { HANDOFF_OPERATOR_HANDLERS, HANDOFF_STANDALONE_HANDLERS } from '../hando
 import { INTAKE_OPERATOR_HANDLERS } from '../intake/cli.ts';
 import type { Services } from '../operations/types.ts';
 import { PROCESS_OPERATOR_HANDLERS } from '../process-cli.ts';
+import { SANDBOX_INSTALL_HANDLERS } from '../sandbox/cli.ts';
 import type { CliIO } from './io.ts';
 
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;
@@ -41,4 +42,5 @@ export const OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
 export const STANDALONE_HANDLERS: Record<string, StandaloneHandler> = {
   ...HANDOFF_STANDALONE_HANDLERS,
   ...PROCESS_OPERATOR_HANDLERS,
+  ...SANDBOX_INSTALL_HANDLERS,
 };
