@@ -246,3 +246,36 @@ describe('outside sandbox mode', () => {
     }
   });
 });
+
+describe('Shopify session token (opened inside the Shopify admin)', () => {
+  it('signs the merchant in from a valid id_token and refuses a forged, expired or foreign one', async () => {
+    const { SignJWT } = await import('jose');
+    const shop = uniqueShop('jwt');
+    await install(server, shop);
+    const { client_id, client_secret } = sandboxApp(server);
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (claims: Record<string, unknown>, secret = client_secret) =>
+      new SignJWT({ dest: `https://${shop}`, iss: `https://${shop}/admin`, sub: '42', ...claims })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setAudience((claims.aud as string) ?? client_id)
+        .setIssuedAt(now)
+        .setNotBefore(now - 5)
+        .setExpirationTime((claims.exp as number) ?? now + 60)
+        .sign(new TextEncoder().encode(secret));
+    const open = (token: string) =>
+      go(new CookieJar(), `${server.url}${SHOPIFY_APP_PATHS.merchant}?shop=${shop}&id_token=${token}`);
+    const ok = new CookieJar();
+    const res = await go(ok, `${server.url}${SHOPIFY_APP_PATHS.merchant}?shop=${shop}&id_token=${await sign({})}`);
+    expect(res.status).toBe(303);
+    const page = await go(ok, `${server.url}${SHOPIFY_APP_PATHS.merchant}`);
+    expect(await page.text()).toContain('Shopify user 42');
+    await expectRefusalPage(await open(await sign({}, 'wrong-secret')), 401, 'shopify_session_token_invalid');
+    await expectRefusalPage(await open(await sign({ exp: now - 120 })), 401, 'shopify_session_token_invalid');
+    await expectRefusalPage(await open(await sign({ aud: 'another-app' })), 401, 'shopify_session_token_invalid');
+    await expectRefusalPage(
+      await open(await sign({ dest: `https://${uniqueShop('other')}` })),
+      401,
+      'shopify_session_token_invalid',
+    );
+  });
+});

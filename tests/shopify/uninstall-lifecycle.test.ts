@@ -274,3 +274,39 @@ describe('flowport sandbox workflows / uninstall (CLI)', () => {
     ).toBe('uninstalled');
   });
 });
+
+describe('expiring offline tokens', () => {
+  it('refreshes the token before it expires, then delivers with the new one', async () => {
+    const sandbox = server.runtime.sandbox;
+    if (!sandbox) throw new Error('sandbox mode expected');
+    sandbox.install.expiringTokenSeconds = 60; // inside the 5-minute refresh margin at once
+    let installed: Awaited<ReturnType<typeof installedShop>>;
+    try {
+      installed = await installedShop('expiring');
+    } finally {
+      sandbox.install.expiringTokenSeconds = null;
+    }
+    const before = await services().db.get<{
+      access_token_enc: string;
+      access_token_expires_at: number;
+      refresh_token_enc: string;
+    }>('SELECT access_token_enc, access_token_expires_at, refresh_token_enc FROM shops WHERE id = ?', [
+      installed.shopId,
+    ]);
+    expect(before?.refresh_token_enc).toBeTruthy();
+    expect(Number(before?.access_token_expires_at)).toBeGreaterThan(Date.now());
+    const refreshes = sandbox.install.refreshes;
+    const id = await send(installed.endpointId, 'expiring');
+    await waitFor(async () => (await eventRow(services(), id)).state === 'delivered', 'delivered');
+    expect(sandbox.install.refreshes).toBe(refreshes + 1);
+    const after = await services().db.get<{ access_token_enc: string }>(
+      'SELECT access_token_enc FROM shops WHERE id = ?',
+      [installed.shopId],
+    );
+    const newToken = services().secrets.decrypt(after?.access_token_enc as string);
+    expect(newToken).not.toBe(services().secrets.decrypt(before?.access_token_enc as string));
+    const { createHash } = await import('node:crypto');
+    const last = sandbox.triggers.filter((t) => t.shop === installed.domain).at(-1);
+    expect(last?.tokenSha256).toBe(createHash('sha256').update(newToken).digest('hex').slice(0, 12));
+  });
+});

@@ -4,6 +4,7 @@
 // event claimable again; that re-claim is counted as a possible duplicate.
 // See docs/adr/0200-handoff-worker.md for the decisions.
 import { flowReadiness } from '../shopify/flow-lifecycle.ts';
+import { withFreshToken } from '../shopify/tokens.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../operations/types.ts';
 import { insertMany, type SqlParam, tryLockKeys } from '../store/db.ts';
@@ -474,7 +475,8 @@ export class DeliveryWorker {
         flow_signal_at: new Date(readiness.since).toISOString(),
       });
     }
-    let token = shop.access_token_enc ? secrets.decrypt(shop.access_token_enc) : '';
+    const current = await withFreshToken(this.services, shop);
+    let token = current.access_token_enc ? secrets.decrypt(current.access_token_enc) : '';
     const result = await callFlowTriggerReceive({
       url: graphqlUrl(this.options.adminBaseUrl(shop), config.shopify.apiVersion),
       accessToken: token,

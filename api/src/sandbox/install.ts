@@ -24,10 +24,23 @@ export interface SandboxInstallState {
   issued: Map<string, Set<string>>;
   /** Sandbox workflows: per shop, trigger handle → enabled. */
   workflows: Map<string, Map<string, boolean>>;
+  /** Issue expiring offline tokens (expires_in seconds, with a refresh token); null: non-expiring. */
+  expiringTokenSeconds: number | null;
+  /** Refresh tokens that still work (hash → shop); each works once. */
+  refreshTokens: Map<string, string>;
+  refreshes: number;
 }
 
 export function createInstallState(): SandboxInstallState {
-  return { codes: new Map(), revokedTokens: new Set(), issued: new Map(), workflows: new Map() };
+  return {
+    codes: new Map(),
+    revokedTokens: new Set(),
+    issued: new Map(),
+    workflows: new Map(),
+    expiringTokenSeconds: null,
+    refreshTokens: new Map(),
+    refreshes: 0,
+  };
 }
 
 export const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -165,6 +178,35 @@ export function installRoutes(
       string,
       string
     >;
+    const issue = () => {
+      const token = `shpat_sandbox_${randomBytes(16).toString('hex')}`;
+      const issued = install.issued.get(shop) ?? new Set<string>();
+      issued.add(tokenHash(token));
+      install.issued.set(shop, issued);
+      if (install.expiringTokenSeconds === null) return { access_token: token, scope: '' };
+      const refresh = `shprt_sandbox_${randomBytes(16).toString('hex')}`;
+      install.refreshTokens.set(tokenHash(refresh), shop);
+      return {
+        access_token: token,
+        scope: '',
+        expires_in: install.expiringTokenSeconds,
+        refresh_token: refresh,
+        refresh_token_expires_in: 30 * 86_400,
+      };
+    };
+    if (body.grant_type === 'refresh_token') {
+      if (body.client_id !== a.clientId || body.client_secret !== a.clientSecret)
+        return c.json({ error: 'invalid_client', error_description: 'Client credentials are invalid' }, 401);
+      const h = tokenHash(body.refresh_token ?? '');
+      if (install.refreshTokens.get(h) !== shop)
+        return c.json(
+          { error: 'invalid_grant', error_description: 'The refresh token is invalid or was already used' },
+          400,
+        );
+      install.refreshTokens.delete(h);
+      install.refreshes += 1;
+      return c.json(issue());
+    }
     const code = install.codes.get(body.code ?? '');
     if (body.code) install.codes.delete(body.code);
     if (body.client_id !== a.clientId || body.client_secret !== a.clientSecret)
@@ -174,7 +216,6 @@ export function installRoutes(
         { error: 'invalid_request', error_description: 'The authorization code was not found or was already used' },
         400,
       );
-    const token = `shpat_sandbox_${randomBytes(16).toString('hex')}`;
     if (code.perUser) {
       return c.json({
         access_token: `shpua_sandbox_${randomBytes(16).toString('hex')}`,
@@ -193,10 +234,7 @@ export function installRoutes(
         },
       });
     }
-    const issued = install.issued.get(shop) ?? new Set<string>();
-    issued.add(tokenHash(token));
-    install.issued.set(shop, issued);
-    return c.json({ access_token: token, scope: '' });
+    return c.json(issue());
   });
 
   // Sandbox API: uninstall the app from a sandbox store. Its tokens stop working and Flowport gets
@@ -206,6 +244,7 @@ export function installRoutes(
     const a = need();
     for (const h of install.issued.get(shop) ?? []) install.revokedTokens.add(h);
     install.issued.delete(shop);
+    for (const [h, s] of install.refreshTokens) if (s === shop) install.refreshTokens.delete(h);
     const body = JSON.stringify({
       id: sandboxShopNumericId(shop),
       name: shop.replace(/\.myshopify\.com$/, ''),
