@@ -177,6 +177,14 @@ describe("Flow's trigger lifecycle", () => {
     expect(list.data.map((e) => e.id)).toEqual([skipped]);
     const setup = await fetch(`${server.url}/agent/v1/setup`, { headers: { authorization: `Bearer ${grant.token}` } });
     expect(JSON.stringify(await setup.json())).toContain('No enabled workflow uses external-event');
+    const receipt = await fetch(`${server.url}/agent/v1/events/${skipped}/receipt`, {
+      headers: { authorization: `Bearer ${grant.token}` },
+    });
+    expect(((await receipt.json()) as { handoff: { flow_readiness: unknown } }).handoff.flow_readiness).toEqual({
+      trigger: 'external-event',
+      enabled_workflow: 'no',
+      since: signalAt,
+    });
 
     expect((await setWorkflow(server, domain, 'external-event', true)).flowport_status).toBe(200);
     const sent = await send(endpointId, 'enabled');
