@@ -2,7 +2,8 @@
 // Install on the sandbox's Shopify authorize page → signed in on the merchant page → a grant made
 // there → its token works on the Agent API. The merchant page passes axe (WCAG 2.1 A/AA: no serious
 // or critical violation) at 1280 px and 390 px, and works with JavaScript turned off. The page's
-// CSP allows no script at all, so axe runs in contexts that bypass CSP (bypassCSP).
+// CSP allows one script (the copy button's, by hash); axe comes in as an init script, as in the
+// docs site's sweep.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
@@ -27,7 +28,6 @@ afterAll(async () => {
 });
 
 async function serious(page: Page): Promise<{ id: string; impact: string | null; targets: string[] }[]> {
-  await page.addScriptTag({ content: AXE_SOURCE });
   return page.evaluate(async (tags) => {
     const axe = (
       globalThis as unknown as {
@@ -55,7 +55,9 @@ async function installIn(page: Page, shop: string): Promise<void> {
 describe('install in a browser', () => {
   it('installs, lands signed in, creates a grant whose token works on the Agent API', async () => {
     const shop = uniqueShop('browser');
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.addInitScript({ content: AXE_SOURCE });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     const page = await context.newPage();
     try {
       await installIn(page, shop);
@@ -73,6 +75,10 @@ describe('install in a browser', () => {
       const token = await tokenField.inputValue();
       expect(token).toMatch(/^fpg_/);
       expect(await serious(page)).toEqual([]);
+      // The copy button (the page's one script, allowed by its CSP hash) copies the token.
+      await page.getByRole('button', { name: 'Copy token' }).click();
+      await expect.poll(() => page.getByRole('button', { name: 'Copied' }).count()).toBe(1);
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
 
       const res = await fetch(`${server.url}/agent/v1/grant`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
@@ -94,12 +100,15 @@ describe('install in a browser', () => {
       await page.getByLabel('Actor kind').selectOption('human');
       await page.getByRole('button', { name: 'Create grant' }).click();
       await expect.poll(() => page.getByLabel(/^Token for No-JS person/).count()).toBe(1);
+      // Without JavaScript there is no copy button: the token waits in its read-only field.
+      expect(await page.getByRole('button', { name: 'Copy token' }).count()).toBe(0);
       await page.getByRole('button', { name: /Revoke grant No-JS person/ }).click();
       await expect.poll(() => page.getByRole('cell', { name: /^revoked / }).count()).toBe(1);
     } finally {
       await context.close();
     }
-    const axeContext = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });
+    const axeContext = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    await axeContext.addInitScript({ content: AXE_SOURCE });
     const axePage = await axeContext.newPage();
     try {
       await installIn(axePage, uniqueShop('phone-axe'));

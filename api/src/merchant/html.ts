@@ -1,6 +1,7 @@
 // Server-rendered HTML for the merchant page and the install path's pages: one layout in the
 // docs site's look (its teal accent and type, light and dark), no JavaScript needed, WCAG AA.
 // Every page is built from escaped text through `html`; nothing user-supplied is inserted raw.
+import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { ERROR_CATALOG } from '../errors/catalog.ts';
@@ -66,6 +67,13 @@ button.secondary{background:transparent;color:var(--accent)}button.danger{backgr
 .badge{display:inline-block;padding:0 .5rem;border-radius:1rem;border:1px solid currentColor;font-size:.85rem}
 `;
 
+/**
+ * The page's only script, allowed by its hash: progressive enhancement for "copy" buttons (hidden
+ * until this runs). Without JavaScript the value stays in a read-only field to select and copy.
+ */
+const COPY_SCRIPT = `for(const b of document.querySelectorAll('button[data-copy]')){b.hidden=false;b.addEventListener('click',async()=>{const f=document.getElementById(b.dataset.copy);if(!f)return;try{await navigator.clipboard.writeText(f.value);b.textContent='Copied';}catch{f.select();}});}`;
+const COPY_SCRIPT_HASH = `'sha256-${createHash('sha256').update(COPY_SCRIPT).digest('base64')}'`;
+
 export function page(
   c: Context<AppEnv>,
   opts: { title: string; body: Html; header?: Html; status?: number },
@@ -76,14 +84,14 @@ export function page(
   c.header('Referrer-Policy', 'same-origin');
   c.header(
     'Content-Security-Policy',
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'",
+    `default-src 'none'; style-src 'unsafe-inline'; script-src ${COPY_SCRIPT_HASH}; form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'`,
   );
   const doc = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${opts.title} · Flowport</title><style>${new Html(STYLE)}</style></head>
 <body><a class="skip" href="#main">Skip to content</a>
 <header><a class="brand" href="/merchant">Flowport</a>${opts.header ?? new Html('')}</header>
-<main id="main">${opts.body}</main></body></html>`;
+<main id="main">${opts.body}</main><script>${new Html(COPY_SCRIPT)}</script></body></html>`;
   return c.html(doc.value, (opts.status ?? 200) as 200);
 }
 

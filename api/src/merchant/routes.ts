@@ -329,6 +329,7 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
 <p>This token is shown once. Flowport stores only its hash; if it is lost, revoke the grant and create another.</p>
 <label for="grant-token">Token for ${grant.actor.name} (${grant.tier}, expires ${grant.expires_at})</label>
 <input id="grant-token" type="text" readonly value="${grant.token}" data-grant-id="${grant.id}">
+<p><button type="button" class="secondary" data-copy="grant-token" hidden>Copy token</button></p>
 <p class="muted">Select the field and copy (Ctrl+C or ⌘C). Use it as <code>Authorization: Bearer &lt;GRANT_TOKEN&gt;</code>.</p></div>`;
       return renderMerchantPage(c, services, session, notice);
     }),
