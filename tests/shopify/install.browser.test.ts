@@ -78,7 +78,7 @@ describe('install in a browser', () => {
       // The copy button (the page's one script, allowed by its CSP hash) copies the token.
       await page.getByRole('button', { name: 'Copy token' }).click();
       await expect.poll(() => page.getByRole('button', { name: 'Copied' }).count()).toBe(1);
-      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+      expect(await page.evaluate('navigator.clipboard.readText()')).toBe(token);
 
       const res = await fetch(`${server.url}/agent/v1/grant`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
