@@ -5,11 +5,11 @@
 // and an endpoint changed through any process drops out of every process's intake cache the same
 // way (a lost notification is bounded by config.intake.endpointCacheMs).
 import { COMPLIANCE_WEBHOOK_PATH, complianceRoutes } from './shopify/compliance.ts';
-import { localSandboxBaseUrl, shopifyAppCredentials } from './shopify/app.ts';
+import { localSandboxBaseUrl, shopifyAppCredentials } from './lib/shopify-app.ts';
 import { flowLifecycleRoutes } from './shopify/flow-lifecycle.ts';
 import { oauthRoutes } from './shopify/oauth.ts';
 import { uninstallRoutes } from './shopify/uninstall.ts';
-import { merchantRoutes } from './merchant/routes.ts';
+import { merchantRoutes } from './shopify/merchant/routes.ts';
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -18,19 +18,19 @@ import type { Hono } from 'hono';
 import { grantGuard } from './auth/guard.ts';
 import { type Config, isSandbox } from './config.ts';
 import { DeliveryWorker } from './handoff/worker.ts';
-import { metricsRoutes } from './handoff/metrics.ts';
+import { metricsRoutes } from './http/metrics.ts';
 import { createApp } from './http/app.ts';
 import type { AppEnv } from './http/types.ts';
 import { Intake } from './intake/intake.ts';
-import { withIntakeFastPath } from './intake/node-intake.ts';
-import { intakeRoutes } from './intake/routes.ts';
-import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './intents/shared-diagnostics.ts';
+import { withIntakeFastPath } from './http/node-intake.ts';
+import { intakeRoutes } from './http/intake-routes.ts';
+import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './http/shared-diagnostics.ts';
 import { SecretBox } from './lib/crypto.ts';
 import { INGEST_PATH_PREFIX, MCP_PATH } from './lib/package-info.ts';
 import { mcpApp, PROTECTED_RESOURCE_METADATA_PREFIX, protectedResourceMetadataApp } from './mcp/http.ts';
 import { installGuard } from './operations/pipeline.ts';
 import { OPERATIONS } from './operations/registry.ts';
-import type { AnyOperation, Services } from './operations/types.ts';
+import type { AnyOperation, Services } from './core/types.ts';
 import { AppError } from './errors/problem.ts';
 import { createSandboxState, SANDBOX_MOUNT_PATH, type SandboxState, sandboxApp } from './sandbox/app.ts';
 import type { ShopRow } from './services/shops.ts';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { newId } from '../../api/src/ids.ts';
 import { SANDBOX_MOUNT_PATH } from '../../api/src/sandbox/app.ts';
-import { SANDBOX_APP_FILE, SHOPIFY_APP_PATHS, signOAuthQuery } from '../../api/src/shopify/app.ts';
+import { SANDBOX_APP_FILE, SHOPIFY_APP_PATHS, signOAuthQuery } from '../../api/src/lib/shopify-app.ts';
 import type { TestServer } from '../helpers/runtime.ts';
 
 export class CookieJar {

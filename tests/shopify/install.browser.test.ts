@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHOPIFY_APP_PATHS } from '../../api/src/shopify/app.ts';
+import { SHOPIFY_APP_PATHS } from '../../api/src/lib/shopify-app.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { launchBrowser } from '../site/helpers/browser.ts';
 import { uniqueShop } from './helpers.ts';

@@ -2,7 +2,7 @@
 // created, token stored encrypted, merchant signed in, a grant made on the merchant page works on
 // the Agent API), and every refusal of the OAuth callback, each a page with its code, writing nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHOPIFY_APP_PATHS } from '../../api/src/shopify/app.ts';
+import { SHOPIFY_APP_PATHS } from '../../api/src/lib/shopify-app.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { authorize, CookieJar, csrfOf, go, install, resigned, sandboxApp, uniqueShop } from './helpers.ts';
 

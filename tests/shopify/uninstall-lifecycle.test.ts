@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { INGEST_PATH_PREFIX } from '../../api/src/lib/package-info.ts';
 import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
-import { SHOPIFY_APP_PATHS, signWebhookBody } from '../../api/src/shopify/app.ts';
+import { SHOPIFY_APP_PATHS, signWebhookBody } from '../../api/src/lib/shopify-app.ts';
 import { eventRow, postSigned, waitFor, workerSettings } from '../handoff/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { go, install, sandboxApp, sandboxUrl, setWorkflow, uniqueShop } from './helpers.ts';

@@ -17,7 +17,7 @@ import {
   TERMINAL_STATES,
 } from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import { consumeCapRemaining } from './usage-view.ts';
 import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';

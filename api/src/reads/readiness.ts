@@ -4,7 +4,7 @@
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { SHOP_HOLDS, shopHoldFor } from '../handoff/outcomes.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
-import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../shopify/flow-lifecycle.ts';
+import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
 import type { Db } from '../store/db.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
 

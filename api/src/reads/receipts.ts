@@ -6,7 +6,7 @@
 // together by id. Every receipt read goes through this module.
 import { handleForVariant } from '../handoff/triggers.ts';
 import type { TriggerVariant } from '../services/endpoints.ts';
-import { flowReadiness } from '../shopify/flow-lifecycle.ts';
+import { flowReadiness } from '../handoff/flow-readiness.ts';
 import { ACK_HTTP_STATUS, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { ID_PREFIXES } from '../ids.ts';
 import type { Db, SqlParam } from '../store/db.ts';

@@ -20,7 +20,7 @@ import {
 
 export { FLOW_PAYLOAD_LIMIT_BYTES };
 
-export const SANDBOX_MOUNT_PATH = '/sandbox/shopify';
+export { SANDBOX_MOUNT_PATH } from '../lib/shopify-app.ts';
 
 export const SANDBOX_MESSAGES = {
   invalidToken: '[API] Invalid API key or access token (unrecognized login or wrong password)',

@@ -5,10 +5,10 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGrant } from '../auth/grants.ts';
 import { joinUrl } from '../docs-paths.ts';
-import { SHOPIFY_APP_PATHS } from '../shopify/app.ts';
+import { SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
 import { randomToken } from '../lib/crypto.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import { DEFAULT_HMAC, generateSecret, getEndpoint, insertEndpoint, PLAIN_MAPPING } from '../services/endpoints.ts';
 import { createShop, getShop } from '../services/shops.ts';
 

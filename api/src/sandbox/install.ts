@@ -4,7 +4,7 @@
 // it sends is signed as Shopify signs it, with the app's client secret.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
-import { SHOPIFY_APP_PATHS, signOAuthQuery, signWebhookBody } from '../shopify/app.ts';
+import { SHOPIFY_APP_PATHS, signOAuthQuery, signWebhookBody } from '../lib/shopify-app.ts';
 import type { SandboxState } from './app.ts';
 
 export interface SandboxShopifyApp {

@@ -7,71 +7,13 @@ import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { SenderGoneError } from '../intake/intake.ts';
-import { readBodyCapped } from '../intake/routes.ts';
-import type { Services } from '../operations/types.ts';
-import type { Db } from '../store/db.ts';
-import { loadTriggerDefinitions } from '../handoff/triggers.ts';
-import { SHOPIFY_APP_PATHS, shopifyAppCredentials, webhookBodyVerified } from './app.ts';
+import { readBodyCapped } from '../http/intake-routes.ts';
+import type { Services } from '../core/types.ts';
+import { type FlowLifecycleSignal, recordLifecycleSignal, triggerHandleOf } from '../handoff/flow-readiness.ts';
+import { SHOPIFY_APP_PATHS, shopifyAppCredentials, webhookBodyVerified } from '../lib/shopify-app.ts';
 
 /** The largest lifecycle body read (Flow's is a few hundred bytes). */
 const MAX_LIFECYCLE_BYTES = 16 * 1024;
-
-export interface FlowLifecycleSignal {
-  shopDomain: string;
-  handle: string;
-  hasEnabledFlow: boolean;
-  /** The callback's own timestamp (ms); the newest one wins. */
-  signalAt: number;
-}
-
-export type FlowReadiness = { enabled: 'yes' | 'no'; since: number } | { enabled: 'unknown'; since: null };
-
-/** Stores a signal unless a newer one for the same shop and trigger is stored. Returns whether it was applied. */
-export async function recordLifecycleSignal(db: Db, s: FlowLifecycleSignal, now: number): Promise<boolean> {
-  const r = await db.run(
-    `INSERT INTO flow_trigger_lifecycle (shop_domain, trigger_handle, has_enabled_flow, signal_at, received_at)
-     VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (shop_domain, trigger_handle) DO UPDATE SET
-       has_enabled_flow = excluded.has_enabled_flow, signal_at = excluded.signal_at, received_at = excluded.received_at
-     WHERE flow_trigger_lifecycle.signal_at < excluded.signal_at`,
-    [s.shopDomain, s.handle, s.hasEnabledFlow ? 1 : 0, s.signalAt, now],
-  );
-  return r.changes > 0;
-}
-
-/** Whether an enabled workflow uses the trigger in this shop, per Flow's newest signal. */
-export async function flowReadiness(db: Db, shopDomain: string, handle: string): Promise<FlowReadiness> {
-  const row = await db.get<{ has_enabled_flow: number; signal_at: number | string }>(
-    'SELECT has_enabled_flow, signal_at FROM flow_trigger_lifecycle WHERE shop_domain = ? AND trigger_handle = ?',
-    [shopDomain, handle],
-  );
-  if (!row) return { enabled: 'unknown', since: null };
-  return { enabled: Number(row.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(row.signal_at) };
-}
-
-/** Every trigger's readiness in a shop, by handle (handles without a signal are absent). */
-export async function flowReadinessByHandle(db: Db, shopDomain: string): Promise<Map<string, FlowReadiness>> {
-  const rows = await db.all<{ trigger_handle: string; has_enabled_flow: number; signal_at: number | string }>(
-    'SELECT trigger_handle, has_enabled_flow, signal_at FROM flow_trigger_lifecycle WHERE shop_domain = ?',
-    [shopDomain],
-  );
-  return new Map(
-    rows.map((r) => [
-      r.trigger_handle,
-      { enabled: Number(r.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(r.signal_at) } as FlowReadiness,
-    ]),
-  );
-}
-
-/** A sentence for one trigger's readiness (setup, diagnostics, receipts, the merchant page). */
-export function describeReadiness(handle: string, r: FlowReadiness): string {
-  if (r.enabled === 'unknown')
-    return `Flow has not said yet whether an enabled workflow uses ${handle} (no lifecycle callback): Flowport calls Shopify for every event.`;
-  const since = new Date(r.since).toISOString();
-  return r.enabled === 'yes'
-    ? `An enabled workflow uses ${handle} (Flow said so at ${since}).`
-    : `No enabled workflow uses ${handle} (Flow said so at ${since}): its events end no_workflow without a call to Shopify. Turn on a workflow, then replay them.`;
-}
 
 function parseSignal(raw: Uint8Array): FlowLifecycleSignal {
   let body: Record<string, unknown>;
@@ -107,22 +49,6 @@ function parseSignal(raw: Uint8Array): FlowLifecycleSignal {
     hasEnabledFlow: enabled,
     signalAt,
   };
-}
-
-/**
- * The trigger handle a callback's flow_trigger_definition_id names. Shopify documents it as "the
- * unique identifier for your Flow trigger" with a trigger's name as the example ("Add row to
- * spreadsheet"), so both the extension's handle and its name are accepted (ADR 1200); anything
- * else is kept as sent (it then matches no trigger Flowport calls).
- */
-export function triggerHandleOf(definitionId: string): string {
-  const defs = loadTriggerDefinitions();
-  const id = definitionId.trim();
-  return (
-    defs.find((d) => d.handle === id)?.handle ??
-    defs.find((d) => d.name.toLowerCase() === id.toLowerCase())?.handle ??
-    id
-  );
 }
 
 export function flowLifecycleRoutes(getServices: () => Services): Hono<AppEnv> {

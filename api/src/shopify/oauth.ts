@@ -16,23 +16,17 @@ import { releaseShopInTx } from '../handoff/lifecycle.ts';
 import type { AppEnv } from '../http/types.ts';
 import { newId } from '../ids.ts';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
-import { errorPage } from '../merchant/html.ts';
-import { createMerchantSession, isSecureUrl, setSessionCookie } from '../merchant/session.ts';
-import type { Services } from '../operations/types.ts';
+import { errorPage } from './merchant/html.ts';
+import { createMerchantSession, isSecureUrl, setSessionCookie } from './merchant/session.ts';
+import type { Services } from '../core/types.ts';
+import { requestToken, type TokenResponse } from '../handoff/shop-tokens.ts';
 import { SHOP_DOMAIN_RE } from '../services/shops.ts';
-import {
-  localSandboxBaseUrl,
-  oauthQueryVerified,
-  SHOPIFY_APP_PATHS,
-  shopAdminOrigin,
-  shopifyAppCredentials,
-} from './app.ts';
+import { oauthQueryVerified, SHOPIFY_APP_PATHS, shopAdminOrigin, shopifyAppCredentials } from '../lib/shopify-app.ts';
 
 export const OAUTH_STATE_COOKIE = 'flowport_oauth_state';
 export const OAUTH_STATE_TTL_MS = 10 * 60_000;
 /** How far the callback's timestamp may be from this clock (as @shopify/shopify-api). */
 export const OAUTH_TIMESTAMP_TOLERANCE_S = 90;
-const EXCHANGE_TIMEOUT_MS = 10_000;
 
 export const INSTALL_ACTOR: AuditActor = { kind: 'system', name: 'Shopify (app install)' };
 
@@ -53,12 +47,6 @@ function credentialsOrRefuse(services: Services) {
   const app = shopifyAppCredentials(services.config);
   if (!app) throw new AppError('shopify_install_not_configured');
   return app;
-}
-
-/** Where this server calls a store's Admin API (the in-process stand-in in sandbox mode). */
-function adminApiOrigin(services: Services, shop: string): string {
-  if (isSandbox(services.config)) return `${localSandboxBaseUrl(services.config)}/${shop}`;
-  return (services.config.shopify.adminBaseUrl ?? 'https://{shop}').replace('{shop}', shop);
 }
 
 /** Starts an OAuth round trip: a state row and cookie, then the redirect to the authorize page. */
@@ -86,54 +74,6 @@ export async function startOAuth(c: Context<AppEnv>, services: Services, shop: s
   });
   if (mode === 'online') q.append('grant_options[]', 'per-user');
   return c.redirect(`${shopAdminOrigin(services.config, shop)}/admin/oauth/authorize?${q.toString()}`, 302);
-}
-
-interface TokenResponse {
-  access_token: string;
-  scope?: string;
-  expires_in?: number;
-  refresh_token?: string;
-  refresh_token_expires_in?: number;
-  associated_user?: { id?: number | string; first_name?: string; last_name?: string; email?: string };
-}
-
-/** POST /admin/oauth/access_token; shopify_unreachable on any failure. */
-export async function requestToken(
-  services: Services,
-  shop: string,
-  body: Record<string, string>,
-): Promise<TokenResponse> {
-  let res: Response;
-  try {
-    res = await fetch(`${adminApiOrigin(services, shop)}/admin/oauth/access_token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(EXCHANGE_TIMEOUT_MS),
-    });
-  } catch (err) {
-    throw new AppError('shopify_unreachable', {
-      detail: `Flowport could not reach ${shop} to exchange the code (${(err as Error).name === 'TimeoutError' ? 'timed out' : 'connection failed'}).`,
-    });
-  }
-  const text = await res.text().catch(() => '');
-  if (!res.ok)
-    throw new AppError('shopify_unreachable', {
-      detail: `${shop} refused the code exchange (HTTP ${res.status}).`,
-    });
-  let parsed: TokenResponse;
-  try {
-    parsed = JSON.parse(text) as TokenResponse;
-  } catch {
-    throw new AppError('shopify_unreachable', {
-      detail: `${shop} answered the code exchange with something unreadable.`,
-    });
-  }
-  if (typeof parsed?.access_token !== 'string' || parsed.access_token === '')
-    throw new AppError('shopify_unreachable', {
-      detail: `${shop} answered the code exchange without an access token.`,
-    });
-  return parsed;
 }
 
 /** The shop's token columns from a token response (expiring offline tokens carry a refresh token). */

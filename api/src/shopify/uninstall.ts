@@ -9,10 +9,10 @@ import { AppError } from '../errors/problem.ts';
 import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { AppEnv } from '../http/types.ts';
 import { SenderGoneError } from '../intake/intake.ts';
-import { readBodyCapped } from '../intake/routes.ts';
-import { revokeShopSessions } from '../merchant/session.ts';
-import type { Services } from '../operations/types.ts';
-import { SHOPIFY_APP_PATHS, shopifyAppCredentials, webhookBodyVerified } from './app.ts';
+import { readBodyCapped } from '../http/intake-routes.ts';
+import { revokeShopSessions } from './merchant/session.ts';
+import type { Services } from '../core/types.ts';
+import { SHOPIFY_APP_PATHS, shopifyAppCredentials, webhookBodyVerified } from '../lib/shopify-app.ts';
 
 export const APP_UNINSTALLED_TOPIC = 'app/uninstalled';
 export const UNINSTALL_ACTOR: AuditActor = { kind: 'system', name: 'Shopify (app/uninstalled webhook)' };

@@ -1,13 +1,16 @@
-// The Shopify app's side of Flowport: its credentials, the paths shopify.app.toml declares, and
-// the two ways Shopify signs what it sends (ADR 1200). In sandbox mode without configured
+// The Shopify app's side of Flowport, as plain facts and functions every floor may use: its
+// credentials, the paths shopify.app.toml declares, where a store's admin is, and the two ways
+// Shopify signs what it sends (ADR 1200). In sandbox mode without configured
 // credentials the app uses the sandbox app's own client id and secret, generated once in the data
 // dir, so the install path works with no setup; the sandbox's Shopify stand-in signs with them.
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Config, isSandbox } from '../config.ts';
-import { safeEqual } from '../lib/crypto.ts';
-import { SANDBOX_MOUNT_PATH } from '../sandbox/app.ts';
+import { safeEqual } from './crypto.ts';
+
+/** Where the sandbox's Shopify stand-in is mounted in a Flowport server (sandbox mode). */
+export const SANDBOX_MOUNT_PATH = '/sandbox/shopify';
 
 /** Every URL path shopify.app.toml points Shopify at (tests/shopify/app-config.test.ts checks them). */
 export const SHOPIFY_APP_PATHS = {
@@ -61,6 +64,12 @@ export function shopifyAppCredentials(config: Config): ShopifyAppCredentials | n
 /** Where the in-process sandbox listens (loopback, so the worker never leaves the machine). */
 export function localSandboxBaseUrl(config: Config): string {
   return `http://127.0.0.1:${config.port}${SANDBOX_MOUNT_PATH}`;
+}
+
+/** Where this server calls a store's Admin API and OAuth token endpoint (the in-process stand-in in sandbox mode). */
+export function adminApiOrigin(config: Config, domain: string): string {
+  if (isSandbox(config)) return `${localSandboxBaseUrl(config)}/${domain}`;
+  return (config.shopify.adminBaseUrl ?? 'https://{shop}').replace('{shop}', domain);
 }
 
 /** Where the browser goes for a shop's admin pages (authorize): the store, or the sandbox's stand-in. */

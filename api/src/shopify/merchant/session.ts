@@ -5,12 +5,12 @@
 // sign-out, or when the app is uninstalled from its shop.
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { AppError } from '../errors/problem.ts';
-import type { AppEnv } from '../http/types.ts';
-import { newId } from '../ids.ts';
-import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
-import type { Services } from '../operations/types.ts';
-import type { Db } from '../store/db.ts';
+import { AppError } from '../../errors/problem.ts';
+import type { AppEnv } from '../../http/types.ts';
+import { newId } from '../../ids.ts';
+import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.ts';
+import type { Services } from '../../core/types.ts';
+import type { Db } from '../../store/db.ts';
 
 export const MERCHANT_SESSION_COOKIE = 'flowport_merchant';
 export const MERCHANT_SESSION_MS = 8 * 3_600_000;

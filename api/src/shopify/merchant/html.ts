@@ -3,10 +3,10 @@
 // Every page is built from escaped text through `html`; nothing user-supplied is inserted raw.
 import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
-import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
-import { ERROR_CATALOG } from '../errors/catalog.ts';
-import type { AppError } from '../errors/problem.ts';
-import type { AppEnv } from '../http/types.ts';
+import { DOCS_PATHS, errorDocsPath, joinUrl } from '../../docs-paths.ts';
+import { ERROR_CATALOG } from '../../errors/catalog.ts';
+import type { AppError } from '../../errors/problem.ts';
+import type { AppEnv } from '../../http/types.ts';
 
 /** Text made safe for HTML content and attribute values. */
 export function esc(value: unknown): string {

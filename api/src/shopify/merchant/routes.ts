@@ -6,21 +6,21 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { jwtVerify } from 'jose';
-import { appendAudit } from '../audit/log.ts';
-import { createGrant, MAX_GRANT_DAYS } from '../auth/grants.ts';
-import { TIER_DESCRIPTIONS, TIERS, type Tier } from '../auth/scopes.ts';
-import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
-import { AppError } from '../errors/problem.ts';
-import { EVENT_STATES, shopHoldFor } from '../handoff/outcomes.ts';
-import { handleForVariant } from '../handoff/triggers.ts';
-import type { AppEnv } from '../http/types.ts';
-import type { Services } from '../operations/types.ts';
-import { WINDOW_MS } from '../reads/readiness.ts';
-import { TRIGGER_VARIANTS } from '../services/endpoints.ts';
-import { SHOP_DOMAIN_RE } from '../services/shops.ts';
-import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../shopify/app.ts';
-import { describeReadiness, flowReadinessByHandle } from '../shopify/flow-lifecycle.ts';
-import { asPage } from '../shopify/oauth.ts';
+import { appendAudit } from '../../audit/log.ts';
+import { createGrant, MAX_GRANT_DAYS } from '../../auth/grants.ts';
+import { TIER_DESCRIPTIONS, TIERS, type Tier } from '../../auth/scopes.ts';
+import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
+import { AppError } from '../../errors/problem.ts';
+import { EVENT_STATES, shopHoldFor } from '../../handoff/outcomes.ts';
+import { handleForVariant } from '../../handoff/triggers.ts';
+import type { AppEnv } from '../../http/types.ts';
+import type { Services } from '../../core/types.ts';
+import { WINDOW_MS } from '../../reads/readiness.ts';
+import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
+import { SHOP_DOMAIN_RE } from '../../services/shops.ts';
+import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../../lib/shopify-app.ts';
+import { describeReadiness, flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
+import { asPage } from '../oauth.ts';
 import { Html, html, page } from './html.ts';
 import {
   CSRF_FIELD,

@@ -2,11 +2,11 @@
 // Flowport in sandbox mode: `flowport sandbox workflows enable|disable --shop … --trigger …`
 // (a sandbox workflow using the trigger is turned on or off; Flow's lifecycle callback follows)
 // and `flowport sandbox uninstall --shop …` (the app is uninstalled there; app/uninstalled follows).
-import type { OperatorCommand } from '../cli/definitions.ts';
-import { CLI_ENV, DEFAULT_PORT } from '../config.ts';
-import type { StandaloneHandler } from '../cli/handlers.ts';
-import { AppError } from '../errors/problem.ts';
-import { SANDBOX_MOUNT_PATH } from './app.ts';
+import type { OperatorCommand } from '../definitions.ts';
+import { CLI_ENV, DEFAULT_PORT } from '../../config.ts';
+import type { StandaloneHandler } from '../handlers.ts';
+import { AppError } from '../../errors/problem.ts';
+import { SANDBOX_MOUNT_PATH } from '../../sandbox/app.ts';
 
 // As the CLI's DEFAULT_BASE_URL (not imported: definitions.ts imports this file).
 const DEFAULT_BASE_URL = `http://localhost:${DEFAULT_PORT}`;
