@@ -174,6 +174,27 @@ describe('OAuth refusals (each a page with its code; nothing written)', () => {
     await expectRefusalPage(await go(other, swapped), 400, 'shopify_oauth_state_invalid');
   });
 
+  it('a state this Flowport did not issue, even in a matching cookie; starting an install writes nothing', async () => {
+    const count = async () =>
+      Number(
+        (await server.runtime.services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM shopify_oauth_states'))?.n,
+      );
+    const before = await count();
+    for (let i = 0; i < 5; i++) {
+      const res = await go(new CookieJar(), `${server.url}${SHOPIFY_APP_PATHS.install}?shop=${uniqueShop('flood')}`);
+      expect(res.status).toBe(302);
+    }
+    expect(await count()).toBe(before);
+    const shop = uniqueShop('forged-state');
+    const jar = new CookieJar();
+    const callback = await authorize(server, jar, shop);
+    const made = 'eyJzaG9wIjoieCJ9.AAAA';
+    jar.cookies.set('flowport_oauth_state', made);
+    const forged = resigned(callback, sandboxApp(server).client_secret, { state: made });
+    await expectRefusalPage(await go(jar, forged), 400, 'shopify_oauth_state_invalid');
+    expect(await shopRow(shop)).toBeUndefined();
+  });
+
   it('an old timestamp', async () => {
     const shop = uniqueShop('time');
     const jar = new CookieJar();

@@ -5,7 +5,9 @@
 // shop (releasing its held events) and signs the merchant in, in one audited transaction.
 // `GET /merchant/sign-in?shop=…` is the same round trip in online (per-user) mode: it signs a
 // staff member of an installed store in and stores no token. Every refusal is a page with a stable
-// code and its docs link; a refused callback writes nothing but the spent state.
+// code and its docs link; a refused callback writes nothing but the spent state (and starting an
+// install writes nothing at all: the state is signed, not stored).
+import { createHmac } from 'node:crypto';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
@@ -49,16 +51,44 @@ function credentialsOrRefuse(services: Services) {
   return app;
 }
 
-/** Starts an OAuth round trip: a state row and cookie, then the redirect to the authorize page. */
+/**
+ * The state of one round trip: `<payload>.<mac>`, the payload naming a random nonce, the shop, the
+ * mode and the expiry, the mac an HMAC-SHA256 of it with a key derived from the client secret. It
+ * is self-contained, so starting an install writes nothing (an unauthenticated GET cannot fill the
+ * store); it is single-use because the callback records it as spent (shopify_oauth_states).
+ */
+function stateKey(clientSecret: string): Buffer {
+  return createHmac('sha256', clientSecret).update('flowport:oauth-state:v1').digest();
+}
+
+export function mintState(clientSecret: string, claims: { shop: string; mode: Mode; exp: number }): string {
+  const payload = Buffer.from(JSON.stringify({ n: randomToken(16), ...claims })).toString('base64url');
+  return `${payload}.${createHmac('sha256', stateKey(clientSecret)).update(payload).digest('base64url')}`;
+}
+
+function readState(clientSecret: string, state: string): { shop: string; mode: Mode; exp: number } | null {
+  const [payload, mac, extra] = state.split('.');
+  if (!payload || !mac || extra !== undefined || state.length > 512) return null;
+  const want = createHmac('sha256', stateKey(clientSecret)).update(payload).digest('base64url');
+  if (!safeEqual(mac, want)) return null;
+  try {
+    const c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+      shop?: unknown;
+      mode?: unknown;
+      exp?: unknown;
+    };
+    if (typeof c.shop !== 'string' || (c.mode !== 'offline' && c.mode !== 'online') || typeof c.exp !== 'number')
+      return null;
+    return { shop: c.shop, mode: c.mode, exp: c.exp };
+  } catch {
+    return null;
+  }
+}
+
+/** Starts an OAuth round trip: a signed state in a cookie, then the redirect to the authorize page. */
 export async function startOAuth(c: Context<AppEnv>, services: Services, shop: string, mode: Mode): Promise<Response> {
   const app = credentialsOrRefuse(services);
-  const now = services.now();
-  const state = randomToken(24);
-  await services.db.run('DELETE FROM shopify_oauth_states WHERE expires_at < ?', [now]);
-  await services.db.run(
-    'INSERT INTO shopify_oauth_states (state_hash, shop_domain, mode, created_at, expires_at) VALUES (?, ?, ?, ?, ?)',
-    [sha256Hex(state), shop, mode, now, now + OAUTH_STATE_TTL_MS],
-  );
+  const state = mintState(app.clientSecret, { shop, mode, exp: services.now() + OAUTH_STATE_TTL_MS });
   setCookie(c, OAUTH_STATE_COOKIE, state, {
     httpOnly: true,
     sameSite: 'Lax',
@@ -118,20 +148,29 @@ async function checkCallback(c: Context<AppEnv>, services: Services): Promise<{ 
         ? 'The state in the callback is not the one this browser was given.'
         : 'This browser has no install in progress (no state cookie): it expired, was used, or the install started elsewhere.',
     });
-  const spent = await services.db.get<{ shop_domain: string; mode: Mode; expires_at: number | string }>(
-    'DELETE FROM shopify_oauth_states WHERE state_hash = ? RETURNING shop_domain, mode, expires_at',
-    [sha256Hex(state)],
-  );
-  if (!spent) throw new AppError('shopify_oauth_state_invalid', { detail: 'This state was already used once.' });
-  if (Number(spent.expires_at) < services.now())
+  const claims = readState(app.clientSecret, state);
+  if (!claims)
+    throw new AppError('shopify_oauth_state_invalid', { detail: 'The state was not issued by this Flowport.' });
+  const now = services.now();
+  if (claims.exp < now)
     throw new AppError('shopify_oauth_state_invalid', { detail: 'This state is more than 10 minutes old.' });
-  if (spent.shop_domain !== shop)
+  if (claims.shop !== shop)
     throw new AppError('shopify_oauth_state_invalid', { detail: 'This state was issued for another store.' });
+  // Spent once: the first callback records it; a replay finds it recorded. Spent states are kept
+  // until they would have expired anyway.
+  await services.db.run('DELETE FROM shopify_oauth_states WHERE expires_at < ?', [now]);
+  const spent = await services.db.run(
+    `INSERT INTO shopify_oauth_states (state_hash, shop_domain, mode, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (state_hash) DO NOTHING`,
+    [sha256Hex(state), shop, claims.mode, now, claims.exp],
+  );
+  if (spent.changes === 0)
+    throw new AppError('shopify_oauth_state_invalid', { detail: 'This state was already used once.' });
   if (params.get('error'))
     throw new AppError('shopify_install_denied', {
       detail: `The install on ${shop} was declined on Shopify's authorize page (${params.get('error')?.slice(0, 100)}).`,
     });
-  return { shop, mode: spent.mode };
+  return { shop, mode: claims.mode };
 }
 
 /** Creates or reconnects the shop from a fresh offline token; one audited transaction. Returns the session cookie value. */

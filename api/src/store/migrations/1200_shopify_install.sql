@@ -9,8 +9,9 @@ ALTER TABLE shops ADD COLUMN access_token_expires_at BIGINT;
 ALTER TABLE shops ADD COLUMN refresh_token_enc TEXT;
 ALTER TABLE shops ADD COLUMN refresh_token_expires_at BIGINT;
 
--- One OAuth round trip: a single-use state bound to the browser by a cookie holding `nonce`
--- (stored hashed). Consumed (deleted) by the callback whatever its outcome.
+-- OAuth states already spent (stored hashed): the state is signed and self-contained, bound to the
+-- browser by a cookie; a callback that passes the HMAC and cookie checks records its state here,
+-- so a second use finds it. Rows are deleted once the state would have expired anyway.
 CREATE TABLE shopify_oauth_states (
   state_hash TEXT PRIMARY KEY,
   shop_domain TEXT NOT NULL,
