@@ -17,6 +17,7 @@ import { SHOPIFY_APP_PATHS, shopifyAppCredentials, webhookBodyVerified } from '.
 export const APP_UNINSTALLED_TOPIC = 'app/uninstalled';
 export const UNINSTALL_ACTOR: AuditActor = { kind: 'system', name: 'Shopify (app/uninstalled webhook)' };
 const MAX_WEBHOOK_BYTES = 256 * 1024;
+const WEBHOOK_ID_KEEP_MS = 7 * 86_400_000;
 
 export interface UninstallResult {
   duplicate: boolean;
@@ -33,6 +34,8 @@ export async function applyUninstall(
 ): Promise<UninstallResult> {
   const now = services.now();
   return services.db.tx(async (tx) => {
+    // Shopify retries a webhook for up to 48 hours; ids older than a week cannot come back.
+    await tx.run('DELETE FROM shopify_webhook_deliveries WHERE received_at < ?', [now - WEBHOOK_ID_KEEP_MS]);
     const first = await tx.run(
       `INSERT INTO shopify_webhook_deliveries (webhook_id, topic, shop_domain, received_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (webhook_id) DO NOTHING`,

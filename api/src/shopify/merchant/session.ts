@@ -42,6 +42,8 @@ export async function createMerchantSession(
 ): Promise<{ id: string; token: string }> {
   const token = randomToken(32);
   const id = newId('merchantSession');
+  // Sessions long over (expired a day ago) are of no use to anyone; the audit log keeps their ids.
+  await tx.run('DELETE FROM merchant_sessions WHERE expires_at < ?', [now - 86_400_000]);
   await tx.run(
     `INSERT INTO merchant_sessions (id, token_hash, shop_id, user_name, user_id, source, csrf_token, created_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
