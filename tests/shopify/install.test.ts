@@ -118,6 +118,29 @@ describe('OAuth install', () => {
     expect(await page.text()).toContain('Sandbox Owner');
   });
 
+  it('opened from the Shopify admin (application_url?shop=…): signs in on an installed store, installs on another', async () => {
+    const installed = uniqueShop('opened');
+    await install(server, installed);
+    const jar = new CookieJar();
+    const callback = await authorize(
+      server,
+      jar,
+      installed,
+      'install',
+      `${SHOPIFY_APP_PATHS.merchant}?shop=${installed}`,
+    );
+    expect(new URL(callback).pathname).toBe(SHOPIFY_APP_PATHS.oauthCallback);
+    expect((await go(jar, callback)).status).toBe(303);
+    expect(await (await go(jar, `${server.url}${SHOPIFY_APP_PATHS.merchant}`)).text()).toContain('Sandbox Owner');
+    const fresh = uniqueShop('opened-new');
+    const other = new CookieJar();
+    const started = await go(other, `${server.url}${SHOPIFY_APP_PATHS.merchant}?shop=${fresh}`);
+    expect(started.status).toBe(302);
+    expect(new URL(started.headers.get('location') as string, server.url).searchParams.has('grant_options[]')).toBe(
+      false,
+    );
+  });
+
   it('refuses sign-in on a store where the app is not installed', async () => {
     const res = await go(
       new CookieJar(),

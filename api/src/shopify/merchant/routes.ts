@@ -20,7 +20,7 @@ import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
 import { SHOP_DOMAIN_RE } from '../../services/shops.ts';
 import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../../lib/shopify-app.ts';
 import { describeReadiness, flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
-import { asPage } from '../oauth.ts';
+import { asPage, startOAuth } from '../oauth.ts';
 import { Html, html, page } from './html.ts';
 import {
   CSRF_FIELD,
@@ -282,6 +282,17 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
         return c.redirect(MERCHANT_PATH, 303);
       }
       const session = await currentSession(c, services);
+      const shopParam = c.req.query('shop')?.trim().toLowerCase();
+      if (shopParam && SHOP_DOMAIN_RE.test(shopParam) && session?.shop_domain !== shopParam) {
+        // Opened from the Shopify admin (application_url?shop=…): sign in to that store through
+        // Shopify, or install the app there when it is not installed.
+        const row = await services.db.get<{ connection_status: string }>(
+          'SELECT connection_status FROM shops WHERE domain = ?',
+          [shopParam],
+        );
+        const installed = row !== undefined && row.connection_status !== 'uninstalled';
+        return startOAuth(c, services, shopParam, installed ? 'online' : 'offline');
+      }
       if (!session) return signInPage(c, services);
       return renderMerchantPage(c, services, session);
     });
