@@ -7,7 +7,7 @@ import { createGrant } from '../../api/src/auth/grants.ts';
 import { INGEST_PATH_PREFIX } from '../../api/src/lib/package-info.ts';
 import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { SHOPIFY_APP_PATHS, signWebhookBody } from '../../api/src/lib/shopify-app.ts';
-import { eventRow, postSigned, waitFor, workerSettings } from '../handoff/helpers.ts';
+import { eventRow, insertEvent, postSigned, waitFor, workerSettings } from '../handoff/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { go, install, sandboxApp, sandboxUrl, setWorkflow, uniqueShop } from './helpers.ts';
 
@@ -94,7 +94,22 @@ describe('app/uninstalled', () => {
     );
     expect(Number(explained?.n)).toBe(1);
 
+    // An event held since before the plan's retention (received 400 days ago): the reinstall expires it.
+    const old = await insertEvent(services(), shopId, endpointId, {
+      state: 'held',
+      receivedAt: Date.now() - 400 * 86_400_000,
+    });
+
     await install(server, domain);
+    const expired = await eventRow(services(), old);
+    expect(expired.state).toBe('failed');
+    expect(expired.support_code).toBe('FP-H-HEXP');
+    expect(
+      await services().db.get<{ body: string | null; retention_state: string }>(
+        'SELECT body, retention_state FROM events WHERE id = ?',
+        [old],
+      ),
+    ).toEqual({ body: null, retention_state: 'expired' });
     const delivered = await waitFor(async () => {
       const r = await eventRow(services(), held);
       return r.state === 'delivered' ? r : null;

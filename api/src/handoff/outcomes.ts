@@ -131,6 +131,12 @@ export const SUPPORT_CODES = {
     errorCode: 'shop_uninstalled',
     meaning: 'The app was uninstalled from the store; held until it is reinstalled.',
   },
+  expired_while_held: {
+    code: 'FP-H-HEXP',
+    state: 'failed',
+    errorCode: 'event_expired_while_held',
+    meaning: "Held past the plan's retention (the app was uninstalled); body purged at the reinstall, not delivered.",
+  },
   workflow_disabled: {
     code: 'FP-H-NOFL',
     state: 'no_workflow',

@@ -14,7 +14,8 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { appendAudit, type AuditActor } from '../audit/log.ts';
 import { isSandbox } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
-import { releaseShopInTx } from '../handoff/lifecycle.ts';
+import { bodyRetentionMs, releaseShopInTx } from '../handoff/lifecycle.ts';
+import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { AppEnv } from '../http/types.ts';
 import { newId } from '../ids.ts';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
@@ -185,6 +186,7 @@ async function completeInstall(services: Services, shop: string, t: TokenRespons
     );
     let shopId: string;
     let released = 0;
+    let expiredHeld = 0;
     if (existing) {
       shopId = existing.id;
       await tx.run(
@@ -200,6 +202,22 @@ async function completeInstall(services: Services, shop: string, t: TokenRespons
           shopId,
         ],
       );
+      // Held events past the plan's retention expire as retention says; the rest are released.
+      const plan = await tx.get<{ plan: string }>('SELECT plan FROM shops WHERE id = ?', [shopId]);
+      const expiredCode = SUPPORT_CODES.expired_while_held;
+      const expired = await tx.run(
+        `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, body = NULL, retention_state = 'expired',
+           next_attempt_at = NULL, updated_at = ?
+          WHERE shop_id = ? AND state = 'held' AND received_at <= ?`,
+        [
+          expiredCode.code,
+          expiredCode.errorCode,
+          now,
+          shopId,
+          now - bodyRetentionMs(services.config, plan?.plan ?? 'free'),
+        ],
+      );
+      expiredHeld = expired.changes;
       released = (await releaseShopInTx(tx, shopId, now)) ?? 0;
     } else {
       shopId = newId('shop');
@@ -232,7 +250,13 @@ async function completeInstall(services: Services, shop: string, t: TokenRespons
       at: now,
       details: {
         domain: shop,
-        ...(existing ? { previous_status: existing.connection_status, released_held_events: released } : {}),
+        ...(existing
+          ? {
+              previous_status: existing.connection_status,
+              released_held_events: released,
+              expired_held_events: expiredHeld,
+            }
+          : {}),
         expiring_token: cols.access_token_expires_at !== null,
         scope: t.scope ?? '',
       },

@@ -105,6 +105,16 @@ export const SHOPIFY_ERRORS = {
       "A form on the merchant page was sent without the page's anti-forgery token, with one from another session, or from another site. Only a form Flowport rendered in your session can change anything. Nothing was changed.",
     fix: 'Reload the merchant page and send the form again.',
   },
+  event_expired_while_held: {
+    status: 410,
+    title: 'Event expired while the app was uninstalled',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The event was held while the Flowport app was uninstalled from the store, and by the time the app was reinstalled it was older than the plan's body retention. The reinstall released only the events still within retention; this one ended `failed` and its body was purged as retention says. Its metadata (receipt, hash, size, attempts) stays.",
+    fix: 'Ask the sender to send the event again if it still matters. To keep held events longer, reinstall sooner or move to a plan with longer retention.',
+  },
   shop_uninstalled: {
     status: 409,
     title: 'App uninstalled; delivery held',
