@@ -323,3 +323,43 @@ describe('Shopify session token (opened inside the Shopify admin)', () => {
     );
   });
 });
+
+describe('cookies on an https public URL', () => {
+  it('are Secure, HttpOnly and SameSite=Lax', async () => {
+    const https = await startTestServer({
+      worker: false,
+      bootstrapSandbox: false,
+      env: { FLOWPORT_PUBLIC_URL: 'https://flowport.example.test' },
+    });
+    try {
+      const shop = uniqueShop('https');
+      const started = await fetch(`${https.url}${SHOPIFY_APP_PATHS.install}?shop=${shop}`, { redirect: 'manual' });
+      expect(started.status).toBe(302);
+      const stateCookie = started.headers.getSetCookie().find((c) => c.startsWith('flowport_oauth_state='));
+      expect(stateCookie).toMatch(/; HttpOnly/i);
+      expect(stateCookie).toMatch(/; Secure/i);
+      expect(stateCookie).toMatch(/; SameSite=Lax/i);
+      const { createShop } = await import('../../api/src/services/shops.ts');
+      await createShop(https.runtime.services, { domain: shop, sandbox: true, accessToken: 'shpat_x' });
+      const { SignJWT } = await import('jose');
+      const { client_id, client_secret } = sandboxApp(https);
+      const now = Math.floor(Date.now() / 1000);
+      const token = await new SignJWT({ dest: `https://${shop}`, sub: '7' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setAudience(client_id)
+        .setNotBefore(now - 5)
+        .setExpirationTime(now + 60)
+        .sign(new TextEncoder().encode(client_secret));
+      const signedIn = await fetch(`${https.url}${SHOPIFY_APP_PATHS.merchant}?id_token=${token}`, {
+        redirect: 'manual',
+      });
+      expect(signedIn.status).toBe(303);
+      const session = signedIn.headers.getSetCookie().find((c) => c.startsWith('flowport_merchant='));
+      expect(session).toMatch(/; HttpOnly/i);
+      expect(session).toMatch(/; Secure/i);
+      expect(session).toMatch(/; SameSite=Lax/i);
+    } finally {
+      await https.close();
+    }
+  });
+});
