@@ -30,7 +30,7 @@ export interface Config {
     /**
      * The app's client secret (API secret key): verifies OAuth callbacks, Shopify webhooks (privacy,
      * app/uninstalled, Flow lifecycle) and session tokens. Null: privacy webhooks are refused; in
-     * sandbox mode the install path uses the sandbox app's own credentials (api/src/shopify/app.ts).
+     * sandbox mode the install path uses the sandbox app's own credentials (api/src/lib/shopify-app.ts).
      */
     clientSecret: string | null;
     /** Access scopes the install asks for (shopify.app.toml declares the same list; a test checks it). */
