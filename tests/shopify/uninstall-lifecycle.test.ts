@@ -226,7 +226,7 @@ describe("Flow's trigger lifecycle", () => {
     expect(Number(newer?.has_enabled_flow)).toBe(0);
   });
 
-  it('refuses an unsigned or forged callback with 401 and stores nothing', async () => {
+  it('refuses an unsigned or forged callback with 401, and a signed malformed one with 400; stores nothing', async () => {
     const domain = uniqueShop('forged');
     const body = JSON.stringify({
       flow_trigger_definition_id: 'external-event',
@@ -243,6 +243,20 @@ describe("Flow's trigger lifecycle", () => {
         body,
       });
       expect(res.status).toBe(401);
+    }
+    const { client_secret } = sandboxApp(server);
+    for (const [bad, code] of [
+      ['{"flow_trigger_definition_id":', 'invalid_json'],
+      [JSON.stringify({ flow_trigger_definition_id: 'external-event', shopify_domain: domain }), 'invalid_request'],
+      [JSON.stringify({ ...JSON.parse(body), timestamp: 'yesterday' }), 'invalid_request'],
+    ] as const) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-shopify-hmac-sha256': signWebhookBody(client_secret, bad) },
+        body: bad,
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { code: string }).code).toBe(code);
     }
     const row = await services().db.get('SELECT * FROM flow_trigger_lifecycle WHERE shop_domain = ?', [domain]);
     expect(row).toBeUndefined();
