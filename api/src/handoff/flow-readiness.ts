@@ -25,6 +25,7 @@ export async function recordLifecycleSignal(db: Db, s: FlowLifecycleSignal, now:
      WHERE flow_trigger_lifecycle.signal_at < excluded.signal_at`,
     [s.shopDomain, s.handle, s.hasEnabledFlow ? 1 : 0, s.signalAt, now],
   );
+  callCache.delete(cacheKey(s.shopDomain, s.handle));
   return r.changes > 0;
 }
 
@@ -36,6 +37,32 @@ export async function flowReadiness(db: Db, shopDomain: string, handle: string):
   );
   if (!row) return { enabled: 'unknown', since: null };
   return { enabled: Number(row.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(row.signal_at) };
+}
+
+/**
+ * How long the worker trusts a readiness it read that lets it call Shopify (`yes`, `unknown`).
+ * A `no` is never cached: ending an event `no_workflow` always rests on the stored row, so a
+ * workflow turned on (in any process) is never missed; a stale `yes` at worst makes one call Flow
+ * would not have needed, as before lifecycle callbacks existed. This process's own callbacks drop
+ * the entry at once.
+ */
+const CALL_READINESS_TTL_MS = 1_000;
+const callCache = new Map<string, { value: FlowReadiness; at: number }>();
+const cacheKey = (shopDomain: string, handle: string) => `${shopDomain}\n${handle}`;
+
+/** flowReadiness for the delivery path: the same answer, without a read per delivery while Flow says call. */
+export async function readinessForDelivery(db: Db, shopDomain: string, handle: string): Promise<FlowReadiness> {
+  const key = cacheKey(shopDomain, handle);
+  const hit = callCache.get(key);
+  const now = Date.now();
+  if (hit && now - hit.at < CALL_READINESS_TTL_MS) return hit.value;
+  const value = await flowReadiness(db, shopDomain, handle);
+  if (value.enabled === 'no') callCache.delete(key);
+  else {
+    if (callCache.size > 10_000) callCache.clear();
+    callCache.set(key, { value, at: now });
+  }
+  return value;
 }
 
 /** Every trigger's readiness in a shop, by handle (handles without a signal are absent). */

@@ -3,7 +3,7 @@
 // At-least-once: a lease that expires mid-delivery (a crashed worker) makes the
 // event claimable again; that re-claim is counted as a possible duplicate.
 // See docs/adr/0200-handoff-worker.md for the decisions.
-import { flowReadiness } from './flow-readiness.ts';
+import { readinessForDelivery } from './flow-readiness.ts';
 import { withFreshToken } from './shop-tokens.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
@@ -468,7 +468,7 @@ export class DeliveryWorker {
     // Flow said no enabled workflow uses this trigger in this store: calling would start nothing
     // and cost a point. "Unknown" (no callback yet) still calls (ADR 1200).
     const handle = TRIGGER_HANDLES[ev.trigger_variant];
-    const readiness = await flowReadiness(db, shop.domain, handle);
+    const readiness = await readinessForDelivery(db, shop.domain, handle);
     if (readiness.enabled === 'no') {
       return this.record(ev, { kind: 'final', outcome: 'no_workflow', support: 'workflow_disabled' }, null, {
         local_check: `Flow's trigger lifecycle callback at ${new Date(readiness.since).toISOString()} said no enabled workflow uses ${handle} in ${shop.domain}; Shopify was not called.`,
