@@ -10,7 +10,9 @@
 //   - an `Origin`, when sent, is a loopback origin with the server's port (a page elsewhere,
 //     or `null`, is refused), and a browser's `Sec-Fetch-Site` says same-origin or none;
 //   - a POST, PUT or PATCH is `application/json` (a cross-site form or `text/plain` POST needs
-//     no preflight; JSON does).
+//     no preflight; JSON does). A route that is a page's own form (the sandbox's authorize page)
+//     passes `{ forms: true }`: its POST must then carry a loopback `Origin`, which every browser
+//     sends with a form submission, so a page elsewhere still cannot submit it.
 import type { IncomingMessage } from 'node:http';
 
 export type LoopbackRefusal = 'peer' | 'proxied' | 'host' | 'origin' | 'media';
@@ -51,6 +53,7 @@ export function loopbackRefusal(
   incoming: IncomingMessage | undefined,
   headers: Headers,
   method: string,
+  options: { forms?: boolean } = {},
 ): { reason: LoopbackRefusal; detail: string } | null {
   const socket = incoming?.socket;
   if (!socket || !LOOPBACK_PEER.test(socket.remoteAddress ?? '')) {
@@ -97,7 +100,8 @@ export function loopbackRefusal(
   }
   if (BODY_METHODS.has(method.toUpperCase())) {
     const media = (headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-    if (media !== 'application/json') {
+    const pageForm = options.forms === true && media === 'application/x-www-form-urlencoded' && origin !== null;
+    if (media !== 'application/json' && !pageForm) {
       return {
         reason: 'media',
         detail: `Its ${method.toUpperCase()} requests take \`Content-Type: application/json\` (got ${media ? `\`${media.slice(0, 80)}\`` : 'none'}).`,

@@ -11,10 +11,17 @@ import { Hono } from 'hono';
 import { FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.ts';
 import { loadTriggerDefinitions, type TriggerDefinition } from '../handoff/triggers.ts';
 import { type LoopbackRefusal, loopbackRefusal } from '../lib/loopback-guard.ts';
+import {
+  createInstallState,
+  installRoutes,
+  type SandboxInstallState,
+  type SandboxShopifyApp,
+  tokenHash,
+} from './install.ts';
 
 export { FLOW_PAYLOAD_LIMIT_BYTES };
 
-export const SANDBOX_MOUNT_PATH = '/sandbox/shopify';
+export { SANDBOX_MOUNT_PATH } from '../lib/shopify-app.ts';
 
 export const SANDBOX_MESSAGES = {
   invalidToken: '[API] Invalid API key or access token (unrecognized login or wrong password)',
@@ -103,6 +110,8 @@ export interface SandboxState {
   listeners: Set<(t: ReceivedTrigger) => void>;
   /** Kept for callers that only need the handle list. */
   knownHandles: Set<string>;
+  /** The install side: OAuth codes, issued and revoked tokens, sandbox workflows (./install.ts). */
+  install: SandboxInstallState;
 }
 
 export function createSandboxState(options: SandboxOptions | Iterable<string> = {}): SandboxState {
@@ -119,6 +128,7 @@ export function createSandboxState(options: SandboxOptions | Iterable<string> = 
     seq: 0,
     listeners: new Set(),
     knownHandles: new Set(defs.map((d) => d.handle)),
+    install: createInstallState(),
   };
 }
 
@@ -231,6 +241,8 @@ export interface SandboxAppOptions {
    * `flowport sandbox`.
    */
   refuseRemote?: (refusal: { reason: LoopbackRefusal; detail: string }) => Error | Response;
+  /** The Shopify app the stand-in installs (authorize page, tokens, webhooks); absent: no install side. */
+  shopifyApp?: () => SandboxShopifyApp | null;
 }
 
 export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {}): Hono {
@@ -239,7 +251,9 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
   if (refuse) {
     app.use('*', async (c, next) => {
       const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-      const refusal = loopbackRefusal(incoming, c.req.raw.headers, c.req.method);
+      // The authorize page's Install and Decline buttons are a plain HTML form (as Shopify's are).
+      const forms = c.req.path.endsWith('/admin/oauth/authorize');
+      const refusal = loopbackRefusal(incoming, c.req.raw.headers, c.req.method, { forms });
       if (refusal) {
         const answer = refuse(refusal);
         if (answer instanceof Response) return answer;
@@ -248,6 +262,8 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
       await next();
     });
   }
+
+  if (options.shopifyApp) installRoutes(app, state, state.install, options.shopifyApp);
 
   // The record of received triggers (sandbox mode only; documented URL).
   app.get('/triggers', (c) => {
@@ -353,7 +369,8 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
     }
 
     const token = c.req.header('x-shopify-access-token');
-    if (!token) return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
+    if (!token || state.install.revokedTokens.has(tokenHash(token)))
+      return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
 
     const spent = spend(state, shop);
     if (!spent.ok) {

@@ -5,6 +5,7 @@ import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { createGrant } from '../auth/grants.ts';
 import { joinUrl } from '../docs-paths.ts';
+import { SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
 import { randomToken } from '../lib/crypto.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { Services } from '../core/types.ts';
@@ -143,6 +144,10 @@ export function sandboxBanner(creds: SandboxCredentials, publicUrl: string, cred
     `    curl -sS ${publicUrl}/agent/v1/events -H 'Authorization: Bearer ${creds.grant_token}'`,
     '',
     `  Signing secret and these facts as JSON: ${credsFile} (mode 0600)`,
+    '',
+    '  Or install the app the way a merchant does (the sandbox plays Shopify: authorize page, token, webhooks):',
+    `    ${joinUrl(publicUrl, SHOPIFY_APP_PATHS.install)}?shop=${creds.shop_domain}  (or any <name>.myshopify.com)`,
+    `    then turn a Flow workflow on or off: flowport sandbox workflows enable --shop ${creds.shop_domain} --trigger external-event --url ${publicUrl}`,
     '',
   ].join('\n');
 }

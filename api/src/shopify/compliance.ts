@@ -118,10 +118,10 @@ export function complianceRoutes(getServices: () => Services): Hono<AppEnv> {
       if (err instanceof SenderGoneError) return c.body(null, 400);
       throw err;
     }
-    const secret = services.config.shopify.apiSecret;
+    const secret = services.config.shopify.clientSecret;
     if (!secret) {
       throw new AppError('shopify_webhook_unverified', {
-        detail: `No Shopify client secret is configured (${ENV.shopifyApiSecret}), so privacy webhooks cannot be verified. See ${joinUrl(services.config.publicUrl, DOCS_PATHS.privacyWebhooks)}.`,
+        detail: `No Shopify client secret is configured (${ENV.shopifyClientSecret}), so privacy webhooks cannot be verified. See ${joinUrl(services.config.publicUrl, DOCS_PATHS.privacyWebhooks)}.`,
       });
     }
     assertSignedByShopify(secret, raw, c.req.raw.headers);
