@@ -20,8 +20,8 @@ if (!process.env.FLOWPORT_BUILD_COMMIT) {
 
 // The API comes up at once; a missing or stale docs site builds beside it and
 // is served as soon as it is written (/readyz reports `site` until then).
-// Stale means built from other inputs or for another origin (FLOWPORT_PUBLIC_URL,
-// PORT): the site's absolute links (llms.txt, twins) must name this server.
+// Stale means built from other inputs. The origin is not an input: the server writes
+// its public URL into the site's absolute links (llms.txt, twins) as it serves them.
 // A FLOWPORT_SITE_DIR elsewhere is a site the operator built; it is served as is.
 const servesBuiltSite = resolve(root, process.env[ENV.siteDir] ?? DIST_DIR) === DIST_DIR;
 if (servesBuiltSite && !siteIsFresh()) {

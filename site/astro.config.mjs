@@ -26,6 +26,10 @@ export default defineConfig({
         PageTitle: './src/components/PageTitle.astro',
         MarkdownContent: './src/components/MarkdownContent.astro',
         Search: './src/components/Search.astro',
+        // Content before the site navigation in the HTML (agents, screen readers), top navigation.
+        Header: './src/components/Header.astro',
+        PageFrame: './src/components/PageFrame.astro',
+        TwoColumnContent: './src/components/TwoColumnContent.astro',
       },
       routeMiddleware: './src/route-middleware.ts',
     }),

@@ -11,7 +11,6 @@ import { getRequestListener } from '@hono/node-server';
 import { type Config, isSandbox, loadConfig } from './config.ts';
 import { installClientErrorHandler } from './http/client-error.ts';
 import { httpServerOptions } from './http/request-timeout.ts';
-import { siteOriginWarning } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
 import { storeKind } from './store/open.ts';
@@ -85,8 +84,6 @@ export async function startServe(
   log(
     `Store: ${storeDescription(cfg)}; delivery worker ${runtime.worker ? `on (${runtime.worker.owner})` : 'off (API only)'}.`,
   );
-  const docsWarning = siteOriginWarning(cfg.siteDir, cfg.publicUrl);
-  if (docsWarning) log(docsWarning);
   runtime.worker?.start();
   return {
     role: 'serve',

@@ -132,6 +132,7 @@ export function renderTwin(page: DocPage, origin: string, pageSlugs: ReadonlySet
     '',
     `Canonical: ${origin}${page.htmlPath}`,
     `Markdown: ${origin}${page.twinPath}`,
+    `Index of every page (for agents): ${origin}/llms.txt`,
     '',
   ];
   if (page.description) lines.push(`> ${page.description}`, '');
