@@ -19,6 +19,9 @@ export default defineConfig({
       description: SITE_DESCRIPTION,
       favicon: '/favicon.svg',
       pagefind: true,
+      // JSON examples (error responses, configuration) wrap their long lines (URLs) instead of
+      // running past the page at phone width; indentation is kept on wrapped lines.
+      expressiveCode: { defaultProps: { overridesByLang: { json: { wrap: true } } } },
       lastUpdated: false,
       sidebar: SECTIONS.map((s) => ({ label: s.label, items: [{ autogenerate: { directory: s.dir } }] })),
       customCss: ['./src/styles/custom.css'],
