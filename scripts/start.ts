@@ -2,7 +2,7 @@
 // inputs (site-stamp.ts), then start the one Flowport process.
 import { execFileSync, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { ENV } from '../api/src/config.ts';
+import { ENV, publicUrlFrom } from '../api/src/config.ts';
 import { DIST_DIR } from './docs/lib/site-paths.ts';
 import { siteIsFresh } from './docs/lib/site-stamp.ts';
 
@@ -35,7 +35,7 @@ if (servesBuiltSite && !siteIsFresh()) {
     log += d;
   });
   build.on('exit', (code) => {
-    if (code === 0) console.log('Docs site built and served at /.');
+    if (code === 0) console.log(`Docs site built: served at ${publicUrlFrom(process.env)}/`);
     else console.error(`The docs site failed to build (exit ${code}):\n${log.slice(-4000)}`);
   });
   process.on('exit', () => build.kill('SIGTERM'));

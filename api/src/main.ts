@@ -11,8 +11,9 @@ import { getRequestListener } from '@hono/node-server';
 import { type Config, isSandbox, loadConfig } from './config.ts';
 import { installClientErrorHandler } from './http/client-error.ts';
 import { httpServerOptions } from './http/request-timeout.ts';
+import { docsServed } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
-import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
+import { docsLine, ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
 import { storeKind } from './store/open.ts';
 import { redactUrl } from './store/postgres.ts';
 
@@ -72,9 +73,10 @@ export async function startServe(
   try {
     if (isSandbox(cfg)) {
       const { creds } = await ensureSandbox(runtime.services);
-      log(sandboxBanner(creds, cfg.publicUrl, join(cfg.dataDir, SANDBOX_CREDENTIALS_FILE)));
+      log(sandboxBanner(creds, cfg.publicUrl, join(cfg.dataDir, SANDBOX_CREDENTIALS_FILE), docsServed(cfg.siteDir)));
     } else {
       log(`Flowport listening on ${cfg.publicUrl}`);
+      log(docsLine(cfg.publicUrl, docsServed(cfg.siteDir)).trim());
     }
   } catch (err) {
     await server.close();

@@ -41,6 +41,11 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Written into the site directory by `npm run build:site`: the inputs' hash. */
 export const SITE_STAMP_FILE = '.build-stamp.json';
 
+/** True once the docs site is there to serve (`npm start` builds a missing one in the background). */
+export function docsServed(siteDir: string): boolean {
+  return existsSync(join(siteDir, 'index.html'));
+}
+
 /** Files whose absolute URLs name the build origin (DOCS_BUILD_ORIGIN), rewritten to this server's as served. */
 const WITH_ORIGIN = new Set(['.html', '.md', '.txt', '.xml']);
 
