@@ -31,6 +31,8 @@ export default defineConfig({
         Search: './src/components/Search.astro',
         // Content before the site navigation in the HTML (agents, screen readers), top navigation.
         Header: './src/components/Header.astro',
+        // The home page's code-first hero and flow diagram.
+        Hero: './src/components/Hero.astro',
         PageFrame: './src/components/PageFrame.astro',
         TwoColumnContent: './src/components/TwoColumnContent.astro',
       },
