@@ -62,7 +62,13 @@ describe('home page', () => {
         await expect.poll(() => link.isVisible()).toBe(true);
         expect(await link.getAttribute('href')).toBe(href);
       }
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      const overflow = await page.evaluate(() => {
+        const w = globalThis as unknown as {
+          innerWidth: number;
+          document: { documentElement: { scrollWidth: number } };
+        };
+        return w.document.documentElement.scrollWidth - w.innerWidth;
+      });
       expect(overflow).toBeLessThanOrEqual(0);
       await page.screenshot({ path: join(SCREENSHOTS, `home-${width}.png`), fullPage: true });
       expect(external).toEqual([]);
