@@ -96,7 +96,10 @@ describe('request examples in the OpenAPI document', () => {
   it('has no empty-object additionalProperties and no untyped anyOf of one type (Scalar rejects both)', () => {
     const found: string[] = [];
     const walk = (n: unknown, at: string) => {
-      if (Array.isArray(n)) return n.forEach((v, i) => walk(v, `${at}/${i}`));
+      if (Array.isArray(n)) {
+        for (const [i, v] of n.entries()) walk(v, `${at}/${i}`);
+        return;
+      }
       if (typeof n !== 'object' || n === null) return;
       const o = n as Json;
       if (

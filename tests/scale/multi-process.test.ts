@@ -18,7 +18,7 @@ import { createGrant } from '../../api/src/auth/grants.ts';
 import { loadConfig } from '../../api/src/config.ts';
 import { MAY_HAVE_REACHED_FLOW_NOTE } from '../../api/src/handoff/flow-client.ts';
 import { SecretBox, sha256Hex } from '../../api/src/lib/crypto.ts';
-import type { Services } from '../../api/src/operations/types.ts';
+import type { Services } from '../../api/src/core/types.ts';
 import { DEFAULT_HMAC, insertEndpoint } from '../../api/src/services/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
 import { migrate } from '../../api/src/store/migrate.ts';
@@ -117,7 +117,6 @@ async function call(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  // biome-ignore lint/suspicious/noExplicitAny: the API's JSON, checked field by field by the assertions
   let json: any = null;
   try {
     json = JSON.parse(text);

@@ -1,12 +1,12 @@
 // The one Hono app: sender intake, the Agent Operations API, health, the
 // sandbox Shopify stand-in (sandbox mode) and the built docs site.
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { newId } from '../ids.ts';
 import { AppError } from '../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
-import type { AnyOperation, Services } from '../operations/types.ts';
+import type { AnyOperation, Services } from '../core/types.ts';
 import { buildAgentRouter } from './agent-router.ts';
 import { problemResponse } from './problem-response.ts';
 import { mountStaticSite } from './static-site.ts';

@@ -8,7 +8,7 @@
 //   required, its first plain text field): no field the product refuses (`payload_override`) and no
 //   safety acknowledgement pre-set (`acknowledge_recent_delivery`); choosing those is the user's call.
 import { FAMILY_LABELS } from '../operations/families.ts';
-import type { Family } from '../operations/types.ts';
+import type { Family } from '../core/types.ts';
 
 type Json = Record<string, unknown>;
 

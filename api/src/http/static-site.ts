@@ -127,7 +127,7 @@ function sendFile(c: Context<AppEnv>, found: Found, negotiated: boolean, publicU
   if (negotiated || ext === '.md' || ext === '.html') headers.Vary = 'Accept';
   if (negotiated) headers['Content-Location'] = twinPathOf(c.req.path) as string;
   const ifNoneMatch = c.req.header('if-none-match');
-  if (ifNoneMatch && ifNoneMatch.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
+  if (ifNoneMatch?.split(',').some((t) => t.trim() === etag || t.trim() === '*')) {
     return c.body(null, 304, headers);
   }
   let body = readFileSync(found.file);

@@ -7,7 +7,7 @@ import { createGrant } from '../auth/grants.ts';
 import { joinUrl } from '../docs-paths.ts';
 import { randomToken } from '../lib/crypto.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import {
   DEFAULT_HMAC,
   type EndpointMapping,

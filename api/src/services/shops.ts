@@ -3,7 +3,7 @@ import { AppError } from '../errors/problem.ts';
 import type { UnavailableShopStatus } from '../handoff/outcomes.ts';
 import { newId } from '../ids.ts';
 import type { PlanId } from '../plans.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 
 export interface ShopRow {
   id: string;
@@ -73,8 +73,4 @@ export async function createShop(
 
 export async function getShop(services: Pick<Services, 'db'>, id: string): Promise<ShopRow | undefined> {
   return services.db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [id]);
-}
-
-export async function getShopByDomain(services: Pick<Services, 'db'>, domain: string): Promise<ShopRow | undefined> {
-  return services.db.get<ShopRow>('SELECT * FROM shops WHERE domain = ?', [domain.toLowerCase()]);
 }

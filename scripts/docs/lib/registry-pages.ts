@@ -7,7 +7,7 @@ import { DOCS_PATHS, errorDocsPath } from '../../../api/src/docs-paths.ts';
 import type { ErrorCode, ErrorDef } from '../../../api/src/errors/catalog.ts';
 import { AppError, toProblem } from '../../../api/src/errors/problem.ts';
 import { MCP_PATH } from '../../../api/src/lib/package-info.ts';
-import type { AnyOperation } from '../../../api/src/operations/types.ts';
+import type { AnyOperation } from '../../../api/src/core/types.ts';
 import type { Plan } from '../../../api/src/plans.ts';
 import {
   COMMON_OPERATOR_OPTIONS,
@@ -117,6 +117,7 @@ export function renderMcpIndex(ops: readonly AnyOperation[], origin: string): st
         mcpServers: {
           flowport: {
             command: 'npx',
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: mcp-remote expands ${AUTH_HEADER} from env itself.
             args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${AUTH_HEADER}'],
             env: { AUTH_HEADER: 'Bearer <GRANT_TOKEN>' },
           },
@@ -152,47 +153,45 @@ export function renderMcpFamily(ops: readonly AnyOperation[], family: string): s
   const parts: string[] = [
     `The ${familyLabel(family).toLowerCase()} tools of Flowport's MCP endpoint. How to connect, and every other family: [MCP reference](/reference/mcp/). Each tool is one [API operation](/reference/api/) with the same scope, inputs and outputs.`,
   ];
-  {
-    for (const op of tools) {
-      const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
-      parts.push('', `## ${mcp.name}`, '', `**${mcp.title}.** ${mcp.description}`, '');
-      const ann = mcpAnnotations(op);
-      parts.push(
-        table(
-          ['Fact', 'Value'],
+  for (const op of tools) {
+    const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
+    parts.push('', `## ${mcp.name}`, '', `**${mcp.title}.** ${mcp.description}`, '');
+    const ann = mcpAnnotations(op);
+    parts.push(
+      table(
+        ['Fact', 'Value'],
+        [
           [
-            [
-              'Scope',
-              op.scope
-                ? `${code(op.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
-                : 'public (no grant needed)',
-            ],
-            ['Kind', op.kind],
-            [
-              'Same as',
-              `[${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}) (${code(op.operationId)})`,
-            ],
-            [
-              'Annotations',
-              Object.entries(ann)
-                .map(([k, v]) => code(`${k}: ${v}`))
-                .join(', '),
-            ],
+            'Scope',
+            op.scope
+              ? `${code(op.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
+              : 'public (no grant needed)',
           ],
-        ),
-      );
-      parts.push('', '### Input', '', fields(operationInputSchema(op), 'No input.'));
-      // The output is the operation's response body: its outer fields here, every nested field on
-      // the operation's page (once, so each family page stays small enough to read whole).
-      parts.push(
-        '',
-        '### Output',
-        '',
-        `The response body of [${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}#responses), as structured content. Its outer fields (nested fields are on that page):`,
-        '',
-        fields(operationOutputSchema(op), 'See the OpenAPI contract.', 1),
-      );
-    }
+          ['Kind', op.kind],
+          [
+            'Same as',
+            `[${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}) (${code(op.operationId)})`,
+          ],
+          [
+            'Annotations',
+            Object.entries(ann)
+              .map(([k, v]) => code(`${k}: ${v}`))
+              .join(', '),
+          ],
+        ],
+      ),
+    );
+    parts.push('', '### Input', '', fields(operationInputSchema(op), 'No input.'));
+    // The output is the operation's response body: its outer fields here, every nested field on
+    // the operation's page (once, so each family page stays small enough to read whole).
+    parts.push(
+      '',
+      '### Output',
+      '',
+      `The response body of [${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}#responses), as structured content. Its outer fields (nested fields are on that page):`,
+      '',
+      fields(operationOutputSchema(op), 'See the OpenAPI contract.', 1),
+    );
   }
   return parts.join('\n');
 }

@@ -4,7 +4,7 @@ import { ACTIONS } from '../../auth/scopes.ts';
 import { listIntents } from '../../intents/engine.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf } from './shared.ts';
 
 export const ActionIntentList = z
@@ -51,7 +51,5 @@ export const listActionIntents = defineOperation({
       'See which replays, shares, endpoint changes and test events were previewed, confirmed, refused or are awaiting confirmation, newest first.',
   },
   cli: ['intents', 'list'],
-  async run({ ctx, input }) {
-    return listIntents(callerOf(ctx), input);
-  },
+  run: async ({ ctx, input }) => listIntents(callerOf(ctx), input),
 });
