@@ -45,6 +45,19 @@ describe('/reference/openapi/ at 390px', () => {
     // Scalar has rendered the operations.
     const target = page.locator('[id="api-1/tag/events/GET/agent/v1/events/{eventId}"]');
     await target.waitFor({ state: 'attached' });
+    // Every link of the list names a section Scalar rendered.
+    const hrefs = await links.evaluateAll((as) => as.map((a) => a.getAttribute('href') as string));
+    const missing = await page.evaluate(
+      (ids) =>
+        ids.filter(
+          (id) =>
+            !(globalThis as unknown as { document: { getElementById(i: string): unknown } }).document.getElementById(
+              id,
+            ),
+        ),
+      hrefs.map((h) => decodeURIComponent(h.slice(1))),
+    );
+    expect(missing).toEqual([]);
     // Scalar titles the tag sections with the tags' x-displayName, not the raw tag.
     expect(await page.locator('[id="api-1/tag/events"]').innerText()).toContain('Event investigation');
     // Far down the page, the list is still one tap away.
