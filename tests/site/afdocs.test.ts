@@ -15,7 +15,13 @@ let server: TestServer;
 
 beforeAll(async () => {
   await ensureSiteBuilt();
-  server = await startTestServer({ worker: false, bootstrapSandbox: false, env: { FLOWPORT_SITE_DIR: DIST_DIR } });
+  // The store plays no part here: SQLite on both suite runs.
+  server = await startTestServer({
+    worker: false,
+    bootstrapSandbox: false,
+    store: 'sqlite',
+    env: { FLOWPORT_SITE_DIR: DIST_DIR },
+  });
 }, 900_000);
 
 afterAll(async () => {
