@@ -166,6 +166,32 @@ describe('HTTP: previews whose confirmation used to fail on PostgreSQL', () => {
   });
 });
 
+describe('routes outside the operations (Shopify app install, merchant page, share links)', () => {
+  it('a NUL or control character in a query or path never answers 5xx', async () => {
+    const paths = (bad: string) => {
+      const v = encodeURIComponent(bad);
+      return [
+        `/shopify/install?shop=${v}`,
+        `/shopify/install?shop=${v}.myshopify.com`,
+        `/merchant?shop=${v}`,
+        `/merchant/sign-in?shop=${v}`,
+        `/shopify/oauth/callback?shop=${v}&code=${v}&state=${v}&hmac=${v}`,
+        `/shared/diagnostics/${v}`,
+        `/shared/diagnostics/${v}.json`,
+        `/in/${v}`,
+      ];
+    };
+    for (const bad of HOSTILE) {
+      for (const path of paths(bad)) {
+        const r = await fetch(`${s.url}${path}`, { redirect: 'manual' });
+        counts.http++;
+        await r.arrayBuffer();
+        expect(r.status, path).toBeLessThan(500);
+      }
+    }
+  });
+});
+
 describe('MCP tools over the same operations', () => {
   it('list_events, get_event, list_audit, list_action_intents, preview_endpoint_create, search_docs: isError 400', async () => {
     const tools = (await mcp.listTools()).tools.map((t) => t.name);
