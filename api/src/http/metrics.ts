@@ -1,7 +1,11 @@
 // GET /metrics: Prometheus text for the handoff. Durable facts come from the
 // store (events by state, possible duplicates, attempts by outcome); in-process
 // counters from this process's worker.
+import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
+import { ENV } from '../config.ts';
+import { AppError } from '../errors/problem.ts';
+import { loopbackRefusal } from '../lib/loopback-guard.ts';
 import type { Services } from '../core/types.ts';
 import { handoffCounts } from '../handoff/counts.ts';
 import { EVENT_STATES } from '../handoff/outcomes.ts';
@@ -52,6 +56,18 @@ export async function renderMetrics(services: Services, worker: DeliveryWorker |
 
 export function metricsRoutes(getServices: () => Services, getWorker: () => DeliveryWorker | null): Hono {
   const app = new Hono();
+  // Counts over every shop: this machine only, unless FLOWPORT_METRICS_REMOTE=on (lib/loopback-guard.ts).
+  app.use('*', async (c, next) => {
+    if (getServices().config.metrics.remote) return next();
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const refusal = loopbackRefusal(incoming, c.req.raw.headers, c.req.method);
+    if (refusal) {
+      throw new AppError('not_found', {
+        detail: `/metrics answers only this machine: its counts cover every shop. ${refusal.detail} Set ${ENV.metricsRemote}=on to serve it to a scraper on another host.`,
+      });
+    }
+    await next();
+  });
   app.get('/', async (c) => {
     c.header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
     return c.body(await renderMetrics(getServices(), getWorker()));
