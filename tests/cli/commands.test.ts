@@ -178,7 +178,11 @@ describe('operator and helper commands', () => {
     expect(missing.stderr).toContain('Missing <eventId>');
     const unknown = await flowport(['events', 'list', '--nope']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('Unknown option --nope');
+    expect(unknown.stderr).toContain('Unknown option --nope.');
+    // The same sentence as the API's unknown_field, with the option it probably meant.
+    const near = await flowport(['events', 'list', '--endpointid', 'ep_x']);
+    expect(near.code).toBe(2);
+    expect(near.stderr).toContain('Unknown option --endpointid. Did you mean --endpoint-id?');
     const typo = await flowport(['evnts']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('Did you mean `events`');

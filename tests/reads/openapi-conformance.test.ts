@@ -1169,6 +1169,17 @@ describe.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s', (id, 
     if (!fixture) expect.fail(`no conformance fixture for ${id}: add one to FIXTURES`);
     await fixture();
     if (op.scope !== null) await authorityAndUsage(op);
+    {
+      // An unknown query parameter is refused on every operation (issue 23), never ignored.
+      const sample = SAMPLES[id]?.();
+      if (!sample) expect.fail(`no sample request for ${id}: add one to SAMPLES`);
+      await expectCall(
+        id,
+        { ...sample, query: { ...sample.query, zz_unknown: '1' }, token: op.scope === null ? null : w.admin },
+        400,
+        'unknown_field',
+      );
+    }
     if (op.request.body) {
       // A JSON body sent under another content type (curl --data sends a form type).
       const sample = SAMPLES[id]?.() ?? {};
@@ -1231,8 +1242,12 @@ async function authorityAndUsage(op: AnyOperation): Promise<void> {
   expect(limited?.json?.code, `${id} was never rate limited`).toBe('rate_limited');
 }
 
-/** A valid request per scoped operation (ids of the main shop), for the shared refusals. */
+/** A valid request per operation (ids of the main shop), for the shared refusals. */
 const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
+  getManifest: () => ({}),
+  searchDocs: () => ({ query: { q: 'replay' } }),
+  getDocsPage: () => ({ query: { path: '/' } }),
+  getOpenApiOperation: () => ({ params: { operationId: 'listEvents' } }),
   getGrant: () => ({}),
   getPlanUsage: () => ({}),
   listAudit: () => ({ query: { limit: '5' } }),

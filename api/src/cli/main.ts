@@ -8,6 +8,7 @@ import { CLI_ENV, loadConfig } from '../config.ts';
 import { AppError, toProblem } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
 import { PRODUCT } from '../lib/package-info.ts';
+import { closestName, editDistance, unknownNameMessage } from '../lib/suggest.ts';
 import { familyLabel } from '../operations/families.ts';
 import { ActionIntentSchema } from '../operations/intents/shared.ts';
 import { OPERATIONS } from '../operations/registry.ts';
@@ -244,8 +245,10 @@ function parseFor(c: CliCommand, args: string[]): { values: OptionValues; positi
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       // Name only the option, never a value typed after `=` (it could be a secret).
       const bad = args.find((a) => a.startsWith('-') && !((a.replace(/^-+/, '').split('=')[0] as string) in spec));
+      const typed = (bad ?? '').split('=')[0] as string;
+      const near = closestName(typed.replace(/^-+/, ''), Object.keys(spec));
       throw new UsageError(
-        `Unknown option ${(bad ?? '').split('=')[0]} for \`${usageLine(c)}\`. Run \`flowport ${c.words.join(' ')} --help\` for its options.`,
+        `${unknownNameMessage('option', typed, near ? `--${near}` : null)} Run \`flowport ${c.words.join(' ')} --help\` for the options of \`${usageLine(c)}\`.`,
       );
     }
     if (code.startsWith('ERR_PARSE_ARGS')) throw new UsageError((err as Error).message);
@@ -285,28 +288,12 @@ function match(all: CliCommand[], words: string[]): CliCommand | undefined {
     .sort((a, b) => b.words.length - a.words.length)[0];
 }
 
-/** Edit distance, for "did you mean" on a mistyped command. */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min(
-        (prev[j] ?? 0) + 1,
-        (cur[j - 1] ?? 0) + 1,
-        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
-}
-
 function unknownCommand(all: CliCommand[], words: string[]): string {
   const typed = words.join(' ');
   const group = all.filter((c) => c.words[0] === words[0]);
   if (group.length)
     return `\`flowport ${typed}\` is not a command. Under \`${words[0]}\`: ${group.map((c) => c.words.join(' ')).join(', ')}.`;
-  const near = [...new Set(all.map((c) => c.words[0] as string))].filter((w) => distance(w, words[0] ?? '') <= 2);
+  const near = [...new Set(all.map((c) => c.words[0] as string))].filter((w) => editDistance(w, words[0] ?? '') <= 2);
   return `Unknown command \`flowport ${typed}\`.${near.length ? ` Did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?` : ''} Run \`flowport --help\` for every command.`;
 }
 

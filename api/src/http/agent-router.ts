@@ -5,6 +5,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import { closestName } from '../lib/suggest.ts';
+import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../operations/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
@@ -59,13 +61,15 @@ export const ProblemSchema = z
  */
 export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
   const takesInput = Boolean(op.request.params || op.request.query || op.request.body || op.headers?.length);
+  // Every operation refuses a query parameter (and a body field) it does not define.
+  const closed: ErrorCode[] = ['unknown_field'];
   const capped = op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(op.operationId);
   const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
     (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
   );
   // A body that is not JSON, not sent as application/json (app.ts maps both), or over the limit.
   const body: ErrorCode[] = op.request.body ? ['invalid_json', 'unsupported_media_type', 'payload_too_large'] : [];
-  return [...new Set<ErrorCode>([...common, ...body, ...op.errors])];
+  return [...new Set<ErrorCode>([...common, ...closed, ...body, ...op.errors])];
 }
 
 function errorResponses(op: AnyOperation) {
@@ -82,6 +86,24 @@ function errorResponses(op: AnyOperation) {
     };
   }
   return out;
+}
+
+/** Query parameters and JSON body fields of an HTTP request that `op` does not define. */
+async function unknownHttpInput(op: AnyOperation, c: Context<AppEnv>): Promise<UnknownField[]> {
+  const found: UnknownField[] = [];
+  const queryNames = Object.keys(op.request.query?.shape ?? {});
+  for (const name of Object.keys(c.req.queries())) {
+    if (!queryNames.includes(name))
+      found.push({ location: 'query', path: name, did_you_mean: closestName(name, queryNames) });
+  }
+  if (c.req.method !== 'GET' && /json/i.test(c.req.header('content-type') ?? '')) {
+    // A body that is not JSON is left to the validator (invalid_json).
+    const body: unknown = await c.req.json().catch(() => undefined);
+    if (op.request.body) found.push(...unknownFields(op.request.body, body, 'body'));
+    else if (typeof body === 'object' && body !== null && !Array.isArray(body))
+      for (const name of Object.keys(body)) found.push({ location: 'body', path: name, did_you_mean: null });
+  }
+  return found;
 }
 
 function bearerToken(c: Context): string | null {
@@ -153,8 +175,13 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
       c.set('principal', await authenticateToken(bearerToken(c), getServices(), c.get('requestId')));
       await next();
     };
+    // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.
+    const closedInput = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+      refuseUnknownFields(await unknownHttpInput(op, c));
+      await next();
+    };
     const route = createRoute({
-      ...(op.scope !== null ? { middleware: [authenticateFirst] } : {}),
+      middleware: op.scope !== null ? [authenticateFirst, closedInput] : [closedInput],
       method: op.method,
       path: op.path,
       operationId: op.operationId,

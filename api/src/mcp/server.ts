@@ -7,6 +7,7 @@ import { McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/se
 import { errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { AppError, type Problem, toProblem } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
+import { refuseUnknownFields, unknownFields } from '../operations/closed-input.ts';
 import { invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../operations/types.ts';
 import { markdownTwinPath } from '../services/docs.ts';
@@ -92,7 +93,9 @@ export async function callOperationTool(op: AnyOperation, args: unknown, call: M
   const { services } = call;
   const publicUrl = services.config.publicUrl;
   try {
-    const parsed = toolInputSchema(op).safeParse(args ?? {});
+    const schema = toolInputSchema(op);
+    refuseUnknownFields(unknownFields(schema, args ?? {}, 'arguments'));
+    const parsed = schema.safeParse(args ?? {});
     if (!parsed.success) {
       const errors = zodIssues(parsed.error);
       throw new AppError('invalid_request', {

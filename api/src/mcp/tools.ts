@@ -73,7 +73,8 @@ export function toolInputSchema(op: AnyOperation): z.ZodObject {
     // decides, e.g. idempotency_key_missing), so both surfaces answer with the same code.
     shape[name] = z.string().max(255).optional().describe(hint);
   }
-  return z.object(shape);
+  // Closed like the HTTP request bodies: an argument the tool does not define is refused (unknown_field).
+  return z.strictObject(shape);
 }
 
 export interface McpToolDefinition {

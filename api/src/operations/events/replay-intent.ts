@@ -7,7 +7,7 @@ import { ActionIntentSchema, callerOf, PREVIEW_ERRORS, PREVIEW_NOTE } from '../i
 import { defineOperation } from '../types.ts';
 
 export const ReplayIntentBody = z
-  .object({
+  .strictObject({
     acknowledge_recent_delivery: z
       .boolean()
       .optional()

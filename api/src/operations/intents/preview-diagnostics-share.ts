@@ -8,7 +8,7 @@ import { defineOperation } from '../types.ts';
 import { ActionIntentSchema, callerOf, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
 export const DiagnosticsShareIntentBody = z
-  .object({
+  .strictObject({
     endpoint_id: z
       .string()
       .max(64)

@@ -7,7 +7,7 @@ import { defineOperation } from '../types.ts';
 import { ActionIntentSchema, callerOf, PREVIEW_NOTE } from './shared.ts';
 
 export const HmacInput = z
-  .object({
+  .strictObject({
     header: z.string().max(100).optional(),
     encoding: z.enum(['hex', 'base64']).optional(),
     prefix: z.string().max(32).optional(),
@@ -17,14 +17,14 @@ export const HmacInput = z
   .openapi('HmacSettings');
 
 const ExternalId = z.union([
-  z.object({ kind: z.literal('preset') }),
-  z.object({ kind: z.literal('header'), name: z.string().max(100) }),
-  z.object({ kind: z.literal('json'), path: z.string().max(200) }),
-  z.object({ kind: z.literal('none') }),
+  z.strictObject({ kind: z.literal('preset') }),
+  z.strictObject({ kind: z.literal('header'), name: z.string().max(100) }),
+  z.strictObject({ kind: z.literal('json'), path: z.string().max(200) }),
+  z.strictObject({ kind: z.literal('none') }),
 ]);
 
 export const MappingInput = z
-  .object({
+  .strictObject({
     resourceIdPath: z
       .string()
       .max(200)
@@ -39,14 +39,14 @@ export const MappingInput = z
   .openapi('EndpointMappingInput');
 
 export const EndpointCreateIntentBody = z
-  .object({
+  .strictObject({
     name: z.string().min(1).max(100),
     sender_label: z.string().max(100).optional(),
     trigger_variant: z.enum(TRIGGER_VARIANTS),
     auth_mode: z.enum(AUTH_MODES),
     hmac: HmacInput.optional().describe('Only for auth_mode hmac_sha256.'),
-    static_header: z.object({ header: z.string().max(100).optional() }).optional(),
-    basic: z.object({ username: z.string().max(64).optional() }).optional(),
+    static_header: z.strictObject({ header: z.string().max(100).optional() }).optional(),
+    basic: z.strictObject({ username: z.string().max(64).optional() }).optional(),
     tolerance_sec: z.number().int().min(1).max(3600).optional(),
     dedupe_window_hours: z.number().int().min(0).max(720).optional(),
     mapping: MappingInput.optional(),

@@ -7,7 +7,7 @@ import { defineOperation } from '../types.ts';
 import { ActionIntentSchema, callerOf, EndpointIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
 export const EndpointDeleteIntentBody = z
-  .object({
+  .strictObject({
     mode: z
       .enum(['archive', 'permanent'])
       .describe(

@@ -8,7 +8,7 @@ import { HmacInput, MappingInput } from './preview-endpoint-create.ts';
 import { ActionIntentSchema, callerOf, EndpointIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
 export const EndpointEditIntentBody = z
-  .object({
+  .strictObject({
     name: z.string().min(1).max(100).optional(),
     sender_label: z.string().max(100).optional(),
     trigger_variant: z.enum(TRIGGER_VARIANTS).optional(),

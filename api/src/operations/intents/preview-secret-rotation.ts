@@ -8,7 +8,7 @@ import { defineOperation } from '../types.ts';
 import { ActionIntentSchema, callerOf, EndpointIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
 export const SecretRotationIntentBody = z
-  .object({
+  .strictObject({
     overlap_hours: z
       .number()
       .min(0)

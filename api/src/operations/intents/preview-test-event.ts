@@ -8,7 +8,7 @@ import { defineOperation } from '../types.ts';
 import { ActionIntentSchema, callerOf, EndpointIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
 export const TestEventIntentBody = z
-  .object({
+  .strictObject({
     payload: z
       .record(z.string(), z.unknown())
       .optional()
