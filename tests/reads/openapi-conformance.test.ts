@@ -232,6 +232,7 @@ interface World {
   shopId: string;
   shopDomain: string;
   admin: string;
+  adminGrantId: string;
   observer: string;
   operator: string;
   /** Hold only `grant:read` / only `audit:read`: every other operation refuses them with 403. */
@@ -380,7 +381,9 @@ async function buildWorld(): Promise<void> {
     },
     ratePerMinute: { perGrant: MANY, perShop: MANY },
   });
-  w.admin = (await grantFor(sb.shop_id, 'admin_assistant', 'conformance-admin')).token;
+  const adminGrant = await grantFor(sb.shop_id, 'admin_assistant', 'conformance-admin');
+  w.admin = adminGrant.token;
+  w.adminGrantId = adminGrant.id;
   w.observer = (await grantFor(sb.shop_id, 'observer', 'conformance-observer')).token;
   w.operator = (await grantFor(sb.shop_id, 'operator', 'conformance-operator')).token;
   const narrow = await grantFor(sb.shop_id, 'observer', 'conformance-narrow');
@@ -1012,8 +1015,9 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('confirmActionIntent', confirmWith(other.json.id, w.admin, key), 422, 'idempotency_key_reused');
     const running = randomUUID();
     await server.runtime.services.db.run(
-      `INSERT INTO idempotency_keys (shop_id, idem_key, request_hash, state, created_at) VALUES (?, ?, ?, 'in_progress', ?)`,
-      [w.shopId, running, requestHash(['confirm', other.json.id]), Date.now()],
+      `INSERT INTO idempotency_keys (shop_id, grant_id, operation_id, idem_key, request_hash, state, created_at)
+       VALUES (?, ?, 'confirmActionIntent', ?, ?, 'in_progress', ?)`,
+      [w.shopId, w.adminGrantId, running, requestHash(['confirm', other.json.id]), Date.now()],
     );
     await expectCall(
       'confirmActionIntent',
