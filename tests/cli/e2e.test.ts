@@ -279,6 +279,22 @@ describe('doctor', () => {
     expect(text.stdout).toMatch(/ok {4}edition\s+Flowport 0\.\d+\.\d+, Shopify Flow edition/);
   });
 
+  it('tells an observer it may not confirm or cancel an intent, as the server decides (issue 23)', async () => {
+    const r = await flowport(['doctor'], { env: { ...env, FLOWPORT_TOKEN: observerToken } });
+    expect(r.code).toBe(0);
+    const scopes = r.json.checks.find((c: { check: string }) => c.check === 'scopes');
+    expect(scopes.message).toContain(
+      'flowport intents confirm <intentId> (needs intents:read and one of replay:execute',
+    );
+    expect(scopes.message).toContain(
+      'flowport intents cancel <intentId> (needs intents:read and one of replay:preview',
+    );
+    expect(scopes.message).toContain('Can confirm no action intents');
+    // The command's help states the same requirement.
+    const help = await flowport(['intents', 'confirm', '--help'], { env });
+    expect(help.stdout).toContain("Scope: `intents:read` and the intent kind's execute scope");
+  });
+
   it('names an expired grant, says what to fix and exits 3', async () => {
     const r = await flowport(['doctor'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
     expect(r.code).toBe(EXIT.auth.code);

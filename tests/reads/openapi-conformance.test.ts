@@ -124,12 +124,15 @@ interface Request {
   /** null: no Authorization header. */
   token: string | null;
   headers?: Record<string, string>;
+  /** Another method than the operation's (a 405 on its path). */
+  method?: string;
 }
 
 interface Response {
   status: number;
   json: any;
   text: string;
+  headers?: Headers;
 }
 
 const observed = new Map<string, Set<number>>();
@@ -160,8 +163,8 @@ async function call(id: string, req: Request): Promise<Response> {
   // A body over the limit is answered while it is still being sent, which fetch reports as a socket error.
   const res =
     body !== undefined && body.length > AGENT_API_MAX_BODY_BYTES
-      ? await oversized(`${server.url}${path}${qs}`, op.method.toUpperCase(), headers, body)
-      : await fetch(`${server.url}${path}${qs}`, { method: op.method.toUpperCase(), headers, body });
+      ? await oversized(`${server.url}${path}${qs}`, req.method ?? op.method.toUpperCase(), headers, body)
+      : await fetch(`${server.url}${path}${qs}`, { method: req.method ?? op.method.toUpperCase(), headers, body });
   const text = await res.text();
   let json: any = null;
   try {
@@ -183,7 +186,17 @@ async function call(id: string, req: Request): Promise<Response> {
     fail(
       `status ${status} is not declared (declared: ${Object.keys(entry.responses).join(', ')}); body ${text.slice(0, 300)}`,
     );
-    return { status, json, text };
+    return { status, json, text, headers: res.headers };
+  }
+  // Response headers a client needs: each one sent is declared for this status, and each
+  // declared as required is sent (issue 23).
+  const declaredHeaders = (response as { headers?: Record<string, { required?: boolean }> }).headers ?? {};
+  const declaredNames = Object.keys(declaredHeaders).map((h) => h.toLowerCase());
+  for (const h of ['x-request-id', 'www-authenticate', 'retry-after', 'allow']) {
+    if (res.headers.get(h) !== null && !declaredNames.includes(h)) fail(`header ${h} is sent but not declared`);
+  }
+  for (const [h, spec] of Object.entries(declaredHeaders)) {
+    if (spec.required && res.headers.get(h) === null) fail(`declared header ${h} is not sent`);
   }
   const contentTypes = Object.keys(response.content ?? {});
   const actualType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
@@ -192,7 +205,7 @@ async function call(id: string, req: Request): Promise<Response> {
   const validate = ajv.getSchema(ref);
   if (!validate) {
     fail(`no schema at ${ref}`);
-    return { status, json, text };
+    return { status, json, text, headers: res.headers };
   }
   if (!validate(json)) fail(`body does not validate: ${ajv.errorsText(validate.errors, { separator: '; ' })}`);
   const extra: string[] = [];
@@ -203,7 +216,7 @@ async function call(id: string, req: Request): Promise<Response> {
     if (!codes.includes(json?.code)) fail(`code ${json?.code} is not in x-flowport-error-codes (${codes.join(', ')})`);
     else if (ERROR_CATALOG[json.code as ErrorCode].status !== status) fail(`code ${json.code} with status ${status}`);
   }
-  return { status, json, text };
+  return { status, json, text, headers: res.headers };
 }
 
 async function oversized(url: string, method: string, headers: Record<string, string>, body: string) {
@@ -1184,6 +1197,22 @@ describe.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s', (id, 
         'unknown_field',
       );
     }
+    {
+      // Any other method on the operation's path: 405 naming the methods it answers.
+      const sample = SAMPLES[id]?.() ?? {};
+      const r = await expectCall(id, { ...sample, token: w.admin, method: 'DELETE' }, 405, 'method_not_allowed');
+      expect(r.headers?.get('allow'), id).toContain(op.method.toUpperCase());
+    }
+    if (op.method === 'post' && !op.request.body) {
+      // The body limit holds for every POST, with or without a declared body.
+      const sample = SAMPLES[id]?.() ?? {};
+      await expectCall(
+        id,
+        { ...sample, body: { pad: 'x'.repeat(AGENT_API_MAX_BODY_BYTES) }, token: w.admin },
+        413,
+        'payload_too_large',
+      );
+    }
     if (op.request.body) {
       // A JSON body sent under another content type (curl --data sends a form type).
       const sample = SAMPLES[id]?.() ?? {};
@@ -1212,7 +1241,8 @@ describe.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s', (id, 
     if (op.scope !== null) for (const s of [401, 403, 429]) required.add(s);
     if (op.scope !== null && op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(id)) required.add(402);
     if (op.errors.some((c) => ERROR_CATALOG[c].status === 404)) required.add(404);
-    if (op.request.body) required.add(413);
+    if (op.method === 'post') required.add(413);
+    required.add(405);
     for (const s of required) expect(seen.has(s), `${id} never answered ${s}`).toBe(true);
     const skipped = { ...NOT_EXERCISED['*'], ...NOT_EXERCISED[id] };
     const unexercised = Object.keys(entry.responses)

@@ -166,7 +166,7 @@ function commandHelp(c: CliCommand): string {
   if (c.op) {
     lines.push(
       '',
-      `Scope: ${c.op.scope ?? 'public (no grant needed)'}.  Same as ${c.op.method.toUpperCase()} ${c.op.path} (${c.op.operationId}).`,
+      `Scope: ${c.op.scopeNote ?? c.op.scope ?? 'public (no grant needed)'}${c.op.scopeNote ? '' : '.'}  Same as ${c.op.method.toUpperCase()} ${c.op.path} (${c.op.operationId}).`,
     );
   }
   if (c.kind === 'operator') lines.push('', 'Operator command: acts on the local store of this machine.');
@@ -197,7 +197,13 @@ function helpJson(): unknown {
       usage: usageLine(c),
       summary: c.summary,
       ...(c.op
-        ? { operation_id: c.op.operationId, scope: c.op.scope, method: c.op.method.toUpperCase(), path: c.op.path }
+        ? {
+            operation_id: c.op.operationId,
+            scope: c.op.scope,
+            ...(c.op.scopeAnyOf ? { scope_any_of: c.op.scopeAnyOf } : {}),
+            method: c.op.method.toUpperCase(),
+            path: c.op.path,
+          }
         : {}),
       arguments: c.args.map((a) => a.name),
       options: [...c.options, ...c.sharedOptions].map((o) => ({ flag: o.flag, required: o.required === true })),

@@ -14,7 +14,10 @@ import { AppError, type AppErrorOptions } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Services } from '../operations/types.ts';
 
-const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+/** The longest Idempotency-Key accepted (printable ASCII, no spaces); the contract states it. */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+export const IDEMPOTENCY_KEY_PATTERN = `^[\\x21-\\x7e]{1,${IDEMPOTENCY_KEY_MAX_LENGTH}}$`;
+const KEY_RE = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
 export function validateIdempotencyKey(key: string | undefined | null): string {
   if (key === undefined || key === null || key.trim() === '') {

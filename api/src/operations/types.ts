@@ -89,6 +89,11 @@ export interface Operation<R extends OperationRequest = OperationRequest, O exte
    * wherever the scope is shown (manifest, MCP tool description).
    */
   scopeNote?: string;
+  /**
+   * Scopes of which the grant must also hold one (besides `scope`) for the call to succeed on
+   * some target: the OpenAPI security alternatives, the manifest's `scope_any_of`, `flowport doctor`.
+   */
+  scopeAnyOf?: readonly string[];
   meter: Meter | null;
   /** True when execution destroys data (MCP destructiveHint). */
   destructive?: boolean;

@@ -16,6 +16,8 @@ export const API_ERRORS = {
   route_not_found: {
     status: 404,
     title: 'No such operation',
+    // The `capability` refusal layer: the operation is not one this edition offers.
+    layer: 'capability',
     retry: 'no',
     area: 'api',
     description: 'No Agent Operations route matches this method and path.',

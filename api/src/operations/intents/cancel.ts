@@ -1,4 +1,5 @@
 // POST /agent/v1/action-intents/{intentId}/cancel — drop a previewed intent; nothing runs.
+import { ACTIONS, executeScope, previewScope } from '../../auth/scopes.ts';
 import { cancelIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { defineOperation } from '../types.ts';
@@ -14,7 +15,9 @@ export const cancelActionIntent = defineOperation({
   family: 'recovery',
   kind: 'execute',
   scope: 'intents:read',
-  scopeNote: "The intent kind's preview or execute scope (e.g. `replay:preview`); `intents:read` alone cannot cancel.",
+  scopeNote:
+    "`intents:read` and the intent kind's preview or execute scope (e.g. `replay:preview`); `intents:read` alone cannot cancel.",
+  scopeAnyOf: ACTIONS.flatMap((a) => [previewScope(a), executeScope(a)]),
   meter: null,
   request: { params: IntentIdParams },
   response: ActionIntentSchema,

@@ -11,7 +11,10 @@ const Capability = z
   .object({
     operation_id: z.string(),
     method: z.string(),
-    path: z.string(),
+    path: z.string().describe('Path template on the origin (it already starts with `/agent/v1`).'),
+    url: z
+      .string()
+      .describe('Absolute URL template of the operation (the origin joined with `path`); fill `{…}` parameters.'),
     summary: z.string(),
     family: z.string(),
     kind: z.enum(['read', 'preview', 'execute']),
@@ -20,6 +23,12 @@ const Capability = z
       .string()
       .nullable()
       .describe('When `scope` only admits the call: the scope that actually decides (e.g. confirming an intent).'),
+    scope_any_of: z
+      .array(z.string())
+      .nullable()
+      .describe(
+        'When not null, the grant also needs one of these scopes (which one depends on the target, e.g. the intent kind); with none of them the call is always refused.',
+      ),
     mcp_tool: z.string().nullable(),
     cli_command: z.string().nullable(),
   })
@@ -33,7 +42,9 @@ export const Manifest = z
     build_commit: z.string(),
     api: z.object({
       version: z.string(),
-      base_url: z.string(),
+      base_url: z
+        .string()
+        .describe('The API root (`<origin>/agent/v1`). Capability `path`s start with `/agent/v1`: use each `url`.'),
       openapi_url: z.string(),
       auth: z.object({
         scheme: z.literal('bearer'),
@@ -139,11 +150,13 @@ export const getManifest = defineOperation({
         operation_id: op.operationId,
         method: op.method.toUpperCase(),
         path: op.path,
+        url: url(op.path),
         summary: op.summary,
         family: op.family,
         kind: op.kind,
         scope: op.scope,
         scope_note: op.scopeNote ?? null,
+        scope_any_of: op.scopeAnyOf ? [...op.scopeAnyOf] : null,
         mcp_tool: op.mcp?.name ?? null,
         cli_command: agentCommandLine(op),
       })),
