@@ -13,6 +13,7 @@ import { installClientErrorHandler } from './http/client-error.ts';
 import { httpServerOptions } from './http/request-timeout.ts';
 import { siteOriginWarning } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
+import { recordServedPublicUrl } from './services/served-url.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
 import { storeKind } from './store/open.ts';
 import { redactUrl } from './store/postgres.ts';
@@ -66,6 +67,8 @@ export async function startServe(
   let server: Awaited<ReturnType<typeof listen>>;
   try {
     server = await listen(runtime.listener, cfg);
+    // Operator commands on this host print ingest URLs from it (they do not see this environment).
+    await recordServedPublicUrl(runtime.services.db, cfg.publicUrl, Date.now());
   } catch (err) {
     await runtime.close();
     throw err;

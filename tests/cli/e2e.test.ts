@@ -4,7 +4,7 @@
 // other exit codes, doctor on a good and an expired grant, docs, operator
 // commands on the same store, and a scan of every output for secrets.
 import { createHmac } from 'node:crypto';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -342,7 +342,7 @@ describe('docs', () => {
 
 describe('operator commands on the server’s store', () => {
   /** `endpoints create` of an HMAC endpoint on the server's store. */
-  const hmacEndpoint = (shop: string, name: string) =>
+  const hmacEndpoint = (shop: string, name: string, env: Record<string, string> = storeEnv) =>
     flowport(
       [
         'endpoints',
@@ -356,8 +356,45 @@ describe('operator commands on the server’s store', () => {
         '--trigger-variant',
         'external_event',
       ],
-      { env: storeEnv },
+      { env },
     );
+
+  it('endpoints create prints the ingest URL the server really serves (no PORT in the CLI environment)', async () => {
+    // storeEnv names the data dir (and database) only: no PORT, no FLOWPORT_PUBLIC_URL.
+    expect(Object.keys(storeEnv).sort()).not.toContain('PORT');
+    const created = await hmacEndpoint(s.sandbox!.shop_id, 'served url');
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json.ingest_url).toBe(`${s.url}/in/${created.json.id}`);
+    // A sender reaches it as printed.
+    const body = JSON.stringify({ type: 'order.paid', id: 'served-url-1' });
+    const sig = createHmac('sha256', created.json.secret).update(body).digest('hex');
+    const sent = await fetch(created.json.ingest_url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-flowport-signature': `sha256=${sig}` },
+    });
+    expect(sent.status).toBe(202);
+  });
+
+  it('endpoints create refuses, creating nothing, on a store no server has served, unless FLOWPORT_PUBLIC_URL says', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flowport-unserved-'));
+    const env = { FLOWPORT_DATA_DIR: dir };
+    const shop = await flowport(['shops', 'create', '--domain', 'unserved.myshopify.com', '--sandbox'], { env });
+    expect(shop.code, shop.stderr).toBe(0);
+    const refused = await hmacEndpoint(shop.json.id, 'no url', env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('FLOWPORT_PUBLIC_URL');
+    expect(refused.stderr).toContain('cannot tell which URL senders reach');
+    expect(`${refused.stdout}${refused.stderr}`).not.toContain('/in/ep_');
+    const told = await hmacEndpoint(shop.json.id, 'told', {
+      ...env,
+      FLOWPORT_PUBLIC_URL: 'https://flowport.example.com/',
+    });
+    expect(told.code, told.stderr).toBe(0);
+    expect(told.json.ingest_url).toBe(`https://flowport.example.com/in/${told.json.id}`);
+    expect(told.json.id).toMatch(/^ep_/);
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('create a grant whose token is printed once and works, list grants without tokens, revoke it', async () => {
     const shops = await flowport(['shops', 'list'], { env: storeEnv });

@@ -1,6 +1,7 @@
 // Operator CLI handlers for intake setup: `flowport shops list|create` and
 // `flowport endpoints create`. Human-only; they act on the local store. The
 // endpoint secret is printed here once and never again.
+import { operatorPublicUrl } from '../services/served-url.ts';
 import type { OperatorHandler, OptionValues } from '../cli/handlers.ts';
 import { authModeDocsPath, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
@@ -144,6 +145,9 @@ function secretNotice(mode: AuthMode, imported: string | null, endpointId: strin
 }
 
 const endpointsCreate: Handler = async ({ options, services, env }) => {
+  // The URL printed beside a secret shown once must be the one the server serves: known
+  // before anything is created, or the command refuses.
+  const publicUrl = await operatorPublicUrl(services.db, env);
   const shopId = str(options, 'shop') ?? '';
   if (!(await getShop(services, shopId)))
     throw new AppError('not_found', {
@@ -199,7 +203,6 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
     secret: imported,
     createdBy: 'operator-cli',
   });
-  const publicUrl = services.config.publicUrl;
   const facts = AUTH_MODE_FACTS[authMode];
   const json: Record<string, unknown> = {
     id: endpoint.id,
