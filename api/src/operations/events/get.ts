@@ -16,6 +16,7 @@ import {
   recoveryOptions,
   replayedBy,
   shopFacts,
+  withRecentDeliveries,
 } from '../../reads/events.ts';
 import { limitsForShop } from '../../usage/meters.ts';
 import { Timestamp } from '../read-schemas.ts';
@@ -117,7 +118,13 @@ export const getEvent = defineOperation({
     const now = ctx.services.now();
     const row = await getShopEvent(db, p.shopId, input.eventId);
     if (!row) throw new AppError('not_found', { detail: `No event ${input.eventId} in this shop.` });
-    const facts = await shopFacts(db, p.shopId, now);
+    const facts = await withRecentDeliveries(
+      db,
+      p.shopId,
+      await shopFacts(db, p.shopId, now),
+      [row],
+      config.intents.recentDeliveryWindowMs,
+    );
     const [attempts, replays, endpoint, limits] = await Promise.all([
       eventAttempts(db, row.id),
       replayedBy(db, p.shopId, row.id),

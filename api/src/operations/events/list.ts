@@ -4,7 +4,7 @@ import { AppError } from '../../errors/problem.ts';
 import { isId } from '../../ids.ts';
 import { EVENT_STATES, SUPPORT_CODES } from '../../handoff/outcomes.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { eventSummary, listEvents } from '../../reads/events.ts';
+import { eventSummary, listEvents, withRecentDeliveries } from '../../reads/events.ts';
 import { Cursor, Limit, openCursor, PageInfo, sealCursor } from '../read-schemas.ts';
 import { defineOperation } from '../types.ts';
 import { EventSummary } from './schemas.ts';
@@ -120,6 +120,14 @@ export const listEventsOperation = defineOperation({
       limit: input.limit,
     });
     const last = rows.at(-1);
+    // The recent-delivery check a replay preview makes, for the page's replayable events.
+    await withRecentDeliveries(
+      ctx.services.db,
+      p.shopId,
+      facts,
+      rows,
+      ctx.services.config.intents.recentDeliveryWindowMs,
+    );
     return {
       data: rows.map((r) => eventSummary(r, facts)),
       page: {
