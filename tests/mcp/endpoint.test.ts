@@ -113,6 +113,20 @@ describe('401 challenge and protected resource metadata', () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('"protocolVersion":"2025-11-25"');
   });
+
+  it('advertises only what a stateless endpoint delivers: no listChanged, no subscriptions (issue 23)', async () => {
+    const res = await rawMcpPost(server.url, INITIALIZE_2025, { authorization: `Bearer ${adminToken}` });
+    const text = await res.text();
+    // The answer is JSON or one SSE data line.
+    const json = JSON.parse(
+      text.startsWith('{') ? text : (text.split('\n').find((l) => l.startsWith('data:')) ?? '').slice(5),
+    );
+    const caps = json.result.capabilities as Record<string, Record<string, unknown>>;
+    expect(caps.tools).toBeDefined();
+    expect(caps.tools?.listChanged ?? false).toBe(false);
+    expect(caps.resources?.listChanged ?? false).toBe(false);
+    expect(caps.resources?.subscribe ?? false).toBe(false);
+  });
 });
 
 describe('HTTP edge: methods and Origin', () => {

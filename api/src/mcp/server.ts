@@ -12,7 +12,14 @@ import { invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../operations/types.ts';
 import { markdownTwinPath } from '../services/docs.ts';
 import { registerResources } from './resources.ts';
-import { headerInputName, mcpOperations, toolAnnotations, toolDescription, toolInputSchema } from './tools.ts';
+import {
+  headerInputName,
+  mcpOperations,
+  toolAnnotations,
+  toolDescription,
+  toolInputSchema,
+  toolOutputSchema,
+} from './tools.ts';
 
 export interface McpCallContext {
   services: Services;
@@ -46,6 +53,21 @@ function advertiseOnly(schema: z.ZodObject): StandardSchemaWithJSON<Record<strin
       vendor: 'flowport',
       validate: (value: unknown) => ({ value: (value ?? {}) as Record<string, unknown> }),
       jsonSchema: std.jsonSchema,
+    },
+  };
+}
+
+/**
+ * The tool's output schema as advertised: the OpenAPI response schema itself (toolOutputSchema).
+ * The result is the operation's own output, serialised exactly as the HTTP API does.
+ */
+function advertiseJson(json: Record<string, unknown>): StandardSchemaWithJSON<Record<string, unknown>> {
+  return {
+    '~standard': {
+      version: 1 as const,
+      vendor: 'flowport',
+      validate: (value: unknown) => ({ value: (value ?? {}) as Record<string, unknown> }),
+      jsonSchema: { input: () => json, output: () => json },
     },
   };
 }
@@ -152,7 +174,12 @@ function isOperationField(op: AnyOperation, field: string): boolean {
 export function createFlowportMcpServer(call: McpCallContext): McpServer {
   const server = new McpServer(
     { name: 'flowport', title: `${PRODUCT.name} (${PRODUCT.edition})`, version: PRODUCT.version },
-    { instructions: MCP_SERVER_INSTRUCTIONS },
+    {
+      instructions: MCP_SERVER_INSTRUCTIONS,
+      // A stateless endpoint with no stream: the tool and resource lists never change under a
+      // client, so no listChanged (and no subscriptions) are advertised.
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+    },
   );
   for (const op of mcpOperations(call.operations)) {
     const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
@@ -162,7 +189,7 @@ export function createFlowportMcpServer(call: McpCallContext): McpServer {
         title: mcp.title,
         description: toolDescription(op),
         inputSchema: advertiseOnly(toolInputSchema(op)),
-        outputSchema: op.response,
+        outputSchema: advertiseJson(toolOutputSchema(op, call.operations)),
         annotations: { title: mcp.title, ...toolAnnotations(op) },
         _meta: { 'flowport/operation_id': op.operationId, 'flowport/scope': op.scope, 'flowport/family': op.family },
       },

@@ -97,6 +97,8 @@ export interface Operation<R extends OperationRequest = OperationRequest, O exte
   meter: Meter | null;
   /** True when execution destroys data (MCP destructiveHint). */
   destructive?: boolean;
+  /** An execution with no further effect when repeated (MCP idempotentHint), e.g. cancelling an intent. */
+  idempotent?: boolean;
   /** True when the operation can start work in Shopify Flow (MCP openWorldHint). */
   openWorld?: boolean;
   /** Request headers the operation reads (lowercase). */

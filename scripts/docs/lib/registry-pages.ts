@@ -20,6 +20,7 @@ import { EXIT_CODES, type ExitCodeDef } from '../../../api/src/cli/exit-codes.ts
 import { type CliCommand, cliCommands, usageLine } from '../../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../../api/src/config.ts';
 import { familyLabel } from '../../../api/src/operations/families.ts';
+import { mcpToolDefinitions } from '../../../api/src/mcp/tools.ts';
 import { flattenFields, type JsonSchema, refResolver } from './json-schema.ts';
 import { code, table } from './markdown.ts';
 
@@ -32,23 +33,6 @@ function toJsonSchema(schema: unknown): JsonSchema | undefined {
   }
 }
 
-/** The tool/command input: params, query and body merged into one object, as MCP and the CLI take it. */
-export function operationInputSchema(op: AnyOperation): JsonSchema {
-  const merged: JsonSchema = { type: 'object', properties: {}, required: [] };
-  for (const part of [op.request.params, op.request.query, op.request.body]) {
-    const s = toJsonSchema(part);
-    if (!s) continue;
-    Object.assign(merged.properties as object, s.properties ?? {});
-    merged.required?.push(...(s.required ?? []));
-  }
-  return merged;
-}
-
-export function operationOutputSchema(op: AnyOperation): JsonSchema | undefined {
-  const s = toJsonSchema(op.response);
-  return s ? ({ ...s, $schema: undefined } as JsonSchema) : undefined;
-}
-
 function fields(schema: JsonSchema | undefined, empty: string): string {
   const rows = flattenFields(schema, refResolver(schema ?? {}));
   if (rows.length === 0) return empty;
@@ -56,14 +40,6 @@ function fields(schema: JsonSchema | undefined, empty: string): string {
     ['Field', 'Type', 'Required', 'Description'],
     rows.map((r) => [code(r.name), r.type, r.required ? 'yes' : 'no', r.description]),
   );
-}
-
-/** MCP annotations derived from the operation's kind (never typed twice). */
-export function mcpAnnotations(op: AnyOperation): Record<string, boolean> {
-  if (op.kind === 'read') return { readOnlyHint: true, destructiveHint: false, openWorldHint: op.openWorld ?? false };
-  if (op.kind === 'preview')
-    return { readOnlyHint: false, destructiveHint: false, openWorldHint: op.openWorld ?? false };
-  return { readOnlyHint: false, destructiveHint: op.destructive ?? false, openWorldHint: op.openWorld ?? false };
 }
 
 export function renderMcpReference(ops: readonly AnyOperation[], origin: string): string {
@@ -123,44 +99,46 @@ export function renderMcpReference(ops: readonly AnyOperation[], origin: string)
       tools.map((op) => [
         code(op.mcp?.name as string),
         familyLabel(op.family),
-        op.scope ? code(op.scope) : 'public',
+        op.scope ? code(op.scope) : 'no scope',
         op.kind === 'read' ? 'yes' : 'no',
       ]),
     ),
     '',
-    'Annotations come from the operation kind: reads are `readOnlyHint: true`; previews change nothing but record an intent (`readOnlyHint: false`, `destructiveHint: false`); executions set `destructiveHint` when they destroy data. A refused call returns an `isError: true` result carrying the same refusal object as the API (layer, reason, next steps with the docs URL).',
+    'Annotations come from the operation kind: reads are `readOnlyHint: true` and `idempotentHint: true`; previews change nothing but record an intent (`readOnlyHint: false`, `destructiveHint: false`, `idempotentHint: false`); executions set `destructiveHint` when they destroy data and `idempotentHint` when a repeat has no further effect (a confirmation with the same `idempotency_key`, a cancellation). `openWorldHint` is true only where a call can reach Shopify Flow (a confirmation). Every tool needs the grant token that opens the MCP endpoint; tools with no scope need no more. A refused call returns an `isError: true` result carrying the same refusal object as the API (layer, reason, next steps with the docs URL).',
   ];
 
-  const families = [...new Set(tools.map((t) => t.family))];
+  // The same function builds the live tools/list (api/src/mcp/tools.ts): one derivation.
+  const definitions = mcpToolDefinitions(ops);
+  const families = [...new Set(definitions.map((t) => t.family))];
   for (const family of families) {
     parts.push('', `## ${familyLabel(family)}`);
-    for (const op of tools.filter((t) => t.family === family)) {
+    for (const tool of definitions.filter((t) => t.family === family)) {
+      const op = tools.find((o) => o.operationId === tool.operation_id) as AnyOperation;
       const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
-      parts.push('', `### ${mcp.name}`, '', `**${mcp.title}.** ${mcp.description}`, '');
-      const ann = mcpAnnotations(op);
+      parts.push('', `### ${tool.name}`, '', `**${tool.title}.** ${mcp.description}`, '');
       parts.push(
         table(
           ['Fact', 'Value'],
           [
             [
               'Scope',
-              op.scope
-                ? `${code(op.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
-                : 'public (no grant needed)',
+              tool.scope
+                ? `${op.scopeNote ? op.scopeNote : code(tool.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
+                : 'no scope (any grant token opens the MCP endpoint)',
             ],
-            ['Kind', op.kind],
-            ['Same as', `${code(`${op.method.toUpperCase()} ${op.path}`)} (${code(op.operationId)})`],
+            ['Kind', tool.kind],
+            ['Same as', `${code(`${tool.method} ${tool.path}`)} (${code(tool.operation_id)})`],
             [
               'Annotations',
-              Object.entries(ann)
+              Object.entries(tool.annotations)
                 .map(([k, v]) => code(`${k}: ${v}`))
                 .join(', '),
             ],
           ],
         ),
       );
-      parts.push('', '#### Input', '', fields(operationInputSchema(op), 'No input.'));
-      parts.push('', '#### Output', '', fields(operationOutputSchema(op), 'See the OpenAPI contract.'));
+      parts.push('', '#### Input', '', fields(tool.inputSchema as JsonSchema, 'No input.'));
+      parts.push('', '#### Output', '', fields(tool.outputSchema as JsonSchema, 'See the OpenAPI contract.'));
     }
   }
   return parts.join('\n');
@@ -490,7 +468,7 @@ export function renderManifestReference(
     '',
     '## Fields',
     '',
-    fields(operationOutputSchema(op), 'See the OpenAPI contract.'),
+    fields(toJsonSchema(op.response), 'See the OpenAPI contract.'),
     '',
     `Exact shape: the \`Manifest\` schema in the [OpenAPI contract](${DOCS_PATHS.openapiJson}).`,
   ].join('\n');

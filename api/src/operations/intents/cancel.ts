@@ -19,6 +19,8 @@ export const cancelActionIntent = defineOperation({
     "`intents:read` and the intent kind's preview or execute scope (e.g. `replay:preview`); `intents:read` alone cannot cancel.",
   scopeAnyOf: ACTIONS.flatMap((a) => [previewScope(a), executeScope(a)]),
   meter: null,
+  // Cancelling again changes nothing more: the intent stays cancelled.
+  idempotent: true,
   request: { params: IntentIdParams },
   response: ActionIntentSchema,
   errors: ['not_found', 'intent_not_confirmable', 'intent_expired'],
