@@ -879,9 +879,9 @@ const FIXTURES: Record<string, Fixture> = {
           trigger_variant: 'external_order_event',
           secret: 'whsec_imported_sender_secret_value',
           mapping: {
-            resourceIdPath: 'order.id',
-            externalId: { kind: 'json', path: 'id' },
-            requiredPaths: ['order.id'],
+            resource_id_path: 'order.id',
+            external_id: { kind: 'json', path: 'id' },
+            required_paths: ['order.id'],
           },
           hmac: { header: 'x-sig', encoding: 'base64', prefix: '' },
         },
@@ -906,7 +906,7 @@ const FIXTURES: Record<string, Fixture> = {
     const at = (endpointId: string, body: unknown) => ({ params: { endpointId }, body, token: w.admin });
     await expectCall(
       'createEndpointEditIntent',
-      at(w.endpoints.active, { name: 'Renamed', mapping: { eventTypePath: 'kind' } }),
+      at(w.endpoints.active, { name: 'Renamed', mapping: { event_type_path: 'kind' } }),
       201,
     );
     await expectCall('createEndpointEditIntent', at(w.endpoints.paused, { status: 'active' }), 201);

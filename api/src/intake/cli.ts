@@ -11,6 +11,7 @@ import { appendAudit, OPERATOR_ACTOR } from '../audit/log.ts';
 import {
   AUTH_MODES,
   type AuthMode,
+  configToSnake,
   createEndpoint,
   type EndpointConfig,
   type EndpointRow,
@@ -217,13 +218,13 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
     secret_last4: endpoint.secret_last4,
     secret_notice: secretNotice(authMode, imported, endpoint.id),
     headers: senderHeaders(config, facts.headers),
-    mapping: config.mapping,
+    mapping: configToSnake(config.mapping),
     docs_url: joinUrl(publicUrl, authModeDocsPath(authMode)),
   };
-  if (config.hmac) json.hmac = config.hmac;
+  if (config.hmac) json.hmac = configToSnake(config.hmac);
   if (config.staticHeader) json.header_name = config.staticHeader.header;
   if (config.basic) json.basic_user = config.basic.username;
-  if (config.toleranceSec !== undefined) json.tolerance_s = config.toleranceSec;
+  if (config.toleranceSec !== undefined) json.tolerance_sec = config.toleranceSec;
   const text = [
     `Created endpoint ${endpoint.id} (${authMode}, ${endpoint.trigger_variant}).`,
     `  Ingest URL: ${json.ingest_url}`,

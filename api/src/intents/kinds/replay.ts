@@ -8,7 +8,7 @@ import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES, TRIGGER_HANDLES } from '../
 import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import { lastFamilyDelivery, replayedBy } from '../../reads/events.ts';
-import type { EndpointRow } from '../../services/endpoints.ts';
+import { configFromSnake, configToSnake, type EndpointRow } from '../../services/endpoints.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
 import { endpointSnapshot, type EventRow, iso, jsonDiff, loadEvent, NEW_EVENT_ID } from './common.ts';
@@ -81,7 +81,8 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       'SELECT config_json FROM endpoint_versions WHERE endpoint_id = ? AND version = ?',
       [endpoint.id, ev.config_version],
     );
-    const configChanges = original ? jsonDiff(JSON.parse(original.config_json), JSON.parse(endpoint.config_json)) : [];
+    const snake = (json: string) => configToSnake(configFromSnake(JSON.parse(json)));
+    const configChanges = original ? jsonDiff(snake(original.config_json), snake(endpoint.config_json)) : [];
     const handle = TRIGGER_HANDLES[endpoint.trigger_variant];
     let payloadBytes: number | null = null;
     let payloadProblem: string | null = null;

@@ -11,8 +11,8 @@ export const HmacInput = z
     header: z.string().max(100).optional(),
     encoding: z.enum(['hex', 'base64']).optional(),
     prefix: z.string().max(32).optional(),
-    timestampHeader: z.string().max(100).nullable().optional(),
-    toleranceSec: z.number().int().min(1).max(3600).optional(),
+    timestamp_header: z.string().max(100).nullable().optional(),
+    tolerance_sec: z.number().int().min(1).max(3600).optional(),
   })
   .openapi('HmacSettings');
 
@@ -25,16 +25,16 @@ const ExternalId = z.union([
 
 export const MappingInput = z
   .strictObject({
-    resourceIdPath: z
+    resource_id_path: z
       .string()
       .max(200)
       .nullable()
       .optional()
       .describe('JSON path of the Shopify resource id (numeric or GID); required for order/customer/product triggers.'),
-    relatedResourceIdPath: z.string().max(200).nullable().optional(),
-    requiredPaths: z.array(z.string().max(200)).max(MAX_REQUIRED_PATHS).optional(),
-    externalId: ExternalId.optional().describe('Where the dedupe id comes from (the preset header by default).'),
-    eventTypePath: z.string().max(200).nullable().optional(),
+    related_resource_id_path: z.string().max(200).nullable().optional(),
+    required_paths: z.array(z.string().max(200)).max(MAX_REQUIRED_PATHS).optional(),
+    external_id: ExternalId.optional().describe('Where the dedupe id comes from (the preset header by default).'),
+    event_type_path: z.string().max(200).nullable().optional(),
   })
   .openapi('EndpointMappingInput');
 
