@@ -167,7 +167,7 @@ async function sampleArgs(op: AnyOperation): Promise<Record<string, unknown> | n
   if ('endpointId' in params) args.endpointId = server.sandbox?.endpoint_id;
   if ('intentId' in params) {
     // An intent to read: the preview of a test event on the sandbox endpoint, made over HTTP.
-    const preview = OPERATIONS.find((o) => o.operationId === 'createTestEventIntent') as AnyOperation;
+    const preview = OPERATIONS.find((o) => o.operationId === 'previewTestEvent') as AnyOperation;
     const res = await fetch(
       `${server.url}${preview.path.replace('{endpointId}', String(server.sandbox?.endpoint_id))}`,
       {

@@ -1,7 +1,7 @@
 // Agent commands, derived from the operation registry: each operation's `cli`
 // words name the command, and its OpenAPI parameters and request body (built
 // from the same registry) become the arguments and options. Path parameters are
-// positional arguments in path order (`flowport replay <eventId>`); query and
+// positional arguments in path order (`flowport preview-replay <eventId>`); query and
 // body fields are `--kebab-case` options; declared headers are options too.
 // Nothing here is written per operation.
 import { buildOpenApiDocument } from '../http/openapi.ts';

@@ -34,7 +34,7 @@ export interface McpCallContext {
 
 export const MCP_SERVER_INSTRUCTIONS = [
   `${PRODUCT.name} relays outside events into Shopify Flow and records a receipt for each.`,
-  'Start with read_manifest: it lists every capability, the scope each needs and the safety boundaries.',
+  'Start with get_manifest: it lists every capability, the scope each needs and the safety boundaries.',
   'Side effects are action intents: call a preview tool first, read its effects and warnings, then confirm it with the matching confirm tool (needs an execute scope).',
   'When a tool returns isError, read the problem: refusal.reason says why, refusal.next_steps says what to do (docs page, manifest, OpenAPI, then ask a human). Never try to work around a refusal.',
 ].join(' ');

@@ -244,7 +244,7 @@ export function mcpClientConfigExamples(publicUrl: string): { title: string; lan
         '});',
         'await client.connect(transport);',
         'const { tools } = await client.listTools();',
-        "const manifest = await client.callTool({ name: 'read_manifest', arguments: {} });",
+        "const manifest = await client.callTool({ name: 'get_manifest', arguments: {} });",
       ].join('\n'),
     },
   ];

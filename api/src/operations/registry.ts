@@ -18,7 +18,7 @@ import { getReceipt } from './receipts/get.ts';
 import { getSetup } from './setup/get.ts';
 import type { AnyOperation } from './types.ts';
 // action intents (intents area)
-import { previewReplay } from './events/replay-intent.ts';
+import { previewReplay } from './intents/preview-replay.ts';
 import { cancelActionIntent } from './intents/cancel.ts';
 import { confirmActionIntent } from './intents/confirm.ts';
 import { getActionIntent } from './intents/get.ts';
@@ -27,7 +27,7 @@ import { previewDiagnosticsShare } from './intents/preview-diagnostics-share.ts'
 import { previewEndpointCreate } from './intents/preview-endpoint-create.ts';
 import { previewEndpointDelete } from './intents/preview-endpoint-delete.ts';
 import { previewEndpointEdit } from './intents/preview-endpoint-edit.ts';
-import { previewSecretRotation } from './intents/preview-secret-rotation.ts';
+import { previewSecretRotation } from './intents/preview-secret-rotate.ts';
 import { previewTestEvent } from './intents/preview-test-event.ts';
 
 export const OPERATIONS: readonly AnyOperation[] = [

@@ -110,7 +110,7 @@ export interface Operation<R extends OperationRequest = OperationRequest, O exte
   errors: readonly ErrorCode[];
   /** MCP tool name and job-language description; null = not an MCP tool. */
   mcp: { name: string; title: string; description: string } | null;
-  /** CLI command words, e.g. ['events', 'list']; null = not in the CLI. */
+  /** CLI command words, e.g. ['list-events']; null = not in the CLI. */
   cli: readonly string[] | null;
   run(args: { ctx: OperationContext; input: OperationInput<R> }): Promise<z.infer<O>>;
 }

@@ -238,7 +238,7 @@ export function renderCliReference(cli: CliSources = cliReferenceSources()): str
     '',
     '## Arguments and options of agent commands',
     '',
-    'Path parameters are positional arguments (`flowport replay <eventId>`). Query and body fields are options named after the API field in kebab case (`acknowledge_recent_delivery` becomes `--acknowledge-recent-delivery`): true/false fields are switches, numbers take a number, nested objects take JSON. `intents confirm` takes `--idempotency-key <key>`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.',
+    'Path parameters are positional arguments (`flowport preview-replay <eventId>`). Query and body fields are options named after the API field in kebab case (`acknowledge_recent_delivery` becomes `--acknowledge-recent-delivery`): true/false fields are switches, numbers take a number, nested objects take JSON. `confirm-action-intent` takes `--idempotency-key <key>`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.',
     '',
     'Every agent command also accepts:',
     '',

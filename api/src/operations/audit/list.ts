@@ -66,7 +66,7 @@ export const listAudit = defineOperation({
     description:
       'See who did what in this shop: previews, confirmations, refusals and grant changes, each attributed to a grant and a human or agent. Filter by action, outcome, grant, target or time.',
   },
-  cli: ['audit'],
+  cli: ['list-audit'],
   async run({ ctx, input }) {
     const p = ctx.principal;
     if (!p) throw new AppError('missing_token');

@@ -39,7 +39,7 @@ export const getEndpointOperation = defineOperation({
     description:
       'Check how one sender lane is configured (auth mode, header names, mapping, trigger variant) and how its recent events fared. Use it when events of one sender are rejected or fail.',
   },
-  cli: ['endpoints', 'show'],
+  cli: ['get-endpoint'],
   async run({ ctx, input }) {
     const p = ctx.principal;
     if (!p) throw new AppError('missing_token');

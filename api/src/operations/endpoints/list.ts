@@ -35,7 +35,7 @@ export const listEndpointsOperation = defineOperation({
     description:
       'See every sender lane of the shop: sender, auth mode, trigger variant, status and recent traffic by state. Secrets are never shown (last 4 characters only).',
   },
-  cli: ['endpoints', 'list'],
+  cli: ['list-endpoints'],
   async run({ ctx, input }) {
     const p = ctx.principal;
     if (!p) throw new AppError('missing_token');

@@ -25,7 +25,7 @@ export const getEventReceipt = defineOperation({
     description:
       'See the acknowledgement Flowport gave the sender for this event: auth and validation results, dedupe decision and HTTP status.',
   },
-  cli: ['events', 'receipt'],
+  cli: ['get-event-receipt'],
   async run({ ctx, input }) {
     const p = ctx.principal;
     if (!p) throw new AppError('missing_token');

@@ -77,7 +77,7 @@ export const listEventsOperation = defineOperation({
     description:
       'Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, time range or whether they can be replayed. Follow next_cursor for more.',
   },
-  cli: ['events', 'list'],
+  cli: ['list-events'],
   async run({ ctx, input }) {
     const p = ctx.principal;
     if (!p) throw new AppError('missing_token');

@@ -30,7 +30,7 @@ export const cancelActionIntent = defineOperation({
     description:
       'Withdraw a previewed action that should not run (for example after the merchant declined). Nothing is executed.',
   },
-  cli: ['intents', 'cancel'],
+  cli: ['cancel-action-intent'],
   async run({ ctx, input }) {
     return cancelIntent(callerOf(ctx), input.intentId);
   },

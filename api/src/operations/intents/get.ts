@@ -24,7 +24,7 @@ export const getActionIntent = defineOperation({
     description:
       'Read one intent: what its preview said, whether it is still awaiting confirmation, who confirmed it, and what the execution did.',
   },
-  cli: ['intents', 'show'],
+  cli: ['get-action-intent'],
   async run({ ctx, input }) {
     return getIntent(callerOf(ctx), input.intentId);
   },

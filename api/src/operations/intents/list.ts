@@ -50,7 +50,7 @@ export const listActionIntents = defineOperation({
     description:
       'See which replays, shares, endpoint changes and test events were previewed, confirmed, refused or are awaiting confirmation, newest first.',
   },
-  cli: ['intents', 'list'],
+  cli: ['list-action-intents'],
   async run({ ctx, input }) {
     return listIntents(callerOf(ctx), input);
   },

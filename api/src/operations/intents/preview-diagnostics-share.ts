@@ -33,7 +33,7 @@ export const DiagnosticsShareIntentBody = z
   .openapi('DiagnosticsShareIntentRequest');
 
 export const previewDiagnosticsShare = defineOperation({
-  operationId: 'createDiagnosticsShareIntent',
+  operationId: 'previewDiagnosticsShare',
   method: 'post',
   path: `${AGENT_API_PREFIX}/diagnostics/share-intents`,
   summary: 'Preview a diagnostics share',
@@ -52,7 +52,7 @@ export const previewDiagnosticsShare = defineOperation({
     description:
       'Prepare a redacted diagnostics bundle (endpoint config without secrets, recent receipt facts, support codes, readiness checks) to share with a support team through an expiring link. Shows what is included and excluded; nothing is shared until confirmed.',
   },
-  cli: ['diagnostics', 'share'],
+  cli: ['preview-diagnostics-share'],
   async run({ ctx, input }) {
     return previewIntent(callerOf(ctx), 'diagnostics_share', null, input);
   },

@@ -62,7 +62,7 @@ export const EndpointCreateIntentBody = z
   .openapi('EndpointCreateIntentRequest');
 
 export const previewEndpointCreate = defineOperation({
-  operationId: 'createEndpointCreateIntent',
+  operationId: 'previewEndpointCreate',
   method: 'post',
   path: `${AGENT_API_PREFIX}/endpoints/intents`,
   summary: 'Preview creating an endpoint',
@@ -81,7 +81,7 @@ export const previewEndpointCreate = defineOperation({
     description:
       'Prepare a new sender lane (endpoint): name, sender auth mode, Flow trigger variant and field mapping. Shows the exact configuration that will be stored; nothing is created until confirmed.',
   },
-  cli: ['endpoints', 'add'],
+  cli: ['preview-endpoint-create'],
   async run({ ctx, input }) {
     const { secret, ...rest } = input;
     const params: Record<string, unknown> = { ...rest };

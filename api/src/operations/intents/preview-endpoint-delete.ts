@@ -17,7 +17,7 @@ export const EndpointDeleteIntentBody = z
   .openapi('EndpointDeleteIntentRequest');
 
 export const previewEndpointDelete = defineOperation({
-  operationId: 'createEndpointDeleteIntent',
+  operationId: 'previewEndpointDelete',
   method: 'post',
   path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/delete-intents`,
   summary: 'Preview archiving or deleting an endpoint',
@@ -37,7 +37,7 @@ export const previewEndpointDelete = defineOperation({
     description:
       'Prepare to archive an endpoint (stops intake, keeps everything) or, once archived, delete it permanently (secrets and payload bodies destroyed, tombstone kept). Shows counts of what will be lost; nothing changes until confirmed.',
   },
-  cli: ['endpoints', 'delete'],
+  cli: ['preview-endpoint-delete'],
   async run({ ctx, input }) {
     const { endpointId, ...params } = input;
     return previewIntent(callerOf(ctx), 'endpoint_delete', endpointId, params);

@@ -24,7 +24,7 @@ export const EndpointEditIntentBody = z
   .openapi('EndpointEditIntentRequest');
 
 export const previewEndpointEdit = defineOperation({
-  operationId: 'createEndpointEditIntent',
+  operationId: 'previewEndpointEdit',
   method: 'post',
   path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/edit-intents`,
   summary: 'Preview editing an endpoint',
@@ -43,7 +43,7 @@ export const previewEndpointEdit = defineOperation({
     description:
       'Prepare a change to an endpoint (name, trigger variant, mapping, verification settings, pause/resume). Shows the diff and what happens to queued events; nothing changes until confirmed.',
   },
-  cli: ['endpoints', 'edit'],
+  cli: ['preview-endpoint-edit'],
   async run({ ctx, input }) {
     const { endpointId, ...params } = input;
     return previewIntent(callerOf(ctx), 'endpoint_edit', endpointId, params);

@@ -23,7 +23,7 @@ export const TestEventIntentBody = z
   .openapi('TestEventIntentRequest');
 
 export const previewTestEvent = defineOperation({
-  operationId: 'createTestEventIntent',
+  operationId: 'previewTestEvent',
   method: 'post',
   path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/test-event-intents`,
   summary: 'Preview sending a test event',
@@ -43,7 +43,7 @@ export const previewTestEvent = defineOperation({
     description:
       'Prepare a synthetic, clearly marked test event for an endpoint to check the path to Shopify Flow end to end. Shows the exact payload Flow will receive; nothing is sent until confirmed.',
   },
-  cli: ['endpoints', 'test'],
+  cli: ['preview-test-event'],
   async run({ ctx, input }) {
     const { endpointId, ...params } = input;
     return previewIntent(callerOf(ctx), 'test_event', endpointId, params);

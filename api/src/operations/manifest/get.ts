@@ -108,12 +108,12 @@ export const getManifest = defineOperation({
   response: Manifest,
   errors: [],
   mcp: {
-    name: 'read_manifest',
+    name: 'get_manifest',
     title: 'Read the Flowport manifest',
     description:
       'Start here: learn what this Flowport edition can do, which scopes each capability needs, where the docs and OpenAPI contract live, and the safety boundaries to respect.',
   },
-  cli: ['manifest'],
+  cli: ['get-manifest'],
   async run({ ctx }) {
     const { config } = ctx.services;
     const url = (p: string) => joinUrl(config.publicUrl, p);

@@ -43,12 +43,12 @@ export const getOpenApiOperation = defineOperation({
   response: OpenApiOperationLookup,
   errors: ['docs_unavailable', 'openapi_operation_not_found'],
   mcp: {
-    name: 'lookup_api_operation',
+    name: 'get_open_api_operation',
     title: 'Look up an API operation in the OpenAPI contract',
     description:
       'Get the exact request and response contract of one Agent Operations API operation (by operationId, as listed in the manifest), with the schemas it references.',
   },
-  cli: ['openapi', 'operation'],
+  cli: ['get-open-api-operation'],
   async run({ ctx, input }) {
     const found = findOpenApiOperation(input.operationId);
     return { ...found, openapi_url: joinUrl(ctx.services.config.publicUrl, DOCS_PATHS.openapiJson) };

@@ -38,7 +38,7 @@ export const getReceipt = defineOperation({
     description:
       'Check what Flowport told the sender for one request (accepted, duplicate, rejected and why) and where its handoff to Shopify Flow stands. Use the receipt id a sender got back.',
   },
-  cli: ['receipts', 'show'],
+  cli: ['get-receipt'],
   async run({ ctx, input }) {
     const p = ctx.principal;
     if (!p) throw new AppError('missing_token');

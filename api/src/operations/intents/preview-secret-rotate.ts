@@ -21,7 +21,7 @@ export const SecretRotationIntentBody = z
   .openapi('SecretRotationIntentRequest');
 
 export const previewSecretRotation = defineOperation({
-  operationId: 'createSecretRotationIntent',
+  operationId: 'previewSecretRotate',
   method: 'post',
   path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/rotate-secret-intents`,
   summary: "Preview rotating an endpoint's signing secret",
@@ -35,12 +35,12 @@ export const previewSecretRotation = defineOperation({
   successStatus: 201,
   errors: [...PREVIEW_ERRORS, 'endpoint_archived'],
   mcp: {
-    name: 'preview_secret_rotation',
+    name: 'preview_secret_rotate',
     title: "Preview rotating an endpoint's secret",
     description:
       "Prepare replacing an endpoint's signing secret, with an overlap window so the sender can switch without dropping events. The new secret is shown once, on confirmation.",
   },
-  cli: ['endpoints', 'rotate-secret'],
+  cli: ['preview-secret-rotate'],
   async run({ ctx, input }) {
     const { endpointId, ...params } = input;
     return previewIntent(callerOf(ctx), 'secret_rotate', endpointId, params);

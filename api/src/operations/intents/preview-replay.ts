@@ -3,7 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { previewIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { ActionIntentSchema, callerOf, PREVIEW_ERRORS, PREVIEW_NOTE } from '../intents/shared.ts';
+import { ActionIntentSchema, callerOf, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 import { defineOperation } from '../types.ts';
 
 export const ReplayIntentBody = z
@@ -25,7 +25,7 @@ export const ReplayIntentBody = z
   .openapi('ReplayIntentRequest');
 
 export const previewReplay = defineOperation({
-  operationId: 'createReplayIntent',
+  operationId: 'previewReplay',
   method: 'post',
   path: `${AGENT_API_PREFIX}/events/{eventId}/replay-intents`,
   summary: 'Preview a replay of one event',
@@ -60,12 +60,12 @@ export const previewReplay = defineOperation({
     'outside_product_boundary',
   ],
   mcp: {
-    name: 'preview_event_replay',
+    name: 'preview_replay',
     title: 'Preview replaying an event',
     description:
       'Prepare to hand one event to Shopify Flow again. Returns a preview (what will run, warnings about repeating Flow side effects, cost) and an intent id; nothing runs until the intent is confirmed with confirm_action_intent.',
   },
-  cli: ['replay'],
+  cli: ['preview-replay'],
   async run({ ctx, input }) {
     const { eventId, ...params } = input;
     return previewIntent(callerOf(ctx), 'replay', eventId, params);
