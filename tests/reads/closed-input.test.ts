@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mcpToolDefinitions } from '../../api/src/mcp/tools.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
-import type { AnyOperation } from '../../api/src/operations/types.ts';
+import type { AnyOperation } from '../../api/src/core/types.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api } from '../intents/helpers.ts';
 import { type ConnectedClient, connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';

@@ -19,7 +19,7 @@ const doc = JSON.parse(
 
 /** Every property name declared anywhere under `node`, with where. */
 function declaredProperties(node: unknown, at: string, out: string[] = []): string[] {
-  if (Array.isArray(node)) node.forEach((n, i) => declaredProperties(n, `${at}[${i}]`, out));
+  if (Array.isArray(node)) for (const [i, n] of node.entries()) declaredProperties(n, `${at}[${i}]`, out);
   else if (node && typeof node === 'object') {
     const obj = node as Json;
     if (obj.properties && typeof obj.properties === 'object')
@@ -31,7 +31,7 @@ function declaredProperties(node: unknown, at: string, out: string[] = []): stri
 
 /** Every key of a JSON value, at any depth, that is not snake_case. */
 function nonSnakeKeys(value: unknown, at = '$', out: string[] = []): string[] {
-  if (Array.isArray(value)) value.forEach((v, i) => nonSnakeKeys(v, `${at}[${i}]`, out));
+  if (Array.isArray(value)) for (const [i, v] of value.entries()) nonSnakeKeys(v, `${at}[${i}]`, out);
   else if (value && typeof value === 'object')
     for (const [k, v] of Object.entries(value)) {
       if (!SNAKE.test(k)) out.push(`${at}.${k}`);

@@ -9,7 +9,7 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/
 import { closestName } from '../lib/suggest.ts';
 import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
-import type { AnyOperation, Services } from '../operations/types.ts';
+import type { AnyOperation, Services } from '../core/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
 import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED } from './problem-response.ts';
 import type { AppEnv } from './types.ts';

@@ -12,7 +12,7 @@
 import type { ErrorCode } from '../errors/catalog.ts';
 import { AppError, type AppErrorOptions } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 
 /** The longest Idempotency-Key accepted (printable ASCII, no spaces); the contract states it. */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;

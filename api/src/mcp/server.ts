@@ -9,7 +9,7 @@ import { AppError, type Problem, toProblem } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
 import { refuseUnknownFields, unknownFields } from '../operations/closed-input.ts';
 import { invokeOperation } from '../operations/pipeline.ts';
-import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { markdownTwinPath } from '../services/docs.ts';
 import { registerResources } from './resources.ts';
 import {

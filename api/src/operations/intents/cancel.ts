@@ -2,7 +2,7 @@
 import { ACTIONS, executeScope, previewScope } from '../../auth/scopes.ts';
 import { cancelIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
 
 export const cancelActionIntent = defineOperation({
