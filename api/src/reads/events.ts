@@ -110,33 +110,65 @@ export async function shopFacts(db: Db, shopId: string, now: number): Promise<Sh
 }
 
 /**
- * The latest Flow delivery of the same sender event: the original and every replay of it at any
- * depth, so replaying an older replay cannot skip the acknowledgement a fresh delivery needs.
+ * The latest Flow delivery of each event's sender event: the original and every replay of it at
+ * any depth, so replaying an older replay cannot skip the acknowledgement a fresh delivery
+ * needs. Batched for a page of events: one parent lookup per replay depth, then one recursive
+ * query over the families (the events_replays index), whatever the page size.
  */
+export async function lastFamilyDeliveries(
+  db: Db,
+  shopId: string,
+  events: readonly { id: string; replay_of: string | null }[],
+): Promise<Map<string, number>> {
+  const rootOf = new Map<string, string>();
+  // Walk up replay_of until every event has its original (the family root).
+  let pending = new Map<string, string>(); // event id -> the ancestor to look up next
+  for (const ev of events) {
+    if (ev.replay_of) pending.set(ev.id, ev.replay_of);
+    else rootOf.set(ev.id, ev.id);
+  }
+  for (let depth = 0; pending.size > 0 && depth < 100; depth++) {
+    const ids = [...new Set(pending.values())];
+    const parents = await db.all<{ id: string; replay_of: string | null }>(
+      `SELECT id, replay_of FROM events WHERE shop_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+      [shopId, ...ids],
+    );
+    const up = new Map(parents.map((p) => [p.id, p.replay_of]));
+    const next = new Map<string, string>();
+    for (const [id, ancestor] of pending) {
+      const further = up.get(ancestor);
+      if (further) next.set(id, further);
+      else rootOf.set(id, ancestor);
+    }
+    pending = next;
+  }
+  for (const [id, ancestor] of pending) rootOf.set(id, ancestor);
+  const roots = [...new Set(rootOf.values())];
+  const out = new Map<string, number>();
+  if (roots.length === 0) return out;
+  const rows = await db.all<{ root: string; last: number | string | null }>(
+    `WITH RECURSIVE family(root, id) AS (
+       SELECT id, id FROM events WHERE shop_id = ? AND id IN (${roots.map(() => '?').join(', ')})
+       UNION SELECT f.root, e.id FROM events e JOIN family f ON e.shop_id = ? AND e.replay_of = f.id
+     )
+     SELECT f.root AS root, MAX(e.delivered_at) AS last FROM family f JOIN events e ON e.id = f.id GROUP BY f.root`,
+    [shopId, ...roots, shopId],
+  );
+  const lastByRoot = new Map(rows.filter((r) => r.last !== null).map((r) => [r.root, Number(r.last)]));
+  for (const [id, root] of rootOf) {
+    const last = lastByRoot.get(root);
+    if (last !== undefined) out.set(id, last);
+  }
+  return out;
+}
+
+/** lastFamilyDeliveries() for one event. */
 export async function lastFamilyDelivery(
   db: Db,
   shopId: string,
   ev: { id: string; replay_of: string | null },
 ): Promise<number | null> {
-  let root = ev.id;
-  let up = ev.replay_of;
-  for (let depth = 0; up && depth < 100; depth++) {
-    root = up;
-    const parent = await db.get<{ replay_of: string | null }>(
-      'SELECT replay_of FROM events WHERE id = ? AND shop_id = ?',
-      [up, shopId],
-    );
-    up = parent?.replay_of ?? null;
-  }
-  const row = await db.get<{ last: number | string | null }>(
-    `WITH RECURSIVE family(id) AS (
-       SELECT CAST(? AS TEXT)
-       UNION SELECT e.id FROM events e JOIN family f ON e.shop_id = ? AND e.replay_of = f.id
-     )
-     SELECT MAX(e.delivered_at) AS last FROM events e JOIN family f ON e.id = f.id`,
-    [root, shopId],
-  );
-  return row?.last === null || row?.last === undefined ? null : Number(row.last);
+  return (await lastFamilyDeliveries(db, shopId, [ev])).get(ev.id) ?? null;
 }
 
 /**
@@ -151,12 +183,10 @@ export async function withRecentDeliveries(
   rows: readonly EventRow[],
   windowMs: number,
 ): Promise<ShopFacts> {
+  const candidates = rows.filter((row) => eventReplay(row, facts).available);
+  const last = await lastFamilyDeliveries(db, shopId, candidates);
   const recent = new Map<string, number>();
-  for (const row of rows) {
-    if (!eventReplay(row, facts).available) continue;
-    const last = await lastFamilyDelivery(db, shopId, row);
-    if (last !== null && facts.now - last < windowMs) recent.set(row.id, last);
-  }
+  for (const [id, at] of last) if (facts.now - at < windowMs) recent.set(id, at);
   facts.recentDeliveries = recent;
   return facts;
 }
