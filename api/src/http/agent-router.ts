@@ -323,7 +323,7 @@ export function openApiDocument(router: OpenAPIHono<AppEnv>) {
       title: `${PRODUCT.name} Agent Operations API`,
       version: PRODUCT.version,
       description:
-        'The scoped contract merchants, support and merchant-authorized agents use to investigate and recover events on their way into Shopify Flow. Read `GET /agent/v1/manifest` first. Errors are RFC 9457 problem+json with a stable `code` and a `docs_url`.',
+        'The scoped contract merchants, support and merchant-authorized agents use to investigate and recover events on their way into Shopify Flow. Read `GET /agent/v1/manifest` first. Errors are RFC 9457 problem+json with a stable `code` and a `docs_url`. Input is closed: a query parameter or body field an operation does not define is refused with 400 `unknown_field` (naming it and the name it probably meant), never ignored. Every response carries `X-Request-Id`.',
     },
     servers: [{ url: '/', description: 'The origin serving this document (the co-deployed API).' }],
   });
