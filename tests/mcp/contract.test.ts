@@ -4,7 +4,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from '@hono/zod-openapi';
+import type { z } from '@hono/zod-openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpOperations, mcpToolDefinitions, toolAnnotations } from '../../api/src/mcp/tools.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';

@@ -31,7 +31,5 @@ export const cancelActionIntent = defineOperation({
       'Withdraw a previewed action that should not run (for example after the merchant declined). Nothing is executed.',
   },
   cli: ['cancel-action-intent'],
-  async run({ ctx, input }) {
-    return cancelIntent(callerOf(ctx), input.intentId);
-  },
+  run: async ({ ctx, input }) => cancelIntent(callerOf(ctx), input.intentId),
 });
