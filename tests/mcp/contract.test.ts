@@ -253,12 +253,13 @@ describe('structured output validates against the HTTP response schema', () => {
 
 describe('the MCP reference page is rendered from the live tool definitions (issue 23)', () => {
   it('states each tool’s annotations and inputs as tools/list does, idempotency_key and idempotentHint included', async () => {
-    const { renderMcpReference } = await import('../../scripts/docs/lib/registry-pages.ts');
-    const page = renderMcpReference(OPERATIONS, 'https://flowport.example.com');
+    const { mcpFamilies, renderMcpFamily } = await import('../../scripts/docs/lib/registry-pages.ts');
+    const pages = mcpFamilies(OPERATIONS).map((family) => renderMcpFamily(OPERATIONS, family));
     const section = (name: string) => {
-      const start = page.indexOf(`### ${name}\n`);
-      const end = page.indexOf('\n### ', start + 1);
-      return page.slice(start, end === -1 ? undefined : end);
+      const page = pages.find((p) => p.includes(`## ${name}\n`)) ?? '';
+      const start = page.indexOf(`## ${name}\n`);
+      const end = page.indexOf('\n## ', start + 1);
+      return start === -1 ? '' : page.slice(start, end === -1 ? undefined : end);
     };
     for (const tool of listed.filter((t) => OPERATIONS.some((op) => op.mcp?.name === t.name))) {
       const text = section(tool.name);

@@ -21,6 +21,8 @@ import { type CliCommand, cliCommands, usageLine } from '../../../api/src/cli/ma
 import { CLI_ENV } from '../../../api/src/config.ts';
 import { familyLabel } from '../../../api/src/operations/families.ts';
 import { mcpToolDefinitions } from '../../../api/src/mcp/tools.ts';
+import { operationPagePath } from './api-reference.ts';
+import { errorAreaLabel } from './error-areas.ts';
 import { flattenFields, type JsonSchema, refResolver } from './json-schema.ts';
 import { code, table } from './markdown.ts';
 
@@ -33,8 +35,13 @@ function toJsonSchema(schema: unknown): JsonSchema | undefined {
   }
 }
 
-function fields(schema: JsonSchema | undefined, empty: string): string {
-  const rows = flattenFields(schema, refResolver(schema ?? {}));
+export function operationOutputSchema(op: AnyOperation): JsonSchema | undefined {
+  const s = toJsonSchema(op.response);
+  return s ? ({ ...s, $schema: undefined } as JsonSchema) : undefined;
+}
+
+function fields(schema: JsonSchema | undefined, empty: string, maxDepth?: number): string {
+  const rows = flattenFields(schema, refResolver(schema ?? {}), maxDepth);
   if (rows.length === 0) return empty;
   return table(
     ['Field', 'Type', 'Required', 'Description'],
@@ -42,7 +49,18 @@ function fields(schema: JsonSchema | undefined, empty: string): string {
   );
 }
 
-export function renderMcpReference(ops: readonly AnyOperation[], origin: string): string {
+/** The MCP tool families (operation families with at least one tool), in registry order. */
+export function mcpFamilies(ops: readonly AnyOperation[]): string[] {
+  return [...new Set(ops.filter((op) => op.mcp !== null).map((op) => op.family))];
+}
+
+/** `/reference/mcp/<family>/`: the tools of one family. */
+export function mcpFamilyPath(family: string): string {
+  return `/reference/mcp/${family}/`;
+}
+
+/** /reference/mcp/: how to connect, then every tool, each linking its family's page. */
+export function renderMcpIndex(ops: readonly AnyOperation[], origin: string): string {
   const tools = ops.filter((op) => op.mcp !== null);
   const url = `${origin}${MCP_PATH}`;
   const parts: string[] = [
@@ -98,8 +116,8 @@ export function renderMcpReference(ops: readonly AnyOperation[], origin: string)
     table(
       ['Tool', 'Family', 'Scope', 'Read-only'],
       tools.map((op) => [
-        code(op.mcp?.name as string),
-        familyLabel(op.family),
+        `[${code(op.mcp?.name as string)}](${mcpFamilyPath(op.family)}#${op.mcp?.name})`,
+        `[${familyLabel(op.family)}](${mcpFamilyPath(op.family)})`,
         op.scope ? code(op.scope) : 'no scope',
         op.kind === 'read' ? 'yes' : 'no',
       ]),
@@ -107,40 +125,57 @@ export function renderMcpReference(ops: readonly AnyOperation[], origin: string)
     '',
     'Annotations come from the operation kind: reads are `readOnlyHint: true` and `idempotentHint: true`; previews change nothing but record an intent (`readOnlyHint: false`, `destructiveHint: false`, `idempotentHint: false`); executions set `destructiveHint` when they destroy data and `idempotentHint` when a repeat has no further effect (a confirmation with the same `idempotency_key`, a cancellation). `openWorldHint` is true only where a call can reach Shopify Flow (a confirmation). Every tool needs the grant token that opens the MCP endpoint; tools with no scope need no more. A refused call returns an `isError: true` result carrying the same refusal object as the API (layer, reason, next steps with the docs URL).',
   ];
+  return parts.join('\n');
+}
 
+/** One tool family's page: each tool with its scope, kind, annotations, input and output. */
+export function renderMcpFamily(ops: readonly AnyOperation[], family: string): string {
+  const tools = ops.filter((op) => op.mcp !== null && op.family === family);
+  const parts: string[] = [
+    `The ${familyLabel(family).toLowerCase()} tools of Flowport's MCP endpoint. How to connect, and every other family: [MCP reference](/reference/mcp/). Each tool is one [API operation](/reference/api/) with the same scope, inputs and outputs.`,
+  ];
   // The same function builds the live tools/list (api/src/mcp/tools.ts): one derivation.
-  const definitions = mcpToolDefinitions(ops);
-  const families = [...new Set(definitions.map((t) => t.family))];
-  for (const family of families) {
-    parts.push('', `## ${familyLabel(family)}`);
-    for (const tool of definitions.filter((t) => t.family === family)) {
-      const op = tools.find((o) => o.operationId === tool.operation_id) as AnyOperation;
-      const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
-      parts.push('', `### ${tool.name}`, '', `**${tool.title}.** ${mcp.description}`, '');
-      parts.push(
-        table(
-          ['Fact', 'Value'],
+  const definitions = new Map(mcpToolDefinitions(ops).map((d) => [d.operation_id, d]));
+  for (const op of tools) {
+    const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
+    const tool = definitions.get(op.operationId);
+    if (!tool) throw new Error(`No MCP tool definition for ${op.operationId}.`);
+    parts.push('', `## ${tool.name}`, '', `**${tool.title}.** ${mcp.description}`, '');
+    parts.push(
+      table(
+        ['Fact', 'Value'],
+        [
           [
-            [
-              'Scope',
-              tool.scope
-                ? `${op.scopeNote ? op.scopeNote : code(tool.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
-                : 'no scope (any grant token opens the MCP endpoint)',
-            ],
-            ['Kind', tool.kind],
-            ['Same as', `${code(`${tool.method} ${tool.path}`)} (${code(tool.operation_id)})`],
-            [
-              'Annotations',
-              Object.entries(tool.annotations)
-                .map(([k, v]) => code(`${k}: ${v}`))
-                .join(', '),
-            ],
+            'Scope',
+            tool.scope
+              ? `${op.scopeNote ?? code(tool.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
+              : 'no scope (any grant token opens the MCP endpoint)',
           ],
-        ),
-      );
-      parts.push('', '#### Input', '', fields(tool.inputSchema as JsonSchema, 'No input.'));
-      parts.push('', '#### Output', '', fields(tool.outputSchema as JsonSchema, 'See the OpenAPI contract.'));
-    }
+          ['Kind', tool.kind],
+          [
+            'Same as',
+            `[${code(`${tool.method} ${tool.path}`)}](${operationPagePath(op.operationId)}) (${code(op.operationId)})`,
+          ],
+          [
+            'Annotations',
+            Object.entries(tool.annotations)
+              .map(([k, v]) => code(`${k}: ${v}`))
+              .join(', '),
+          ],
+        ],
+      ),
+    );
+    parts.push('', '### Input', '', fields(tool.inputSchema as JsonSchema, 'No input.'));
+    // The output is the operation's response body: its outer fields here, every nested field on
+    // the operation's page (once, so each family page stays small enough to read whole).
+    parts.push(
+      '',
+      '### Output',
+      '',
+      `The response body of [${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}#responses), as structured content. Its outer fields (nested fields are on that page):`,
+      '',
+      fields(tool.outputSchema as JsonSchema, 'See the OpenAPI contract.', 1),
+    );
   }
   return parts.join('\n');
 }
@@ -169,7 +204,7 @@ function commandSection(c: CliCommand, cli: CliSources): string[] {
   const parts = ['', `### ${code(cli.usage(c))}`, '', c.description, ''];
   if (c.op)
     parts.push(
-      `Same operation as ${code(`${c.op.method.toUpperCase()} ${c.op.path}`)} (${code(c.op.operationId)}, [API reference](/reference/api/)). Scope: ${c.op.scope ? code(c.op.scope) : 'public (no grant needed)'}.`,
+      `Same operation as ${code(`${c.op.method.toUpperCase()} ${c.op.path}`)} (${code(c.op.operationId)}, [API reference](${operationPagePath(c.op.operationId)})). Scope: ${c.op.scope ? code(c.op.scope) : 'public (no grant needed)'}.`,
       '',
     );
   if (c.args.length)
@@ -198,10 +233,49 @@ export function cliReferenceSources(): CliSources {
   };
 }
 
-export function renderCliReference(cli: CliSources = cliReferenceSources()): string {
+export interface CliGroup {
+  /** Page slug under /reference/cli/. */
+  slug: string;
+  title: string;
+  /** One line for the index. */
+  about: string;
+  commands: CliCommand[];
+}
+
+/** `/reference/cli/<group>/`. */
+export function cliGroupPath(slug: string): string {
+  return `/reference/cli/${slug}/`;
+}
+
+/** The command groups, one page each: agent commands by operation family, then helper and operator commands. */
+export function cliGroups(cli: CliSources = cliReferenceSources()): CliGroup[] {
   const agent = cli.commands.filter((c) => c.kind === 'agent');
-  const helper = cli.commands.filter((c) => c.kind === 'helper');
-  const operator = cli.commands.filter((c) => c.kind === 'operator');
+  const families = [...new Set(agent.map((c) => c.op?.family ?? 'other'))];
+  return [
+    ...families.map((family) => ({
+      slug: family,
+      title: `${familyLabel(family)} commands`,
+      about: `Agent commands: ${familyLabel(family).toLowerCase()} operations of the API, with a grant token.`,
+      commands: agent.filter((c) => (c.op?.family ?? 'other') === family),
+    })),
+    {
+      slug: 'helper',
+      title: 'Helper commands',
+      about: 'Run on your side; no grant needed.',
+      commands: cli.commands.filter((c) => c.kind === 'helper'),
+    },
+    {
+      slug: 'operator',
+      title: 'Operator commands',
+      about: "For a human on the machine that hosts Flowport, against its local store; out of agents' reach.",
+      commands: cli.commands.filter((c) => c.kind === 'operator'),
+    },
+  ].filter((g) => g.commands.length > 0);
+}
+
+/** /reference/cli/: configuration, output, exit codes and options every command shares, then every command by group. */
+export function renderCliIndex(cli: CliSources = cliReferenceSources()): string {
+  const groups = cliGroups(cli);
   const parts: string[] = [
     'The `flowport` command line tool ships with Flowport; in a checkout run it as `npx flowport`. It has three kinds of commands, kept apart here and in `flowport --help`:',
     '',
@@ -209,7 +283,7 @@ export function renderCliReference(cli: CliSources = cliReferenceSources()): str
     '- **Helper commands** (`docs`, `doctor`, `completion`) run on your side and need no grant (`doctor` checks yours if you have one).',
     '- **Operator commands**, for a human on the machine that hosts Flowport. They act on its local store (creating grants and endpoints, for example); no agent can reach them through the API or MCP.',
     '',
-    'Add `--help` after any command for its arguments and options; `flowport --help --json` prints the whole command tree as JSON. See [the CLI guide](/agent-access/cli/) for a walkthrough.',
+    'Add `--help` after any command for its arguments and options; `flowport --help --json` prints the whole command tree as JSON. See [the CLI guide](/agent-access/cli/) for a walkthrough. Each command group has a page of its own, listed at the end of this page.',
     '',
     '## Configuration',
     '',
@@ -239,7 +313,7 @@ export function renderCliReference(cli: CliSources = cliReferenceSources()): str
     '',
     '## Arguments and options of agent commands',
     '',
-    'Path parameters are positional arguments (`flowport preview-replay <eventId>`). Query and body fields are options named after the API field in kebab case (`acknowledge_recent_delivery` becomes `--acknowledge-recent-delivery`): true/false fields are switches, numbers take a number, nested objects take JSON. `confirm-action-intent` takes `--idempotency-key <key>`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.',
+    'Path parameters are positional arguments (`flowport replay <eventId>`). Query and body fields are options named after the API field in kebab case (`acknowledge_recent_delivery` becomes `--acknowledge-recent-delivery`): true/false fields are switches, numbers take a number, nested objects take JSON. `intents confirm` takes `--idempotency-key <key>`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.',
     '',
     'Every agent command also accepts:',
     '',
@@ -256,45 +330,46 @@ export function renderCliReference(cli: CliSources = cliReferenceSources()): str
     '',
     "It completes command words, options and option values with a fixed set. It is registered for the command name `flowport`: install the package so `flowport` is on your PATH, or add `alias flowport='npx flowport'`.",
     '',
-    '## Agent commands',
+    '## Command groups',
     '',
     table(
-      ['Command', 'What it does', 'Family', 'Scope'],
-      agent.map((c) => [
-        code(cli.usage(c)),
-        c.summary,
-        familyLabel(c.op?.family ?? ''),
-        c.op?.scope ? code(c.op.scope) : 'public',
+      ['Group', 'Commands', 'What they are'],
+      groups.map((g) => [
+        `[${g.title}](${cliGroupPath(g.slug)})`,
+        g.commands.map((c) => code(c.words.join(' '))).join(', '),
+        g.about,
       ]),
     ),
   ];
-  for (const c of agent) parts.push(...commandSection(c, cli));
-  parts.push(
-    '',
-    '## Helper commands',
-    '',
-    table(
-      ['Command', 'What it does'],
-      helper.map((c) => [code(cli.usage(c)), c.summary]),
-    ),
-  );
-  for (const c of helper) parts.push(...commandSection(c, cli));
-  parts.push(
-    '',
-    '## Operator commands',
-    '',
-    'Run by a human on the machine that hosts Flowport, against its local store (the same data directory or database the server uses).',
-    '',
-    table(
-      ['Command', 'What it does'],
-      operator.map((c) => [code(cli.usage(c)), c.summary]),
-    ),
-    '',
-    'Operator commands that use the store also accept:',
-    '',
-    optionTable([...cli.operatorOptions, ...cli.globalOptions]),
-  );
-  for (const c of operator) parts.push(...commandSection(c, cli));
+  for (const g of groups) {
+    parts.push(
+      '',
+      `### ${g.title}`,
+      '',
+      table(
+        ['Command', 'What it does'],
+        g.commands.map((c) => [`[${code(cli.usage(c))}](${cliGroupPath(g.slug)})`, c.summary]),
+      ),
+    );
+  }
+  return parts.join('\n');
+}
+
+/** One command group's page: every command with its usage, arguments and options. */
+export function renderCliGroup(group: CliGroup, cli: CliSources = cliReferenceSources()): string {
+  const parts: string[] = [
+    `${group.about} Configuration, output, exit codes and the options every command accepts: [CLI reference](/reference/cli/).`,
+  ];
+  if (group.slug === 'operator') {
+    parts.push(
+      '',
+      'Run by a human on the machine that hosts Flowport, against its local store (the same data directory or database the server uses). Operator commands that use the store also accept:',
+      '',
+      optionTable([...cli.operatorOptions, ...cli.globalOptions]),
+    );
+  }
+  for (const c of group.commands)
+    parts.push(...commandSection(c, cli).map((l) => (l.startsWith('### ') ? `## ${l.slice(4)}` : l)));
   return parts.join('\n');
 }
 
@@ -378,7 +453,7 @@ export function renderErrorIndex(catalog: Record<string, ErrorDef>): string {
     `There are ${codes.length} codes.`,
   ];
   for (const area of areas) {
-    parts.push('', `## ${area[0]?.toUpperCase()}${area.slice(1)}`, '');
+    parts.push('', `## ${errorAreaLabel(area)}`, '');
     parts.push(
       table(
         ['Code', 'Status', 'Title', 'Refusal layer'],
@@ -469,7 +544,7 @@ export function renderManifestReference(
     '',
     '## Fields',
     '',
-    fields(toJsonSchema(op.response), 'See the OpenAPI contract.'),
+    fields(operationOutputSchema(op), 'See the OpenAPI contract.'),
     '',
     `Exact shape: the \`Manifest\` schema in the [OpenAPI contract](${DOCS_PATHS.openapiJson}).`,
   ].join('\n');
