@@ -67,6 +67,10 @@ export interface Config {
     /** Browser origins (besides loopback and the public URL's origin) allowed to call the MCP endpoint. */
     allowedOrigins: string[];
   };
+  metrics: {
+    /** Bearer token that opens GET /metrics beyond loopback; null: loopback only. A secret. */
+    token: string | null;
+  };
   siteDir: string;
   buildCommit: string;
   logLevel: 'silent' | 'info' | 'debug';
@@ -100,6 +104,7 @@ export const ENV = {
   endpointCacheMs: 'FLOWPORT_INTAKE_ENDPOINT_CACHE_MS',
   intentTtlSeconds: 'FLOWPORT_INTENT_TTL_SECONDS',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
+  metricsToken: 'FLOWPORT_METRICS_TOKEN',
   siteDir: 'FLOWPORT_SITE_DIR',
   buildCommit: 'FLOWPORT_BUILD_COMMIT',
   logLevel: 'FLOWPORT_LOG_LEVEL',
@@ -238,6 +243,11 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     default: 'empty',
     about: 'Extra browser origins allowed to call the MCP endpoint (comma-separated).',
   },
+  metricsToken: {
+    default: 'unset: `/metrics` answers loopback only',
+    about:
+      'Bearer token (at least 32 characters) that lets a scraper on another machine read `/metrics` (`Authorization: Bearer <METRICS_TOKEN>`). A secret: never logged or shown.',
+  },
   siteDir: { default: code('site/dist'), about: 'Where the built docs site is served from.' },
   buildCommit: {
     default: '`unknown` (`npm start` sets the git commit)',
@@ -339,11 +349,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
         .map((o) => o.trim().replace(/\/+$/, ''))
         .filter(Boolean),
     },
+    metrics: { token: env[ENV.metricsToken] || null },
     siteDir: resolve(root, env[ENV.siteDir] ?? 'site/dist'),
     buildCommit: env[ENV.buildCommit] || 'unknown',
     logLevel: (env[ENV.logLevel] as Config['logLevel']) || 'info',
   };
   checkWorkerConfig(base);
+  if (base.metrics.token !== null && base.metrics.token.length < 32)
+    throw new Error(`${ENV.metricsToken} must be at least 32 characters (a random secret)`);
   if (base.http.requestTimeoutMs < MIN_HTTP_REQUEST_TIMEOUT_MS)
     throw new Error(
       `${ENV.httpRequestTimeoutMs} must be at least ${MIN_HTTP_REQUEST_TIMEOUT_MS}, got ${base.http.requestTimeoutMs}`,

@@ -13,7 +13,9 @@ import type { Hono } from 'hono';
 import { grantGuard } from './auth/guard.ts';
 import { type Config, isSandbox } from './config.ts';
 import { DeliveryWorker } from './handoff/worker.ts';
-import { metricsRoutes } from './handoff/metrics.ts';
+import { createLogger, type Logger, type LoggerOptions, outcomeOf } from './observability/log.ts';
+import { Metrics } from './observability/metrics.ts';
+import { metricsRoutes } from './observability/metrics-route.ts';
 import { createApp } from './http/app.ts';
 import type { AppEnv } from './http/types.ts';
 import { Intake } from './intake/intake.ts';
@@ -34,6 +36,9 @@ import { checkSecretKey } from './store/key-check.ts';
 import { openStore } from './store/open.ts';
 import { ENDPOINT_CHANGED_CHANNEL, EVENTS_DUE_CHANNEL, PostgresDb } from './store/postgres.ts';
 
+/** The route label of sender intake (fast path and Hono route alike). */
+const INTAKE_ROUTE = `${INGEST_PATH_PREFIX}/:endpointId`;
+
 export interface Runtime {
   config: Config;
   services: Services;
@@ -51,6 +56,8 @@ export interface RuntimeOptions {
   applicationName?: string;
   operations?: readonly AnyOperation[];
   now?: () => number;
+  /** Where this process's structured log lines go (tests capture them); default stdout. */
+  logDestination?: LoggerOptions['destination'];
 }
 
 /** Where the in-process sandbox listens (loopback, so the worker never leaves the machine). */
@@ -85,7 +92,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     now: options.now ?? Date.now,
     registry: () => operations,
     hooks: {},
+    metrics: new Metrics(db),
+    log: createLogger(config, options.logDestination ? { destination: options.logDestination } : {}),
   };
+  const log = services.log as Logger;
 
   // One intake (group committer, endpoint cache) behind both the Node fast path and the Hono route.
   let intake: Intake | null = null;
@@ -124,14 +134,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     { path: PROTECTED_RESOURCE_METADATA_PREFIX, app: protectedResourceMetadataApp(() => services) },
   );
 
-  const workerRef: { current: DeliveryWorker | null } = { current: null };
-  mounts.push({
-    path: '/metrics',
-    app: metricsRoutes(
-      () => services,
-      () => workerRef.current,
-    ) as unknown as Hono<AppEnv>,
-  });
+  mounts.push({ path: '/metrics', app: metricsRoutes(() => services) });
 
   const app = createApp({
     services,
@@ -159,11 +162,46 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     notify?.();
   };
   if (worker && db instanceof PostgresDb) await db.listen(EVENTS_DUE_CHANNEL, () => worker.kick());
-  workerRef.current = worker;
+  if (worker && services.metrics) services.metrics.worker = worker;
 
-  const listener = withIntakeFastPath(getIntake, config.publicUrl, getRequestListener(app.fetch), (line) => {
-    if (config.logLevel !== 'silent') console.error(line);
-  });
+  // The fast path's latency cells and request log line (the Hono app does both for the rest).
+  const metrics = services.metrics as Metrics;
+  const intakeCells = [0, 1, 2, 3, 4, 5].map((c) => metrics.httpCell(INTAKE_ROUTE, 'POST', c * 100));
+  const answered = (
+    status: number,
+    seconds: number,
+    requestId: string,
+    endpointId: string,
+    code: string | null,
+    eventId: string | null,
+  ) => {
+    intakeCells[Math.floor(status / 100)]?.observe(seconds);
+    if (!log.isLevelEnabled('info')) return;
+    const shopId = intake?.shopOf(endpointId);
+    log.info(
+      {
+        kind: 'request',
+        request_id: requestId,
+        method: 'POST',
+        route: INTAKE_ROUTE,
+        status,
+        outcome: outcomeOf(status),
+        ...(code ? { error_code: code } : {}),
+        ...(shopId ? { shop_id: shopId } : {}),
+        endpoint_id: endpointId,
+        ...(eventId ? { event_id: eventId } : {}),
+        duration_ms: Math.round(seconds * 1e6) / 1e3,
+      },
+      'request',
+    );
+  };
+  const listener = withIntakeFastPath(
+    getIntake,
+    config.publicUrl,
+    getRequestListener(app.fetch),
+    (line) => log.error({ kind: 'intake_error' }, line),
+    answered,
+  );
 
   return {
     config,

@@ -16,6 +16,7 @@ import { PLAN_IDS, PLANS } from '../../api/src/plans.ts';
 import { CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';
 import { type OpenApiDocument, renderApiReference } from './lib/api-reference.ts';
 import { authModeDirectives } from './lib/auth-mode-pages.ts';
+import { renderMetricsTable } from './lib/metrics-table.ts';
 import { page } from './lib/markdown.ts';
 import {
   renderHeldShopTable,
@@ -96,6 +97,11 @@ export function generate(): GenerateResult {
           (k) => `| \`${ENV[k]}\` | ${CONFIG_VARIABLES[k].default} | ${CONFIG_VARIABLES[k].about} |`,
         ),
       ].join('\n'),
+    'metrics-table': renderMetricsTable,
+    'grafana-dashboard': () =>
+      ['```json', readFileSync(join(REPO_ROOT, 'docs/grafana/flowport-dashboard.json'), 'utf8').trimEnd(), '```'].join(
+        '\n',
+      ),
     ...authModeDirectives(),
   };
 

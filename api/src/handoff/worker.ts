@@ -107,11 +107,22 @@ export class DeliveryWorker {
   constructor(services: Services, options: WorkerOptions) {
     this.services = services;
     this.options = options;
-    this.recorder = new GroupCommitter(services.db, { maxBatch: 128 });
+    this.recorder = new GroupCommitter(services.db, {
+      maxBatch: 128,
+      ...(services.metrics ? { observe: services.metrics.committerObserver('handoff') } : {}),
+    });
   }
 
   get inFlight(): number {
     return this.inflight.size;
+  }
+
+  /** Shops this process is pausing for Shopify's throttling right now (/metrics). */
+  throttledShops(): number {
+    const now = this.services.now();
+    let n = 0;
+    for (const until of this.shopPausedUntil.values()) if (until > now) n++;
+    return n;
   }
 
   start(): void {
@@ -119,9 +130,13 @@ export class DeliveryWorker {
     this.kick();
     const sweep = async () => {
       if (this.stopped) return;
+      const m = this.services.metrics;
       try {
-        await sweepRetention(this.services);
+        const purged = await sweepRetention(this.services);
+        m?.retentionSweeps.inc({ result: 'ok' });
+        m?.retentionPurged.inc(purged);
       } catch (err) {
+        m?.retentionSweeps.inc({ result: 'failed' });
         this.log('retention sweep failed:', err);
       }
       if (!this.stopped)
@@ -149,8 +164,11 @@ export class DeliveryWorker {
     void this.pump();
   }
 
-  private log(...args: unknown[]): void {
-    if (this.services.config.logLevel !== 'silent') console.error(...args);
+  private log(message: string, err: unknown): void {
+    this.services.log?.error(
+      { kind: 'worker_error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) },
+      message,
+    );
   }
 
   private async pump(): Promise<void> {
@@ -483,6 +501,7 @@ export class DeliveryWorker {
     let wait = 0;
     if (classified.outcome === 'throttled') wait = Math.max(result.throttleWaitMs, 1000);
     else wait = throttleWaitFrom(result.throttleStatus, this.services.config.worker.concurrencyPerShop);
+    if (wait > 0) this.services.metrics?.throttles.inc();
     if (wait > 0) this.shopPausedUntil.set(shopId, Math.max(this.shopPausedUntil.get(shopId) ?? 0, now + wait));
     else if ((this.shopPausedUntil.get(shopId) ?? 0) <= now) this.shopPausedUntil.delete(shopId);
   }
@@ -497,6 +516,8 @@ export class DeliveryWorker {
     const now = this.services.now();
     const policy = retryPolicyOf(config.worker);
     this.stats.attempts[c.outcome] = (this.stats.attempts[c.outcome] ?? 0) + 1;
+    if (c.outcome === 'delivered')
+      this.services.metrics?.intakeToFlowSeconds.observe(Math.max(0, now - Number(ev.received_at)) / 1000);
     const summary = result ? result.summary : { http_status: null, ...local };
     const attemptCode = SUPPORT_CODES[c.support];
     // A call that may have reached Flow (timeout, broken connection) is a possible duplicate whatever happens next.
@@ -584,5 +605,22 @@ export class DeliveryWorker {
         ],
       );
     });
+    const log = this.services.log;
+    if (log?.isLevelEnabled('info'))
+      log.info(
+        {
+          kind: 'handoff',
+          shop_id: ev.shop_id,
+          endpoint_id: ev.endpoint_id,
+          event_id: ev.id,
+          attempt_id: ev.attemptId,
+          attempt: ev.attempt_count,
+          outcome: c.outcome,
+          http_status: result?.httpStatus ?? null,
+          support_code: attemptCode.code,
+          duration_ms: Math.round((result?.durationMs ?? 0) * 1e3) / 1e3,
+        },
+        'handoff attempt',
+      );
   }
 }

@@ -1,6 +1,7 @@
 // The one path every operation call takes, whatever the transport (HTTP, MCP, CLI):
 // authenticate → authorize (scope) → admit (usage: rate limits, plan caps, metering) → run.
 // Transports only parse input and map the result or AppError to their wire format.
+import { errorDef } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import type { AnyOperation, OperationContext, Principal, Services } from './types.ts';
 
@@ -61,10 +62,31 @@ export async function authenticateToken(
   requestId?: string,
 ): Promise<Principal> {
   if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
-  return guard.authenticate(token, services, requestId);
+  try {
+    return await guard.authenticate(token, services, requestId);
+  } catch (error) {
+    countRefusal(services, error);
+    throw error;
+  }
+}
+
+/** Refusals by layer and code, whatever the transport (/metrics). */
+function countRefusal(services: Services, error: unknown): void {
+  if (!(error instanceof AppError) || !services.metrics) return;
+  const layer = errorDef(error.code).layer;
+  if (layer) services.metrics.refusals.inc({ layer, code: error.code });
 }
 
 export async function invokeOperation(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
+  try {
+    return await invokeGuarded(op, args);
+  } catch (error) {
+    countRefusal(args.services, error);
+    throw error;
+  }
+}
+
+async function invokeGuarded(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
   let principal: Principal | null = null;
   let admission: Admission | null = null;
   if (op.scope !== null) {

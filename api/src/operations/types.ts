@@ -1,6 +1,8 @@
 // The shape of one Agent Operations operation. Everything else — Hono routes,
 // the OpenAPI file, MCP tools, CLI commands, reference pages — is derived from
 // a list of these (see ./registry.ts). One operation, one file.
+import type { Logger } from '../observability/log.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import type { z } from '@hono/zod-openapi';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../lib/crypto.ts';
@@ -43,6 +45,10 @@ export interface Services {
   registry(): readonly AnyOperation[];
   /** Optional hooks filled by later subsystems (worker kick, etc.). */
   hooks: ServiceHooks;
+  /** This process's Prometheus metrics (api/src/observability/metrics.ts); absent in bare test services. */
+  metrics?: Metrics;
+  /** This process's structured logger (api/src/observability/log.ts); absent in bare test services. */
+  log?: Logger;
 }
 
 export interface ServiceHooks {

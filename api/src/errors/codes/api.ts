@@ -99,6 +99,15 @@ export const API_ERRORS = {
       'Flowport failed while handling the request. Nothing was half-written: the operation either completed or did not start.',
     fix: 'Retry with backoff. If it persists, share the `request_id` with support.',
   },
+  metrics_not_allowed: {
+    status: 403,
+    title: 'Metrics are not served to this request',
+    retry: 'no',
+    area: 'api',
+    description:
+      "`GET /metrics` answers requests made on the machine running Flowport, directly: a loopback peer, a `Host` of `localhost`, `127.0.0.1` or `[::1]` with the server's port, no proxy headers (`Forwarded`, `X-Forwarded-*`, `Via`) and no foreign `Origin`. From anywhere else it needs the metrics token as a bearer token, and this request had neither.",
+    fix: `Scrape from the same machine, or set \`${ENV.metricsToken}\` on every process and send \`Authorization: Bearer <METRICS_TOKEN>\`. See the metrics page under Operate.`,
+  },
   service_unavailable: {
     status: 503,
     title: 'Service not ready',
