@@ -62,6 +62,8 @@ export interface Config {
     idempotencyKeyTtlMs: number;
     /** A replay within this long after a delivery needs an explicit acknowledgement. */
     recentDeliveryWindowMs: number;
+    /** Events per second a bulk replay is replayed at (never above Shopify's Standard restore rate). */
+    bulkReplayRatePerSecond: number;
   };
   mcp: {
     /** Browser origins (besides loopback and the public URL's origin) allowed to call the MCP endpoint. */
@@ -103,6 +105,7 @@ export const ENV = {
   maxBodyBytes: 'FLOWPORT_INTAKE_MAX_BODY_BYTES',
   endpointCacheMs: 'FLOWPORT_INTAKE_ENDPOINT_CACHE_MS',
   intentTtlSeconds: 'FLOWPORT_INTENT_TTL_SECONDS',
+  bulkReplayRatePerSecond: 'FLOWPORT_BULK_REPLAY_RATE',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
   metricsToken: 'FLOWPORT_METRICS_TOKEN',
   siteDir: 'FLOWPORT_SITE_DIR',
@@ -139,6 +142,8 @@ export const DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   endpointCacheMs: 1_000,
   intentTtlSeconds: 15 * 60,
+  // Half of Shopify's Standard restore rate (100/s): live events keep the other half.
+  bulkReplayRatePerSecond: 50,
 } as const;
 
 /** Shorter would refuse ordinary requests on a busy machine; 0 (Node: no limit) is not offered. */
@@ -238,6 +243,11 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
   intentTtlSeconds: {
     default: code(DEFAULTS.intentTtlSeconds),
     about: 'How long an action-intent preview stays confirmable.',
+  },
+  bulkReplayRatePerSecond: {
+    default: code(DEFAULTS.bulkReplayRatePerSecond),
+    about:
+      "Events per second a confirmed bulk replay turns into replays (at least 1; never above Shopify's Standard restore rate of 100 calls per second).",
   },
   mcpAllowedOrigins: {
     default: 'empty',
@@ -342,6 +352,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       previewTtlMs: int(env, ENV.intentTtlSeconds, DEFAULTS.intentTtlSeconds) * 1000,
       idempotencyKeyTtlMs: 24 * 3_600_000,
       recentDeliveryWindowMs: 10 * 60_000,
+      bulkReplayRatePerSecond: Math.max(1, int(env, ENV.bulkReplayRatePerSecond, DEFAULTS.bulkReplayRatePerSecond)),
     },
     mcp: {
       allowedOrigins: (env[ENV.mcpAllowedOrigins] ?? '')

@@ -157,6 +157,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       });
     }
   };
+  services.hooks.kickBulkReplay = () => worker?.bulkReplays.kick();
   services.hooks.kickWorker = () => {
     worker?.kick();
     notify?.();

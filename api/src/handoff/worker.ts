@@ -3,6 +3,7 @@
 // At-least-once: a lease that expires mid-delivery (a crashed worker) makes the
 // event claimable again; that re-claim is counted as a possible duplicate.
 // See docs/adr/0200-handoff-worker.md for the decisions.
+import { BulkReplayRunner } from '../intents/bulk-replay-runner.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../operations/types.ts';
 import { insertMany, type SqlParam, tryLockKeys } from '../store/db.ts';
@@ -107,6 +108,7 @@ export class DeliveryWorker {
   constructor(services: Services, options: WorkerOptions) {
     this.services = services;
     this.options = options;
+    this.bulkReplays = new BulkReplayRunner(services);
     this.recorder = new GroupCommitter(services.db, {
       maxBatch: 128,
       ...(services.metrics ? { observe: services.metrics.committerObserver('handoff') } : {}),
@@ -125,8 +127,12 @@ export class DeliveryWorker {
     return n;
   }
 
+  /** Confirmed bulk replays run beside the deliveries (api/src/intents/bulk-replay-runner.ts). */
+  readonly bulkReplays: BulkReplayRunner;
+
   start(): void {
     this.stopped = false;
+    this.bulkReplays.start();
     this.kick();
     const sweep = async () => {
       if (this.stopped) return;
@@ -148,6 +154,7 @@ export class DeliveryWorker {
   /** Stops claiming and waits for deliveries in flight to finish recording. */
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.bulkReplays.stop();
     if (this.timer) clearTimeout(this.timer);
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
     while (this.pumping) await new Promise((r) => setTimeout(r, 5));

@@ -29,6 +29,8 @@ import { previewEndpointDelete } from './intents/preview-endpoint-delete.ts';
 import { previewEndpointEdit } from './intents/preview-endpoint-edit.ts';
 import { previewSecretRotation } from './intents/preview-secret-rotation.ts';
 import { previewTestEvent } from './intents/preview-test-event.ts';
+import { previewBulkReplay } from './intents/preview-bulk-replay.ts';
+import { listBulkReplayItems } from './intents/list-items.ts';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   // docs and manifest
@@ -58,8 +60,10 @@ export const OPERATIONS: readonly AnyOperation[] = [
   previewSecretRotation,
   previewEndpointDelete,
   previewTestEvent,
+  previewBulkReplay,
   listActionIntents,
   getActionIntent,
+  listBulkReplayItems,
   confirmActionIntent,
   cancelActionIntent,
 ];

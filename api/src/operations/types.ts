@@ -56,6 +56,8 @@ export interface ServiceHooks {
   kickWorker?: () => void;
   /** An endpoint's status, config or secret changed in this process: drop what intake cached about it. */
   endpointChanged?: (endpointId: string) => void;
+  /** Wake this process's bulk replay runner (a bulk replay was confirmed). */
+  kickBulkReplay?: () => void;
 }
 
 export interface OperationContext {
