@@ -939,6 +939,32 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('createTestEventIntent', at(w.endpoints.archived, {}), 409, 'endpoint_archived');
     await expectCall('createTestEventIntent', at(w.endpoints.sandbox, { event_type: '' }), 400, 'invalid_request');
   },
+  async createBulkReplayIntent() {
+    const at = (body: unknown, token = w.admin) => ({ body, token });
+    await expectCall('createBulkReplayIntent', at({ state: 'delivered', acknowledge_recent_delivery: true }), 201);
+    await expectCall(
+      'createBulkReplayIntent',
+      at({ state: 'failed', received_after: new Date(NOW + 86_400_000).toISOString() }),
+      409,
+      'bulk_replay_no_events',
+    );
+    await expectCall('createBulkReplayIntent', at({ endpoint_id: newId('endpoint') }), 404, 'not_found');
+    await expectCall('createBulkReplayIntent', at({ state: 'queued' }), 400, 'invalid_request');
+    await expectCall('createBulkReplayIntent', at({ received_after: 'yesterday' }), 400, 'invalid_request');
+    await expectCall('createBulkReplayIntent', at({ teleport: true }), 400, 'invalid_request');
+  },
+  async listBulkReplayItems() {
+    const at = (intentId: string, query: Record<string, string> = {}, token = w.observer) => ({
+      params: { intentId },
+      query,
+      token,
+    });
+    await expectCall('listBulkReplayItems', at(w.intents.previewed!), 200);
+    await expectCall('listBulkReplayItems', at(w.intents.previewed!, { status: 'replayed', limit: '5' }), 200);
+    await expectCall('listBulkReplayItems', at(missingIntent()), 404, 'not_found');
+    await expectCall('listBulkReplayItems', at(w.intents.previewed!, {}, w.otherShop), 404, 'not_found');
+    await expectCall('listBulkReplayItems', at(w.intents.previewed!, { limit: '0' }), 400, 'invalid_request');
+  },
   async listActionIntents() {
     const first = await expectCall('listActionIntents', { query: { limit: '2' }, token: w.admin }, 200);
     await expectCall(
@@ -1251,8 +1277,10 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   createSecretRotationIntent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
   createEndpointDeleteIntent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: { mode: 'archive' } }),
   createTestEventIntent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
+  createBulkReplayIntent: () => ({ body: {} }),
   listActionIntents: () => ({}),
   getActionIntent: () => ({ params: { intentId: w.intents.previewed! } }),
+  listBulkReplayItems: () => ({ params: { intentId: w.intents.previewed! } }),
   confirmActionIntent: () => ({
     params: { intentId: w.intents.previewed! },
     headers: { 'idempotency-key': randomUUID() },

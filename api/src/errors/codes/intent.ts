@@ -175,7 +175,7 @@ export const INTENT_ERRORS = {
     fix: 'Check the filter against `GET /agent/v1/events` with the same state and window. Events whose body expired cannot be replayed: have the sender send them again. For events delivered minutes ago, preview again with `acknowledge_recent_delivery: true` if a second workflow run is intended.',
   },
   bulk_replay_too_large: {
-    status: 422,
+    status: 409,
     title: 'The bulk replay filter matches too many events',
     layer: 'safety',
     retry: 'no',

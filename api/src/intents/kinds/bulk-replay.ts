@@ -12,7 +12,7 @@ import type { EndpointRow } from '../../services/endpoints.ts';
 import type { Db } from '../../store/db.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { limitsForShop, meterCap, usageFor } from '../../usage/meters.ts';
-import { capUse } from '../usage.ts';
+import { assertCapAvailable, capUse } from '../usage.ts';
 import { type EventRow, iso } from './common.ts';
 
 /** States a bulk replay can select: the terminal ones Flow did not act on, and delivered. */
@@ -191,6 +191,8 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
       if (!ep) throw new AppError('not_found', { detail: `No endpoint ${params.endpoint_id} in this shop.` });
     }
     const sel = await selectEvents(kc, kc.db, params);
+    // Refused up front when the plan has no replay left this month (as a single replay's preview is).
+    await assertCapAvailable(kc.db, kc.shop.id, 'replays', kc.now);
     const replays = await capUse(kc.db, kc.shop.id, 'replays', kc.now);
     const limits = await limitsForShop(kc.db, kc.shop.id);
     const executions = {

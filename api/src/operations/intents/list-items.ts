@@ -31,7 +31,7 @@ export const listBulkReplayItems = defineOperation({
   path: `${AGENT_API_PREFIX}/action-intents/{intentId}/items`,
   summary: "List a bulk replay's per-event results",
   description:
-    'Every event a confirmed bulk replay covers, in run order: pending, replayed (with the new event id), refused (with the error code) or cancelled.',
+    'Every event a confirmed bulk replay covers, in run order: pending, replayed (with the new event id), refused (with the error code) or cancelled. Empty for other kinds of intent, and for a bulk replay not yet confirmed.',
   family: 'recovery',
   kind: 'read',
   scope: 'intents:read',
@@ -64,8 +64,8 @@ export const listBulkReplayItems = defineOperation({
       'SELECT kind FROM action_intents WHERE id = ? AND shop_id = ?',
       [input.intentId, principal.shopId],
     );
-    if (!intent || intent.kind !== 'bulk_replay')
-      throw new AppError('not_found', { detail: `No bulk replay intent ${input.intentId} in this shop.` });
+    // Other shops' intents answer 404 like missing ones; other kinds have no items (an empty list).
+    if (!intent) throw new AppError('not_found', { detail: `No action intent ${input.intentId} in this shop.` });
     const limit = input.limit ?? 100;
     const where = ['intent_id = ?', 'seq > ?'];
     const args: (string | number)[] = [input.intentId, input.starting_after ?? -1];
