@@ -12,6 +12,7 @@ import { newId } from '../../api/src/ids.ts';
 import type { Services } from '../../api/src/operations/types.ts';
 import { setFault } from '../../api/src/sandbox/app.ts';
 import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
+import { flowport } from '../cli/helpers.ts';
 import { waitFor, workerSettings } from '../handoff/helpers.ts';
 import { PROJECT_NODE, REPO_ROOT } from '../helpers/process.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -271,6 +272,28 @@ describe('bulk replay', () => {
     expect((await api(s, token, 'POST', `/agent/v1/action-intents/${id}/cancel`)).json.code).toBe(
       'intent_not_confirmable',
     );
+  });
+
+  it('the CLI follows a run with a progress bar on a terminal, and prints the final intent as JSON otherwise', async () => {
+    const s = await server({ FLOWPORT_BULK_REPLAY_RATE: '20' });
+    const services = s.runtime.services;
+    const sb = s.sandbox as NonNullable<TestServer['sandbox']>;
+    const token = await recoveryToken(s);
+    await failedEvents(services, sb.shop_id, sb.endpoint_id, 30);
+    const env = { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: token };
+    const previewed = await flowport(['replay', 'bulk', '--state', 'failed', '--json'], { env });
+    expect(previewed.code, previewed.stderr).toBe(0);
+    const id = previewed.json.id as string;
+    expect(previewed.json.preview.details.count).toBe(30);
+    expect((await confirm(s, token, id)).status).toBe(200);
+    const watched = await flowport(['intents', 'watch', id, '--interval-ms', '500'], { env, tty: true });
+    expect(watched.code).toBe(0);
+    expect(watched.stdout).toMatch(/\[#{30}\] 100% 30\/30 \(replayed 30, refused 0\)/);
+    expect(watched.stdout).toContain(`bulk_replay ${id}: executed`);
+    const json = await flowport(['intents', 'watch', id], { env });
+    expect(json.code).toBe(0);
+    expect(json.json).toMatchObject({ id, state: 'executed', progress: { total: 30, replayed: 30 } });
+    expect(json.stdout).not.toContain(token);
   });
 
   it('survives kill -9 of the process running it and never replays an event twice', async () => {

@@ -31,6 +31,7 @@ import {
 } from './definitions.ts';
 import { docsPointers, renderDocsPointers } from './docs-command.ts';
 import { renderDoctor, runDoctor } from './doctor.ts';
+import { watchIntent } from './watch.ts';
 import { EXIT, EXIT_CODES, exitCodeForHttp } from './exit-codes.ts';
 import { OPERATOR_HANDLERS, type OptionValues, STANDALONE_HANDLERS } from './handlers.ts';
 import { type CliIO, processIO, withProgress } from './io.ts';
@@ -524,6 +525,12 @@ async function runHelper(c: CliCommand, values: OptionValues, positionals: strin
     else io.out(renderDocsPointers(answer));
     if (answer.note && wantJson(values, io)) io.err(`note: ${answer.note}`);
     return EXIT.ok.code;
+  }
+  if (name === 'intents watch') {
+    const interval = Number(values['interval-ms'] ?? 2000);
+    if (!Number.isInteger(interval) || interval < 500)
+      throw new UsageError('--interval-ms must be an integer of at least 500.');
+    return watchIntent(conn, io, positionals[0] as string, { json: wantJson(values, io), intervalMs: interval });
   }
   if (name === 'doctor') {
     const { report, exitCode } = await runDoctor(conn, io);
