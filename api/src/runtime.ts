@@ -12,22 +12,24 @@ import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { grantGuard } from './auth/guard.ts';
 import { type Config, isSandbox } from './config.ts';
+import { EVENT_STATES } from './handoff/outcomes.ts';
 import { DeliveryWorker } from './handoff/worker.ts';
+import { BulkReplayRunner } from './intents/bulk-replay-runner.ts';
 import { createLogger, type Logger, type LoggerOptions, outcomeOf } from './observability/log.ts';
 import { Metrics } from './observability/metrics.ts';
-import { metricsRoutes } from './observability/metrics-route.ts';
+import { metricsRoutes } from './http/metrics.ts';
 import { createApp } from './http/app.ts';
 import type { AppEnv } from './http/types.ts';
 import { Intake } from './intake/intake.ts';
-import { withIntakeFastPath } from './intake/node-intake.ts';
-import { intakeRoutes } from './intake/routes.ts';
-import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './intents/shared-diagnostics.ts';
+import { withIntakeFastPath } from './http/node-intake.ts';
+import { intakeRoutes } from './http/intake-routes.ts';
+import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './http/shared-diagnostics.ts';
 import { SecretBox } from './lib/crypto.ts';
 import { INGEST_PATH_PREFIX, MCP_PATH } from './lib/package-info.ts';
 import { mcpApp, PROTECTED_RESOURCE_METADATA_PREFIX, protectedResourceMetadataApp } from './mcp/http.ts';
 import { installGuard } from './operations/pipeline.ts';
 import { OPERATIONS } from './operations/registry.ts';
-import type { AnyOperation, Services } from './operations/types.ts';
+import type { AnyOperation, Services } from './core/types.ts';
 import { AppError } from './errors/problem.ts';
 import { createSandboxState, SANDBOX_MOUNT_PATH, type SandboxState, sandboxApp } from './sandbox/app.ts';
 import type { ShopRow } from './services/shops.ts';
@@ -46,6 +48,8 @@ export interface Runtime {
   /** Node request listener: the intake fast path, then the app. What a server should listen with. */
   listener: (req: IncomingMessage, res: ServerResponse) => void;
   worker: DeliveryWorker | null;
+  /** The bulk replay runner (runs while the worker does); null without a worker. */
+  bulkReplays: BulkReplayRunner | null;
   sandbox: SandboxState | null;
   close(): Promise<void>;
 }
@@ -92,7 +96,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     now: options.now ?? Date.now,
     registry: () => operations,
     hooks: {},
-    metrics: new Metrics(db),
+    metrics: new Metrics(db, { eventStates: EVENT_STATES }),
     log: createLogger(config, options.logDestination ? { destination: options.logDestination } : {}),
   };
   const log = services.log as Logger;
@@ -143,8 +147,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     readiness: async () => ({ site: existsSync(join(config.siteDir, 'index.html')) }),
   });
 
+  // Confirmed bulk replays run in every process that runs a delivery worker, started and stopped with it.
+  const bulkReplays = config.worker.enabled ? new BulkReplayRunner(services) : null;
   const worker = config.worker.enabled
-    ? new DeliveryWorker(services, { adminBaseUrl: (shop) => adminBaseUrlFor(config, shop) })
+    ? new DeliveryWorker(services, {
+        adminBaseUrl: (shop) => adminBaseUrlFor(config, shop),
+        companions: bulkReplays ? [bulkReplays] : [],
+      })
     : null;
   const notify = db instanceof PostgresDb ? coalescedNotify(db, config) : null;
   // Endpoint changes made through this process apply to its intake at once; on PostgreSQL to every
@@ -157,7 +166,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       });
     }
   };
-  services.hooks.kickBulkReplay = () => worker?.bulkReplays.kick();
+  services.hooks.kickBulkReplay = () => bulkReplays?.kick();
   services.hooks.kickWorker = () => {
     worker?.kick();
     notify?.();
@@ -210,6 +219,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     app,
     listener,
     worker,
+    bulkReplays,
     sandbox,
     async close() {
       await worker?.stop();

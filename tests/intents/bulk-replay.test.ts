@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { newId } from '../../api/src/ids.ts';
-import type { Services } from '../../api/src/operations/types.ts';
+import type { Services } from '../../api/src/core/types.ts';
 import { setFault } from '../../api/src/sandbox/app.ts';
 import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { flowport } from '../cli/helpers.ts';
@@ -265,7 +265,7 @@ describe('bulk replay', () => {
     expect(cancelled.json.progress.cancelled).toBeGreaterThan(0);
     const atCancel = cancelled.json.progress.replayed as number;
     // The runner notices and stops; the store agrees with the answer, and every cancelled item has no replay.
-    await s.runtime.worker?.bulkReplays.stop();
+    await s.runtime.bulkReplays?.stop();
     const counts = await itemCounts(services, id);
     expect(counts.replayed).toBe(atCancel);
     for (const r of await replaysPerEvent(services, id)) expect(Number(r.n)).toBe(r.status === 'replayed' ? 1 : 0);

@@ -3,11 +3,10 @@
 // At-least-once: a lease that expires mid-delivery (a crashed worker) makes the
 // event claimable again; that re-claim is counted as a possible duplicate.
 // See docs/adr/0200-handoff-worker.md for the decisions.
-import { BulkReplayRunner } from '../intents/bulk-replay-runner.ts';
 import { newId } from '../ids.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import { insertMany, type SqlParam, tryLockKeys } from '../store/db.ts';
-import { GroupCommitter } from '../intake/committer.ts';
+import { GroupCommitter } from '../store/committer.ts';
 import type { TriggerVariant } from '../services/endpoints.ts';
 import type { ShopRow } from '../services/shops.ts';
 import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl, throttleWaitFrom } from './flow-client.ts';
@@ -69,6 +68,13 @@ interface DueRow {
 export interface WorkerOptions {
   /** Resolves the Admin API base URL for a shop (sandbox shops point at the stand-in). */
   adminBaseUrl(shop: ShopRow): string;
+  /** Background loops that run exactly while the worker does (e.g. the bulk replay runner). */
+  companions?: readonly WorkerCompanion[];
+}
+
+export interface WorkerCompanion {
+  start(): void;
+  stop(): Promise<void>;
 }
 
 /** In-process counters for /metrics (the store holds the durable facts). */
@@ -108,7 +114,7 @@ export class DeliveryWorker {
   constructor(services: Services, options: WorkerOptions) {
     this.services = services;
     this.options = options;
-    this.bulkReplays = new BulkReplayRunner(services);
+    this.companions = options.companions ?? [];
     this.recorder = new GroupCommitter(services.db, {
       maxBatch: 128,
       ...(services.metrics ? { observe: services.metrics.committerObserver('handoff') } : {}),
@@ -127,12 +133,12 @@ export class DeliveryWorker {
     return n;
   }
 
-  /** Confirmed bulk replays run beside the deliveries (api/src/intents/bulk-replay-runner.ts). */
-  readonly bulkReplays: BulkReplayRunner;
+  /** Started and stopped with the worker (the bulk replay runner, wired in api/src/runtime.ts). */
+  private readonly companions: readonly WorkerCompanion[];
 
   start(): void {
     this.stopped = false;
-    this.bulkReplays.start();
+    for (const c of this.companions) c.start();
     this.kick();
     const sweep = async () => {
       if (this.stopped) return;
@@ -154,7 +160,7 @@ export class DeliveryWorker {
   /** Stops claiming and waits for deliveries in flight to finish recording. */
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.bulkReplays.stop();
+    await Promise.all(this.companions.map((c) => c.stop()));
     if (this.timer) clearTimeout(this.timer);
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
     while (this.pumping) await new Promise((r) => setTimeout(r, 5));

@@ -9,7 +9,7 @@ import type { ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { replayAvailability } from '../handoff/lifecycle.ts';
 import { newId } from '../ids.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import type { EndpointRow } from '../services/endpoints.ts';
 import type { ShopRow } from '../services/shops.ts';
 import type { Db } from '../store/db.ts';

@@ -10,7 +10,6 @@
 // counter reads the cells when scraped. HTTP latency is likewise a cell histogram: a bound cell's
 // observe is a bucket search and three additions.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { EVENT_STATES } from '../handoff/outcomes.ts';
 import type { Db } from '../store/db.ts';
 
 /** Seconds; from a fast loopback intake answer to a slow Shopify call. */
@@ -125,7 +124,8 @@ export class Metrics {
   readonly bulkReplayEvents: Counter<'result'>;
   worker: WorkerFacts | null = null;
 
-  constructor(db: Db, options: { defaultMetrics?: boolean } = {}) {
+  constructor(db: Db, options: { defaultMetrics?: boolean; eventStates?: readonly string[] } = {}) {
+    const eventStates = options.eventStates ?? [];
     const registers = [this.registry];
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'flowport_' });
     const cells = this.intakeCells;
@@ -240,9 +240,10 @@ export class Metrics {
         const rows = await db.all<{ state: string; n: number }>(
           'SELECT state, COUNT(*) AS n FROM events GROUP BY state',
         );
-        const by = new Map(rows.map((r) => [r.state, Number(r.n)]));
         this.reset();
-        for (const s of EVENT_STATES) this.set({ state: s }, by.get(s) ?? 0);
+        // Every known state (given by the runtime: the list lives in the handoff), zero when empty.
+        for (const st of eventStates) this.set({ state: st }, 0);
+        for (const r of rows) this.set({ state: r.state }, Number(r.n));
       },
     });
     const dup = { n: 0, e: 0 };

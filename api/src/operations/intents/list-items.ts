@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { callerOf, IntentIdParams } from './shared.ts';
 
 const ITEM_STATUSES = ['pending', 'replayed', 'refused', 'cancelled'] as const;

@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
 import { previewIntent } from '../../intents/engine.ts';
 import { BULK_REPLAY_MAX_EVENTS, BULK_REPLAY_STATES } from '../../intents/kinds/bulk-replay.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
 const DateTime = z.string().max(40).datetime({ offset: true });

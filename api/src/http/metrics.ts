@@ -5,9 +5,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
-import { isLoopbackRequest } from '../http/loopback-guard.ts';
-import type { AppEnv } from '../http/types.ts';
-import type { Services } from '../operations/types.ts';
+import { isLoopbackRequest } from './loopback-guard.ts';
+import type { AppEnv } from './types.ts';
+import type { Services } from '../core/types.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
