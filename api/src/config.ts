@@ -64,6 +64,8 @@ export interface Config {
     recentDeliveryWindowMs: number;
     /** Events per second a bulk replay is replayed at (never above Shopify's Standard restore rate). */
     bulkReplayRatePerSecond: number;
+    /** How often alert triggers are evaluated and due alert messages sent. */
+    alertIntervalMs: number;
   };
   mcp: {
     /** Browser origins (besides loopback and the public URL's origin) allowed to call the MCP endpoint. */
@@ -106,6 +108,7 @@ export const ENV = {
   endpointCacheMs: 'FLOWPORT_INTAKE_ENDPOINT_CACHE_MS',
   intentTtlSeconds: 'FLOWPORT_INTENT_TTL_SECONDS',
   bulkReplayRatePerSecond: 'FLOWPORT_BULK_REPLAY_RATE',
+  alertIntervalMs: 'FLOWPORT_ALERT_INTERVAL_MS',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
   metricsToken: 'FLOWPORT_METRICS_TOKEN',
   siteDir: 'FLOWPORT_SITE_DIR',
@@ -144,6 +147,7 @@ export const DEFAULTS = {
   intentTtlSeconds: 15 * 60,
   // Half of Shopify's Standard restore rate (100/s): live events keep the other half.
   bulkReplayRatePerSecond: 50,
+  alertIntervalMs: 30_000,
 } as const;
 
 /** Shorter would refuse ordinary requests on a busy machine; 0 (Node: no limit) is not offered. */
@@ -249,6 +253,10 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     about:
       "Events per second a confirmed bulk replay turns into replays (at least 1; never above Shopify's Standard restore rate of 100 calls per second).",
   },
+  alertIntervalMs: {
+    default: code(DEFAULTS.alertIntervalMs),
+    about: 'How often a worker evaluates alert triggers for subscribed shops and sends due alert messages.',
+  },
   mcpAllowedOrigins: {
     default: 'empty',
     about: 'Extra browser origins allowed to call the MCP endpoint (comma-separated).',
@@ -353,6 +361,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       idempotencyKeyTtlMs: 24 * 3_600_000,
       recentDeliveryWindowMs: 10 * 60_000,
       bulkReplayRatePerSecond: Math.max(1, int(env, ENV.bulkReplayRatePerSecond, DEFAULTS.bulkReplayRatePerSecond)),
+      alertIntervalMs: Math.max(50, int(env, ENV.alertIntervalMs, DEFAULTS.alertIntervalMs)),
     },
     mcp: {
       allowedOrigins: (env[ENV.mcpAllowedOrigins] ?? '')

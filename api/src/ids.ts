@@ -13,6 +13,9 @@ export const ID_PREFIXES = {
   diagnostics: 'diag',
   audit: 'aud',
   request: 'req',
+  alert: 'alrt',
+  incident: 'inc',
+  notification: 'ntf',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

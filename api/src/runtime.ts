@@ -14,6 +14,7 @@ import { grantGuard } from './auth/guard.ts';
 import { type Config, isSandbox } from './config.ts';
 import { EVENT_STATES } from './handoff/outcomes.ts';
 import { DeliveryWorker } from './handoff/worker.ts';
+import { AlertMonitor } from './intents/alerts.ts';
 import { BulkReplayRunner } from './intents/bulk-replay-runner.ts';
 import { createLogger, type Logger, type LoggerOptions, outcomeOf } from './observability/log.ts';
 import { Metrics } from './observability/metrics.ts';
@@ -50,6 +51,8 @@ export interface Runtime {
   worker: DeliveryWorker | null;
   /** The bulk replay runner (runs while the worker does); null without a worker. */
   bulkReplays: BulkReplayRunner | null;
+  /** The alert monitor (runs while the worker does); null without a worker. */
+  alerts: AlertMonitor | null;
   sandbox: SandboxState | null;
   close(): Promise<void>;
 }
@@ -149,10 +152,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
 
   // Confirmed bulk replays run in every process that runs a delivery worker, started and stopped with it.
   const bulkReplays = config.worker.enabled ? new BulkReplayRunner(services) : null;
+  // Alerts to the merchant: evaluated and sent by every process that runs a worker.
+  const alerts = config.worker.enabled
+    ? new AlertMonitor(services, {
+        intervalMs: config.intents.alertIntervalMs,
+        retryBaseMs: Math.min(5_000, config.intents.alertIntervalMs),
+      })
+    : null;
   const worker = config.worker.enabled
     ? new DeliveryWorker(services, {
         adminBaseUrl: (shop) => adminBaseUrlFor(config, shop),
-        companions: bulkReplays ? [bulkReplays] : [],
+        companions: [bulkReplays, alerts].filter((c) => c !== null),
       })
     : null;
   const notify = db instanceof PostgresDb ? coalescedNotify(db, config) : null;
@@ -220,6 +230,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     listener,
     worker,
     bulkReplays,
+    alerts,
     sandbox,
     async close() {
       await worker?.stop();

@@ -953,6 +953,36 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('createBulkReplayIntent', at({ received_after: 'yesterday' }), 400, 'invalid_request');
     await expectCall('createBulkReplayIntent', at({ teleport: true }), 400, 'invalid_request');
   },
+  async createAlertSubscriptionIntent() {
+    const at = (body: unknown) => ({ body, token: w.admin });
+    await expectCall(
+      'createAlertSubscriptionIntent',
+      at({ channel: 'webhook', url: 'https://alerts.example.com/hook' }),
+      201,
+    );
+    await expectCall(
+      'createAlertSubscriptionIntent',
+      at({ channel: 'slack', url: 'https://hooks.example.com/T/B/x' }),
+      201,
+    );
+    await expectCall(
+      'createAlertSubscriptionIntent',
+      at({ channel: 'webhook', url: 'http://alerts.example.com/' }),
+      400,
+      'invalid_request',
+    );
+    await expectCall(
+      'createAlertSubscriptionIntent',
+      at({ channel: 'pager', url: 'https://alerts.example.com/' }),
+      400,
+      'invalid_request',
+    );
+  },
+  async listIncidents() {
+    await expectCall('listIncidents', { token: w.observer }, 200);
+    await expectCall('listIncidents', { query: { state: 'open', limit: '5' }, token: w.observer }, 200);
+    await expectCall('listIncidents', { query: { state: 'sideways' }, token: w.observer }, 400, 'invalid_request');
+  },
   async listBulkReplayItems() {
     const at = (intentId: string, query: Record<string, string> = {}, token = w.observer) => ({
       params: { intentId },
@@ -1281,6 +1311,8 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   listActionIntents: () => ({}),
   getActionIntent: () => ({ params: { intentId: w.intents.previewed! } }),
   listBulkReplayItems: () => ({ params: { intentId: w.intents.previewed! } }),
+  createAlertSubscriptionIntent: () => ({ body: { channel: 'webhook', url: 'https://alerts.example.com/hook' } }),
+  listIncidents: () => ({}),
   confirmActionIntent: () => ({
     params: { intentId: w.intents.previewed! },
     headers: { 'idempotency-key': randomUUID() },

@@ -25,6 +25,7 @@ export const ACTIONS = [
   'endpoint_delete',
   'test_event',
   'bulk_replay',
+  'alert_subscribe',
 ] as const;
 
 export type ReadArea = (typeof READ_AREAS)[number];

@@ -121,8 +121,10 @@ const NEXT_STEP: Record<IntentState, string> = {
 
 /** Parameters as shown: an imported secret is stored sealed and shown only as its last 4 characters. */
 function publicParams(params: Record<string, unknown>): Record<string, unknown> {
-  const { secret_sealed: sealed, ...rest } = params;
-  return sealed === undefined ? rest : { ...rest, secret: 'imported (sealed; not shown)' };
+  const { secret_sealed: sealed, url_sealed: urlSealed, ...rest } = params;
+  const shown = sealed === undefined ? rest : { ...rest, secret: 'imported (sealed; not shown)' };
+  // An alert subscription's URL (a Slack URL is a credential): only its origin is shown.
+  return urlSealed === undefined ? shown : { ...shown, url: `${String(rest.url_origin ?? '')}/… (sealed; not shown)` };
 }
 
 export function intentView(row: IntentRowWithActors, now: number, once?: Record<string, unknown>) {

@@ -30,6 +30,8 @@ import { previewEndpointEdit } from './intents/preview-endpoint-edit.ts';
 import { previewSecretRotation } from './intents/preview-secret-rotation.ts';
 import { previewTestEvent } from './intents/preview-test-event.ts';
 import { previewBulkReplay } from './intents/preview-bulk-replay.ts';
+import { previewAlertSubscription } from './intents/preview-alert-subscription.ts';
+import { listIncidents } from './incidents/list.ts';
 import { listBulkReplayItems } from './intents/list-items.ts';
 
 export const OPERATIONS: readonly AnyOperation[] = [
@@ -61,9 +63,11 @@ export const OPERATIONS: readonly AnyOperation[] = [
   previewEndpointDelete,
   previewTestEvent,
   previewBulkReplay,
+  previewAlertSubscription,
   listActionIntents,
   getActionIntent,
   listBulkReplayItems,
+  listIncidents,
   confirmActionIntent,
   cancelActionIntent,
 ];

@@ -1,6 +1,7 @@
 // Every intent kind, keyed by its action (the scope vocabulary's action names).
 import type { Action } from '../../auth/scopes.ts';
 import type { IntentKindDef } from '../types.ts';
+import { alertSubscribeKind } from './alert-subscribe.ts';
 import { bulkReplayKind } from './bulk-replay.ts';
 import { diagnosticsShareKind } from './diagnostics-share.ts';
 import { endpointCreateKind } from './endpoint-create.ts';
@@ -20,4 +21,5 @@ export const INTENT_KINDS: Record<Action, IntentKindDef<any>> = {
   endpoint_delete: endpointDeleteKind,
   test_event: testEventKind,
   bulk_replay: bulkReplayKind,
+  alert_subscribe: alertSubscribeKind,
 };
