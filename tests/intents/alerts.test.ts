@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
+import { newId } from '../../api/src/ids.ts';
 import { waitFor } from '../handoff/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { connectModern } from '../mcp/helpers.ts';
@@ -166,5 +167,69 @@ describe('alerts', () => {
     expect(incidents[0]?.notifications.map((n) => n.status)).toEqual(['sent', 'sent', 'sent', 'sent']);
     // Nothing secret travelled: the signing secret and the Slack URL are not in any message body.
     for (const r of received) expect(r.body).not.toContain('whsec_');
+  });
+
+  it('opens an incident for each trigger, and resolves each when its cause clears', async () => {
+    const sb = s.sandbox as NonNullable<TestServer['sandbox']>;
+    const services = s.runtime.services;
+    const monitor = s.runtime.alerts;
+    if (!monitor) throw new Error('alert monitor expected');
+    const now = services.now();
+    const insert = async (state: string, receivedAt: number, updatedAt: number) => {
+      const id = newId('event');
+      const body = JSON.stringify({ id });
+      await services.db.run(
+        `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, event_type, sender, body, body_size, body_sha256,
+           config_version, received_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'alert.test', 'tests', ?, ?, ?, 1, ?, ?)`,
+        [
+          id,
+          sb.shop_id,
+          sb.endpoint_id,
+          newId('receipt'),
+          state,
+          body,
+          body.length,
+          'x'.repeat(64),
+          receivedAt,
+          updatedAt,
+        ],
+      );
+      return id;
+    };
+    const failing: string[] = [];
+    for (let i = 0; i < monitor.settings.failureThreshold; i++) failing.push(await insert('failed', now, now));
+    const nowf: string[] = [];
+    for (let i = 0; i < monitor.settings.noWorkflowThreshold; i++) nowf.push(await insert('no_workflow', now, now));
+    // Received long enough ago that the free plan's retention ends within a day.
+    const old = await insert('failed', now - 2.5 * 86_400_000, now - 2.5 * 86_400_000);
+    await services.db.run('UPDATE endpoints SET previous_secret_expires_at = ? WHERE id = ?', [
+      now + 30 * 60_000,
+      sb.endpoint_id,
+    ]);
+    await monitor.once();
+    const admin = await createGrant(services, {
+      shopId: sb.shop_id,
+      tier: 'observer',
+      actorKind: 'agent',
+      actorName: 'reader',
+      expiresInMs: 3_600_000,
+    });
+    const open = await api(s, admin.token, 'GET', '/agent/v1/incidents?state=open');
+    const triggers = (open.json.data as { trigger: string }[]).map((i) => i.trigger).sort();
+    expect(triggers).toEqual(['endpoint_failing', 'no_workflow', 'retention_expiring', 'secret_overlap_ending']);
+    // The causes clear: every incident resolves.
+    const all = [...failing, ...nowf, old];
+    await services.db.run(
+      `UPDATE events SET state = 'delivered', updated_at = ? WHERE id IN (${all.map(() => '?').join(', ')})`,
+      [now - 86_400_000, ...all],
+    );
+    await services.db.run('UPDATE endpoints SET previous_secret_expires_at = NULL WHERE id = ?', [sb.endpoint_id]);
+    await monitor.once();
+    expect((await api(s, admin.token, 'GET', '/agent/v1/incidents?state=open')).json.data).toEqual([]);
+    const resolved = await api(s, admin.token, 'GET', '/agent/v1/incidents?state=resolved&limit=100');
+    expect((resolved.json.data as { trigger: string }[]).map((i) => i.trigger)).toEqual(
+      expect.arrayContaining(['endpoint_failing', 'no_workflow', 'retention_expiring', 'secret_overlap_ending']),
+    );
   });
 });
