@@ -5,9 +5,9 @@
 // pages — is derived from a list of these (see ../operations/registry.ts).
 // This module imports nothing above it: only foundation types (config, errors, lib) and
 // the store's Db (and the store-floor observability types). tests/architecture/layers.test.ts keeps it so.
+import type { z } from 'zod';
 import type { Logger } from '../observability/log.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { z } from '@hono/zod-openapi';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import type { ErrorCode } from '../errors/catalog.ts';

@@ -8,7 +8,7 @@ import { AppError } from '../errors/problem.ts';
 import { normalizeShopDomain } from '../services/shops.ts';
 import { planOf, PLAN_IDS } from '../plans.ts';
 import type { Services } from '../core/types.ts';
-import { SUPPORT_CODES, TERMINAL_STATES } from './outcomes.ts';
+import { TERMINAL_STATES } from './outcomes.ts';
 
 const DAY_MS = 86_400_000;
 const SWEEP_BATCH = 500;
@@ -257,6 +257,3 @@ export async function reconnectShop(
   services.hooks.kickWorker?.();
   return result;
 }
-
-/** Support codes held events carry (exported for reads that explain a held event). */
-export const HELD_SUPPORT_CODE = SUPPORT_CODES.held.code;

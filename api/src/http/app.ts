@@ -1,6 +1,6 @@
 // The one Hono app: sender intake, the Agent Operations API, health, the
 // sandbox Shopify stand-in (sandbox mode) and the built docs site.
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { newId } from '../ids.ts';

@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ErrorCode } from '../errors/catalog.ts';
-import { AppError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors/problem.ts';
+import { type AppError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors/problem.ts';
 import type { AppEnv } from './types.ts';
 
 /** Codes any public operation can return. */

@@ -7,7 +7,7 @@ import type { Services } from '../core/types.ts';
 import { bodyRetentionMs } from '../handoff/lifecycle.ts';
 import { newId } from '../ids.ts';
 import type { Db } from '../store/db.ts';
-import { ALERT_TRIGGERS, type AlertTrigger } from './kinds/alert-subscribe.ts';
+import { type AlertTrigger, type IncidentRow, incidentView } from '../reads/incidents.ts';
 
 export interface AlertSettings {
   /** How often triggers are evaluated and due messages sent. */
@@ -63,8 +63,8 @@ async function findings(
   );
   const byEndpoint = new Map<string, { failed: number; rejected: number; sample: string | null }>();
   const at = (id: string) => {
-    let e = byEndpoint.get(id);
-    if (!e) byEndpoint.set(id, (e = { failed: 0, rejected: 0, sample: null }));
+    const e = byEndpoint.get(id) ?? { failed: 0, rejected: 0, sample: null };
+    byEndpoint.set(id, e);
     return e;
   };
   for (const r of failed) Object.assign(at(r.endpoint_id), { failed: Number(r.n), sample: r.sample });
@@ -327,31 +327,4 @@ export class AlertMonitor {
     await res.body?.cancel().catch(() => {});
     return res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`;
   }
-}
-
-export interface IncidentRow {
-  id: string;
-  shop_id: string;
-  trigger: string;
-  subject: string;
-  state: string;
-  summary: string;
-  details_json: string;
-  opened_at: number | string;
-  resolved_at: number | string | null;
-}
-
-export function incidentView(inc: IncidentRow) {
-  return {
-    id: inc.id,
-    object: 'incident' as const,
-    trigger: inc.trigger,
-    about: ALERT_TRIGGERS[inc.trigger as AlertTrigger] ?? '',
-    subject: inc.subject,
-    state: inc.state as 'open' | 'resolved',
-    summary: inc.summary,
-    details: JSON.parse(inc.details_json) as Record<string, unknown>,
-    opened_at: new Date(Number(inc.opened_at)).toISOString(),
-    resolved_at: inc.resolved_at === null ? null : new Date(Number(inc.resolved_at)).toISOString(),
-  };
 }

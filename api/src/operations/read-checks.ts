@@ -24,14 +24,3 @@ export const ShopConnectionFields = {
     `While Shopify refuses the store (${UNAVAILABLE_SHOP_STATUSES.map(code).join(', ')}): when Flowport next sends one held event to Shopify as a probe. Null otherwise.`,
   ),
 };
-
-/** ShopConnectionFields' values from a shop row. */
-export function shopConnection(shop: { connection_status: string; next_probe_at: number | string | null }): {
-  connection_status: string;
-  next_probe_at: string | null;
-} {
-  return {
-    connection_status: shop.connection_status,
-    next_probe_at: shop.next_probe_at === null ? null : new Date(Number(shop.next_probe_at)).toISOString(),
-  };
-}

@@ -18,19 +18,11 @@ import { getReceipt } from './receipts/get.ts';
 import { getSetup } from './setup/get.ts';
 import type { AnyOperation } from '../core/types.ts';
 // action intents (intents area)
-import { previewReplay } from './intents/preview-replay.ts';
 import { cancelActionIntent } from './intents/cancel.ts';
 import { confirmActionIntent } from './intents/confirm.ts';
 import { getActionIntent } from './intents/get.ts';
 import { listActionIntents } from './intents/list.ts';
-import { previewDiagnosticsShare } from './intents/preview-diagnostics-share.ts';
-import { previewEndpointCreate } from './intents/preview-endpoint-create.ts';
-import { previewEndpointDelete } from './intents/preview-endpoint-delete.ts';
-import { previewEndpointEdit } from './intents/preview-endpoint-edit.ts';
-import { previewSecretRotation } from './intents/preview-secret-rotation.ts';
-import { previewTestEvent } from './intents/preview-test-event.ts';
-import { previewBulkReplay } from './intents/preview-bulk-replay.ts';
-import { previewAlertSubscription } from './intents/preview-alert-subscription.ts';
+import { PREVIEW_OPERATIONS } from './intents/previews.ts';
 import { listIncidents } from './incidents/list.ts';
 import { listBulkReplayItems } from './intents/list-items.ts';
 
@@ -55,15 +47,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   getReceipt,
   getDiagnostics,
   // action intents: previews (one per kind), then the common read/confirm/cancel
-  previewReplay,
-  previewDiagnosticsShare,
-  previewEndpointCreate,
-  previewEndpointEdit,
-  previewSecretRotation,
-  previewEndpointDelete,
-  previewTestEvent,
-  previewBulkReplay,
-  previewAlertSubscription,
+  ...PREVIEW_OPERATIONS,
   listActionIntents,
   getActionIntent,
   listBulkReplayItems,
@@ -71,7 +55,3 @@ export const OPERATIONS: readonly AnyOperation[] = [
   confirmActionIntent,
   cancelActionIntent,
 ];
-
-export function findOperation(operationId: string): AnyOperation | undefined {
-  return OPERATIONS.find((op) => op.operationId === operationId);
-}

@@ -7,6 +7,8 @@
 import { ACK_HTTP_STATUS, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { ID_PREFIXES } from '../ids.ts';
 import type { Db, SqlParam } from '../store/db.ts';
+import type { OperationContext } from '../core/types.ts';
+import { AppError } from '../errors/problem.ts';
 
 const RECEIPT_PREFIX = `${ID_PREFIXES.receipt}_`;
 const EVENT_PREFIX = `${ID_PREFIXES.event}_`;
@@ -131,4 +133,28 @@ export async function receiptView(db: Db, r: ReceiptRow) {
         }
       : null,
   };
+}
+
+/** The intake receipt of one event of the caller's shop (getEventReceipt). */
+export async function readEventReceipt({ ctx, input }: { ctx: OperationContext; input: { eventId: string } }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const { db } = ctx.services;
+  const ev = await db.get<{ receipt_id: string }>('SELECT receipt_id FROM events WHERE id = ? AND shop_id = ?', [
+    input.eventId,
+    p.shopId,
+  ]);
+  if (!ev) throw new AppError('not_found', { detail: `No event ${input.eventId} in this shop.` });
+  const r = await getShopReceipt(db, p.shopId, ev.receipt_id);
+  if (!r) throw new AppError('not_found', { detail: `The receipt of ${input.eventId} is missing.` });
+  return receiptView(db, r);
+}
+
+/** One intake receipt of the caller's shop (getReceipt). */
+export async function readReceipt({ ctx, input }: { ctx: OperationContext; input: { receiptId: string } }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const r = await getShopReceipt(ctx.services.db, p.shopId, input.receiptId);
+  if (!r) throw new AppError('not_found', { detail: `No receipt ${input.receiptId} in this shop.` });
+  return receiptView(ctx.services.db, r);
 }

@@ -74,7 +74,3 @@ export async function createShop(
 export async function getShop(services: Pick<Services, 'db'>, id: string): Promise<ShopRow | undefined> {
   return services.db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [id]);
 }
-
-export async function getShopByDomain(services: Pick<Services, 'db'>, domain: string): Promise<ShopRow | undefined> {
-  return services.db.get<ShopRow>('SELECT * FROM shops WHERE domain = ?', [domain.toLowerCase()]);
-}

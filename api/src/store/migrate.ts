@@ -19,13 +19,6 @@ async function applied(db: Db): Promise<Set<string>> {
   return new Set((await db.all<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version));
 }
 
-/** Migrations not yet applied to this store (the table may not exist yet). */
-export async function pendingMigrations(db: Db): Promise<string[]> {
-  await ensureTable(db);
-  const done = await applied(db);
-  return migrationFiles().filter((f) => !done.has(f));
-}
-
 async function ensureTable(db: Db): Promise<void> {
   await db.tx(async (tx) => {
     await lockKeys(tx, [MIGRATION_LOCK]);

@@ -20,10 +20,6 @@ export function toPgSql(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
-export function isPostgresUrl(url: string | null | undefined): url is string {
-  return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url);
-}
-
 /**
  * The same database URL with every unqualified table name resolved in `schema`
  * (libpq `options=-c search_path=…`). Tests and benchmarks use a fresh schema each.

@@ -6,22 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
+import type { Services } from '../../core/types.ts';
+import { ALERT_TRIGGERS } from '../../reads/incidents.ts';
 import type { IntentKindDef } from '../types.ts';
 
 export const ALERT_CHANNELS = ['webhook', 'slack'] as const;
 export type AlertChannel = (typeof ALERT_CHANNELS)[number];
-
-/** What fires an alert (api/src/intents/alerts.ts evaluates them). */
-export const ALERT_TRIGGERS = {
-  endpoint_failing: "An endpoint's failed deliveries and intake rejections cross the threshold within the window.",
-  shop_held:
-    'Shopify refuses the shop (frozen, locked), its token was revoked or the app was uninstalled: events are held.',
-  no_workflow: 'Events keep ending no_workflow: the Flow trigger has no enabled workflow while events arrive.',
-  retention_expiring: 'Retained bodies of failed events expire within a day and were not replayed.',
-  secret_overlap_ending:
-    "A secret rotation's overlap ends within the hour: senders still on the old secret will be refused.",
-} as const;
-export type AlertTrigger = keyof typeof ALERT_TRIGGERS;
 
 export interface AlertSubscribeParams {
   channel: AlertChannel;
@@ -54,6 +44,13 @@ export function checkAlertUrl(raw: string): URL {
       errors: [{ path: 'url', message: 'Not an https URL' }],
     });
   return url;
+}
+
+/** The URL is sealed before the intent stores its parameters (a Slack URL is a credential). */
+export function sealAlertUrl(services: Services, params: Record<string, unknown>): Record<string, unknown> {
+  const { url, ...rest } = params;
+  const origin = checkAlertUrl(String(url)).origin;
+  return { ...rest, url_sealed: services.secrets.encrypt(String(url)), url_origin: origin };
 }
 
 export const alertSubscribeKind: IntentKindDef<AlertSubscribeParams> = {

@@ -1,9 +1,8 @@
 // GET /agent/v1/incidents — the shop's alert incidents, newest first: what is wrong right now.
 import { z } from '@hono/zod-openapi';
 import { defineOperation } from '../../core/types.ts';
-import { type IncidentRow, incidentView } from '../../intents/alerts.ts';
+import { listIncidentViews } from '../../reads/incidents.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { callerOf } from '../intents/shared.ts';
 
 const Incident = z
   .object({
@@ -56,32 +55,5 @@ export const listIncidents = defineOperation({
       'Answer "what is wrong right now": open incidents (failing endpoint, held shop, no enabled workflow, expiring bodies, ending secret overlap) with their events, and recently resolved ones.',
   },
   cli: ['incidents', 'list'],
-  async run({ ctx, input }) {
-    const { services, principal } = callerOf(ctx);
-    const where = ['shop_id = ?'];
-    const args: (string | number)[] = [principal.shopId];
-    if (input.state) {
-      where.push('state = ?');
-      args.push(input.state);
-    }
-    const rows = await services.db.all<IncidentRow>(
-      `SELECT * FROM alert_incidents WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`,
-      [...args, input.limit ?? 20],
-    );
-    const data = [];
-    for (const r of rows) {
-      const notes = await services.db.all<{
-        channel: string;
-        kind: 'opened' | 'resolved';
-        status: 'pending' | 'sent' | 'failed';
-        attempts: number | string;
-      }>(
-        `SELECT s.channel, n.kind, n.status, n.attempts FROM alert_notifications n JOIN alert_subscriptions s ON s.id = n.subscription_id
-          WHERE n.incident_id = ? ORDER BY n.id`,
-        [r.id],
-      );
-      data.push({ ...incidentView(r), notifications: notes.map((n) => ({ ...n, attempts: Number(n.attempts) })) });
-    }
-    return { object: 'list' as const, data };
-  },
+  run: async ({ ctx, input }) => listIncidentViews({ ctx, input }),
 });
