@@ -13,6 +13,7 @@ export const ID_PREFIXES = {
   diagnostics: 'diag',
   audit: 'aud',
   request: 'req',
+  merchantSession: 'msess',
   alert: 'alrt',
   incident: 'inc',
   notification: 'ntf',

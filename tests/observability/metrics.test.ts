@@ -128,7 +128,7 @@ describe('/metrics', () => {
     expect(raw).not.toMatch(/evt_[0-9a-z]{26}/);
   });
 
-  it('answers loopback requests made directly, and refuses proxied, rebound or cross-origin ones', async () => {
+  it('answers loopback requests made directly, and refuses proxied, rebound or cross-origin ones and a wrong token', async () => {
     const host = `127.0.0.1:${server.port}`;
     expect((await get('/metrics', { host: `localhost:${server.port}` })).status).toBe(200);
     const refused: Record<string, string>[] = [
@@ -138,14 +138,19 @@ describe('/metrics', () => {
       { host, forwarded: 'for=203.0.113.9' },
       { host, via: '1.1 proxy' },
       { host, origin: 'https://attacker.example' },
-      { host, authorization: 'Bearer wrong-token-wrong-token-wrong-token' },
     ];
+    // Not this machine: 404, as every loopback-only route answers (the shared guard).
     for (const headers of refused) {
       const res = await get('/metrics', headers);
-      expect(res.status, JSON.stringify(headers)).toBe(403);
-      expect(JSON.parse(res.body).code).toBe('metrics_not_allowed');
+      expect(res.status, JSON.stringify(headers)).toBe(404);
+      expect(JSON.parse(res.body).code).toBe('not_found');
       expect(res.body).not.toContain('flowport_');
     }
+    // Credentials are judged alone: a wrong token is refused even on loopback.
+    const wrong = await get('/metrics', { host, authorization: 'Bearer wrong-token-wrong-token-wrong-token' });
+    expect(wrong.status).toBe(403);
+    expect(JSON.parse(wrong.body).code).toBe('metrics_not_allowed');
+    expect(wrong.body).not.toContain('flowport_');
   });
 
   it('with the metrics token, serves a scraper behind a proxy', async () => {

@@ -21,6 +21,7 @@ import { CLI_ENV, DEFAULT_PORT } from '../config.ts';
 import { GRANTS_OPERATOR_COMMANDS } from './operator/grants-commands.ts';
 import { HANDOFF_OPERATOR_COMMANDS } from './operator/handoff-commands.ts';
 import { PROCESS_OPERATOR_COMMANDS } from './operator/process-commands.ts';
+import { SANDBOX_INSTALL_COMMANDS } from './operator/sandbox-commands.ts';
 import { SHOPS_OPERATOR_COMMANDS } from './operator/shops-commands.ts';
 
 export interface CommandOption {
@@ -150,6 +151,7 @@ function byGroup(commands: OperatorCommand[]): OperatorCommand[] {
 export const OPERATOR_COMMANDS: OperatorCommand[] = byGroup([
   ...SHOPS_OPERATOR_COMMANDS,
   ...HANDOFF_OPERATOR_COMMANDS,
+  ...SANDBOX_INSTALL_COMMANDS,
   ...GRANTS_OPERATOR_COMMANDS,
   ...PROCESS_OPERATOR_COMMANDS,
 ]);

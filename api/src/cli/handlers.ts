@@ -9,6 +9,7 @@ import type { OperatorCommand } from './definitions.ts';
 import { GRANTS_OPERATOR_COMMANDS } from './operator/grants-commands.ts';
 import { HANDOFF_OPERATOR_COMMANDS } from './operator/handoff-commands.ts';
 import { PROCESS_OPERATOR_COMMANDS } from './operator/process-commands.ts';
+import { SANDBOX_INSTALL_COMMANDS } from './operator/sandbox-commands.ts';
 import { SHOPS_OPERATOR_COMMANDS } from './operator/shops-commands.ts';
 
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;
@@ -55,6 +56,10 @@ const GROUPS: readonly [commands: readonly OperatorCommand[], load: () => Promis
   [
     GRANTS_OPERATOR_COMMANDS,
     async () => ({ store: (await import('./operator/grants.ts')).GRANTS_OPERATOR_HANDLERS, standalone: {} }),
+  ],
+  [
+    SANDBOX_INSTALL_COMMANDS,
+    async () => ({ store: {}, standalone: (await import('./operator/sandbox.ts')).SANDBOX_INSTALL_HANDLERS }),
   ],
   [
     PROCESS_OPERATOR_COMMANDS,

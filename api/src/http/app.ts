@@ -6,6 +6,7 @@ import { HTTPException } from 'hono/http-exception';
 import { newId } from '../ids.ts';
 import { idsInPath, outcomeOf } from '../observability/log.ts';
 import { AppError } from '../errors/problem.ts';
+import { isStoreFull, probeWrite, storeFullError } from '../store/full.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
 import { buildAgentRouter } from './agent-router.ts';
@@ -75,6 +76,7 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
   app.onError((err, c) => {
     if (err instanceof AppError) c.set('errorCode', err.code);
     if (err instanceof AppError) return problemResponse(c, err, publicUrl);
+    if (isStoreFull(err)) return problemResponse(c, storeFullError(), publicUrl);
     if (err instanceof HTTPException) {
       if (err.status === 400 && /json/i.test(err.message)) {
         return problemResponse(
@@ -117,6 +119,10 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
     } catch {
       checks.store = false;
     }
+    // After a write failed for a full disk, not ready until a write succeeds again: this probe
+    // writes one row, so readiness comes back by itself once space is freed.
+    if (services.db.writeBlocked?.()) await probeWrite(services.db, services.now()).catch(() => {});
+    checks.store_writable = !services.db.writeBlocked?.();
     Object.assign(checks, (await parts.readiness?.()) ?? {});
     const ready = Object.values(checks).every(Boolean);
     if (!ready) {
@@ -151,6 +157,6 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
     throw new AppError('route_not_found', { detail: 'Start at GET /agent/v1/manifest.' });
   });
 
-  mountStaticSite(app, services.config.siteDir);
+  mountStaticSite(app, services.config.siteDir, publicUrl);
   return app;
 }

@@ -1,18 +1,20 @@
-// GET /metrics: this process's Prometheus text (api/src/observability/metrics.ts). Served to
-// loopback requests made directly on this machine (api/src/http/loopback-guard.ts), or to any
-// request carrying the metrics token from configuration as a bearer token.
+// GET /metrics: this process's Prometheus text (api/src/observability/metrics.ts). Its counts cover
+// every shop, so it answers only this machine (the one loopback guard, api/src/lib/loopback-guard.ts),
+// unless FLOWPORT_METRICS_REMOTE=on, or the request carries the metrics token
+// (FLOWPORT_METRICS_TOKEN) as a bearer token. A request that sends credentials is judged by them alone.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
-import { AppError } from '../errors/problem.ts';
-import { isLoopbackRequest } from './loopback-guard.ts';
-import type { AppEnv } from './types.ts';
 import type { Services } from '../core/types.ts';
+import { ENV } from '../config.ts';
+import { AppError } from '../errors/problem.ts';
+import { loopbackRefusal } from '../lib/loopback-guard.ts';
+import type { AppEnv } from './types.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-function tokenMatches(header: string | undefined, token: string | null): boolean {
-  if (token === null || !header) return false;
+function tokenMatches(header: string, token: string | null): boolean {
+  if (token === null) return false;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m?.[1]) return false;
   return timingSafeEqual(digest(m[1]), digest(token));
@@ -22,14 +24,18 @@ export function metricsRoutes(getServices: () => Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.get('/', async (c) => {
     const services = getServices();
-    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    // A request that sends credentials is judged by them alone: a wrong token is refused even on loopback.
     const auth = c.req.header('authorization');
-    const allowed =
-      auth !== undefined
-        ? tokenMatches(auth, services.config.metrics.token)
-        : isLoopbackRequest(incoming, c.req.raw.headers);
-    if (!allowed) throw new AppError('metrics_not_allowed');
+    if (auth !== undefined) {
+      if (!tokenMatches(auth, services.config.metrics.token)) throw new AppError('metrics_not_allowed');
+    } else if (!services.config.metrics.remote) {
+      const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+      const refusal = loopbackRefusal(incoming, c.req.raw.headers, c.req.method);
+      if (refusal) {
+        throw new AppError('not_found', {
+          detail: `/metrics answers only this machine: its counts cover every shop. ${refusal.detail} Send the metrics token (${ENV.metricsToken}) as a bearer token, or set ${ENV.metricsRemote}=on, to serve a scraper on another host.`,
+        });
+      }
+    }
     const metrics = services.metrics;
     if (!metrics) throw new AppError('service_unavailable', { detail: 'This process keeps no metrics.' });
     c.header('Content-Type', metrics.contentType);

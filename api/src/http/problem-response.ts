@@ -26,7 +26,7 @@ export function problemParts(
 ): { status: number; headers: Record<string, string>; body: string } {
   const problem = toProblem(err, ctx);
   const headers: Record<string, string> = { 'Content-Type': PROBLEM_CONTENT_TYPE };
-  const retryAfter = problem.refusal?.retry_after_s;
+  const retryAfter = problem.refusal?.retry_after_s ?? err.options.retryAfterS;
   if (retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfter)));
   if (err.options.allow?.length) headers.Allow = err.options.allow.join(', ');
   if (

@@ -3,6 +3,8 @@
 // Transports only parse input and map the result or AppError to their wire format.
 import { errorDef } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
+import { refuseControlCharacters } from '../lib/control-chars.ts';
+import { asStoreFull } from '../store/full.ts';
 import type { Admission, AnyOperation, Guard, OperationContext, Principal, Services } from '../core/types.ts';
 
 let guard: Guard | null = null;
@@ -34,12 +36,10 @@ export async function authenticateToken(
   requestId?: string,
 ): Promise<Principal> {
   if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
-  try {
-    return await guard.authenticate(token, services, requestId);
-  } catch (error) {
-    countRefusal(services, error);
-    throw error;
-  }
+  return guard.authenticate(token, services, requestId).catch((err: unknown) => {
+    countRefusal(services, err);
+    throw asStoreFull(err);
+  });
 }
 
 /** Refusals by layer and code, whatever the transport (/metrics). */
@@ -50,15 +50,22 @@ function countRefusal(services: Services, error: unknown): void {
 }
 
 export async function invokeOperation(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
+  // Before anything reaches the store, whatever the transport: a NUL or control character in an
+  // id, filter or name is a 400 on both stores, never a PostgreSQL encoding error (500).
   try {
-    return await invokeGuarded(op, args);
-  } catch (error) {
-    countRefusal(args.services, error);
-    throw error;
+    refuseControlCharacters(args.input, args.headers);
+  } catch (err) {
+    countRefusal(args.services, err);
+    throw err;
   }
+  // A full disk is a temporary 503 store_full with Retry-After on every transport, not a 500.
+  return invokeChecked(op, args).catch((err: unknown) => {
+    countRefusal(args.services, err);
+    throw asStoreFull(err);
+  });
 }
 
-async function invokeGuarded(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
+async function invokeChecked(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
   let principal: Principal | null = null;
   let admission: Admission | null = null;
   if (op.scope !== null) {

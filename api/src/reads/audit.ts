@@ -1,6 +1,6 @@
 // The audit log as the listAudit operation reads it: filtered, newest first, paged with a
 // cursor sealed to the shop.
-import type { AuditRow } from '../audit/log.ts';
+import { type AuditRow, shopAuditView } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
 import type { SqlParam } from '../store/db.ts';
 import type { OperationContext } from '../core/types.ts';
@@ -41,8 +41,9 @@ export async function listAuditEntries({ ctx, input }: { ctx: OperationContext; 
     where.push('at < ?');
     params.push(Date.parse(input.until));
   }
-  // Sealed like the events cursor: bound to this shop, unreadable and unforgeable.
-  const cursorScope = `${p.shopId}:audit`;
+  // Sealed like the events cursor: bound to this shop, unreadable and unforgeable. The position
+  // is the shop's own sequence (issue 24): cursors of the global sequence are refused.
+  const cursorScope = `${p.shopId}:audit-shop`;
   if (input.cursor) {
     const seq = openCursor(ctx.services.secrets, cursorScope, input.cursor);
     if (seq === null || !/^\d{1,18}$/.test(seq)) {
@@ -51,33 +52,23 @@ export async function listAuditEntries({ ctx, input }: { ctx: OperationContext; 
         errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
       });
     }
-    where.push('seq < ?');
+    where.push('shop_seq < ?');
     params.push(Number(seq));
   }
   params.push(input.limit + 1);
   const rows = await ctx.services.db.all<AuditRow>(
-    `SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
+    `SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY shop_seq DESC LIMIT ?`,
     params,
   );
   const hasMore = rows.length > input.limit;
   const page = hasMore ? rows.slice(0, input.limit) : rows;
   const last = page.at(-1);
   return {
-    data: page.map((r) => ({
-      id: r.id,
-      seq: Number(r.seq),
-      at: new Date(Number(r.at)).toISOString(),
-      actor: { grant_id: r.actor_grant_id, kind: r.actor_kind, name: r.actor_name },
-      action: r.action,
-      target: { type: r.target_type, id: r.target_id },
-      outcome: r.outcome,
-      request_id: r.request_id,
-      details: JSON.parse(r.details_json) as Record<string, unknown>,
-      prev_hash: r.prev_hash,
-      hash: r.hash,
-    })),
+    // The shop's own chain only: no global seq, no other shop's hash (audit/log.ts shopAuditView).
+    data: page.map(shopAuditView),
     page: {
-      next_cursor: hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, String(Number(last.seq))) : null,
+      next_cursor:
+        hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, String(Number(last.shop_seq))) : null,
       has_more: hasMore,
       limit: input.limit,
     },

@@ -1,15 +1,24 @@
 // Sandbox mode, first start: a sandbox shop, one HMAC endpoint and one grant,
 // written to <dataDir>/sandbox-credentials.json (0600). Later starts reuse them.
 import { createHmac } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGrant } from '../auth/grants.ts';
 import { joinUrl } from '../docs-paths.ts';
+import { SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
 import { randomToken } from '../lib/crypto.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { Services } from '../core/types.ts';
-import { DEFAULT_HMAC, generateSecret, getEndpoint, insertEndpoint, PLAIN_MAPPING } from '../services/endpoints.ts';
+import {
+  DEFAULT_HMAC,
+  type EndpointMapping,
+  generateSecret,
+  getEndpoint,
+  insertEndpoint,
+  PLAIN_MAPPING,
+} from '../services/endpoints.ts';
 import { createShop, getShop } from '../services/shops.ts';
+import { lockKeys } from '../store/db.ts';
 
 export const SANDBOX_CREDENTIALS_FILE = 'sandbox-credentials.json';
 export const SANDBOX_SHOP_DOMAIN = 'flowport-sandbox.myshopify.com';
@@ -28,12 +37,36 @@ export interface SandboxCredentials {
   curl: string;
 }
 
+/**
+ * The sandbox endpoint's mapping: the event type from `type` and the sender's event id from
+ * `id`, so the banner's sample event (`"id": "demo_1001"`) pasted twice shows dedupe: the second
+ * answer is `duplicate_suppressed`, as the docs say.
+ */
+export const SANDBOX_MAPPING: EndpointMapping = { ...PLAIN_MAPPING, externalId: { kind: 'json', path: 'id' } };
+
 export function signedCurl(ingestUrl: string, secret: string, body: string): string {
   const sig = createHmac('sha256', secret).update(body).digest('hex');
   return `curl -sS -X POST '${ingestUrl}' -H 'Content-Type: application/json' -H '${DEFAULT_HMAC.header}: ${DEFAULT_HMAC.prefix}${sig}' --data '${body}'`;
 }
 
+/** The lock key the bootstrap runs under, so processes started at once make one sandbox. */
+export const SANDBOX_BOOTSTRAP_LOCK = 'flowport:sandbox-bootstrap';
+
+/**
+ * The sandbox shop, endpoint and grant: read from the credentials file when the store still has
+ * them, else created and written there. Runs in one transaction under SANDBOX_BOOTSTRAP_LOCK (an
+ * advisory lock on PostgreSQL; SQLite's write transaction is exclusive across processes), so of
+ * several processes started at once on one store and data dir, the first creates the sandbox and
+ * the others wait, then find it and reuse it: one shop, one grant, one credentials file.
+ */
 export async function ensureSandbox(services: Services): Promise<{ creds: SandboxCredentials; created: boolean }> {
+  return services.db.tx(async (tx) => {
+    await lockKeys(tx, [SANDBOX_BOOTSTRAP_LOCK]);
+    return ensureSandboxLocked({ ...services, db: tx });
+  });
+}
+
+async function ensureSandboxLocked(services: Services): Promise<{ creds: SandboxCredentials; created: boolean }> {
   const file = join(services.config.dataDir, SANDBOX_CREDENTIALS_FILE);
   if (existsSync(file)) {
     const creds = JSON.parse(readFileSync(file, 'utf8')) as SandboxCredentials;
@@ -68,7 +101,7 @@ export async function ensureSandbox(services: Services): Promise<{ creds: Sandbo
       triggerVariant: 'external_event',
       authMode: 'hmac_sha256',
       hmac: DEFAULT_HMAC,
-      mapping: PLAIN_MAPPING,
+      mapping: SANDBOX_MAPPING,
     },
     secret,
     'sandbox-bootstrap',
@@ -99,22 +132,37 @@ export async function ensureSandbox(services: Services): Promise<{ creds: Sandbo
   return { creds, created: true };
 }
 
+/** Written whole or not at all (a temp file renamed over it), 0600. */
 function writeCreds(file: string, creds: SandboxCredentials): void {
-  writeFileSync(file, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
 }
 
-export function sandboxBanner(creds: SandboxCredentials, publicUrl: string, credsFile: string): string {
+/** The banner's docs line: the URL, and until the site is there, that it is still building. */
+export function docsLine(publicUrl: string, docsServed: boolean): string {
+  return docsServed
+    ? `  Docs:        ${publicUrl}/`
+    : `  Docs:        still building; served at ${publicUrl}/ in a minute or two (the API already answers)`;
+}
+
+export function sandboxBanner(
+  creds: SandboxCredentials,
+  publicUrl: string,
+  credsFile: string,
+  docsServed = true,
+): string {
   return [
     '',
     '  Flowport is running in SANDBOX mode (no Shopify credentials configured).',
     '',
-    `  Docs:        ${publicUrl}/`,
+    docsLine(publicUrl, docsServed),
     `  Manifest:    ${publicUrl}/agent/v1/manifest`,
     `  Ingest URL:  ${creds.ingest_url}`,
     `  Sandbox shop ${creds.shop_domain} (${creds.shop_id}); received triggers (from this machine only): ${publicUrl}/sandbox/shopify/triggers`,
     '',
-    '  Send a signed test event (paste as is):',
+    '  Send a signed test event (paste as is; paste it again and the answer is duplicate_suppressed):',
     '',
     `    ${creds.curl}`,
     '',
@@ -122,6 +170,10 @@ export function sandboxBanner(creds: SandboxCredentials, publicUrl: string, cred
     `    curl -sS ${publicUrl}/agent/v1/events -H 'Authorization: Bearer ${creds.grant_token}'`,
     '',
     `  Signing secret and these facts as JSON: ${credsFile} (mode 0600)`,
+    '',
+    '  Or install the app the way a merchant does (the sandbox plays Shopify: authorize page, token, webhooks):',
+    `    ${joinUrl(publicUrl, SHOPIFY_APP_PATHS.install)}?shop=${creds.shop_domain}  (or any <name>.myshopify.com)`,
+    `    then turn a Flow workflow on or off: flowport sandbox workflows enable --shop ${creds.shop_domain} --trigger external-event --url ${publicUrl}`,
     '',
   ].join('\n');
 }

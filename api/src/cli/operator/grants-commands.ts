@@ -48,7 +48,10 @@ export const GRANTS_OPERATOR_COMMANDS: OperatorCommand[] = [
   },
   {
     command: ['audit', 'verify'],
-    summary: 'Check the audit log hash chain; exits 1 and names the first broken entry.',
-    options: [],
+    summary:
+      "Check the audit log's global hash chain, or with --shop one shop's own chain (what GET /agent/v1/audit shows); exits 1 and names the first broken entry.",
+    options: [
+      { flag: '--shop <id>', description: "Verify this shop's own chain (`shop_…`) instead of the global one." },
+    ],
   },
 ];

@@ -1,7 +1,7 @@
 // Handlers of the grants/audit operator commands (`grants create|list|revoke`, `audit verify`;
 // defined in ./grants-commands.ts). Loaded only when one of them runs. Human-only: they run on
 // the host against the local store and are never reachable through the API or MCP.
-import { appendAudit, OPERATOR_ACTOR, verifyAuditChain } from '../../audit/log.ts';
+import { appendAudit, OPERATOR_ACTOR, verifyAuditChain, verifyShopAuditChain } from '../../audit/log.ts';
 import type { OperatorHandler, OptionValues } from '../handlers.ts';
 import { AppError } from '../../errors/problem.ts';
 import { type GrantRow, MAX_GRANT_DAYS, createGrant } from '../../auth/grants.ts';
@@ -145,7 +145,23 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
     const revokedAt = new Date(g.revoked_at === null ? now : Number(g.revoked_at)).toISOString();
     return { json: { id, revoked_at: revokedAt }, text: `Grant ${id} revoked at ${revokedAt}.` };
   },
-  async 'audit verify'({ services }) {
+  async 'audit verify'({ options, services }) {
+    const shopId = str(options, 'shop');
+    if (shopId !== undefined) {
+      if (!(await services.db.get('SELECT id FROM shops WHERE id = ?', [shopId])))
+        throw new AppError('not_found', { detail: `No shop ${shopId}.` });
+      const r = await verifyShopAuditChain(services.db, shopId);
+      if (r.ok)
+        return {
+          json: { shop_id: shopId, ...r },
+          text: `Audit chain of shop ${shopId} intact: ${r.checked} entries verified (last seq ${r.lastSeq ?? 0}).`,
+        };
+      return {
+        json: { shop_id: shopId, ...r },
+        text: `Audit chain of shop ${shopId} BROKEN at seq ${r.broken?.seq} (${r.broken?.id ?? 'missing entry'}): ${r.broken?.detail}\n${r.checked} entries before it verified.`,
+        exitCode: 1,
+      };
+    }
     const r = await verifyAuditChain(services.db);
     if (r.ok)
       return { json: r, text: `Audit chain intact: ${r.checked} entries verified (last seq ${r.lastSeq ?? 0}).` };

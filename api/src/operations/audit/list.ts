@@ -11,7 +11,10 @@ const q = (name: string, description: string) => ({ param: { name, in: 'query' a
 export const AuditEntrySchema = z
   .object({
     id: z.string().openapi({ example: 'aud_01jd0000000000000000000000' }),
-    seq: z.number().int().describe('Position in the global hash chain.'),
+    seq: z
+      .number()
+      .int()
+      .describe("Position in this shop's own hash chain (1, 2, 3 … per shop; other shops' entries are not counted)."),
     at: Timestamp,
     actor: Actor,
     action: z
@@ -21,8 +24,12 @@ export const AuditEntrySchema = z
     outcome: z.string().describe('`success`, `refused` or `failed`.'),
     request_id: z.string().nullable(),
     details: z.record(z.string(), z.unknown()),
-    prev_hash: z.string(),
-    hash: z.string(),
+    prev_hash: z.string().describe("`hash` of this shop's previous entry (`seq` − 1); 64 zeros for entry 1."),
+    hash: z
+      .string()
+      .describe(
+        'SHA-256 (hex) of the JSON array `["flowport-audit-shop-v1", seq, id, at in epoch ms, shop id, actor.grant_id, actor.kind, actor.name, action, target.type, target.id, outcome, request_id, JSON of details, prev_hash]`: recompute it to verify the chain.',
+      ),
   })
   .openapi('AuditEntry');
 
@@ -32,7 +39,7 @@ export const listAudit = defineOperation({
   path: `${AGENT_API_PREFIX}/audit`,
   summary: 'List audit entries',
   description:
-    "The shop's audit log, newest first: who (grant, human or agent, name) did what to which target, with what outcome and request id. Entries are hash-chained (each stores the previous entry's hash); a human verifies the chain with `flowport audit verify`.",
+    "The shop's audit log, newest first: who (grant, human or agent, name) did what to which target, with what outcome and request id. Entries form this shop's own hash chain (seq 1, 2, 3 …; each stores the previous entry's hash), which a client can verify from the entries alone (see `hash`); an operator verifies it in the store with `flowport audit verify --shop <id>`.",
   family: 'account',
   kind: 'read',
   scope: 'audit:read',
