@@ -4,7 +4,7 @@
 // other exit codes, doctor on a good and an expired grant, docs, operator
 // commands on the same store, and a scan of every output for secrets.
 import { createHmac } from 'node:crypto';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,45 +69,50 @@ afterAll(async () => {
 
 describe('read commands', () => {
   it('print the API answer as JSON when stdout is not a terminal', async () => {
-    const manifest = await flowport(['manifest'], { env: { FLOWPORT_BASE_URL: s.url } });
+    const manifest = await flowport(['get-manifest'], { env: { FLOWPORT_BASE_URL: s.url } });
     expect(manifest.code).toBe(0);
     expect(manifest.json.product).toBe('Flowport');
     expect(
-      manifest.json.capabilities.find((c: { operation_id: string }) => c.operation_id === 'createReplayIntent')
-        .cli_command,
-    ).toBe('flowport replay <eventId>');
+      manifest.json.capabilities.find((c: { operation_id: string }) => c.operation_id === 'previewReplay').cli_command,
+    ).toBe('flowport preview-replay <eventId>');
 
-    const g = await flowport(['grant'], { env });
+    const g = await flowport(['get-grant'], { env });
     expect(g.code).toBe(0);
     expect(g.json.id).toBe(s.sandbox!.grant_id);
 
-    const list = await flowport(['events', 'list', '--limit', '5', '--state', 'delivered'], { env });
+    const list = await flowport(['list-events', '--limit', '5', '--state', 'delivered'], { env });
     expect(list.code).toBe(0);
     expect(list.json.data.map((e: { id: string }) => e.id)).toContain(eventId);
 
-    const show = await flowport(['events', 'show', eventId], { env });
+    const show = await flowport(['get-event', eventId], { env });
     expect(show.code).toBe(0);
     expect(show.json).toMatchObject({ id: eventId, state: 'delivered' });
 
     // '.' and '..' (even percent-encoded) would be resolved away by the URL and reach another route.
     for (const dots of ['..', '.', '%2e%2E']) {
-      const refused = await flowport(['events', 'show', dots], { env });
+      const refused = await flowport(['get-event', dots], { env });
       expect([dots, refused.code]).toEqual([dots, EXIT.usage.code]);
       expect(refused.stderr).toContain(`<eventId> "${dots}" is not an id`);
     }
 
-    const receipt = await flowport(['events', 'receipt', eventId], { env });
+    const receipt = await flowport(['get-event-receipt', eventId], { env });
     expect(receipt.code).toBe(0);
     expect(receipt.json.id).toBe(receiptId);
-    const receipt2 = await flowport(['receipts', 'show', receiptId], { env });
+    const receipt2 = await flowport(['get-receipt', receiptId], { env });
     expect(receipt2.json.event_id).toBe(eventId);
 
-    const endpoints = await flowport(['endpoints', 'list'], { env });
+    const endpoints = await flowport(['list-endpoints'], { env });
     expect(endpoints.json.data.map((e: { id: string }) => e.id)).toContain(s.sandbox!.endpoint_id);
-    const endpoint = await flowport(['endpoints', 'show', s.sandbox!.endpoint_id], { env });
+    const endpoint = await flowport(['get-endpoint', s.sandbox!.endpoint_id], { env });
     expect(endpoint.json.id).toBe(s.sandbox!.endpoint_id);
 
-    for (const words of [['setup'], ['plan-usage'], ['diagnostics'], ['audit', '--limit', '3'], ['intents', 'list']]) {
+    for (const words of [
+      ['get-setup'],
+      ['get-plan-usage'],
+      ['get-diagnostics'],
+      ['list-audit', '--limit', '3'],
+      ['list-action-intents'],
+    ]) {
       const r = await flowport(words, { env });
       expect(r.code, words.join(' ')).toBe(0);
       expect(r.json, words.join(' ')).toBeTypeOf('object');
@@ -115,49 +120,51 @@ describe('read commands', () => {
   });
 
   it('print tables and aligned fields on a terminal, and JSON there with --json', async () => {
-    const table = await flowport(['events', 'list'], { env, tty: true });
+    const table = await flowport(['list-events'], { env, tty: true });
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^ID\s+STATE\s+EVENT_TYPE/m);
     expect(table.stdout).toMatch(new RegExp(`^${eventId}\\s+delivered\\s+order\\.paid`, 'm'));
-    const fields = await flowport(['events', 'show', eventId], { env, tty: true });
+    const fields = await flowport(['get-event', eventId], { env, tty: true });
     expect(fields.stdout).toMatch(/^state\s+delivered$/m);
-    const json = await flowport(['events', 'show', eventId, '--json'], { env, tty: true });
+    const json = await flowport(['get-event', eventId, '--json'], { env, tty: true });
     expect(JSON.parse(json.stdout).id).toBe(eventId);
   });
 
   it('a preview can be read and cancelled', async () => {
-    const share = await flowport(['diagnostics', 'share', '--expires-in-hours', '2'], { env });
+    const share = await flowport(['preview-diagnostics-share', '--expires-in-hours', '2'], { env });
     expect(share.code).toBe(0);
     expect(share.json).toMatchObject({ kind: 'diagnostics_share', state: 'previewed' });
-    const cancelled = await flowport(['intents', 'cancel', share.json.id], { env });
+    const cancelled = await flowport(['cancel-action-intent', share.json.id], { env });
     expect(cancelled.code).toBe(0);
     expect(cancelled.json.state).toBe('cancelled');
   });
 
   it('a nullable id field is a plain value option: diagnostics share --endpoint-id <id>', async () => {
     const endpointId = s.sandbox!.endpoint_id;
-    const share = await flowport(['diagnostics', 'share', '--endpoint-id', endpointId], { env });
+    const share = await flowport(['preview-diagnostics-share', '--endpoint-id', endpointId], { env });
     expect([share.code, share.stderr]).toEqual([0, '']);
     expect(share.json.parameters).toMatchObject({ endpoint_id: endpointId });
-    const help = await flowport(['diagnostics', 'share', '--help']);
+    const help = await flowport(['preview-diagnostics-share', '--help']);
     expect(help.stdout).toContain('--endpoint-id <value>');
-    await flowport(['intents', 'cancel', share.json.id], { env });
+    await flowport(['cancel-action-intent', share.json.id], { env });
   });
 });
 
 describe('replay: preview and confirmation', () => {
   it('previews, confirms with a generated idempotency key, and a retry with that key returns the same answer', async () => {
-    const preview = await flowport(['replay', eventId, '--acknowledge-recent-delivery', '--note', 'cli e2e'], { env });
+    const preview = await flowport(['preview-replay', eventId, '--acknowledge-recent-delivery', '--note', 'cli e2e'], {
+      env,
+    });
     expect(preview.code).toBe(0);
     expect(preview.json).toMatchObject({ kind: 'replay', state: 'previewed', required_scope: 'replay:execute' });
     expect(preview.json.parameters).toMatchObject({ acknowledge_recent_delivery: true, note: 'cli e2e' });
     const intentId = preview.json.id as string;
 
-    const readable = await flowport(['intents', 'show', intentId], { env, tty: true });
+    const readable = await flowport(['get-action-intent', intentId], { env, tty: true });
     expect(readable.stdout).toContain(`Action intent ${intentId}: replay, previewed`);
-    expect(readable.stdout).toContain(`Next: flowport intents confirm ${intentId}`);
+    expect(readable.stdout).toContain(`Next: flowport confirm-action-intent ${intentId}`);
 
-    const confirm = await flowport(['intents', 'confirm', intentId], { env });
+    const confirm = await flowport(['confirm-action-intent', intentId], { env });
     expect(confirm.code).toBe(0);
     const key = /idempotency-key: (\S+) \(generated\)/.exec(confirm.stderr)?.[1];
     expect(key).toBeDefined();
@@ -166,13 +173,13 @@ describe('replay: preview and confirmation', () => {
     const replayed = confirm.json.result.event_id as string;
     expect(confirm.json.result.replay_of).toBe(eventId);
 
-    const retry = await flowport(['intents', 'confirm', intentId, '--idempotency-key', key as string], { env });
+    const retry = await flowport(['confirm-action-intent', intentId, '--idempotency-key', key as string], { env });
     expect(retry.code).toBe(0);
     expect(retry.stdout).toBe(confirm.stdout);
     expect(retry.stderr).not.toContain('(generated)');
 
     await waitDelivered(s, replayed);
-    const after = await flowport(['events', 'show', replayed], { env });
+    const after = await flowport(['get-event', replayed], { env });
     expect(after.json).toMatchObject({ id: replayed, state: 'delivered', replay_of: eventId });
   });
 });
@@ -180,7 +187,7 @@ describe('replay: preview and confirmation', () => {
 describe('refusals and other failures', () => {
   it('a refusal exits 4 and carries the reason, the docs URL and the next steps', async () => {
     const obs = { ...env, FLOWPORT_TOKEN: observerToken };
-    const piped = await flowport(['replay', eventId, '--acknowledge-recent-delivery'], { env: obs });
+    const piped = await flowport(['preview-replay', eventId, '--acknowledge-recent-delivery'], { env: obs });
     expect(piped.code).toBe(EXIT.refusal.code);
     expect(piped.json.code).toBe('missing_scope');
     expect(piped.json.docs_url).toBe(`${s.url}/reference/errors/missing_scope/`);
@@ -188,7 +195,7 @@ describe('refusals and other failures', () => {
     expect(piped.json.refusal.reason).toContain('replay:preview');
     expect(piped.json.refusal.next_steps[0].url).toBe(piped.json.docs_url);
 
-    const tty = await flowport(['replay', eventId, '--acknowledge-recent-delivery'], { env: obs, tty: true });
+    const tty = await flowport(['preview-replay', eventId, '--acknowledge-recent-delivery'], { env: obs, tty: true });
     expect(tty.code).toBe(EXIT.refusal.code);
     expect(tty.stdout).toContain('Refused (authority):');
     expect(tty.stdout).toContain(`docs         ${s.url}/reference/errors/missing_scope/`);
@@ -196,39 +203,39 @@ describe('refusals and other failures', () => {
     expect(tty.stdout).toMatch(/Next steps:\n {2}1\. Read the docs page/);
     expect(tty.stdout).toContain('ask the merchant');
 
-    const boundary = await flowport(['replay', eventId, '--payload-override', '{"changed":true}'], { env });
+    const boundary = await flowport(['preview-replay', eventId, '--payload-override', '{"changed":true}'], { env });
     expect(boundary.code).toBe(EXIT.refusal.code);
     expect(boundary.json.code).toBe('outside_product_boundary');
   });
 
   it('not found, bad grants, no grant and an unreachable server have their own exit codes', async () => {
-    const missing = await flowport(['events', 'show', 'evt_01m0000000000000000000000'], { env });
+    const missing = await flowport(['get-event', 'evt_01m0000000000000000000000'], { env });
     expect(missing.code).toBe(EXIT.notFound.code);
     expect(missing.json.code).toBe('not_found');
     expect(missing.json.code).toBe('not_found');
 
-    const invalid = await flowport(['events', 'list'], { env: { ...env, FLOWPORT_TOKEN: 'fpg_notarealtoken' } });
+    const invalid = await flowport(['list-events'], { env: { ...env, FLOWPORT_TOKEN: 'fpg_notarealtoken' } });
     expect(invalid.code).toBe(EXIT.auth.code);
     expect(invalid.json.code).toBe('invalid_token');
 
-    const expired = await flowport(['grant'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
+    const expired = await flowport(['get-grant'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
     expect(expired.code).toBe(EXIT.auth.code);
     expect(expired.json.code).toBe('grant_expired');
 
-    const none = await flowport(['events', 'list'], { env: { FLOWPORT_BASE_URL: s.url }, tty: true });
+    const none = await flowport(['list-events'], { env: { FLOWPORT_BASE_URL: s.url }, tty: true });
     expect(none.code).toBe(EXIT.auth.code);
     expect(none.stdout).toContain('missing_token');
     expect(none.stdout).toContain('set FLOWPORT_TOKEN or pass --token-file');
 
     const port = await closedPort();
-    const down = await flowport(['grant'], { env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` } });
+    const down = await flowport(['get-grant'], { env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` } });
     expect(down.code).toBe(EXIT.unreachable.code);
     expect(down.stderr).toContain(`Cannot reach Flowport at http://127.0.0.1:${port}`);
   });
 
   it('--base-url wins over FLOWPORT_BASE_URL', async () => {
     const port = await closedPort();
-    const r = await flowport(['--base-url', s.url, 'grant'], {
+    const r = await flowport(['--base-url', s.url, 'get-grant'], {
       env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` },
     });
     expect(r.code).toBe(0);
@@ -243,15 +250,15 @@ describe('token file', () => {
     writeFileSync(file, `${s.sandbox!.grant_token}\n`);
     chmodSync(file, 0o600);
     const noEnv = { FLOWPORT_BASE_URL: s.url };
-    const ok = await flowport(['grant', '--token-file', file], { env: noEnv });
+    const ok = await flowport(['get-grant', '--token-file', file], { env: noEnv });
     expect(ok.code).toBe(0);
     expect(ok.json.id).toBe(s.sandbox!.grant_id);
     expect(ok.stderr).toBe('');
     chmodSync(file, 0o644);
-    const loose = await flowport(['grant', '--token-file', file], { env: noEnv });
+    const loose = await flowport(['get-grant', '--token-file', file], { env: noEnv });
     expect(loose.code).toBe(0);
     expect(loose.stderr).toContain('chmod 600');
-    const gone = await flowport(['grant', '--token-file', join(dir, 'nope')], { env: noEnv });
+    const gone = await flowport(['get-grant', '--token-file', join(dir, 'nope')], { env: noEnv });
     expect(gone.code).toBe(EXIT.usage.code);
     expect(gone.stderr).toContain('ENOENT');
   });
@@ -277,6 +284,22 @@ describe('doctor', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('All checks passed.');
     expect(text.stdout).toMatch(/ok {4}edition\s+Flowport 0\.\d+\.\d+, Shopify Flow edition/);
+  });
+
+  it('tells an observer it may not confirm or cancel an intent, as the server decides (issue 23)', async () => {
+    const r = await flowport(['doctor'], { env: { ...env, FLOWPORT_TOKEN: observerToken } });
+    expect(r.code).toBe(0);
+    const scopes = r.json.checks.find((c: { check: string }) => c.check === 'scopes');
+    expect(scopes.message).toContain(
+      'flowport confirm-action-intent <intentId> (needs intents:read and one of replay:execute',
+    );
+    expect(scopes.message).toContain(
+      'flowport cancel-action-intent <intentId> (needs intents:read and one of replay:preview',
+    );
+    expect(scopes.message).toContain('Can confirm no action intents');
+    // The command's help states the same requirement.
+    const help = await flowport(['confirm-action-intent', '--help'], { env });
+    expect(help.stdout).toContain("Scope: `intents:read` and the intent kind's execute scope");
   });
 
   it('names an expired grant, says what to fix and exits 3', async () => {
@@ -326,7 +349,7 @@ describe('docs', () => {
 
 describe('operator commands on the server’s store', () => {
   /** `endpoints create` of an HMAC endpoint on the server's store. */
-  const hmacEndpoint = (shop: string, name: string) =>
+  const hmacEndpoint = (shop: string, name: string, env: Record<string, string> = storeEnv) =>
     flowport(
       [
         'endpoints',
@@ -340,8 +363,45 @@ describe('operator commands on the server’s store', () => {
         '--trigger-variant',
         'external_event',
       ],
-      { env: storeEnv },
+      { env },
     );
+
+  it('endpoints create prints the ingest URL the server really serves (no PORT in the CLI environment)', async () => {
+    // storeEnv names the data dir (and database) only: no PORT, no FLOWPORT_PUBLIC_URL.
+    expect(Object.keys(storeEnv).sort()).not.toContain('PORT');
+    const created = await hmacEndpoint(s.sandbox!.shop_id, 'served url');
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json.ingest_url).toBe(`${s.url}/in/${created.json.id}`);
+    // A sender reaches it as printed.
+    const body = JSON.stringify({ type: 'order.paid', id: 'served-url-1' });
+    const sig = createHmac('sha256', created.json.secret).update(body).digest('hex');
+    const sent = await fetch(created.json.ingest_url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-flowport-signature': `sha256=${sig}` },
+    });
+    expect(sent.status).toBe(202);
+  });
+
+  it('endpoints create refuses, creating nothing, on a store no server has served, unless FLOWPORT_PUBLIC_URL says', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flowport-unserved-'));
+    const env = { FLOWPORT_DATA_DIR: dir };
+    const shop = await flowport(['shops', 'create', '--domain', 'unserved.myshopify.com', '--sandbox'], { env });
+    expect(shop.code, shop.stderr).toBe(0);
+    const refused = await hmacEndpoint(shop.json.id, 'no url', env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('FLOWPORT_PUBLIC_URL');
+    expect(refused.stderr).toContain('cannot tell which URL senders reach');
+    expect(`${refused.stdout}${refused.stderr}`).not.toContain('/in/ep_');
+    const told = await hmacEndpoint(shop.json.id, 'told', {
+      ...env,
+      FLOWPORT_PUBLIC_URL: 'https://flowport.example.com/',
+    });
+    expect(told.code, told.stderr).toBe(0);
+    expect(told.json.ingest_url).toBe(`https://flowport.example.com/in/${told.json.id}`);
+    expect(told.json.id).toMatch(/^ep_/);
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('create a grant whose token is printed once and works, list grants without tokens, revoke it', async () => {
     const shops = await flowport(['shops', 'list'], { env: storeEnv });
@@ -373,13 +433,17 @@ describe('operator commands on the server’s store', () => {
     const listed = await flowport(['grants', 'list', '--shop', s.sandbox!.shop_id], { env: storeEnv });
     expect(listed.json.map((x: { id: string }) => x.id)).toContain(grantId);
 
-    const use = await flowport(['grant'], { env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken } });
+    const use = await flowport(['get-grant'], {
+      env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken },
+    });
     expect(use.code).toBe(0);
     expect(use.json.id).toBe(grantId);
 
     const revoked = await flowport(['grants', 'revoke', '--grant', grantId], { env: storeEnv });
     expect(revoked.code).toBe(0);
-    const after = await flowport(['grant'], { env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken } });
+    const after = await flowport(['get-grant'], {
+      env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken },
+    });
     expect(after.code).toBe(EXIT.auth.code);
     expect(after.json.code).toBe('grant_revoked');
 
@@ -397,7 +461,7 @@ describe('operator commands on the server’s store', () => {
     expect(ep.code).toBe(0);
     oneTime.endpointSecret = ep.json.secret;
     expect(oneTime.endpointSecret.length).toBeGreaterThan(16);
-    const shown = await flowport(['endpoints', 'show', ep.json.id], { env });
+    const shown = await flowport(['get-endpoint', ep.json.id], { env });
     expect(shown.code).toBe(0);
     expect(shown.json.name).toBe('cli sender');
 
@@ -651,17 +715,17 @@ describe('a long-running operator command', () => {
 describe('secrets', () => {
   it('a rotated secret appears only in the confirmation', async () => {
     const ep = s.sandbox!.endpoint_id;
-    const preview = await flowport(['endpoints', 'rotate-secret', ep, '--overlap-hours', '1'], { env });
+    const preview = await flowport(['preview-secret-rotate', ep, '--overlap-hours', '1'], { env });
     expect(preview.code).toBe(0);
-    const confirm = await flowport(['intents', 'confirm', preview.json.id, '--idempotency-key', 'cli-rotate-1'], {
+    const confirm = await flowport(['confirm-action-intent', preview.json.id, '--idempotency-key', 'cli-rotate-1'], {
       env,
     });
     expect(confirm.code).toBe(0);
     oneTime.rotatedSecret = confirm.json.result.secret;
     expect(oneTime.rotatedSecret.length).toBeGreaterThan(16);
-    await flowport(['intents', 'show', preview.json.id], { env });
-    await flowport(['intents', 'show', preview.json.id], { env, tty: true });
-    await flowport(['endpoints', 'show', ep], { env, tty: true });
+    await flowport(['get-action-intent', preview.json.id], { env });
+    await flowport(['get-action-intent', preview.json.id], { env, tty: true });
+    await flowport(['get-endpoint', ep], { env, tty: true });
   });
 
   it('no output ever shows a grant token or a signing secret, except the one-time ones where they are created', () => {
@@ -681,6 +745,6 @@ describe('secrets', () => {
     const endpointRuns = RUNS.filter((r) => created(r, oneTime.endpointSecret));
     expect(endpointRuns.map((r) => r.args.slice(0, 2).join(' '))).toEqual(['endpoints create']);
     const rotateRuns = RUNS.filter((r) => created(r, oneTime.rotatedSecret));
-    expect(rotateRuns.map((r) => r.args.slice(0, 2).join(' '))).toEqual(['intents confirm']);
+    expect(rotateRuns.map((r) => r.args.slice(0, 1).join(' '))).toEqual(['confirm-action-intent']);
   });
 });

@@ -108,7 +108,7 @@ export const HELPER_COMMANDS: OperatorCommand[] = [
     store: false,
   },
   {
-    command: ['intents', 'watch'],
+    command: ['watch-action-intent'],
     summary:
       'Follow a running action intent (a bulk replay) until it ends: a progress bar on a terminal, the final intent as JSON otherwise. Needs intents:read.',
     args: [{ name: 'intentId', description: 'The intent to follow (`int_…`).' }],

@@ -1,6 +1,7 @@
 // Operator CLI handlers for intake setup: `flowport shops list|create` and
 // `flowport endpoints create`. Human-only; they act on the local store. The
 // endpoint secret is printed here once and never again.
+import { operatorPublicUrl } from '../../services/served-url.ts';
 import type { OperatorHandler, OptionValues } from '../handlers.ts';
 import { authModeDocsPath, joinUrl } from '../../docs-paths.ts';
 import { AppError } from '../../errors/problem.ts';
@@ -10,6 +11,7 @@ import { appendAudit, OPERATOR_ACTOR } from '../../audit/log.ts';
 import {
   AUTH_MODES,
   type AuthMode,
+  configToSnake,
   createEndpoint,
   type EndpointConfig,
   type EndpointRow,
@@ -144,6 +146,9 @@ function secretNotice(mode: AuthMode, imported: string | null, endpointId: strin
 }
 
 const endpointsCreate: Handler = async ({ options, services, env }) => {
+  // The URL printed beside a secret shown once must be the one the server serves: known
+  // before anything is created, or the command refuses.
+  const publicUrl = await operatorPublicUrl(services.db, env);
   const shopId = str(options, 'shop') ?? '';
   if (!(await getShop(services, shopId)))
     throw new AppError('not_found', {
@@ -199,7 +204,6 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
     secret: imported,
     createdBy: 'operator-cli',
   });
-  const publicUrl = services.config.publicUrl;
   const facts = AUTH_MODE_FACTS[authMode];
   const json: Record<string, unknown> = {
     id: endpoint.id,
@@ -214,13 +218,13 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
     secret_last4: endpoint.secret_last4,
     secret_notice: secretNotice(authMode, imported, endpoint.id),
     headers: senderHeaders(config, facts.headers),
-    mapping: config.mapping,
+    mapping: configToSnake(config.mapping),
     docs_url: joinUrl(publicUrl, authModeDocsPath(authMode)),
   };
-  if (config.hmac) json.hmac = config.hmac;
+  if (config.hmac) json.hmac = configToSnake(config.hmac);
   if (config.staticHeader) json.header_name = config.staticHeader.header;
   if (config.basic) json.basic_user = config.basic.username;
-  if (config.toleranceSec !== undefined) json.tolerance_s = config.toleranceSec;
+  if (config.toleranceSec !== undefined) json.tolerance_sec = config.toleranceSec;
   const text = [
     `Created endpoint ${endpoint.id} (${authMode}, ${endpoint.trigger_variant}).`,
     `  Ingest URL: ${json.ingest_url}`,

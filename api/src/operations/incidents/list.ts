@@ -54,6 +54,6 @@ export const listIncidents = defineOperation({
     description:
       'Answer "what is wrong right now": open incidents (failing endpoint, held shop, no enabled workflow, expiring bodies, ending secret overlap) with their events, and recently resolved ones.',
   },
-  cli: ['incidents', 'list'],
+  cli: ['list-incidents'],
   run: async ({ ctx, input }) => listIncidentViews({ ctx, input }),
 });

@@ -57,6 +57,6 @@ export const listBulkReplayItems = defineOperation({
     description:
       'See, event by event, what a bulk replay did: which events were replayed (and as which new event), refused (and why), or are still pending.',
   },
-  cli: ['intents', 'items'],
+  cli: ['list-bulk-replay-items'],
   run: async ({ ctx, input }) => listBulkReplayItemsPage({ ctx, input }),
 });
