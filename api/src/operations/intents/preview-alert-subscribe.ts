@@ -14,7 +14,8 @@ export const AlertSubscriptionIntentBody = z
       .string()
       .min(1)
       .max(2048)
-      .describe('https (http only to localhost). Stored sealed; shown only as its origin.'),
+      .describe('https (http only to localhost). Stored sealed; shown only as its origin.')
+      .openapi({ example: 'https://alerts.example.com/flowport' }),
     note: z.string().max(500).optional(),
   })
   .strict()
