@@ -38,6 +38,14 @@ function quote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Spinner frames drawn by withProgress (api/src/cli/io.ts), then the erase that ends them. */
+const ERASE = '\r\x1b[2K';
+const SPINNER_ERASED = new RegExp(`(${literal(ERASE)}[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [^\\r\\n]*)+${literal(ERASE)}`, 'g');
+
+function literal(text: string): string {
+  return text.replace(/[[\]\\^$.|?*+(){}]/g, '\\$&');
+}
+
 export function flowport(args: string[], options: RunOptions = {}): Promise<Run> {
   const env: Record<string, string> = { ...baseEnv() };
   for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
@@ -65,7 +73,11 @@ export function flowport(args: string[], options: RunOptions = {}): Promise<Run>
       try {
         json = JSON.parse(stdout);
       } catch {}
-      const run = { args, code: code ?? -1, stdout: stdout.replace(/\r\n/g, '\n'), stderr, json };
+      // On a terminal a slow request draws a progress spinner (stderr, same screen) and erases it
+      // before the answer; a busy machine decides whether it shows. A spinner that was erased
+      // is not part of what the reader sees, so it is dropped; one left on screen stays.
+      const screen = options.tty ? stdout.replace(SPINNER_ERASED, '') : stdout;
+      const run = { args, code: code ?? -1, stdout: screen.replace(/\r\n/g, '\n'), stderr, json };
       RUNS.push(run);
       resolve(run);
     });

@@ -1,6 +1,7 @@
 // Endpoints: one sender lane each. Config is versioned; secrets are encrypted
 // at rest, shown once on create, and afterwards only as their last 4 characters.
 import { randomBytes } from 'node:crypto';
+import { type AuditActor, appendAudit } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
@@ -484,4 +485,40 @@ export async function setEndpointStatus(
     status === 'archived' ? now : null,
     endpointId,
   ]);
+}
+
+/**
+ * Replaces an endpoint's secret with one the sender made (Stripe shows it only once it has the
+ * ingest URL), keeping the previous one verifying for `overlapHours`, and audits it, in one
+ * transaction. The secret itself is never audited (its last 4 characters are).
+ */
+export async function importEndpointSecret(
+  services: Services,
+  row: Pick<EndpointRow, 'id' | 'shop_id' | 'auth_mode'>,
+  secret: string,
+  overlapHours: number,
+  actor: AuditActor,
+) {
+  return services.db.tx(async (tx) => {
+    const r = await rotateEndpointSecret({ ...services, db: tx }, row.id, overlapHours, {
+      newSecret: secret,
+      rotatedBy: 'operator-cli',
+    });
+    await appendAudit(tx, {
+      shopId: row.shop_id,
+      actor,
+      action: 'endpoint.secret_import',
+      targetType: 'endpoint',
+      targetId: row.id,
+      outcome: 'success',
+      at: services.now(),
+      details: {
+        auth_mode: row.auth_mode,
+        secret_last4: r.secretLast4,
+        config_version: r.configVersion,
+        overlap_hours: overlapHours,
+      },
+    });
+    return r;
+  });
 }

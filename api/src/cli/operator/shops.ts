@@ -7,7 +7,7 @@ import { authModeDocsPath, joinUrl } from '../../docs-paths.ts';
 import { AppError } from '../../errors/problem.ts';
 import { INGEST_PATH_PREFIX } from '../../lib/package-info.ts';
 import { PLAN_IDS, type PlanId } from '../../plans.ts';
-import { appendAudit, OPERATOR_ACTOR } from '../../audit/log.ts';
+import { OPERATOR_ACTOR } from '../../audit/log.ts';
 import {
   AUTH_MODES,
   type AuthMode,
@@ -17,12 +17,12 @@ import {
   type EndpointRow,
   getEndpoint,
   MAX_ROTATION_OVERLAP_HOURS,
-  rotateEndpointSecret,
+  importEndpointSecret,
   type ExternalIdSource,
   TRIGGER_VARIANTS,
   type TriggerVariant,
 } from '../../services/endpoints.ts';
-import { createShop, getShop, type ShopRow } from '../../services/shops.ts';
+import { createShop, getShop, listShops } from '../../services/shops.ts';
 import { AUTH_MODE_FACTS, importSecretCommandFor } from '../../intake/auth-modes.ts';
 
 /**
@@ -75,7 +75,7 @@ function secretFromEnv(o: OptionValues, env: Env): string | null {
 }
 
 const shopsList: Handler = async ({ services }) => {
-  const rows = await services.db.all<ShopRow>('SELECT * FROM shops ORDER BY id');
+  const rows = await listShops(services);
   const json = rows.map((shop) => ({
     id: shop.id,
     domain: shop.domain,
@@ -260,28 +260,7 @@ const endpointsImportSecret: Handler = async ({ options, services, env }) => {
     throw new AppError('invalid_request', {
       detail: `--overlap-hours must be between 0 and ${MAX_ROTATION_OVERLAP_HOURS}.`,
     });
-  const rotated = await services.db.tx(async (tx) => {
-    const r = await rotateEndpointSecret({ ...services, db: tx }, row.id, overlap, {
-      newSecret: secret,
-      rotatedBy: 'operator-cli',
-    });
-    await appendAudit(tx, {
-      shopId: row.shop_id,
-      actor: OPERATOR_ACTOR,
-      action: 'endpoint.secret_import',
-      targetType: 'endpoint',
-      targetId: row.id,
-      outcome: 'success',
-      at: services.now(),
-      details: {
-        auth_mode: row.auth_mode,
-        secret_last4: r.secretLast4,
-        config_version: r.configVersion,
-        overlap_hours: overlap,
-      },
-    });
-    return r;
-  });
+  const rotated = await importEndpointSecret(services, row, secret, overlap, OPERATOR_ACTOR);
   // A server on the same PostgreSQL database applies it at once (NOTIFY); on SQLite within the cache time.
   services.hooks.endpointChanged?.(rotated.endpointId);
   const previousUntil =
