@@ -70,6 +70,10 @@ export interface Config {
     idempotencyKeyTtlMs: number;
     /** A replay within this long after a delivery needs an explicit acknowledgement. */
     recentDeliveryWindowMs: number;
+    /** Events per second a bulk replay is replayed at (never above Shopify's Standard restore rate). */
+    bulkReplayRatePerSecond: number;
+    /** How often alert triggers are evaluated and due alert messages sent. */
+    alertIntervalMs: number;
   };
   mcp: {
     /** Browser origins (besides loopback and the public URL's origin) allowed to call the MCP endpoint. */
@@ -78,6 +82,8 @@ export interface Config {
   metrics: {
     /** Serve /metrics to other hosts too (default: this machine only, like every loopback-only route). */
     remote: boolean;
+    /** Bearer token that opens GET /metrics to a scraper elsewhere; null: none. A secret. */
+    token: string | null;
   };
   siteDir: string;
   buildCommit: string;
@@ -112,8 +118,11 @@ export const ENV = {
   maxBodyBytes: 'FLOWPORT_INTAKE_MAX_BODY_BYTES',
   endpointCacheMs: 'FLOWPORT_INTAKE_ENDPOINT_CACHE_MS',
   intentTtlSeconds: 'FLOWPORT_INTENT_TTL_SECONDS',
+  bulkReplayRatePerSecond: 'FLOWPORT_BULK_REPLAY_RATE',
+  alertIntervalMs: 'FLOWPORT_ALERT_INTERVAL_MS',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
   metricsRemote: 'FLOWPORT_METRICS_REMOTE',
+  metricsToken: 'FLOWPORT_METRICS_TOKEN',
   siteDir: 'FLOWPORT_SITE_DIR',
   buildCommit: 'FLOWPORT_BUILD_COMMIT',
   logLevel: 'FLOWPORT_LOG_LEVEL',
@@ -155,6 +164,9 @@ export const DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   endpointCacheMs: 1_000,
   intentTtlSeconds: 15 * 60,
+  // Half of Shopify's Standard restore rate (100/s): live events keep the other half.
+  bulkReplayRatePerSecond: 50,
+  alertIntervalMs: 30_000,
 } as const;
 
 /** Shorter would refuse ordinary requests on a busy machine; 0 (Node: no limit) is not offered. */
@@ -261,6 +273,15 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     default: code(DEFAULTS.intentTtlSeconds),
     about: 'How long an action-intent preview stays confirmable.',
   },
+  bulkReplayRatePerSecond: {
+    default: code(DEFAULTS.bulkReplayRatePerSecond),
+    about:
+      "Events per second a confirmed bulk replay turns into replays (at least 1; never above Shopify's Standard restore rate of 100 calls per second).",
+  },
+  alertIntervalMs: {
+    default: code(DEFAULTS.alertIntervalMs),
+    about: 'How often a worker evaluates alert triggers for subscribed shops and sends due alert messages.',
+  },
   mcpAllowedOrigins: {
     default: 'empty',
     about: 'Extra browser origins allowed to call the MCP endpoint (comma-separated).',
@@ -269,6 +290,11 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     default: code('off'),
     about:
       '`on` serves `/metrics` to other hosts (a Prometheus elsewhere). Off, it answers only this machine (loopback peer and `Host`, no proxy header), like the sandbox stand-in: its counts cover every shop.',
+  },
+  metricsToken: {
+    default: 'unset: no token opens `/metrics`',
+    about:
+      'Bearer token (at least 32 characters) that lets a scraper on another machine read `/metrics` (`Authorization: Bearer <METRICS_TOKEN>`) while it stays closed to everyone else. A secret: never logged or shown.',
   },
   siteDir: { default: code('site/dist'), about: 'Where the built docs site is served from.' },
   buildCommit: {
@@ -366,6 +392,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       previewTtlMs: int(env, ENV.intentTtlSeconds, DEFAULTS.intentTtlSeconds) * 1000,
       idempotencyKeyTtlMs: 24 * 3_600_000,
       recentDeliveryWindowMs: 10 * 60_000,
+      bulkReplayRatePerSecond: Math.max(1, int(env, ENV.bulkReplayRatePerSecond, DEFAULTS.bulkReplayRatePerSecond)),
+      alertIntervalMs: Math.max(50, int(env, ENV.alertIntervalMs, DEFAULTS.alertIntervalMs)),
     },
     mcp: {
       allowedOrigins: (env[ENV.mcpAllowedOrigins] ?? '')
@@ -373,12 +401,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
         .map((o) => o.trim().replace(/\/+$/, ''))
         .filter(Boolean),
     },
-    metrics: { remote: (env[ENV.metricsRemote] ?? 'off') === 'on' },
+    metrics: { remote: (env[ENV.metricsRemote] ?? 'off') === 'on', token: env[ENV.metricsToken] || null },
     siteDir: resolve(root, env[ENV.siteDir] ?? 'site/dist'),
     buildCommit: env[ENV.buildCommit] || 'unknown',
     logLevel: (env[ENV.logLevel] as Config['logLevel']) || 'info',
   };
   checkWorkerConfig(base);
+  if (base.metrics.token !== null && base.metrics.token.length < 32)
+    throw new Error(`${ENV.metricsToken} must be at least 32 characters (a random secret)`);
   if (base.http.requestTimeoutMs < MIN_HTTP_REQUEST_TIMEOUT_MS)
     throw new Error(
       `${ENV.httpRequestTimeoutMs} must be at least ${MIN_HTTP_REQUEST_TIMEOUT_MS}, got ${base.http.requestTimeoutMs}`,

@@ -14,6 +14,9 @@ export const ID_PREFIXES = {
   audit: 'aud',
   request: 'req',
   merchantSession: 'msess',
+  alert: 'alrt',
+  incident: 'inc',
+  notification: 'ntf',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -17,7 +17,12 @@ import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { grantGuard } from './auth/guard.ts';
 import { type Config, isSandbox } from './config.ts';
+import { EVENT_STATES } from './handoff/outcomes.ts';
 import { DeliveryWorker } from './handoff/worker.ts';
+import { AlertMonitor } from './intents/alerts.ts';
+import { BulkReplayRunner } from './intents/bulk-replay-runner.ts';
+import { createLogger, type Logger, type LoggerOptions, outcomeOf } from './observability/log.ts';
+import { Metrics } from './observability/metrics.ts';
 import { metricsRoutes } from './http/metrics.ts';
 import { createApp } from './http/app.ts';
 import type { AppEnv } from './http/types.ts';
@@ -39,6 +44,9 @@ import { checkSecretKey } from './store/key-check.ts';
 import { openStore } from './store/open.ts';
 import { ENDPOINT_CHANGED_CHANNEL, EVENTS_DUE_CHANNEL, PostgresDb } from './store/postgres.ts';
 
+/** The route label of sender intake (fast path and Hono route alike). */
+const INTAKE_ROUTE = `${INGEST_PATH_PREFIX}/:endpointId`;
+
 export interface Runtime {
   config: Config;
   services: Services;
@@ -46,6 +54,10 @@ export interface Runtime {
   /** Node request listener: the intake fast path, then the app. What a server should listen with. */
   listener: (req: IncomingMessage, res: ServerResponse) => void;
   worker: DeliveryWorker | null;
+  /** The bulk replay runner (runs while the worker does); null without a worker. */
+  bulkReplays: BulkReplayRunner | null;
+  /** The alert monitor (runs while the worker does); null without a worker. */
+  alerts: AlertMonitor | null;
   sandbox: SandboxState | null;
   close(): Promise<void>;
 }
@@ -56,6 +68,8 @@ export interface RuntimeOptions {
   applicationName?: string;
   operations?: readonly AnyOperation[];
   now?: () => number;
+  /** Where this process's structured log lines go (tests capture them); default stdout. */
+  logDestination?: LoggerOptions['destination'];
 }
 
 export { localSandboxBaseUrl };
@@ -87,7 +101,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     now: options.now ?? Date.now,
     registry: () => operations,
     hooks: {},
+    metrics: new Metrics(db, { eventStates: EVENT_STATES }),
+    log: createLogger(config, options.logDestination ? { destination: options.logDestination } : {}),
   };
+  const log = services.log as Logger;
 
   // One intake (group committer, endpoint cache) behind both the Node fast path and the Hono route.
   let intake: Intake | null = null;
@@ -137,14 +154,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     { path: PROTECTED_RESOURCE_METADATA_PREFIX, app: protectedResourceMetadataApp(() => services) },
   );
 
-  const workerRef: { current: DeliveryWorker | null } = { current: null };
-  mounts.push({
-    path: '/metrics',
-    app: metricsRoutes(
-      () => services,
-      () => workerRef.current,
-    ) as unknown as Hono<AppEnv>,
-  });
+  mounts.push({ path: '/metrics', app: metricsRoutes(() => services) });
 
   const app = createApp({
     services,
@@ -153,8 +163,20 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     readiness: async () => ({ site: existsSync(join(config.siteDir, 'index.html')) }),
   });
 
+  // Confirmed bulk replays run in every process that runs a delivery worker, started and stopped with it.
+  const bulkReplays = config.worker.enabled ? new BulkReplayRunner(services) : null;
+  // Alerts to the merchant: evaluated and sent by every process that runs a worker.
+  const alerts = config.worker.enabled
+    ? new AlertMonitor(services, {
+        intervalMs: config.intents.alertIntervalMs,
+        retryBaseMs: Math.min(5_000, config.intents.alertIntervalMs),
+      })
+    : null;
   const worker = config.worker.enabled
-    ? new DeliveryWorker(services, { adminBaseUrl: (shop) => adminBaseUrlFor(config, shop) })
+    ? new DeliveryWorker(services, {
+        adminBaseUrl: (shop) => adminBaseUrlFor(config, shop),
+        companions: [bulkReplays, alerts].filter((c) => c !== null),
+      })
     : null;
   const notify = db instanceof PostgresDb ? coalescedNotify(db, config) : null;
   // Endpoint changes made through this process apply to its intake at once; on PostgreSQL to every
@@ -167,16 +189,52 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       });
     }
   };
+  services.hooks.kickBulkReplay = () => bulkReplays?.kick();
   services.hooks.kickWorker = () => {
     worker?.kick();
     notify?.();
   };
   if (worker && db instanceof PostgresDb) await db.listen(EVENTS_DUE_CHANNEL, () => worker.kick());
-  workerRef.current = worker;
+  if (worker && services.metrics) services.metrics.worker = worker;
 
-  const listener = withIntakeFastPath(getIntake, config.publicUrl, getRequestListener(app.fetch), (line) => {
-    if (config.logLevel !== 'silent') console.error(line);
-  });
+  // The fast path's latency cells and request log line (the Hono app does both for the rest).
+  const metrics = services.metrics as Metrics;
+  const intakeCells = [0, 1, 2, 3, 4, 5].map((c) => metrics.httpCell(INTAKE_ROUTE, 'POST', c * 100));
+  const answered = (
+    status: number,
+    seconds: number,
+    requestId: string,
+    endpointId: string,
+    code: string | null,
+    eventId: string | null,
+  ) => {
+    intakeCells[Math.floor(status / 100)]?.observe(seconds);
+    if (!log.isLevelEnabled('info')) return;
+    const shopId = intake?.shopOf(endpointId);
+    log.info(
+      {
+        kind: 'request',
+        request_id: requestId,
+        method: 'POST',
+        route: INTAKE_ROUTE,
+        status,
+        outcome: outcomeOf(status),
+        ...(code ? { error_code: code } : {}),
+        ...(shopId ? { shop_id: shopId } : {}),
+        endpoint_id: endpointId,
+        ...(eventId ? { event_id: eventId } : {}),
+        duration_ms: Math.round(seconds * 1e6) / 1e3,
+      },
+      'request',
+    );
+  };
+  const listener = withIntakeFastPath(
+    getIntake,
+    config.publicUrl,
+    getRequestListener(app.fetch),
+    (line) => log.error({ kind: 'intake_error' }, line),
+    answered,
+  );
 
   return {
     config,
@@ -184,6 +242,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     app,
     listener,
     worker,
+    bulkReplays,
+    alerts,
     sandbox,
     async close() {
       await worker?.stop();

@@ -22,6 +22,7 @@ import {
   renderApiOperation,
 } from './lib/api-reference.ts';
 import { authModeDirectives } from './lib/auth-mode-pages.ts';
+import { renderMetricsTable } from './lib/metrics-table.ts';
 import { type Crumb, page } from './lib/markdown.ts';
 import { errorAreaLabel } from './lib/error-areas.ts';
 import { familyLabel } from '../../api/src/operations/families.ts';
@@ -108,6 +109,11 @@ export function generate(): GenerateResult {
           (k) => `| \`${ENV[k]}\` | ${CONFIG_VARIABLES[k].default} | ${CONFIG_VARIABLES[k].about} |`,
         ),
       ].join('\n'),
+    'metrics-table': renderMetricsTable,
+    'grafana-dashboard': () =>
+      ['```json', readFileSync(join(REPO_ROOT, 'docs/grafana/flowport-dashboard.json'), 'utf8').trimEnd(), '```'].join(
+        '\n',
+      ),
     ...authModeDirectives(),
   };
 

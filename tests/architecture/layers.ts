@@ -17,7 +17,12 @@ export const FLOORS: readonly Floor[] = [
     areas: ['lib', 'ids', 'config', 'docs-paths', 'plans', 'errors'],
     holds: 'configuration, ids, the error catalog, docs paths, plans and small helpers (api/src/lib/)',
   },
-  { name: 'store', areas: ['store', 'audit'], holds: 'SQL access, migrations, the group committer and the audit log' },
+  {
+    name: 'store',
+    areas: ['store', 'audit', 'observability'],
+    holds:
+      'SQL access, migrations, the group committer, the audit log, and the metrics registry and logger (api/src/observability/)',
+  },
   {
     name: 'core',
     areas: ['core'],

@@ -276,7 +276,14 @@ describe('reference page and completion', () => {
         .filter(Boolean)
         .sort();
     expect(complete('get-ev')).toEqual(['get-event', 'get-event-receipt']);
-    expect(complete('list-')).toEqual(['list-action-intents', 'list-audit', 'list-endpoints', 'list-events']);
+    expect(complete('list-')).toEqual([
+      'list-action-intents',
+      'list-audit',
+      'list-bulk-replay-items',
+      'list-endpoints',
+      'list-events',
+      'list-incidents',
+    ]);
     expect(complete('endpoints', '')).toEqual(['create', 'import-secret']);
     expect(complete('preview-replay', 'evt_1', '--ack')).toEqual(['--acknowledge-recent-delivery']);
     expect(complete('confirm-action-intent', 'int_1', '--idem')).toEqual(['--idempotency-key']);

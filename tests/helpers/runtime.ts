@@ -42,6 +42,8 @@ export interface TestServerOptions {
    * for a test about SQLite itself (it then runs the same on both suite runs).
    */
   store?: 'suite' | 'sqlite';
+  /** Where the runtime's structured log lines go (a test capturing them); default stdout. */
+  logDestination?: NonNullable<Parameters<typeof createRuntime>[1]>['logDestination'];
 }
 
 export function tempDir(prefix = 'flowport-test-'): string {
@@ -94,7 +96,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   installExpectContinue(server, config);
   let runtime: Runtime;
   try {
-    runtime = await createRuntime(config, options.operations ? { operations: options.operations } : {});
+    runtime = await createRuntime(config, {
+      ...(options.operations ? { operations: options.operations } : {}),
+      ...(options.logDestination ? { logDestination: options.logDestination } : {}),
+    });
   } catch (err) {
     server.close();
     await store.drop();

@@ -934,6 +934,54 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('previewTestEvent', at(w.endpoints.archived, {}), 409, 'endpoint_archived');
     await expectCall('previewTestEvent', at(w.endpoints.sandbox, { event_type: '' }), 400, 'invalid_request');
   },
+  async previewBulkReplay() {
+    const at = (body: unknown, token = w.admin) => ({ body, token });
+    await expectCall('previewBulkReplay', at({ state: 'delivered', acknowledge_recent_delivery: true }), 201);
+    await expectCall(
+      'previewBulkReplay',
+      at({ state: 'failed', received_after: new Date(NOW + 86_400_000).toISOString() }),
+      409,
+      'bulk_replay_no_events',
+    );
+    await expectCall('previewBulkReplay', at({ endpoint_id: newId('endpoint') }), 404, 'not_found');
+    await expectCall('previewBulkReplay', at({ state: 'queued' }), 400, 'invalid_request');
+    await expectCall('previewBulkReplay', at({ received_after: 'yesterday' }), 400, 'invalid_request');
+    await expectCall('previewBulkReplay', at({ teleport: true }), 400, 'unknown_field');
+  },
+  async previewAlertSubscribe() {
+    const at = (body: unknown) => ({ body, token: w.admin });
+    await expectCall('previewAlertSubscribe', at({ channel: 'webhook', url: 'https://alerts.example.com/hook' }), 201);
+    await expectCall('previewAlertSubscribe', at({ channel: 'slack', url: 'https://hooks.example.com/T/B/x' }), 201);
+    await expectCall(
+      'previewAlertSubscribe',
+      at({ channel: 'webhook', url: 'http://alerts.example.com/' }),
+      400,
+      'invalid_request',
+    );
+    await expectCall(
+      'previewAlertSubscribe',
+      at({ channel: 'pager', url: 'https://alerts.example.com/' }),
+      400,
+      'invalid_request',
+    );
+  },
+  async listIncidents() {
+    await expectCall('listIncidents', { token: w.observer }, 200);
+    await expectCall('listIncidents', { query: { state: 'open', limit: '5' }, token: w.observer }, 200);
+    await expectCall('listIncidents', { query: { state: 'sideways' }, token: w.observer }, 400, 'invalid_request');
+  },
+  async listBulkReplayItems() {
+    const at = (intentId: string, query: Record<string, string> = {}, token = w.observer) => ({
+      params: { intentId },
+      query,
+      token,
+    });
+    await expectCall('listBulkReplayItems', at(w.intents.previewed!), 200);
+    await expectCall('listBulkReplayItems', at(w.intents.previewed!, { status: 'replayed', limit: '5' }), 200);
+    await expectCall('listBulkReplayItems', at(missingIntent()), 404, 'not_found');
+    await expectCall('listBulkReplayItems', at(w.intents.previewed!, {}, w.otherShop), 404, 'not_found');
+    await expectCall('listBulkReplayItems', at(w.intents.previewed!, { limit: '0' }), 400, 'invalid_request');
+  },
   async listActionIntents() {
     const first = await expectCall('listActionIntents', { query: { limit: '2' }, token: w.admin }, 200);
     await expectCall(
@@ -1279,8 +1327,12 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   previewSecretRotate: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
   previewEndpointDelete: () => ({ params: { endpointId: w.endpoints.sandbox }, body: { mode: 'archive' } }),
   previewTestEvent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
+  previewBulkReplay: () => ({ body: {} }),
   listActionIntents: () => ({}),
   getActionIntent: () => ({ params: { intentId: w.intents.previewed! } }),
+  listBulkReplayItems: () => ({ params: { intentId: w.intents.previewed! } }),
+  previewAlertSubscribe: () => ({ body: { channel: 'webhook', url: 'https://alerts.example.com/hook' } }),
+  listIncidents: () => ({}),
   confirmActionIntent: () => ({
     params: { intentId: w.intents.previewed! },
     headers: { 'idempotency-key': randomUUID() },

@@ -83,6 +83,11 @@ describe('request examples in the OpenAPI document', () => {
         expect(body.code, e.operationId).toBe('replay_recent_delivery');
         continue;
       }
+      // This fresh shop has no failed event: a bulk replay finds nothing to replay, and says so.
+      if (e.operationId === 'previewBulkReplay' && res.status !== 201) {
+        expect(body.code, e.operationId).toBe('bulk_replay_no_events');
+        continue;
+      }
       expect([res.status, body.code], `${e.operationId} ${JSON.stringify(e.example)}`).toEqual([201, undefined]);
     }
   });

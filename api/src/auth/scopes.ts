@@ -24,6 +24,8 @@ export const ACTIONS = [
   'secret_rotate',
   'endpoint_delete',
   'test_event',
+  'bulk_replay',
+  'alert_subscribe',
 ] as const;
 
 export type ReadArea = (typeof READ_AREAS)[number];
@@ -66,7 +68,10 @@ export const TIER_SCOPES: Record<Tier, readonly Scope[]> = {
   // Recover events end to end: replay, share diagnostics, send test events.
   recovery_operator: [
     ...OBSERVER_READS,
-    ...(['replay', 'diagnostics_share', 'test_event'] as const).flatMap((a) => [previewScope(a), executeScope(a)]),
+    ...(['replay', 'bulk_replay', 'diagnostics_share', 'test_event'] as const).flatMap((a) => [
+      previewScope(a),
+      executeScope(a),
+    ]),
   ],
   // Everything an agent may be granted, including endpoint changes and the audit log.
   admin_assistant: ALL_SCOPES,
@@ -76,7 +81,8 @@ export const TIER_DESCRIPTIONS: Record<Tier, string> = {
   observer:
     'Reads setup, endpoints, events, receipts, diagnostics, plan usage, its own grant and intents. No side effects.',
   operator: 'Observer, plus previews of every governed action and execution of test events.',
-  recovery_operator: 'Observer, plus preview and execution of replays, diagnostics shares and test events.',
+  recovery_operator:
+    'Observer, plus preview and execution of replays, bulk replays, diagnostics shares and test events.',
   admin_assistant: 'Every scope, including endpoint create/edit/delete, secret rotation and the audit log.',
 };
 

@@ -108,6 +108,17 @@ export const HELPER_COMMANDS: OperatorCommand[] = [
     store: false,
   },
   {
+    command: ['watch-action-intent'],
+    summary:
+      'Follow a running action intent (a bulk replay) until it ends: a progress bar on a terminal, the final intent as JSON otherwise. Needs intents:read.',
+    args: [{ name: 'intentId', description: 'The intent to follow (`int_…`).' }],
+    options: [
+      ...CONNECTION_OPTIONS,
+      { flag: '--interval-ms <ms>', description: 'How often to read the intent (default 2000, at least 500).' },
+    ],
+    store: false,
+  },
+  {
     command: ['completion'],
     summary: 'Print a shell completion script for bash or zsh.',
     args: [{ name: 'shell', description: 'bash or zsh.', choices: COMPLETION_SHELLS }],

@@ -37,6 +37,7 @@ import {
   optionName,
   optionTakesValue,
 } from './definitions.ts';
+import { watchIntent } from './watch.ts';
 import { EXIT, EXIT_CODES, exitCodeForHttp } from './exit-codes.ts';
 import { handlersFor, type OperatorHandler, type OptionValues, type StandaloneHandler } from './handlers.ts';
 import { type CliIO, processIO, withProgress } from './io.ts';
@@ -559,6 +560,12 @@ async function runHelper(c: CliCommand, values: OptionValues, positionals: strin
     else io.out(renderDocsPointers(answer));
     if (answer.note && wantJson(values, io)) io.err(`note: ${answer.note}`);
     return EXIT.ok.code;
+  }
+  if (name === 'watch-action-intent') {
+    const interval = Number(values['interval-ms'] ?? 2000);
+    if (!Number.isInteger(interval) || interval < 500)
+      throw new UsageError('--interval-ms must be an integer of at least 500.');
+    return watchIntent(conn, io, positionals[0] as string, { json: wantJson(values, io), intervalMs: interval });
   }
   if (name === 'doctor') {
     const { renderDoctor, runDoctor } = await import('./doctor.ts');

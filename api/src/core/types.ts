@@ -4,8 +4,10 @@
 // Everything else — Hono routes, the OpenAPI file, MCP tools, CLI commands, reference
 // pages — is derived from a list of these (see ../operations/registry.ts).
 // This module imports nothing above it: only foundation types (config, errors, lib) and
-// the store's Db. tests/architecture/layers.test.ts keeps it so.
+// the store's Db (and the store-floor observability types). tests/architecture/layers.test.ts keeps it so.
 import type { z } from 'zod';
+import type { Logger } from '../observability/log.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
@@ -47,6 +49,10 @@ export interface Services {
   registry(): readonly AnyOperation[];
   /** Optional hooks filled by later subsystems (worker kick, etc.). */
   hooks: ServiceHooks;
+  /** This process's Prometheus metrics (api/src/observability/metrics.ts); absent in bare test services. */
+  metrics?: Metrics;
+  /** This process's structured logger (api/src/observability/log.ts); absent in bare test services. */
+  log?: Logger;
 }
 
 export interface ServiceHooks {
@@ -54,6 +60,8 @@ export interface ServiceHooks {
   kickWorker?: () => void;
   /** An endpoint's status, config or secret changed in this process: drop what intake cached about it. */
   endpointChanged?: (endpointId: string) => void;
+  /** Wake this process's bulk replay runner (a bulk replay was confirmed). */
+  kickBulkReplay?: () => void;
 }
 
 export interface OperationContext {

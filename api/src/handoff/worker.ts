@@ -70,6 +70,13 @@ interface DueRow {
 export interface WorkerOptions {
   /** Resolves the Admin API base URL for a shop (sandbox shops point at the stand-in). */
   adminBaseUrl(shop: ShopRow): string;
+  /** Background loops that run exactly while the worker does (e.g. the bulk replay runner). */
+  companions?: readonly WorkerCompanion[];
+}
+
+export interface WorkerCompanion {
+  start(): void;
+  stop(): Promise<void>;
 }
 
 /** In-process counters for /metrics (the store holds the durable facts). */
@@ -109,21 +116,41 @@ export class DeliveryWorker {
   constructor(services: Services, options: WorkerOptions) {
     this.services = services;
     this.options = options;
-    this.recorder = new GroupCommitter(services.db, { maxBatch: 128 });
+    this.companions = options.companions ?? [];
+    this.recorder = new GroupCommitter(services.db, {
+      maxBatch: 128,
+      ...(services.metrics ? { observe: services.metrics.committerObserver('handoff') } : {}),
+    });
   }
 
   get inFlight(): number {
     return this.inflight.size;
   }
 
+  /** Shops this process is pausing for Shopify's throttling right now (/metrics). */
+  throttledShops(): number {
+    const now = this.services.now();
+    let n = 0;
+    for (const until of this.shopPausedUntil.values()) if (until > now) n++;
+    return n;
+  }
+
+  /** Started and stopped with the worker (the bulk replay runner, wired in api/src/runtime.ts). */
+  private readonly companions: readonly WorkerCompanion[];
+
   start(): void {
     this.stopped = false;
+    for (const c of this.companions) c.start();
     this.kick();
     const sweep = async () => {
       if (this.stopped) return;
+      const m = this.services.metrics;
       try {
-        await sweepRetention(this.services);
+        const purged = await sweepRetention(this.services);
+        m?.retentionSweeps.inc({ result: 'ok' });
+        m?.retentionPurged.inc(purged);
       } catch (err) {
+        m?.retentionSweeps.inc({ result: 'failed' });
         this.log('retention sweep failed:', err);
       }
       if (!this.stopped)
@@ -135,6 +162,7 @@ export class DeliveryWorker {
   /** Stops claiming and waits for deliveries in flight to finish recording. */
   async stop(): Promise<void> {
     this.stopped = true;
+    await Promise.all(this.companions.map((c) => c.stop()));
     if (this.timer) clearTimeout(this.timer);
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
     while (this.pumping) await new Promise((r) => setTimeout(r, 5));
@@ -151,8 +179,11 @@ export class DeliveryWorker {
     void this.pump();
   }
 
-  private log(...args: unknown[]): void {
-    if (this.services.config.logLevel !== 'silent') console.error(...args);
+  private log(message: string, err: unknown): void {
+    this.services.log?.error(
+      { kind: 'worker_error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) },
+      message,
+    );
   }
 
   private async pump(): Promise<void> {
@@ -496,6 +527,7 @@ export class DeliveryWorker {
     let wait = 0;
     if (classified.outcome === 'throttled') wait = Math.max(result.throttleWaitMs, 1000);
     else wait = throttleWaitFrom(result.throttleStatus, this.services.config.worker.concurrencyPerShop);
+    if (wait > 0) this.services.metrics?.throttles.inc();
     if (wait > 0) this.shopPausedUntil.set(shopId, Math.max(this.shopPausedUntil.get(shopId) ?? 0, now + wait));
     else if ((this.shopPausedUntil.get(shopId) ?? 0) <= now) this.shopPausedUntil.delete(shopId);
   }
@@ -510,6 +542,8 @@ export class DeliveryWorker {
     const now = this.services.now();
     const policy = retryPolicyOf(config.worker);
     this.stats.attempts[c.outcome] = (this.stats.attempts[c.outcome] ?? 0) + 1;
+    if (c.outcome === 'delivered')
+      this.services.metrics?.intakeToFlowSeconds.observe(Math.max(0, now - Number(ev.received_at)) / 1000);
     const summary = result ? result.summary : { http_status: null, ...local };
     const attemptCode = SUPPORT_CODES[c.support];
     // A call that may have reached Flow (timeout, broken connection) is a possible duplicate whatever happens next.
@@ -597,5 +631,22 @@ export class DeliveryWorker {
         ],
       );
     });
+    const log = this.services.log;
+    if (log?.isLevelEnabled('info'))
+      log.info(
+        {
+          kind: 'handoff',
+          shop_id: ev.shop_id,
+          endpoint_id: ev.endpoint_id,
+          event_id: ev.id,
+          attempt_id: ev.attemptId,
+          attempt: ev.attempt_count,
+          outcome: c.outcome,
+          http_status: result?.httpStatus ?? null,
+          support_code: attemptCode.code,
+          duration_ms: Math.round((result?.durationMs ?? 0) * 1e3) / 1e3,
+        },
+        'handoff attempt',
+      );
   }
 }

@@ -4,6 +4,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { newId } from '../ids.ts';
+import { idsInPath, outcomeOf } from '../observability/log.ts';
 import { AppError } from '../errors/problem.ts';
 import { isStoreFull, probeWrite, storeFullError } from '../store/full.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
@@ -23,6 +24,16 @@ export interface AppParts {
   readiness?: () => Promise<Record<string, boolean>>;
 }
 
+/**
+ * The route label of a request for metrics and logs: Hono's matched pattern (ids stay
+ * `:param`), `static` for the docs site and anything unmatched. Bounded by the routes defined.
+ */
+function routeLabel(routePath: string, path: string): string {
+  if (!routePath || routePath === '*' || routePath === '/*')
+    return path.startsWith(AGENT_API_PREFIX) ? 'agent_unmatched' : 'static';
+  return routePath;
+}
+
 function pathPattern(path: string): RegExp {
   return new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
 }
@@ -34,12 +45,37 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
 
   app.use('*', async function requestId(c, next) {
     const id = newId('request');
+    const started = performance.now();
     c.set('requestId', id);
     await next();
     c.header('X-Request-Id', id);
+    const seconds = (performance.now() - started) / 1000;
+    const route = routeLabel(c.req.routePath, c.req.path);
+    const status = c.res.status;
+    services.metrics?.httpCell(route, c.req.method, status).observe(seconds);
+    const log = services.log;
+    if (log?.isLevelEnabled('info')) {
+      const principal = c.get('principal');
+      log.info(
+        {
+          kind: 'request',
+          request_id: id,
+          method: c.req.method,
+          route,
+          status,
+          outcome: outcomeOf(status),
+          ...(c.get('errorCode') ? { error_code: c.get('errorCode') } : {}),
+          ...idsInPath(c.req.path),
+          ...(principal ? { shop_id: principal.shopId } : {}),
+          duration_ms: Math.round(seconds * 1e6) / 1e3,
+        },
+        'request',
+      );
+    }
   });
 
   app.onError((err, c) => {
+    if (err instanceof AppError) c.set('errorCode', err.code);
     if (err instanceof AppError) return problemResponse(c, err, publicUrl);
     if (isStoreFull(err)) return problemResponse(c, storeFullError(), publicUrl);
     if (err instanceof HTTPException) {
@@ -62,9 +98,15 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
       }
       return problemResponse(c, new AppError('invalid_request', { detail: err.message }), publicUrl);
     }
-    if (services.config.logLevel !== 'silent') {
-      console.error(`[${c.get('requestId')}] unhandled error:`, err instanceof Error ? err.stack : err);
-    }
+    c.set('errorCode', 'internal_error');
+    services.log?.error(
+      {
+        kind: 'unhandled_error',
+        request_id: c.get('requestId'),
+        stack: err instanceof Error ? err.stack : String(err),
+      },
+      'unhandled error',
+    );
     return problemResponse(c, new AppError('internal_error'), publicUrl);
   });
 

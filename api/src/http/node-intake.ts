@@ -145,6 +145,15 @@ export function withIntakeFastPath(
   publicUrl: string,
   next: NodeListener,
   log: (message: string) => void,
+  /** Told each answered intake request's status and duration (seconds): metrics and the request log. */
+  answered?: (
+    status: number,
+    seconds: number,
+    requestId: string,
+    endpointId: string,
+    code: string | null,
+    eventId: string | null,
+  ) => void,
 ): NodeListener {
   return (req, res) => {
     const endpointId = fastPathEndpoint(req);
@@ -159,9 +168,18 @@ export function withIntakeFastPath(
       return;
     }
     const requestId = newId('request');
+    const started = answered ? performance.now() : 0;
     startIntakeRequest(req.socket, req);
-    const send = (status: number, headers: Record<string, string>, body: string, close = false) => {
+    const send = (
+      status: number,
+      headers: Record<string, string>,
+      body: string,
+      close = false,
+      code: string | null = null,
+      eventId: string | null = null,
+    ) => {
       endIntakeRequest(req.socket, req);
+      answered?.(status, (performance.now() - started) / 1000, requestId, endpointId, code, eventId);
       if (res.headersSent || res.destroyed) return;
       // Node reads and discards an unread body before the next request on this connection. An
       // oversized one is not worth reading, nor is a long or chunked one left unread by an early
@@ -184,7 +202,15 @@ export function withIntakeFastPath(
         readBody: (max) => readNodeBody(req, max),
       })
       .then(
-        (ack) => send(ACK_HTTP_STATUS[ack.status], { 'Content-Type': 'application/json' }, JSON.stringify(ack)),
+        (ack) =>
+          send(
+            ACK_HTTP_STATUS[ack.status],
+            { 'Content-Type': 'application/json' },
+            JSON.stringify(ack),
+            false,
+            null,
+            'event_id' in ack ? ack.event_id : null,
+          ),
         (err: unknown) => {
           if (err instanceof SenderGoneError) return;
           let appError: AppError;
@@ -194,7 +220,7 @@ export function withIntakeFastPath(
             appError = new AppError('internal_error');
           }
           const p = problemParts(appError, { publicUrl, requestId, instance: req.url ?? PREFIX });
-          send(p.status, p.headers, p.body, CLOSES_CONNECTION.has(appError.code));
+          send(p.status, p.headers, p.body, CLOSES_CONNECTION.has(appError.code), appError.code);
         },
       );
   };

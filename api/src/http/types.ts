@@ -9,5 +9,7 @@ export type AppEnv = {
     requestId: string;
     /** The grant behind an Agent Operations call, authenticated before its input is validated. */
     principal?: Principal;
+    /** The error code a problem answer carried (request log). */
+    errorCode?: string;
   };
 };

@@ -9,6 +9,7 @@
 // multi-row INSERTs just before its COMMIT; dedupe and the plan cap are
 // per-endpoint / per-shop lock keys, so they hold across API processes sharing
 // Postgres.
+import { type IntakeCell, UNKNOWN_ENDPOINT } from '../observability/metrics.ts';
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
 import { isStoreFull, storeFullError } from '../store/full.ts';
 import { AppError } from '../errors/problem.ts';
@@ -41,7 +42,12 @@ interface CachedEndpoint {
   locks: { cap: readonly string[]; capAndDedupe: readonly string[] };
   /** The batch scratch key of this shop's usage counter. */
   usageKey: string;
+  /** /metrics cells of this endpoint's accepted outcomes, bound once per cache entry (`n++` per request). */
+  cells: Record<IntakeAck['status'], IntakeCell> | null;
 }
+
+/** Cells are shared by every cache entry of an endpoint (the metrics registry keeps them). */
+const NO_CELL: IntakeCell = { n: 0, labels: { endpoint: '', outcome: 'queued', error_code: '' } };
 
 interface PreparedSecrets {
   /** Every secret, the previous one with the end of its rotation overlap. */
@@ -200,7 +206,10 @@ export class Intake {
   constructor(services: Services) {
     this.services = services;
     this.cacheMs = services.config.intake.endpointCacheMs;
-    this.committer = new GroupCommitter(services.db, { maxBatch: INTAKE_LIMITS.maxBatch });
+    this.committer = new GroupCommitter(services.db, {
+      maxBatch: INTAKE_LIMITS.maxBatch,
+      ...(services.metrics ? { observe: services.metrics.committerObserver('intake') } : {}),
+    });
   }
 
   /** The cached entry while it is fresh (no await: the hot path's usual case). */
@@ -230,10 +239,22 @@ export class Intake {
         capAndDedupe: [intakeLocks.eventCap(row.shop_id), intakeLocks.dedupe(row.id)],
       },
       usageKey: `usage:${row.shop_id}`,
+      cells: this.services.metrics
+        ? {
+            queued: this.services.metrics.intakeCell(row.id, 'queued'),
+            duplicate_suppressed: this.services.metrics.intakeCell(row.id, 'duplicate_suppressed'),
+            handshake: this.services.metrics.intakeCell(row.id, 'handshake'),
+          }
+        : null,
     };
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(id, entry);
     return entry;
+  }
+
+  /** The shop of a cached endpoint (the request log; no store read). */
+  shopOf(endpointId: string): string | undefined {
+    return this.cache.get(endpointId)?.row.shop_id;
   }
 
   /** Forget cached endpoint facts (after a local config change). */
@@ -245,7 +266,10 @@ export class Intake {
   async handle(req: IntakeRequest): Promise<IntakeAck> {
     const now = this.services.now();
     const ep = this.fresh(req.endpointId, now) ?? (await this.lookup(req.endpointId, now));
-    if (!ep) throw new AppError('not_found', { detail: 'No endpoint with this id. Check the ingest URL.' });
+    if (!ep) {
+      this.rejected(UNKNOWN_ENDPOINT, 'not_found');
+      throw new AppError('not_found', { detail: 'No endpoint with this id. Check the ingest URL.' });
+    }
     let stage: Stage = 'state';
     let raw: Uint8Array | null = null;
     let mapped: Mapped | null = null;
@@ -356,6 +380,7 @@ export class Intake {
       throw err;
     }
     if (outcome.kind === 'cap') {
+      this.rejected(ep.row.id, 'intake_event_cap_reached');
       throw new AppError('intake_event_cap_reached', {
         detail: `The shop's ${ep.plan.name} plan allows ${ep.plan.monthly.acceptedEvents + ep.plan.graceEvents} accepted events this month (including grace). Retry later; nothing was stored.`,
         retryAfterS: outcome.retryAfterS,
@@ -365,7 +390,14 @@ export class Intake {
         },
       });
     }
+    (ep.cells?.[outcome.ack.status] ?? NO_CELL).n++;
     return outcome.ack;
+  }
+
+  /** Counts a refused request for /metrics (not the hot path: refusals also write a receipt). */
+  private rejected(endpoint: string, code: string): void {
+    const m = this.services.metrics;
+    if (m) m.intakeCell(endpoint, 'rejected', code).n++;
   }
 
   /** Answers a verified handshake once its receipt is durable; stores no event. */
@@ -663,6 +695,7 @@ export class Intake {
       if (!isStoreFull(writeErr)) throw writeErr;
       receiptId = null;
     }
+    this.rejected(ep.row.id, err.code);
     const extra: Record<string, unknown> = { ...err.options.extra, support_code: intakeSupportCode(err.code) };
     if (receiptId) extra.receipt_id = receiptId;
     return new AppError(err.code, { ...err.options, extra });

@@ -20,6 +20,7 @@ import {
   requestHash,
   validateIdempotencyKey,
 } from './idempotency.ts';
+import { type BulkReplayProgress, bulkReplayProgress } from './bulk-replay-progress.ts';
 import { INTENT_KINDS } from './kinds/index.ts';
 import { assertExecutionAvailable, consumeExecution } from './usage.ts';
 import type { CapUse, IntentKind, IntentKindDef, IntentRow, IntentState, KindContext, PreviewBody } from './types.ts';
@@ -120,8 +121,10 @@ const NEXT_STEP: Record<IntentState, string> = {
 
 /** Parameters as shown: an imported secret is stored sealed and shown only as its last 4 characters. */
 function publicParams(params: Record<string, unknown>): Record<string, unknown> {
-  const { secret_sealed: sealed, ...rest } = params;
-  return sealed === undefined ? rest : { ...rest, secret: 'imported (sealed; not shown)' };
+  const { secret_sealed: sealed, url_sealed: urlSealed, ...rest } = params;
+  const shown = sealed === undefined ? rest : { ...rest, secret: 'imported (sealed; not shown)' };
+  // An alert subscription's URL (a Slack URL is a credential): only its origin is shown.
+  return urlSealed === undefined ? shown : { ...shown, url: `${String(rest.url_origin ?? '')}/… (sealed; not shown)` };
 }
 
 export function intentView(row: IntentRowWithActors, now: number, once?: Record<string, unknown>) {
@@ -163,7 +166,19 @@ export function intentView(row: IntentRowWithActors, now: number, once?: Record<
   };
 }
 
-export type IntentView = ReturnType<typeof intentView>;
+export type IntentView = ReturnType<typeof intentView> & { progress?: BulkReplayProgress };
+
+/** The view, with a bulk replay's progress (counts by item status) read from the store. */
+async function fullView(
+  db: Db,
+  row: IntentRowWithActors,
+  now: number,
+  once?: Record<string, unknown>,
+): Promise<IntentView> {
+  const view: IntentView = intentView(row, now, once);
+  if (row.kind === 'bulk_replay') view.progress = await bulkReplayProgress(db, row.id);
+  return view;
+}
 
 const SELECT_INTENT = `SELECT i.*, cg.actor_name AS created_by_name, cg.actor_kind AS created_by_kind,
     fg.actor_name AS confirmed_by_name, fg.actor_kind AS confirmed_by_kind
@@ -250,7 +265,7 @@ export async function previewIntent(
 
 export async function getIntent(caller: Caller, intentId: string): Promise<IntentView> {
   const row = await loadIntent(caller.services.db, caller.principal.shopId, intentId);
-  return intentView(row, caller.services.now());
+  return fullView(caller.services.db, row, caller.services.now());
 }
 
 export interface ListFilter {
@@ -419,6 +434,11 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
       await audit(tx, caller, ref, 'confirm', 'success');
       const exec = await def.execute(ctx, row, params);
       await consumeExecution(tx, shop.id, inspection.cap?.meter ?? null, now);
+      if (exec.background) {
+        // Runs on in the background (bulk replay): confirmed until its runner finishes it.
+        await tx.run('UPDATE action_intents SET result_json = ? WHERE id = ?', [JSON.stringify(exec.result), row.id]);
+        return { kind: 'executed', once: exec.once, after: exec.after };
+      }
       await tx.run(`UPDATE action_intents SET state = 'executed', finished_at = ?, result_json = ? WHERE id = ?`, [
         services.now(),
         JSON.stringify(exec.result),
@@ -488,7 +508,7 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
   }
   if (initial.target_type === 'endpoint' && initial.target_id) services.hooks.endpointChanged?.(initial.target_id);
   outcome.after?.();
-  return intentView(await loadIntent(services.db, shop.id, initial.id), services.now(), outcome.once);
+  return fullView(services.db, await loadIntent(services.db, shop.id, initial.id), services.now(), outcome.once);
 }
 
 // ---------- cancel ----------
@@ -515,6 +535,24 @@ export async function cancelIntent(caller: Caller, intentId: string): Promise<In
       detail: `Intent ${row.id} expired at ${new Date(Number(row.expires_at)).toISOString()}; there is nothing left to cancel.`,
       extra: { intent_id: row.id, intent_state: state },
     });
+  }
+  if (state === 'confirmed' && row.kind === 'bulk_replay') {
+    // A running bulk replay stops: its pending items are cancelled in the same transaction, so
+    // the runner (which replays an item only while it is pending) makes no replay after this.
+    const stopped = await services.db.tx(async (tx) => {
+      const r = await tx.run(
+        `UPDATE action_intents SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'confirmed'`,
+        [now, row.id],
+      );
+      if (r.changes !== 1) return false;
+      await tx.run(
+        `UPDATE bulk_replay_items SET status = 'cancelled', finished_at = ? WHERE intent_id = ? AND status = 'pending'`,
+        [now, row.id],
+      );
+      await audit(tx, caller, ref, 'cancel', 'success', { progress: await bulkReplayProgress(tx, row.id) });
+      return true;
+    });
+    if (stopped) return fullView(services.db, await loadIntent(services.db, principal.shopId, row.id), services.now());
   }
   if (state !== 'previewed') {
     await audit(services.db, caller, ref, 'cancel', 'refused', { code: 'intent_not_confirmable', state });

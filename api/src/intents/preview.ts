@@ -4,6 +4,7 @@
 import type { OperationContext, Services } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
 import { type Caller, type IntentView, previewIntent } from './engine.ts';
+import { sealAlertUrl } from './kinds/alert-subscribe.ts';
 import { sealImportedSecret } from './kinds/endpoint-create.ts';
 import type { IntentKind } from './types.ts';
 
@@ -18,6 +19,7 @@ type Params = Record<string, unknown>;
 /** Parameters a kind stores differently from how they arrive (an imported secret is sealed first). */
 const PREPARE: Partial<Record<IntentKind, (services: Services, params: Params) => Params>> = {
   endpoint_create: sealImportedSecret,
+  alert_subscribe: sealAlertUrl,
 };
 
 /** Previews an action of `kind` on the target named by `input[target]` (none when `target` is null). */

@@ -88,6 +88,11 @@ export interface Execution {
   once?: Record<string, unknown>;
   /** Runs after the transaction commits (e.g. wake the worker). */
   after?: () => void;
+  /**
+   * The effect continues in the background (bulk replay): the intent stays `confirmed` until its
+   * runner finishes it (`executed`) or it is cancelled.
+   */
+  background?: boolean;
 }
 
 export interface IntentKindDef<P = Record<string, unknown>> {

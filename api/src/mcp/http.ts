@@ -117,6 +117,7 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
       }
       throw err;
     }
+    c.set('principal', principal);
     const requestHeaders: Record<string, string | undefined> = {};
     c.req.raw.headers.forEach((v, k) => {
       if (k !== 'authorization' && k !== 'cookie') requestHeaders[k] = v;

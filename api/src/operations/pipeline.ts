@@ -1,6 +1,7 @@
 // The one path every operation call takes, whatever the transport (HTTP, MCP, CLI):
 // authenticate → authorize (scope) → admit (usage: rate limits, plan caps, metering) → run.
 // Transports only parse input and map the result or AppError to their wire format.
+import { errorDef } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { refuseControlCharacters } from '../lib/control-chars.ts';
 import { asStoreFull } from '../store/full.ts';
@@ -36,16 +37,30 @@ export async function authenticateToken(
 ): Promise<Principal> {
   if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
   return guard.authenticate(token, services, requestId).catch((err: unknown) => {
+    countRefusal(services, err);
     throw asStoreFull(err);
   });
+}
+
+/** Refusals by layer and code, whatever the transport (/metrics). */
+function countRefusal(services: Services, error: unknown): void {
+  if (!(error instanceof AppError) || !services.metrics) return;
+  const layer = errorDef(error.code).layer;
+  if (layer) services.metrics.refusals.inc({ layer, code: error.code });
 }
 
 export async function invokeOperation(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
   // Before anything reaches the store, whatever the transport: a NUL or control character in an
   // id, filter or name is a 400 on both stores, never a PostgreSQL encoding error (500).
-  refuseControlCharacters(args.input, args.headers);
+  try {
+    refuseControlCharacters(args.input, args.headers);
+  } catch (err) {
+    countRefusal(args.services, err);
+    throw err;
+  }
   // A full disk is a temporary 503 store_full with Retry-After on every transport, not a 500.
   return invokeChecked(op, args).catch((err: unknown) => {
+    countRefusal(args.services, err);
     throw asStoreFull(err);
   });
 }

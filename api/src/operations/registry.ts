@@ -23,6 +23,8 @@ import { confirmActionIntent } from './intents/confirm.ts';
 import { getActionIntent } from './intents/get.ts';
 import { listActionIntents } from './intents/list.ts';
 import { PREVIEW_OPERATIONS } from './intents/previews.ts';
+import { listIncidents } from './incidents/list.ts';
+import { listBulkReplayItems } from './intents/list-items.ts';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   // docs and manifest
@@ -48,6 +50,8 @@ export const OPERATIONS: readonly AnyOperation[] = [
   ...PREVIEW_OPERATIONS,
   listActionIntents,
   getActionIntent,
+  listBulkReplayItems,
+  listIncidents,
   confirmActionIntent,
   cancelActionIntent,
 ];

@@ -50,9 +50,12 @@ export class GroupCommitter {
   private scheduled = false;
   readonly stats: CommitterStats = { batches: 0, items: 0, maxBatch: 0, retriedBatches: 0 };
 
-  constructor(db: Db, options: { maxBatch?: number } = {}) {
+  private readonly observe: ((items: number, seconds: number) => void) | null;
+
+  constructor(db: Db, options: { maxBatch?: number; observe?: (items: number, seconds: number) => void } = {}) {
     this.db = db;
     this.maxBatch = Math.max(1, options.maxBatch ?? 256);
+    this.observe = options.observe ?? null;
   }
 
   /** Queues work for the next batch; resolves with its result after the batch commits. */
@@ -83,10 +86,12 @@ export class GroupCommitter {
         this.stats.items += items.length;
         this.stats.maxBatch = Math.max(this.stats.maxBatch, items.length);
         let committed = false;
+        const started = this.observe ? performance.now() : 0;
         try {
           const results = await this.runBatch(items, () => {
             committed = true;
           });
+          this.observe?.(items.length, (performance.now() - started) / 1000);
           for (const [i, item] of items.entries()) item.resolve(results[i]);
         } catch (err) {
           if (committed) {

@@ -110,6 +110,15 @@ export const API_ERRORS = {
       'Flowport failed while handling the request. Nothing was half-written: the operation either completed or did not start.',
     fix: 'Retry with backoff. If it persists, share the `request_id` with support.',
   },
+  metrics_not_allowed: {
+    status: 403,
+    title: 'The metrics token is wrong',
+    retry: 'no',
+    area: 'api',
+    description:
+      '`GET /metrics` was sent an `Authorization` header, and it did not carry the metrics token this process is configured with (or no token is configured). A request that sends credentials is judged by them alone, even from this machine.',
+    fix: `Send \`Authorization: Bearer <METRICS_TOKEN>\` with the value of \`${ENV.metricsToken}\` set on this process, or scrape from the same machine without an \`Authorization\` header. See the metrics page under Operate.`,
+  },
   service_unavailable: {
     status: 503,
     title: 'Service not ready',

@@ -164,6 +164,26 @@ export const INTENT_ERRORS = {
       'This event (or a replay of it) was delivered to Shopify Flow only minutes ago. Flow has no idempotency: a replay starts another workflow run, which can send a second email, tag twice or create a duplicate record.',
     fix: 'Check in Shopify Flow whether the first run did what was needed. If a second run is really intended, preview again with `acknowledge_recent_delivery: true`.',
   },
+  bulk_replay_no_events: {
+    status: 409,
+    title: 'No event matching the filter can be replayed',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'A bulk replay preview found no event it could replay: none matched the filter (state, endpoint, time window, error code, `no_workflow_since`), or every one that matched would be refused. `refused` counts them by reason (retention expired, recent delivery, endpoint deleted or archived, already replayed …) and `refused_sample` names a few.',
+    fix: 'Check the filter against `GET /agent/v1/events` with the same state and window. Events whose body expired cannot be replayed: have the sender send them again. For events delivered minutes ago, preview again with `acknowledge_recent_delivery: true` if a second workflow run is intended.',
+  },
+  bulk_replay_too_large: {
+    status: 409,
+    title: 'The bulk replay filter matches too many events',
+    layer: 'safety',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'One bulk replay covers at most `max_events` events, so its preview can be reviewed and its run stays bounded. The filter matched more.',
+    fix: 'Narrow the filter (an endpoint, a shorter `received_after`/`received_before` window, an error code) and run several bulk replays, one after another.',
+  },
   // ---- product boundary ----
   outside_product_boundary: {
     status: 422,

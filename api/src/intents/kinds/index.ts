@@ -1,6 +1,8 @@
 // Every intent kind, keyed by its action (the scope vocabulary's action names).
 import type { Action } from '../../auth/scopes.ts';
 import type { IntentKindDef } from '../types.ts';
+import { alertSubscribeKind } from './alert-subscribe.ts';
+import { bulkReplayKind } from './bulk-replay.ts';
 import { diagnosticsShareKind } from './diagnostics-share.ts';
 import { endpointCreateKind } from './endpoint-create.ts';
 import { endpointDeleteKind } from './endpoint-delete.ts';
@@ -18,4 +20,6 @@ export const INTENT_KINDS: Record<Action, IntentKindDef<any>> = {
   secret_rotate: secretRotateKind,
   endpoint_delete: endpointDeleteKind,
   test_event: testEventKind,
+  bulk_replay: bulkReplayKind,
+  alert_subscribe: alertSubscribeKind,
 };

@@ -11,7 +11,7 @@ export const cancelActionIntent = defineOperation({
   path: `${AGENT_API_PREFIX}/action-intents/{intentId}/cancel`,
   summary: 'Cancel an action intent',
   description:
-    "Cancels a previewed intent so it can never be confirmed. Needs the kind's preview or execute scope. Only `previewed` intents can be cancelled.",
+    "Cancels a previewed intent so it can never be confirmed, or stops a running bulk replay (its pending events are not replayed; those already replayed stay). Needs the kind's preview or execute scope.",
   family: 'recovery',
   kind: 'execute',
   scope: 'intents:read',

@@ -1,4 +1,4 @@
-// The seven preview operations, declared from one table. Every preview is the same contract:
+// The preview operations, declared from one table. Every preview is the same contract:
 // POST a body (and, for most, the target's id in the path), get back a 201 action intent
 // that changes nothing until it is confirmed; the run is one call into the preview verb
 // (api/src/intents/preview.ts). What differs per kind is in its row: path, target, body schema
@@ -16,6 +16,9 @@ import { EndpointEditIntentBody } from './preview-endpoint-edit.ts';
 import { ReplayIntentBody } from './preview-replay.ts';
 import { SecretRotationIntentBody } from './preview-secret-rotate.ts';
 import { TestEventIntentBody } from './preview-test-event.ts';
+import { AlertSubscriptionIntentBody } from './preview-alert-subscribe.ts';
+import { BulkReplayIntentBody } from './preview-bulk-replay.ts';
+import { BULK_REPLAY_MAX_EVENTS } from '../../intents/kinds/bulk-replay.ts';
 import { ActionIntentSchema, EndpointIdParams, EventIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
 interface PreviewRow {
@@ -195,6 +198,48 @@ const PREVIEWS = [
         'Prepare a synthetic, clearly marked test event for an endpoint to check the path to Shopify Flow end to end. Shows the exact payload Flow will receive; nothing is sent until confirmed.',
     },
     cli: ['preview-test-event'],
+  },
+  {
+    intent: 'bulk_replay',
+    target: null,
+    body: BulkReplayIntentBody,
+    operationId: 'previewBulkReplay',
+    method: 'post',
+    path: `${AGENT_API_PREFIX}/bulk-replay-intents`,
+    summary: 'Preview a bulk replay',
+    description: `Finds every event matching the filter (at most ${BULK_REPLAY_MAX_EVENTS}) and previews replaying them: the count, the meter cost against the plan, a sample of event ids, the events that would be refused by reason (retention expired, recent delivery, endpoint deleted or archived, already replayed), and the estimated duration under Shopify's rate limit. Confirmation runs the replays in the background at a bounded rate; read the intent for progress, cancel it to stop. ${PREVIEW_NOTE}`,
+    family: 'recovery',
+    scope: 'bulk_replay:preview',
+    openWorld: true,
+    errors: [...PREVIEW_ERRORS, 'bulk_replay_no_events', 'bulk_replay_too_large', 'replay_limit_reached'],
+    mcp: {
+      name: 'preview_bulk_replay',
+      title: 'Preview replaying many events at once',
+      description:
+        'Prepare to replay every event matching a filter (state, endpoint, time window, error code, no_workflow since a moment), for example after an outage. Shows how many, the plan cost, a sample, what would be refused and why, and how long it takes; nothing is replayed until confirmed.',
+    },
+    cli: ['preview-bulk-replay'],
+  },
+  {
+    intent: 'alert_subscribe',
+    target: null,
+    body: AlertSubscriptionIntentBody,
+    operationId: 'previewAlertSubscribe',
+    method: 'post',
+    path: `${AGENT_API_PREFIX}/alert-subscription-intents`,
+    summary: 'Preview an alert subscription',
+    description: `Previews sending this shop's operational alerts (an endpoint failing, the shop held, no enabled workflow, bodies about to expire unreplayed, a secret overlap ending) to a webhook or a Slack-compatible incoming webhook. Each incident is sent once when it opens and once when it clears. Confirmation shows a webhook's signing secret once. ${PREVIEW_NOTE}`,
+    family: 'account',
+    scope: 'alert_subscribe:preview',
+    openWorld: true,
+    errors: [],
+    mcp: {
+      name: 'preview_alert_subscribe',
+      title: 'Preview subscribing to operational alerts',
+      description:
+        "Prepare sending this shop's operational alerts (failing endpoint, held shop, no enabled workflow, expiring bodies, ending secret overlap) to a signed webhook or a Slack incoming webhook. Nothing is subscribed until confirmed.",
+    },
+    cli: ['preview-alert-subscribe'],
   },
 ] as const satisfies readonly PreviewRow[];
 

@@ -15,6 +15,20 @@ const Actor = z
 
 const Json = z.record(z.string(), z.unknown());
 
+export const BulkReplayProgressSchema = z
+  .object({
+    total: z.number().int().describe('Events the bulk replay covers (frozen at confirmation).'),
+    done: z.number().int().describe('Events handled: replayed, refused or cancelled.'),
+    pending: z.number().int(),
+    replayed: z.number().int(),
+    refused: z.number().int().describe('Refused when their turn came (retention expired meanwhile, a plan cap …).'),
+    cancelled: z.number().int().describe('Left pending when the run was cancelled.'),
+    refused_by_reason: z.record(z.string(), z.number().int()).describe('Refused events by error code.'),
+    rate_per_second: z.number().int().nullable(),
+    estimated_seconds_left: z.number().int().nullable(),
+  })
+  .openapi('BulkReplayProgress');
+
 export const ActionIntentSchema = z
   .object({
     id: z.string().openapi({ example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
@@ -66,6 +80,9 @@ export const ActionIntentSchema = z
     error_code: z.string().nullable(),
     links: z.object({ self: z.string(), confirm: z.string(), cancel: z.string() }),
     next_step: z.string(),
+    progress: BulkReplayProgressSchema.optional().describe(
+      'A bulk replay only (on reads of one intent): how far its background run is. Per-event results: `GET /agent/v1/action-intents/{intentId}/items`.',
+    ),
   })
   .openapi('ActionIntent');
 

@@ -1,0 +1,330 @@
+// Alerts to the merchant: evaluates the triggers of every shop with a subscription, opens one
+// incident per trigger and subject when it starts (once: a unique open key), resolves it when the
+// cause clears, and sends each subscription one message per incident and kind (opened, resolved),
+// retried with exponential backoff. Runs beside the delivery worker (a worker companion).
+import { Webhook } from 'standardwebhooks';
+import type { Services } from '../core/types.ts';
+import { bodyRetentionMs } from '../handoff/lifecycle.ts';
+import { newId } from '../ids.ts';
+import type { Db } from '../store/db.ts';
+import { type AlertTrigger, type IncidentRow, incidentView } from '../reads/incidents.ts';
+
+export interface AlertSettings {
+  /** How often triggers are evaluated and due messages sent. */
+  intervalMs: number;
+  /** Failed deliveries plus intake rejections of one endpoint within the window that open an incident. */
+  failureThreshold: number;
+  windowMs: number;
+  /** Events ending no_workflow within the window that open an incident. */
+  noWorkflowThreshold: number;
+  retryBaseMs: number;
+  maxAttempts: number;
+}
+
+export const DEFAULT_ALERT_SETTINGS: AlertSettings = {
+  intervalMs: 30_000,
+  failureThreshold: 10,
+  windowMs: 15 * 60_000,
+  noWorkflowThreshold: 3,
+  retryBaseMs: 5_000,
+  maxAttempts: 8,
+};
+
+interface Finding {
+  trigger: AlertTrigger;
+  subject: string;
+  summary: string;
+  details: Record<string, unknown>;
+}
+
+const HOUR = 3_600_000;
+
+async function findings(
+  db: Db,
+  services: Services,
+  shop: { id: string; domain: string; plan: string; connection_status: string },
+  s: AlertSettings,
+  now: number,
+): Promise<Finding[]> {
+  const out: Finding[] = [];
+  const since = now - s.windowMs;
+  // An endpoint failing: failed deliveries (by last update) and intake rejections (tallies and receipts) in the window.
+  const failed = await db.all<{ endpoint_id: string; n: number | string; sample: string }>(
+    `SELECT endpoint_id, COUNT(*) AS n, MAX(id) AS sample FROM events WHERE shop_id = ? AND state = 'failed' AND updated_at >= ? GROUP BY endpoint_id`,
+    [shop.id, since],
+  );
+  const rejected = await db.all<{ endpoint_id: string; n: number | string }>(
+    `SELECT endpoint_id, SUM(count) AS n FROM intake_rejection_tallies WHERE shop_id = ? AND minute_start >= ? GROUP BY endpoint_id`,
+    [shop.id, since],
+  );
+  const receipts = await db.all<{ endpoint_id: string; n: number | string }>(
+    `SELECT endpoint_id, COUNT(*) AS n FROM receipts WHERE shop_id = ? AND event_id IS NULL AND received_at >= ? GROUP BY endpoint_id`,
+    [shop.id, since],
+  );
+  const byEndpoint = new Map<string, { failed: number; rejected: number; sample: string | null }>();
+  const at = (id: string) => {
+    const e = byEndpoint.get(id) ?? { failed: 0, rejected: 0, sample: null };
+    byEndpoint.set(id, e);
+    return e;
+  };
+  for (const r of failed) Object.assign(at(r.endpoint_id), { failed: Number(r.n), sample: r.sample });
+  for (const r of [...rejected, ...receipts]) at(r.endpoint_id).rejected += Number(r.n);
+  for (const [endpoint, e] of byEndpoint)
+    if (e.failed + e.rejected >= s.failureThreshold)
+      out.push({
+        trigger: 'endpoint_failing',
+        subject: endpoint,
+        summary: `Endpoint ${endpoint}: ${e.failed} failed deliveries and ${e.rejected} intake rejections in the last ${Math.round(s.windowMs / 60_000)} minutes.`,
+        details: {
+          endpoint_id: endpoint,
+          failed: e.failed,
+          rejected: e.rejected,
+          sample_event_ids: e.sample ? [e.sample] : [],
+        },
+      });
+  if (shop.connection_status !== 'connected')
+    out.push({
+      trigger: 'shop_held',
+      subject: shop.id,
+      summary: `Shop ${shop.domain} is ${shop.connection_status}: its events are held until Shopify accepts them again.`,
+      details: { shop_id: shop.id, connection_status: shop.connection_status },
+    });
+  const nowf = await db.get<{ n: number | string; sample: string | null }>(
+    `SELECT COUNT(*) AS n, MAX(id) AS sample FROM events WHERE shop_id = ? AND state = 'no_workflow' AND updated_at >= ?`,
+    [shop.id, since],
+  );
+  if (Number(nowf?.n ?? 0) >= s.noWorkflowThreshold)
+    out.push({
+      trigger: 'no_workflow',
+      subject: shop.id,
+      summary: `${Number(nowf?.n)} events ended no_workflow in the last ${Math.round(s.windowMs / 60_000)} minutes: the Flow trigger has no enabled workflow.`,
+      details: { count: Number(nowf?.n), sample_event_ids: nowf?.sample ? [nowf.sample] : [] },
+    });
+  const cutoff = now + 24 * HOUR - bodyRetentionMs(services.config, shop.plan);
+  const expiring = await db.get<{ n: number | string; sample: string | null }>(
+    `SELECT COUNT(*) AS n, MIN(e.id) AS sample FROM events e WHERE e.shop_id = ? AND e.state IN ('failed', 'no_workflow')
+        AND e.retention_state = 'retained' AND e.body IS NOT NULL AND e.replay_of IS NULL AND e.received_at <= ?
+        AND NOT EXISTS (SELECT 1 FROM events r WHERE r.replay_of = e.id)`,
+    [shop.id, cutoff],
+  );
+  if (Number(expiring?.n ?? 0) > 0)
+    out.push({
+      trigger: 'retention_expiring',
+      subject: shop.id,
+      summary: `${Number(expiring?.n)} failed events lose their retained bodies within a day and were not replayed.`,
+      details: { count: Number(expiring?.n), sample_event_ids: expiring?.sample ? [expiring.sample] : [] },
+    });
+  const overlaps = await db.all<{ id: string; until: number | string }>(
+    `SELECT id, previous_secret_expires_at AS until FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL
+        AND previous_secret_expires_at > ? AND previous_secret_expires_at <= ?`,
+    [shop.id, now, now + HOUR],
+  );
+  for (const o of overlaps)
+    out.push({
+      trigger: 'secret_overlap_ending',
+      subject: o.id,
+      summary: `Endpoint ${o.id}: the previous secret stops working at ${new Date(Number(o.until)).toISOString()}.`,
+      details: { endpoint_id: o.id, previous_secret_valid_until: new Date(Number(o.until)).toISOString() },
+    });
+  return out;
+}
+
+interface Subscription {
+  id: string;
+  shop_id: string;
+  channel: string;
+  url_enc: string;
+  secret_enc: string | null;
+}
+
+export class AlertMonitor {
+  private readonly services: Services;
+  readonly settings: AlertSettings;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = true;
+
+  constructor(services: Services, settings: Partial<AlertSettings> = {}) {
+    this.services = services;
+    this.settings = { ...DEFAULT_ALERT_SETTINGS, ...settings };
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private tick(): void {
+    if (this.stopped || this.running) return;
+    this.running = this.once()
+      .catch((err: unknown) =>
+        this.services.log?.error(
+          { kind: 'alert_error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) },
+          'alert monitor failed',
+        ),
+      )
+      .finally(() => {
+        this.running = null;
+        if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.settings.intervalMs);
+      });
+  }
+
+  /** One pass: evaluate every subscribed shop, then send what is due. */
+  async once(): Promise<void> {
+    const { db } = this.services;
+    const shops = await db.all<{ id: string; domain: string; plan: string; connection_status: string }>(
+      'SELECT s.id, s.domain, s.plan, s.connection_status FROM shops s WHERE EXISTS (SELECT 1 FROM alert_subscriptions a WHERE a.shop_id = s.id)',
+    );
+    for (const shop of shops) await this.evaluate(shop);
+    await this.send();
+  }
+
+  private async evaluate(shop: { id: string; domain: string; plan: string; connection_status: string }): Promise<void> {
+    const { db } = this.services;
+    const now = this.services.now();
+    const found = await findings(db, this.services, shop, this.settings, now);
+    const keys = new Set(found.map((f) => `${f.trigger}:${f.subject}`));
+    for (const f of found) {
+      const id = newId('incident', now);
+      await db.tx(async (tx) => {
+        const opened = await tx.run(
+          `INSERT INTO alert_incidents (id, shop_id, trigger, subject, state, open_key, summary, details_json, opened_at)
+           VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?) ON CONFLICT (shop_id, open_key) DO NOTHING`,
+          [id, shop.id, f.trigger, f.subject, `${f.trigger}:${f.subject}`, f.summary, JSON.stringify(f.details), now],
+        );
+        if (opened.changes === 1) await this.queue(tx, shop.id, id, 'opened', now);
+      });
+    }
+    const open = await db.all<{ id: string; open_key: string }>(
+      `SELECT id, open_key FROM alert_incidents WHERE shop_id = ? AND state = 'open'`,
+      [shop.id],
+    );
+    for (const inc of open) {
+      if (keys.has(inc.open_key)) continue;
+      await db.tx(async (tx) => {
+        const resolved = await tx.run(
+          `UPDATE alert_incidents SET state = 'resolved', open_key = NULL, resolved_at = ? WHERE id = ? AND state = 'open'`,
+          [now, inc.id],
+        );
+        if (resolved.changes === 1) await this.queue(tx, shop.id, inc.id, 'resolved', now);
+      });
+    }
+  }
+
+  private async queue(tx: Db, shopId: string, incidentId: string, kind: 'opened' | 'resolved', now: number) {
+    const subs = await tx.all<{ id: string }>('SELECT id FROM alert_subscriptions WHERE shop_id = ?', [shopId]);
+    for (const s of subs)
+      await tx.run(
+        `INSERT INTO alert_notifications (id, incident_id, subscription_id, kind, status, next_attempt_at)
+         VALUES (?, ?, ?, ?, 'pending', ?) ON CONFLICT (incident_id, subscription_id, kind) DO NOTHING`,
+        [newId('notification', now), incidentId, s.id, kind, now],
+      );
+  }
+
+  private async send(): Promise<void> {
+    const { db } = this.services;
+    const now = this.services.now();
+    const due = await db.all<{
+      id: string;
+      incident_id: string;
+      subscription_id: string;
+      kind: string;
+      attempts: number | string;
+    }>(
+      `SELECT id, incident_id, subscription_id, kind, attempts FROM alert_notifications
+        WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at < ?) ORDER BY next_attempt_at LIMIT 50`,
+      [now, now],
+    );
+    for (const n of due) {
+      const claimed = await db.run(
+        `UPDATE alert_notifications SET lease_expires_at = ? WHERE id = ? AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < ?)`,
+        [now + 30_000, n.id, now],
+      );
+      if (claimed.changes !== 1) continue;
+      const sub = await db.get<Subscription>('SELECT * FROM alert_subscriptions WHERE id = ?', [n.subscription_id]);
+      const inc = await db.get<IncidentRow>('SELECT * FROM alert_incidents WHERE id = ?', [n.incident_id]);
+      if (!sub || !inc) continue;
+      let error: string | null = null;
+      try {
+        error = await this.deliver(n.id, n.kind as 'opened' | 'resolved', sub, inc);
+      } catch (err) {
+        error = err instanceof Error ? err.message.slice(0, 200) : 'failed';
+      }
+      const attempts = Number(n.attempts) + 1;
+      const at = this.services.now();
+      if (error === null)
+        await db.run(
+          `UPDATE alert_notifications SET status = 'sent', attempts = ?, sent_at = ?, lease_expires_at = NULL, last_error = NULL WHERE id = ?`,
+          [attempts, at, n.id],
+        );
+      else
+        await db.run(
+          `UPDATE alert_notifications SET status = ?, attempts = ?, next_attempt_at = ?, lease_expires_at = NULL, last_error = ? WHERE id = ?`,
+          [
+            attempts >= this.settings.maxAttempts ? 'failed' : 'pending',
+            attempts,
+            at + this.settings.retryBaseMs * 2 ** (attempts - 1),
+            error,
+            n.id,
+          ],
+        );
+      this.services.log?.info(
+        {
+          kind: 'alert',
+          shop_id: inc.shop_id,
+          incident_id: inc.id,
+          trigger: inc.trigger,
+          channel: sub.channel,
+          message: n.kind,
+          outcome: error === null ? 'sent' : 'failed',
+          attempt: attempts,
+        },
+        'alert message',
+      );
+    }
+  }
+
+  /** Sends one message; null when the receiver took it (2xx), else why not. */
+  private async deliver(
+    messageId: string,
+    kind: 'opened' | 'resolved',
+    sub: Subscription,
+    inc: IncidentRow,
+  ): Promise<string | null> {
+    const url = this.services.secrets.decrypt(sub.url_enc);
+    const incident = incidentView(inc);
+    let body: string;
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Flowport-Alerts' };
+    if (sub.channel === 'slack') {
+      const icon = kind === 'opened' ? ':rotating_light:' : ':white_check_mark:';
+      body = JSON.stringify({
+        text: `${icon} Flowport ${kind === 'opened' ? 'incident' : 'resolved'}: ${inc.summary} (${inc.trigger}, ${inc.id})`,
+      });
+    } else {
+      body = JSON.stringify({ type: `incident.${kind}`, timestamp: new Date().toISOString(), data: incident });
+      const ts = new Date();
+      headers['webhook-id'] = messageId;
+      headers['webhook-timestamp'] = String(Math.floor(ts.getTime() / 1000));
+      headers['webhook-signature'] = new Webhook(this.services.secrets.decrypt(sub.secret_enc as string)).sign(
+        messageId,
+        ts,
+        body,
+      );
+    }
+    const res = await fetch(url, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.body?.cancel().catch(() => {});
+    return res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`;
+  }
+}

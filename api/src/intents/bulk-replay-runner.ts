@@ -1,0 +1,276 @@
+// Runs confirmed bulk replays in the background (every process with a delivery worker runs one).
+// A run is leased to one process at a time (re-claimed after its lease lapses: a crash), and its
+// items are replayed one by one, oldest first, at the run's rate. Each item is replayed in ONE
+// transaction that moves it from pending to replayed (or refused), meters it, and inserts its
+// replay event: a process killed at any point leaves each item either done with exactly one
+// replay, or pending with none, so a bulk replay never replays an event twice (ADR 1300).
+import { type AuditActor, appendAudit } from '../audit/log.ts';
+import type { ErrorCode } from '../errors/catalog.ts';
+import { AppError } from '../errors/problem.ts';
+import { replayAvailability } from '../handoff/lifecycle.ts';
+import { newId } from '../ids.ts';
+import type { Services } from '../core/types.ts';
+import type { EndpointRow } from '../services/endpoints.ts';
+import type { ShopRow } from '../services/shops.ts';
+import type { Db } from '../store/db.ts';
+import { bulkReplayProgress } from './bulk-replay-progress.ts';
+import type { EventRow } from './kinds/common.ts';
+import { BULK_REFUSAL_CODE } from './kinds/bulk-replay.ts';
+import { consumeExecution } from './usage.ts';
+
+const POLL_MS = 500;
+const BATCH = 50;
+
+type ItemOutcome = { status: 'replayed'; replayEventId: string } | { status: 'refused'; reason: ErrorCode } | null;
+
+export class BulkReplayRunner {
+  readonly owner = `blk_${newId('request').slice(4)}`;
+  private readonly services: Services;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
+
+  constructor(services: Services) {
+    this.services = services;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.running = this.loop()
+      .catch((err: unknown) =>
+        this.services.log?.error(
+          { kind: 'bulk_replay_error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) },
+          'bulk replay runner failed',
+        ),
+      )
+      .finally(() => {
+        this.running = null;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        } else this.timer = setTimeout(() => this.kick(), POLL_MS);
+      });
+  }
+
+  private leaseMs(): number {
+    return this.services.config.worker.leaseMs;
+  }
+
+  /** Runs every confirmed bulk replay no other live process holds, one after another. */
+  private async loop(): Promise<void> {
+    const { db } = this.services;
+    for (;;) {
+      if (this.stopped) return;
+      const now = this.services.now();
+      const candidates = await db.all<{ intent_id: string }>(
+        `SELECT r.intent_id FROM bulk_replay_runs r JOIN action_intents i ON i.id = r.intent_id
+          WHERE i.state = 'confirmed' AND (r.lease_owner IS NULL OR r.lease_expires_at < ? OR r.lease_owner = ?)
+          ORDER BY r.started_at LIMIT 5`,
+        [now, this.owner],
+      );
+      let ran = false;
+      for (const c of candidates) {
+        if (await this.claim(c.intent_id)) {
+          ran = true;
+          await this.run(c.intent_id);
+        }
+      }
+      if (!ran) return;
+    }
+  }
+
+  private async claim(intentId: string): Promise<boolean> {
+    const now = this.services.now();
+    const r = await this.services.db.run(
+      `UPDATE bulk_replay_runs SET lease_owner = ?, lease_expires_at = ?, updated_at = ?
+        WHERE intent_id = ? AND (lease_owner IS NULL OR lease_expires_at < ? OR lease_owner = ?)`,
+      [this.owner, now + this.leaseMs(), now, intentId, now, this.owner],
+    );
+    return r.changes === 1;
+  }
+
+  private async run(intentId: string): Promise<void> {
+    const { db } = this.services;
+    const run = await db.get<{ shop_id: string; rate_per_second: number | string }>(
+      'SELECT shop_id, rate_per_second FROM bulk_replay_runs WHERE intent_id = ?',
+      [intentId],
+    );
+    if (!run) return;
+    const rate = Math.max(1, Number(run.rate_per_second));
+    const started = performance.now();
+    let made = 0;
+    let leaseRenewedAt = this.services.now();
+    for (;;) {
+      if (this.stopped) return;
+      const items = await db.all<{ seq: number | string; event_id: string }>(
+        `SELECT seq, event_id FROM bulk_replay_items WHERE intent_id = ? AND status = 'pending' ORDER BY seq LIMIT ${BATCH}`,
+        [intentId],
+      );
+      if (items.length === 0) break;
+      for (const item of items) {
+        if (this.stopped) return;
+        // The bounded rate: item n is not made before n / rate seconds into this run.
+        const due = started + (made / rate) * 1000;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const now = this.services.now();
+        if (now - leaseRenewedAt > this.leaseMs() / 3) {
+          if (!(await this.claim(intentId))) return; // another process took it over
+          leaseRenewedAt = now;
+        }
+        const outcome = await this.replayItem(intentId, run.shop_id, Number(item.seq), item.event_id);
+        if (outcome === null) continue; // cancelled (or done by another runner) meanwhile
+        made++;
+        this.services.metrics?.bulkReplayEvents.inc({ result: outcome.status });
+        const log = this.services.log;
+        if (log?.isLevelEnabled('debug'))
+          log.debug(
+            {
+              kind: 'bulk_replay_item',
+              intent_id: intentId,
+              shop_id: run.shop_id,
+              event_id: item.event_id,
+              outcome: outcome.status,
+              ...(outcome.status === 'replayed'
+                ? { replay_event_id: outcome.replayEventId }
+                : { reason: outcome.reason }),
+            },
+            'bulk replay item',
+          );
+        if (outcome.status === 'replayed' && made % 10 === 1) this.services.hooks.kickWorker?.();
+      }
+      this.services.hooks.kickWorker?.();
+    }
+    await this.finish(intentId, run.shop_id);
+  }
+
+  /** One item, one transaction: claimed from pending, checked, metered, replayed. */
+  private async replayItem(intentId: string, shopId: string, seq: number, eventId: string): Promise<ItemOutcome> {
+    const { db } = this.services;
+    try {
+      return await db.tx(async (tx) => {
+        const now = this.services.now();
+        const claimed = await tx.run(
+          `UPDATE bulk_replay_items SET status = 'replayed', finished_at = ? WHERE intent_id = ? AND seq = ? AND status = 'pending'`,
+          [now, intentId, seq],
+        );
+        if (claimed.changes !== 1) return null;
+        const refused = await this.refusalOf(tx, shopId, eventId, now);
+        if (refused) {
+          await tx.run('UPDATE bulk_replay_items SET status = ?, reason = ? WHERE intent_id = ? AND seq = ?', [
+            'refused',
+            refused,
+            intentId,
+            seq,
+          ]);
+          return { status: 'refused', reason: refused };
+        }
+        await consumeExecution(tx, shopId, 'replays', now);
+        const id = newId('event', now);
+        const endpointVersion = await tx.get<{ config_version: number | string }>(
+          'SELECT n.config_version FROM endpoints n JOIN events e ON e.endpoint_id = n.id WHERE e.id = ?',
+          [eventId],
+        );
+        // As a single replay does (api/src/intents/kinds/replay.ts): the body is copied in the
+        // statement that checks it is still there.
+        const copied = await tx.run(
+          `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, external_event_id, event_type, sender, body, body_size, body_sha256,
+             resource_id, related_resource_id, config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, replay_of, is_test)
+           SELECT ?, shop_id, endpoint_id, receipt_id, 'queued', external_event_id, event_type, sender, body, body_size, body_sha256,
+             resource_id, related_resource_id, ?, ?, ?, ?, 'retained', body_expires_at, id, 0
+             FROM events WHERE id = ? AND shop_id = ? AND retention_state = 'retained' AND body IS NOT NULL`,
+          [id, Number(endpointVersion?.config_version ?? 1), now, now, now, eventId, shopId],
+        );
+        if (copied.changes !== 1) throw new AppError('retention_expired');
+        await tx.run('UPDATE bulk_replay_items SET replay_event_id = ? WHERE intent_id = ? AND seq = ?', [
+          id,
+          intentId,
+          seq,
+        ]);
+        return { status: 'replayed', replayEventId: id };
+      });
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      // Refused inside the transaction (a cap reached, the body purged meanwhile): it rolled back,
+      // so nothing was metered or replayed; the item records why.
+      const r = await db.run(
+        `UPDATE bulk_replay_items SET status = 'refused', reason = ?, finished_at = ? WHERE intent_id = ? AND seq = ? AND status = 'pending'`,
+        [err.code, this.services.now(), intentId, seq],
+      );
+      return r.changes === 1 ? { status: 'refused', reason: err.code } : null;
+    }
+  }
+
+  /** Why this event cannot be replayed now (it may have changed since the preview), or null. */
+  private async refusalOf(tx: Db, shopId: string, eventId: string, now: number): Promise<ErrorCode | null> {
+    const ev = await tx.get<EventRow>('SELECT * FROM events WHERE id = ? AND shop_id = ?', [eventId, shopId]);
+    if (!ev) return 'not_found';
+    const endpoint = await tx.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [ev.endpoint_id]);
+    const shop = await tx.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [shopId]);
+    if (!endpoint || !shop) return BULK_REFUSAL_CODE.endpoint_deleted;
+    const a = replayAvailability(ev, endpoint, shop);
+    if (!a.available) return BULK_REFUSAL_CODE[a.reason ?? 'retention_expired'];
+    if (ev.body_expires_at !== null && Number(ev.body_expires_at) <= now) return BULK_REFUSAL_CODE.retention_expired;
+    return null;
+  }
+
+  private async finish(intentId: string, shopId: string): Promise<void> {
+    const { db } = this.services;
+    const now = this.services.now();
+    await db.tx(async (tx) => {
+      const progress = await bulkReplayProgress(tx, intentId);
+      const result = {
+        total: progress.total,
+        replayed: progress.replayed,
+        refused: progress.refused,
+        refused_by_reason: progress.refused_by_reason,
+        rate_per_second: progress.rate_per_second,
+        finished_at: new Date(now).toISOString(),
+        links: { items: `/agent/v1/action-intents/${intentId}/items` },
+      };
+      const done = await tx.run(
+        `UPDATE action_intents SET state = 'executed', finished_at = ?, result_json = ? WHERE id = ? AND state = 'confirmed'`,
+        [now, JSON.stringify(result), intentId],
+      );
+      await tx.run(
+        'UPDATE bulk_replay_runs SET lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE intent_id = ?',
+        [now, intentId],
+      );
+      if (done.changes !== 1) return;
+      const who = await tx.get<{ id: string; actor_kind: string; actor_name: string }>(
+        `SELECT g.id, g.actor_kind, g.actor_name FROM action_intents i JOIN grants g ON g.id = i.confirmed_by_grant WHERE i.id = ?`,
+        [intentId],
+      );
+      await appendAudit(tx, {
+        shopId,
+        actor: who
+          ? { grantId: who.id, kind: who.actor_kind as AuditActor['kind'], name: who.actor_name }
+          : { kind: 'system', name: 'bulk replay runner' },
+        action: 'bulk_replay.execute',
+        targetType: 'action_intent',
+        targetId: intentId,
+        outcome: 'success',
+        at: now,
+        details: { kind: 'bulk_replay', result },
+      });
+    });
+  }
+}

@@ -1,0 +1,284 @@
+// Bulk replay: one action intent that replays every event a filter matches (state, endpoint,
+// time window, error code, no_workflow since a moment). The preview counts them, prices them
+// against the plan, shows a sample, says which would be refused and why, and estimates how long
+// the run takes under Shopify's rate limit. Confirmation freezes the eligible events as the
+// intent's items (bulk_replay_items) and a background runner (api/src/intents/bulk-replay-runner.ts)
+// replays them at a bounded rate, each in its own transaction with its item row, metered per event.
+import type { ErrorCode } from '../../errors/catalog.ts';
+import { AppError } from '../../errors/problem.ts';
+import { type ReplayUnavailableReason, replayAvailability } from '../../handoff/lifecycle.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import type { EndpointRow } from '../../services/endpoints.ts';
+import type { Db } from '../../store/db.ts';
+import type { IntentKindDef, KindContext } from '../types.ts';
+import { limitsForShop, meterCap, usageFor } from '../../usage/meters.ts';
+import { assertCapAvailable, capUse } from '../usage.ts';
+import { type EventRow, iso } from './common.ts';
+
+/** States a bulk replay can select: the terminal ones Flow did not act on, and delivered. */
+export const BULK_REPLAY_STATES = ['failed', 'no_workflow', 'delivered'] as const;
+/** The most events one bulk replay covers; a wider filter is refused (narrow it, or run several). */
+export const BULK_REPLAY_MAX_EVENTS = 10_000;
+export const BULK_REPLAY_SAMPLE = 10;
+/**
+ * Shopify's Admin API restore rate (points per second) for a store on its Standard plan; each
+ * `flowTriggerReceive` costs 1 (REFERENCE-FACTS). Flowport does not know a store's Shopify plan,
+ * so estimates assume Standard, the slowest (Advanced 200, Plus 1,000 finish sooner).
+ */
+export const SHOPIFY_STANDARD_RESTORE_RATE = 100;
+
+export interface BulkReplayParams {
+  state?: (typeof BULK_REPLAY_STATES)[number];
+  endpoint_id?: string;
+  received_after?: string;
+  received_before?: string;
+  error_code?: string;
+  /** Events that ended `no_workflow` and were received at or after this moment (a workflow was off since). */
+  no_workflow_since?: string;
+  acknowledge_recent_delivery?: boolean;
+  note?: string;
+}
+
+/** Why an event the filter matched would not be replayed. */
+export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed';
+
+export const BULK_REFUSAL_CODE: Record<BulkRefusal, ErrorCode> = {
+  rejected_event: 'event_rejected',
+  duplicate_event: 'event_not_replayable',
+  endpoint_deleted: 'endpoint_archived',
+  endpoint_archived: 'endpoint_archived',
+  retention_expired: 'retention_expired',
+  body_erased: 'event_erased',
+  shop_disconnected: 'event_not_replayable',
+  delivery_in_progress: 'event_in_flight',
+  recent_delivery: 'replay_recent_delivery',
+  already_replayed: 'event_not_replayable',
+};
+
+const ms = (value: string | undefined, name: string): number | null => {
+  if (value === undefined) return null;
+  const t = Date.parse(value);
+  if (Number.isNaN(t))
+    throw new AppError('invalid_request', {
+      detail: `${name} must be an ISO 8601 date-time.`,
+      errors: [{ path: name, message: 'Not a date-time' }],
+    });
+  return t;
+};
+
+export interface Selection {
+  matched: number;
+  eligible: string[];
+  refused: Partial<Record<BulkRefusal, number>>;
+  refusedSample: { event_id: string; reason: BulkRefusal }[];
+}
+
+type Candidate = Pick<
+  EventRow,
+  | 'id'
+  | 'endpoint_id'
+  | 'state'
+  | 'retention_state'
+  | 'body_expires_at'
+  | 'delivered_at'
+  | 'duplicate_of'
+  | 'received_at'
+  | 'replay_of'
+> & { has_body: number };
+
+/** The events a filter matches, oldest first, and which of them would be replayed. */
+export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams): Promise<Selection> {
+  const where = ['shop_id = ?'];
+  const args: (string | number)[] = [kc.shop.id];
+  const since = ms(p.no_workflow_since, 'no_workflow_since');
+  const state = since !== null ? 'no_workflow' : (p.state ?? 'failed');
+  if (since !== null && p.state !== undefined && p.state !== 'no_workflow')
+    throw new AppError('invalid_request', {
+      detail: 'no_workflow_since selects events in state no_workflow; leave state out or set it to no_workflow.',
+      errors: [{ path: 'state', message: 'Conflicts with no_workflow_since' }],
+    });
+  where.push('state = ?');
+  args.push(state);
+  if (p.endpoint_id) {
+    where.push('endpoint_id = ?');
+    args.push(p.endpoint_id);
+  }
+  const after = ms(p.received_after, 'received_after');
+  const before = ms(p.received_before, 'received_before');
+  if (after !== null) {
+    where.push('received_at >= ?');
+    args.push(after);
+  }
+  if (since !== null) {
+    where.push('received_at >= ?');
+    args.push(since);
+  }
+  if (before !== null) {
+    where.push('received_at < ?');
+    args.push(before);
+  }
+  if (p.error_code) {
+    where.push('error_code = ?');
+    args.push(p.error_code);
+  }
+  where.push('is_test = 0');
+  const rows = await db.all<Candidate>(
+    `SELECT id, endpoint_id, state, retention_state, body_expires_at, delivered_at, duplicate_of, received_at, replay_of,
+            CASE WHEN body IS NULL THEN 0 ELSE 1 END AS has_body
+       FROM events WHERE ${where.join(' AND ')} ORDER BY received_at, id LIMIT ?`,
+    [...args, BULK_REPLAY_MAX_EVENTS + 1],
+  );
+  if (rows.length > BULK_REPLAY_MAX_EVENTS)
+    throw new AppError('bulk_replay_too_large', {
+      detail: `The filter matches more than ${BULK_REPLAY_MAX_EVENTS} events. Narrow it (endpoint, time window, error code) and run several bulk replays.`,
+      extra: { max_events: BULK_REPLAY_MAX_EVENTS },
+    });
+  const endpoints = new Map(
+    (await db.all<EndpointRow>('SELECT * FROM endpoints WHERE shop_id = ?', [kc.shop.id])).map((e) => [e.id, e]),
+  );
+  // Events already replayed (by any replay), and the latest delivery or replay of each, one query.
+  const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
+  const replays = await db.all<{ replay_of: string; last: number | string | null; latest: number | string }>(
+    `SELECT replay_of, MAX(delivered_at) AS last, MAX(received_at) AS latest FROM events
+      WHERE shop_id = ? AND replay_of IS NOT NULL GROUP BY replay_of`,
+    [kc.shop.id],
+  );
+  const replayed = new Map(replays.map((r) => [r.replay_of, r]));
+  const sel: Selection = { matched: rows.length, eligible: [], refused: {}, refusedSample: [] };
+  const refuse = (id: string, reason: BulkRefusal) => {
+    sel.refused[reason] = (sel.refused[reason] ?? 0) + 1;
+    if (sel.refusedSample.length < BULK_REPLAY_SAMPLE) sel.refusedSample.push({ event_id: id, reason });
+  };
+  for (const ev of rows) {
+    const endpoint = endpoints.get(ev.endpoint_id);
+    const facts = { ...ev, body: ev.has_body ? '' : null } as unknown as EventRow;
+    const availability = endpoint
+      ? replayAvailability(facts, endpoint, kc.shop)
+      : { available: false, reason: 'endpoint_deleted' as const };
+    const bodyExpired = ev.body_expires_at !== null && Number(ev.body_expires_at) <= kc.now;
+    if (!availability.available || bodyExpired) {
+      refuse(ev.id, availability.reason ?? 'retention_expired');
+      continue;
+    }
+    if (replayed.has(ev.id)) {
+      refuse(ev.id, 'already_replayed');
+      continue;
+    }
+    const last = ev.delivered_at === null ? null : Number(ev.delivered_at);
+    if (last !== null && kc.now - last < windowMs && p.acknowledge_recent_delivery !== true) {
+      refuse(ev.id, 'recent_delivery');
+      continue;
+    }
+    sel.eligible.push(ev.id);
+  }
+  return sel;
+}
+
+/** Events per second a bulk replay of this shop runs at: the configured rate, never above Shopify's. */
+export function bulkReplayRate(kc: Pick<KindContext, 'services'>): number {
+  return Math.max(1, Math.min(kc.services.config.intents.bulkReplayRatePerSecond, SHOPIFY_STANDARD_RESTORE_RATE));
+}
+
+export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
+  kind: 'bulk_replay',
+  label: 'bulk replay',
+  async inspect(kc, _target, params) {
+    if (params.endpoint_id) {
+      const ep = await kc.db.get<{ id: string }>('SELECT id FROM endpoints WHERE id = ? AND shop_id = ?', [
+        params.endpoint_id,
+        kc.shop.id,
+      ]);
+      if (!ep) throw new AppError('not_found', { detail: `No endpoint ${params.endpoint_id} in this shop.` });
+    }
+    const sel = await selectEvents(kc, kc.db, params);
+    // Refused up front when the plan has no replay left this month (as a single replay's preview is).
+    await assertCapAvailable(kc.db, kc.shop.id, 'replays', kc.now);
+    const replays = await capUse(kc.db, kc.shop.id, 'replays', kc.now);
+    const limits = await limitsForShop(kc.db, kc.shop.id);
+    const executions = {
+      used: (await usageFor(kc.db, kc.shop.id, kc.now)).execution,
+      limit: meterCap(limits, 'execution'),
+    };
+    const count = sel.eligible.length;
+    const refusedTotal = Object.values(sel.refused).reduce((a, b) => a + (b ?? 0), 0);
+    if (count === 0)
+      throw new AppError('bulk_replay_no_events', {
+        detail: `No event matching the filter can be replayed (${sel.matched} matched, ${refusedTotal} would be refused). See refused for why.`,
+        extra: { matched: sel.matched, refused: sel.refused, refused_sample: sel.refusedSample },
+      });
+    const replaysLeft = Math.max(0, replays.limit - replays.used);
+    const executionsLeft = Math.max(0, executions.limit - executions.used);
+    const fits = count <= replaysLeft && count + 1 <= executionsLeft;
+    const rate = bulkReplayRate(kc);
+    const seconds = Math.ceil(count / rate);
+    const warnings = [
+      'Shopify Flow has no idempotency: every replay starts a new workflow run, and any actions the first runs took (emails, tags, orders) can happen again.',
+    ];
+    if (!fits)
+      warnings.push(
+        `The plan has ${replaysLeft} replays and ${executionsLeft} executions left this month; the events past that are refused (replay_limit_reached or plan_limit_reached) and counted in the results.`,
+      );
+    if (params.acknowledge_recent_delivery === true)
+      warnings.push('Acknowledged: events delivered to Flow minutes ago are replayed too.');
+    return {
+      targetType: 'shop',
+      targetId: kc.shop.id,
+      // What is confirmed is what was previewed: the same eligible events, in the same order.
+      fingerprint: { eligible: sha256Hex(sel.eligible.join(',')), count },
+      preview: {
+        summary: `Replay ${count} event${count === 1 ? '' : 's'} to Shopify Flow as new events linked by replay_of, in the background at ${rate} per second (about ${seconds} s).`,
+        target: { shop_id: kc.shop.id, shop_domain: kc.shop.domain },
+        current_config: null,
+        effects: [
+          `Freezes the ${count} eligible events as this intent's items, oldest first.`,
+          `A background runner replays them at most ${rate} per second: each becomes a new queued event linked by replay_of, and the delivery worker hands it to Flow.`,
+          'Each replay counts 1 replay and 1 execution against the monthly plan when it is made (the confirmation counts 1 execution).',
+          'Progress, per-event results and cancellation: read or cancel this intent.',
+        ],
+        warnings,
+        details: {
+          filter: { ...params, state: params.no_workflow_since ? 'no_workflow' : (params.state ?? 'failed') },
+          matched: sel.matched,
+          count,
+          sample_event_ids: sel.eligible.slice(0, BULK_REPLAY_SAMPLE),
+          refused: { total: refusedTotal, by_reason: sel.refused, sample: sel.refusedSample },
+          meter: {
+            replays: { cost: count, used: replays.used, limit: replays.limit, remaining: replaysLeft },
+            executions: { cost: count + 1, used: executions.used, limit: executions.limit, remaining: executionsLeft },
+            fits,
+          },
+          estimate: {
+            rate_per_second: rate,
+            seconds,
+            shopify_restore_rate: SHOPIFY_STANDARD_RESTORE_RATE,
+            basis:
+              "Replays are made at the rate shown, which never exceeds Shopify's Admin API restore rate for a Standard store (100 calls per second; each flowTriggerReceive costs 1). Throttling or retries make delivery take longer.",
+          },
+          max_events: BULK_REPLAY_MAX_EVENTS,
+        },
+      },
+    };
+  },
+
+  async execute(kc, intent, params) {
+    const sel = await selectEvents(kc, kc.db, params);
+    const rate = bulkReplayRate(kc);
+    const CHUNK = 200;
+    for (let i = 0; i < sel.eligible.length; i += CHUNK) {
+      const part = sel.eligible.slice(i, i + CHUNK);
+      await kc.db.run(
+        `INSERT INTO bulk_replay_items (intent_id, seq, event_id, status) VALUES ${part.map(() => "(?, ?, ?, 'pending')").join(', ')}`,
+        part.flatMap((id, j) => [intent.id, i + j, id]),
+      );
+    }
+    await kc.db.run(
+      'INSERT INTO bulk_replay_runs (intent_id, shop_id, rate_per_second, started_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+      [intent.id, kc.shop.id, rate, kc.now, kc.now],
+    );
+    return {
+      result: { total: sel.eligible.length, rate_per_second: rate, started_at: iso(kc.now) },
+      background: true,
+      after: () => kc.services.hooks.kickBulkReplay?.(),
+    };
+  },
+};

@@ -1,0 +1,90 @@
+// Structured logs (pino): one JSON line per HTTP request (intake, Agent API, MCP, the rest) and
+// one per handoff attempt, each with the request id, shop id, endpoint id and event id where they
+// apply, the outcome and the duration. Pretty (pino-pretty, in-process) when stdout is a terminal.
+//
+// What a line may carry is decided here, by field: ids, route patterns, statuses, error and support
+// codes, durations, counts. Never a header value, a token, a secret, a signature, a query string or
+// a body: callers pass named facts, not requests. The redact list below is a second net for the
+// field names a secret would travel under, should a caller ever pass one.
+import type { Writable } from 'node:stream';
+import { type DestinationStream, type Logger, pino } from 'pino';
+import PinoPretty from 'pino-pretty';
+import type { Config } from '../config.ts';
+import { ID_PREFIXES } from '../ids.ts';
+
+export type { Logger };
+
+const REDACT = [
+  'token',
+  'secret',
+  'signature',
+  'authorization',
+  'body',
+  'payload',
+  'headers',
+  '*.token',
+  '*.secret',
+  '*.signature',
+  '*.authorization',
+  '*.body',
+  '*.payload',
+  '*.headers',
+];
+
+export interface LoggerOptions {
+  /** Where lines go (tests capture them); default stdout, pretty when it is a terminal. */
+  destination?: DestinationStream | Writable;
+  /** Force pretty output (default: stdout is a TTY and no destination was given). */
+  pretty?: boolean;
+}
+
+const LEVELS: Record<Config['logLevel'], string> = { silent: 'silent', info: 'info', debug: 'debug' };
+
+export function createLogger(config: Pick<Config, 'logLevel'>, options: LoggerOptions = {}): Logger {
+  const level = LEVELS[config.logLevel] ?? 'info';
+  const base = {
+    level,
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: REDACT, censor: '[redacted]' },
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
+  const pretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
+  if (pretty) {
+    // In-process and synchronous: no worker thread, nothing lost when the process exits.
+    const stream = PinoPretty({
+      colorize: process.stdout.isTTY === true,
+      sync: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid',
+      ...(options.destination ? { destination: options.destination as Writable } : {}),
+    });
+    return pino(base, stream);
+  }
+  return pino(base, (options.destination as DestinationStream | undefined) ?? pino.destination({ sync: true }));
+}
+
+const ID_SEGMENT = new RegExp(
+  `^(${[ID_PREFIXES.shop, ID_PREFIXES.endpoint, ID_PREFIXES.event, ID_PREFIXES.intent].join('|')})_[0-9a-z]{26}$`,
+);
+const FIELD_OF_PREFIX: Record<string, string> = {
+  [ID_PREFIXES.shop]: 'shop_id',
+  [ID_PREFIXES.endpoint]: 'endpoint_id',
+  [ID_PREFIXES.event]: 'event_id',
+  [ID_PREFIXES.intent]: 'intent_id',
+};
+
+/** The shop, endpoint, event and intent ids named in a path (never anything else from it). */
+export function idsInPath(path: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const seg of path.split('/')) {
+    const m = ID_SEGMENT.exec(seg);
+    if (m?.[1]) out[FIELD_OF_PREFIX[m[1]] as string] = seg;
+  }
+  return out;
+}
+
+/** The outcome word of an HTTP status: `ok`, `refused` (4xx) or `failed` (5xx). */
+export function outcomeOf(status: number): 'ok' | 'refused' | 'failed' {
+  return status >= 500 ? 'failed' : status >= 400 ? 'refused' : 'ok';
+}

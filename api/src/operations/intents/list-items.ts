@@ -1,0 +1,62 @@
+// GET /agent/v1/action-intents/{intentId}/items — a bulk replay's per-event results.
+import { z } from '@hono/zod-openapi';
+import { BULK_REPLAY_ITEM_STATUSES, listBulkReplayItemsPage } from '../../reads/bulk-replay-items.ts';
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { defineOperation } from '../../core/types.ts';
+import { IntentIdParams } from './shared.ts';
+
+const ITEM_STATUSES = BULK_REPLAY_ITEM_STATUSES;
+
+export const BulkReplayItemList = z
+  .object({
+    object: z.literal('list'),
+    data: z.array(
+      z.object({
+        seq: z.number().int().describe('Order in the run (oldest event first).'),
+        event_id: z.string(),
+        status: z.enum(ITEM_STATUSES),
+        replay_event_id: z.string().nullable().describe('The new event the replay created.'),
+        reason: z.string().nullable().describe('The error code that refused it.'),
+        finished_at: z.string().nullable(),
+      }),
+    ),
+    has_more: z.boolean(),
+    next_starting_after: z.number().int().nullable().describe('Pass as `starting_after` to read the next page.'),
+  })
+  .openapi('BulkReplayItemList');
+
+export const listBulkReplayItems = defineOperation({
+  operationId: 'listBulkReplayItems',
+  method: 'get',
+  path: `${AGENT_API_PREFIX}/action-intents/{intentId}/items`,
+  summary: "List a bulk replay's per-event results",
+  description:
+    'Every event a confirmed bulk replay covers, in run order: pending, replayed (with the new event id), refused (with the error code) or cancelled. Empty for other kinds of intent, and for a bulk replay not yet confirmed.',
+  family: 'recovery',
+  kind: 'read',
+  scope: 'intents:read',
+  meter: 'simple_read',
+  request: {
+    params: IntentIdParams,
+    query: z.object({
+      status: z.enum(ITEM_STATUSES).optional(),
+      limit: z.coerce.number().int().min(1).max(500).optional().describe('Page size (default 100).'),
+      starting_after: z.coerce
+        .number()
+        .int()
+        .min(-1)
+        .optional()
+        .describe('`next_starting_after` of the previous page.'),
+    }),
+  },
+  response: BulkReplayItemList,
+  errors: ['not_found'],
+  mcp: {
+    name: 'list_bulk_replay_items',
+    title: "List a bulk replay's per-event results",
+    description:
+      'See, event by event, what a bulk replay did: which events were replayed (and as which new event), refused (and why), or are still pending.',
+  },
+  cli: ['list-bulk-replay-items'],
+  run: async ({ ctx, input }) => listBulkReplayItemsPage({ ctx, input }),
+});
