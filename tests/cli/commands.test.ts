@@ -3,7 +3,7 @@
 // codes are distinct, the reference page and shell completion derive from the
 // same definitions. Runs the real binary where the behaviour is user-visible.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -16,9 +16,12 @@ import { cliCommands, usageLine } from '../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../api/src/config.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { cliReferenceSources, renderCliReference } from '../../scripts/docs/lib/registry-pages.ts';
+import { testZsh } from '../helpers/test-environment.ts';
 import { flowport, REPO } from './helpers.ts';
 
-const ZSH = '/usr/bin/zsh';
+// `npm test` finds zsh or installs it (tests/helpers/test-environment.ts); where it cannot, the
+// completion test is skipped and its name says why.
+const ZSH = testZsh();
 
 // Each case starts the CLI (about a second of Node start-up) several times.
 vi.setConfig({ testTimeout: 120_000 });
@@ -264,10 +267,10 @@ describe('reference page and completion', () => {
     expect(complete('')).toContain('grants');
   });
 
-  // CI installs zsh (.ci/run), so there this test always runs.
-  it.runIf(existsSync(ZSH) || process.env.CI)(
-    'the zsh script loads after compinit and offers the same candidates, in real zsh',
+  it.runIf('path' in ZSH)(
+    `the zsh script loads after compinit and offers the same candidates, in real zsh${'why' in ZSH ? ` (skipped: ${ZSH.why})` : ''}`,
     async () => {
+      if (!('path' in ZSH)) throw new Error(ZSH.why);
       const zsh = await flowport(['completion', 'zsh']);
       expect(zsh.code).toBe(0);
       const dir = mkdtempSync(join(tmpdir(), 'flowport-completion-'));
@@ -278,7 +281,7 @@ describe('reference page and completion', () => {
       // zsh itself then filters those by the typed prefix.
       const complete = (...words: string[]) =>
         execFileSync(
-          ZSH,
+          ZSH.path,
           [
             '-fc',
             'autoload -U compinit; compinit -u -D; source "$0"; compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }; words=(flowport "$@"); CURRENT=${#words}; _flowport',
