@@ -15,6 +15,18 @@ export interface Run {
   stderr: string;
   /** Parsed stdout when it is JSON. */
   json: any;
+  /** Under a terminal: stdout as drawn, spinner frames included (`stdout` has them erased, as a terminal shows it). */
+  drawn?: string;
+}
+
+/**
+ * The progress spinner (api/src/cli/io.ts) draws `\r ESC[2K <frame> <label>` on stderr while a call
+ * is slow and erases its line before anything else is printed. Under a pseudo-terminal stderr and
+ * stdout share the stream, so how many frames land there depends on the machine's speed: remove
+ * them (and the erasing) to get what the terminal finally shows.
+ */
+export function withoutSpinner(text: string): string {
+  return text.replace(/\r\x1b\[2K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [^\r\n]*)?/g, '');
 }
 
 export interface RunOptions {
@@ -61,11 +73,13 @@ export function flowport(args: string[], options: RunOptions = {}): Promise<Run>
     });
     child.on('error', reject);
     child.on('close', (code) => {
+      const drawn = stdout.replace(/\r\n/g, '\n');
+      const shown = options.tty ? withoutSpinner(drawn) : drawn;
       let json: unknown = null;
       try {
-        json = JSON.parse(stdout);
+        json = JSON.parse(shown);
       } catch {}
-      const run = { args, code: code ?? -1, stdout: stdout.replace(/\r\n/g, '\n'), stderr, json };
+      const run: Run = { args, code: code ?? -1, stdout: shown, stderr, json, ...(options.tty ? { drawn } : {}) };
       RUNS.push(run);
       resolve(run);
     });
@@ -75,6 +89,6 @@ export function flowport(args: string[], options: RunOptions = {}): Promise<Run>
 /** All output of the recorded runs, except the runs `except` allows (where a one-time secret is expected). */
 export function outputsExcept(except: (run: Run) => boolean): string {
   return RUNS.filter((r) => !except(r))
-    .map((r) => `${r.stdout}\n${r.stderr}`)
+    .map((r) => `${r.drawn ?? r.stdout}\n${r.stderr}`)
     .join('\n');
 }
