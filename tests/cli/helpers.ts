@@ -26,6 +26,7 @@ export interface Run {
  * them (and the erasing) to get what the terminal finally shows.
  */
 export function withoutSpinner(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the spinner's erase sequence starts with ESC.
   return text.replace(/\r\x1b\[2K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [^\r\n]*)?/g, '');
 }
 
