@@ -3,6 +3,7 @@
 // output so a test can scan all of it for secrets.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { TEST_COMPILE_CACHE } from '../helpers/test-environment.ts';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 export const NODE = join(REPO, 'node_modules', '.bin', 'node');
@@ -44,6 +45,8 @@ export const RUNS: Run[] = [];
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
   if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+  // Node's compile cache: a CLI start takes about a third of the time once the modules are cached.
+  env.NODE_COMPILE_CACHE = process.env.NODE_COMPILE_CACHE || TEST_COMPILE_CACHE;
   return env;
 }
 

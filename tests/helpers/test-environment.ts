@@ -23,6 +23,12 @@ import { TEST_DATABASE_URL_ENV, testDatabaseUrl } from './store.ts';
 export const TEST_CHROMIUM_ENV = 'FLOWPORT_TEST_CHROMIUM';
 export const TEST_ZSH_ENV = 'FLOWPORT_TEST_ZSH';
 export const DEBIAN_CHROMIUM = '/usr/bin/chromium';
+/**
+ * Node's compile cache for the processes the tests start (the CLI, servers in child processes):
+ * a start after the first takes about a third of the time. Shared by runs; Node checks each
+ * entry against its source. Set for every test process by tests/helpers/global-setup.ts.
+ */
+export const TEST_COMPILE_CACHE = join(tmpdir(), 'flowport-test-compile-cache');
 /** Prefix of an embedded PostgreSQL's temp data directory. */
 export const EMBEDDED_PG_DIR_PREFIX = 'flowport-test-pg-';
 
