@@ -1,7 +1,8 @@
 // The command tree: agent commands are exactly the registry's operations, the
 // three kinds never collide, every operator definition has its handler, exit
 // codes are distinct, the reference page and shell completion derive from the
-// same definitions. Runs the real binary where the behaviour is user-visible.
+// same definitions. Runs the CLI as a user meets it (its output and exit codes),
+// in this process; the binary itself once through `npx flowport`.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,13 +18,14 @@ import { CLI_ENV } from '../../api/src/config.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { cliReferenceSources, renderCliReference } from '../../scripts/docs/lib/registry-pages.ts';
 import { testZsh } from '../helpers/test-environment.ts';
-import { flowport, REPO } from './helpers.ts';
+import { cli, REPO } from './helpers.ts';
 
 // `npm test` finds zsh or installs it (tests/helpers/test-environment.ts); where it cannot, the
 // completion test is skipped and its name says why.
 const ZSH = testZsh();
 
-// Each case starts the CLI (about a second of Node start-up) several times.
+// The CLI runs in this process (cli()); `npx flowport` below and the end-to-end file run the binary.
+// The completion tests start bash and zsh.
 vi.setConfig({ testTimeout: 120_000 });
 
 describe('the binary', () => {
@@ -41,7 +43,7 @@ describe('the binary', () => {
 describe('agent commands = registry operations', () => {
   it('every registry operation has CLI words, and the CLI lists exactly those operations', async () => {
     expect(OPERATIONS.filter((op) => op.cli === null).map((op) => op.operationId)).toEqual([]);
-    const run = await flowport(['--help', '--json']);
+    const run = await cli(['--help', '--json']);
     expect(run.code).toBe(0);
     const agent = (run.json.commands as { kind: string; operation_id: string; command: string }[]).filter(
       (c) => c.kind === 'agent',
@@ -138,7 +140,7 @@ describe('operator and helper commands', () => {
   });
 
   it('help keeps agent, helper and operator commands apart', async () => {
-    const run = await flowport(['--help']);
+    const run = await cli(['--help']);
     expect(run.code).toBe(0);
     const out = run.stdout;
     const agentAt = out.indexOf('Agent commands');
@@ -166,7 +168,7 @@ describe('operator and helper commands', () => {
   });
 
   it('no command line takes a token: --token is refused without echoing its value', async () => {
-    const run = await flowport(['grant', '--token=fpg_shouldnotappear']);
+    const run = await cli(['grant', '--token=fpg_shouldnotappear']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(CLI_ENV.token);
     expect(run.stderr).toContain('--token-file');
@@ -176,30 +178,30 @@ describe('operator and helper commands', () => {
   });
 
   it('usage errors exit 2 with a pointer to help', async () => {
-    const missing = await flowport(['events', 'show']);
+    const missing = await cli(['events', 'show']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('Missing <eventId>');
-    const unknown = await flowport(['events', 'list', '--nope']);
+    const unknown = await cli(['events', 'list', '--nope']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown option --nope');
-    const typo = await flowport(['evnts']);
+    const typo = await cli(['evnts']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('Did you mean `events`');
-    const sub = await flowport(['intents', 'approve', 'int_x']);
+    const sub = await cli(['intents', 'approve', 'int_x']);
     expect(sub.code).toBe(2);
     expect(sub.stderr).toContain('intents confirm');
-    const none = await flowport([]);
+    const none = await cli([]);
     expect(none.code).toBe(2);
-    const badNumber = await flowport(['diagnostics', 'share', '--expires-in-hours', 'soon']);
+    const badNumber = await cli(['diagnostics', 'share', '--expires-in-hours', 'soon']);
     expect(badNumber.code).toBe(2);
     expect(badNumber.stderr).toContain('takes a number');
-    const badJson = await flowport(['replay', 'evt_x', '--payload-override', '{oops']);
+    const badJson = await cli(['replay', 'evt_x', '--payload-override', '{oops']);
     expect(badJson.code).toBe(2);
-    const group = await flowport(['endpoints', '--help']);
+    const group = await cli(['endpoints', '--help']);
     expect(group.code).toBe(0);
     expect(group.stdout).toContain('flowport endpoints rotate-secret <endpointId>');
     expect(group.stdout).toMatch(/flowport endpoints create\s+.*\(operator\)/);
-    const help = await flowport(['replay', '--help']);
+    const help = await cli(['replay', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: flowport replay <eventId>');
     expect(help.stdout).toContain('--acknowledge-recent-delivery');
@@ -232,7 +234,7 @@ describe('reference page and completion', () => {
   });
 
   it('the bash completion script completes commands, subcommands, options and option values', async () => {
-    const script = await flowport(['completion', 'bash']);
+    const script = await cli(['completion', 'bash']);
     expect(script.code).toBe(0);
     const dir = mkdtempSync(join(tmpdir(), 'flowport-completion-'));
     const file = join(dir, 'flowport.bash');
@@ -271,7 +273,7 @@ describe('reference page and completion', () => {
     `the zsh script loads after compinit and offers the same candidates, in real zsh${'why' in ZSH ? ` (skipped: ${ZSH.why})` : ''}`,
     async () => {
       if (!('path' in ZSH)) throw new Error(ZSH.why);
-      const zsh = await flowport(['completion', 'zsh']);
+      const zsh = await cli(['completion', 'zsh']);
       expect(zsh.code).toBe(0);
       const dir = mkdtempSync(join(tmpdir(), 'flowport-completion-'));
       const file = join(dir, 'flowport.zsh');
