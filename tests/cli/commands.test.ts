@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { agentCommands } from '../../api/src/cli/api-commands.ts';
-import { agentCommandLine } from '../../api/src/cli/command-line.ts';
+import { agentCommandLine } from '../../api/src/operations/command-line.ts';
 import { CONNECTION_OPTIONS, GLOBAL_OPTIONS, OPERATOR_COMMANDS, optionName } from '../../api/src/cli/definitions.ts';
 import { EXIT_CODES } from '../../api/src/cli/exit-codes.ts';
 import { OPERATOR_HANDLERS, STANDALONE_HANDLERS } from '../../api/src/cli/handlers.ts';

@@ -9,7 +9,7 @@ import { afterAll, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../api/src/config.ts';
 import { MAY_HAVE_REACHED_FLOW_NOTE } from '../../api/src/handoff/flow-client.ts';
 import { SecretBox } from '../../api/src/lib/crypto.ts';
-import type { Services } from '../../api/src/operations/types.ts';
+import type { Services } from '../../api/src/core/types.ts';
 import { startSandboxServer } from '../../api/src/sandbox/server.ts';
 import { openStore } from '../../api/src/store/open.ts';
 import { tempDir } from '../helpers/runtime.ts';

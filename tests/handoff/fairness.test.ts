@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../api/src/config.ts';
 import { DeliveryWorker } from '../../api/src/handoff/worker.ts';
 import { SecretBox } from '../../api/src/lib/crypto.ts';
-import type { Services } from '../../api/src/operations/types.ts';
+import type { Services } from '../../api/src/core/types.ts';
 import { migrate } from '../../api/src/store/migrate.ts';
 import { PostgresDb } from '../../api/src/store/postgres.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/runtime.ts';

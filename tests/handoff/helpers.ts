@@ -3,7 +3,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { Config } from '../../api/src/config.ts';
 import { newId } from '../../api/src/ids.ts';
-import type { Services } from '../../api/src/operations/types.ts';
+import type { Services } from '../../api/src/core/types.ts';
 import { DEFAULT_HMAC, insertEndpoint, type TriggerVariant, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { createShop, type ShopRow } from '../../api/src/services/shops.ts';
 

@@ -6,7 +6,7 @@
 // store (ADR 0201).
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { DeliveryWorker } from '../../api/src/handoff/worker.ts';
-import type { Services } from '../../api/src/operations/types.ts';
+import type { Services } from '../../api/src/core/types.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { attemptsOf, eventRow, insertEvent, makeShop, waitFor } from './helpers.ts';
 

@@ -5,7 +5,7 @@ import { afterAll, beforeEach } from 'vitest';
 import { type Config, loadConfig } from '../../api/src/config.ts';
 import { DeliveryWorker } from '../../api/src/handoff/worker.ts';
 import { SecretBox } from '../../api/src/lib/crypto.ts';
-import type { Services } from '../../api/src/operations/types.ts';
+import type { Services } from '../../api/src/core/types.ts';
 import { migrate } from '../../api/src/store/migrate.ts';
 import { PostgresDb } from '../../api/src/store/postgres.ts';
 import { tempDir } from './runtime.ts';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Config, loadConfig } from '../../api/src/config.ts';
-import type { AnyOperation } from '../../api/src/operations/types.ts';
+import type { AnyOperation } from '../../api/src/core/types.ts';
 import { createRuntime, type Runtime } from '../../api/src/runtime.ts';
 import { ensureSandbox, type SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
 import { freshTestStore } from './store.ts';

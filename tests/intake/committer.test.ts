@@ -3,7 +3,7 @@
 // and a batch that committed but could not be made durable is never written twice.
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../api/src/ids.ts';
-import { GroupCommitter } from '../../api/src/intake/committer.ts';
+import { GroupCommitter } from '../../api/src/store/committer.ts';
 import type { Db, TxOptions } from '../../api/src/store/db.ts';
 import { SqliteDb } from '../../api/src/store/sqlite.ts';
 import { freshSqlite, INSERT_SHOP, shopCount } from '../helpers/sqlite.ts';

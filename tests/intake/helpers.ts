@@ -2,7 +2,7 @@
 // requests sent over real HTTP.
 import { createHmac } from 'node:crypto';
 import { connect } from 'node:net';
-import type { Services } from '../../api/src/operations/types.ts';
+import type { Services } from '../../api/src/core/types.ts';
 import { type CreateEndpointInput, createEndpoint } from '../../api/src/services/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
 

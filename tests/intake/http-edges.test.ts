@@ -11,8 +11,8 @@ import { getRequestListener } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installClientErrorHandler } from '../../api/src/http/client-error.ts';
 import { Intake, type IntakeRequest, SenderGoneError } from '../../api/src/intake/intake.ts';
-import { readNodeBody, withIntakeFastPath } from '../../api/src/intake/node-intake.ts';
-import { readBodyCapped } from '../../api/src/intake/routes.ts';
+import { readNodeBody, withIntakeFastPath } from '../../api/src/http/node-intake.ts';
+import { readBodyCapped } from '../../api/src/http/intake-routes.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { newEndpoint, newShop, post, rawHttp } from './helpers.ts';
 

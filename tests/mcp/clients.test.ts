@@ -6,7 +6,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpOperations } from '../../api/src/mcp/tools.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
-import type { AnyOperation } from '../../api/src/operations/types.ts';
+import type { AnyOperation } from '../../api/src/core/types.ts';
 import { DEFAULT_HMAC } from '../../api/src/services/endpoints.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { type ConnectedClient, connectLegacy, connectModern, problemOf, type ToolCallResult } from './helpers.ts';

@@ -7,7 +7,7 @@ import { z } from '@hono/zod-openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpOperations, mcpToolDefinitions, toolAnnotations } from '../../api/src/mcp/tools.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
-import type { AnyOperation } from '../../api/src/operations/types.ts';
+import type { AnyOperation } from '../../api/src/core/types.ts';
 import { DEFAULT_HMAC } from '../../api/src/services/endpoints.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { FIXTURE_OPERATIONS, fixtureSite } from './fixtures.ts';

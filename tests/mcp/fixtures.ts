@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from '@hono/zod-openapi';
-import { defineOperation } from '../../api/src/operations/types.ts';
+import { defineOperation } from '../../api/src/core/types.ts';
 import { tempDir } from '../helpers/runtime.ts';
 
 /** An execute-kind confirmation that needs `replay:execute` (observers lack it). */

@@ -23,7 +23,7 @@ import { newId } from '../../api/src/ids.ts';
 import { requestHash } from '../../api/src/intents/idempotency.ts';
 import { INTENT_STATES } from '../../api/src/intents/types.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
-import type { AnyOperation } from '../../api/src/operations/types.ts';
+import type { AnyOperation } from '../../api/src/core/types.ts';
 import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../../api/src/usage/admit.ts';

@@ -1,12 +1,12 @@
 // The deployment page names every configuration variable (defined once in
-// api/src/config.ts) and every process/store command (api/src/process-commands.ts),
+// api/src/config.ts) and every process/store command (api/src/cli/operator/process-commands.ts),
 // so a new setting or command cannot ship undocumented.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';
 import { DOCS_PATHS } from '../../api/src/docs-paths.ts';
-import { PROCESS_OPERATOR_COMMANDS } from '../../api/src/process-commands.ts';
+import { PROCESS_OPERATOR_COMMANDS } from '../../api/src/cli/operator/process-commands.ts';
 
 const page = readFileSync(
   join(import.meta.dirname, '../../content', `${DOCS_PATHS.deployment.replace(/\/$/, '')}.md`),

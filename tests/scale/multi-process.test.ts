@@ -18,7 +18,7 @@ import { createGrant } from '../../api/src/auth/grants.ts';
 import { loadConfig } from '../../api/src/config.ts';
 import { MAY_HAVE_REACHED_FLOW_NOTE } from '../../api/src/handoff/flow-client.ts';
 import { SecretBox, sha256Hex } from '../../api/src/lib/crypto.ts';
-import type { Services } from '../../api/src/operations/types.ts';
+import type { Services } from '../../api/src/core/types.ts';
 import { DEFAULT_HMAC, insertEndpoint } from '../../api/src/services/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
 import { migrate } from '../../api/src/store/migrate.ts';

@@ -1,7 +1,7 @@
 // Grants: created only by a human (operator CLI or sandbox bootstrap), bound to
 // one shop, expanded from a tier to scopes, stored as a token hash.
 import { newId } from '../ids.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import { hashGrantToken, grantTokenHint, mintGrantToken } from './grant-tokens.ts';
 import { type Scope, TIER_SCOPES, type Tier } from './scopes.ts';
 

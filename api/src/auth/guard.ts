@@ -11,8 +11,8 @@
 import { appendAudit } from '../audit/log.ts';
 import { ERROR_CATALOG } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
-import type { Guard } from '../operations/pipeline.ts';
-import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import type { Guard } from '../core/types.ts';
+import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { admitUsage } from '../usage/admit.ts';
 import { hashGrantToken, isWellFormedGrantToken } from './grant-tokens.ts';
 import type { GrantRow } from './grants.ts';

@@ -5,8 +5,8 @@
 // body fields are `--kebab-case` options; declared headers are options too.
 // Nothing here is written per operation.
 import { buildOpenApiDocument } from '../http/openapi.ts';
-import type { AnyOperation } from '../operations/types.ts';
-import { pathParams } from './command-line.ts';
+import type { AnyOperation } from '../core/types.ts';
+import { pathParams } from '../operations/command-line.ts';
 import type { CommandOption } from './definitions.ts';
 
 /** How an option's text becomes a request value. */

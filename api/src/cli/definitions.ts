@@ -15,11 +15,11 @@
 // store. A long-running handler (a server until SIGINT/SIGTERM) simply resolves
 // when it has stopped; it may print progress through `io` meanwhile.
 
-import { GRANTS_OPERATOR_COMMANDS } from '../auth/cli.ts';
+import { GRANTS_OPERATOR_COMMANDS } from './operator/grants.ts';
 import { CLI_ENV, DEFAULT_PORT } from '../config.ts';
-import { HANDOFF_OPERATOR_COMMANDS } from '../handoff/cli.ts';
+import { HANDOFF_OPERATOR_COMMANDS } from './operator/handoff.ts';
 import { PLAN_IDS } from '../plans.ts';
-import { PROCESS_OPERATOR_COMMANDS } from '../process-commands.ts';
+import { PROCESS_OPERATOR_COMMANDS } from './operator/process-commands.ts';
 import { AUTH_MODES, MAX_ROTATION_OVERLAP_HOURS, TRIGGER_VARIANTS } from '../services/endpoints.ts';
 
 export interface CommandOption {

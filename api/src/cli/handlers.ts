@@ -2,11 +2,11 @@
 // Store handlers get the opened local store; standalone handlers (definitions
 // with `store: false`) manage their own resources. See the contract in
 // ./definitions.ts.
-import { GRANTS_OPERATOR_HANDLERS } from '../auth/cli.ts';
-import { HANDOFF_OPERATOR_HANDLERS, HANDOFF_STANDALONE_HANDLERS } from '../handoff/cli.ts';
-import { INTAKE_OPERATOR_HANDLERS } from '../intake/cli.ts';
-import type { Services } from '../operations/types.ts';
-import { PROCESS_OPERATOR_HANDLERS } from '../process-cli.ts';
+import { GRANTS_OPERATOR_HANDLERS } from './operator/grants.ts';
+import { HANDOFF_OPERATOR_HANDLERS, HANDOFF_STANDALONE_HANDLERS } from './operator/handoff.ts';
+import { INTAKE_OPERATOR_HANDLERS } from './operator/shops.ts';
+import type { Services } from '../core/types.ts';
+import { PROCESS_OPERATOR_HANDLERS } from './operator/process.ts';
 import type { CliIO } from './io.ts';
 
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;

@@ -11,10 +11,10 @@ import { PRODUCT } from '../lib/package-info.ts';
 import { familyLabel } from '../operations/families.ts';
 import { ActionIntentSchema } from '../operations/intents/shared.ts';
 import { OPERATIONS } from '../operations/registry.ts';
-import type { AnyOperation } from '../operations/types.ts';
+import type { AnyOperation } from '../core/types.ts';
 import { type AgentCommand, agentCommands, GENERATED_HEADERS } from './api-commands.ts';
 import { request, resolveConnection, UnreachableError, UsageError } from './client.ts';
-import { agentCommandLine, pathParams } from './command-line.ts';
+import { agentCommandLine, pathParams } from '../operations/command-line.ts';
 import { bashCompletion, type CompletionCommand, zshCompletion } from './completion.ts';
 import {
   type CommandArgument,

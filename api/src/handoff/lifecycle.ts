@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
 import { normalizeShopDomain } from '../services/shops.ts';
 import { planOf, PLAN_IDS } from '../plans.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import { SUPPORT_CODES, TERMINAL_STATES } from './outcomes.ts';
 
 const DAY_MS = 86_400_000;

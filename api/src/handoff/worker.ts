@@ -4,9 +4,9 @@
 // event claimable again; that re-claim is counted as a possible duplicate.
 // See docs/adr/0200-handoff-worker.md for the decisions.
 import { newId } from '../ids.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import { insertMany, type SqlParam, tryLockKeys } from '../store/db.ts';
-import { GroupCommitter } from '../intake/committer.ts';
+import { GroupCommitter } from '../store/committer.ts';
 import type { TriggerVariant } from '../services/endpoints.ts';
 import type { ShopRow } from '../services/shops.ts';
 import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl, throttleWaitFrom } from './flow-client.ts';

@@ -6,7 +6,7 @@ import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts
 import { AppError } from '../errors/problem.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
-import type { AnyOperation, Services } from '../operations/types.ts';
+import type { AnyOperation, Services } from '../core/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
 import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED } from './problem-response.ts';
 import type { AppEnv } from './types.ts';

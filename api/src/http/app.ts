@@ -6,7 +6,7 @@ import { HTTPException } from 'hono/http-exception';
 import { newId } from '../ids.ts';
 import { AppError } from '../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
-import type { AnyOperation, Services } from '../operations/types.ts';
+import type { AnyOperation, Services } from '../core/types.ts';
 import { buildAgentRouter } from './agent-router.ts';
 import { problemResponse } from './problem-response.ts';
 import { mountStaticSite } from './static-site.ts';

@@ -5,14 +5,7 @@
 // with a receipt, through the request's own response, which keeps the answers of pipelined
 // requests in order. A failure reported before the read has started (the endpoint was still being
 // looked up) is kept for the read, which then fails at once. ADR 0307.
-import type { ErrorCode } from '../errors/catalog.ts';
 import type { AppError } from '../errors/problem.ts';
-
-/**
- * The refusals failBodyRead hands to an intake request (./client-error.ts makes them): its body
- * never arrived whole, so it was not checked, and the connection closes.
- */
-export const BODY_NEVER_WHOLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['request_timeout', 'malformed_http']);
 
 /**
  * What the socket's current intake request is doing, kept on the socket itself (a property store

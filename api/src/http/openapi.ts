@@ -1,6 +1,6 @@
 // The OpenAPI document, derived from the registry without starting anything.
 import { OPERATIONS } from '../operations/registry.ts';
-import type { AnyOperation } from '../operations/types.ts';
+import type { AnyOperation } from '../core/types.ts';
 import { buildAgentRouter, openApiDocument } from './agent-router.ts';
 
 export function buildOpenApiDocument(operations: readonly AnyOperation[] = OPERATIONS) {

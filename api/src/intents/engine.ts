@@ -8,7 +8,7 @@ import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
-import type { Principal, Services } from '../operations/types.ts';
+import type { Principal, Services } from '../core/types.ts';
 import { getShop, type ShopRow } from '../services/shops.ts';
 import type { Db } from '../store/db.ts';
 import {

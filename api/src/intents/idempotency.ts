@@ -10,7 +10,7 @@
 import type { ErrorCode } from '../errors/catalog.ts';
 import { AppError, type AppErrorOptions } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 

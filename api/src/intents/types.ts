@@ -2,7 +2,7 @@
 // its target (refusals + preview + a fingerprint of the facts the preview relied
 // on) and how to execute inside the confirmation transaction.
 import type { Action } from '../auth/scopes.ts';
-import type { Principal, Services } from '../operations/types.ts';
+import type { Principal, Services } from '../core/types.ts';
 import type { ShopRow } from '../services/shops.ts';
 import type { Db } from '../store/db.ts';
 

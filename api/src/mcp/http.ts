@@ -16,7 +16,7 @@ import { problemResponse } from '../http/problem-response.ts';
 import type { AppEnv } from '../http/types.ts';
 import { MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { authenticateToken } from '../operations/pipeline.ts';
-import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { createFlowportMcpServer, type McpCallContext } from './server.ts';
 
 export const PROTECTED_RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import { loadDocsIndex, loadOpenApiDocument, OPENAPI_FILE } from '../services/docs.ts';
 
 export function registerResources(server: McpServer, services: Services): void {

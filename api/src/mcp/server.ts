@@ -8,7 +8,7 @@ import { errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { AppError, type Problem, toProblem } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
 import { invokeOperation } from '../operations/pipeline.ts';
-import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { markdownTwinPath } from '../services/docs.ts';
 import { registerResources } from './resources.ts';
 import { headerInputName, mcpOperations, toolAnnotations, toolDescription, toolInputSchema } from './tools.ts';

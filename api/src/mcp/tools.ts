@@ -5,7 +5,7 @@ import { z } from '@hono/zod-openapi';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { MCP_PATH } from '../lib/package-info.ts';
 import { OPERATIONS } from '../operations/registry.ts';
-import type { AnyOperation, Family } from '../operations/types.ts';
+import type { AnyOperation, Family } from '../core/types.ts';
 
 /** Job-language names of the tool families, in the order docs list them. */
 export const TOOL_FAMILIES: Record<Family, { title: string; job: string }> = {

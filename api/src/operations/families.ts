@@ -1,6 +1,6 @@
 // Labels of the operation families, shared by the MCP and CLI reference pages
 // and the CLI's help (one place, so the groups read the same everywhere).
-import type { Family } from './types.ts';
+import type { Family } from '../core/types.ts';
 
 export const FAMILY_LABELS: Record<Family, string> = {
   docs: 'Docs and manifest',

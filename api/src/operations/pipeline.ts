@@ -2,35 +2,7 @@
 // authenticate → authorize (scope) → admit (usage: rate limits, plan caps, metering) → run.
 // Transports only parse input and map the result or AppError to their wire format.
 import { AppError } from '../errors/problem.ts';
-import type { AnyOperation, OperationContext, Principal, Services } from './types.ts';
-
-/** Implemented by the auth subsystem (api/src/auth). */
-export interface Guard {
-  /** Resolves a bearer token to a principal or throws an `authority`-layer AppError. */
-  authenticate(token: string | null, services: Services, requestId?: string): Promise<Principal>;
-  /** Throws a refusal naming the missing scope. */
-  authorize(principal: Principal, op: AnyOperation, services?: Services, requestId?: string): void | Promise<void>;
-  /**
-   * Rate limits, plan caps and metering; throws `usage`-layer refusals. Returns an Admission when
-   * what it counted is to be given back if the operation then refuses or fails.
-   */
-  admit(principal: Principal, op: AnyOperation, services: Services, requestId?: string): Promise<Admission | undefined>;
-  /** Actor attribution after run: audits refusals and non-read operations (see api/src/auth/guard.ts). */
-  record?(args: {
-    principal: Principal;
-    op: AnyOperation;
-    services: Services;
-    requestId: string;
-    input: Record<string, unknown>;
-    error?: unknown;
-  }): Promise<void>;
-}
-
-/** What admission counted for a call that the operation may still refuse (a preview). */
-export interface Admission {
-  /** Gives the counted unit back (the operation refused or failed; nothing was created). */
-  refund(): Promise<void>;
-}
+import type { Admission, AnyOperation, Guard, OperationContext, Principal, Services } from '../core/types.ts';
 
 let guard: Guard | null = null;
 

@@ -16,9 +16,9 @@ import { getEventReceipt } from './events/get-receipt.ts';
 import { listEventsOperation } from './events/list.ts';
 import { getReceipt } from './receipts/get.ts';
 import { getSetup } from './setup/get.ts';
-import type { AnyOperation } from './types.ts';
+import type { AnyOperation } from '../core/types.ts';
 // action intents (intents area)
-import { previewReplay } from './events/replay-intent.ts';
+import { previewReplay } from './intents/preview-replay.ts';
 import { cancelActionIntent } from './intents/cancel.ts';
 import { confirmActionIntent } from './intents/confirm.ts';
 import { getActionIntent } from './intents/get.ts';

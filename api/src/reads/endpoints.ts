@@ -2,7 +2,7 @@
 // scoped to one shop. An endpoint of another shop reads as absent.
 import { joinUrl } from '../docs-paths.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import type { EndpointRow } from '../services/endpoints.ts';
 
 export type EndpointView = ReturnType<typeof endpointView>;

@@ -11,7 +11,7 @@ import {
 } from '../handoff/lifecycle.ts';
 import { EVENT_STATE_DESCRIPTIONS, type EventState, shopHoldOf, TERMINAL_STATES } from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import { consumeCapRemaining } from './usage-view.ts';
 import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';

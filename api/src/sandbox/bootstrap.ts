@@ -7,7 +7,7 @@ import { createGrant } from '../auth/grants.ts';
 import { joinUrl } from '../docs-paths.ts';
 import { randomToken } from '../lib/crypto.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import { DEFAULT_HMAC, generateSecret, getEndpoint, insertEndpoint, PLAIN_MAPPING } from '../services/endpoints.ts';
 import { createShop, getShop } from '../services/shops.ts';
 

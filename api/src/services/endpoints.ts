@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 
 export const TRIGGER_VARIANTS = [
   'external_event',

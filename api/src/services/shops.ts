@@ -3,7 +3,7 @@ import { AppError } from '../errors/problem.ts';
 import type { UnavailableShopStatus } from '../handoff/outcomes.ts';
 import { newId } from '../ids.ts';
 import type { PlanId } from '../plans.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 
 export interface ShopRow {
   id: string;

@@ -10,12 +10,12 @@ import { appendAudit, type AuditActor } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { SenderGoneError } from '../intake/intake.ts';
-import { readBodyCapped } from '../intake/routes.ts';
+import { readBodyCapped } from '../http/intake-routes.ts';
 import type { HeaderReader } from '../intake/intake.ts';
 import { PRESET_HMAC, verifyHmacSha256, verifySecret } from '../intake/verify.ts';
 import { ERASED_RETENTION_STATE } from '../handoff/lifecycle.ts';
 import { SUPPORT_CODES } from '../handoff/outcomes.ts';
-import type { Services } from '../operations/types.ts';
+import type { Services } from '../core/types.ts';
 import type { SqlParam } from '../store/db.ts';
 
 export const COMPLIANCE_WEBHOOK_PATH = '/shopify/webhooks/compliance';

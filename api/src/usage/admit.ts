@@ -5,8 +5,8 @@
 // creates (COUNTED_ON_SUCCESS: previews) comes back with a refund for a refusal.
 import { appendAudit } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
-import type { Admission } from '../operations/pipeline.ts';
-import type { AnyOperation, Principal, Services } from '../operations/types.ts';
+import type { Admission } from '../core/types.ts';
+import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import {
   COUNTED_ON_SUCCESS,
   consumeUsage,

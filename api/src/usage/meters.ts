@@ -3,7 +3,7 @@
 // intents record `replays` / `diagnostics_shares`; the operation pipeline records
 // each operation's declared meter. Limits come from the shop's plan, with
 // optional per-shop overrides (`shops.limits_json`).
-import type { Meter } from '../operations/types.ts';
+import type { Meter } from '../core/types.ts';
 import { type Plan, planOf } from '../plans.ts';
 import type { Db } from '../store/db.ts';
 

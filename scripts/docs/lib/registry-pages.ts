@@ -7,7 +7,7 @@ import { DOCS_PATHS, errorDocsPath } from '../../../api/src/docs-paths.ts';
 import type { ErrorCode, ErrorDef } from '../../../api/src/errors/catalog.ts';
 import { AppError, toProblem } from '../../../api/src/errors/problem.ts';
 import { MCP_PATH } from '../../../api/src/lib/package-info.ts';
-import type { AnyOperation } from '../../../api/src/operations/types.ts';
+import type { AnyOperation } from '../../../api/src/core/types.ts';
 import type { Plan } from '../../../api/src/plans.ts';
 import {
   COMMON_OPERATOR_OPTIONS,

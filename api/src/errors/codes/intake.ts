@@ -161,6 +161,12 @@ export const INTAKE_ERRORS = {
   },
 } as const satisfies Record<string, ErrorDef>;
 
+/**
+ * The refusals failBodyRead hands to an intake request (api/src/http/client-error.ts makes them; api/src/http/body-reads.ts): its body
+ * never arrived whole, so it was not checked, and the connection closes.
+ */
+export const BODY_NEVER_WHOLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['request_timeout', 'malformed_http']);
+
 /** The HTTP status intake answers for each acknowledgement (`IntakeAck.status`); derived receipts show it too. */
 export const ACK_HTTP_STATUS = { queued: 202, duplicate_suppressed: 200, handshake: 200 } as const;
 

@@ -6,7 +6,7 @@ import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import type { SqlParam } from '../../store/db.ts';
 import { Actor, Cursor, Limit, openCursor, PageInfo, sealCursor, Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 
 const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });
 

@@ -8,7 +8,7 @@ import { endpointView, listShopEndpoints } from '../../reads/endpoints.ts';
 import { readinessChecks, shopRow, stateCounts, WINDOW_MS } from '../../reads/readiness.ts';
 import { ReadinessCheckSchema, ShopConnectionFields, shopConnection } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { recentShopReceipts } from '../../reads/receipts.ts';
 
 const RECENT_RECEIPTS = 20;

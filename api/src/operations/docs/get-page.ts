@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
 import { joinUrl } from '../../docs-paths.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { readDocsPage } from '../../services/docs.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 
 export const DocsPage = z
   .object({

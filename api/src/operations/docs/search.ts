@@ -3,7 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { searchDocs } from '../../services/docs.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 
 export const DocsSearchResult = z
   .object({

@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { endpointStateCounts, endpointView, listShopEndpoints } from '../../reads/endpoints.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { EndpointView } from './schemas.ts';
 
 export const RECENT_WINDOW_HOURS = 24;

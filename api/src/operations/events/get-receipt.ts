@@ -3,7 +3,7 @@ import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { getShopReceipt, receiptView } from '../../reads/receipts.ts';
 import { Receipt } from '../receipts/schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { EventIdParam } from './get.ts';
 
 export const getEventReceipt = defineOperation({

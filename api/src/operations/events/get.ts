@@ -19,7 +19,7 @@ import {
 } from '../../reads/events.ts';
 import { limitsForShop } from '../../usage/meters.ts';
 import { Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { EventSummary } from './schemas.ts';
 
 export const EventIdParam = z.object({

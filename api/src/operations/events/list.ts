@@ -6,7 +6,7 @@ import { EVENT_STATES, SUPPORT_CODES } from '../../handoff/outcomes.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { eventSummary, listEvents } from '../../reads/events.ts';
 import { Cursor, Limit, openCursor, PageInfo, sealCursor } from '../read-schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { EventSummary } from './schemas.ts';
 
 const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });

@@ -8,7 +8,7 @@ import type { GrantRow } from '../../auth/grants.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { limitsForShop } from '../../usage/meters.ts';
 import { grantRateKey, peekRate, RATE_WINDOW_MS, windowStart } from '../../usage/rate-limit.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { isoReq, iso, Timestamp } from '../read-schemas.ts';
 
 export const GrantFacts = z

@@ -1,7 +1,7 @@
 // POST /agent/v1/action-intents/{intentId}/cancel — drop a previewed intent; nothing runs.
 import { cancelIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
 
 export const cancelActionIntent = defineOperation({

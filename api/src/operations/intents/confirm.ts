@@ -4,7 +4,7 @@
 // intent is known. The Idempotency-Key makes retries safe.
 import { confirmIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';

@@ -1,7 +1,7 @@
 // GET /agent/v1/action-intents/{intentId} — one action intent: its preview, state and outcome.
 import { getIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
 
 export const getActionIntent = defineOperation({

@@ -4,7 +4,7 @@ import { ACTIONS } from '../../auth/scopes.ts';
 import { listIntents } from '../../intents/engine.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf } from './shared.ts';
 
 export const ActionIntentList = z

@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
 import { previewIntent } from '../../intents/engine.ts';
 import { DEFAULT_RECEIPT_LIMIT, DEFAULT_SHARE_HOURS, MAX_SHARE_HOURS } from '../../intents/kinds/diagnostics-share.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
 export const DiagnosticsShareIntentBody = z

@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { previewIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { AUTH_MODES, MAX_REQUIRED_PATHS, TRIGGER_VARIANTS } from '../../services/endpoints.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf, PREVIEW_NOTE } from './shared.ts';
 
 export const HmacInput = z

@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { previewIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { HmacInput, MappingInput } from './preview-endpoint-create.ts';
 import { ActionIntentSchema, callerOf, EndpointIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 

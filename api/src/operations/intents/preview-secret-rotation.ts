@@ -4,7 +4,7 @@ import { previewIntent } from '../../intents/engine.ts';
 import { DEFAULT_OVERLAP_HOURS } from '../../intents/kinds/secret-rotate.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { MAX_ROTATION_OVERLAP_HOURS } from '../../services/endpoints.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { ActionIntentSchema, callerOf, EndpointIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
 export const SecretRotationIntentBody = z

@@ -6,7 +6,7 @@ import type { ErrorCode } from '../../errors/catalog.ts';
 import { AppError } from '../../errors/problem.ts';
 import type { Caller } from '../../intents/engine.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
-import type { OperationContext } from '../types.ts';
+import type { OperationContext } from '../../core/types.ts';
 
 const Actor = z
   .object({

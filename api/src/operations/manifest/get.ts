@@ -1,11 +1,11 @@
 // GET /agent/v1/manifest — public. What Flowport is, what it can do, where the
 // contract and docs live, and the boundaries an agent must respect. Read it first.
 import { z } from '@hono/zod-openapi';
-import { agentCommandLine } from '../../cli/command-line.ts';
+import { agentCommandLine } from '../command-line.ts';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
 import { AGENT_API_PREFIX, API_VERSION, MCP_PATH, PRODUCT } from '../../lib/package-info.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 
 const Capability = z
   .object({

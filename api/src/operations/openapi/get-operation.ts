@@ -5,7 +5,7 @@ import { z } from '@hono/zod-openapi';
 import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { findOpenApiOperation } from '../../services/docs.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 
 export const OpenApiOperationLookup = z
   .object({

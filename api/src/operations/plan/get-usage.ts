@@ -14,7 +14,7 @@ import {
 } from '../../usage/meters.ts';
 import { grantRateKey, peekRate, RATE_WINDOW_MS, shopRateKey, windowStart } from '../../usage/rate-limit.ts';
 import { isoReq, Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 
 const MeterUsage = z
   .object({

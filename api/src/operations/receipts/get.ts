@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { getShopReceipt, receiptView } from '../../reads/receipts.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 import { Receipt } from './schemas.ts';
 
 export const getReceipt = defineOperation({

@@ -7,7 +7,7 @@ import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
 import { readinessChecks, shopRow } from '../../reads/readiness.ts';
 import { ReadinessCheckSchema, ShopConnectionFields, shopConnection } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../types.ts';
+import { defineOperation } from '../../core/types.ts';
 
 export const Setup = z
   .object({

@@ -1,9 +1,9 @@
 // Operator commands that run Flowport processes and manage their store: `flowport serve
 // [--no-worker]`, `flowport worker`, `flowport migrate`, `flowport migrate-data`. Definitions
 // only (the CLI, its help and the reference page derive from them); handlers are in
-// ./process-cli.ts. Each sets `store: false`: it opens its own store, and serve/worker
+// ./process.ts. Each sets `store: false`: it opens its own store, and serve/worker
 // run until SIGINT/SIGTERM.
-import type { OperatorCommand } from './cli/definitions.ts';
+import type { OperatorCommand } from '../definitions.ts';
 
 export const PROCESS_OPERATOR_COMMANDS: OperatorCommand[] = [
   {

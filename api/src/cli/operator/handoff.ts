@@ -1,12 +1,12 @@
 // Operator CLI for the handoff: `flowport sandbox --port N` (the Shopify
 // stand-in on its own port) and `flowport shops reconnect` (after a revoked
 // token: store the new token, release held events). Human-only, local store.
-import type { OperatorCommand } from '../cli/definitions.ts';
-import type { OperatorHandler, StandaloneHandler } from '../cli/handlers.ts';
-import { AppError } from '../errors/problem.ts';
-import { OPERATOR_ACTOR } from '../audit/log.ts';
-import { reconnectShop } from './lifecycle.ts';
-import { UNAVAILABLE_SHOP_STATUSES } from './outcomes.ts';
+import type { OperatorCommand } from '../definitions.ts';
+import type { OperatorHandler, StandaloneHandler } from '../handlers.ts';
+import { AppError } from '../../errors/problem.ts';
+import { OPERATOR_ACTOR } from '../../audit/log.ts';
+import { reconnectShop } from '../../handoff/lifecycle.ts';
+import { UNAVAILABLE_SHOP_STATUSES } from '../../handoff/outcomes.ts';
 
 export const HANDOFF_OPERATOR_COMMANDS: OperatorCommand[] = [
   {
@@ -43,7 +43,7 @@ const sandbox: StandaloneHandler = async ({ options, io }) => {
   if (typeof options.port === 'string') argv.push('--port', options.port);
   if (typeof options.host === 'string') argv.push('--host', options.host);
   // Loaded on use (it pulls in the HTTP server); runs until SIGINT/SIGTERM and the CLI runner awaits it.
-  const { runSandboxProcess } = await import('../sandbox/server.ts');
+  const { runSandboxProcess } = await import('../../sandbox/server.ts');
   await runSandboxProcess(argv, (line) => io.out(line));
   return { json: { stopped: true }, text: 'Sandbox stopped.' };
 };

@@ -4,11 +4,11 @@
 // ./node-intake.ts answers well-formed intake URLs first; this route serves the rest.
 import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
-import type { AppEnv } from '../http/types.ts';
-import { endBodyRead, startBodyRead } from '../http/body-reads.ts';
+import type { AppEnv } from './types.ts';
+import { endBodyRead, startBodyRead } from './body-reads.ts';
 import { isId } from '../ids.ts';
 import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
-import { type Intake, type IntakeAck, SenderGoneError } from './intake.ts';
+import { type Intake, type IntakeAck, SenderGoneError } from '../intake/intake.ts';
 import { CLOSES_CONNECTION } from './node-intake.ts';
 
 /**

@@ -1,12 +1,12 @@
 // Operator commands of the grants/audit area: `grants create|list|revoke` and
 // `audit verify`. Human-only: they run on the host against the local store and
 // are never reachable through the API or MCP.
-import { appendAudit, OPERATOR_ACTOR, verifyAuditChain } from '../audit/log.ts';
-import type { OperatorCommand } from '../cli/definitions.ts';
-import type { OperatorHandler, OptionValues } from '../cli/handlers.ts';
-import { AppError } from '../errors/problem.ts';
-import { type GrantRow, MAX_GRANT_DAYS, createGrant } from './grants.ts';
-import { ALL_SCOPES, isScope, type Scope, TIERS, type Tier } from './scopes.ts';
+import { appendAudit, OPERATOR_ACTOR, verifyAuditChain } from '../../audit/log.ts';
+import type { OperatorCommand } from '../definitions.ts';
+import type { OperatorHandler, OptionValues } from '../handlers.ts';
+import { AppError } from '../../errors/problem.ts';
+import { type GrantRow, MAX_GRANT_DAYS, createGrant } from '../../auth/grants.ts';
+import { ALL_SCOPES, isScope, type Scope, TIERS, type Tier } from '../../auth/scopes.ts';
 
 export const GRANTS_OPERATOR_COMMANDS: OperatorCommand[] = [
   {

@@ -1,6 +1,10 @@
-// The shape of one Agent Operations operation. Everything else — Hono routes,
-// the OpenAPI file, MCP tools, CLI commands, reference pages — is derived from
-// a list of these (see ./registry.ts). One operation, one file.
+// The core floor: the types every layer shares. Who is calling (Principal), what a
+// process provides (Services), what an operation runs with (OperationContext), the
+// guard and admission contracts, and the shape of one Agent Operations operation.
+// Everything else — Hono routes, the OpenAPI file, MCP tools, CLI commands, reference
+// pages — is derived from a list of these (see ../operations/registry.ts).
+// This module imports nothing above it: only foundation types (config, errors, lib) and
+// the store's Db. tests/architecture/layers.test.ts keeps it so.
 import type { z } from '@hono/zod-openapi';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../lib/crypto.ts';
@@ -60,6 +64,34 @@ export interface OperationContext {
   transport: 'http' | 'mcp' | 'cli';
   /** Request headers the operation declared (lowercased names). */
   headers: Record<string, string | undefined>;
+}
+
+/** Implemented by the auth subsystem (api/src/auth/guard.ts); installed with installGuard (api/src/operations/pipeline.ts). */
+export interface Guard {
+  /** Resolves a bearer token to a principal or throws an `authority`-layer AppError. */
+  authenticate(token: string | null, services: Services, requestId?: string): Promise<Principal>;
+  /** Throws a refusal naming the missing scope. */
+  authorize(principal: Principal, op: AnyOperation, services?: Services, requestId?: string): void | Promise<void>;
+  /**
+   * Rate limits, plan caps and metering; throws `usage`-layer refusals. Returns an Admission when
+   * what it counted is to be given back if the operation then refuses or fails.
+   */
+  admit(principal: Principal, op: AnyOperation, services: Services, requestId?: string): Promise<Admission | undefined>;
+  /** Actor attribution after run: audits refusals and non-read operations (see api/src/auth/guard.ts). */
+  record?(args: {
+    principal: Principal;
+    op: AnyOperation;
+    services: Services;
+    requestId: string;
+    input: Record<string, unknown>;
+    error?: unknown;
+  }): Promise<void>;
+}
+
+/** What admission counted for a call that the operation may still refuse (a preview). */
+export interface Admission {
+  /** Gives the counted unit back (the operation refused or failed; nothing was created). */
+  refund(): Promise<void>;
 }
 
 export interface OperationRequest {

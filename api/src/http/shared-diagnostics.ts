@@ -4,10 +4,10 @@
 // looked up by its SHA-256 only; unknown and expired links say so plainly.
 import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
-import type { AppEnv } from '../http/types.ts';
+import type { AppEnv } from './types.ts';
 import { sha256Hex } from '../lib/crypto.ts';
-import type { Services } from '../operations/types.ts';
-import { SHARED_DIAGNOSTICS_PATH } from './kinds/diagnostics-share.ts';
+import type { Services } from '../core/types.ts';
+import { SHARED_DIAGNOSTICS_PATH } from '../intents/kinds/diagnostics-share.ts';
 
 export { SHARED_DIAGNOSTICS_PATH };
 

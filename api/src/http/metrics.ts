@@ -2,9 +2,9 @@
 // store (events by state, possible duplicates, attempts by outcome); in-process
 // counters from this process's worker.
 import { Hono } from 'hono';
-import type { Services } from '../operations/types.ts';
-import { EVENT_STATES } from './outcomes.ts';
-import type { DeliveryWorker } from './worker.ts';
+import type { Services } from '../core/types.ts';
+import { EVENT_STATES } from '../handoff/outcomes.ts';
+import type { DeliveryWorker } from '../handoff/worker.ts';
 
 function line(name: string, value: number, labels: Record<string, string> = {}): string {
   const l = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, '_')}"`);

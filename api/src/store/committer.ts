@@ -10,7 +10,7 @@
 // dedupe, one shop's event cap); the batch takes all of them first, in one global order
 // (lockKeys), so a check sees every other process's committed batch and two batches
 // never deadlock.
-import { type Db, lockKeys } from '../store/db.ts';
+import { type Db, lockKeys } from './db.ts';
 
 /** Per-batch scratch space and hooks shared by the items of one transaction. */
 export interface Batch {

@@ -1,12 +1,12 @@
 // Operator CLI handlers for intake setup: `flowport shops list|create` and
 // `flowport endpoints create`. Human-only; they act on the local store. The
 // endpoint secret is printed here once and never again.
-import type { OperatorHandler, OptionValues } from '../cli/handlers.ts';
-import { authModeDocsPath, joinUrl } from '../docs-paths.ts';
-import { AppError } from '../errors/problem.ts';
-import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
-import { PLAN_IDS, type PlanId } from '../plans.ts';
-import { appendAudit, OPERATOR_ACTOR } from '../audit/log.ts';
+import type { OperatorHandler, OptionValues } from '../handlers.ts';
+import { authModeDocsPath, joinUrl } from '../../docs-paths.ts';
+import { AppError } from '../../errors/problem.ts';
+import { INGEST_PATH_PREFIX } from '../../lib/package-info.ts';
+import { PLAN_IDS, type PlanId } from '../../plans.ts';
+import { appendAudit, OPERATOR_ACTOR } from '../../audit/log.ts';
 import {
   AUTH_MODES,
   type AuthMode,
@@ -19,9 +19,9 @@ import {
   type ExternalIdSource,
   TRIGGER_VARIANTS,
   type TriggerVariant,
-} from '../services/endpoints.ts';
-import { createShop, getShop, type ShopRow } from '../services/shops.ts';
-import { AUTH_MODE_FACTS, importSecretCommandFor } from './auth-modes.ts';
+} from '../../services/endpoints.ts';
+import { createShop, getShop, type ShopRow } from '../../services/shops.ts';
+import { AUTH_MODE_FACTS, importSecretCommandFor } from '../../intake/auth-modes.ts';
 
 /**
  * The headers this endpoint reads, as configured: the mode's fixed headers, except that the

@@ -5,20 +5,13 @@
 // the same codes (./routes.ts).
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../errors/problem.ts';
-import { problemParts } from '../http/problem-response.ts';
-import {
-  answeredByBodyRead,
-  BODY_NEVER_WHOLE,
-  endBodyRead,
-  endIntakeRequest,
-  startBodyRead,
-  startIntakeRequest,
-} from '../http/body-reads.ts';
+import { problemParts } from './problem-response.ts';
+import { answeredByBodyRead, endBodyRead, endIntakeRequest, startBodyRead, startIntakeRequest } from './body-reads.ts';
 import { isId, newId } from '../ids.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
-import { ACK_HTTP_STATUS } from '../errors/codes/intake.ts';
-import { type HeaderReader, type Intake, SenderGoneError } from './intake.ts';
-import { INTAKE_LIMITS } from './limits.ts';
+import { ACK_HTTP_STATUS, BODY_NEVER_WHOLE } from '../errors/codes/intake.ts';
+import { type HeaderReader, type Intake, SenderGoneError } from '../intake/intake.ts';
+import { INTAKE_LIMITS } from '../intake/limits.ts';
 
 type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 

@@ -3,8 +3,8 @@
 import { z } from '@hono/zod-openapi';
 import { previewIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { ActionIntentSchema, callerOf, PREVIEW_ERRORS, PREVIEW_NOTE } from '../intents/shared.ts';
-import { defineOperation } from '../types.ts';
+import { ActionIntentSchema, callerOf, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
+import { defineOperation } from '../../core/types.ts';
 
 export const ReplayIntentBody = z
   .object({

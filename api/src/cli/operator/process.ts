@@ -2,13 +2,13 @@
 // opens (and closes) its own store, so none depends on the CLI runner's store; serve
 // and worker run until SIGINT/SIGTERM. See content/operate/deployment.md.
 import { resolve } from 'node:path';
-import type { OptionValues, StandaloneHandler } from './cli/handlers.ts';
-import { type Config, loadConfig } from './config.ts';
-import { closeOnSignal, startServe, startWorker } from './main.ts';
-import { migrateData } from './store/migrate-data.ts';
-import { migrate, migrationFiles } from './store/migrate.ts';
-import { openStore, SQLITE_FILE_NAME, storeKind } from './store/open.ts';
-import { redactUrl } from './store/postgres.ts';
+import type { OptionValues, StandaloneHandler } from '../handlers.ts';
+import { type Config, loadConfig } from '../../config.ts';
+import { closeOnSignal, startServe, startWorker } from '../../main.ts';
+import { migrateData } from '../../store/migrate-data.ts';
+import { migrate, migrationFiles } from '../../store/migrate.ts';
+import { openStore, SQLITE_FILE_NAME, storeKind } from '../../store/open.ts';
+import { redactUrl } from '../../store/postgres.ts';
 
 type ProcessContext = Parameters<StandaloneHandler>[0];
 type ProcessHandler = StandaloneHandler;
