@@ -18,7 +18,7 @@ import { ALL_SCOPES, type Scope, TIER_SCOPES } from '../../api/src/auth/scopes.t
 import { runCli } from '../../api/src/cli/main.ts';
 import { newId } from '../../api/src/ids.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
-import type { AnyOperation } from '../../api/src/operations/types.ts';
+import type { AnyOperation } from '../../api/src/core/types.ts';
 import { createShop } from '../../api/src/services/shops.ts';
 import { DIST_DIR } from '../../scripts/docs/lib/site-paths.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
