@@ -111,6 +111,7 @@ try {
     const zsh = provideZsh(log);
     console.log(`  zsh: ${zsh.path ?? 'none'} (${zsh.source})`);
     console.log(`=== test environment: ok (${seconds(started)})`);
+    results.push(`test environment: PostgreSQL ${postgres.kind}, ok (${seconds(started)})`);
     const runEnv = testRunEnv(postgres, chromium, zsh);
 
     const phases: [name: string, args: string[], store: string][] = [
