@@ -13,17 +13,25 @@ let run: ChildProcess | null = null;
 function stopHog(): void {
   if (hog.exitCode === null && hog.signalCode === null) hog.kill('SIGKILL');
 }
+// A stop reaches `npm test`'s whole process group (it then cleans up what it started) and the hog.
+let stoppedBy: number | null = null;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    run?.kill(signal);
+    stoppedBy = signal === 'SIGINT' ? 130 : 143;
     stopHog();
-    process.exit(signal === 'SIGINT' ? 130 : 143);
+    if (run?.pid) {
+      try {
+        process.kill(-run.pid, signal);
+      } catch {
+        // already gone
+      }
+    }
   });
 }
 
 const started = Date.now();
 const code = await new Promise<number>((resolve) => {
-  run = spawn('npm', ['test'], { cwd: root, stdio: 'inherit' });
+  run = spawn('npm', ['test'], { cwd: root, stdio: 'inherit', detached: true });
   run.on('error', () => resolve(1));
   run.on('close', (c) => resolve(c ?? 1));
 });
@@ -31,4 +39,4 @@ stopHog();
 console.log(
   `=== npm test under load: ${code === 0 ? 'ok' : 'FAILED'} (${((Date.now() - started) / 1000).toFixed(1)} s); CPU hog stopped`,
 );
-process.exit(code);
+process.exit(stoppedBy ?? code);
