@@ -1,7 +1,8 @@
 // `npm run bench`: every benchmark, one after the other: intake throughput (with its
 // bare node:http baseline measured in the same run) and handoff latency, each on both
 // stores, then what verifying each auth mode's signature costs, then intake's instructions per
-// request against the bare baseline, counted by callgrind (needs valgrind). Each prints its own
+// request against the bare baseline, counted by callgrind (needs valgrind), then the CLI's start
+// and an agent read beside `node -e 0`. Each prints its own
 // figures; this exits non-zero if one fails.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ const runs: [string, string[]][] = [
   ['handoff, PostgreSQL', ['scripts/bench-handoff.ts', '--store', 'postgres']],
   ['sender verification, per auth mode', ['scripts/bench-verify.ts']],
   ['intake instructions per request (callgrind)', ['scripts/bench-instructions.ts']],
+  ['CLI start and an agent read', ['scripts/bench-cli.ts']],
 ];
 let failed = 0;
 for (const [name, args] of runs) {

@@ -25,8 +25,16 @@ export interface Config {
     /** When null the process runs in sandbox mode. */
     adminBaseUrl: string | null;
     apiVersion: string;
-    /** The app's client secret (API secret key): verifies privacy webhooks. Null: they are refused. */
-    apiSecret: string | null;
+    /** The app's client id (API key): OAuth install, session-token audience. Null: sandbox stand-in's, or install refused. */
+    clientId: string | null;
+    /**
+     * The app's client secret (API secret key): verifies OAuth callbacks, Shopify webhooks (privacy,
+     * app/uninstalled, Flow lifecycle) and session tokens. Null: privacy webhooks are refused; in
+     * sandbox mode the install path uses the sandbox app's own credentials (api/src/lib/shopify-app.ts).
+     */
+    clientSecret: string | null;
+    /** Access scopes the install asks for (shopify.app.toml declares the same list; a test checks it). */
+    scopes: readonly string[];
   };
   worker: {
     enabled: boolean;
@@ -67,6 +75,10 @@ export interface Config {
     /** Browser origins (besides loopback and the public URL's origin) allowed to call the MCP endpoint. */
     allowedOrigins: string[];
   };
+  metrics: {
+    /** Serve /metrics to other hosts too (default: this machine only, like every loopback-only route). */
+    remote: boolean;
+  };
   siteDir: string;
   buildCommit: string;
   logLevel: 'silent' | 'info' | 'debug';
@@ -84,7 +96,8 @@ export const ENV = {
   secretKey: 'FLOWPORT_SECRET_KEY',
   shopifyAdminBaseUrl: 'FLOWPORT_SHOPIFY_ADMIN_BASE_URL',
   shopifyApiVersion: 'FLOWPORT_SHOPIFY_API_VERSION',
-  shopifyApiSecret: 'FLOWPORT_SHOPIFY_API_SECRET',
+  shopifyClientId: 'FLOWPORT_SHOPIFY_CLIENT_ID',
+  shopifyClientSecret: 'FLOWPORT_SHOPIFY_CLIENT_SECRET',
   worker: 'FLOWPORT_WORKER',
   workerLeaseMs: 'FLOWPORT_WORKER_LEASE_MS',
   workerConcurrencyPerShop: 'FLOWPORT_WORKER_CONCURRENCY_PER_SHOP',
@@ -100,6 +113,7 @@ export const ENV = {
   endpointCacheMs: 'FLOWPORT_INTAKE_ENDPOINT_CACHE_MS',
   intentTtlSeconds: 'FLOWPORT_INTENT_TTL_SECONDS',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
+  metricsRemote: 'FLOWPORT_METRICS_REMOTE',
   siteDir: 'FLOWPORT_SITE_DIR',
   buildCommit: 'FLOWPORT_BUILD_COMMIT',
   logLevel: 'FLOWPORT_LOG_LEVEL',
@@ -113,6 +127,13 @@ export const CLI_ENV = {
 
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_SHOPIFY_API_VERSION = '2026-10';
+
+/**
+ * The Admin API access scopes the app asks for at install: none. `flowTriggerReceive` needs no
+ * access scope (Flow triggers are the app's own extensions). shopify.app.toml declares the same
+ * (tests/shopify/app-config.test.ts checks that the file and this list agree).
+ */
+export const SHOPIFY_ACCESS_SCOPES: readonly string[] = [];
 
 /** Numeric defaults, defined once: loadConfig uses them and the configuration table shows them. */
 export const DEFAULTS = {
@@ -184,10 +205,16 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     about:
       'Shopify Admin API version for `flowTriggerReceive`: `YYYY-01`, `-04`, `-07`, `-10` or `unstable` (start-up refuses anything else).',
   },
-  shopifyApiSecret: {
-    default: 'unset: privacy webhooks are refused (401)',
+  shopifyClientId: {
+    default: "unset: the install path is refused (sandbox mode: the sandbox app's own id)",
     about:
-      "The Shopify app's client secret (API secret key). Verifies the HMAC of Shopify's privacy webhooks at `/shopify/webhooks/compliance`. A secret: never logged or shown.",
+      "The Shopify app's client id (API key), as in `shopify.app.toml`'s `client_id`. Used by the OAuth install (`/shopify/install`) and to check a session token's audience.",
+  },
+  shopifyClientSecret: {
+    default:
+      "unset: privacy webhooks are refused (401); the install path is refused (sandbox mode: the sandbox app's own secret)",
+    about:
+      "The Shopify app's client secret (API secret key). Verifies the OAuth callback's HMAC, the HMAC of Shopify's webhooks (privacy webhooks at `/shopify/webhooks/compliance`, `app/uninstalled`, Flow's trigger lifecycle callback) and session tokens. A secret: never logged or shown.",
   },
   worker: { default: code('on'), about: '`off` runs no delivery worker in `serve` (the same as `--no-worker`).' },
   workerLeaseMs: {
@@ -237,6 +264,11 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
   mcpAllowedOrigins: {
     default: 'empty',
     about: 'Extra browser origins allowed to call the MCP endpoint (comma-separated).',
+  },
+  metricsRemote: {
+    default: code('off'),
+    about:
+      '`on` serves `/metrics` to other hosts (a Prometheus elsewhere). Off, it answers only this machine (loopback peer and `Host`, no proxy header), like the sandbox stand-in: its counts cover every shop.',
   },
   siteDir: { default: code('site/dist'), about: 'Where the built docs site is served from.' },
   buildCommit: {
@@ -308,7 +340,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shopify: {
       adminBaseUrl: env[ENV.shopifyAdminBaseUrl] || null,
       apiVersion: env[ENV.shopifyApiVersion]?.trim() || DEFAULT_SHOPIFY_API_VERSION,
-      apiSecret: env[ENV.shopifyApiSecret] || null,
+      clientId: env[ENV.shopifyClientId]?.trim() || null,
+      clientSecret: env[ENV.shopifyClientSecret] || null,
+      scopes: SHOPIFY_ACCESS_SCOPES,
     },
     worker: {
       enabled: (env[ENV.worker] ?? 'on') !== 'off',
@@ -339,6 +373,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
         .map((o) => o.trim().replace(/\/+$/, ''))
         .filter(Boolean),
     },
+    metrics: { remote: (env[ENV.metricsRemote] ?? 'off') === 'on' },
     siteDir: resolve(root, env[ENV.siteDir] ?? 'site/dist'),
     buildCommit: env[ENV.buildCommit] || 'unknown',
     logLevel: (env[ENV.logLevel] as Config['logLevel']) || 'info',

@@ -35,6 +35,8 @@ export const DOCS_PATHS = {
   flowTrigger: '/set-up/flow-trigger/',
   secretRotation: '/set-up/secret-rotation/',
   deployment: '/operate/deployment/',
+  installOnAStore: '/set-up/install-on-a-store/',
+  merchantPage: '/set-up/merchant-page/',
 } as const;
 
 /** One page per sender auth mode (`standard_webhooks` → `/set-up/auth-modes/standard-webhooks/`). */

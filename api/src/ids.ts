@@ -13,6 +13,7 @@ export const ID_PREFIXES = {
   diagnostics: 'diag',
   audit: 'aud',
   request: 'req',
+  merchantSession: 'msess',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

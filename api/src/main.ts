@@ -3,18 +3,20 @@
 // alone, with an optional port for /healthz and /metrics. On PostgreSQL any number
 // of each share one database (docs/adr/0600-postgres-scale-out.md). `npm start`
 // runs main(): serve, with the worker as FLOWPORT_WORKER says.
-import { mkdirSync } from 'node:fs';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { type Config, isSandbox, loadConfig } from './config.ts';
 import { installClientErrorHandler } from './http/client-error.ts';
+import { installExpectContinue } from './http/expect-continue.ts';
 import { httpServerOptions } from './http/request-timeout.ts';
 import { siteOriginWarning } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
+import { asStartupFailure, startupFailureLine } from './store/startup-failure.ts';
 import { storeKind } from './store/open.ts';
+import { ensurePrivateDir } from './lib/private-files.ts';
 import { redactUrl } from './store/postgres.ts';
 
 export interface RunningProcess {
@@ -37,6 +39,7 @@ function storeDescription(config: Config): string {
 async function listen(listener: RequestListener, cfg: Config): Promise<{ port: number; close(): Promise<void> }> {
   const server = createServer(httpServerOptions(cfg), listener);
   installClientErrorHandler(server, cfg.publicUrl);
+  installExpectContinue(server, cfg);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
     server.once('error', reject);
@@ -57,11 +60,17 @@ export async function startServe(
   config: Config,
   options: { worker?: boolean; log?: Log } = {},
 ): Promise<RunningProcess> {
+  return startServeOrFail(config, options).catch((err: unknown) => {
+    throw asStartupFailure(err, config);
+  });
+}
+
+async function startServeOrFail(config: Config, options: { worker?: boolean; log?: Log }): Promise<RunningProcess> {
   const log = options.log ?? ((line: string) => console.log(line));
   const withWorker = options.worker ?? config.worker.enabled;
   const cfg: Config = { ...config, worker: { ...config.worker, enabled: withWorker } };
   // Sandbox credentials live here even when the store is PostgreSQL.
-  mkdirSync(cfg.dataDir, { recursive: true });
+  ensurePrivateDir(cfg.dataDir);
   const runtime = await createRuntime(cfg, { applicationName: withWorker ? 'flowport serve' : 'flowport serve api' });
   let server: Awaited<ReturnType<typeof listen>>;
   try {
@@ -110,6 +119,15 @@ const WORKER_PATHS = new Set(['/healthz', '/metrics']);
 export async function startWorker(
   config: Config,
   options: { port?: number | null; host?: string; log?: Log } = {},
+): Promise<RunningProcess> {
+  return startWorkerOrFail(config, options).catch((err: unknown) => {
+    throw asStartupFailure(err, { ...config, port: options.port ?? config.port, host: options.host ?? '127.0.0.1' });
+  });
+}
+
+async function startWorkerOrFail(
+  config: Config,
+  options: { port?: number | null; host?: string; log?: Log },
 ): Promise<RunningProcess> {
   const log = options.log ?? ((line: string) => console.log(line));
   const cfg: Config = { ...config, worker: { ...config.worker, enabled: true } };
@@ -167,15 +185,19 @@ export function closeOnSignal(proc: RunningProcess, log: Log = (l) => console.lo
   });
 }
 
+/** `npm start`: serve until a signal. A failed start prints one line (startup-failure.ts) and exits 1. */
 export async function main(): Promise<void> {
-  const proc = await startServe(loadConfig());
+  let config: Config | null = null;
+  let proc: RunningProcess;
+  try {
+    config = loadConfig();
+    proc = await startServe(config);
+  } catch (err) {
+    console.error(startupFailureLine(err, config?.publicUrl ?? 'http://localhost:8787'));
+    process.exit(1);
+  }
   await closeOnSignal(proc);
   process.exit(0);
 }
 
-if (import.meta.main) {
-  main().catch((err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
-}
+if (import.meta.main) await main();

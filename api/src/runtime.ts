@@ -5,6 +5,11 @@
 // and an endpoint changed through any process drops out of every process's intake cache the same
 // way (a lost notification is bounded by config.intake.endpointCacheMs).
 import { COMPLIANCE_WEBHOOK_PATH, complianceRoutes } from './shopify/compliance.ts';
+import { localSandboxBaseUrl, shopifyAppCredentials } from './lib/shopify-app.ts';
+import { flowLifecycleRoutes } from './shopify/flow-lifecycle.ts';
+import { oauthRoutes } from './shopify/oauth.ts';
+import { uninstallRoutes } from './shopify/uninstall.ts';
+import { merchantRoutes } from './shopify/merchant/routes.ts';
 import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -53,10 +58,7 @@ export interface RuntimeOptions {
   now?: () => number;
 }
 
-/** Where the in-process sandbox listens (loopback, so the worker never leaves the machine). */
-export function localSandboxBaseUrl(config: Config): string {
-  return `http://127.0.0.1:${config.port}${SANDBOX_MOUNT_PATH}`;
-}
+export { localSandboxBaseUrl };
 
 export function adminBaseUrlFor(config: Config, shop: ShopRow): string {
   if (shop.admin_base_url) return shop.admin_base_url;
@@ -110,15 +112,26 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const sandbox = isSandbox(config) ? createSandboxState() : null;
   const mounts: { path: string; app: Hono<AppEnv> }[] = [{ path: INGEST_PATH_PREFIX, app: intakeRoutes(getIntake) }];
   if (sandbox) {
-    const refuseRemote = () =>
-      new AppError('not_found', {
-        detail:
-          "The sandbox's Shopify stand-in answers only on the machine running Flowport (loopback, not through a proxy or tunnel): its record holds the payloads handed to Flow. Open it there, or read events through /agent/v1/events.",
+    const refuseRemote = ({ reason, detail }: { reason: string; detail: string }) =>
+      new AppError(reason === 'media' ? 'unsupported_media_type' : 'not_found', {
+        detail: `The sandbox's Shopify stand-in answers only this machine's own tools and pages: its record holds the payloads handed to Flow. ${detail} Open it on this machine at http://localhost:${config.port}${SANDBOX_MOUNT_PATH}/triggers, or read events through /agent/v1/events.`,
       });
-    mounts.push({ path: SANDBOX_MOUNT_PATH, app: sandboxApp(sandbox, { refuseRemote }) as unknown as Hono<AppEnv> });
+    // The stand-in plays Shopify's side of the install too: it signs with the app's credentials
+    // and calls this process's webhook and lifecycle URLs over loopback.
+    const shopifyApp = () => {
+      const creds = shopifyAppCredentials(config);
+      return creds ? { ...creds, appUrl: config.publicUrl, flowportUrl: `http://127.0.0.1:${config.port}` } : null;
+    };
+    mounts.push({
+      path: SANDBOX_MOUNT_PATH,
+      app: sandboxApp(sandbox, { refuseRemote, shopifyApp }) as unknown as Hono<AppEnv>,
+    });
   }
   mounts.push({ path: SHARED_DIAGNOSTICS_PATH, app: sharedDiagnosticsRoutes(() => services) });
   mounts.push({ path: COMPLIANCE_WEBHOOK_PATH, app: complianceRoutes(() => services) });
+  // The Shopify app: install (OAuth), app/uninstalled, Flow's trigger lifecycle, the merchant page.
+  for (const routes of [oauthRoutes, uninstallRoutes, flowLifecycleRoutes, merchantRoutes])
+    mounts.push({ path: '/', app: routes(() => services) });
   mounts.push(
     { path: MCP_PATH, app: mcpApp(() => services, operations) },
     { path: PROTECTED_RESOURCE_METADATA_PREFIX, app: protectedResourceMetadataApp(() => services) },

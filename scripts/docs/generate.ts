@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { ERROR_CATALOG } from '../../api/src/errors/catalog.ts';
 import type { ErrorDef } from '../../api/src/errors/catalog.ts';
-import { ON_REFUSAL, SAFETY_BOUNDARIES } from '../../api/src/operations/manifest/get.ts';
+import { ON_REFUSAL, SAFETY_BOUNDARIES } from '../../api/src/services/manifest.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { PLAN_IDS, PLANS } from '../../api/src/plans.ts';
 import { CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';

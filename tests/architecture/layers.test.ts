@@ -1,9 +1,10 @@
 // The floors of api/src hold: every import goes to the importer's own floor or one below
 // (tests/architecture/layers.ts names the floors and says where code belongs), domain code
 // imports no transport (Hono, MCP), and the top-level areas form no import cycle.
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { areaOf, cycles, importGraph, importsOf, SRC } from '../helpers/import-graph.ts';
+import { areaOf, cycles, importGraph, importsOf, SRC, sourceFiles } from '../helpers/import-graph.ts';
 import { FLOORS, floorOf, violation } from './layers.ts';
 
 const edges = importGraph();
@@ -57,7 +58,7 @@ describe('the layers of api/src', () => {
       "import { startBodyRead } from '../http/body-reads.ts';\nimport { Hono } from 'hono';\nimport { newId } from '../ids.ts';\n",
     );
     expect(violation(up as never)).toMatch(
-      /^api\/src\/intake\/made-up\.ts:1 imports api\/src\/http\/body-reads\.ts: intake is on the domain floor and http on the surfaces floor above it\..*HTTP apps and middleware \(api\/src\/http\/\)/,
+      /^api\/src\/intake\/made-up\.ts:1 imports api\/src\/http\/body-reads\.ts: intake is on the domain floor and http on the surfaces floor above it\..*the surfaces floor, which holds HTTP apps and middleware \(api\/src\/http\/\)/,
     );
     expect(violation(hono as never)).toMatch(/transport-free\. A Hono route or app belongs in api\/src\/http\//);
     expect(violation(fine as never)).toBeNull();
@@ -77,5 +78,26 @@ describe('the layers of api/src', () => {
     const core = edges.filter((e) => areaOf(e.from) === 'core');
     expect(core.length).toBeGreaterThan(0);
     for (const e of core) expect(e.typeOnly || e.external, `${e.from} -> ${e.to}`).toBe(true);
+  });
+
+  it('keeps SQL out of operation files, and each run is one call into a service verb', () => {
+    const SQL = /\b(db|tx)\.(all|get|run|exec|tx)\b|\b(SELECT\s|INSERT\s+INTO|DELETE\s+FROM)|\bUPDATE\s+\w+\s+SET\b/;
+    const files = sourceFiles(join(SRC, 'operations'));
+    const runs: string[] = [];
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      const where = `api/src/${relative(SRC, file)}`;
+      expect(
+        SQL.test(text),
+        `${where} holds SQL. SQL belongs in the store and service layers: move the query into a verb in api/src/reads/ or api/src/services/ and call that verb from the operation's run.`,
+      ).toBe(false);
+      for (const m of text.matchAll(/^\s+(async run\(|run:)[^\n]*/gm)) runs.push(`${where}: ${m[0].trim()}`);
+    }
+    expect(runs.length).toBeGreaterThan(15);
+    for (const run of runs)
+      expect(
+        run,
+        `${run}\nAn operation's run is one call into a service verb: run: async ({ ctx, input }) => verb({ ctx, input }).`,
+      ).toMatch(/run: async \(\{ ctx(, input)? \}\) => \w+\([^;]*\)( as never)?,$/);
   });
 });

@@ -38,8 +38,11 @@ export const FLOORS: readonly Floor[] = [
   { name: 'cli', areas: ['cli'], holds: 'the command line: agent, helper and operator commands (api/src/cli/)' },
 ];
 
-/** Packages that make code transport-bound; below the surfaces nothing imports them. */
-export const TRANSPORT_PACKAGES = /^(hono(\/|$)|@hono\/node-server|@modelcontextprotocol\/)/;
+/**
+ * Packages that make code transport-bound: nothing below the operations imports them, not even a
+ * type (operations may use @hono/zod-openapi for their schemas; the surfaces use them all).
+ */
+export const TRANSPORT_PACKAGES = /^(hono(\/|$)|@hono\/|@modelcontextprotocol\/)/;
 
 /** Surfaces that must not depend on each other: importer → areas it may not import. */
 export const SURFACE_BANS: Record<string, readonly string[]> = {
@@ -62,7 +65,11 @@ export function violation(e: ImportEdge): string | null {
   const own = floorOf(from);
   if (!own) return `${where(e)}: api/src/${from} is on no floor. Add it to FLOORS in tests/architecture/layers.ts.`;
   if (e.external) {
-    if (own.index < floorOf('http')!.index && TRANSPORT_PACKAGES.test(e.to))
+    const contractFloor = floorOf('operations')?.index ?? 0;
+    if (
+      TRANSPORT_PACKAGES.test(e.to) &&
+      (own.index < contractFloor || (own.index === contractFloor && e.to !== '@hono/zod-openapi'))
+    )
       return `${where(e)}: ${from} is on the ${own.floor.name} floor, which is transport-free. A Hono route or app belongs in api/src/http/ (an MCP piece in api/src/mcp/) and calls down into ${from}; keep ${from} to ${own.floor.holds}.`;
     return null;
   }
@@ -70,7 +77,7 @@ export function violation(e: ImportEdge): string | null {
   const target = floorOf(to);
   if (!target) return `${where(e)}: api/src/${to} is on no floor. Add it to FLOORS in tests/architecture/layers.ts.`;
   if (target.index > own.index)
-    return `${where(e)}: ${from} is on the ${own.floor.name} floor and ${to} on the ${target.floor.name} floor above it. Code on a floor imports only from its own floor and those below. Move what ${e.from} needs from ${e.to} down to the ${own.floor.name} floor or below (${own.floor.holds}), or move the code that needs it up to the ${target.floor.name} floor (${target.floor.holds}).`;
+    return `${where(e)}: ${from} is on the ${own.floor.name} floor and ${to} on the ${target.floor.name} floor above it. Code on a floor imports only from its own floor and those below. Either move what ${e.from} needs from ${e.to} down to the ${own.floor.name} floor or below (the ${own.floor.name} floor holds ${own.floor.holds}), or move the code that needs it up to the ${target.floor.name} floor, which holds ${target.floor.holds}.`;
   if (SURFACE_BANS[from]?.includes(to))
     return `${where(e)}: the ${from} surface must not depend on the ${to} surface. Both call down into operations and services: move the shared piece down (api/src/operations/, the domain or api/src/errors/).`;
   if (from === 'core' && !e.typeOnly)

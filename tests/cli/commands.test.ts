@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { agentCommands } from '../../api/src/cli/api-commands.ts';
-import { agentCommandLine } from '../../api/src/operations/command-line.ts';
+import { agentCommandLine } from '../../api/src/lib/command-line.ts';
 import { CONNECTION_OPTIONS, GLOBAL_OPTIONS, OPERATOR_COMMANDS, optionName } from '../../api/src/cli/definitions.ts';
 import { EXIT_CODES } from '../../api/src/cli/exit-codes.ts';
-import { OPERATOR_HANDLERS, STANDALONE_HANDLERS } from '../../api/src/cli/handlers.ts';
+import { allHandlers, handlersFor } from '../../api/src/cli/handlers.ts';
 import { cliCommands, usageLine } from '../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../api/src/config.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
@@ -123,9 +123,13 @@ describe('agent commands = registry operations', () => {
 });
 
 describe('operator and helper commands', () => {
-  it('every operator definition has exactly one handler of the right kind, and every handler a definition', () => {
+  it('every operator definition has exactly one handler of the right kind, and every handler a definition', async () => {
+    const { store: OPERATOR_HANDLERS, standalone: STANDALONE_HANDLERS } = await allHandlers();
     for (const def of OPERATOR_COMMANDS) {
       const key = def.command.join(' ');
+      // The module loaded for the command (the only one loaded when it runs) has its handler.
+      const own = await handlersFor(def);
+      expect(def.store === false ? own.standalone[key] : own.store[key], key).toBeTypeOf('function');
       if (def.store === false) {
         expect(STANDALONE_HANDLERS[key], key).toBeTypeOf('function');
         expect(OPERATOR_HANDLERS[key], key).toBeUndefined();
@@ -286,6 +290,7 @@ describe('reference page and completion', () => {
           ZSH.path,
           [
             '-fc',
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh code, expanded by zsh.
             'autoload -U compinit; compinit -u -D; source "$0"; compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }; words=(flowport "$@"); CURRENT=${#words}; _flowport',
             file,
             ...words,

@@ -224,9 +224,16 @@ describe('fault injection (the client sees what the worker would)', () => {
     expect(failed).toBeLessThan(55);
     const bad = await fetch(`${sb.url}${SANDBOX_MOUNT_PATH}/_faults/${shop}`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: '{"mode":"explode"}',
     });
     expect(bad.status).toBe(400);
+    // Not JSON by its Content-Type (a cross-site text/plain POST looks like this): refused (issue 24).
+    const plain = await fetch(`${sb.url}${SANDBOX_MOUNT_PATH}/_faults/${shop}`, {
+      method: 'POST',
+      body: '{"mode":"http_500"}',
+    });
+    expect(plain.status).toBe(415);
     const list = (await (await fetch(`${sb.url}${SANDBOX_MOUNT_PATH}/_faults`)).json()) as {
       faults: Record<string, unknown>;
     };

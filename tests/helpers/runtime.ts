@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type RequestListener, type ServerOptions } from 'node:http';
 import { installClientErrorHandler } from '../../api/src/http/client-error.ts';
+import { installExpectContinue } from '../../api/src/http/expect-continue.ts';
 import { httpServerOptions } from '../../api/src/http/request-timeout.ts';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -89,6 +90,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   });
   if (options.configure) config = options.configure(config);
   installClientErrorHandler(server, config.publicUrl);
+  installExpectContinue(server, config);
   let runtime: Runtime;
   try {
     runtime = await createRuntime(config, options.operations ? { operations: options.operations } : {});

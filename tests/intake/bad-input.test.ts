@@ -203,6 +203,11 @@ it('≥100 malformed requests: zero 5xx, each answered with a catalog code', asy
     ['required nested missing', { meta: {} }, 'required_path_missing'],
     ['required nested null', { meta: { source: null } }, 'required_path_missing'],
     ['required parent scalar', { meta: 'x' }, 'required_path_missing'],
+    // A NUL would fail on PostgreSQL's text columns; any control character is refused (issue 24).
+    ['event type NUL', { type: 'order\u0000paid' }, 'invalid_characters'],
+    ['event type only NUL', { type: '\u0000' }, 'invalid_characters'],
+    ['event type escape', { type: 'x\u001b[31m' }, 'invalid_characters'],
+    ['event type DEL', { type: 'a\u007f' }, 'invalid_characters'],
   ] as const) {
     const b = good(o);
     cases.push({ name: `mapping ${n}`, path: p(order.endpoint.id), body: b, headers: signed(b), expect: code });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { newId } from '../../api/src/ids.ts';
 import { GroupCommitter } from '../../api/src/store/committer.ts';
 import type { Db, TxOptions } from '../../api/src/store/db.ts';
-import { SqliteDb } from '../../api/src/store/sqlite.ts';
+import type { SqliteDb } from '../../api/src/store/sqlite.ts';
 import { freshSqlite, INSERT_SHOP, shopCount } from '../helpers/sqlite.ts';
 
 async function freshDb(): Promise<SqliteDb> {

@@ -27,7 +27,7 @@ beforeAll(async () => {
   server = await startTestServer({
     worker: false,
     bootstrapSandbox: false,
-    env: { FLOWPORT_SHOPIFY_API_SECRET: SECRET, FLOWPORT_LOG_LEVEL: 'info' },
+    env: { FLOWPORT_SHOPIFY_CLIENT_SECRET: SECRET, FLOWPORT_LOG_LEVEL: 'info' },
   });
 });
 
@@ -120,7 +120,7 @@ describe('privacy webhooks: verification', () => {
       expect(res.status).toBe(401);
       const p = (await res.json()) as { code: string; detail: string };
       expect(p.code).toBe('shopify_webhook_unverified');
-      expect(p.detail).toContain('FLOWPORT_SHOPIFY_API_SECRET');
+      expect(p.detail).toContain('FLOWPORT_SHOPIFY_CLIENT_SECRET');
       // The body is read with the intake cap before anything else.
       const big = await send(
         'shop/redact',

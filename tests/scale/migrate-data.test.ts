@@ -83,7 +83,6 @@ async function api(port: number, token: string, method: string, path: string, bo
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  // biome-ignore lint/suspicious/noExplicitAny: the API's JSON, checked field by field below
   return { status: res.status, json: (await res.json()) as any };
 }
 

@@ -117,7 +117,6 @@ async function call(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  // biome-ignore lint/suspicious/noExplicitAny: the API's JSON, checked field by field by the assertions
   let json: any = null;
   try {
     json = JSON.parse(text);

@@ -373,6 +373,7 @@ describe('accessibility', () => {
     /** Which tab has focus (-1: none), which are tab stops, which are selected (by index). */
     const tabState = () =>
       tabs.evaluateAll((els) => ({
+        // biome-ignore lint/complexity/useIndexOf: runs in the page; the active element is read from each element's own document.
         focused: els.findIndex((el) => el === el.ownerDocument.activeElement),
         stops: els.flatMap((el, i) => (el.tabIndex >= 0 ? [i] : [])),
         selected: els.flatMap((el, i) => (el.getAttribute('aria-selected') === 'true' ? [i] : [])),

@@ -2,9 +2,9 @@
 // usage admission, and actor attribution in the audit log. One implementation
 // for HTTP, MCP and CLI.
 //
-// What is audited (see docs/adr/0300-grants-reads-audit.md): every refusal of an
-// identified grant (expired, revoked, missing scope, usage — rate refusals once
-// per window), every refusal thrown by an operation, and every non-read
+// What is audited (see docs/adr/0300-grants-reads-audit.md and 1101): every refusal of an
+// identified grant — expired, revoked, missing scope, rate limit and plan cap once per grant and
+// kind per window, counted otherwise — every refusal thrown by an operation, and every non-read
 // operation (success or failure). Successful reads are metered, not audited.
 // Unknown or malformed tokens are not audited: they carry no attribution and a
 // flood of them must not grow the log.
@@ -14,8 +14,16 @@ import { AppError } from '../errors/problem.ts';
 import type { Guard } from '../core/types.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { admitUsage } from '../usage/admit.ts';
+import { firstRefusalOfWindow, RATE_WINDOW_MS, refusalAuditKey } from '../usage/rate-limit.ts';
 import { hashGrantToken, isWellFormedGrantToken } from './grant-tokens.ts';
 import type { GrantRow } from './grants.ts';
+
+/** The audited facts of a refusal, with how many the previous window counted when more than its audited one. */
+function refusalDetails(details: Record<string, unknown>, previousWindow: number): Record<string, unknown> {
+  return previousWindow > 1
+    ? { ...details, refused_in_previous_window: previousWindow, window_s: RATE_WINDOW_MS / 1000 }
+    : details;
+}
 
 export function principalOf(row: GrantRow): Principal {
   return {
@@ -56,16 +64,23 @@ export async function authenticateGrant(
     });
   }
   if (refusal) {
-    await appendAudit(services.db, {
-      shopId: row.shop_id,
-      actor: { grantId: row.id, kind: row.actor_kind, name: row.actor_name },
-      action: 'grant.authenticate',
-      targetType: 'grant',
-      targetId: row.id,
-      outcome: 'refused',
-      requestId: requestId ?? null,
-      at: now,
-      details: { code: refusal.code },
+    const code = refusal.code;
+    // A dead credential can be replayed without limit: the first refusal of each window is
+    // audited, the rest are counted (and that count lands in the next window's entry).
+    await services.db.tx(async (tx) => {
+      const first = await firstRefusalOfWindow(tx, refusalAuditKey(row.id, code), now);
+      if (!first) return;
+      await appendAudit(tx, {
+        shopId: row.shop_id,
+        actor: { grantId: row.id, kind: row.actor_kind, name: row.actor_name },
+        action: 'grant.authenticate',
+        targetType: 'grant',
+        targetId: row.id,
+        outcome: 'refused',
+        requestId: requestId ?? null,
+        at: now,
+        details: refusalDetails({ code }, first.previousWindow),
+      });
     });
     throw refusal;
   }
@@ -81,14 +96,21 @@ export async function authorizeScope(
 ): Promise<void> {
   if (op.scope === null || principal.scopes.includes(op.scope)) return;
   if (services) {
-    await appendAudit(services.db, {
-      shopId: principal.shopId,
-      actor: actorOf(principal),
-      action: op.operationId,
-      outcome: 'refused',
-      requestId: requestId ?? null,
-      at: services.now(),
-      details: { code: 'missing_scope', required_scope: op.scope },
+    // Scope is checked before usage admission, so these refusals are not rate-limited: audited
+    // once per window per grant and operation, counted otherwise.
+    const now = services.now();
+    await services.db.tx(async (tx) => {
+      const first = await firstRefusalOfWindow(tx, refusalAuditKey(principal.grantId, `scope:${op.operationId}`), now);
+      if (!first) return;
+      await appendAudit(tx, {
+        shopId: principal.shopId,
+        actor: actorOf(principal),
+        action: op.operationId,
+        outcome: 'refused',
+        requestId: requestId ?? null,
+        at: now,
+        details: refusalDetails({ code: 'missing_scope', required_scope: op.scope }, first.previousWindow),
+      });
     });
   }
   throw new AppError('missing_scope', {

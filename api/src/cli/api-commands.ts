@@ -4,42 +4,16 @@
 // positional arguments in path order (`flowport replay <eventId>`); query and
 // body fields are `--kebab-case` options; declared headers are options too.
 // Nothing here is written per operation.
+// Build time only: `npm run openapi` writes the result to ./agent-commands.json, which
+// the CLI reads (./agent-table.ts); the CLI itself never loads this module or the registry.
 import { buildOpenApiDocument } from '../http/openapi.ts';
 import type { AnyOperation } from '../core/types.ts';
-import { pathParams } from '../operations/command-line.ts';
-import type { CommandOption } from './definitions.ts';
+import { pathParams } from '../lib/command-line.ts';
+import { ActionIntentSchema } from '../operations/intents/shared.ts';
+import type { AgentArgument, AgentCommand, AgentOption, ValueKind } from './agent-table.ts';
+import { GENERATED_HEADERS } from './definitions.ts';
 
-/** How an option's text becomes a request value. */
-export type ValueKind = 'string' | 'number' | 'boolean' | 'json';
-
-export interface AgentOption extends CommandOption {
-  /** Parsed name (`--event-type <value>` → `event-type`). */
-  name: string;
-  /** The field as the API names it (`event_type`, `idempotency-key`). */
-  field: string;
-  location: 'query' | 'body' | 'header';
-  kind: ValueKind;
-  choices?: readonly string[];
-}
-
-export interface AgentArgument {
-  /** The path parameter (`eventId`). */
-  name: string;
-  description: string;
-}
-
-export interface AgentCommand {
-  op: AnyOperation;
-  words: readonly string[];
-  args: AgentArgument[];
-  options: AgentOption[];
-}
-
-/** Options the CLI fills itself when omitted (printed so a retry can reuse them). */
-export const GENERATED_HEADERS: Record<string, string> = {
-  'idempotency-key':
-    'Makes the confirmation safe to retry: the same key and request return the stored response. Generated (and printed to stderr) when omitted; pass the printed key to retry.',
-};
+export type { AgentArgument, AgentCommand, AgentOption, ValueKind };
 
 type Json = Record<string, unknown>;
 
@@ -88,7 +62,7 @@ function flagFor(name: string, kind: ValueKind, choices?: readonly string[]): st
 let cache: AgentCommand[] | null = null;
 let cacheFor: readonly AnyOperation[] | null = null;
 
-/** Every operation with `cli` words as a command. Built once per process from the OpenAPI document. */
+/** Every operation with `cli` words as a command, built from the OpenAPI document of `operations`. */
 export function agentCommands(operations: readonly AnyOperation[]): AgentCommand[] {
   if (cache && cacheFor === operations) return cache;
   const doc = buildOpenApiDocument(operations) as unknown as {
@@ -161,9 +135,30 @@ export function agentCommands(operations: readonly AnyOperation[]): AgentCommand
         });
       }
     }
-    out.push({ op, words: op.cli, args, options });
+    out.push({
+      op: {
+        operationId: op.operationId,
+        method: op.method,
+        path: op.path,
+        summary: op.summary,
+        description: op.description,
+        family: op.family,
+        scope: op.scope,
+        cli: op.cli,
+        intent: op.response === ActionIntentSchema,
+        body: op.request.body !== undefined,
+      },
+      words: op.cli,
+      args,
+      options,
+    });
   }
   cache = out;
   cacheFor = operations;
   return out;
+}
+
+/** The text of ./agent-commands.json for `operations` (`npm run openapi` writes it). */
+export function agentCommandsJson(operations: readonly AnyOperation[]): string {
+  return `${JSON.stringify(agentCommands(operations), null, 2)}\n`;
 }

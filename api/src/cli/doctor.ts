@@ -4,9 +4,7 @@
 // GET /plan-usage (both count as simple reads on the shop's plan).
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { PRODUCT } from '../lib/package-info.ts';
-import { getGrant } from '../operations/grant/get.ts';
-import { getManifest } from '../operations/manifest/get.ts';
-import { getPlanUsage } from '../operations/plan/get-usage.ts';
+import { agentCommandById } from './agent-table.ts';
 import { type Connection, request, UnreachableError } from './client.ts';
 import { EXIT } from './exit-codes.ts';
 import type { CliIO } from './io.ts';
@@ -108,7 +106,7 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
   let manifest: Manifest | null = null;
   try {
     const res = await withProgress(io, `Reaching ${conn.baseUrl}`, () =>
-      request(conn, { method: 'GET', path: getManifest.path, auth: false }),
+      request(conn, { method: 'GET', path: agentCommandById('getManifest').op.path, auth: false }),
     );
     const m = res.json as Manifest | null;
     if (!res.ok || !m || typeof m.product !== 'string') {
@@ -192,7 +190,9 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
     ...(conn.tokenFileWarning ? { fix: conn.tokenFileWarning } : {}),
   });
 
-  const g = await withProgress(io, 'Checking the grant', () => request(conn, { method: 'GET', path: getGrant.path }));
+  const g = await withProgress(io, 'Checking the grant', () =>
+    request(conn, { method: 'GET', path: agentCommandById('getGrant').op.path }),
+  );
   if (!g.ok) {
     const p = (g.json ?? {}) as Problem;
     const code = p.code ?? `HTTP ${g.status}`;
@@ -260,7 +260,7 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
     return finish();
   }
   const u = await withProgress(io, 'Checking plan usage', () =>
-    request(conn, { method: 'GET', path: getPlanUsage.path }),
+    request(conn, { method: 'GET', path: agentCommandById('getPlanUsage').op.path }),
   );
   if (!u.ok) {
     const p = (u.json ?? {}) as Problem;

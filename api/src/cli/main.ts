@@ -1,21 +1,28 @@
 // `flowport …`: one parser for three kinds of commands, kept apart in help and
-// docs. Agent commands are derived from the operation registry and call a running
-// Flowport over HTTP with a grant; helper commands (docs, doctor, completion) run
-// client-side; operator commands act on the local store as a human on the host.
+// docs. Agent commands come from the table generated from the operation registry
+// (./agent-table.ts) and call a running Flowport over HTTP with a grant; helper
+// commands (docs, doctor, completion) run client-side; operator commands act on the
+// local store as a human on the host.
+// Startup cost matters (`npm run bench:cli`): this module loads only small modules.
+// The registry and the server are never loaded; helper and operator code, the store
+// and the runtime are imported when their command runs.
+// tests/architecture/cli-startup.test.ts keeps it so.
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { CLI_ENV, loadConfig } from '../config.ts';
-import { AppError, toProblem } from '../errors/problem.ts';
-import { newId } from '../ids.ts';
+import { AppError } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
 import { familyLabel } from '../operations/families.ts';
-import { ActionIntentSchema } from '../operations/intents/shared.ts';
-import { OPERATIONS } from '../operations/registry.ts';
-import type { AnyOperation } from '../core/types.ts';
-import { type AgentCommand, agentCommands, GENERATED_HEADERS } from './api-commands.ts';
+import { agentCommandLine, pathParams } from '../lib/command-line.ts';
+import {
+  AGENT_COMMANDS,
+  type AgentCommand,
+  type AgentOperation,
+  agentCommandById,
+  GENERATED_HEADERS,
+} from './agent-table.ts';
 import { request, resolveConnection, UnreachableError, UsageError } from './client.ts';
-import { agentCommandLine, pathParams } from '../operations/command-line.ts';
-import { bashCompletion, type CompletionCommand, zshCompletion } from './completion.ts';
+import type { CompletionCommand } from './completion.ts';
 import {
   type CommandArgument,
   type CommandOption,
@@ -29,10 +36,8 @@ import {
   optionName,
   optionTakesValue,
 } from './definitions.ts';
-import { docsPointers, renderDocsPointers } from './docs-command.ts';
-import { renderDoctor, runDoctor } from './doctor.ts';
 import { EXIT, EXIT_CODES, exitCodeForHttp } from './exit-codes.ts';
-import { OPERATOR_HANDLERS, type OptionValues, STANDALONE_HANDLERS } from './handlers.ts';
+import { handlersFor, type OperatorHandler, type OptionValues, type StandaloneHandler } from './handlers.ts';
 import { type CliIO, processIO, withProgress } from './io.ts';
 import { type IntentView, type ProblemView, renderIntent, renderProblem, renderReadable } from './output.ts';
 
@@ -53,25 +58,19 @@ export interface CliCommand {
   options: CommandOption[];
   /** Options shared by every command of this kind, then the global ones. */
   sharedOptions: CommandOption[];
-  op?: AnyOperation;
+  op?: AgentOperation;
   def?: OperatorCommand;
 }
 
 const NO_TOKEN_FLAG = `There is no --token option: a token typed on the command line lands in shell history. Set ${CLI_ENV.token} in the environment or pass --token-file <path>.`;
 
-function agentCommand(op: AnyOperation): AgentCommand {
-  const cmd = agentCommands(OPERATIONS).find((c) => c.op === op);
-  if (!cmd) throw new Error(`No CLI command for ${op.operationId}.`);
-  return cmd;
-}
-
 /** Every command, agent ones first (registry order), then helpers, then operator commands. */
 export function cliCommands(options: { withAgentOptions?: boolean } = {}): CliCommand[] {
-  const agent: CliCommand[] = OPERATIONS.filter((op) => op.cli).map((op) => {
-    const cmd = options.withAgentOptions ? agentCommand(op) : null;
+  const agent: CliCommand[] = AGENT_COMMANDS.map(({ op, ...full }) => {
+    const cmd = options.withAgentOptions ? full : null;
     return {
       kind: 'agent',
-      words: op.cli as readonly string[],
+      words: op.cli,
       summary: op.summary,
       description: op.description,
       args: cmd
@@ -364,7 +363,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   }
   try {
     const { values, positionals } = parseFor(full, [...cmdWords.slice(c.words.length), ...rest]);
-    if (full.kind === 'agent') return await runAgent(full.op as AnyOperation, values, positionals, io);
+    if (full.kind === 'agent') return await runAgent(full.op as AgentOperation, values, positionals, io);
     if (full.kind === 'helper') return await runHelper(full, values, positionals, io);
     return await runOperator(full.def as OperatorCommand, values, positionals, io);
   } catch (err) {
@@ -407,8 +406,8 @@ function coerce(flag: string, kind: AgentCommand['options'][number]['kind'], v: 
   return text;
 }
 
-async function runAgent(op: AnyOperation, values: OptionValues, positionals: string[], io: CliIO): Promise<number> {
-  const cmd = agentCommand(op);
+async function runAgent(op: AgentOperation, values: OptionValues, positionals: string[], io: CliIO): Promise<number> {
+  const cmd = agentCommandById(op.operationId);
   const json = wantJson(values, io);
   const conn = resolveConnection(values, io.env);
   if (conn.tokenFileWarning) io.err(`warning: ${conn.tokenFileWarning}`);
@@ -444,7 +443,7 @@ async function runAgent(op: AnyOperation, values: OptionValues, positionals: str
       path,
       query,
       headers,
-      ...(op.request.body ? { body } : {}),
+      ...(op.body ? { body } : {}),
       auth: op.scope !== null,
     }),
   );
@@ -453,7 +452,7 @@ async function runAgent(op: AnyOperation, values: OptionValues, positionals: str
     else {
       const width = io.columns || 120;
       io.out(
-        op.response === ActionIntentSchema && res.json
+        op.intent && res.json
           ? renderIntent(res.json as IntentView, width)
           : renderReadable(res.json ?? res.text, width),
       );
@@ -481,15 +480,12 @@ async function runAgent(op: AnyOperation, values: OptionValues, positionals: str
 }
 
 /** What to type next, after a preview or a partial list (text output only). */
-function nextHints(op: AnyOperation, cmd: AgentCommand, body: unknown): string[] {
+function nextHints(op: AgentOperation, cmd: AgentCommand, body: unknown): string[] {
   if (!body || typeof body !== 'object') return [];
   const b = body as { id?: string; state?: string; required_scope?: string; page?: { next_cursor?: string | null } };
-  if (op.response === ActionIntentSchema && b.id && b.state === 'previewed') {
+  if (op.intent && b.id && b.state === 'previewed') {
     const line = (id: string) =>
-      (agentCommandLine(OPERATIONS.find((o) => o.operationId === id) as AnyOperation) ?? '').replace(
-        '<intentId>',
-        b.id as string,
-      );
+      (agentCommandLine(agentCommandById(id).op) ?? '').replace('<intentId>', b.id as string);
     return [
       `Next: ${line('confirmActionIntent')}   (needs ${b.required_scope})`,
       `  or: ${line('cancelActionIntent')}`,
@@ -503,6 +499,7 @@ function nextHints(op: AnyOperation, cmd: AgentCommand, body: unknown): string[]
 async function runHelper(c: CliCommand, values: OptionValues, positionals: string[], io: CliIO): Promise<number> {
   const name = c.words.join(' ');
   if (name === 'completion') {
+    const { bashCompletion, zshCompletion } = await import('./completion.ts');
     const commands: CompletionCommand[] = cliCommands({ withAgentOptions: true }).map((x) => {
       const options = [...x.options, ...x.sharedOptions];
       const vals: Record<string, readonly string[]> = {};
@@ -519,6 +516,7 @@ async function runHelper(c: CliCommand, values: OptionValues, positionals: strin
   }
   const conn = resolveConnection(values, io.env);
   if (name === 'docs') {
+    const { docsPointers, renderDocsPointers } = await import('./docs-command.ts');
     const answer = await withProgress(io, `Reading the manifest at ${conn.baseUrl}`, () => docsPointers(conn));
     if (wantJson(values, io)) io.out(JSON.stringify(answer, null, 2));
     else io.out(renderDocsPointers(answer));
@@ -526,6 +524,7 @@ async function runHelper(c: CliCommand, values: OptionValues, positionals: strin
     return EXIT.ok.code;
   }
   if (name === 'doctor') {
+    const { renderDoctor, runDoctor } = await import('./doctor.ts');
     const { report, exitCode } = await runDoctor(conn, io);
     io.out(wantJson(values, io) ? JSON.stringify(report, null, 2) : renderDoctor(report));
     return exitCode;
@@ -539,12 +538,14 @@ async function runOperator(def: OperatorCommand, values: OptionValues, args: str
     io.out(wantJson(values, io) || result.text === undefined ? JSON.stringify(result.json, null, 2) : result.text);
     return result.exitCode ?? EXIT.ok.code;
   };
+  // The command's handler module is loaded now, and no other.
+  const handlers = await handlersFor(def);
   if (def.store === false) {
-    const handler = STANDALONE_HANDLERS[key];
+    const handler: StandaloneHandler | undefined = handlers.standalone[key];
     if (!handler) throw new Error(`No handler for ${key}.`);
     return print(await handler({ options: values, args, env: io.env, io }));
   }
-  const handler = OPERATOR_HANDLERS[key];
+  const handler: OperatorHandler | undefined = handlers.store[key];
   if (!handler) throw new Error(`No handler for ${key}.`);
   const env: Record<string, string | undefined> = { ...io.env, FLOWPORT_WORKER: 'off', FLOWPORT_LOG_LEVEL: 'silent' };
   if (typeof values['data-dir'] === 'string') env.FLOWPORT_DATA_DIR = values['data-dir'];
@@ -558,10 +559,12 @@ async function runOperator(def: OperatorCommand, values: OptionValues, args: str
   } catch (err) {
     // JSON output gets the same problem object the API answers (code, detail, docs URL); the
     // one-line message on stderr and the exit code follow in runCli.
-    if (err instanceof AppError && wantJson(values, io))
+    if (err instanceof AppError && wantJson(values, io)) {
+      const [{ toProblem }, { newId }] = await Promise.all([import('../errors/problem.ts'), import('../ids.ts')]);
       io.out(
         JSON.stringify(toProblem(err, { publicUrl: runtime.config.publicUrl, requestId: newId('request') }), null, 2),
       );
+    }
     throw err;
   } finally {
     await runtime.close();

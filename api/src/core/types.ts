@@ -5,7 +5,7 @@
 // pages — is derived from a list of these (see ../operations/registry.ts).
 // This module imports nothing above it: only foundation types (config, errors, lib) and
 // the store's Db. tests/architecture/layers.test.ts keeps it so.
-import type { z } from '@hono/zod-openapi';
+import type { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import type { ErrorCode } from '../errors/catalog.ts';

@@ -9,6 +9,7 @@ import { INTAKE_ERRORS } from './codes/intake.ts';
 import { HANDOFF_ERRORS } from './codes/handoff.ts';
 import { INTENT_ERRORS } from './codes/intent.ts';
 import { MCP_ERRORS } from './codes/mcp.ts';
+import { FLOW_LIFECYCLE_ERRORS, SHOPIFY_ERRORS } from './codes/shopify.ts';
 
 export type RefusalLayer = 'capability' | 'authority' | 'usage' | 'target_state' | 'safety' | 'product_boundary';
 
@@ -25,7 +26,7 @@ export interface ErrorDef {
   description: string;
   fix: string;
   /** Which surface emits it (for grouping docs pages). */
-  area: 'api' | 'intake' | 'handoff' | 'auth' | 'usage' | 'intent' | 'mcp';
+  area: 'api' | 'intake' | 'handoff' | 'auth' | 'usage' | 'intent' | 'mcp' | 'shopify';
 }
 
 export const ERROR_CATALOG = {
@@ -36,6 +37,8 @@ export const ERROR_CATALOG = {
   ...HANDOFF_ERRORS,
   ...INTENT_ERRORS,
   ...MCP_ERRORS,
+  ...SHOPIFY_ERRORS,
+  ...FLOW_LIFECYCLE_ERRORS,
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -8,7 +8,7 @@ import { AppError } from '../errors/problem.ts';
 import { normalizeShopDomain } from '../services/shops.ts';
 import { planOf, PLAN_IDS } from '../plans.ts';
 import type { Services } from '../core/types.ts';
-import { SUPPORT_CODES, TERMINAL_STATES } from './outcomes.ts';
+import { TERMINAL_STATES } from './outcomes.ts';
 
 const DAY_MS = 86_400_000;
 const SWEEP_BATCH = 500;
@@ -130,7 +130,8 @@ export const REPLAY_REASON_TEXT: Record<ReplayUnavailableReason, string> = {
     "The event's body was purged after the plan's retention period; only its metadata remains. Ask the sender to send the event again.",
   body_erased:
     "Shopify asked for this event's data to be erased (a privacy webhook), so its body is gone for good; only its metadata remains.",
-  shop_disconnected: 'The shop is disconnected from Shopify; reconnect the app first (held events are released then).',
+  shop_disconnected:
+    'The shop is disconnected from Shopify (its token was refused, or the app was uninstalled); reconnect or reinstall the app first (held events are released then).',
   delivery_in_progress: 'The event is still being delivered; wait for a terminal state.',
 };
 
@@ -169,7 +170,8 @@ export function replayAvailability(
   if (endpoint.status === 'archived') return no('endpoint_archived');
   if (event.retention_state === ERASED_RETENTION_STATE) return no('body_erased');
   if (event.retention_state !== 'retained' || event.body === null) return no('retention_expired');
-  if (shop.connection_status === 'disconnected') return no('shop_disconnected');
+  if (shop.connection_status === 'disconnected' || shop.connection_status === 'uninstalled')
+    return no('shop_disconnected');
   if (!(TERMINAL_STATES as readonly string[]).includes(event.state)) return no('delivery_in_progress');
   return { available: true };
 }
@@ -257,6 +259,3 @@ export async function reconnectShop(
   services.hooks.kickWorker?.();
   return result;
 }
-
-/** Support codes held events carry (exported for reads that explain a held event). */
-export const HELD_SUPPORT_CODE = SUPPORT_CODES.held.code;

@@ -125,6 +125,24 @@ export const SUPPORT_CODES = {
     errorCode: 'shop_disconnected',
     meaning: 'Held until the shop reconnects.',
   },
+  uninstalled: {
+    code: 'FP-H-UNIN',
+    state: 'held',
+    errorCode: 'shop_uninstalled',
+    meaning: 'The app was uninstalled from the store; held until it is reinstalled.',
+  },
+  expired_while_held: {
+    code: 'FP-H-HEXP',
+    state: 'failed',
+    errorCode: 'event_expired_while_held',
+    meaning: "Held past the plan's retention (the app was uninstalled); body purged at the reinstall, not delivered.",
+  },
+  workflow_disabled: {
+    code: 'FP-H-NOFL',
+    state: 'no_workflow',
+    errorCode: 'flow_workflow_disabled',
+    meaning: "Flow's lifecycle callback says no enabled workflow uses the trigger; Shopify was not called.",
+  },
   frozen: {
     code: 'FP-H-FRZN',
     state: 'held',
@@ -208,6 +226,15 @@ export const SHOP_HOLDS = {
     why: 'Shopify refused the stored access token (app uninstalled or token revoked)',
     release: 'Events are held until a human reconnects the app.',
     recovery: 'A human reconnects the Shopify app (new access token); held events are released automatically.',
+  },
+  uninstalled: {
+    support: 'uninstalled',
+    errorCode: SUPPORT_CODES.uninstalled.errorCode,
+    action: 'reinstall_app',
+    why: 'The merchant uninstalled the Flowport app from the store (Shopify sent app/uninstalled); its access token was deleted',
+    release: 'Events are held until the app is reinstalled.',
+    recovery:
+      'The merchant reinstalls the Flowport app (/shopify/install); the install releases the held events still within retention automatically.',
   },
   frozen: {
     support: 'frozen',

@@ -50,6 +50,9 @@ export function handleForVariant(variant: TriggerVariant): string {
 
 let cache: TriggerDefinition[] | null = null;
 
+/** Extension types of the app besides Flow triggers, skipped when reading trigger definitions. */
+export const APP_EXTENSION_TYPES: readonly string[] = ['flow_trigger_lifecycle_callback'];
+
 /** All trigger definitions, validated, in TRIGGER_VARIANTS order. Cached after the first read. */
 export function loadTriggerDefinitions(dir: string = TRIGGER_EXTENSIONS_DIR): TriggerDefinition[] {
   if (cache && dir === TRIGGER_EXTENSIONS_DIR) return cache;
@@ -57,7 +60,11 @@ export function loadTriggerDefinitions(dir: string = TRIGGER_EXTENSIONS_DIR): Tr
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (!entry.isDirectory()) continue;
     const file = join(dir, entry.name, 'shopify.extension.toml');
-    const def = parseDefinition(readFileSync(file, 'utf8'), `shopify/extensions/${entry.name}/shopify.extension.toml`);
+    const text = readFileSync(file, 'utf8');
+    // Other extensions of the app (the Flow trigger lifecycle callback) are not triggers.
+    const type = (parseToml(text, file).extensions as Record<string, unknown>[] | undefined)?.[0]?.type;
+    if (type !== 'flow_trigger' && typeof type === 'string' && APP_EXTENSION_TYPES.includes(type)) continue;
+    const def = parseDefinition(text, `shopify/extensions/${entry.name}/shopify.extension.toml`);
     byHandle.set(def.handle, def);
   }
   const out = TRIGGER_VARIANTS.map((variant) => {
@@ -178,6 +185,18 @@ function parseValue(raw: string, where: string): unknown {
   if (raw.startsWith('"')) {
     if (!raw.endsWith('"') || raw.length < 2) throw new Error(`${where}: unterminated string`);
     return JSON.parse(raw) as string;
+  }
+  if (raw.startsWith('[')) {
+    // A one-line array of strings (shopify.app.toml's scopes, redirect URLs and topics).
+    if (!raw.endsWith(']')) throw new Error(`${where}: arrays must be on one line`);
+    const inner = raw.slice(1, -1).trim();
+    if (inner === '') return [];
+    const items = inner.replace(/,\s*$/, '').split(/\s*,\s*/);
+    return items.map((item) => {
+      const v = parseValue(item, where);
+      if (typeof v !== 'string') throw new Error(`${where}: unsupported value ${raw} (arrays hold strings only)`);
+      return v;
+    });
   }
   if (raw === 'true' || raw === 'false') return raw === 'true';
   if (/^[+-]?\d+(\.\d+)?$/.test(raw)) return Number(raw);

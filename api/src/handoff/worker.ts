@@ -3,6 +3,8 @@
 // At-least-once: a lease that expires mid-delivery (a crashed worker) makes the
 // event claimable again; that re-claim is counted as a possible duplicate.
 // See docs/adr/0200-handoff-worker.md for the decisions.
+import { readinessForDelivery } from './flow-readiness.ts';
+import { withFreshToken } from './shop-tokens.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
 import { insertMany, type SqlParam, tryLockKeys } from '../store/db.ts';
@@ -463,11 +465,22 @@ export class DeliveryWorker {
         local_check: `payload is ${size} bytes; Flow accepts at most ${FLOW_PAYLOAD_LIMIT_BYTES}`,
       });
     }
-    let token = shop.access_token_enc ? secrets.decrypt(shop.access_token_enc) : '';
+    // Flow said no enabled workflow uses this trigger in this store: calling would start nothing
+    // and cost a point. "Unknown" (no callback yet) still calls (ADR 1200).
+    const handle = TRIGGER_HANDLES[ev.trigger_variant];
+    const readiness = await readinessForDelivery(db, shop.domain, handle);
+    if (readiness.enabled === 'no') {
+      return this.record(ev, { kind: 'final', outcome: 'no_workflow', support: 'workflow_disabled' }, null, {
+        local_check: `Flow's trigger lifecycle callback at ${new Date(readiness.since).toISOString()} said no enabled workflow uses ${handle} in ${shop.domain}; Shopify was not called.`,
+        flow_signal_at: new Date(readiness.since).toISOString(),
+      });
+    }
+    const current = await withFreshToken(this.services, shop);
+    let token = current.access_token_enc ? secrets.decrypt(current.access_token_enc) : '';
     const result = await callFlowTriggerReceive({
       url: graphqlUrl(this.options.adminBaseUrl(shop), config.shopify.apiVersion),
       accessToken: token,
-      handle: TRIGGER_HANDLES[ev.trigger_variant],
+      handle,
       payload,
       timeoutMs: config.worker.requestTimeoutMs,
     });
@@ -526,7 +539,7 @@ export class DeliveryWorker {
         // this event and its queued ones are held; the next probe is due one interval from now.
         const marked = await tx.run(
           `UPDATE shops SET connection_status = ?, next_probe_at = ?, probe_event_id = NULL, updated_at = ?
-            WHERE id = ? AND connection_status <> 'disconnected'`,
+            WHERE id = ? AND connection_status NOT IN ('disconnected', 'uninstalled')`,
           [c.status, now + config.worker.shopProbeIntervalMs, now, ev.shop_id],
         );
         const hold = marked.changes > 0 ? c.support : 'held';
@@ -542,7 +555,7 @@ export class DeliveryWorker {
         // UPDATE decides which one that is. A 401 means Flow did not run the trigger, so
         // every event involved is held (none failed): reconnecting releases them all.
         const first = await tx.run(
-          `UPDATE shops SET connection_status = 'disconnected', updated_at = ? WHERE id = ? AND connection_status <> 'disconnected'`,
+          `UPDATE shops SET connection_status = 'disconnected', updated_at = ? WHERE id = ? AND connection_status NOT IN ('disconnected', 'uninstalled')`,
           [now, ev.shop_id],
         );
         if (first.changes === 0) {

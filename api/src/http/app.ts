@@ -1,10 +1,11 @@
 // The one Hono app: sender intake, the Agent Operations API, health, the
 // sandbox Shopify stand-in (sandbox mode) and the built docs site.
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { newId } from '../ids.ts';
 import { AppError } from '../errors/problem.ts';
+import { isStoreFull, probeWrite, storeFullError } from '../store/full.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
 import { buildAgentRouter } from './agent-router.ts';
@@ -39,6 +40,7 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
 
   app.onError((err, c) => {
     if (err instanceof AppError) return problemResponse(c, err, publicUrl);
+    if (isStoreFull(err)) return problemResponse(c, storeFullError(), publicUrl);
     if (err instanceof HTTPException) {
       if (err.status === 400 && /json/i.test(err.message)) {
         return problemResponse(
@@ -75,6 +77,10 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
     } catch {
       checks.store = false;
     }
+    // After a write failed for a full disk, not ready until a write succeeds again: this probe
+    // writes one row, so readiness comes back by itself once space is freed.
+    if (services.db.writeBlocked?.()) await probeWrite(services.db, services.now()).catch(() => {});
+    checks.store_writable = !services.db.writeBlocked?.();
     Object.assign(checks, (await parts.readiness?.()) ?? {});
     const ready = Object.values(checks).every(Boolean);
     if (!ready) {

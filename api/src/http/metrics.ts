@@ -1,8 +1,13 @@
 // GET /metrics: Prometheus text for the handoff. Durable facts come from the
 // store (events by state, possible duplicates, attempts by outcome); in-process
 // counters from this process's worker.
+import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
+import { ENV } from '../config.ts';
+import { AppError } from '../errors/problem.ts';
+import { loopbackRefusal } from '../lib/loopback-guard.ts';
 import type { Services } from '../core/types.ts';
+import { handoffCounts } from '../handoff/counts.ts';
 import { EVENT_STATES } from '../handoff/outcomes.ts';
 import type { DeliveryWorker } from '../handoff/worker.ts';
 
@@ -12,15 +17,11 @@ function line(name: string, value: number, labels: Record<string, string> = {}):
 }
 
 export async function renderMetrics(services: Services, worker: DeliveryWorker | null): Promise<string> {
-  const { db } = services;
+  const { states, duplicates: dup, attempts, shops } = await handoffCounts(services.db);
   const out: string[] = [];
-  const states = await db.all<{ state: string; n: number }>('SELECT state, COUNT(*) AS n FROM events GROUP BY state');
   const byState = new Map(states.map((r) => [r.state, Number(r.n)]));
   out.push('# HELP flowport_events Events by lifecycle state.', '# TYPE flowport_events gauge');
   for (const s of EVENT_STATES) out.push(line('flowport_events', byState.get(s) ?? 0, { state: s }));
-  const dup = await db.get<{ n: number | null; e: number }>(
-    'SELECT SUM(possible_duplicate_deliveries) AS n, COUNT(*) AS e FROM events WHERE possible_duplicate_deliveries > 0',
-  );
   out.push(
     '# HELP flowport_possible_duplicate_deliveries_total Calls whose outcome is unknown (a lease expired mid-delivery, Shopify did not answer in time, or the connection broke once open): Flow may have run the event more than once.',
     '# TYPE flowport_possible_duplicate_deliveries_total counter',
@@ -29,17 +30,11 @@ export async function renderMetrics(services: Services, worker: DeliveryWorker |
     '# TYPE flowport_events_with_possible_duplicates gauge',
     line('flowport_events_with_possible_duplicates', Number(dup?.e ?? 0)),
   );
-  const attempts = await db.all<{ outcome: string; n: number }>(
-    'SELECT outcome, COUNT(*) AS n FROM attempts GROUP BY outcome',
-  );
   out.push(
     '# HELP flowport_handoff_attempts Flow delivery attempts by outcome (all workers).',
     '# TYPE flowport_handoff_attempts gauge',
   );
   for (const a of attempts) out.push(line('flowport_handoff_attempts', Number(a.n), { outcome: a.outcome }));
-  const shops = await db.all<{ connection_status: string; n: number }>(
-    'SELECT connection_status, COUNT(*) AS n FROM shops GROUP BY connection_status',
-  );
   out.push('# HELP flowport_shops Shops by Shopify connection status.', '# TYPE flowport_shops gauge');
   for (const s of shops) out.push(line('flowport_shops', Number(s.n), { connection_status: s.connection_status }));
   if (worker) {
@@ -61,6 +56,18 @@ export async function renderMetrics(services: Services, worker: DeliveryWorker |
 
 export function metricsRoutes(getServices: () => Services, getWorker: () => DeliveryWorker | null): Hono {
   const app = new Hono();
+  // Counts over every shop: this machine only, unless FLOWPORT_METRICS_REMOTE=on (lib/loopback-guard.ts).
+  app.use('*', async (c, next) => {
+    if (getServices().config.metrics.remote) return next();
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    const refusal = loopbackRefusal(incoming, c.req.raw.headers, c.req.method);
+    if (refusal) {
+      throw new AppError('not_found', {
+        detail: `/metrics answers only this machine: its counts cover every shop. ${refusal.detail} Set ${ENV.metricsRemote}=on to serve it to a scraper on another host.`,
+      });
+    }
+    await next();
+  });
   app.get('/', async (c) => {
     c.header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8');
     return c.body(await renderMetrics(getServices(), getWorker()));

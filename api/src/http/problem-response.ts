@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { ErrorCode } from '../errors/catalog.ts';
-import { AppError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors/problem.ts';
+import { type AppError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors/problem.ts';
 import type { AppEnv } from './types.ts';
 
 /** Codes any public operation can return. */
@@ -26,7 +26,7 @@ export function problemParts(
 ): { status: number; headers: Record<string, string>; body: string } {
   const problem = toProblem(err, ctx);
   const headers: Record<string, string> = { 'Content-Type': PROBLEM_CONTENT_TYPE };
-  const retryAfter = problem.refusal?.retry_after_s;
+  const retryAfter = problem.refusal?.retry_after_s ?? err.options.retryAfterS;
   if (retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfter)));
   if (err.options.allow?.length) headers.Allow = err.options.allow.join(', ');
   if (

@@ -5,20 +5,12 @@
 import { Hono } from 'hono';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from './types.ts';
-import { sha256Hex } from '../lib/crypto.ts';
 import type { Services } from '../core/types.ts';
-import { SHARED_DIAGNOSTICS_PATH } from '../intents/kinds/diagnostics-share.ts';
+import { findDiagnosticsShare, SHARED_DIAGNOSTICS_PATH } from '../intents/kinds/diagnostics-share.ts';
 
 export { SHARED_DIAGNOSTICS_PATH };
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{20,100}$/;
-
-interface ShareRow {
-  id: string;
-  bundle_json: string;
-  expires_at: number | string;
-  revoked_at: number | string | null;
-}
 
 const esc = (v: unknown) =>
   String(v ?? '').replace(
@@ -83,12 +75,7 @@ export function sharedDiagnosticsRoutes(getServices: () => Services): Hono<AppEn
     c.header('Cache-Control', 'no-store');
     c.header('X-Robots-Tag', 'noindex, nofollow');
     c.header('Referrer-Policy', 'no-referrer');
-    const row = TOKEN_RE.test(token)
-      ? await services.db.get<ShareRow>(
-          'SELECT id, bundle_json, expires_at, revoked_at FROM diagnostics_shares WHERE token_hash = ?',
-          [sha256Hex(token)],
-        )
-      : undefined;
+    const row = TOKEN_RE.test(token) ? await findDiagnosticsShare(services, token) : undefined;
     const now = services.now();
     const gone = row && (row.revoked_at !== null || Number(row.expires_at) <= now);
     if (!row || gone) {

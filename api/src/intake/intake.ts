@@ -10,6 +10,7 @@
 // per-endpoint / per-shop lock keys, so they hold across API processes sharing
 // Postgres.
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
+import { isStoreFull, storeFullError } from '../store/full.ts';
 import { AppError } from '../errors/problem.ts';
 import { ACK_HTTP_STATUS, intakeSupportCode, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { newId } from '../ids.ts';
@@ -95,7 +96,8 @@ export interface IntakeRequest {
   readBody(max: number): Promise<Uint8Array>;
 }
 
-type Stage = 'state' | 'size' | 'media' | 'auth' | 'validation';
+/** Where a request was refused; `store`: verified and valid, then the store could not take it. */
+type Stage = 'state' | 'size' | 'media' | 'auth' | 'validation' | 'store';
 
 export const EVENT_COLUMNS = [
   'id',
@@ -341,10 +343,18 @@ export class Intake {
     const facts = mapped as Mapped;
     const windowHours = this.dedupeWindowHours(ep);
     const locks = facts.externalEventId && windowHours > 0 ? ep.locks.capAndDedupe : ep.locks.cap;
-    const outcome = await this.committer.submit(
-      (tx, batch) => this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyParam, facts),
-      { locks },
-    );
+    let outcome: Awaited<ReturnType<Intake['acceptInTx']>>;
+    try {
+      outcome = await this.committer.submit(
+        (tx, batch) => this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyParam, facts),
+        { locks },
+      );
+    } catch (err) {
+      // A full disk: nothing was stored or acknowledged; 503 store_full with Retry-After (the
+      // sender retries), and a receipt where the store still takes one (a small row may fit).
+      if (isStoreFull(err)) throw await this.reject(ep, storeFullError(), 'store', req, now, raw);
+      throw err;
+    }
     if (outcome.kind === 'cap') {
       throw new AppError('intake_event_cap_reached', {
         detail: `The shop's ${ep.plan.name} plan allows ${ep.plan.monthly.acceptedEvents + ep.plan.graceEvents} accepted events this month (including grace). Retry later; nothing was stored.`,
@@ -623,27 +633,36 @@ export class Intake {
         ? err.code.endsWith('_missing')
           ? 'missing'
           : 'failed'
-        : stage === 'validation'
+        : stage === 'validation' || stage === 'store'
           ? 'verified'
           : 'not_checked';
     // A body that never arrived whole (late, or its framing broke) was not checked; one refused for
     // its size or media was.
     const validation =
-      !BODY_NEVER_WHOLE.has(err.code) && (stage === 'validation' || stage === 'size' || stage === 'media')
-        ? 'invalid'
-        : 'not_checked';
-    const receiptId = await this.committer.submit((tx, batch) =>
-      this.recordRejectionInTx(tx, batch, ep.row, {
-        requestId: req.requestId,
-        now,
-        auth,
-        validation,
-        dedupe: 'not_checked',
-        errorCode: err.code,
-        size: raw?.byteLength ?? 0,
-        hash: null,
-      }),
-    );
+      stage === 'store'
+        ? 'valid'
+        : !BODY_NEVER_WHOLE.has(err.code) && (stage === 'validation' || stage === 'size' || stage === 'media')
+          ? 'invalid'
+          : 'not_checked';
+    let receiptId: string | null;
+    try {
+      receiptId = await this.committer.submit((tx, batch) =>
+        this.recordRejectionInTx(tx, batch, ep.row, {
+          requestId: req.requestId,
+          now,
+          auth,
+          validation,
+          dedupe: 'not_checked',
+          errorCode: err.code,
+          size: raw?.byteLength ?? 0,
+          hash: null,
+        }),
+      );
+    } catch (writeErr) {
+      // The store is full: the refusal is still answered, without a receipt.
+      if (!isStoreFull(writeErr)) throw writeErr;
+      receiptId = null;
+    }
     const extra: Record<string, unknown> = { ...err.options.extra, support_code: intakeSupportCode(err.code) };
     if (receiptId) extra.receipt_id = receiptId;
     return new AppError(err.code, { ...err.options, extra });

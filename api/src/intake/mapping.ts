@@ -3,6 +3,7 @@
 // event type. Paths are dotted (`data.object.id`, array indexes as numbers).
 import { AppError, type FieldError } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
+import { hasControlCharacters } from '../lib/control-chars.ts';
 import type { EndpointConfig, TriggerVariant } from '../services/endpoints.ts';
 import { AUTH_MODE_FACTS, type ValueSource } from './auth-modes.ts';
 import type { HeaderReader } from './intake.ts';
@@ -162,6 +163,23 @@ export function mapBody(
   const externalEventId = extSource ? asIdString(extValue) : null;
   let eventType: unknown = facts.eventType ? readSource(facts.eventType, headers, body) : undefined;
   if (typeof eventType !== 'string' && m.eventTypePath) eventType = getPath(body, m.eventTypePath);
+  // The external id and event type are stored in their own columns and matched on (dedupe,
+  // filters): a NUL there would fail on PostgreSQL (500, retried forever) and a control character
+  // makes no sense. Refused with a receipt; the raw body itself may hold any escaped character.
+  const bad: FieldError[] = [];
+  if (externalEventId !== null && hasControlCharacters(externalEventId))
+    bad.push({
+      path: extSource?.from === 'json' ? extSource.path : 'external_id',
+      message: 'Contains a control character.',
+    });
+  if (typeof eventType === 'string' && hasControlCharacters(eventType))
+    bad.push({ path: m.eventTypePath ?? 'event_type', message: 'Contains a control character.' });
+  if (bad.length > 0) {
+    throw new AppError('invalid_characters', {
+      detail: `The event's ${bad.map((b) => b.path).join(' and ')} hold${bad.length === 1 ? 's' : ''} a NUL or another control character; an external id or event type may not. The event was not stored.`,
+      errors: bad,
+    });
+  }
   return {
     resourceId,
     relatedResourceId,

@@ -1,8 +1,9 @@
 // Secrets at rest: AES-256-GCM with a key from FLOWPORT_SECRET_KEY, or (sandbox)
 // a key generated into the data dir. Hashing and constant-time compare helpers.
 import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensurePrivateDir } from './private-files.ts';
 
 export const SECRET_KEY_FILE = 'secret.key';
 
@@ -24,9 +25,20 @@ export class SecretBox {
   static fromDataDir(dataDir: string): SecretBox {
     const file = join(dataDir, SECRET_KEY_FILE);
     if (!existsSync(file)) {
-      mkdirSync(dataDir, { recursive: true });
-      writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
-      chmodSync(file, 0o600);
+      ensurePrivateDir(dataDir);
+      // Processes started at once on one data dir must end with one key: each writes its own
+      // candidate whole, then links it in place; link() fails if the file exists, and that
+      // process reads the winner's key instead.
+      const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+      writeFileSync(tmp, randomBytes(32).toString('hex'), { mode: 0o600 });
+      chmodSync(tmp, 0o600);
+      try {
+        linkSync(tmp, file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      } finally {
+        unlinkSync(tmp);
+      }
     }
     return SecretBox.fromString(readFileSync(file, 'utf8'));
   }

@@ -15,4 +15,6 @@ export const PRODUCT = {
 export const API_VERSION = 'v1';
 export const AGENT_API_PREFIX = '/agent/v1';
 export const MCP_PATH = `${AGENT_API_PREFIX}/mcp`;
+/** Where Shopify's privacy (compliance) webhooks arrive. */
+export const COMPLIANCE_WEBHOOK_PATH = '/shopify/webhooks/compliance';
 export const INGEST_PATH_PREFIX = '/in';

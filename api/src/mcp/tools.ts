@@ -2,8 +2,6 @@
 // output schema and annotations all come from the operation. Nothing here
 // describes a tool by hand; add an operation with `mcp: {...}` and its tool exists.
 import { z } from '@hono/zod-openapi';
-import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
-import { MCP_PATH } from '../lib/package-info.ts';
 import { OPERATIONS } from '../operations/registry.ts';
 import type { AnyOperation, Family } from '../core/types.ts';
 
@@ -133,65 +131,4 @@ export function mcpToolDefinitions(operations: readonly AnyOperation[] = OPERATI
       outputSchema: jsonSchema(op.response, 'output'),
     };
   });
-}
-
-/** Client configuration examples for the docs (placeholders only). */
-export function mcpClientConfigExamples(publicUrl: string): { title: string; language: string; code: string }[] {
-  const url = joinUrl(publicUrl, MCP_PATH);
-  return [
-    {
-      title: 'Streamable HTTP client configuration (`mcpServers`, used by most desktop and IDE clients)',
-      language: 'json',
-      code: JSON.stringify(
-        { mcpServers: { flowport: { type: 'http', url, headers: { Authorization: 'Bearer <GRANT_TOKEN>' } } } },
-        null,
-        2,
-      ),
-    },
-    {
-      title: 'Clients that only start local commands: bridge with `mcp-remote`',
-      language: 'json',
-      code: JSON.stringify(
-        {
-          mcpServers: {
-            flowport: {
-              command: 'npx',
-              // biome-ignore lint/suspicious/noTemplateCurlyInString: mcp-remote expands ${AUTH_HEADER} from env itself.
-              args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${AUTH_HEADER}'],
-              env: { AUTH_HEADER: 'Bearer <GRANT_TOKEN>' },
-            },
-          },
-        },
-        null,
-        2,
-      ),
-    },
-    {
-      title: 'TypeScript SDK client',
-      language: 'ts',
-      code: [
-        "import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';",
-        '',
-        "const client = new Client({ name: 'my-agent', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });",
-        `const transport = new StreamableHTTPClientTransport(new URL('${url}'), {`,
-        "  requestInit: { headers: { Authorization: 'Bearer <GRANT_TOKEN>' } },",
-        '});',
-        'await client.connect(transport);',
-        'const { tools } = await client.listTools();',
-        "const manifest = await client.callTool({ name: 'read_manifest', arguments: {} });",
-      ].join('\n'),
-    },
-  ];
-}
-
-/** Facts about the endpoint the MCP reference states (all derived). */
-export function mcpEndpointFacts(publicUrl: string) {
-  return {
-    url: joinUrl(publicUrl, MCP_PATH),
-    transport: 'streamable-http' as const,
-    protocol_versions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
-    auth: 'Authorization: Bearer <GRANT_TOKEN> on every request (the same grant tokens as the HTTP API).',
-    resource_metadata_url: joinUrl(publicUrl, '/.well-known/oauth-protected-resource/agent/v1/mcp'),
-    reference: joinUrl(publicUrl, DOCS_PATHS.mcpReference),
-  };
 }

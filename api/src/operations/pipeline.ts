@@ -2,6 +2,8 @@
 // authenticate → authorize (scope) → admit (usage: rate limits, plan caps, metering) → run.
 // Transports only parse input and map the result or AppError to their wire format.
 import { AppError } from '../errors/problem.ts';
+import { refuseControlCharacters } from '../lib/control-chars.ts';
+import { asStoreFull } from '../store/full.ts';
 import type { Admission, AnyOperation, Guard, OperationContext, Principal, Services } from '../core/types.ts';
 
 let guard: Guard | null = null;
@@ -33,10 +35,22 @@ export async function authenticateToken(
   requestId?: string,
 ): Promise<Principal> {
   if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
-  return guard.authenticate(token, services, requestId);
+  return guard.authenticate(token, services, requestId).catch((err: unknown) => {
+    throw asStoreFull(err);
+  });
 }
 
 export async function invokeOperation(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
+  // Before anything reaches the store, whatever the transport: a NUL or control character in an
+  // id, filter or name is a 400 on both stores, never a PostgreSQL encoding error (500).
+  refuseControlCharacters(args.input, args.headers);
+  // A full disk is a temporary 503 store_full with Retry-After on every transport, not a 500.
+  return invokeChecked(op, args).catch((err: unknown) => {
+    throw asStoreFull(err);
+  });
+}
+
+async function invokeChecked(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
   let principal: Principal | null = null;
   let admission: Admission | null = null;
   if (op.scope !== null) {

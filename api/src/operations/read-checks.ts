@@ -18,20 +18,9 @@ export const ShopConnectionFields = {
   connection_status: z
     .string()
     .describe(
-      `\`connected\`; \`disconnected\` (Shopify refused the token: events are held until the app is reconnected); or, when Shopify refuses the store itself, ${unavailableShopsInWords(code)} (events are held and probed).`,
+      `\`connected\`; \`disconnected\` (Shopify refused the token: events are held until the app is reconnected); \`uninstalled\` (the merchant uninstalled the app: token deleted, grants revoked, events held until it is reinstalled); or, when Shopify refuses the store itself, ${unavailableShopsInWords(code)} (events are held and probed).`,
     ),
   next_probe_at: Timestamp.nullable().describe(
     `While Shopify refuses the store (${UNAVAILABLE_SHOP_STATUSES.map(code).join(', ')}): when Flowport next sends one held event to Shopify as a probe. Null otherwise.`,
   ),
 };
-
-/** ShopConnectionFields' values from a shop row. */
-export function shopConnection(shop: { connection_status: string; next_probe_at: number | string | null }): {
-  connection_status: string;
-  next_probe_at: string | null;
-} {
-  return {
-    connection_status: shop.connection_status,
-    next_probe_at: shop.next_probe_at === null ? null : new Date(Number(shop.next_probe_at)).toISOString(),
-  };
-}

@@ -1,10 +1,6 @@
 // Schemas shared by the read operations (grants/reads area): actor, paging, ids.
+// (Timestamps as text and the sealed cursors are in ../reads/shared.ts.)
 import { z } from '@hono/zod-openapi';
-import type { SecretBox } from '../lib/crypto.ts';
-
-export const iso = (ms: number | null | undefined): string | null =>
-  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
-export const isoReq = (ms: number): string => new Date(Number(ms)).toISOString();
 
 export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-22T05:47:15.000Z' });
 
@@ -43,32 +39,3 @@ export const Cursor = z
     param: { name: 'cursor', in: 'query' },
     description: 'Opaque cursor from `page.next_cursor` of the previous page.',
   });
-
-const SEALED = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{1,200}$/;
-
-/**
- * A keyset cursor over a position (a time-sortable id or a sequence number), sealed with the server key (AES-256-GCM):
- * opaque, and any edit or forgery fails to open. `scope` binds it to what it pages
- * (e.g. shop and order), so another shop's or another order's cursor is refused.
- */
-export function sealCursor(secrets: SecretBox, scope: string, id: string): string {
-  return secrets.encrypt(`c1|${scope}|${id}`);
-}
-
-/** The position inside a cursor this server sealed for `scope`, or null for anything else. */
-export function openCursor(secrets: SecretBox, scope: string, cursor: string): string | null {
-  // Only the exact sealed shape (a full 16-byte tag) reaches decryption.
-  if (!SEALED.test(cursor)) return null;
-  // Canonical base64url only: unused low bits of a last character would otherwise give one cursor many spellings.
-  if (cursor.split('.').some((part, i) => i > 0 && Buffer.from(part, 'base64url').toString('base64url') !== part))
-    return null;
-  let text: string;
-  try {
-    text = secrets.decrypt(cursor);
-  } catch {
-    return null;
-  }
-  // The position: a time-sortable id (events) or a sequence number (audit); callers check its form.
-  const m = /^c1\|(.+)\|([0-9a-z_]{1,64})$/.exec(text);
-  return m && m[1] === scope ? (m[2] ?? null) : null;
-}

@@ -18,17 +18,11 @@ import { getReceipt } from './receipts/get.ts';
 import { getSetup } from './setup/get.ts';
 import type { AnyOperation } from '../core/types.ts';
 // action intents (intents area)
-import { previewReplay } from './intents/preview-replay.ts';
 import { cancelActionIntent } from './intents/cancel.ts';
 import { confirmActionIntent } from './intents/confirm.ts';
 import { getActionIntent } from './intents/get.ts';
 import { listActionIntents } from './intents/list.ts';
-import { previewDiagnosticsShare } from './intents/preview-diagnostics-share.ts';
-import { previewEndpointCreate } from './intents/preview-endpoint-create.ts';
-import { previewEndpointDelete } from './intents/preview-endpoint-delete.ts';
-import { previewEndpointEdit } from './intents/preview-endpoint-edit.ts';
-import { previewSecretRotation } from './intents/preview-secret-rotation.ts';
-import { previewTestEvent } from './intents/preview-test-event.ts';
+import { PREVIEW_OPERATIONS } from './intents/previews.ts';
 
 export const OPERATIONS: readonly AnyOperation[] = [
   // docs and manifest
@@ -51,19 +45,9 @@ export const OPERATIONS: readonly AnyOperation[] = [
   getReceipt,
   getDiagnostics,
   // action intents: previews (one per kind), then the common read/confirm/cancel
-  previewReplay,
-  previewDiagnosticsShare,
-  previewEndpointCreate,
-  previewEndpointEdit,
-  previewSecretRotation,
-  previewEndpointDelete,
-  previewTestEvent,
+  ...PREVIEW_OPERATIONS,
   listActionIntents,
   getActionIntent,
   confirmActionIntent,
   cancelActionIntent,
 ];
-
-export function findOperation(operationId: string): AnyOperation | undefined {
-  return OPERATIONS.find((op) => op.operationId === operationId);
-}

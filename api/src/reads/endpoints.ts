@@ -2,8 +2,12 @@
 // scoped to one shop. An endpoint of another shop reads as absent.
 import { joinUrl } from '../docs-paths.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
-import type { Services } from '../core/types.ts';
+import type { OperationContext, Services } from '../core/types.ts';
+import { AppError } from '../errors/problem.ts';
 import type { EndpointRow } from '../services/endpoints.ts';
+
+/** The window of recent events by state that endpoint reads show. */
+export const RECENT_WINDOW_HOURS = 24;
 
 export type EndpointView = ReturnType<typeof endpointView>;
 
@@ -79,4 +83,45 @@ export async function endpointStateCounts(
     out.set(r.endpoint_id, m);
   }
   return out;
+}
+
+/** One endpoint of the caller's shop with its recent events by state (getEndpoint). */
+export async function readEndpoint({ ctx, input }: { ctx: OperationContext; input: { endpointId: string } }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const now = ctx.services.now();
+  const row = await getShopEndpoint(ctx.services, p.shopId, input.endpointId);
+  if (!row) throw new AppError('not_found', { detail: `No endpoint ${input.endpointId} in this shop.` });
+  const rows = await ctx.services.db.all<{ state: string; n: number }>(
+    'SELECT state, COUNT(*) AS n FROM events WHERE endpoint_id = ? AND received_at >= ? GROUP BY state',
+    [row.id, now - RECENT_WINDOW_HOURS * 3_600_000],
+  );
+  return {
+    ...endpointView(row, ctx.services.config.publicUrl, now),
+    recent: {
+      window_hours: RECENT_WINDOW_HOURS,
+      by_state: Object.fromEntries(rows.map((r) => [r.state, Number(r.n)])),
+    },
+  };
+}
+
+/** The shop's endpoints with their recent events by state (listEndpoints). */
+export async function listEndpointViews({
+  ctx,
+  input,
+}: {
+  ctx: OperationContext;
+  input: { status?: 'active' | 'paused' | 'archived' | 'deleted' };
+}) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const now = ctx.services.now();
+  const rows = await listShopEndpoints(ctx.services, p.shopId, { status: input.status });
+  const counts = await endpointStateCounts(ctx.services, p.shopId, now - RECENT_WINDOW_HOURS * 3_600_000);
+  return {
+    data: rows.map((r) => ({
+      ...endpointView(r, ctx.services.config.publicUrl, now),
+      recent: { window_hours: RECENT_WINDOW_HOURS, by_state: counts.get(r.id) ?? {} },
+    })),
+  };
 }

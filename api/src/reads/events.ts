@@ -9,7 +9,13 @@ import {
   type RetentionState,
   replayAvailability,
 } from '../handoff/lifecycle.ts';
-import { EVENT_STATE_DESCRIPTIONS, type EventState, shopHoldOf, TERMINAL_STATES } from '../handoff/outcomes.ts';
+import {
+  EVENT_STATE_DESCRIPTIONS,
+  type EventState,
+  SUPPORT_CODES,
+  shopHoldOf,
+  TERMINAL_STATES,
+} from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
 import type { Services } from '../core/types.ts';
 import type { Db, SqlParam } from '../store/db.ts';
@@ -307,6 +313,12 @@ export function handoffStop(row: EventRow): { stage: 'intake' | 'queue' | 'flow'
           'Shopify Flow accepted the trigger. This does not mean a workflow ran its actions; check the workflow run history in Shopify.',
       };
     case 'no_workflow':
+      if (row.error_code === SUPPORT_CODES.workflow_disabled.errorCode)
+        return {
+          stage: 'flow',
+          explanation:
+            "Shopify Flow's trigger lifecycle callback said no enabled workflow uses this trigger in the store, so Flowport did not call Shopify. The last attempt's local_check names the time of Flow's signal. Turn on a workflow, then replay.",
+        };
       return {
         stage: 'flow',
         explanation: 'Shopify Flow did not recognise the trigger handle: no deployed trigger extension or workflow.',

@@ -4,6 +4,7 @@
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { SHOP_HOLDS, shopHoldFor } from '../handoff/outcomes.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
+import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
 import type { Db } from '../store/db.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
 
@@ -102,6 +103,17 @@ export async function readinessChecks(
         : 'No active endpoint, so no Flow trigger is in use.',
     docs_url: url(DOCS_PATHS.flowTrigger),
   });
+  // Flow's trigger lifecycle: does an enabled workflow use each trigger in use (yes / no / unknown, since when).
+  const signals = shop ? await flowReadinessByHandle(db, shop.domain) : new Map<string, FlowReadiness>();
+  for (const handle of handles) {
+    const r = signals.get(handle) ?? { enabled: 'unknown', since: null };
+    checks.push({
+      check: `flow_workflow_enabled:${handle}`,
+      status: r.enabled === 'yes' ? 'pass' : r.enabled === 'no' ? 'fail' : 'warn',
+      detail: describeReadiness(handle, r),
+      docs_url: url(`${DOCS_PATHS.lifecycle}#flow-readiness`),
+    });
+  }
   const c = await stateCounts(db, shopId, now - WINDOW_MS, endpointId);
   const total = Object.values(c).reduce((a, b) => a + b, 0);
   const noWorkflow = c.no_workflow ?? 0;

@@ -4,9 +4,14 @@
 // row instead: intake writes one row per accepted event, not two (ADR 0304). Its id is the
 // event id's time-sortable suffix under the receipt prefix, so receipts of both kinds sort
 // together by id. Every receipt read goes through this module.
+import { handleForVariant } from '../handoff/triggers.ts';
+import type { TriggerVariant } from '../services/endpoints.ts';
+import { flowReadiness } from '../handoff/flow-readiness.ts';
 import { ACK_HTTP_STATUS, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { ID_PREFIXES } from '../ids.ts';
 import type { Db, SqlParam } from '../store/db.ts';
+import type { OperationContext } from '../core/types.ts';
+import { AppError } from '../errors/problem.ts';
 
 const RECEIPT_PREFIX = `${ID_PREFIXES.receipt}_`;
 const EVENT_PREFIX = `${ID_PREFIXES.event}_`;
@@ -104,8 +109,16 @@ export async function receiptView(db: Db, r: ReceiptRow) {
         error_code: string | null;
         delivered_at: number | null;
         attempt_count: number;
-      }>('SELECT state, support_code, error_code, delivered_at, attempt_count FROM events WHERE id = ?', [r.event_id])
+        trigger_variant: string;
+        shop_domain: string;
+      }>(
+        `SELECT e.state, e.support_code, e.error_code, e.delivered_at, e.attempt_count, ep.trigger_variant, s.domain AS shop_domain
+           FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id JOIN shops s ON s.id = e.shop_id WHERE e.id = ?`,
+        [r.event_id],
+      )
     : undefined;
+  const handle = ev ? handleForVariant(ev.trigger_variant as TriggerVariant) : null;
+  const readiness = ev && handle ? await flowReadiness(db, ev.shop_domain, handle) : null;
   return {
     id: r.id,
     event_id: r.event_id,
@@ -128,7 +141,36 @@ export async function receiptView(db: Db, r: ReceiptRow) {
           error_code: ev.error_code,
           delivered_at: ev.delivered_at === null ? null : new Date(Number(ev.delivered_at)).toISOString(),
           attempt_count: Number(ev.attempt_count),
+          flow_readiness: {
+            trigger: handle as string,
+            enabled_workflow: readiness?.enabled ?? 'unknown',
+            since: readiness?.since == null ? null : new Date(readiness.since).toISOString(),
+          },
         }
       : null,
   };
+}
+
+/** The intake receipt of one event of the caller's shop (getEventReceipt). */
+export async function readEventReceipt({ ctx, input }: { ctx: OperationContext; input: { eventId: string } }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const { db } = ctx.services;
+  const ev = await db.get<{ receipt_id: string }>('SELECT receipt_id FROM events WHERE id = ? AND shop_id = ?', [
+    input.eventId,
+    p.shopId,
+  ]);
+  if (!ev) throw new AppError('not_found', { detail: `No event ${input.eventId} in this shop.` });
+  const r = await getShopReceipt(db, p.shopId, ev.receipt_id);
+  if (!r) throw new AppError('not_found', { detail: `The receipt of ${input.eventId} is missing.` });
+  return receiptView(db, r);
+}
+
+/** One intake receipt of the caller's shop (getReceipt). */
+export async function readReceipt({ ctx, input }: { ctx: OperationContext; input: { receiptId: string } }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const r = await getShopReceipt(ctx.services.db, p.shopId, input.receiptId);
+  if (!r) throw new AppError('not_found', { detail: `No receipt ${input.receiptId} in this shop.` });
+  return receiptView(ctx.services.db, r);
 }

@@ -10,10 +10,18 @@ import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import { FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.ts';
 import { loadTriggerDefinitions, type TriggerDefinition } from '../handoff/triggers.ts';
+import { type LoopbackRefusal, loopbackRefusal } from '../lib/loopback-guard.ts';
+import {
+  createInstallState,
+  installRoutes,
+  type SandboxInstallState,
+  type SandboxShopifyApp,
+  tokenHash,
+} from './install.ts';
 
 export { FLOW_PAYLOAD_LIMIT_BYTES };
 
-export const SANDBOX_MOUNT_PATH = '/sandbox/shopify';
+export { SANDBOX_MOUNT_PATH } from '../lib/shopify-app.ts';
 
 export const SANDBOX_MESSAGES = {
   invalidToken: '[API] Invalid API key or access token (unrecognized login or wrong password)',
@@ -102,6 +110,8 @@ export interface SandboxState {
   listeners: Set<(t: ReceivedTrigger) => void>;
   /** Kept for callers that only need the handle list. */
   knownHandles: Set<string>;
+  /** The install side: OAuth codes, issued and revoked tokens, sandbox workflows (./install.ts). */
+  install: SandboxInstallState;
 }
 
 export function createSandboxState(options: SandboxOptions | Iterable<string> = {}): SandboxState {
@@ -118,6 +128,7 @@ export function createSandboxState(options: SandboxOptions | Iterable<string> = 
     seq: 0,
     listeners: new Set(),
     knownHandles: new Set(defs.map((d) => d.handle)),
+    install: createInstallState(),
   };
 }
 
@@ -223,27 +234,15 @@ function sleepWhileConnected(ms: number, incoming: IncomingMessage | undefined):
   });
 }
 
-/** Headers a reverse proxy or tunnel (nginx, ngrok, cloudflared) adds for the client behind it. */
-const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip', 'cf-connecting-ip', 'true-client-ip'];
-const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
-
-/**
- * Whether a request comes from this machine directly: a loopback peer and no proxy or tunnel
- * header naming a client behind it. The in-process stand-in's record holds every payload
- * handed to Flow (the senders' bodies) and its fault switches can stop every delivery, so
- * a server reachable from elsewhere (HOST 0.0.0.0, a tunnel to a sender) must not serve it.
- */
-export function isLocalRequest(incoming: IncomingMessage | undefined, headers: Headers): boolean {
-  const peer = incoming?.socket.remoteAddress ?? '';
-  return LOOPBACK.test(peer) && FORWARDING_HEADERS.every((h) => !headers.has(h));
-}
-
 export interface SandboxAppOptions {
   /**
-   * Refuse requests that are not local (see isLocalRequest) with this hook's error. Set for the
-   * stand-in mounted in a Flowport server; the standalone `flowport sandbox` binds loopback.
+   * Refuse requests the loopback guard turns down (../http/loopback-guard.ts) with this hook's
+   * error or response. Set for the stand-in mounted in a Flowport server and for the standalone
+   * `flowport sandbox`.
    */
-  refuseRemote?: () => Error;
+  refuseRemote?: (refusal: { reason: LoopbackRefusal; detail: string }) => Error | Response;
+  /** The Shopify app the stand-in installs (authorize page, tokens, webhooks); absent: no install side. */
+  shopifyApp?: () => SandboxShopifyApp | null;
 }
 
 export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {}): Hono {
@@ -252,10 +251,19 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
   if (refuse) {
     app.use('*', async (c, next) => {
       const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-      if (!isLocalRequest(incoming, c.req.raw.headers)) throw refuse();
+      // The authorize page's Install and Decline buttons are a plain HTML form (as Shopify's are).
+      const forms = c.req.path.endsWith('/admin/oauth/authorize');
+      const refusal = loopbackRefusal(incoming, c.req.raw.headers, c.req.method, { forms });
+      if (refusal) {
+        const answer = refuse(refusal);
+        if (answer instanceof Response) return answer;
+        throw answer;
+      }
       await next();
     });
   }
+
+  if (options.shopifyApp) installRoutes(app, state, state.install, options.shopifyApp);
 
   // The record of received triggers (sandbox mode only; documented URL).
   app.get('/triggers', (c) => {
@@ -361,7 +369,8 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
     }
 
     const token = c.req.header('x-shopify-access-token');
-    if (!token) return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
+    if (!token || state.install.revokedTokens.has(tokenHash(token)))
+      return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
 
     const spent = spend(state, shop);
     if (!spent.ok) {

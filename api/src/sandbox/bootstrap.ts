@@ -1,15 +1,17 @@
 // Sandbox mode, first start: a sandbox shop, one HMAC endpoint and one grant,
 // written to <dataDir>/sandbox-credentials.json (0600). Later starts reuse them.
 import { createHmac } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGrant } from '../auth/grants.ts';
 import { joinUrl } from '../docs-paths.ts';
+import { SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
 import { randomToken } from '../lib/crypto.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { Services } from '../core/types.ts';
 import { DEFAULT_HMAC, generateSecret, getEndpoint, insertEndpoint, PLAIN_MAPPING } from '../services/endpoints.ts';
 import { createShop, getShop } from '../services/shops.ts';
+import { lockKeys } from '../store/db.ts';
 
 export const SANDBOX_CREDENTIALS_FILE = 'sandbox-credentials.json';
 export const SANDBOX_SHOP_DOMAIN = 'flowport-sandbox.myshopify.com';
@@ -33,7 +35,24 @@ export function signedCurl(ingestUrl: string, secret: string, body: string): str
   return `curl -sS -X POST '${ingestUrl}' -H 'Content-Type: application/json' -H '${DEFAULT_HMAC.header}: ${DEFAULT_HMAC.prefix}${sig}' --data '${body}'`;
 }
 
+/** The lock key the bootstrap runs under, so processes started at once make one sandbox. */
+export const SANDBOX_BOOTSTRAP_LOCK = 'flowport:sandbox-bootstrap';
+
+/**
+ * The sandbox shop, endpoint and grant: read from the credentials file when the store still has
+ * them, else created and written there. Runs in one transaction under SANDBOX_BOOTSTRAP_LOCK (an
+ * advisory lock on PostgreSQL; SQLite's write transaction is exclusive across processes), so of
+ * several processes started at once on one store and data dir, the first creates the sandbox and
+ * the others wait, then find it and reuse it: one shop, one grant, one credentials file.
+ */
 export async function ensureSandbox(services: Services): Promise<{ creds: SandboxCredentials; created: boolean }> {
+  return services.db.tx(async (tx) => {
+    await lockKeys(tx, [SANDBOX_BOOTSTRAP_LOCK]);
+    return ensureSandboxLocked({ ...services, db: tx });
+  });
+}
+
+async function ensureSandboxLocked(services: Services): Promise<{ creds: SandboxCredentials; created: boolean }> {
   const file = join(services.config.dataDir, SANDBOX_CREDENTIALS_FILE);
   if (existsSync(file)) {
     const creds = JSON.parse(readFileSync(file, 'utf8')) as SandboxCredentials;
@@ -99,9 +118,12 @@ export async function ensureSandbox(services: Services): Promise<{ creds: Sandbo
   return { creds, created: true };
 }
 
+/** Written whole or not at all (a temp file renamed over it), 0600. */
 function writeCreds(file: string, creds: SandboxCredentials): void {
-  writeFileSync(file, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(creds, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
 }
 
 export function sandboxBanner(creds: SandboxCredentials, publicUrl: string, credsFile: string): string {
@@ -122,6 +144,10 @@ export function sandboxBanner(creds: SandboxCredentials, publicUrl: string, cred
     `    curl -sS ${publicUrl}/agent/v1/events -H 'Authorization: Bearer ${creds.grant_token}'`,
     '',
     `  Signing secret and these facts as JSON: ${credsFile} (mode 0600)`,
+    '',
+    '  Or install the app the way a merchant does (the sandbox plays Shopify: authorize page, token, webhooks):',
+    `    ${joinUrl(publicUrl, SHOPIFY_APP_PATHS.install)}?shop=${creds.shop_domain}  (or any <name>.myshopify.com)`,
+    `    then turn a Flow workflow on or off: flowport sandbox workflows enable --shop ${creds.shop_domain} --trigger external-event --url ${publicUrl}`,
     '',
   ].join('\n');
 }

@@ -22,7 +22,15 @@ export async function startSandboxServer(
 ): Promise<SandboxServer> {
   const state = options.state ?? createSandboxState(options);
   const app = new Hono();
-  app.route(SANDBOX_MOUNT_PATH, sandboxApp(state));
+  // The same loopback guard as the stand-in mounted in Flowport: bound to loopback is not enough
+  // against DNS rebinding or a cross-site POST from a page in the developer's browser.
+  app.route(
+    SANDBOX_MOUNT_PATH,
+    sandboxApp(state, {
+      refuseRemote: ({ reason, detail }) =>
+        Response.json({ error: `Refused (${reason}). ${detail}` }, { status: reason === 'media' ? 415 : 404 }),
+    }),
+  );
   app.get('/healthz', (c) => c.json({ status: 'ok', sandbox: true }));
   const host = options.host ?? '127.0.0.1';
   const server = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host });

@@ -4,6 +4,7 @@
 // OpenAPI document), so REST, MCP and CLI answers match what humans read.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
+import type { OperationContext } from '../core/types.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 
@@ -269,4 +270,29 @@ export function findOpenApiOperation(operationId: string, file?: string): OpenAp
     detail: `The contract has no operation "${operationId}". Known operations: ${known.join(', ')}.`,
     extra: { known_operation_ids: known },
   });
+}
+
+/** One docs page as Markdown, with its URL and Markdown twin (getDocsPage). */
+export async function docsPageFor({ ctx, input }: { ctx: OperationContext; input: { path: string } }) {
+  const { config } = ctx.services;
+  const page = readDocsPage(config.siteDir, config.publicUrl, input.path);
+  return {
+    title: page.title,
+    path: page.path,
+    url: joinUrl(config.publicUrl, page.path),
+    markdown_url: joinUrl(config.publicUrl, page.markdownPath),
+    markdown: page.markdown,
+  };
+}
+
+/** Search the docs by words (searchDocs). */
+export async function searchDocsFor({ ctx, input }: { ctx: OperationContext; input: { q: string; limit: number } }) {
+  const { config } = ctx.services;
+  return { query: input.q, results: searchDocs(config.siteDir, config.publicUrl, input.q, input.limit) };
+}
+
+/** One operation of the committed OpenAPI contract, with the contract's URL (getOpenApiOperation). */
+export async function openApiOperationFor({ ctx, input }: { ctx: OperationContext; input: { operationId: string } }) {
+  const found = findOpenApiOperation(input.operationId);
+  return { ...found, openapi_url: joinUrl(ctx.services.config.publicUrl, DOCS_PATHS.openapiJson) };
 }

@@ -11,11 +11,16 @@ export interface ShopRow {
   plan: string;
   sandbox: number;
   /** UnavailableShopStatus (`frozen`, `locked`, …): Shopify refused the store; its events are held and probed. */
-  connection_status: 'connected' | 'disconnected' | UnavailableShopStatus;
+  connection_status: 'connected' | 'disconnected' | 'uninstalled' | UnavailableShopStatus;
   access_token_enc: string | null;
   admin_base_url: string | null;
   created_at: number;
   updated_at: number;
+  installed_at: number | null;
+  uninstalled_at: number | null;
+  access_token_expires_at: number | null;
+  refresh_token_enc: string | null;
+  refresh_token_expires_at: number | null;
 }
 
 export const SHOP_DOMAIN_RE = /^[a-z0-9][a-z0-9-]{0,60}\.myshopify\.com$/;
@@ -52,6 +57,11 @@ export async function createShop(
     admin_base_url: input.adminBaseUrl ?? null,
     created_at: now,
     updated_at: now,
+    installed_at: null,
+    uninstalled_at: null,
+    access_token_expires_at: null,
+    refresh_token_enc: null,
+    refresh_token_expires_at: null,
   };
   await services.db.run(
     `INSERT INTO shops (id, domain, plan, sandbox, connection_status, access_token_enc, admin_base_url, created_at, updated_at)
@@ -73,8 +83,4 @@ export async function createShop(
 
 export async function getShop(services: Pick<Services, 'db'>, id: string): Promise<ShopRow | undefined> {
   return services.db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [id]);
-}
-
-export async function getShopByDomain(services: Pick<Services, 'db'>, domain: string): Promise<ShopRow | undefined> {
-  return services.db.get<ShopRow>('SELECT * FROM shops WHERE domain = ?', [domain.toLowerCase()]);
 }

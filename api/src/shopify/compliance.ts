@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import { ENV } from '../config.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { appendAudit, type AuditActor } from '../audit/log.ts';
+import { refuseControlCharacters } from '../lib/control-chars.ts';
 import { AppError } from '../errors/problem.ts';
 import type { AppEnv } from '../http/types.ts';
 import { SenderGoneError } from '../intake/intake.ts';
@@ -18,7 +19,7 @@ import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { Services } from '../core/types.ts';
 import type { SqlParam } from '../store/db.ts';
 
-export const COMPLIANCE_WEBHOOK_PATH = '/shopify/webhooks/compliance';
+export { COMPLIANCE_WEBHOOK_PATH } from '../lib/package-info.ts';
 export const COMPLIANCE_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const;
 export type ComplianceTopic = (typeof COMPLIANCE_TOPICS)[number];
 
@@ -117,10 +118,10 @@ export function complianceRoutes(getServices: () => Services): Hono<AppEnv> {
       if (err instanceof SenderGoneError) return c.body(null, 400);
       throw err;
     }
-    const secret = services.config.shopify.apiSecret;
+    const secret = services.config.shopify.clientSecret;
     if (!secret) {
       throw new AppError('shopify_webhook_unverified', {
-        detail: `No Shopify client secret is configured (${ENV.shopifyApiSecret}), so privacy webhooks cannot be verified. See ${joinUrl(services.config.publicUrl, DOCS_PATHS.privacyWebhooks)}.`,
+        detail: `No Shopify client secret is configured (${ENV.shopifyClientSecret}), so privacy webhooks cannot be verified. See ${joinUrl(services.config.publicUrl, DOCS_PATHS.privacyWebhooks)}.`,
       });
     }
     assertSignedByShopify(secret, raw, c.req.raw.headers);
@@ -141,6 +142,12 @@ export function complianceRoutes(getServices: () => Services): Hono<AppEnv> {
         detail: 'The body is not a Shopify privacy webhook payload (no `shop_domain`).',
       });
     }
+    // Matched against the store: a NUL would fail on PostgreSQL (issue 24); Shopify never sends one.
+    refuseControlCharacters({
+      shop_domain: payload.shop_domain,
+      orders_to_redact: payload.orders_to_redact,
+      orders_requested: payload.orders_requested,
+    });
     const result = await handleCompliance(services, topic as ComplianceTopic, payload, {
       webhookId: c.req.header('x-shopify-webhook-id')?.slice(0, 200) ?? null,
       requestId: c.get('requestId'),

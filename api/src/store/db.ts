@@ -33,6 +33,8 @@ export interface Db {
   close(): Promise<void>;
   /** Why this store can no longer be trusted with writes (e.g. a failed WAL sync), or null. */
   failure?(): string | null;
+  /** Why writes are failing now but may succeed again (a full disk, ./full.ts), or null. */
+  writeBlocked?(): string | null;
 }
 
 /** Small async mutex: SQLite has one writer; we serialize transactions in-process. */

@@ -4,10 +4,16 @@
 // an advisory lock and re-checks what is applied, so each file runs exactly once.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { backfillShopChains } from '../audit/log.ts';
 import { type Db, lockKeys } from './db.ts';
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 const MIGRATION_LOCK = 'flowport:migrations';
+
+/** Work a migration needs that SQL alone cannot do (hashing), run right after it in its transaction. */
+const AFTER: Readonly<Record<string, (tx: Db) => Promise<unknown>>> = {
+  '1100_audit_shop_chain.sql': backfillShopChains,
+};
 
 export function migrationFiles(): string[] {
   return readdirSync(MIGRATIONS_DIR)
@@ -17,13 +23,6 @@ export function migrationFiles(): string[] {
 
 async function applied(db: Db): Promise<Set<string>> {
   return new Set((await db.all<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version));
-}
-
-/** Migrations not yet applied to this store (the table may not exist yet). */
-export async function pendingMigrations(db: Db): Promise<string[]> {
-  await ensureTable(db);
-  const done = await applied(db);
-  return migrationFiles().filter((f) => !done.has(f));
 }
 
 async function ensureTable(db: Db): Promise<void> {
@@ -47,6 +46,7 @@ export async function migrate(db: Db): Promise<string[]> {
       // Another process may have applied it while this one waited for the lock.
       if (await tx.get('SELECT version FROM schema_migrations WHERE version = ?', [file])) return false;
       await tx.exec(sql);
+      await AFTER[file]?.(tx);
       await tx.run('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)', [file, Date.now()]);
       return true;
     });

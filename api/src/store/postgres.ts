@@ -2,7 +2,9 @@
 // as SQLite: `?` placeholders become $1..$n; BIGINT columns come back as numbers
 // (safe: ms timestamps and counts stay far below 2^53). See docs/adr/0600-postgres-scale-out.md.
 import pg from 'pg';
+import { storeUnreachable } from './startup-failure.ts';
 import type { Db, RunResult, SqlParam, TxOptions } from './db.ts';
+import { WriteHealth } from './full.ts';
 
 pg.types.setTypeParser(20, (v) => Number(v)); // int8 (COUNT, BIGINT) -> number
 pg.types.setTypeParser(1700, (v) => Number(v)); // numeric (SUM of BIGINT) -> number
@@ -18,10 +20,6 @@ export const ENDPOINT_CHANGED_CHANNEL = 'flowport_endpoint_changed';
 export function toPgSql(sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
-}
-
-export function isPostgresUrl(url: string | null | undefined): url is string {
-  return typeof url === 'string' && /^postgres(ql)?:\/\//i.test(url);
 }
 
 /**
@@ -131,6 +129,7 @@ export class PostgresDb implements Db {
   private readonly pool: pg.Pool;
   private readonly base: Db;
   private listener: pg.Client | null = null;
+  private readonly writeHealth = new WriteHealth();
 
   private constructor(pool: pg.Pool, url: string) {
     this.pool = pool;
@@ -147,25 +146,49 @@ export class PostgresDb implements Db {
     // An idle pooled connection that the server drops (restart, failover) must not crash the
     // process; the pool replaces it and the next query reconnects.
     pool.on('error', (err) => console.error(`postgres: idle connection lost (${err.message})`));
-    await pool.query('SELECT 1');
+    try {
+      await pool.query('SELECT 1');
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw storeUnreachable(err, url) ?? err;
+    }
     return new PostgresDb(pool, url);
   }
 
+  /** Notes a full disk (53100) for writeBlocked(); `wrote` after a statement that may have written. */
+  private async tracked<T>(p: Promise<T>, wrote: boolean): Promise<T> {
+    try {
+      const out = await p;
+      if (wrote) this.writeHealth.wrote();
+      return out;
+    } catch (err) {
+      this.writeHealth.failed(err);
+      throw err;
+    }
+  }
   all<T>(sql: string, params?: readonly SqlParam[]) {
-    return this.base.all<T>(sql, params);
+    return this.tracked(this.base.all<T>(sql, params), false);
   }
   get<T>(sql: string, params?: readonly SqlParam[]) {
-    return this.base.get<T>(sql, params);
+    return this.tracked(this.base.get<T>(sql, params), false);
   }
   run(sql: string, params?: readonly SqlParam[]) {
-    return this.base.run(sql, params);
+    return this.tracked(this.base.run(sql, params), true);
   }
   exec(sql: string) {
-    return this.base.exec(sql);
+    return this.tracked(this.base.exec(sql), true);
+  }
+
+  writeBlocked(): string | null {
+    return this.writeHealth.blocked();
   }
 
   /** READ COMMITTED on one pooled connection; nested tx() calls join it. */
-  async tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
+  tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
+    return this.tracked(this.txOnce(fn, options), true);
+  }
+
+  private async txOnce<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
     const client = await this.pool.connect();
     const conn = new OneAtATime(client);
     try {

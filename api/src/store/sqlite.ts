@@ -7,11 +7,12 @@
 // connection (./sqlite-checkpointer.ts), not inside a COMMIT on the event loop. See
 // docs/adr/0302-sqlite-wal-sync-off-the-event-loop.md and
 // docs/adr/0303-sqlite-checkpoints-off-the-event-loop.md.
-import { mkdirSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Db, Mutex, type RunResult, type SqlParam, type TxOptions } from './db.ts';
+import { WriteHealth } from './full.ts';
+import { ensurePrivateDir, ensurePrivateFile, tightenIfExists } from '../lib/private-files.ts';
 import { type CheckpointResult, Checkpointer } from './sqlite-checkpointer.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -86,6 +87,7 @@ export class SqliteDb implements Db {
   private commitsSinceCheckpoint = 0;
   private lastCheckpointAt = Date.now();
   private readonly policy: Readonly<CheckpointPolicy>;
+  private readonly writeHealth = new WriteHealth();
   readonly checkpointStats: SqliteCheckpointStats = {
     passes: 0,
     emptyPasses: 0,
@@ -102,7 +104,13 @@ export class SqliteDb implements Db {
   constructor(file: string, options: { checkpointPolicy?: Partial<CheckpointPolicy> } = {}) {
     this.policy = { ...CHECKPOINT_POLICY, ...options.checkpointPolicy };
     const memory = file === ':memory:';
-    if (!memory) mkdirSync(dirname(file), { recursive: true });
+    if (!memory) {
+      // Private whatever the umask: SQLite creates the WAL and SHM with the database file's mode.
+      ensurePrivateDir(dirname(file));
+      ensurePrivateFile(file);
+      tightenIfExists(`${file}-wal`);
+      tightenIfExists(`${file}-shm`);
+    }
     this.raw = new Database(file);
     this.raw.pragma('journal_mode = WAL');
     // NORMAL: COMMIT writes the WAL frames without fsync; `durable()` syncs them before any
@@ -274,15 +282,20 @@ export class SqliteDb implements Db {
   private async autocommit<T>(sql: string, fn: (s: Statement) => T): Promise<T> {
     let commit = 0;
     const s = this.stmt(sql);
-    const out = s.readonly
-      ? await this.outside(() => fn(s))
-      : await this.writeOutside(() => {
-          const r = fn(s);
-          commit = this.committed();
-          return r;
-        });
-    if (commit) await this.durable(commit);
-    return out;
+    if (s.readonly) return this.outside(() => fn(s));
+    try {
+      const out = await this.writeOutside(() => {
+        const r = fn(s);
+        commit = this.committed();
+        return r;
+      });
+      await this.durable(commit);
+      this.writeHealth.wrote();
+      return out;
+    } catch (err) {
+      this.writeHealth.failed(err);
+      throw err;
+    }
   }
 
   async all<T>(sql: string, params: readonly SqlParam[] = []): Promise<T[]> {
@@ -298,14 +311,31 @@ export class SqliteDb implements Db {
   }
 
   async exec(sql: string): Promise<void> {
-    const commit = await this.writeOutside(() => {
-      this.raw.exec(sql);
-      return this.committed();
-    });
-    await this.durable(commit);
+    try {
+      const commit = await this.writeOutside(() => {
+        this.raw.exec(sql);
+        return this.committed();
+      });
+      await this.durable(commit);
+      this.writeHealth.wrote();
+    } catch (err) {
+      this.writeHealth.failed(err);
+      throw err;
+    }
   }
 
   async tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
+    try {
+      const out = await this.txOnce(fn, options);
+      this.writeHealth.wrote();
+      return out;
+    } catch (err) {
+      this.writeHealth.failed(err);
+      throw err;
+    }
+  }
+
+  private async txOnce<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
     // The lock covers BEGIN…COMMIT only: other transactions may run while this one's WAL
     // sync is in flight; this call still resolves only after that sync.
     const { out, commit } = await this.mutex.lock(async () => {
@@ -337,6 +367,10 @@ export class SqliteDb implements Db {
 
   failure(): string | null {
     return this.syncFailure?.message ?? null;
+  }
+
+  writeBlocked(): string | null {
+    return this.writeHealth.blocked();
   }
 
   /** The handle given to transaction bodies: runs directly, nested tx() joins. */

@@ -17,7 +17,14 @@ import {
   refundUsage,
   usageFor,
 } from './meters.ts';
-import { grantRateKey, hitRate, retryAfterSeconds, shopRateKey } from './rate-limit.ts';
+import {
+  firstRefusalOfWindow,
+  grantRateKey,
+  hitRate,
+  refusalAuditKey,
+  retryAfterSeconds,
+  shopRateKey,
+} from './rate-limit.ts';
 
 /**
  * Operations that are counted but never blocked by a plan cap: an agent that
@@ -85,15 +92,25 @@ export async function admitUsage(
     }
     const used = (await usageFor(tx, principal.shopId, now))[op.meter];
     const resetsAt = new Date(periodBounds(now).end).toISOString();
-    await appendAudit(tx, {
-      shopId: principal.shopId,
-      actor: { grantId: principal.grantId, kind: principal.actor.kind, name: principal.actor.name },
-      action: op.operationId,
-      outcome: 'refused',
-      requestId: requestId ?? null,
-      at: now,
-      details: { code: 'plan_limit_reached', meter: op.meter, used, limit: cap },
-    });
+    // Audited once per grant, meter and window like the other repeatable refusals; counted otherwise.
+    const first = await firstRefusalOfWindow(tx, refusalAuditKey(principal.grantId, `cap:${op.meter}`), now);
+    if (first) {
+      await appendAudit(tx, {
+        shopId: principal.shopId,
+        actor: { grantId: principal.grantId, kind: principal.actor.kind, name: principal.actor.name },
+        action: op.operationId,
+        outcome: 'refused',
+        requestId: requestId ?? null,
+        at: now,
+        details: {
+          code: 'plan_limit_reached',
+          meter: op.meter,
+          used,
+          limit: cap,
+          ...(first.previousWindow > 1 ? { refused_in_previous_window: first.previousWindow } : {}),
+        },
+      });
+    }
     return new AppError('plan_limit_reached', {
       detail: `The ${limits.plan.name} plan allows ${cap} ${op.meter.replace('_', ' ')}s per month and ${used} were used. The counter resets at ${resetsAt}.`,
       reason: `Monthly ${op.meter} cap of the ${limits.plan.name} plan reached.`,

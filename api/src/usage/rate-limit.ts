@@ -39,3 +39,22 @@ export async function peekRate(db: Db, key: string, now: number): Promise<number
   );
   return Number(row?.count ?? 0);
 }
+
+/** Refusals of one kind for one grant (dead credentials, missing scope), audited once per window. */
+export const refusalAuditKey = (grantId: string, what: string) => `refused:${grantId}:${what}`;
+
+/**
+ * Counts one refusal against `key` in the current window. Returns null when it is not the first
+ * of its window (the caller counts it and writes nothing more); for the first, the number of
+ * refusals the previous window counted (only its first was audited), so the log still says how
+ * many there were.
+ */
+export async function firstRefusalOfWindow(
+  db: Db,
+  key: string,
+  now: number,
+): Promise<{ previousWindow: number } | null> {
+  const previousWindow = await peekRate(db, key, now - RATE_WINDOW_MS);
+  const count = await hitRate(db, key, now);
+  return count === 1 ? { previousWindow } : null;
+}

@@ -104,6 +104,7 @@ export function renderMcpReference(ops: readonly AnyOperation[], origin: string)
         mcpServers: {
           flowport: {
             command: 'npx',
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: mcp-remote expands ${AUTH_HEADER} from env itself.
             args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${AUTH_HEADER}'],
             env: { AUTH_HEADER: 'Bearer <GRANT_TOKEN>' },
           },

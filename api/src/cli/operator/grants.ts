@@ -1,60 +1,11 @@
-// Operator commands of the grants/audit area: `grants create|list|revoke` and
-// `audit verify`. Human-only: they run on the host against the local store and
-// are never reachable through the API or MCP.
-import { appendAudit, OPERATOR_ACTOR, verifyAuditChain } from '../../audit/log.ts';
-import type { OperatorCommand } from '../definitions.ts';
+// Handlers of the grants/audit operator commands (`grants create|list|revoke`, `audit verify`;
+// defined in ./grants-commands.ts). Loaded only when one of them runs. Human-only: they run on
+// the host against the local store and are never reachable through the API or MCP.
+import { appendAudit, OPERATOR_ACTOR, verifyAuditChain, verifyShopAuditChain } from '../../audit/log.ts';
 import type { OperatorHandler, OptionValues } from '../handlers.ts';
 import { AppError } from '../../errors/problem.ts';
 import { type GrantRow, MAX_GRANT_DAYS, createGrant } from '../../auth/grants.ts';
-import { ALL_SCOPES, isScope, type Scope, TIERS, type Tier } from '../../auth/scopes.ts';
-
-export const GRANTS_OPERATOR_COMMANDS: OperatorCommand[] = [
-  {
-    command: ['grants', 'create'],
-    summary: 'Create a grant for one shop and print its token once.',
-    options: [
-      { flag: '--shop <id>', description: 'Shop id (`shop_…`).', required: true },
-      { flag: '--tier <tier>', description: `Tier preset: ${TIERS.join(', ')}.`, required: true, choices: TIERS },
-      {
-        flag: '--scope <scope>',
-        description: 'Extra scope on top of the tier (repeatable).',
-        multiple: true,
-        choices: ALL_SCOPES,
-      },
-      {
-        flag: '--actor-kind <kind>',
-        description: '`agent` or `human`: who will use the grant.',
-        required: true,
-        choices: ['agent', 'human'],
-      },
-      {
-        flag: '--actor-name <name>',
-        description: 'Name of the agent or person (shown in the audit log).',
-        required: true,
-      },
-      { flag: '--actor-client <client>', description: 'Client software, e.g. an MCP client name (optional).' },
-      {
-        flag: '--expires-in <duration>',
-        description: `Lifetime: e.g. 30m, 12h, 7d (at most ${MAX_GRANT_DAYS}d). Default 30d.`,
-      },
-    ],
-  },
-  {
-    command: ['grants', 'list'],
-    summary: 'List grants (never tokens): status, tier, actor, expiry, last use.',
-    options: [{ flag: '--shop <id>', description: 'Only grants of this shop.' }],
-  },
-  {
-    command: ['grants', 'revoke'],
-    summary: 'Revoke a grant at once; its token answers 401 grant_revoked from then on.',
-    options: [{ flag: '--grant <id>', description: 'Grant id (`grt_…`).', required: true }],
-  },
-  {
-    command: ['audit', 'verify'],
-    summary: 'Check the audit log hash chain; exits 1 and names the first broken entry.',
-    options: [],
-  },
-];
+import { isScope, type Scope, TIERS, type Tier } from '../../auth/scopes.ts';
 
 export function parseDuration(text: string): number {
   const m = /^(\d+)\s*(s|m|h|d)$/.exec(text.trim());
@@ -194,7 +145,23 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
     const revokedAt = new Date(g.revoked_at === null ? now : Number(g.revoked_at)).toISOString();
     return { json: { id, revoked_at: revokedAt }, text: `Grant ${id} revoked at ${revokedAt}.` };
   },
-  async 'audit verify'({ services }) {
+  async 'audit verify'({ options, services }) {
+    const shopId = str(options, 'shop');
+    if (shopId !== undefined) {
+      if (!(await services.db.get('SELECT id FROM shops WHERE id = ?', [shopId])))
+        throw new AppError('not_found', { detail: `No shop ${shopId}.` });
+      const r = await verifyShopAuditChain(services.db, shopId);
+      if (r.ok)
+        return {
+          json: { shop_id: shopId, ...r },
+          text: `Audit chain of shop ${shopId} intact: ${r.checked} entries verified (last seq ${r.lastSeq ?? 0}).`,
+        };
+      return {
+        json: { shop_id: shopId, ...r },
+        text: `Audit chain of shop ${shopId} BROKEN at seq ${r.broken?.seq} (${r.broken?.id ?? 'missing entry'}): ${r.broken?.detail}\n${r.checked} entries before it verified.`,
+        exitCode: 1,
+      };
+    }
     const r = await verifyAuditChain(services.db);
     if (r.ok)
       return { json: r, text: `Audit chain intact: ${r.checked} entries verified (last seq ${r.lastSeq ?? 0}).` };

@@ -300,7 +300,7 @@ const endpointsImportSecret: Handler = async ({ options, services, env }) => {
   return { json, text };
 };
 
-export const INTAKE_OPERATOR_HANDLERS: Record<string, Handler> = {
+export const SHOPS_OPERATOR_HANDLERS: Record<string, Handler> = {
   'shops list': shopsList,
   'shops create': shopsCreate,
   'endpoints create': endpointsCreate,

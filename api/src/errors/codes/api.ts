@@ -107,4 +107,49 @@ export const API_ERRORS = {
     description: 'The process is starting or shutting down, or its store is unavailable.',
     fix: 'Retry after a few seconds with backoff.',
   },
+  invalid_characters: {
+    status: 400,
+    title: 'Control characters not allowed',
+    retry: 'no',
+    area: 'api',
+    description:
+      'An id, filter, name or other text field holds a NUL (U+0000) or another control character (U+0001–U+001F or U+007F; tab, line feed and carriage return are allowed only in free text such as notes). No id or name Flowport issues contains one, and a database cannot store a NUL in text, so the request is refused before it reaches the store. The `errors` array names each field. At intake, an event whose type or external id holds one is refused with this code and a receipt; the raw body itself may hold any escaped character.',
+    fix: 'Remove the control characters from the fields listed in `errors` (check how the value was built: a NUL often comes from a C string or a binary field copied as text) and send the request again.',
+  },
+  store_full: {
+    status: 503,
+    title: 'Storage full',
+    retry: 'client',
+    area: 'api',
+    description:
+      "Flowport's store has no space left to write (the data directory's disk is full, SQLite reported SQLITE_FULL, or PostgreSQL reported `disk_full`, SQLSTATE 53100). Nothing from this request was stored, and what was acknowledged before is safe. `/readyz` reports the store as not writable (`checks.store_writable: false`) until a write succeeds again. Agent Operations reads are metered, so they are refused the same way meanwhile.",
+    fix: 'Retry after the `Retry-After` seconds; a sender retries as it does for any 5xx. An operator frees space on the volume that holds the data directory (or the PostgreSQL data volume); writing resumes by itself once space is back.',
+  },
+  store_unreachable: {
+    status: 503,
+    title: 'Store unreachable at startup',
+    retry: 'no',
+    area: 'api',
+    description:
+      'Flowport could not open its store when it started: PostgreSQL at `FLOWPORT_DATABASE_URL` refused the connection, does not exist, is not resolvable or refused the credentials. The process printed one line naming the target (password redacted) and exited with a non-zero status. It is never an HTTP answer.',
+    fix: 'Check that PostgreSQL is running and reachable from this host, that the database in the URL exists (`createdb <DATABASE>`) and that the user and password are right; then start Flowport again. Leave `FLOWPORT_DATABASE_URL` unset to use SQLite in the data directory.',
+  },
+  data_dir_unwritable: {
+    status: 500,
+    title: 'Data directory not writable at startup',
+    retry: 'no',
+    area: 'api',
+    description:
+      'Flowport could not create or write its data directory (`FLOWPORT_DATA_DIR`, default `./data`): it holds the SQLite database, the secret key and the sandbox credentials. The process printed one line naming the directory and the system error (for example `EACCES`, `EROFS`, `ENOTDIR`) and exited with a non-zero status. It is never an HTTP answer.',
+    fix: 'Point `FLOWPORT_DATA_DIR` at a directory the user running Flowport can write (Flowport creates it 0700 when missing), or fix the ownership or mount of the one named; then start Flowport again.',
+  },
+  port_unavailable: {
+    status: 500,
+    title: 'Port not available at startup',
+    retry: 'no',
+    area: 'api',
+    description:
+      'Flowport could not listen on `HOST`:`PORT`: another process already listens there (`EADDRINUSE`) or this user may not bind it (`EACCES`, ports below 1024). The process printed one line naming the address and exited with a non-zero status. It is never an HTTP answer.',
+    fix: 'Stop the other process, or start Flowport on another port (`PORT=8788 npm start`, `flowport serve --port 8788`).',
+  },
 } as const satisfies Record<string, ErrorDef>;

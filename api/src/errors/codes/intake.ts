@@ -147,9 +147,10 @@ export const INTAKE_ERRORS = {
     retry: 'no',
     area: 'intake',
     description:
-      "A request to the privacy (compliance) webhook URL had no `X-Shopify-Hmac-Sha256` header, a value that does not match the HMAC-SHA256 of the raw body keyed with the app's client secret, or arrived while no client secret is configured (sandbox). Nothing was changed.",
-    fix: "Set `FLOWPORT_SHOPIFY_API_SECRET` to the app's client secret (API secret key) from the Partner Dashboard or Dev Dashboard and restart. Shopify signs these webhooks itself; a request that is not from Shopify is refused on purpose.",
+      "A request to one of Shopify's URLs (the privacy webhooks, `app/uninstalled`, or Flow's trigger lifecycle callback) had no `X-Shopify-Hmac-Sha256` header, a value that does not match the base64 HMAC-SHA256 of the raw body keyed with the app's client secret, or arrived while no client secret is configured. Nothing was changed.",
+    fix: "Set `FLOWPORT_SHOPIFY_CLIENT_SECRET` to the app's client secret (API secret key) from the Partner Dashboard or Dev Dashboard and restart. In sandbox mode `app/uninstalled` and the lifecycle callback are verified with the sandbox app's own secret; the privacy webhooks still need the variable. Shopify signs these requests itself; a request that is not from Shopify is refused on purpose.",
   },
+
   shopify_webhook_topic_unknown: {
     status: 400,
     title: 'Unknown Shopify webhook topic',
@@ -224,6 +225,7 @@ const SUPPORT_KEY_OF: Readonly<Partial<Record<ErrorCode, IntakeSupportKey>>> = {
   body_not_object: 'mapping',
   required_path_missing: 'mapping',
   invalid_resource_id: 'mapping',
+  invalid_characters: 'mapping',
   endpoint_paused: 'state',
   endpoint_gone: 'state',
   intake_event_cap_reached: 'cap',

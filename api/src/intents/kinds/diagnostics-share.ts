@@ -8,6 +8,7 @@ import { newId } from '../../ids.ts';
 import { recentShopReceipts } from '../../reads/receipts.ts';
 import { randomToken, sha256Hex } from '../../lib/crypto.ts';
 import type { EndpointRow } from '../../services/endpoints.ts';
+import type { Services } from '../../core/types.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
 import { endpointSnapshot, iso, loadEndpoint } from './common.ts';
@@ -176,3 +177,22 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
     };
   },
 };
+
+/** A frozen diagnostics share as its link reads it. */
+export interface SharedDiagnosticsRow {
+  id: string;
+  bundle_json: string;
+  expires_at: number | string;
+  revoked_at: number | string | null;
+}
+
+/** The share behind a link's token, looked up by the token's SHA-256 only (expired or revoked ones too). */
+export async function findDiagnosticsShare(
+  services: Pick<Services, 'db'>,
+  token: string,
+): Promise<SharedDiagnosticsRow | undefined> {
+  return services.db.get<SharedDiagnosticsRow>(
+    'SELECT id, bundle_json, expires_at, revoked_at FROM diagnostics_shares WHERE token_hash = ?',
+    [sha256Hex(token)],
+  );
+}

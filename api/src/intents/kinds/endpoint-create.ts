@@ -14,6 +14,7 @@ import {
   type TriggerVariant,
   validateSecretFor,
 } from '../../services/endpoints.ts';
+import type { Services } from '../../core/types.ts';
 import type { IntentKindDef } from '../types.ts';
 import { jsonDiff } from './common.ts';
 
@@ -107,3 +108,10 @@ export const endpointCreateKind: IntentKindDef<EndpointCreateParams> = {
     };
   },
 };
+
+/** An imported secret is sealed before the intent is stored: intents are readable, secrets are not. */
+export function sealImportedSecret(services: Services, params: Record<string, unknown>): Record<string, unknown> {
+  const { secret, ...rest } = params;
+  if (typeof secret !== 'string' || !secret) return rest;
+  return { ...rest, secret_sealed: services.secrets.encrypt(secret), secret_last4: secret.slice(-4) };
+}

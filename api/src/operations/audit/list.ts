@@ -1,19 +1,20 @@
 // GET /agent/v1/audit — the shop's audit entries (hash-chained), newest first,
 // filterable by action, outcome, grant, target and time.
 import { z } from '@hono/zod-openapi';
-import type { AuditRow } from '../../audit/log.ts';
-import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import type { SqlParam } from '../../store/db.ts';
-import { Actor, Cursor, Limit, openCursor, PageInfo, sealCursor, Timestamp } from '../read-schemas.ts';
+import { Actor, Cursor, Limit, PageInfo, Timestamp } from '../read-schemas.ts';
 import { defineOperation } from '../../core/types.ts';
+import { listAuditEntries } from '../../reads/audit.ts';
 
 const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });
 
 export const AuditEntrySchema = z
   .object({
     id: z.string().openapi({ example: 'aud_01jd0000000000000000000000' }),
-    seq: z.number().int().describe('Position in the global hash chain.'),
+    seq: z
+      .number()
+      .int()
+      .describe("Position in this shop's own hash chain (1, 2, 3 … per shop; other shops' entries are not counted)."),
     at: Timestamp,
     actor: Actor,
     action: z
@@ -23,8 +24,12 @@ export const AuditEntrySchema = z
     outcome: z.string().describe('`success`, `refused` or `failed`.'),
     request_id: z.string().nullable(),
     details: z.record(z.string(), z.unknown()),
-    prev_hash: z.string(),
-    hash: z.string(),
+    prev_hash: z.string().describe("`hash` of this shop's previous entry (`seq` − 1); 64 zeros for entry 1."),
+    hash: z
+      .string()
+      .describe(
+        'SHA-256 (hex) of the JSON array `["flowport-audit-shop-v1", seq, id, at in epoch ms, shop id, actor.grant_id, actor.kind, actor.name, action, target.type, target.id, outcome, request_id, JSON of details, prev_hash]`: recompute it to verify the chain.',
+      ),
   })
   .openapi('AuditEntry');
 
@@ -34,7 +39,7 @@ export const listAudit = defineOperation({
   path: `${AGENT_API_PREFIX}/audit`,
   summary: 'List audit entries',
   description:
-    "The shop's audit log, newest first: who (grant, human or agent, name) did what to which target, with what outcome and request id. Entries are hash-chained (each stores the previous entry's hash); a human verifies the chain with `flowport audit verify`.",
+    "The shop's audit log, newest first: who (grant, human or agent, name) did what to which target, with what outcome and request id. Entries form this shop's own hash chain (seq 1, 2, 3 …; each stores the previous entry's hash), which a client can verify from the entries alone (see `hash`); an operator verifies it in the store with `flowport audit verify --shop <id>`.",
   family: 'account',
   kind: 'read',
   scope: 'audit:read',
@@ -67,68 +72,5 @@ export const listAudit = defineOperation({
       'See who did what in this shop: previews, confirmations, refusals and grant changes, each attributed to a grant and a human or agent. Filter by action, outcome, grant, target or time.',
   },
   cli: ['audit'],
-  async run({ ctx, input }) {
-    const p = ctx.principal;
-    if (!p) throw new AppError('missing_token');
-    const where = ['shop_id = ?'];
-    const params: SqlParam[] = [p.shopId];
-    const eq = (col: string, v: string | undefined) => {
-      if (v === undefined) return;
-      where.push(`${col} = ?`);
-      params.push(v);
-    };
-    eq('action', input.action);
-    eq('outcome', input.outcome);
-    eq('actor_grant_id', input.grant_id);
-    eq('target_id', input.target_id);
-    if (input.since) {
-      where.push('at >= ?');
-      params.push(Date.parse(input.since));
-    }
-    if (input.until) {
-      where.push('at < ?');
-      params.push(Date.parse(input.until));
-    }
-    // Sealed like the events cursor: bound to this shop, unreadable and unforgeable.
-    const cursorScope = `${p.shopId}:audit`;
-    if (input.cursor) {
-      const seq = openCursor(ctx.services.secrets, cursorScope, input.cursor);
-      if (seq === null || !/^\d{1,18}$/.test(seq)) {
-        throw new AppError('invalid_request', {
-          detail: 'The cursor is not one this API returned for this shop. Start again without `cursor`.',
-          errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
-        });
-      }
-      where.push('seq < ?');
-      params.push(Number(seq));
-    }
-    params.push(input.limit + 1);
-    const rows = await ctx.services.db.all<AuditRow>(
-      `SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
-      params,
-    );
-    const hasMore = rows.length > input.limit;
-    const page = hasMore ? rows.slice(0, input.limit) : rows;
-    const last = page.at(-1);
-    return {
-      data: page.map((r) => ({
-        id: r.id,
-        seq: Number(r.seq),
-        at: new Date(Number(r.at)).toISOString(),
-        actor: { grant_id: r.actor_grant_id, kind: r.actor_kind, name: r.actor_name },
-        action: r.action,
-        target: { type: r.target_type, id: r.target_id },
-        outcome: r.outcome,
-        request_id: r.request_id,
-        details: JSON.parse(r.details_json) as Record<string, unknown>,
-        prev_hash: r.prev_hash,
-        hash: r.hash,
-      })),
-      page: {
-        next_cursor: hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, String(Number(last.seq))) : null,
-        has_more: hasMore,
-        limit: input.limit,
-      },
-    };
-  },
+  run: async ({ ctx, input }) => listAuditEntries({ ctx, input }),
 });

@@ -1,10 +1,9 @@
 // GET /agent/v1/docs/page?path= — public. One published docs page as Markdown
 // (the page's `.md` twin), by site path, twin path or absolute docs URL.
 import { z } from '@hono/zod-openapi';
-import { joinUrl } from '../../docs-paths.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { readDocsPage } from '../../services/docs.ts';
 import { defineOperation } from '../../core/types.ts';
+import { docsPageFor } from '../../services/docs.ts';
 
 export const DocsPage = z
   .object({
@@ -41,15 +40,5 @@ export const getDocsPage = defineOperation({
       'Read one Flowport docs page in full as Markdown: pass a path from search_docs, a page from llms.txt, or the docs_url of an error or refusal you received.',
   },
   cli: ['docs', 'read'],
-  async run({ ctx, input }) {
-    const { config } = ctx.services;
-    const page = readDocsPage(config.siteDir, config.publicUrl, input.path);
-    return {
-      title: page.title,
-      path: page.path,
-      url: joinUrl(config.publicUrl, page.path),
-      markdown_url: joinUrl(config.publicUrl, page.markdownPath),
-      markdown: page.markdown,
-    };
-  },
+  run: async ({ ctx, input }) => docsPageFor({ ctx, input }),
 });

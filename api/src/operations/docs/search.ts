@@ -2,8 +2,8 @@
 // pages the docs site publishes (the same text humans and llms.txt readers get).
 import { z } from '@hono/zod-openapi';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { searchDocs } from '../../services/docs.ts';
 import { defineOperation } from '../../core/types.ts';
+import { searchDocsFor } from '../../services/docs.ts';
 
 export const DocsSearchResult = z
   .object({
@@ -49,8 +49,5 @@ export const searchDocsOperation = defineOperation({
       "Find the docs pages that explain a concept, an error code, a refusal or a how-to. Returns titles, paths, a snippet and each page's Markdown URL; read a result with read_docs_page.",
   },
   cli: ['docs', 'search'],
-  async run({ ctx, input }) {
-    const { config } = ctx.services;
-    return { query: input.q, results: searchDocs(config.siteDir, config.publicUrl, input.q, input.limit) };
-  },
+  run: async ({ ctx, input }) => searchDocsFor({ ctx, input }),
 });

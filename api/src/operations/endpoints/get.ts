@@ -1,11 +1,9 @@
 // GET /agent/v1/endpoints/{endpointId} — one endpoint, without secrets.
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { endpointView, getShopEndpoint } from '../../reads/endpoints.ts';
 import { defineOperation } from '../../core/types.ts';
-import { RECENT_WINDOW_HOURS } from './list.ts';
 import { EndpointView } from './schemas.ts';
+import { readEndpoint } from '../../reads/endpoints.ts';
 
 export const getEndpointOperation = defineOperation({
   operationId: 'getEndpoint',
@@ -40,22 +38,5 @@ export const getEndpointOperation = defineOperation({
       'Check how one sender lane is configured (auth mode, header names, mapping, trigger variant) and how its recent events fared. Use it when events of one sender are rejected or fail.',
   },
   cli: ['endpoints', 'show'],
-  async run({ ctx, input }) {
-    const p = ctx.principal;
-    if (!p) throw new AppError('missing_token');
-    const now = ctx.services.now();
-    const row = await getShopEndpoint(ctx.services, p.shopId, input.endpointId);
-    if (!row) throw new AppError('not_found', { detail: `No endpoint ${input.endpointId} in this shop.` });
-    const rows = await ctx.services.db.all<{ state: string; n: number }>(
-      'SELECT state, COUNT(*) AS n FROM events WHERE endpoint_id = ? AND received_at >= ? GROUP BY state',
-      [row.id, now - RECENT_WINDOW_HOURS * 3_600_000],
-    );
-    return {
-      ...endpointView(row, ctx.services.config.publicUrl, now),
-      recent: {
-        window_hours: RECENT_WINDOW_HOURS,
-        by_state: Object.fromEntries(rows.map((r) => [r.state, Number(r.n)])),
-      },
-    };
-  },
+  run: async ({ ctx, input }) => readEndpoint({ ctx, input }),
 });

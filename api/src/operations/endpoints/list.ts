@@ -1,12 +1,9 @@
 // GET /agent/v1/endpoints — the shop's endpoints (sender lanes), without secrets.
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { endpointStateCounts, endpointView, listShopEndpoints } from '../../reads/endpoints.ts';
 import { defineOperation } from '../../core/types.ts';
 import { EndpointView } from './schemas.ts';
-
-export const RECENT_WINDOW_HOURS = 24;
+import { listEndpointViews } from '../../reads/endpoints.ts';
 
 export const listEndpointsOperation = defineOperation({
   operationId: 'listEndpoints',
@@ -36,17 +33,5 @@ export const listEndpointsOperation = defineOperation({
       'See every sender lane of the shop: sender, auth mode, trigger variant, status and recent traffic by state. Secrets are never shown (last 4 characters only).',
   },
   cli: ['endpoints', 'list'],
-  async run({ ctx, input }) {
-    const p = ctx.principal;
-    if (!p) throw new AppError('missing_token');
-    const now = ctx.services.now();
-    const rows = await listShopEndpoints(ctx.services, p.shopId, { status: input.status });
-    const counts = await endpointStateCounts(ctx.services, p.shopId, now - RECENT_WINDOW_HOURS * 3_600_000);
-    return {
-      data: rows.map((r) => ({
-        ...endpointView(r, ctx.services.config.publicUrl, now),
-        recent: { window_hours: RECENT_WINDOW_HOURS, by_state: counts.get(r.id) ?? {} },
-      })),
-    };
-  },
+  run: async ({ ctx, input }) => listEndpointViews({ ctx, input }),
 });

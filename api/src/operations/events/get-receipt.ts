@@ -1,10 +1,9 @@
 // GET /agent/v1/events/{eventId}/receipt — the receipt of one event.
-import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { getShopReceipt, receiptView } from '../../reads/receipts.ts';
 import { Receipt } from '../receipts/schemas.ts';
 import { defineOperation } from '../../core/types.ts';
 import { EventIdParam } from './get.ts';
+import { readEventReceipt } from '../../reads/receipts.ts';
 
 export const getEventReceipt = defineOperation({
   operationId: 'getEventReceipt',
@@ -26,17 +25,5 @@ export const getEventReceipt = defineOperation({
       'See the acknowledgement Flowport gave the sender for this event: auth and validation results, dedupe decision and HTTP status.',
   },
   cli: ['events', 'receipt'],
-  async run({ ctx, input }) {
-    const p = ctx.principal;
-    if (!p) throw new AppError('missing_token');
-    const { db } = ctx.services;
-    const ev = await db.get<{ receipt_id: string }>('SELECT receipt_id FROM events WHERE id = ? AND shop_id = ?', [
-      input.eventId,
-      p.shopId,
-    ]);
-    if (!ev) throw new AppError('not_found', { detail: `No event ${input.eventId} in this shop.` });
-    const r = await getShopReceipt(db, p.shopId, ev.receipt_id);
-    if (!r) throw new AppError('not_found', { detail: `The receipt of ${input.eventId} is missing.` });
-    return receiptView(db, r);
-  },
+  run: async ({ ctx, input }) => readEventReceipt({ ctx, input }),
 });

@@ -1,13 +1,11 @@
 // GET /agent/v1/events — event history with filters and stable cursor paging.
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../errors/problem.ts';
-import { isId } from '../../ids.ts';
 import { EVENT_STATES, SUPPORT_CODES } from '../../handoff/outcomes.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { eventSummary, listEvents } from '../../reads/events.ts';
-import { Cursor, Limit, openCursor, PageInfo, sealCursor } from '../read-schemas.ts';
+import { Cursor, Limit, PageInfo } from '../read-schemas.ts';
 import { defineOperation } from '../../core/types.ts';
 import { EventSummary } from './schemas.ts';
+import { listEventsPage } from '../../reads/event-list.ts';
 
 const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });
 
@@ -78,55 +76,5 @@ export const listEventsOperation = defineOperation({
       'Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, time range or whether they can be replayed. Follow next_cursor for more.',
   },
   cli: ['events', 'list'],
-  async run({ ctx, input }) {
-    const p = ctx.principal;
-    if (!p) throw new AppError('missing_token');
-    const states = input.state
-      ?.split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    const bad = states?.filter((s) => !(EVENT_STATES as readonly string[]).includes(s)) ?? [];
-    if (bad.length) {
-      throw new AppError('invalid_request', {
-        detail: `Unknown state ${bad.join(', ')}. Use: ${EVENT_STATES.join(', ')}.`,
-        errors: [{ path: 'state', message: `Unknown state: ${bad.join(', ')}` }],
-      });
-    }
-    // A cursor pages one shop in one order; other filters may change between pages.
-    const cursorScope = `${p.shopId}:${input.order}`;
-    let cursorId: string | null = null;
-    if (input.cursor) {
-      cursorId = openCursor(ctx.services.secrets, cursorScope, input.cursor);
-      if (!cursorId || !isId('event', cursorId)) {
-        throw new AppError('invalid_request', {
-          detail:
-            'The cursor is not one this API returned for this shop and order. Start again without `cursor` (keep `order` the same while paging).',
-          errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
-        });
-      }
-    }
-    const { rows, hasMore, facts } = await listEvents(ctx.services, p.shopId, {
-      endpointId: input.endpoint_id,
-      states,
-      sender: input.sender,
-      eventType: input.event_type,
-      supportCode: input.support_code,
-      externalEventId: input.external_event_id,
-      receivedAfter: input.received_after ? Date.parse(input.received_after) : undefined,
-      receivedBefore: input.received_before ? Date.parse(input.received_before) : undefined,
-      replayAvailable: input.replay_available === undefined ? undefined : input.replay_available === 'true',
-      order: input.order,
-      cursorId,
-      limit: input.limit,
-    });
-    const last = rows.at(-1);
-    return {
-      data: rows.map((r) => eventSummary(r, facts)),
-      page: {
-        next_cursor: hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, last.id) : null,
-        has_more: hasMore,
-        limit: input.limit,
-      },
-    };
-  },
+  run: async ({ ctx, input }) => listEventsPage({ ctx, input }),
 });

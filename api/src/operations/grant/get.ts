@@ -1,15 +1,10 @@
 // GET /agent/v1/grant — the calling grant's own facts: shop, tier, scopes,
 // actor, expiry and current usage. Never the token (only its last 4 characters).
 import { z } from '@hono/zod-openapi';
-import { SCOPE_DESCRIPTIONS, type Scope, TIER_DESCRIPTIONS, type Tier } from '../../auth/scopes.ts';
-import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
-import { AppError } from '../../errors/problem.ts';
-import type { GrantRow } from '../../auth/grants.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { limitsForShop } from '../../usage/meters.ts';
-import { grantRateKey, peekRate, RATE_WINDOW_MS, windowStart } from '../../usage/rate-limit.ts';
 import { defineOperation } from '../../core/types.ts';
-import { isoReq, iso, Timestamp } from '../read-schemas.ts';
+import { Timestamp } from '../read-schemas.ts';
+import { readGrant } from '../../reads/grant.ts';
 
 export const GrantFacts = z
   .object({
@@ -60,38 +55,5 @@ export const getGrant = defineOperation({
       'Check what this grant allows before acting: its scopes, tier, expiry and who it belongs to. Use it when a refusal names a missing scope.',
   },
   cli: ['grant'],
-  async run({ ctx }) {
-    const p = ctx.principal;
-    if (!p) throw new AppError('missing_token');
-    const { db, config } = ctx.services;
-    const row = await db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [p.grantId]);
-    if (!row) throw new AppError('not_found');
-    const now = ctx.services.now();
-    const limits = await limitsForShop(db, p.shopId);
-    const scopes = JSON.parse(row.scopes_json) as string[];
-    return {
-      id: row.id,
-      shop_id: row.shop_id,
-      status: 'active' as const,
-      tier: row.tier,
-      tier_description: TIER_DESCRIPTIONS[row.tier as Tier] ?? 'Custom scope set.',
-      scopes: scopes.map((s) => ({ scope: s, description: SCOPE_DESCRIPTIONS[s as Scope] ?? s })),
-      actor: { kind: row.actor_kind, name: row.actor_name, client: row.actor_client },
-      token_hint: row.token_hint,
-      created_at: isoReq(row.created_at),
-      expires_at: isoReq(row.expires_at),
-      expires_in_s: Math.max(0, Math.floor((Number(row.expires_at) - now) / 1000)),
-      last_used_at: iso(row.last_used_at),
-      use_count: Number(row.use_count),
-      usage: {
-        requests_this_minute: await peekRate(db, grantRateKey(row.id), now),
-        rate_limit_per_minute: limits.ratePerMinute.perGrant,
-        window_resets_at: isoReq(windowStart(now) + RATE_WINDOW_MS),
-        plan_usage_url: joinUrl(config.publicUrl, `${AGENT_API_PREFIX}/plan-usage`),
-      },
-      how_to_change:
-        'Grants cannot be widened or extended through the API or MCP. Ask the merchant to run `flowport grants create` for a new grant with the scopes you need.',
-      docs_url: joinUrl(config.publicUrl, DOCS_PATHS.grantsAndScopes),
-    };
-  },
+  run: async ({ ctx }) => readGrant({ ctx }),
 });

@@ -26,7 +26,5 @@ export const cancelActionIntent = defineOperation({
       'Withdraw a previewed action that should not run (for example after the merchant declined). Nothing is executed.',
   },
   cli: ['intents', 'cancel'],
-  async run({ ctx, input }) {
-    return cancelIntent(callerOf(ctx), input.intentId);
-  },
+  run: async ({ ctx, input }) => cancelIntent(callerOf(ctx), input.intentId),
 });

@@ -56,7 +56,5 @@ export const confirmActionIntent = defineOperation({
       "Execute a previewed action (replay, diagnostics share, endpoint change, secret rotation, test event) exactly once. Needs the intent's required_scope and an idempotency key; reuse the same key when retrying. Only confirm what a human asked for or what your grant's purpose covers.",
   },
   cli: ['intents', 'confirm'],
-  async run({ ctx, input }) {
-    return confirmIntent(callerOf(ctx), input.intentId, ctx.headers[IDEMPOTENCY_HEADER]) as never;
-  },
+  run: async ({ ctx, input }) => confirmIntent(callerOf(ctx), input.intentId, ctx.headers[IDEMPOTENCY_HEADER]) as never,
 });

@@ -25,7 +25,5 @@ export const getActionIntent = defineOperation({
       'Read one intent: what its preview said, whether it is still awaiting confirmation, who confirmed it, and what the execution did.',
   },
   cli: ['intents', 'show'],
-  async run({ ctx, input }) {
-    return getIntent(callerOf(ctx), input.intentId);
-  },
+  run: async ({ ctx, input }) => getIntent(callerOf(ctx), input.intentId),
 });

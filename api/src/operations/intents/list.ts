@@ -51,7 +51,5 @@ export const listActionIntents = defineOperation({
       'See which replays, shares, endpoint changes and test events were previewed, confirmed, refused or are awaiting confirmation, newest first.',
   },
   cli: ['intents', 'list'],
-  async run({ ctx, input }) {
-    return listIntents(callerOf(ctx), input);
-  },
+  run: async ({ ctx, input }) => listIntents(callerOf(ctx), input),
 });

@@ -1,10 +1,7 @@
 // POST /agent/v1/endpoints/intents — preview creating an endpoint (a sender lane).
+// This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
-import { previewIntent } from '../../intents/engine.ts';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { AUTH_MODES, MAX_REQUIRED_PATHS, TRIGGER_VARIANTS } from '../../services/endpoints.ts';
-import { defineOperation } from '../../core/types.ts';
-import { ActionIntentSchema, callerOf, PREVIEW_NOTE } from './shared.ts';
 
 export const HmacInput = z
   .object({
@@ -60,34 +57,3 @@ export const EndpointCreateIntentBody = z
       ),
   })
   .openapi('EndpointCreateIntentRequest');
-
-export const previewEndpointCreate = defineOperation({
-  operationId: 'createEndpointCreateIntent',
-  method: 'post',
-  path: `${AGENT_API_PREFIX}/endpoints/intents`,
-  summary: 'Preview creating an endpoint',
-  description: `Validates and normalises the configuration and shows it as a diff from nothing. Confirmation creates the endpoint and returns its ingest URL and (generated) secret once. ${PREVIEW_NOTE}`,
-  family: 'setup',
-  kind: 'preview',
-  scope: 'endpoint_create:preview',
-  meter: 'preview',
-  request: { body: EndpointCreateIntentBody },
-  response: ActionIntentSchema,
-  successStatus: 201,
-  errors: [],
-  mcp: {
-    name: 'preview_endpoint_create',
-    title: 'Preview creating an endpoint',
-    description:
-      'Prepare a new sender lane (endpoint): name, sender auth mode, Flow trigger variant and field mapping. Shows the exact configuration that will be stored; nothing is created until confirmed.',
-  },
-  cli: ['endpoints', 'add'],
-  async run({ ctx, input }) {
-    const { secret, ...rest } = input;
-    const params: Record<string, unknown> = { ...rest };
-    // An imported secret is sealed before the intent is stored: intents are readable, secrets are not.
-    if (secret)
-      Object.assign(params, { secret_sealed: ctx.services.secrets.encrypt(secret), secret_last4: secret.slice(-4) });
-    return previewIntent(callerOf(ctx), 'endpoint_create', null, params);
-  },
-});

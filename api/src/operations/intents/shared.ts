@@ -3,10 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { ACTIONS } from '../../auth/scopes.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
-import { AppError } from '../../errors/problem.ts';
-import type { Caller } from '../../intents/engine.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
-import type { OperationContext } from '../../core/types.ts';
 
 const Actor = z
   .object({
@@ -80,6 +77,14 @@ export const IntentIdParams = z.object({
     .openapi({ param: { name: 'intentId', in: 'path' }, example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
 });
 
+export const EventIdParams = z.object({
+  eventId: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: 'eventId', in: 'path' }, example: 'evt_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+});
+
 export const EndpointIdParams = z.object({
   endpointId: z
     .string()
@@ -91,10 +96,7 @@ export const EndpointIdParams = z.object({
 /** Refusals every preview can meet besides its kind's own. */
 export const PREVIEW_ERRORS: readonly ErrorCode[] = ['not_found'];
 
-export function callerOf(ctx: OperationContext): Caller {
-  if (!ctx.principal) throw new AppError('missing_token');
-  return { services: ctx.services, principal: ctx.principal, requestId: ctx.requestId };
-}
-
 export const PREVIEW_NOTE =
   'Changes nothing: creates an action intent (`int_…`) that states target, current config, effects, warnings, meter cost, required scope and expiry. Confirm it with `POST /agent/v1/action-intents/{intentId}/confirm`.';
+
+export { callerOf } from '../../intents/preview.ts';

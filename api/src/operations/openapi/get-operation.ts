@@ -2,10 +2,9 @@
 // committed OpenAPI contract with the component schemas it references, so an
 // agent can check an exact request shape without downloading the whole document.
 import { z } from '@hono/zod-openapi';
-import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { findOpenApiOperation } from '../../services/docs.ts';
 import { defineOperation } from '../../core/types.ts';
+import { openApiOperationFor } from '../../services/docs.ts';
 
 export const OpenApiOperationLookup = z
   .object({
@@ -49,8 +48,5 @@ export const getOpenApiOperation = defineOperation({
       'Get the exact request and response contract of one Agent Operations API operation (by operationId, as listed in the manifest), with the schemas it references.',
   },
   cli: ['openapi', 'operation'],
-  async run({ ctx, input }) {
-    const found = findOpenApiOperation(input.operationId);
-    return { ...found, openapi_url: joinUrl(ctx.services.config.publicUrl, DOCS_PATHS.openapiJson) };
-  },
+  run: async ({ ctx, input }) => openApiOperationFor({ ctx, input }),
 });

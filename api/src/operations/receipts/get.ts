@@ -1,10 +1,9 @@
 // GET /agent/v1/receipts/{receiptId} — one receipt by id (rejected requests have receipts too).
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../errors/problem.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { getShopReceipt, receiptView } from '../../reads/receipts.ts';
 import { defineOperation } from '../../core/types.ts';
 import { Receipt } from './schemas.ts';
+import { readReceipt } from '../../reads/receipts.ts';
 
 export const getReceipt = defineOperation({
   operationId: 'getReceipt',
@@ -39,11 +38,5 @@ export const getReceipt = defineOperation({
       'Check what Flowport told the sender for one request (accepted, duplicate, rejected and why) and where its handoff to Shopify Flow stands. Use the receipt id a sender got back.',
   },
   cli: ['receipts', 'show'],
-  async run({ ctx, input }) {
-    const p = ctx.principal;
-    if (!p) throw new AppError('missing_token');
-    const r = await getShopReceipt(ctx.services.db, p.shopId, input.receiptId);
-    if (!r) throw new AppError('not_found', { detail: `No receipt ${input.receiptId} in this shop.` });
-    return receiptView(ctx.services.db, r);
-  },
+  run: async ({ ctx, input }) => readReceipt({ ctx, input }),
 });

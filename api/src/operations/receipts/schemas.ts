@@ -29,6 +29,17 @@ export const Receipt = z
         error_code: z.string().nullable(),
         delivered_at: Timestamp.nullable(),
         attempt_count: z.number().int(),
+        flow_readiness: z
+          .object({
+            trigger: z.string().describe("The Flow trigger handle of the event's endpoint."),
+            enabled_workflow: z
+              .enum(['yes', 'no', 'unknown'])
+              .describe(
+                "Whether an enabled Shopify Flow workflow uses the trigger in this store, per Flow's newest trigger lifecycle callback; `unknown` until Flow sends one. `no`: the trigger's events end `no_workflow` without a call to Shopify.",
+              ),
+            since: Timestamp.nullable().describe("The time of Flow's signal; null when unknown."),
+          })
+          .describe("Flow readiness of the event's trigger now."),
       })
       .nullable()
       .describe('Where the handoff to Shopify Flow stands now; null when no event was stored.'),

@@ -1,0 +1,142 @@
+import type { ErrorDef } from '../catalog.ts';
+
+// The Shopify app install and the merchant page (ADR 1200): refusals of an OAuth install or
+// sign-in round trip (shown as an HTML page with the code and this page's link), of the merchant
+// page's session and forms, and the state of a shop whose app was uninstalled.
+const INSTALL_AGAIN =
+  'Start the install again from the Shopify admin or from `/shopify/install?shop=<store>.myshopify.com`.';
+export const SHOPIFY_ERRORS = {
+  shopify_install_not_configured: {
+    status: 503,
+    title: 'Shopify app not configured',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The install path needs the Shopify app's client id and client secret, and this Flowport runs outside sandbox mode without them. Nothing was changed.",
+    fix: "Set `FLOWPORT_SHOPIFY_CLIENT_ID` and `FLOWPORT_SHOPIFY_CLIENT_SECRET` to the app's client id and secret (Partner Dashboard or Dev Dashboard, the same values as `shopify.app.toml`) and restart.",
+  },
+  shopify_install_shop_invalid: {
+    status: 400,
+    title: 'Not a Shopify store domain',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The `shop` parameter of an install, sign-in or OAuth callback is missing or is not a store's `<name>.myshopify.com` domain (letters, digits and hyphens, then `.myshopify.com`). Flowport sends a merchant to no other host. Nothing was changed.",
+    fix: "Use the store's myshopify.com domain, as shown in the Shopify admin under Settings → Domains, e.g. `/shopify/install?shop=example.myshopify.com`.",
+  },
+  shopify_oauth_hmac_invalid: {
+    status: 400,
+    title: 'OAuth callback not signed by Shopify',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The OAuth callback's `hmac` is missing or does not match the HMAC-SHA256 (hex) of its other parameters, sorted and joined `k=v&…`, keyed with the app's client secret. The request did not come from Shopify unaltered. Nothing was changed.",
+    fix: `${INSTALL_AGAIN} If every install fails this way, check that \`FLOWPORT_SHOPIFY_CLIENT_SECRET\` is the secret of the app whose client id is \`FLOWPORT_SHOPIFY_CLIENT_ID\`.`,
+  },
+  shopify_oauth_state_invalid: {
+    status: 400,
+    title: 'OAuth state missing, reused or expired',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The OAuth callback's `state` does not match the one this browser was given when the install started (the state cookie is missing or different), was already used once, belongs to another shop, or is more than 10 minutes old. Each install round trip works once, in the browser that started it. Nothing was changed.",
+    fix: `${INSTALL_AGAIN} Use the same browser from start to end, and allow its cookies for Flowport.`,
+  },
+  shopify_oauth_expired: {
+    status: 400,
+    title: 'OAuth callback too old',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The OAuth callback's `timestamp` is missing or more than 90 seconds away from this server's clock, so it may be a replay of an old callback. Nothing was changed.",
+    fix: `${INSTALL_AGAIN} If it keeps happening, check this server's clock (NTP).`,
+  },
+  shopify_install_denied: {
+    status: 403,
+    title: 'Install declined',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The merchant declined the app's access on Shopify's authorize page (the callback carried `error=access_denied`). Flowport was not installed and nothing was changed.",
+    fix: `${INSTALL_AGAIN} and choose Install.`,
+  },
+  shopify_unreachable: {
+    status: 502,
+    title: 'Shopify did not complete the install',
+    retry: 'client',
+    area: 'shopify',
+    description:
+      "Exchanging the OAuth code for an access token at the store's `/admin/oauth/access_token` failed: the connection failed or timed out, or Shopify refused the code (already used, expired, or issued to another app) or answered something unreadable. No shop was created or changed and no token was stored.",
+    fix: `${INSTALL_AGAIN} A code works once and for a few minutes only. If it keeps failing, check that this server can reach the store over HTTPS.`,
+  },
+  shopify_shop_not_installed: {
+    status: 404,
+    title: 'App not installed on this store',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      'A merchant tried to sign in to a store where the Flowport app is not installed (or was uninstalled). Sign-in needs an installed app. Nothing was changed.',
+    fix: 'Install the app first: `/shopify/install?shop=<store>.myshopify.com`. Installing signs you in.',
+  },
+  shopify_session_token_invalid: {
+    status: 401,
+    title: 'Shopify session token not valid',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The `id_token` Shopify passed when the app opened in the Shopify admin is not an HS256 JWT signed with the app's client secret, is expired or not yet valid, was issued for another app (`aud`), or names another store (`dest`). No session was created.",
+    fix: 'Open Flowport again from the Shopify admin (session tokens last a minute), or sign in on `/merchant`.',
+  },
+  merchant_sign_in_required: {
+    status: 401,
+    title: 'Sign in to the merchant page',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      'The merchant page needs a signed-in merchant: the session cookie is missing, expired, signed out, or was revoked (sessions of a shop end when the app is uninstalled). Nothing was changed.',
+    fix: "Sign in on `/merchant` with your store's domain (Shopify asks you to confirm), or open Flowport from the Shopify admin.",
+  },
+  merchant_form_expired: {
+    status: 403,
+    title: 'Form expired (CSRF check failed)',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "A form on the merchant page was sent without the page's anti-forgery token, with one from another session, or from another site. Only a form Flowport rendered in your session can change anything. Nothing was changed.",
+    fix: 'Reload the merchant page and send the form again.',
+  },
+  event_expired_while_held: {
+    status: 410,
+    title: 'Event expired while the app was uninstalled',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The event was held while the Flowport app was uninstalled from the store, and by the time the app was reinstalled it was older than the plan's body retention. The reinstall released only the events still within retention; this one ended `failed` and its body was purged as retention says. Its metadata (receipt, hash, size, attempts) stays.",
+    fix: 'Ask the sender to send the event again if it still matters. To keep held events longer, reinstall sooner or move to a plan with longer retention.',
+  },
+  shop_uninstalled: {
+    status: 409,
+    title: 'App uninstalled; delivery held',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The merchant uninstalled the Flowport app from the store (Shopify sent `app/uninstalled`). Flowport deleted the store's access token, revoked every grant and merchant session of the shop, and holds its events in the `held` state instead of calling Flow. Events that arrive meanwhile are accepted and held too. Nothing is lost while it is within retention.",
+    fix: 'Reinstall the app (`/shopify/install?shop=<store>.myshopify.com` or the Shopify App Store). Reinstalling restores the shop and releases every held event still within retention; bodies past retention expire as retention says. New grants are created on the merchant page.',
+  },
+} as const satisfies Record<string, ErrorDef>;
+
+/** Handoff outcome of the Flow trigger lifecycle (api/src/shopify/flow-lifecycle.ts). */
+export const FLOW_LIFECYCLE_ERRORS = {
+  flow_workflow_disabled: {
+    status: 409,
+    title: 'No enabled workflow uses the trigger',
+    layer: 'target_state',
+    retry: 'no',
+    area: 'handoff',
+    description:
+      "Shopify Flow told Flowport, through the trigger lifecycle callback, that no enabled workflow in this store uses the event's trigger. Flowport did not call Shopify (it would start no workflow and cost Admin API points) and ended the event `no_workflow`; its reason names the time of Flow's signal. Until the first callback for a trigger, Flowport calls Shopify as usual.",
+    fix: 'Turn on a workflow that starts with this Flowport trigger in Shopify Flow. Then replay the events that ended this way: list them with `GET /agent/v1/events?state=no_workflow&support_code=FP-H-NOFL` (or `flowport events list --state no_workflow --support-code FP-H-NOFL`) and replay them (see Replay).',
+  },
+} as const satisfies Record<string, ErrorDef>;

@@ -1,0 +1,106 @@
+// Flow readiness (ADR 1200): whether an enabled Shopify Flow workflow uses a trigger in a store,
+// as Flow's trigger lifecycle callback last said (the route is api/src/shopify/flow-lifecycle.ts).
+// The newest signal per shop domain and trigger handle wins; the worker skips the call to Shopify
+// for a trigger no enabled workflow uses; setup, diagnostics, receipts and the merchant page show it.
+import type { Db } from '../store/db.ts';
+import { loadTriggerDefinitions } from './triggers.ts';
+
+export interface FlowLifecycleSignal {
+  shopDomain: string;
+  handle: string;
+  hasEnabledFlow: boolean;
+  /** The callback's own timestamp (ms); the newest one wins. */
+  signalAt: number;
+}
+
+export type FlowReadiness = { enabled: 'yes' | 'no'; since: number } | { enabled: 'unknown'; since: null };
+
+/** Stores a signal unless a newer one for the same shop and trigger is stored. Returns whether it was applied. */
+export async function recordLifecycleSignal(db: Db, s: FlowLifecycleSignal, now: number): Promise<boolean> {
+  const r = await db.run(
+    `INSERT INTO flow_trigger_lifecycle (shop_domain, trigger_handle, has_enabled_flow, signal_at, received_at)
+     VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (shop_domain, trigger_handle) DO UPDATE SET
+       has_enabled_flow = excluded.has_enabled_flow, signal_at = excluded.signal_at, received_at = excluded.received_at
+     WHERE flow_trigger_lifecycle.signal_at < excluded.signal_at`,
+    [s.shopDomain, s.handle, s.hasEnabledFlow ? 1 : 0, s.signalAt, now],
+  );
+  callCache.delete(cacheKey(s.shopDomain, s.handle));
+  return r.changes > 0;
+}
+
+/** Whether an enabled workflow uses the trigger in this shop, per Flow's newest signal. */
+export async function flowReadiness(db: Db, shopDomain: string, handle: string): Promise<FlowReadiness> {
+  const row = await db.get<{ has_enabled_flow: number; signal_at: number | string }>(
+    'SELECT has_enabled_flow, signal_at FROM flow_trigger_lifecycle WHERE shop_domain = ? AND trigger_handle = ?',
+    [shopDomain, handle],
+  );
+  if (!row) return { enabled: 'unknown', since: null };
+  return { enabled: Number(row.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(row.signal_at) };
+}
+
+/**
+ * How long the worker trusts a readiness it read that lets it call Shopify (`yes`, `unknown`).
+ * A `no` is never cached: ending an event `no_workflow` always rests on the stored row, so a
+ * workflow turned on (in any process) is never missed; a stale `yes` at worst makes one call Flow
+ * would not have needed, as before lifecycle callbacks existed. This process's own callbacks drop
+ * the entry at once.
+ */
+const CALL_READINESS_TTL_MS = 1_000;
+const callCache = new Map<string, { value: FlowReadiness; at: number }>();
+const cacheKey = (shopDomain: string, handle: string) => `${shopDomain}\n${handle}`;
+
+/** flowReadiness for the delivery path: the same answer, without a read per delivery while Flow says call. */
+export async function readinessForDelivery(db: Db, shopDomain: string, handle: string): Promise<FlowReadiness> {
+  const key = cacheKey(shopDomain, handle);
+  const hit = callCache.get(key);
+  const now = Date.now();
+  if (hit && now - hit.at < CALL_READINESS_TTL_MS) return hit.value;
+  const value = await flowReadiness(db, shopDomain, handle);
+  if (value.enabled === 'no') callCache.delete(key);
+  else {
+    if (callCache.size > 10_000) callCache.clear();
+    callCache.set(key, { value, at: now });
+  }
+  return value;
+}
+
+/** Every trigger's readiness in a shop, by handle (handles without a signal are absent). */
+export async function flowReadinessByHandle(db: Db, shopDomain: string): Promise<Map<string, FlowReadiness>> {
+  const rows = await db.all<{ trigger_handle: string; has_enabled_flow: number; signal_at: number | string }>(
+    'SELECT trigger_handle, has_enabled_flow, signal_at FROM flow_trigger_lifecycle WHERE shop_domain = ?',
+    [shopDomain],
+  );
+  return new Map(
+    rows.map((r) => [
+      r.trigger_handle,
+      { enabled: Number(r.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(r.signal_at) } as FlowReadiness,
+    ]),
+  );
+}
+
+/** A sentence for one trigger's readiness (setup, diagnostics, receipts, the merchant page). */
+export function describeReadiness(handle: string, r: FlowReadiness): string {
+  if (r.enabled === 'unknown')
+    return `Flow has not said yet whether an enabled workflow uses ${handle} (no lifecycle callback): Flowport calls Shopify for every event.`;
+  const since = new Date(r.since).toISOString();
+  return r.enabled === 'yes'
+    ? `An enabled workflow uses ${handle} (Flow said so at ${since}).`
+    : `No enabled workflow uses ${handle} (Flow said so at ${since}): its events end no_workflow without a call to Shopify. Turn on a workflow, then replay them.`;
+}
+
+/**
+ * The trigger handle a callback's flow_trigger_definition_id names. Shopify documents it as "the
+ * unique identifier for your Flow trigger" with a trigger's name as the example ("Add row to
+ * spreadsheet"), so both the extension's handle and its name are accepted (ADR 1200); anything
+ * else is kept as sent (it then matches no trigger Flowport calls).
+ */
+export function triggerHandleOf(definitionId: string): string {
+  const defs = loadTriggerDefinitions();
+  const id = definitionId.trim();
+  return (
+    defs.find((d) => d.handle === id)?.handle ??
+    defs.find((d) => d.name.toLowerCase() === id.toLowerCase())?.handle ??
+    id
+  );
+}

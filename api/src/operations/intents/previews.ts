@@ -1,0 +1,216 @@
+// The seven preview operations, declared from one table. Every preview is the same contract:
+// POST a body (and, for most, the target's id in the path), get back a 201 action intent
+// that changes nothing until it is confirmed; the run is one call into the preview verb
+// (api/src/intents/preview.ts). What differs per kind is in its row: path, target, body schema
+// (in ./preview-<kind>.ts), scope, refusals and the MCP/CLI names.
+import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
+import { type AnyOperation, defineOperation, type Family, type OperationRequest } from '../../core/types.ts';
+import type { ErrorCode } from '../../errors/catalog.ts';
+import { previewAction } from '../../intents/preview.ts';
+import type { IntentKind } from '../../intents/types.ts';
+import type { z } from '@hono/zod-openapi';
+import { DiagnosticsShareIntentBody } from './preview-diagnostics-share.ts';
+import { EndpointCreateIntentBody } from './preview-endpoint-create.ts';
+import { EndpointDeleteIntentBody } from './preview-endpoint-delete.ts';
+import { EndpointEditIntentBody } from './preview-endpoint-edit.ts';
+import { ReplayIntentBody } from './preview-replay.ts';
+import { SecretRotationIntentBody } from './preview-secret-rotation.ts';
+import { TestEventIntentBody } from './preview-test-event.ts';
+import { ActionIntentSchema, EndpointIdParams, EventIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
+
+interface PreviewRow {
+  /** The intent kind the preview records. */
+  intent: IntentKind;
+  /** The path parameter naming the target, or null when the kind has none in the path. */
+  target: 'eventId' | 'endpointId' | null;
+  body: z.ZodObject;
+  operationId: string;
+  method: 'post';
+  path: string;
+  summary: string;
+  description: string;
+  family: Family;
+  scope: string;
+  destructive?: boolean;
+  openWorld?: boolean;
+  errors: readonly ErrorCode[];
+  mcp: { name: string; title: string; description: string };
+  cli: readonly string[];
+}
+
+const TARGET_PARAMS = { eventId: EventIdParams, endpointId: EndpointIdParams } as const;
+
+/** One row per preview, in registry order. */
+const PREVIEWS = [
+  {
+    intent: 'replay',
+    target: 'eventId',
+    body: ReplayIntentBody,
+    operationId: 'createReplayIntent',
+    method: 'post',
+    path: `${AGENT_API_PREFIX}/events/{eventId}/replay-intents`,
+    summary: 'Preview a replay of one event',
+    description: `Shows the original event, its endpoint's current config against the version it was first processed with, Flow readiness, retention, possible duplicate side effects in Flow and the meter cost. ${PREVIEW_NOTE}`,
+    family: 'recovery',
+    scope: 'replay:preview',
+    openWorld: true,
+    errors: [
+      ...PREVIEW_ERRORS,
+      'event_rejected',
+      'event_in_flight',
+      'event_not_replayable',
+      'retention_expired',
+      'event_erased',
+      'endpoint_archived',
+      'replay_limit_reached',
+      'replay_recent_delivery',
+      'outside_product_boundary',
+    ],
+    mcp: {
+      name: 'preview_event_replay',
+      title: 'Preview replaying an event',
+      description:
+        'Prepare to hand one event to Shopify Flow again. Returns a preview (what will run, warnings about repeating Flow side effects, cost) and an intent id; nothing runs until the intent is confirmed with confirm_action_intent.',
+    },
+    cli: ['replay'],
+  },
+  {
+    intent: 'diagnostics_share',
+    target: null,
+    body: DiagnosticsShareIntentBody,
+    operationId: 'createDiagnosticsShareIntent',
+    method: 'post',
+    path: `${AGENT_API_PREFIX}/diagnostics/share-intents`,
+    summary: 'Preview a diagnostics share',
+    description: `Lists exactly what the bundle will include and exclude (never payload bodies or secrets), the link lifetime and the cost. Confirmation freezes the bundle behind an unguessable link \`/shared/diagnostics/<token>\` (HTML and JSON, no grant needed) shown once. ${PREVIEW_NOTE}`,
+    family: 'recovery',
+    scope: 'diagnostics_share:preview',
+    errors: [...PREVIEW_ERRORS, 'endpoint_archived', 'diagnostics_share_limit_reached'],
+    mcp: {
+      name: 'preview_diagnostics_share',
+      title: 'Preview sharing diagnostics with support',
+      description:
+        'Prepare a redacted diagnostics bundle (endpoint config without secrets, recent receipt facts, support codes, readiness checks) to share with a support team through an expiring link. Shows what is included and excluded; nothing is shared until confirmed.',
+    },
+    cli: ['diagnostics', 'share'],
+  },
+  {
+    intent: 'endpoint_create',
+    target: null,
+    body: EndpointCreateIntentBody,
+    operationId: 'createEndpointCreateIntent',
+    method: 'post',
+    path: `${AGENT_API_PREFIX}/endpoints/intents`,
+    summary: 'Preview creating an endpoint',
+    description: `Validates and normalises the configuration and shows it as a diff from nothing. Confirmation creates the endpoint and returns its ingest URL and (generated) secret once. ${PREVIEW_NOTE}`,
+    family: 'setup',
+    scope: 'endpoint_create:preview',
+    errors: [],
+    mcp: {
+      name: 'preview_endpoint_create',
+      title: 'Preview creating an endpoint',
+      description:
+        'Prepare a new sender lane (endpoint): name, sender auth mode, Flow trigger variant and field mapping. Shows the exact configuration that will be stored; nothing is created until confirmed.',
+    },
+    cli: ['endpoints', 'add'],
+  },
+  {
+    intent: 'endpoint_edit',
+    target: 'endpointId',
+    body: EndpointEditIntentBody,
+    operationId: 'createEndpointEditIntent',
+    method: 'post',
+    path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/edit-intents`,
+    summary: 'Preview editing an endpoint',
+    description: `Shows a field-by-field diff of the configuration and its effect on queued events. Confirmation writes a new configuration version. ${PREVIEW_NOTE}`,
+    family: 'setup',
+    scope: 'endpoint_edit:preview',
+    errors: [...PREVIEW_ERRORS, 'endpoint_archived'],
+    mcp: {
+      name: 'preview_endpoint_edit',
+      title: 'Preview editing an endpoint',
+      description:
+        'Prepare a change to an endpoint (name, trigger variant, mapping, verification settings, pause/resume). Shows the diff and what happens to queued events; nothing changes until confirmed.',
+    },
+    cli: ['endpoints', 'edit'],
+  },
+  {
+    intent: 'secret_rotate',
+    target: 'endpointId',
+    body: SecretRotationIntentBody,
+    operationId: 'createSecretRotationIntent',
+    method: 'post',
+    path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/rotate-secret-intents`,
+    summary: "Preview rotating an endpoint's signing secret",
+    description: `Shows the overlap window during which the current secret keeps verifying. Confirmation generates the new secret and returns it once. ${PREVIEW_NOTE}`,
+    family: 'setup',
+    scope: 'secret_rotate:preview',
+    errors: [...PREVIEW_ERRORS, 'endpoint_archived'],
+    mcp: {
+      name: 'preview_secret_rotation',
+      title: "Preview rotating an endpoint's secret",
+      description:
+        "Prepare replacing an endpoint's signing secret, with an overlap window so the sender can switch without dropping events. The new secret is shown once, on confirmation.",
+    },
+    cli: ['endpoints', 'rotate-secret'],
+  },
+  {
+    intent: 'endpoint_delete',
+    target: 'endpointId',
+    body: EndpointDeleteIntentBody,
+    operationId: 'createEndpointDeleteIntent',
+    method: 'post',
+    path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/delete-intents`,
+    summary: 'Preview archiving or deleting an endpoint',
+    description: `Counts what will be lost (retained payload bodies, secrets, configuration) and what stays (tombstone, event and receipt metadata). ${PREVIEW_NOTE}`,
+    family: 'setup',
+    scope: 'endpoint_delete:preview',
+    destructive: true,
+    errors: [...PREVIEW_ERRORS, 'endpoint_archived', 'endpoint_not_archived', 'event_in_flight'],
+    mcp: {
+      name: 'preview_endpoint_delete',
+      title: 'Preview archiving or deleting an endpoint',
+      description:
+        'Prepare to archive an endpoint (stops intake, keeps everything) or, once archived, delete it permanently (secrets and payload bodies destroyed, tombstone kept). Shows counts of what will be lost; nothing changes until confirmed.',
+    },
+    cli: ['endpoints', 'delete'],
+  },
+  {
+    intent: 'test_event',
+    target: 'endpointId',
+    body: TestEventIntentBody,
+    operationId: 'createTestEventIntent',
+    method: 'post',
+    path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/test-event-intents`,
+    summary: 'Preview sending a test event',
+    description: `Shows the exact Flow payload a synthetic test event will carry. Confirmation queues it (marked \`is_test\`) and the worker hands it to Flow like any event. ${PREVIEW_NOTE}`,
+    family: 'recovery',
+    scope: 'test_event:preview',
+    openWorld: true,
+    errors: [...PREVIEW_ERRORS, 'endpoint_archived'],
+    mcp: {
+      name: 'preview_test_event',
+      title: 'Preview sending a test event to Flow',
+      description:
+        'Prepare a synthetic, clearly marked test event for an endpoint to check the path to Shopify Flow end to end. Shows the exact payload Flow will receive; nothing is sent until confirmed.',
+    },
+    cli: ['endpoints', 'test'],
+  },
+] as const satisfies readonly PreviewRow[];
+
+function previewOperation(row: PreviewRow) {
+  const { intent, target, body, ...contract } = row;
+  const request: OperationRequest = target ? { params: TARGET_PARAMS[target], body } : { body };
+  return defineOperation({
+    ...contract,
+    kind: 'preview',
+    meter: 'preview',
+    request,
+    response: ActionIntentSchema,
+    successStatus: 201,
+    run: async ({ ctx, input }) => previewAction({ ctx, kind: intent, target, input }),
+  });
+}
+
+/** The preview operations, in the table's order (the registry lists them there). */
+export const PREVIEW_OPERATIONS: readonly AnyOperation[] = (PREVIEWS as readonly PreviewRow[]).map(previewOperation);

@@ -1,0 +1,76 @@
+// The audit log as the listAudit operation reads it: filtered, newest first, paged with a
+// cursor sealed to the shop.
+import { type AuditRow, shopAuditView } from '../audit/log.ts';
+import { AppError } from '../errors/problem.ts';
+import type { SqlParam } from '../store/db.ts';
+import type { OperationContext } from '../core/types.ts';
+import { openCursor, sealCursor } from './shared.ts';
+
+/** The filters and page of listAudit (validated by the operation). */
+export interface AuditListInput {
+  action?: string;
+  outcome?: string;
+  grant_id?: string;
+  target_id?: string;
+  since?: string;
+  until?: string;
+  cursor?: string;
+  limit: number;
+}
+
+/** The shop's audit log, newest first, filtered and paged with a sealed cursor (listAudit). */
+export async function listAuditEntries({ ctx, input }: { ctx: OperationContext; input: AuditListInput }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const where = ['shop_id = ?'];
+  const params: SqlParam[] = [p.shopId];
+  const eq = (col: string, v: string | undefined) => {
+    if (v === undefined) return;
+    where.push(`${col} = ?`);
+    params.push(v);
+  };
+  eq('action', input.action);
+  eq('outcome', input.outcome);
+  eq('actor_grant_id', input.grant_id);
+  eq('target_id', input.target_id);
+  if (input.since) {
+    where.push('at >= ?');
+    params.push(Date.parse(input.since));
+  }
+  if (input.until) {
+    where.push('at < ?');
+    params.push(Date.parse(input.until));
+  }
+  // Sealed like the events cursor: bound to this shop, unreadable and unforgeable. The position
+  // is the shop's own sequence (issue 24): cursors of the global sequence are refused.
+  const cursorScope = `${p.shopId}:audit-shop`;
+  if (input.cursor) {
+    const seq = openCursor(ctx.services.secrets, cursorScope, input.cursor);
+    if (seq === null || !/^\d{1,18}$/.test(seq)) {
+      throw new AppError('invalid_request', {
+        detail: 'The cursor is not one this API returned for this shop. Start again without `cursor`.',
+        errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
+      });
+    }
+    where.push('shop_seq < ?');
+    params.push(Number(seq));
+  }
+  params.push(input.limit + 1);
+  const rows = await ctx.services.db.all<AuditRow>(
+    `SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY shop_seq DESC LIMIT ?`,
+    params,
+  );
+  const hasMore = rows.length > input.limit;
+  const page = hasMore ? rows.slice(0, input.limit) : rows;
+  const last = page.at(-1);
+  return {
+    // The shop's own chain only: no global seq, no other shop's hash (audit/log.ts shopAuditView).
+    data: page.map(shopAuditView),
+    page: {
+      next_cursor:
+        hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, String(Number(last.shop_seq))) : null,
+      has_more: hasMore,
+      limit: input.limit,
+    },
+  };
+}

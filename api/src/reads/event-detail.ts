@@ -1,0 +1,133 @@
+// One event as getEvent reads it: its timeline with every attempt, where the handoff
+// stopped, recovery options, retention and replays. Never the payload body.
+import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
+import { AppError } from '../errors/problem.ts';
+import { ERASED_RETENTION_STATE, type RetentionState } from '../handoff/lifecycle.ts';
+import { EVENT_STATE_DESCRIPTIONS, type EventState } from '../handoff/outcomes.ts';
+import {
+  eventAttempts,
+  eventSummary,
+  flowResponseSummary,
+  getShopEvent,
+  handoffStop,
+  recoveryOptions,
+  replayedBy,
+  shopFacts,
+} from './events.ts';
+import { limitsForShop } from '../usage/meters.ts';
+import type { OperationContext } from '../core/types.ts';
+
+/** One entry of an event's timeline (EventTimelineEntry in the contract). */
+interface TimelineEntry {
+  at: string;
+  kind: 'received' | 'attempt' | 'delivered' | 'replayed' | 'retention';
+  summary: string;
+  attempt?: {
+    id: string;
+    trigger: string;
+    outcome: string;
+    started_at: string;
+    finished_at: string | null;
+    duration_ms: number | null;
+    http_status: number | null;
+    error_code: string | null;
+    flow_response: string | null;
+  };
+}
+
+/** One event's lifecycle: timeline, where the handoff stopped, recovery options, retention (getEvent). */
+export async function readEvent({ ctx, input }: { ctx: OperationContext; input: { eventId: string } }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const { db, config } = ctx.services;
+  const now = ctx.services.now();
+  const row = await getShopEvent(db, p.shopId, input.eventId);
+  if (!row) throw new AppError('not_found', { detail: `No event ${input.eventId} in this shop.` });
+  const facts = await shopFacts(db, p.shopId, now);
+  const [attempts, replays, endpoint, limits] = await Promise.all([
+    eventAttempts(db, row.id),
+    replayedBy(db, p.shopId, row.id),
+    db.get<{ id: string; name: string; status: string; deleted_at: number | null; config_version: number }>(
+      'SELECT id, name, status, deleted_at, config_version FROM endpoints WHERE id = ?',
+      [row.endpoint_id],
+    ),
+    limitsForShop(db, p.shopId),
+  ]);
+  const iso = (ms: number) => new Date(Number(ms)).toISOString();
+  const timeline: TimelineEntry[] = [
+    {
+      at: iso(row.received_at),
+      kind: 'received',
+      summary: row.replay_of
+        ? `Created as a replay of ${row.replay_of}.`
+        : `Accepted from ${row.sender || 'the sender'}.`,
+    },
+  ];
+  for (const a of attempts) {
+    timeline.push({
+      at: iso(a.started_at),
+      kind: 'attempt',
+      summary: `${a.trigger} attempt: ${a.outcome}${a.error_code ? ` (${a.error_code})` : ''}.`,
+      attempt: {
+        id: a.id,
+        trigger: a.trigger,
+        outcome: a.outcome,
+        started_at: iso(a.started_at),
+        finished_at: a.finished_at === null ? null : iso(a.finished_at),
+        duration_ms: a.duration_ms === null ? null : Number(a.duration_ms),
+        http_status: a.http_status === null ? null : Number(a.http_status),
+        error_code: a.error_code,
+        flow_response: flowResponseSummary(a.flow_response),
+      },
+    });
+  }
+  if (row.delivered_at)
+    timeline.push({ at: iso(row.delivered_at), kind: 'delivered', summary: 'Shopify Flow accepted the trigger.' });
+  for (const r of replays)
+    timeline.push({ at: iso(r.received_at), kind: 'replayed', summary: `Replayed as ${r.id} (${r.state}).` });
+  if (row.retention_state === ERASED_RETENTION_STATE) {
+    timeline.push({
+      at: iso(row.updated_at),
+      kind: 'retention',
+      summary: "Payload body erased at Shopify's request (privacy webhook).",
+    });
+  } else if (row.retention_state !== 'retained' && row.body_expires_at) {
+    timeline.push({
+      at: iso(row.body_expires_at),
+      kind: 'retention',
+      summary: 'Payload body purged after the retention period.',
+    });
+  }
+  timeline.sort((a, b) => a.at.localeCompare(b.at));
+  const stop = handoffStop(row);
+  return {
+    ...eventSummary(row, facts),
+    state_description: EVENT_STATE_DESCRIPTIONS[row.state as EventState] ?? row.state,
+    endpoint: {
+      id: row.endpoint_id,
+      name: endpoint?.name ?? '',
+      status: endpoint?.deleted_at ? 'deleted' : (endpoint?.status ?? 'unknown'),
+      config_version: Number(row.config_version),
+    },
+    handoff: {
+      ...stop,
+      next_attempt_at:
+        row.next_attempt_at && (row.state === 'queued' || row.state === 'accepted') ? iso(row.next_attempt_at) : null,
+      possible_duplicate_deliveries: Number(row.possible_duplicate_deliveries),
+    },
+    timeline,
+    recovery_options: recoveryOptions(row, facts, config.publicUrl),
+    retention: {
+      state: row.retention_state as RetentionState,
+      body_retained: Number(row.has_body) === 1,
+      body_expires_at: row.body_expires_at ? iso(row.body_expires_at) : null,
+      plan_retention_days: limits.bodyRetentionDays,
+      docs_url: joinUrl(config.publicUrl, DOCS_PATHS.retention),
+    },
+    replayed_by: replays.map((r) => ({ id: r.id, state: r.state, received_at: iso(r.received_at) })),
+    payload: {
+      returned: false as const,
+      note: 'Payload bodies are never returned by reads (they may hold customer data). body_size and body_sha256 identify it; a replay resends it.',
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// The event history as listEvents reads it: filters checked, a page of summaries and a
+// cursor sealed to the shop and order.
+import { AppError } from '../errors/problem.ts';
+import { isId } from '../ids.ts';
+import { EVENT_STATES } from '../handoff/outcomes.ts';
+import { eventSummary, listEvents } from './events.ts';
+import type { OperationContext } from '../core/types.ts';
+import { openCursor, sealCursor } from './shared.ts';
+
+/** The filters and page of listEvents (validated by the operation). */
+export interface EventListInput {
+  endpoint_id?: string;
+  state?: string;
+  sender?: string;
+  event_type?: string;
+  support_code?: string;
+  external_event_id?: string;
+  received_after?: string;
+  received_before?: string;
+  replay_available?: 'true' | 'false';
+  order: 'desc' | 'asc';
+  cursor?: string;
+  limit: number;
+}
+
+/** A page of the shop's events, filtered, with a sealed cursor for the next page (listEvents). */
+export async function listEventsPage({ ctx, input }: { ctx: OperationContext; input: EventListInput }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const states = input.state
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const bad = states?.filter((s) => !(EVENT_STATES as readonly string[]).includes(s)) ?? [];
+  if (bad.length) {
+    throw new AppError('invalid_request', {
+      detail: `Unknown state ${bad.join(', ')}. Use: ${EVENT_STATES.join(', ')}.`,
+      errors: [{ path: 'state', message: `Unknown state: ${bad.join(', ')}` }],
+    });
+  }
+  // A cursor pages one shop in one order; other filters may change between pages.
+  const cursorScope = `${p.shopId}:${input.order}`;
+  let cursorId: string | null = null;
+  if (input.cursor) {
+    cursorId = openCursor(ctx.services.secrets, cursorScope, input.cursor);
+    if (!cursorId || !isId('event', cursorId)) {
+      throw new AppError('invalid_request', {
+        detail:
+          'The cursor is not one this API returned for this shop and order. Start again without `cursor` (keep `order` the same while paging).',
+        errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
+      });
+    }
+  }
+  const { rows, hasMore, facts } = await listEvents(ctx.services, p.shopId, {
+    endpointId: input.endpoint_id,
+    states,
+    sender: input.sender,
+    eventType: input.event_type,
+    supportCode: input.support_code,
+    externalEventId: input.external_event_id,
+    receivedAfter: input.received_after ? Date.parse(input.received_after) : undefined,
+    receivedBefore: input.received_before ? Date.parse(input.received_before) : undefined,
+    replayAvailable: input.replay_available === undefined ? undefined : input.replay_available === 'true',
+    order: input.order,
+    cursorId,
+    limit: input.limit,
+  });
+  const last = rows.at(-1);
+  return {
+    data: rows.map((r) => eventSummary(r, facts)),
+    page: {
+      next_cursor: hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, last.id) : null,
+      has_more: hasMore,
+      limit: input.limit,
+    },
+  };
+}

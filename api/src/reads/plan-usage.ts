@@ -1,0 +1,80 @@
+// The shop's plan usage (getPlanUsage): each meter against its cap and grace, and the
+// current rate-limit windows.
+import { AppError } from '../errors/problem.ts';
+import {
+  METER_DESCRIPTIONS,
+  USAGE_METERS,
+  limitsForShop,
+  meterCap,
+  periodBounds,
+  usageFor,
+  usagePeriod,
+} from '../usage/meters.ts';
+import { grantRateKey, peekRate, RATE_WINDOW_MS, shopRateKey, windowStart } from '../usage/rate-limit.ts';
+import type { OperationContext } from '../core/types.ts';
+import { isoReq } from './shared.ts';
+
+/** The shop's plan, meters this period and rate-limit windows (getPlanUsage). */
+export async function readPlanUsage({ ctx }: { ctx: OperationContext }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const { db } = ctx.services;
+  const now = ctx.services.now();
+  const limits = await limitsForShop(db, p.shopId);
+  const used = await usageFor(db, p.shopId, now);
+  const bounds = periodBounds(now);
+  const meters = USAGE_METERS.map((meter) => {
+    const limit = meterCap(limits, meter);
+    const u = used[meter];
+    const withGrace = meterCap(limits, meter, true);
+    const state =
+      u >= withGrace
+        ? 'limit_reached'
+        : u >= limit
+          ? withGrace > limit
+            ? 'in_grace'
+            : 'limit_reached'
+          : u >= limit * 0.8
+            ? 'near_limit'
+            : 'ok';
+    return {
+      meter,
+      description: METER_DESCRIPTIONS[meter],
+      used: u,
+      limit,
+      remaining: Math.max(0, limit - u),
+      state,
+    } as const;
+  });
+  const eventCap = meterCap(limits, 'accepted_events');
+  return {
+    shop_id: p.shopId,
+    plan: {
+      id: limits.plan.id,
+      name: limits.plan.name,
+      price_usd_monthly: limits.plan.priceUsdMonthly,
+      custom_limits: limits.overridden,
+    },
+    period: { id: usagePeriod(now), starts_at: isoReq(bounds.start), resets_at: isoReq(bounds.end) },
+    meters,
+    grace: {
+      applies_to: 'accepted_events' as const,
+      allowance: limits.graceEvents,
+      in_grace: used.accepted_events > eventCap && used.accepted_events <= eventCap + limits.graceEvents,
+      used: Math.max(0, used.accepted_events - eventCap),
+      note:
+        limits.graceEvents > 0
+          ? 'Past the event cap, intake keeps accepting up to the grace allowance; nothing is charged silently. Beyond it, senders get 429 + Retry-After and nothing is lost.'
+          : 'This plan has no grace: past the event cap, senders get 429 + Retry-After and nothing is lost.',
+    },
+    rate_limits: {
+      window_s: RATE_WINDOW_MS / 1000,
+      per_grant_per_minute: limits.ratePerMinute.perGrant,
+      per_shop_per_minute: limits.ratePerMinute.perShop,
+      this_grant_used: await peekRate(db, grantRateKey(p.grantId), now),
+      this_shop_used: await peekRate(db, shopRateKey(p.shopId), now),
+      window_resets_at: isoReq(windowStart(now) + RATE_WINDOW_MS),
+    },
+    retention: { body_retention_days: limits.bodyRetentionDays, dedupe_window_hours: limits.dedupeWindowHours },
+  };
+}

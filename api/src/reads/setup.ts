@@ -1,0 +1,61 @@
+// The shop's setup as getSetup reads it: connection, Flow triggers, endpoints and what is
+// missing before events can flow.
+import { AppError } from '../errors/problem.ts';
+import { handleForVariant } from '../handoff/triggers.ts';
+import { TRIGGER_VARIANTS } from '../services/endpoints.ts';
+import { readinessChecks, shopRow } from './readiness.ts';
+import type { OperationContext } from '../core/types.ts';
+import { shopConnection } from './shared.ts';
+
+/** The shop's setup: Flow connection, trigger variants in use, endpoints by status, readiness (getSetup). */
+export async function readSetup({ ctx }: { ctx: OperationContext }) {
+  const p = ctx.principal;
+  if (!p) throw new AppError('missing_token');
+  const { db, config } = ctx.services;
+  const now = ctx.services.now();
+  const shop = await shopRow(db, p.shopId);
+  if (!shop) throw new AppError('not_found');
+  const eps = await db.all<{ status: string; deleted_at: number | null; trigger_variant: string }>(
+    'SELECT status, deleted_at, trigger_variant FROM endpoints WHERE shop_id = ?',
+    [p.shopId],
+  );
+  const live = eps.filter((e) => !e.deleted_at);
+  const last = await db.get<{ received_at: number | null; delivered_at: number | null }>(
+    'SELECT MAX(received_at) AS received_at, MAX(delivered_at) AS delivered_at FROM events WHERE shop_id = ?',
+    [p.shopId],
+  );
+  const checks = await readinessChecks(db, p.shopId, config.publicUrl, now);
+  const iso = (ms: number | null | undefined) =>
+    ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+  return {
+    shop: {
+      id: shop.id,
+      domain: shop.domain,
+      plan: shop.plan,
+      sandbox: Number(shop.sandbox) === 1,
+      ...shopConnection(shop),
+    },
+    flow: {
+      api_version: config.shopify.apiVersion,
+      trigger_variants: TRIGGER_VARIANTS.map((v) => ({
+        variant: v,
+        handle: handleForVariant(v),
+        used_by_endpoints: live.filter((e) => e.status === 'active' && e.trigger_variant === v).length,
+      })),
+    },
+    endpoints: {
+      total: live.length,
+      active: live.filter((e) => e.status === 'active').length,
+      paused: live.filter((e) => e.status === 'paused').length,
+      archived: live.filter((e) => e.status === 'archived').length,
+      deleted: eps.length - live.length,
+    },
+    last_event_at: iso(last?.received_at),
+    last_delivered_at: iso(last?.delivered_at),
+    ready: checks.every((c) => c.status !== 'fail'),
+    checks,
+    missing: checks
+      .filter((c) => c.status !== 'pass')
+      .map((c) => ({ item: c.check, detail: c.detail, docs_url: c.docs_url })),
+  };
+}

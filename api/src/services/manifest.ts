@@ -1,0 +1,75 @@
+// The manifest (getManifest): what Flowport is, its capabilities as the registry lists them,
+// where the contract and docs live, and the boundaries an agent must respect.
+import { agentCommandLine } from '../lib/command-line.ts';
+import { ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../auth/scopes.ts';
+import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
+import { AGENT_API_PREFIX, API_VERSION, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import type { OperationContext } from '../core/types.ts';
+
+export const SAFETY_BOUNDARIES = [
+  'Grants are created, widened and revoked only by a human through the operator CLI; no API or MCP call can mint or widen one.',
+  'Every side effect (replay, diagnostics share, endpoint create/edit/delete, secret rotation, test event) is an action intent: preview first, then confirm with an execute scope and an Idempotency-Key.',
+  'Reads never return endpoint secrets, grant tokens, Shopify tokens or raw sender auth headers.',
+  'A grant sees only its own shop; ids of other shops answer 404.',
+  '"delivered" means Shopify Flow accepted the trigger, not that the workflow actions ran.',
+  'Shopify Flow has no idempotency: a replay starts a new workflow run.',
+] as const;
+
+export const ON_REFUSAL = [
+  'Read the docs page linked in the refusal (docs_url).',
+  'Check this manifest for capabilities and boundaries.',
+  'Inspect the OpenAPI contract for the exact request shape.',
+  'If the action is still outside your authority, ask a human.',
+] as const;
+
+/** What Flowport is, what it can do, where the contract and docs live, and the boundaries an agent must respect (getManifest). */
+export async function readManifest({ ctx }: { ctx: OperationContext }) {
+  const { config } = ctx.services;
+  const url = (p: string) => joinUrl(config.publicUrl, p);
+  return {
+    product: PRODUCT.name,
+    edition: PRODUCT.edition,
+    version: PRODUCT.version,
+    build_commit: config.buildCommit,
+    api: {
+      version: API_VERSION,
+      base_url: url(AGENT_API_PREFIX),
+      openapi_url: url(DOCS_PATHS.openapiJson),
+      auth: {
+        scheme: 'bearer' as const,
+        header: 'Authorization' as const,
+        how_to_get_a_grant:
+          'Ask the merchant to run `flowport grants create` and give you the token. Send it as `Authorization: Bearer <GRANT_TOKEN>`.',
+      },
+    },
+    docs: {
+      index: url(DOCS_PATHS.llmsTxt),
+      full: url(DOCS_PATHS.llmsFullTxt),
+      api_reference: url(DOCS_PATHS.apiReference),
+      api_reference_markdown: url(DOCS_PATHS.apiReferenceMd),
+      mcp_reference: url(DOCS_PATHS.mcpReference),
+      mcp_reference_markdown: url(DOCS_PATHS.mcpReferenceMd),
+      cli_reference: url(DOCS_PATHS.cliReference),
+      errors: url(DOCS_PATHS.errorsIndex),
+      refusals: url(DOCS_PATHS.refusals),
+    },
+    mcp: { url: url(MCP_PATH), transport: 'streamable-http' as const, reference: url(DOCS_PATHS.mcpReference) },
+    cli: { command: 'npx flowport', reference: url(DOCS_PATHS.cliReference) },
+    capabilities: ctx.services.registry().map((op) => ({
+      operation_id: op.operationId,
+      method: op.method.toUpperCase(),
+      path: op.path,
+      summary: op.summary,
+      family: op.family,
+      kind: op.kind,
+      scope: op.scope,
+      scope_note: op.scopeNote ?? null,
+      mcp_tool: op.mcp?.name ?? null,
+      cli_command: agentCommandLine(op),
+    })),
+    scopes: ALL_SCOPES.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] })),
+    tiers: TIERS.map((tier) => ({ tier, scopes: [...TIER_SCOPES[tier]] })),
+    safety_boundaries: [...SAFETY_BOUNDARIES],
+    on_refusal: [...ON_REFUSAL],
+  };
+}

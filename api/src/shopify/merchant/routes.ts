@@ -1,0 +1,404 @@
+// The merchant page (ADR 1200): what a signed-in merchant of one shop sees and changes, server
+// rendered, no JavaScript needed. Built to grow: a page is a list of sections (MERCHANT_SECTIONS)
+// rendered with the session, and every form posts through `merchantForm`, which checks the
+// session and the CSRF token and audits the change with the merchant as a human actor. The agent
+// consent screen (MCP OAuth) is meant to be another route here using the same session and forms.
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { jwtVerify } from 'jose';
+import { appendAudit } from '../../audit/log.ts';
+import { createGrant, MAX_GRANT_DAYS } from '../../auth/grants.ts';
+import { TIER_DESCRIPTIONS, TIERS, type Tier } from '../../auth/scopes.ts';
+import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
+import { AppError } from '../../errors/problem.ts';
+import { EVENT_STATES, shopHoldFor } from '../../handoff/outcomes.ts';
+import { handleForVariant } from '../../handoff/triggers.ts';
+import type { AppEnv } from '../../http/types.ts';
+import type { Services } from '../../core/types.ts';
+import { WINDOW_MS } from '../../reads/readiness.ts';
+import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
+import { SHOP_DOMAIN_RE } from '../../services/shops.ts';
+import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../../lib/shopify-app.ts';
+import { describeReadiness, flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
+import { asPage, startOAuth } from '../oauth.ts';
+import { Html, html, page } from './html.ts';
+import {
+  CSRF_FIELD,
+  checkCsrf,
+  clearSessionCookie,
+  createMerchantSession,
+  currentSession,
+  type MerchantSession,
+  requireSession,
+  setSessionCookie,
+} from './session.ts';
+
+export const MERCHANT_PATH = SHOPIFY_APP_PATHS.merchant;
+
+export interface SectionContext {
+  services: Services;
+  session: MerchantSession;
+  csrf: Html;
+  now: number;
+}
+
+/** The merchant page's sections, in order. Add one here to grow the page. */
+export const MERCHANT_SECTIONS: ((ctx: SectionContext) => Promise<Html>)[] = [
+  connectionSection,
+  endpointsSection,
+  grantsSection,
+];
+
+function csrfInput(session: MerchantSession): Html {
+  return html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrf_token}">`;
+}
+
+function headerFor(session: MerchantSession): Html {
+  return html`<span class="muted">${session.shop_domain} · ${session.user_name}</span>
+<form class="inline" method="post" action="${MERCHANT_PATH}/sign-out">${csrfInput(session)}<button class="secondary" type="submit">Sign out</button></form>`;
+}
+
+const iso = (ms: number | string | null) =>
+  ms === null ? '' : new Date(Number(ms)).toISOString().replace('.000Z', 'Z');
+
+async function connectionSection({ services, session }: SectionContext): Promise<Html> {
+  const shop = await services.db.get<{
+    connection_status: string;
+    installed_at: number | null;
+    has_token: number;
+  }>(
+    'SELECT connection_status, installed_at, CASE WHEN access_token_enc IS NULL THEN 0 ELSE 1 END AS has_token FROM shops WHERE id = ?',
+    [session.shop_id],
+  );
+  const hold = shopHoldFor(shop?.connection_status ?? 'connected');
+  const signals = await flowReadinessByHandle(services.db, session.shop_domain);
+  const rows = TRIGGER_VARIANTS.map((v) => {
+    const handle = handleForVariant(v);
+    const r = signals.get(handle) ?? { enabled: 'unknown' as const, since: null };
+    return html`<tr><td><code>${handle}</code></td><td>${r.enabled}</td><td>${r.since === null ? '—' : iso(r.since)}</td><td>${describeReadiness(handle, r)}</td></tr>`;
+  });
+  return html`<section aria-labelledby="connection"><h2 id="connection">Connection</h2>
+<div class="card ${hold ? 'error' : 'notice'}"><p><strong>${hold ? `Not connected: ${shop?.connection_status}` : 'Connected'}</strong>${
+    shop?.installed_at ? html` · installed ${iso(shop.installed_at)}` : ''
+  } · Admin API token ${Number(shop?.has_token) === 1 ? 'stored (encrypted)' : 'missing'}</p>
+${hold ? html`<p>${hold.why}. ${hold.recovery}</p>` : ''}</div>
+<h3>Flow readiness</h3>
+<p class="muted">Whether an enabled Shopify Flow workflow uses each Flowport trigger, as Flow last told Flowport. <a href="${joinUrl(services.config.publicUrl, `${DOCS_PATHS.lifecycle}#flow-readiness`)}">About Flow readiness</a></p>
+<div class="table-wrap"><table><caption class="muted">Flow readiness by trigger</caption><thead><tr><th scope="col">Trigger</th><th scope="col">Enabled workflow</th><th scope="col">Since</th><th scope="col">Meaning</th></tr></thead><tbody>${rows}</tbody></table></div></section>`;
+}
+
+async function endpointsSection({ services, session, now }: SectionContext): Promise<Html> {
+  const eps = await services.db.all<{ id: string; name: string; trigger_variant: string; status: string }>(
+    'SELECT id, name, trigger_variant, status FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL ORDER BY id',
+    [session.shop_id],
+  );
+  const counts = await services.db.all<{ endpoint_id: string; state: string; n: number }>(
+    'SELECT endpoint_id, state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ? GROUP BY endpoint_id, state',
+    [session.shop_id, now - WINDOW_MS],
+  );
+  const by = new Map<string, Map<string, number>>();
+  for (const c of counts) {
+    const m = by.get(c.endpoint_id) ?? new Map<string, number>();
+    m.set(c.state, Number(c.n));
+    by.set(c.endpoint_id, m);
+  }
+  const shown = EVENT_STATES.filter((s) => counts.some((c) => c.state === s));
+  const states = shown.length ? shown : (['delivered'] as const);
+  const rows = eps.map(
+    (e) =>
+      html`<tr><th scope="row">${e.name}<br><code>${e.id}</code></th><td><code>${handleForVariant(e.trigger_variant as never)}</code></td><td>${e.status}</td>${states.map(
+        (s) => html`<td>${by.get(e.id)?.get(s) ?? 0}</td>`,
+      )}</tr>`,
+  );
+  return html`<section aria-labelledby="endpoints"><h2 id="endpoints">Endpoints</h2>
+<p class="muted">Events received in the last 24 hours, by state.</p>
+${eps.length === 0 ? html`<p>No endpoints yet. <a href="${joinUrl(services.config.publicUrl, DOCS_PATHS.setUpEndpoints)}">Set one up</a>.</p>` : html`<div class="table-wrap"><table><caption class="muted">Endpoints and 24-hour event counts</caption><thead><tr><th scope="col">Endpoint</th><th scope="col">Trigger</th><th scope="col">Status</th>${states.map((s) => html`<th scope="col">${s}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`}</section>`;
+}
+
+async function grantsSection({ services, session, now }: SectionContext): Promise<Html> {
+  const grants = await services.db.all<{
+    id: string;
+    tier: string;
+    actor_kind: string;
+    actor_name: string;
+    token_hint: string;
+    expires_at: number;
+    revoked_at: number | null;
+    last_used_at: number | null;
+  }>(
+    'SELECT id, tier, actor_kind, actor_name, token_hint, expires_at, revoked_at, last_used_at FROM grants WHERE shop_id = ? ORDER BY id DESC LIMIT 100',
+    [session.shop_id],
+  );
+  const rows = grants.map((g) => {
+    const live = g.revoked_at === null && Number(g.expires_at) > now;
+    const status = g.revoked_at !== null ? `revoked ${iso(g.revoked_at)}` : live ? 'active' : 'expired';
+    return html`<tr><th scope="row">${g.actor_name}<br><code>${g.id}</code></th><td>${g.actor_kind}</td><td>${g.tier}</td><td><code>${g.token_hint}</code></td><td>${iso(g.expires_at)}</td><td>${g.last_used_at === null ? 'never' : iso(g.last_used_at)}</td><td>${status}</td><td>${
+      live
+        ? html`<form class="inline" method="post" action="${MERCHANT_PATH}/grants/${g.id}/revoke">${csrfInput(session)}<button class="danger" type="submit" aria-label="Revoke grant ${g.actor_name} (${g.id})">Revoke</button></form>`
+        : ''
+    }</td></tr>`;
+  });
+  const tiers = TIERS.map(
+    (t) =>
+      html`<option value="${t}"${t === 'observer' ? new Html(' selected') : ''}>${t}: ${TIER_DESCRIPTIONS[t]}</option>`,
+  );
+  return html`<section aria-labelledby="grants"><h2 id="grants">Grants</h2>
+<p class="muted">A grant lets an agent or a person use the Agent Operations API, MCP or CLI for this shop. <a href="${joinUrl(services.config.publicUrl, DOCS_PATHS.grantsAndScopes)}">Grants and scopes</a></p>
+${grants.length === 0 ? html`<p>No grants yet.</p>` : html`<div class="table-wrap"><table><caption class="muted">Grants of this shop</caption><thead><tr><th scope="col">Actor</th><th scope="col">Kind</th><th scope="col">Tier</th><th scope="col">Token</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table></div>`}
+<h3 id="create-grant">Create a grant</h3>
+<form method="post" action="${MERCHANT_PATH}/grants" class="card">${csrfInput(session)}
+<div class="fields">
+<div><label for="grant-actor-name">Actor name</label><input id="grant-actor-name" name="actor_name" type="text" required maxlength="100" placeholder="e.g. Support agent"></div>
+<div><label for="grant-actor-kind">Actor kind</label><select id="grant-actor-kind" name="actor_kind"><option value="agent">agent</option><option value="human">human</option></select></div>
+<div><label for="grant-days">Expires in (days)</label><input id="grant-days" name="expires_in_days" type="number" min="1" max="${MAX_GRANT_DAYS}" value="30" required></div>
+</div>
+<label for="grant-tier">Tier</label><select id="grant-tier" name="tier">${tiers}</select>
+<p><button type="submit">Create grant</button></p></form></section>`;
+}
+
+async function renderMerchantPage(
+  c: Context<AppEnv>,
+  services: Services,
+  session: MerchantSession,
+  notice?: Html,
+): Promise<Response> {
+  const ctx: SectionContext = { services, session, csrf: csrfInput(session), now: services.now() };
+  const sections: Html[] = [];
+  for (const s of MERCHANT_SECTIONS) sections.push(await s(ctx));
+  return page(c, {
+    title: session.shop_domain,
+    header: headerFor(session),
+    body: html`<h1>${session.shop_domain}</h1>${notice ?? ''}${sections}`,
+  });
+}
+
+function signInPage(c: Context<AppEnv>, services: Services, status = 200): Response {
+  return page(c, {
+    title: 'Sign in',
+    status,
+    body: html`<h1>Sign in to Flowport</h1>
+<p>Flowport hands events from outside systems to Shopify Flow. Sign in with the store the app is installed on; Shopify asks you to confirm.</p>
+<form method="get" action="${MERCHANT_PATH}/sign-in" class="card"><label for="shop">Store domain</label>
+<input id="shop" name="shop" type="text" required pattern="[a-z0-9][a-z0-9\\-]*\\.myshopify\\.com" placeholder="example.myshopify.com" autocomplete="off">
+<p><button type="submit">Sign in with Shopify</button></p></form>
+<p>Not installed yet? <a href="${joinUrl(services.config.publicUrl, DOCS_PATHS.installOnAStore)}">Install Flowport on a store</a>.</p>`,
+  });
+}
+
+/** A Shopify session token (embedded app load): HS256, signed with the client secret; aud, dest, exp, nbf. */
+async function sessionFromIdToken(services: Services, idToken: string, shopParam: string | undefined) {
+  const app = shopifyAppCredentials(services.config);
+  if (!app) throw new AppError('shopify_install_not_configured');
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(idToken, new TextEncoder().encode(app.clientSecret), {
+      algorithms: ['HS256'],
+      audience: app.clientId,
+      clockTolerance: 5,
+      currentDate: new Date(services.now()),
+      requiredClaims: ['exp', 'nbf', 'dest'],
+    }));
+  } catch (err) {
+    throw new AppError('shopify_session_token_invalid', {
+      detail: `The session token was refused (${(err as Error).message}).`,
+    });
+  }
+  const dest = typeof payload.dest === 'string' ? payload.dest : '';
+  const host = (() => {
+    try {
+      return new URL(dest).hostname;
+    } catch {
+      return '';
+    }
+  })();
+  if (!SHOP_DOMAIN_RE.test(host) || (shopParam && shopParam.toLowerCase() !== host))
+    throw new AppError('shopify_session_token_invalid', {
+      detail: 'The session token names no store, or another store (dest).',
+    });
+  const shop = await services.db.get<{ id: string; connection_status: string }>(
+    'SELECT id, connection_status FROM shops WHERE domain = ?',
+    [host],
+  );
+  if (!shop || shop.connection_status === 'uninstalled')
+    throw new AppError('shopify_shop_not_installed', { detail: `Flowport is not installed on ${host}.` });
+  const now = services.now();
+  const userId = typeof payload.sub === 'string' ? payload.sub : null;
+  const userName = `Shopify user ${userId ?? 'unknown'}`;
+  return services.db.tx(async (tx) => {
+    const s = await createMerchantSession(tx, { shopId: shop.id, userName, userId, source: 'session_token' }, now);
+    await appendAudit(tx, {
+      shopId: shop.id,
+      actor: { kind: 'human', name: userName },
+      action: 'merchant.sign_in',
+      targetType: 'merchant_session',
+      targetId: s.id,
+      outcome: 'success',
+      at: now,
+      details: { source: 'session_token' },
+    });
+    return s.token;
+  });
+}
+
+async function formOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/application\/x-www-form-urlencoded|multipart\/form-data/i.test(type)) return {};
+  return (await c.req.parseBody()) as Record<string, unknown>;
+}
+
+/**
+ * A form post of the merchant page: the session (else the sign-in page), the CSRF check, then
+ * `fn`. Refusals become error pages. Every state change audits with the merchant as human actor.
+ */
+export function merchantForm(
+  getServices: () => Services,
+  fn: (
+    c: Context<AppEnv>,
+    services: Services,
+    session: MerchantSession,
+    form: Record<string, unknown>,
+  ) => Promise<Response>,
+) {
+  return async (c: Context<AppEnv>) => {
+    const services = getServices();
+    return asPage(c, services, async () => {
+      const session = await requireSession(c, services);
+      const form = await formOf(c);
+      checkCsrf(c, session, form, services.config.publicUrl);
+      return fn(c, services, session, form);
+    });
+  };
+}
+
+export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.get(MERCHANT_PATH, async (c) => {
+    const services = getServices();
+    return asPage(c, services, async () => {
+      const idToken = c.req.query('id_token');
+      if (idToken) {
+        const token = await sessionFromIdToken(services, idToken, c.req.query('shop'));
+        setSessionCookie(c, services.config.publicUrl, token);
+        return c.redirect(MERCHANT_PATH, 303);
+      }
+      const session = await currentSession(c, services);
+      const shopParam = c.req.query('shop')?.trim().toLowerCase();
+      if (shopParam && SHOP_DOMAIN_RE.test(shopParam) && session?.shop_domain !== shopParam) {
+        // Opened from the Shopify admin (application_url?shop=…): sign in to that store through
+        // Shopify, or install the app there when it is not installed.
+        const row = await services.db.get<{ connection_status: string }>(
+          'SELECT connection_status FROM shops WHERE domain = ?',
+          [shopParam],
+        );
+        const installed = row !== undefined && row.connection_status !== 'uninstalled';
+        return startOAuth(c, services, shopParam, installed ? 'online' : 'offline');
+      }
+      if (!session) return signInPage(c, services);
+      return renderMerchantPage(c, services, session);
+    });
+  });
+
+  app.post(
+    `${MERCHANT_PATH}/grants`,
+    merchantForm(getServices, async (c, services, session, form) => {
+      const tier = String(form.tier ?? '');
+      const actorKind = String(form.actor_kind ?? '');
+      const actorName = String(form.actor_name ?? '').trim();
+      const days = Number(form.expires_in_days);
+      const bad = (detail: string) => new AppError('invalid_request', { detail });
+      if (!(TIERS as readonly string[]).includes(tier)) throw bad(`Tier must be one of ${TIERS.join(', ')}.`);
+      if (actorKind !== 'agent' && actorKind !== 'human') throw bad('Actor kind must be agent or human.');
+      if (actorName.length < 1 || actorName.length > 100) throw bad('Actor name must be 1 to 100 characters.');
+      if (!Number.isInteger(days) || days < 1 || days > MAX_GRANT_DAYS)
+        throw bad(`Expiry must be a whole number of days from 1 to ${MAX_GRANT_DAYS}.`);
+      const now = services.now();
+      const grant = await services.db.tx(async (tx) => {
+        const g = await createGrant(
+          { db: tx, now: () => now },
+          { shopId: session.shop_id, tier: tier as Tier, actorKind, actorName, expiresInMs: days * 86_400_000 },
+        );
+        await appendAudit(tx, {
+          shopId: session.shop_id,
+          actor: { kind: 'human', name: session.user_name },
+          action: 'grant.create',
+          targetType: 'grant',
+          targetId: g.id,
+          outcome: 'success',
+          requestId: c.get('requestId'),
+          at: now,
+          details: {
+            tier,
+            actor_kind: actorKind,
+            actor_name: actorName,
+            expires_at: g.expires_at,
+            via: 'merchant_page',
+          },
+        });
+        return g;
+      });
+      const notice = html`<div class="card notice" role="status"><h2 id="new-token">Grant created: copy its token now</h2>
+<p>This token is shown once. Flowport stores only its hash; if it is lost, revoke the grant and create another.</p>
+<label for="grant-token">Token for ${grant.actor.name} (${grant.tier}, expires ${grant.expires_at})</label>
+<input id="grant-token" type="text" readonly value="${grant.token}" data-grant-id="${grant.id}">
+<p><button type="button" class="secondary" data-copy="grant-token" hidden>Copy token</button></p>
+<p class="muted">Select the field and copy (Ctrl+C or ⌘C). Use it as <code>Authorization: Bearer &lt;GRANT_TOKEN&gt;</code>.</p></div>`;
+      return renderMerchantPage(c, services, session, notice);
+    }),
+  );
+
+  app.post(
+    `${MERCHANT_PATH}/grants/:grantId/revoke`,
+    merchantForm(getServices, async (c, services, session) => {
+      const id = c.req.param('grantId') ?? '';
+      const now = services.now();
+      await services.db.tx(async (tx) => {
+        // Another shop's grant id answers as a missing one.
+        const g = await tx.get<{ revoked_at: number | null }>(
+          'SELECT revoked_at FROM grants WHERE id = ? AND shop_id = ?',
+          [id, session.shop_id],
+        );
+        if (!g) throw new AppError('not_found', { detail: `No grant ${id.slice(0, 60)} in this shop.` });
+        if (g.revoked_at !== null) return;
+        await tx.run('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, id]);
+        await appendAudit(tx, {
+          shopId: session.shop_id,
+          actor: { kind: 'human', name: session.user_name },
+          action: 'grant.revoke',
+          targetType: 'grant',
+          targetId: id,
+          outcome: 'success',
+          requestId: c.get('requestId'),
+          at: now,
+          details: { via: 'merchant_page' },
+        });
+      });
+      return c.redirect(`${MERCHANT_PATH}#grants`, 303);
+    }),
+  );
+
+  app.post(
+    `${MERCHANT_PATH}/sign-out`,
+    merchantForm(getServices, async (c, services, session) => {
+      const now = services.now();
+      await services.db.tx(async (tx) => {
+        await tx.run('UPDATE merchant_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [
+          now,
+          session.id,
+        ]);
+        await appendAudit(tx, {
+          shopId: session.shop_id,
+          actor: { kind: 'human', name: session.user_name },
+          action: 'merchant.sign_out',
+          targetType: 'merchant_session',
+          targetId: session.id,
+          outcome: 'success',
+          requestId: c.get('requestId'),
+          at: now,
+        });
+      });
+      clearSessionCookie(c, services.config.publicUrl);
+      return c.redirect(MERCHANT_PATH, 303);
+    }),
+  );
+  return app;
+}
