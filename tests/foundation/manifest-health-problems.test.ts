@@ -8,12 +8,7 @@ import { AGENT_API_MAX_BODY_BYTES, operationErrorCodes } from '../../api/src/htt
 import { buildOpenApiDocument } from '../../api/src/http/openapi.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { sendExpectingEarlyAnswer } from '../helpers/early-answer.ts';
-import { loadConfig } from '../../api/src/config.ts';
-import { SITE_STAMP_FILE } from '../../api/src/http/static-site.ts';
-import { startServe } from '../../api/src/main.ts';
-import { freePort } from '../helpers/ports.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/runtime.ts';
-import { freshTestStore } from '../helpers/store.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -207,36 +202,4 @@ it('build bookkeeping in the site directory (dot files such as .build-stamp.json
   } finally {
     await s.close();
   }
-});
-
-it('flowport serve warns when the docs site was built for another origin, and not when it matches', async () => {
-  const siteDir = join(tempDir(), 'site-dist');
-  mkdirSync(siteDir, { recursive: true });
-  writeFileSync(join(siteDir, 'index.html'), '<!doctype html><title>Docs</title>');
-  const port = await freePort();
-  const publicUrl = `http://127.0.0.1:${port}`;
-  const store = await freshTestStore('serve');
-  const dataDir = tempDir();
-  const serveWith = async (builtFor: string) => {
-    writeFileSync(join(siteDir, SITE_STAMP_FILE), JSON.stringify({ inputs: 'x', origin: builtFor }));
-    const lines: string[] = [];
-    const config = loadConfig({
-      FLOWPORT_DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      FLOWPORT_PUBLIC_URL: publicUrl,
-      FLOWPORT_SITE_DIR: siteDir,
-      FLOWPORT_LOG_LEVEL: 'silent',
-      ...store.env,
-    });
-    const proc = await startServe(config, { worker: false, log: (l) => lines.push(l) });
-    await proc.close();
-    return lines.filter((l) => l.startsWith('warning: the docs site'));
-  };
-  const stale = await serveWith('http://localhost:8787');
-  expect(stale).toHaveLength(1);
-  expect(stale[0]).toContain(`built for http://localhost:8787`);
-  expect(stale[0]).toContain(`FLOWPORT_PUBLIC_URL=${publicUrl} npm run build:site`);
-  expect(await serveWith(publicUrl)).toEqual([]);
-  await store.drop();
 });

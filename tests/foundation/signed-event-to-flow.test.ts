@@ -73,3 +73,24 @@ it('a forged signature is refused and nothing reaches Flow', async () => {
   );
   expect(after?.n).toBe(before?.n);
 });
+
+it('the banner curl pasted twice: the second answer is duplicate_suppressed, naming the first event', async () => {
+  const creds = server.sandbox!;
+  const sig = /(x-flowport-signature: [^']+)/.exec(creds.curl)?.[1]?.split(': ')[1] as string;
+  const send = () =>
+    fetch(creds.ingest_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [creds.signature_header]: sig },
+      body: creds.example_body,
+    });
+  // The first test may already have sent it: either way the next one is a duplicate of the first.
+  const first = await send();
+  const firstAck = (await first.json()) as { status?: string; event_id: string; duplicate_of?: string };
+  const original = first.status === 202 ? firstAck.event_id : (firstAck.duplicate_of as string);
+  expect(original).toMatch(/^evt_/);
+  const second = await send();
+  expect(second.status).toBe(200);
+  const ack = (await second.json()) as { status: string; duplicate_of: string };
+  expect(ack.status).toBe('duplicate_suppressed');
+  expect(ack.duplicate_of).toBe(original);
+});
