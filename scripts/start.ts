@@ -2,7 +2,7 @@
 // inputs (site-stamp.ts), then start the one Flowport process.
 import { execFileSync, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { ENV } from '../api/src/config.ts';
+import { ENV, publicUrlFrom } from '../api/src/config.ts';
 import { DIST_DIR } from './docs/lib/site-paths.ts';
 import { siteIsFresh } from './docs/lib/site-stamp.ts';
 
@@ -20,8 +20,8 @@ if (!process.env.FLOWPORT_BUILD_COMMIT) {
 
 // The API comes up at once; a missing or stale docs site builds beside it and
 // is served as soon as it is written (/readyz reports `site` until then).
-// Stale means built from other inputs or for another origin (FLOWPORT_PUBLIC_URL,
-// PORT): the site's absolute links (llms.txt, twins) must name this server.
+// Stale means built from other inputs. The origin is not an input: the server writes
+// its public URL into the site's absolute links (llms.txt, twins) as it serves them.
 // A FLOWPORT_SITE_DIR elsewhere is a site the operator built; it is served as is.
 const servesBuiltSite = resolve(root, process.env[ENV.siteDir] ?? DIST_DIR) === DIST_DIR;
 if (servesBuiltSite && !siteIsFresh()) {
@@ -35,7 +35,7 @@ if (servesBuiltSite && !siteIsFresh()) {
     log += d;
   });
   build.on('exit', (code) => {
-    if (code === 0) console.log('Docs site built and served at /.');
+    if (code === 0) console.log(`Docs site built: served at ${publicUrlFrom(process.env)}/`);
     else console.error(`The docs site failed to build (exit ${code}):\n${log.slice(-4000)}`);
   });
   process.on('exit', () => build.kill('SIGTERM'));

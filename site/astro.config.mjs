@@ -19,6 +19,9 @@ export default defineConfig({
       description: SITE_DESCRIPTION,
       favicon: '/favicon.svg',
       pagefind: true,
+      // JSON examples (error responses, configuration) wrap their long lines (URLs) instead of
+      // running past the page at phone width; indentation is kept on wrapped lines.
+      expressiveCode: { defaultProps: { overridesByLang: { json: { wrap: true } } } },
       lastUpdated: false,
       sidebar: SECTIONS.map((s) => ({ label: s.label, items: [{ autogenerate: { directory: s.dir } }] })),
       customCss: ['./src/styles/custom.css'],
@@ -26,6 +29,12 @@ export default defineConfig({
         PageTitle: './src/components/PageTitle.astro',
         MarkdownContent: './src/components/MarkdownContent.astro',
         Search: './src/components/Search.astro',
+        // Content before the site navigation in the HTML (agents, screen readers), top navigation.
+        Header: './src/components/Header.astro',
+        // The home page's code-first hero and flow diagram.
+        Hero: './src/components/Hero.astro',
+        PageFrame: './src/components/PageFrame.astro',
+        TwoColumnContent: './src/components/TwoColumnContent.astro',
       },
       routeMiddleware: './src/route-middleware.ts',
     }),

@@ -1,6 +1,20 @@
 // Every public docs path the product links to, defined once. Absolute URLs are
 // derived with docsUrl(); tests check each of these resolves in the built site.
 
+/**
+ * The origin the docs site is built with. Every absolute URL in the built site (llms.txt, the
+ * Markdown twins' Canonical/Markdown lines, canonical tags, the sitemap, robots.txt) starts with
+ * it, and the server writes its own public URL's origin in its place as it serves them
+ * (withPublicOrigin), so one build serves any origin. `.invalid` never resolves (RFC 2606): a
+ * URL that escaped the rewrite fails loudly instead of pointing at someone's host.
+ */
+export const DOCS_BUILD_ORIGIN = 'https://docs-origin.flowport.invalid';
+
+/** Built-site text with the build origin replaced by the origin of `publicUrl`. */
+export function withPublicOrigin(text: string, publicUrl: string): string {
+  return text.replaceAll(DOCS_BUILD_ORIGIN, new URL(publicUrl).origin);
+}
+
 export const DOCS_PATHS = {
   home: '/',
   llmsTxt: '/llms.txt',

@@ -11,9 +11,9 @@ import { type Config, isSandbox, loadConfig } from './config.ts';
 import { installClientErrorHandler } from './http/client-error.ts';
 import { installExpectContinue } from './http/expect-continue.ts';
 import { httpServerOptions } from './http/request-timeout.ts';
-import { siteOriginWarning } from './http/static-site.ts';
+import { docsServed } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
-import { ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
+import { docsLine, ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
 import { asStartupFailure, startupFailureLine } from './store/startup-failure.ts';
 import { storeKind } from './store/open.ts';
 import { ensurePrivateDir } from './lib/private-files.ts';
@@ -82,9 +82,10 @@ async function startServeOrFail(config: Config, options: { worker?: boolean; log
   try {
     if (isSandbox(cfg)) {
       const { creds } = await ensureSandbox(runtime.services);
-      log(sandboxBanner(creds, cfg.publicUrl, join(cfg.dataDir, SANDBOX_CREDENTIALS_FILE)));
+      log(sandboxBanner(creds, cfg.publicUrl, join(cfg.dataDir, SANDBOX_CREDENTIALS_FILE), docsServed(cfg.siteDir)));
     } else {
       log(`Flowport listening on ${cfg.publicUrl}`);
+      log(docsLine(cfg.publicUrl, docsServed(cfg.siteDir)).trim());
     }
   } catch (err) {
     await server.close();
@@ -94,8 +95,6 @@ async function startServeOrFail(config: Config, options: { worker?: boolean; log
   log(
     `Store: ${storeDescription(cfg)}; delivery worker ${runtime.worker ? `on (${runtime.worker.owner})` : 'off (API only)'}.`,
   );
-  const docsWarning = siteOriginWarning(cfg.siteDir, cfg.publicUrl);
-  if (docsWarning) log(docsWarning);
   runtime.worker?.start();
   return {
     role: 'serve',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { generate } from './generate.ts';
 import { formatFindings, scanPaths } from './public-safety-scan.ts';
 import { siteInputsHash, siteIsFresh, STAMP_FILE } from './lib/site-stamp.ts';
-import { REPO_ROOT, SITE_ROOT, siteOrigin } from './lib/site-paths.ts';
+import { REPO_ROOT, SITE_ROOT } from './lib/site-paths.ts';
 
 /** Vite's built-in `import.meta.env` names; vitest also sets them in process.env (DEV=1, MODE=test…). */
 const VITE_BUILTIN_ENV = ['DEV', 'PROD', 'MODE', 'SSR', 'BASE_URL'];
@@ -56,8 +56,7 @@ export function buildSite(options: { ifStale?: boolean; quiet?: boolean } = {}):
       `public-safety scan failed: the docs would publish something that looks like a secret or private data.\n${formatFindings(findings)}`,
     );
   }
-  // The origin in clear too: `flowport serve` warns when it serves the site for another one.
-  writeFileSync(STAMP_FILE, `${JSON.stringify({ inputs, origin: siteOrigin() }, null, 2)}\n`);
+  writeFileSync(STAMP_FILE, `${JSON.stringify({ inputs }, null, 2)}\n`);
   console.log(`docs: built site/dist in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

@@ -14,9 +14,17 @@ import { ON_REFUSAL, SAFETY_BOUNDARIES } from '../../api/src/services/manifest.t
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { PLAN_IDS, PLANS } from '../../api/src/plans.ts';
 import { CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';
-import { type OpenApiDocument, renderApiReference } from './lib/api-reference.ts';
+import {
+  apiOperationPath,
+  type OpenApiDocument,
+  operationFamilies,
+  renderApiIndex,
+  renderApiOperation,
+} from './lib/api-reference.ts';
 import { authModeDirectives } from './lib/auth-mode-pages.ts';
-import { page } from './lib/markdown.ts';
+import { type Crumb, page } from './lib/markdown.ts';
+import { errorAreaLabel } from './lib/error-areas.ts';
+import { familyLabel } from '../../api/src/operations/families.ts';
 import {
   renderHeldShopTable,
   renderIntakeSupportCodeTable,
@@ -28,11 +36,15 @@ import {
   renderTriggerVariants,
 } from './lib/product-tables.ts';
 import {
-  renderCliReference,
+  cliGroups,
+  renderCliGroup,
+  renderCliIndex,
   renderErrorIndex,
   renderErrorPage,
   renderManifestReference,
-  renderMcpReference,
+  mcpFamilies,
+  renderMcpFamily,
+  renderMcpIndex,
   renderPlanTable,
   renderTierTable,
 } from './lib/registry-pages.ts';
@@ -121,50 +133,104 @@ export function generate(): GenerateResult {
 
   // 2. Generated reference pages.
   const src = (...files: string[]) => files.join(', ');
+  // The API, MCP and CLI references: an index page each, and one page per operation, tool
+  // family and command group (each small enough for an agent to read whole; tests/site/page-size).
+  const REFERENCE: Crumb = { label: 'Reference' };
+  const API: Crumb = { label: 'API', href: '/reference/api/' };
+  const MCP: Crumb = { label: 'MCP', href: '/reference/mcp/' };
+  const CLI: Crumb = { label: 'CLI', href: '/reference/cli/' };
   write(
-    'reference/api.md',
+    'reference/api/index.md',
     page(
       {
         title: 'Agent Operations API reference',
-        description:
-          'Every operation of the Agent Operations API: method, path, scope, parameters, request body, responses and error codes.',
-        sidebar: { order: 1, label: 'API' },
-        tableOfContents: { maxHeadingLevel: 3 },
+        description: 'Every operation of the Agent Operations API by family, each with a page of its own.',
+        sidebar: { order: 0, label: 'All operations' },
       },
-      renderApiReference(openapi, codes),
+      renderApiIndex(openapi),
       src('openapi/agent-operations.openapi.json'),
     ),
     written,
   );
+  let order = 0;
+  for (const { family, ops } of operationFamilies(openapi)) {
+    for (const listed of ops) {
+      const title = listed.op.summary ?? listed.op.operationId ?? `${listed.method} ${listed.path}`;
+      write(
+        `${apiOperationPath(listed).slice(1, -1)}.md`,
+        page(
+          {
+            title,
+            description: `${listed.method} ${listed.path}: ${familyLabel(family).toLowerCase()} operation of the Agent Operations API.`,
+            sidebar: { order: ++order, label: title },
+            breadcrumb: [REFERENCE, API, { label: `${familyLabel(family)} operations`, href: '/reference/api/' }],
+          },
+          renderApiOperation(openapi, listed, codes),
+          src('openapi/agent-operations.openapi.json'),
+        ),
+        written,
+      );
+    }
+  }
   write(
-    'reference/mcp.md',
+    'reference/mcp/index.md',
     page(
       {
         title: 'MCP reference',
-        description:
-          'The MCP endpoint, client configuration and every tool with its scope, annotations, input and output.',
-        sidebar: { order: 2, label: 'MCP' },
-        tableOfContents: { maxHeadingLevel: 3 },
+        description: 'The MCP endpoint, client configuration and every tool, with a page per tool family.',
+        sidebar: { order: 0, label: 'Connect and all tools' },
       },
-      renderMcpReference(OPERATIONS, origin),
+      renderMcpIndex(OPERATIONS, origin),
       src('api/src/operations/registry.ts'),
     ),
     written,
   );
+  mcpFamilies(OPERATIONS).forEach((family, i) => {
+    write(
+      `reference/mcp/${family}.md`,
+      page(
+        {
+          title: `MCP tools: ${familyLabel(family).toLowerCase()}`,
+          description: `The ${familyLabel(family).toLowerCase()} tools of the MCP endpoint: scope, annotations, input and output.`,
+          sidebar: { order: i + 1, label: familyLabel(family) },
+          breadcrumb: [REFERENCE, MCP],
+        },
+        renderMcpFamily(OPERATIONS, family),
+        src('api/src/operations/registry.ts'),
+      ),
+      written,
+    );
+  });
   write(
-    'reference/cli.md',
+    'reference/cli/index.md',
     page(
       {
         title: 'CLI reference',
         description:
-          'Every flowport command (agent, helper and operator commands), configuration, output and exit codes.',
-        sidebar: { order: 4, label: 'CLI' },
+          'The flowport command line: configuration, output and exit codes, and every command by group (agent, helper and operator commands).',
+        sidebar: { order: 0, label: 'Configuration and all commands' },
       },
-      renderCliReference(),
+      renderCliIndex(),
       src('api/src/operations/registry.ts', 'api/src/cli/definitions.ts', 'api/src/cli/exit-codes.ts'),
     ),
     written,
   );
+  cliGroups().forEach((group, i) => {
+    write(
+      `reference/cli/${group.slug}.md`,
+      page(
+        {
+          title: `CLI: ${group.title.toLowerCase()}`,
+          description: group.about,
+          sidebar: { order: i + 1, label: group.title },
+          breadcrumb: [REFERENCE, CLI],
+        },
+        renderCliGroup(group),
+        src('api/src/operations/registry.ts', 'api/src/cli/definitions.ts'),
+      ),
+      written,
+    );
+  });
   const manifestOp = OPERATIONS.find((op) => op.operationId === 'getManifest');
   if (!manifestOp)
     throw new Error('The registry has no getManifest operation; the manifest reference cannot be generated.');
@@ -213,7 +279,7 @@ export function generate(): GenerateResult {
       {
         title: 'Error codes',
         description: 'Every stable error code with its HTTP status, refusal layer and page.',
-        sidebar: { order: 8, label: 'Error codes' },
+        sidebar: { order: 0, label: 'All error codes' },
       },
       renderErrorIndex(catalog),
       src('api/src/errors/catalog.ts'),
@@ -225,7 +291,22 @@ export function generate(): GenerateResult {
     write(
       `reference/errors/${c}.md`,
       page(
-        { title: c, description: `${def.title} (HTTP ${def.status}).`, sidebar: { hidden: true } },
+        {
+          title: c,
+          description: `${def.title} (HTTP ${def.status}).`,
+          // In the sidebar under "Error codes", grouped by area (site/src/route-middleware.ts).
+          sidebar: { hidden: true },
+          breadcrumb: [
+            REFERENCE,
+            { label: 'Error codes', href: '/reference/errors/' },
+            {
+              label: errorAreaLabel(def.area),
+              href: `/reference/errors/#${errorAreaLabel(def.area)
+                .toLowerCase()
+                .replace(/[^a-z0-9]+/g, '-')}`,
+            },
+          ],
+        },
         renderErrorPage(c, def, origin),
         src('api/src/errors/catalog.ts'),
       ),

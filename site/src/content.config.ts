@@ -11,6 +11,8 @@ export const collections = {
       extend: z.object({
         /** Render the self-hosted Scalar API reference below the page body. */
         scalar: z.boolean().optional(),
+        /** Where a generated sub-page sits (API operation, MCP tool family, CLI group, error code). */
+        breadcrumb: z.array(z.object({ label: z.string(), href: z.string().optional() })).optional(),
       }),
     }),
   }),

@@ -16,7 +16,12 @@ import { allHandlers, handlersFor } from '../../api/src/cli/handlers.ts';
 import { cliCommands, usageLine } from '../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../api/src/config.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
-import { cliReferenceSources, renderCliReference } from '../../scripts/docs/lib/registry-pages.ts';
+import {
+  cliGroups,
+  cliReferenceSources,
+  renderCliGroup,
+  renderCliIndex,
+} from '../../scripts/docs/lib/registry-pages.ts';
 import { testZsh } from '../helpers/test-environment.ts';
 import { cli, REPO } from './helpers.ts';
 
@@ -221,20 +226,29 @@ describe('operator and helper commands', () => {
 });
 
 describe('reference page and completion', () => {
-  it('/reference/cli/ is generated from the command definitions and the exit-code list', () => {
+  it('/reference/cli/ and its command-group pages are generated from the command definitions and the exit-code list', () => {
     const sources = cliReferenceSources();
     const { commands } = sources;
-    const page = renderCliReference(sources);
-    for (const c of commands) expect(page).toContain(`### \`${usageLine(c)}\`\n`);
-    // Table cells escape pipes (`<a|b>` choices).
-    for (const c of commands)
-      for (const o of c.options)
-        expect(page, `${usageLine(c)} ${o.flag}`).toContain(`\`${o.flag.replace(/\|/g, '\\|')}\``);
-    for (const e of EXIT_CODES) expect(page).toContain(`| \`${e.code}\` | \`${e.name}\` |`);
-    expect(page).toContain(`\`${CLI_ENV.baseUrl}\``);
-    expect(page).toContain(`\`${CLI_ENV.token}\``);
-    expect(page.indexOf('## Agent commands')).toBeLessThan(page.indexOf('## Helper commands'));
-    expect(page.indexOf('## Helper commands')).toBeLessThan(page.indexOf('## Operator commands'));
+    const index = renderCliIndex(sources);
+    const groups = cliGroups(sources);
+    // Every command is on exactly one group page, with its options; table cells escape pipes (`<a|b>` choices).
+    expect(groups.flatMap((g) => g.commands).length).toBe(commands.length);
+    for (const g of groups) {
+      const page = renderCliGroup(g, sources);
+      for (const c of g.commands) {
+        expect(page).toContain(`## \`${usageLine(c)}\`\n`);
+        expect(index).toContain(`[\`${usageLine(c)}\`](/reference/cli/${g.slug}/)`);
+        for (const o of c.options)
+          expect(page, `${usageLine(c)} ${o.flag}`).toContain(`\`${o.flag.replace(/\|/g, '\\|')}\``);
+      }
+    }
+    for (const e of EXIT_CODES) expect(index).toContain(`| \`${e.code}\` | \`${e.name}\` |`);
+    expect(index).toContain(`\`${CLI_ENV.baseUrl}\``);
+    expect(index).toContain(`\`${CLI_ENV.token}\``);
+    // Agent command groups first, then helper, then operator commands.
+    const kinds = groups.map((g) => g.commands[0]?.kind);
+    expect(kinds.slice(-2)).toEqual(['helper', 'operator']);
+    expect(new Set(kinds.slice(0, -2))).toEqual(new Set(['agent']));
   });
 
   it('the bash completion script completes commands, subcommands, options and option values', async () => {

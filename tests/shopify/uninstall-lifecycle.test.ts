@@ -69,7 +69,11 @@ describe('app/uninstalled', () => {
     const first = await send(endpointId, 'before');
     await waitFor(async () => (await eventRow(services(), first)).state === 'delivered', 'first delivery');
 
-    const un = await fetch(sandboxUrl(server, domain, '/admin/apps/flowport/uninstall'), { method: 'POST' });
+    const un = await fetch(sandboxUrl(server, domain, '/admin/apps/flowport/uninstall'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(((await un.json()) as { flowport_status: number }).flowport_status).toBe(200);
     const shop = await services().db.get<{ connection_status: string; access_token_enc: string | null }>(
       'SELECT connection_status, access_token_enc FROM shops WHERE id = ?',

@@ -1,7 +1,10 @@
 // Hand-written guides state facts the code defines: replay availability reasons, action
 // intent states, support codes, what an endpoint edit can change. Read from the Markdown
 // twins, as an LLM reads them, and compared with the definitions in the code.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { SCOPE_DESCRIPTIONS } from '../../api/src/auth/scopes.ts';
 import { DOCS_PATHS } from '../../api/src/docs-paths.ts';
 import { ERROR_CATALOG, ERROR_CODES } from '../../api/src/errors/catalog.ts';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
@@ -10,6 +13,7 @@ import { SUPPORT_CODES } from '../../api/src/handoff/outcomes.ts';
 import { AUTH_MODE_LIST } from '../../api/src/intake/auth-modes.ts';
 import { INTENT_STATES } from '../../api/src/intents/types.ts';
 import { EndpointEditIntentBody } from '../../api/src/operations/intents/preview-endpoint-edit.ts';
+import { REPO_ROOT } from '../../scripts/docs/lib/site-paths.ts';
 import { distFiles, ensureSiteBuilt, readDist, twinOf } from './helpers/site.ts';
 
 beforeAll(ensureSiteBuilt, 900_000);
@@ -80,5 +84,22 @@ describe('guides agree with the code', () => {
         for (const n of names) expect(dedupeCell, `${page} ${f.mode}`).toContain(`\`${n.toLowerCase()}\``);
       }
     }
+  });
+});
+
+describe('the first minute', () => {
+  it('the README and the Quickstart state the same Node requirement, the one package.json enforces', () => {
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+    const min = /^>=(\d+\.\d+)$/.exec(pkg.engines.node)?.[1];
+    expect(min, 'engines.node is ">=MAJOR.MINOR"').toBeDefined();
+    const statement = `Node.js ${min} or newer`;
+    expect(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')).toContain(statement);
+    expect(readDist(twinOf(DOCS_PATHS.quickstart))).toContain(statement);
+  });
+
+  it('scope descriptions use "an" before a vowel ("Preview an endpoint create action")', () => {
+    const descriptions = Object.values(SCOPE_DESCRIPTIONS);
+    expect(descriptions).toContain('Preview an endpoint create action (creates an action intent; changes nothing).');
+    expect(descriptions.filter((d) => /\ba [aeiou]/i.test(d))).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { withPublicOrigin } from '../../api/src/docs-paths.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listOperations, type OpenApiDocument } from '../../scripts/docs/lib/api-reference.ts';
 import { OPENAPI_FILE, REPO_ROOT } from '../../scripts/docs/lib/site-paths.ts';
@@ -129,7 +130,7 @@ describe('docs site in a browser', { timeout: 240_000 }, () => {
     const clipboard = await page.evaluate(() =>
       (globalThis as unknown as WithClipboard).navigator.clipboard.readText(),
     );
-    expect(clipboard).toBe(readDist('/agent-access/refusals.md'));
+    expect(clipboard).toBe(withPublicOrigin(readDist('/agent-access/refusals.md'), server.url));
     expect(clipboard.startsWith('# Refusals\n')).toBe(true);
     await page.close();
   });

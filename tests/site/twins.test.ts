@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../api/src/errors/catalog.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
-import { listOperations, type OpenApiDocument } from '../../scripts/docs/lib/api-reference.ts';
+import { listOperations, type OpenApiDocument, operationPagePath } from '../../scripts/docs/lib/api-reference.ts';
 import { astroBuildEnv } from '../../scripts/docs/build-site.ts';
 import { DOCS_DIR, OPENAPI_FILE } from '../../scripts/docs/lib/site-paths.ts';
 import { decodeEntities, distFiles, ensureSiteBuilt, htmlPages, readDist, siteOrigin, twinOf } from './helpers/site.ts';
@@ -74,32 +74,41 @@ describe('Markdown twins', () => {
 });
 
 describe('generated reference pages', () => {
-  it('every OpenAPI operation appears in /reference/api.md', () => {
+  it('every OpenAPI operation has its own page, linked from /reference/api.md', () => {
     const doc = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as OpenApiDocument;
     const ops = listOperations(doc);
     expect(ops.length).toBeGreaterThan(0);
-    const twin = readDist('/reference/api.md');
+    const index = readDist('/reference/api.md');
     for (const { method, path, op } of ops) {
+      const page = operationPagePath(op.operationId as string);
+      expect(index).toContain(`(${siteOrigin()}${page.slice(0, -1)}.md)`);
+      expect(index).toContain(`${method} ${path}`);
+      const twin = readDist(`${page.slice(0, -1)}.md`);
       expect(twin).toContain(`${method} ${path}`);
-      if (op.operationId) expect(twin).toContain(op.operationId);
+      expect(twin).toContain(op.operationId as string);
     }
   });
 
-  it('every MCP tool in the registry appears in /reference/mcp.md with its scope', () => {
-    const twin = readDist('/reference/mcp.md');
+  it('every MCP tool in the registry is on its family page with its scope, and in the /reference/mcp.md index', () => {
+    const index = readDist('/reference/mcp.md');
     const tools = OPERATIONS.filter((op) => op.mcp);
     expect(tools.length).toBeGreaterThan(0);
     for (const op of tools) {
-      expect(twin).toContain(`### ${op.mcp?.name}`);
+      const twin = readDist(`/reference/mcp/${op.family}.md`);
+      expect(twin).toContain(`## ${op.mcp?.name}`);
       if (op.scope) expect(twin).toContain(`\`${op.scope}\``);
+      expect(index).toContain(`[\`${op.mcp?.name}\`]`);
     }
-    expect(twin).toContain('<GRANT_TOKEN>');
-    expect(twin).toContain('/agent/v1/mcp');
+    expect(index).toContain('<GRANT_TOKEN>');
+    expect(index).toContain('/agent/v1/mcp');
   });
 
-  it('every CLI command in the registry appears in /reference/cli.md', () => {
-    const twin = readDist('/reference/cli.md');
-    for (const op of OPERATIONS.filter((o) => o.cli)) expect(twin).toContain(`flowport ${op.cli?.join(' ')}`);
+  it('every CLI command in the registry is in /reference/cli.md and on its group page', () => {
+    const index = readDist('/reference/cli.md');
+    for (const op of OPERATIONS.filter((o) => o.cli)) {
+      expect(index).toContain(`flowport ${op.cli?.join(' ')}`);
+      expect(readDist(`/reference/cli/${op.family}.md`)).toContain(`flowport ${op.cli?.join(' ')}`);
+    }
   });
 
   it('the error index lists every code', () => {

@@ -47,7 +47,7 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = Object.fromEntries(
       level === 'read'
         ? `Read ${label}.`
         : level === 'preview'
-          ? `Preview a ${label} action (creates an action intent; changes nothing).`
+          ? `Preview ${/^[aeiou]/.test(label) ? 'an' : 'a'} ${label} action (creates an action intent; changes nothing).`
           : `Confirm and execute a previewed ${label} action.`;
     return [s, text];
   }),

@@ -10,6 +10,7 @@ import type { AnyOperation, Services } from '../core/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
 import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED } from './problem-response.ts';
 import type { AppEnv } from './types.ts';
+import { polishOpenApiDocument } from './openapi-polish.ts';
 
 export const GRANT_SECURITY_SCHEME = 'grantToken';
 
@@ -209,5 +210,5 @@ export function openApiDocument(router: OpenAPIHono<AppEnv>) {
     },
     servers: [{ url: '/', description: 'The origin serving this document (the co-deployed API).' }],
   });
-  return doc;
+  return polishOpenApiDocument(doc);
 }

@@ -115,6 +115,6 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
     throw new AppError('route_not_found', { detail: 'Start at GET /agent/v1/manifest.' });
   });
 
-  mountStaticSite(app, services.config.siteDir);
+  mountStaticSite(app, services.config.siteDir, publicUrl);
   return app;
 }

@@ -11,8 +11,9 @@
 //     or `null`, is refused), and a browser's `Sec-Fetch-Site` says same-origin or none;
 //   - a POST, PUT or PATCH is `application/json` (a cross-site form or `text/plain` POST needs
 //     no preflight; JSON does). A route that is a page's own form (the sandbox's authorize page)
-//     passes `{ forms: true }`: its POST must then carry a loopback `Origin`, which every browser
-//     sends with a form submission, so a page elsewhere still cannot submit it.
+//     passes `{ forms: true }` and also takes `application/x-www-form-urlencoded`: a browser
+//     sends `Origin` with every cross-origin form POST, and the check above refuses it, so a
+//     page elsewhere still cannot submit the form.
 import type { IncomingMessage } from 'node:http';
 
 export type LoopbackRefusal = 'peer' | 'proxied' | 'host' | 'origin' | 'media';
@@ -100,7 +101,7 @@ export function loopbackRefusal(
   }
   if (BODY_METHODS.has(method.toUpperCase())) {
     const media = (headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-    const pageForm = options.forms === true && media === 'application/x-www-form-urlencoded' && origin !== null;
+    const pageForm = options.forms === true && media === 'application/x-www-form-urlencoded';
     if (media !== 'application/json' && !pageForm) {
       return {
         reason: 'media',

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/server';
-import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
+import { DOCS_PATHS, joinUrl, withPublicOrigin } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 import type { Services } from '../core/types.ts';
 import { loadDocsIndex, loadOpenApiDocument, OPENAPI_FILE } from '../services/docs.ts';
@@ -44,7 +44,13 @@ export function registerResources(server: McpServer, services: Services): void {
       mimeType: 'text/markdown',
     },
     async (uri) => ({
-      contents: [{ uri: uri.href, mimeType: 'text/markdown', text: readFileSync(join(siteDir, 'llms.txt'), 'utf8') }],
+      contents: [
+        {
+          uri: uri.href,
+          mimeType: 'text/markdown',
+          text: withPublicOrigin(readFileSync(join(siteDir, 'llms.txt'), 'utf8'), publicUrl),
+        },
+      ],
     }),
   );
 
@@ -57,7 +63,9 @@ export function registerResources(server: McpServer, services: Services): void {
         // Re-read through the index so a rebuilt site answers with the current text.
         const current = loadDocsIndex(siteDir).find((p) => p.path === page.path);
         if (!current) throw new AppError('docs_page_not_found', { detail: `No docs page at ${page.path}.` });
-        return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: current.markdown }] };
+        return {
+          contents: [{ uri: uri.href, mimeType: 'text/markdown', text: withPublicOrigin(current.markdown, publicUrl) }],
+        };
       },
     );
   }

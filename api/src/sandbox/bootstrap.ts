@@ -9,7 +9,14 @@ import { SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
 import { randomToken } from '../lib/crypto.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { Services } from '../core/types.ts';
-import { DEFAULT_HMAC, generateSecret, getEndpoint, insertEndpoint, PLAIN_MAPPING } from '../services/endpoints.ts';
+import {
+  DEFAULT_HMAC,
+  type EndpointMapping,
+  generateSecret,
+  getEndpoint,
+  insertEndpoint,
+  PLAIN_MAPPING,
+} from '../services/endpoints.ts';
 import { createShop, getShop } from '../services/shops.ts';
 import { lockKeys } from '../store/db.ts';
 
@@ -29,6 +36,13 @@ export interface SandboxCredentials {
   example_body: string;
   curl: string;
 }
+
+/**
+ * The sandbox endpoint's mapping: the event type from `type` and the sender's event id from
+ * `id`, so the banner's sample event (`"id": "demo_1001"`) pasted twice shows dedupe: the second
+ * answer is `duplicate_suppressed`, as the docs say.
+ */
+export const SANDBOX_MAPPING: EndpointMapping = { ...PLAIN_MAPPING, externalId: { kind: 'json', path: 'id' } };
 
 export function signedCurl(ingestUrl: string, secret: string, body: string): string {
   const sig = createHmac('sha256', secret).update(body).digest('hex');
@@ -87,7 +101,7 @@ async function ensureSandboxLocked(services: Services): Promise<{ creds: Sandbox
       triggerVariant: 'external_event',
       authMode: 'hmac_sha256',
       hmac: DEFAULT_HMAC,
-      mapping: PLAIN_MAPPING,
+      mapping: SANDBOX_MAPPING,
     },
     secret,
     'sandbox-bootstrap',
@@ -126,17 +140,29 @@ function writeCreds(file: string, creds: SandboxCredentials): void {
   renameSync(tmp, file);
 }
 
-export function sandboxBanner(creds: SandboxCredentials, publicUrl: string, credsFile: string): string {
+/** The banner's docs line: the URL, and until the site is there, that it is still building. */
+export function docsLine(publicUrl: string, docsServed: boolean): string {
+  return docsServed
+    ? `  Docs:        ${publicUrl}/`
+    : `  Docs:        still building; served at ${publicUrl}/ in a minute or two (the API already answers)`;
+}
+
+export function sandboxBanner(
+  creds: SandboxCredentials,
+  publicUrl: string,
+  credsFile: string,
+  docsServed = true,
+): string {
   return [
     '',
     '  Flowport is running in SANDBOX mode (no Shopify credentials configured).',
     '',
-    `  Docs:        ${publicUrl}/`,
+    docsLine(publicUrl, docsServed),
     `  Manifest:    ${publicUrl}/agent/v1/manifest`,
     `  Ingest URL:  ${creds.ingest_url}`,
     `  Sandbox shop ${creds.shop_domain} (${creds.shop_id}); received triggers (from this machine only): ${publicUrl}/sandbox/shopify/triggers`,
     '',
-    '  Send a signed test event (paste as is):',
+    '  Send a signed test event (paste as is; paste it again and the answer is duplicate_suppressed):',
     '',
     `    ${creds.curl}`,
     '',

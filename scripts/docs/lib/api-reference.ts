@@ -1,5 +1,6 @@
-// Renders /reference/api/ from the committed OpenAPI contract: every operation
-// with method, path, scope, parameters, request body, responses and error codes.
+// Renders the API reference from the committed OpenAPI contract: an index at
+// /reference/api/ and one page per operation (method, path, scope, parameters,
+// request body, responses and error codes), each small enough for an agent to read whole.
 import { errorDocsPath } from '../../../api/src/docs-paths.ts';
 import { code, table } from './markdown.ts';
 import { flattenFields, type JsonSchema, refResolver, typeLabel } from './json-schema.ts';
@@ -88,106 +89,141 @@ function fieldTable(schema: JsonSchema | undefined, resolve: ReturnType<typeof r
   );
 }
 
-export function renderApiReference(doc: OpenApiDocument, knownCodes: readonly string[]): string {
-  const resolve = refResolver(doc);
+/** The page of one operation: `/reference/api/<operation-id-in-kebab-case>/` (getManifest → get-manifest). */
+export function operationPagePath(operationId: string): string {
+  const slug = operationId
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase();
+  return `/reference/api/${slug}/`;
+}
+
+export function apiOperationPath(o: ListedOperation): string {
+  return operationPagePath(o.op.operationId ?? `${o.method} ${o.path}`);
+}
+
+function familyTitle(family: string): string {
+  return `${family[0]?.toUpperCase()}${family.slice(1)}`;
+}
+
+/** The operation families (OpenAPI tags) in document order, each with its operations. */
+export function operationFamilies(doc: OpenApiDocument): { family: string; ops: ListedOperation[] }[] {
   const ops = listOperations(doc);
   const families = [...new Set(ops.map((o) => o.op.tags?.[0] ?? 'other'))];
-  const parts: string[] = [];
+  return families.map((family) => ({ family, ops: ops.filter((o) => (o.op.tags?.[0] ?? 'other') === family) }));
+}
 
-  parts.push(
-    `This page lists every operation of the ${doc.info.title} (contract version ${code(doc.info.version)}), generated from the OpenAPI contract at [/reference/openapi/agent-operations.openapi.json](/reference/openapi/agent-operations.openapi.json). The contract is authoritative for exact shapes; the [interactive reference](/reference/openapi/) lets you try requests.`,
+/** /reference/api/: what the API is, then every operation by family, each linking its own page. */
+export function renderApiIndex(doc: OpenApiDocument): string {
+  const parts: string[] = [
+    `The ${doc.info.title} (contract version ${code(doc.info.version)}) has one page per operation, listed below by family. Each is generated from the OpenAPI contract at [/reference/openapi/agent-operations.openapi.json](/reference/openapi/agent-operations.openapi.json), which is authoritative for exact shapes; the [interactive reference](/reference/openapi/) lets you try requests.`,
     '',
     'Authenticated operations take a grant token: `Authorization: Bearer <GRANT_TOKEN>`. Read [the manifest](/reference/manifest/) first. Errors are `application/problem+json` with a stable `code` and a `docs_url`; see [error codes](/reference/errors/) and [refusals](/agent-access/refusals/).',
-    '',
-    `## Operations`,
-    '',
+  ];
+  for (const { family, ops } of operationFamilies(doc)) {
+    parts.push(
+      '',
+      `## ${familyTitle(family)} operations`,
+      '',
+      table(
+        ['Operation', 'Method and path', 'Scope'],
+        ops.map((o) => [
+          `[${o.op.summary ?? o.op.operationId}](${apiOperationPath(o)})`,
+          code(`${o.method} ${o.path}`),
+          operationScope(o.op) ? code(operationScope(o.op) as string) : 'public',
+        ]),
+      ),
+    );
+  }
+  return parts.join('\n');
+}
+
+/** One operation's page: method and path, facts, parameters, request body, responses, error codes. */
+export function renderApiOperation(
+  doc: OpenApiDocument,
+  listed: ListedOperation,
+  knownCodes: readonly string[],
+): string {
+  const resolve = refResolver(doc);
+  const { method, path, op } = listed;
+  const scope = operationScope(op);
+  const parts: string[] = ['```http', `${method} ${path}`, '```', ''];
+  if (op.description) parts.push(op.description, '');
+  const facts: [string, string][] = [
+    ['Operation ID', op.operationId ? code(op.operationId) : '—'],
+    ['Scope', scope ? code(scope) : 'public (no grant needed)'],
+  ];
+  if (typeof op['x-flowport-kind'] === 'string') facts.push(['Kind', op['x-flowport-kind']]);
+  if (typeof op['x-flowport-meter'] === 'string') facts.push(['Meter', op['x-flowport-meter']]);
+  if (typeof op['x-flowport-mcp-tool'] === 'string') facts.push(['MCP tool', code(op['x-flowport-mcp-tool'])]);
+  parts.push(table(['Fact', 'Value'], facts));
+
+  const params = (op.parameters ?? [])
+    .map((p) => (p.$ref ? (resolve(p.$ref) as unknown as OpenApiParameter) : p))
+    .filter(Boolean);
+  parts.push('', '## Parameters', '');
+  parts.push(
+    params.length === 0
+      ? 'None.'
+      : table(
+          ['Name', 'In', 'Type', 'Required', 'Description'],
+          params.map((p) => [
+            code(p.name),
+            p.in,
+            p.schema ? typeLabel(p.schema, resolve) : '—',
+            p.required ? 'yes' : 'no',
+            p.description ?? p.schema?.description ?? '',
+          ]),
+        ),
+  );
+
+  parts.push('', '## Request body', '');
+  const bodyContent = op.requestBody?.content ?? {};
+  const bodyTypes = Object.keys(bodyContent);
+  if (bodyTypes.length === 0) parts.push('None.');
+  for (const type of bodyTypes) {
+    parts.push(
+      `Content type ${code(type)}${op.requestBody?.required ? ' (required)' : ''}:`,
+      '',
+      fieldTable(bodyContent[type]?.schema, resolve),
+      '',
+    );
+  }
+
+  parts.push('', '## Responses', '');
+  const responses = Object.entries(op.responses ?? {});
+  parts.push(
     table(
-      ['Method', 'Path', 'Operation', 'Scope'],
-      ops.map((o) => [
-        code(o.method),
-        code(o.path),
-        o.op.summary ?? o.op.operationId,
-        operationScope(o.op) ? code(operationScope(o.op) as string) : 'public',
+      ['Status', 'Content type', 'Description'],
+      responses.map(([status, r]) => [
+        code(status),
+        Object.keys(r.content ?? {})
+          .map(code)
+          .join(', '),
+        r.description ?? '',
       ]),
     ),
   );
-
-  for (const family of families) {
-    parts.push('', `## ${family[0]?.toUpperCase()}${family.slice(1)} operations`);
-    for (const { method, path, op } of ops.filter((o) => (o.op.tags?.[0] ?? 'other') === family)) {
-      const scope = operationScope(op);
-      parts.push('', `### ${op.summary ?? op.operationId ?? `${method} ${path}`}`, '');
-      parts.push('```http', `${method} ${path}`, '```', '');
-      if (op.description) parts.push(op.description, '');
-      const facts: [string, string][] = [
-        ['Operation ID', op.operationId ? code(op.operationId) : '—'],
-        ['Scope', scope ? code(scope) : 'public (no grant needed)'],
-      ];
-      if (typeof op['x-flowport-kind'] === 'string') facts.push(['Kind', op['x-flowport-kind']]);
-      if (typeof op['x-flowport-meter'] === 'string') facts.push(['Meter', op['x-flowport-meter']]);
-      if (typeof op['x-flowport-mcp-tool'] === 'string') facts.push(['MCP tool', code(op['x-flowport-mcp-tool'])]);
-      parts.push(table(['Fact', 'Value'], facts));
-
-      const params = (op.parameters ?? [])
-        .map((p) => (p.$ref ? (resolve(p.$ref) as unknown as OpenApiParameter) : p))
-        .filter(Boolean);
-      parts.push('', '#### Parameters', '');
-      parts.push(
-        params.length === 0
-          ? 'None.'
-          : table(
-              ['Name', 'In', 'Type', 'Required', 'Description'],
-              params.map((p) => [
-                code(p.name),
-                p.in,
-                p.schema ? typeLabel(p.schema, resolve) : '—',
-                p.required ? 'yes' : 'no',
-                p.description ?? p.schema?.description ?? '',
-              ]),
-            ),
-      );
-
-      parts.push('', '#### Request body', '');
-      const bodyContent = op.requestBody?.content ?? {};
-      const bodyTypes = Object.keys(bodyContent);
-      if (bodyTypes.length === 0) parts.push('None.');
-      for (const type of bodyTypes) {
-        parts.push(
-          `Content type ${code(type)}${op.requestBody?.required ? ' (required)' : ''}:`,
-          '',
-          fieldTable(bodyContent[type]?.schema, resolve),
-          '',
-        );
-      }
-
-      parts.push('', '#### Responses', '');
-      const responses = Object.entries(op.responses ?? {});
-      parts.push(
-        table(
-          ['Status', 'Content type', 'Description'],
-          responses.map(([status, r]) => [
-            code(status),
-            Object.keys(r.content ?? {})
-              .map(code)
-              .join(', '),
-            r.description ?? '',
-          ]),
-        ),
-      );
-      for (const [status, r] of responses.filter(([s]) => /^2/.test(s))) {
-        for (const [type, media] of Object.entries(r.content ?? {})) {
-          parts.push('', `Response ${code(status)} body (${code(type)}):`, '', fieldTable(media.schema, resolve));
-        }
-      }
-
-      const codes = operationErrorCodes(op, knownCodes);
-      parts.push('', '#### Error codes', '');
-      parts.push(
-        codes.length === 0
-          ? 'None beyond transport errors.'
-          : codes.map((c) => `- [${code(c)}](${errorDocsPath(c)})`).join('\n'),
-      );
+  for (const [status, r] of responses.filter(([s]) => /^2/.test(s))) {
+    for (const [type, media] of Object.entries(r.content ?? {})) {
+      parts.push('', `Response ${code(status)} body (${code(type)}):`, '', fieldTable(media.schema, resolve));
     }
   }
+
+  const codes = operationErrorCodes(op, knownCodes);
+  parts.push('', '## Error codes', '');
+  parts.push(
+    codes.length === 0
+      ? 'None beyond transport errors.'
+      : codes.map((c) => `- [${code(c)}](${errorDocsPath(c)})`).join('\n'),
+  );
+  parts.push(
+    '',
+    '## See also',
+    '',
+    `- [All operations](/reference/api/) and the [interactive reference](/reference/openapi/)`,
+    `- The exact contract: [/reference/openapi/agent-operations.openapi.json](/reference/openapi/agent-operations.openapi.json)`,
+  );
   return parts.join('\n');
 }

@@ -25,12 +25,20 @@ export function code(value: string): string {
   return `${fence}${pad}${value}${pad}${fence}`;
 }
 
+/** One step of a page's breadcrumb (the page itself is the last step, not listed). */
+export interface Crumb {
+  label: string;
+  href?: string;
+}
+
 export interface Frontmatter {
   title: string;
   description?: string;
   sidebar?: { order?: number; label?: string; hidden?: boolean };
   tableOfContents?: boolean | { minHeadingLevel?: number; maxHeadingLevel?: number };
   pagefind?: boolean;
+  /** Shown above the title (components/PageTitle.astro): where a generated sub-page sits. */
+  breadcrumb?: Crumb[];
 }
 
 /** YAML frontmatter. JSON strings are valid YAML scalars, so values are JSON-encoded. */
@@ -43,6 +51,7 @@ export function frontmatter(fm: Frontmatter): string {
   }
   if (fm.tableOfContents !== undefined) lines.push(`tableOfContents: ${JSON.stringify(fm.tableOfContents)}`);
   if (fm.pagefind !== undefined) lines.push(`pagefind: ${JSON.stringify(fm.pagefind)}`);
+  if (fm.breadcrumb) lines.push(`breadcrumb: ${JSON.stringify(fm.breadcrumb)}`);
   lines.push('---', '');
   return lines.join('\n');
 }

@@ -20,6 +20,8 @@ import { EXIT_CODES, type ExitCodeDef } from '../../../api/src/cli/exit-codes.ts
 import { type CliCommand, cliCommands, usageLine } from '../../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../../api/src/config.ts';
 import { familyLabel } from '../../../api/src/operations/families.ts';
+import { operationPagePath } from './api-reference.ts';
+import { errorAreaLabel } from './error-areas.ts';
 import { flattenFields, type JsonSchema, refResolver } from './json-schema.ts';
 import { code, table } from './markdown.ts';
 
@@ -49,8 +51,8 @@ export function operationOutputSchema(op: AnyOperation): JsonSchema | undefined 
   return s ? ({ ...s, $schema: undefined } as JsonSchema) : undefined;
 }
 
-function fields(schema: JsonSchema | undefined, empty: string): string {
-  const rows = flattenFields(schema, refResolver(schema ?? {}));
+function fields(schema: JsonSchema | undefined, empty: string, maxDepth?: number): string {
+  const rows = flattenFields(schema, refResolver(schema ?? {}), maxDepth);
   if (rows.length === 0) return empty;
   return table(
     ['Field', 'Type', 'Required', 'Description'],
@@ -66,7 +68,18 @@ export function mcpAnnotations(op: AnyOperation): Record<string, boolean> {
   return { readOnlyHint: false, destructiveHint: op.destructive ?? false, openWorldHint: op.openWorld ?? false };
 }
 
-export function renderMcpReference(ops: readonly AnyOperation[], origin: string): string {
+/** The MCP tool families (operation families with at least one tool), in registry order. */
+export function mcpFamilies(ops: readonly AnyOperation[]): string[] {
+  return [...new Set(ops.filter((op) => op.mcp !== null).map((op) => op.family))];
+}
+
+/** `/reference/mcp/<family>/`: the tools of one family. */
+export function mcpFamilyPath(family: string): string {
+  return `/reference/mcp/${family}/`;
+}
+
+/** /reference/mcp/: how to connect, then every tool, each linking its family's page. */
+export function renderMcpIndex(ops: readonly AnyOperation[], origin: string): string {
   const tools = ops.filter((op) => op.mcp !== null);
   const url = `${origin}${MCP_PATH}`;
   const parts: string[] = [
@@ -122,8 +135,8 @@ export function renderMcpReference(ops: readonly AnyOperation[], origin: string)
     table(
       ['Tool', 'Family', 'Scope', 'Read-only'],
       tools.map((op) => [
-        code(op.mcp?.name as string),
-        familyLabel(op.family),
+        `[${code(op.mcp?.name as string)}](${mcpFamilyPath(op.family)}#${op.mcp?.name})`,
+        `[${familyLabel(op.family)}](${mcpFamilyPath(op.family)})`,
         op.scope ? code(op.scope) : 'public',
         op.kind === 'read' ? 'yes' : 'no',
       ]),
@@ -131,38 +144,54 @@ export function renderMcpReference(ops: readonly AnyOperation[], origin: string)
     '',
     'Annotations come from the operation kind: reads are `readOnlyHint: true`; previews change nothing but record an intent (`readOnlyHint: false`, `destructiveHint: false`); executions set `destructiveHint` when they destroy data. A refused call returns an `isError: true` result carrying the same refusal object as the API (layer, reason, next steps with the docs URL).',
   ];
+  return parts.join('\n');
+}
 
-  const families = [...new Set(tools.map((t) => t.family))];
-  for (const family of families) {
-    parts.push('', `## ${familyLabel(family)}`);
-    for (const op of tools.filter((t) => t.family === family)) {
-      const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
-      parts.push('', `### ${mcp.name}`, '', `**${mcp.title}.** ${mcp.description}`, '');
-      const ann = mcpAnnotations(op);
-      parts.push(
-        table(
-          ['Fact', 'Value'],
+/** One tool family's page: each tool with its scope, kind, annotations, input and output. */
+export function renderMcpFamily(ops: readonly AnyOperation[], family: string): string {
+  const tools = ops.filter((op) => op.mcp !== null && op.family === family);
+  const parts: string[] = [
+    `The ${familyLabel(family).toLowerCase()} tools of Flowport's MCP endpoint. How to connect, and every other family: [MCP reference](/reference/mcp/). Each tool is one [API operation](/reference/api/) with the same scope, inputs and outputs.`,
+  ];
+  for (const op of tools) {
+    const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
+    parts.push('', `## ${mcp.name}`, '', `**${mcp.title}.** ${mcp.description}`, '');
+    const ann = mcpAnnotations(op);
+    parts.push(
+      table(
+        ['Fact', 'Value'],
+        [
           [
-            [
-              'Scope',
-              op.scope
-                ? `${code(op.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
-                : 'public (no grant needed)',
-            ],
-            ['Kind', op.kind],
-            ['Same as', `${code(`${op.method.toUpperCase()} ${op.path}`)} (${code(op.operationId)})`],
-            [
-              'Annotations',
-              Object.entries(ann)
-                .map(([k, v]) => code(`${k}: ${v}`))
-                .join(', '),
-            ],
+            'Scope',
+            op.scope
+              ? `${code(op.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
+              : 'public (no grant needed)',
           ],
-        ),
-      );
-      parts.push('', '#### Input', '', fields(operationInputSchema(op), 'No input.'));
-      parts.push('', '#### Output', '', fields(operationOutputSchema(op), 'See the OpenAPI contract.'));
-    }
+          ['Kind', op.kind],
+          [
+            'Same as',
+            `[${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}) (${code(op.operationId)})`,
+          ],
+          [
+            'Annotations',
+            Object.entries(ann)
+              .map(([k, v]) => code(`${k}: ${v}`))
+              .join(', '),
+          ],
+        ],
+      ),
+    );
+    parts.push('', '### Input', '', fields(operationInputSchema(op), 'No input.'));
+    // The output is the operation's response body: its outer fields here, every nested field on
+    // the operation's page (once, so each family page stays small enough to read whole).
+    parts.push(
+      '',
+      '### Output',
+      '',
+      `The response body of [${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}#responses), as structured content. Its outer fields (nested fields are on that page):`,
+      '',
+      fields(operationOutputSchema(op), 'See the OpenAPI contract.', 1),
+    );
   }
   return parts.join('\n');
 }
@@ -191,7 +220,7 @@ function commandSection(c: CliCommand, cli: CliSources): string[] {
   const parts = ['', `### ${code(cli.usage(c))}`, '', c.description, ''];
   if (c.op)
     parts.push(
-      `Same operation as ${code(`${c.op.method.toUpperCase()} ${c.op.path}`)} (${code(c.op.operationId)}, [API reference](/reference/api/)). Scope: ${c.op.scope ? code(c.op.scope) : 'public (no grant needed)'}.`,
+      `Same operation as ${code(`${c.op.method.toUpperCase()} ${c.op.path}`)} (${code(c.op.operationId)}, [API reference](${operationPagePath(c.op.operationId)})). Scope: ${c.op.scope ? code(c.op.scope) : 'public (no grant needed)'}.`,
       '',
     );
   if (c.args.length)
@@ -220,10 +249,49 @@ export function cliReferenceSources(): CliSources {
   };
 }
 
-export function renderCliReference(cli: CliSources = cliReferenceSources()): string {
+export interface CliGroup {
+  /** Page slug under /reference/cli/. */
+  slug: string;
+  title: string;
+  /** One line for the index. */
+  about: string;
+  commands: CliCommand[];
+}
+
+/** `/reference/cli/<group>/`. */
+export function cliGroupPath(slug: string): string {
+  return `/reference/cli/${slug}/`;
+}
+
+/** The command groups, one page each: agent commands by operation family, then helper and operator commands. */
+export function cliGroups(cli: CliSources = cliReferenceSources()): CliGroup[] {
   const agent = cli.commands.filter((c) => c.kind === 'agent');
-  const helper = cli.commands.filter((c) => c.kind === 'helper');
-  const operator = cli.commands.filter((c) => c.kind === 'operator');
+  const families = [...new Set(agent.map((c) => c.op?.family ?? 'other'))];
+  return [
+    ...families.map((family) => ({
+      slug: family,
+      title: `${familyLabel(family)} commands`,
+      about: `Agent commands: ${familyLabel(family).toLowerCase()} operations of the API, with a grant token.`,
+      commands: agent.filter((c) => (c.op?.family ?? 'other') === family),
+    })),
+    {
+      slug: 'helper',
+      title: 'Helper commands',
+      about: 'Run on your side; no grant needed.',
+      commands: cli.commands.filter((c) => c.kind === 'helper'),
+    },
+    {
+      slug: 'operator',
+      title: 'Operator commands',
+      about: "For a human on the machine that hosts Flowport, against its local store; out of agents' reach.",
+      commands: cli.commands.filter((c) => c.kind === 'operator'),
+    },
+  ].filter((g) => g.commands.length > 0);
+}
+
+/** /reference/cli/: configuration, output, exit codes and options every command shares, then every command by group. */
+export function renderCliIndex(cli: CliSources = cliReferenceSources()): string {
+  const groups = cliGroups(cli);
   const parts: string[] = [
     'The `flowport` command line tool ships with Flowport; in a checkout run it as `npx flowport`. It has three kinds of commands, kept apart here and in `flowport --help`:',
     '',
@@ -231,7 +299,7 @@ export function renderCliReference(cli: CliSources = cliReferenceSources()): str
     '- **Helper commands** (`docs`, `doctor`, `completion`) run on your side and need no grant (`doctor` checks yours if you have one).',
     '- **Operator commands**, for a human on the machine that hosts Flowport. They act on its local store (creating grants and endpoints, for example); no agent can reach them through the API or MCP.',
     '',
-    'Add `--help` after any command for its arguments and options; `flowport --help --json` prints the whole command tree as JSON. See [the CLI guide](/agent-access/cli/) for a walkthrough.',
+    'Add `--help` after any command for its arguments and options; `flowport --help --json` prints the whole command tree as JSON. See [the CLI guide](/agent-access/cli/) for a walkthrough. Each command group has a page of its own, listed at the end of this page.',
     '',
     '## Configuration',
     '',
@@ -278,45 +346,46 @@ export function renderCliReference(cli: CliSources = cliReferenceSources()): str
     '',
     "It completes command words, options and option values with a fixed set. It is registered for the command name `flowport`: install the package so `flowport` is on your PATH, or add `alias flowport='npx flowport'`.",
     '',
-    '## Agent commands',
+    '## Command groups',
     '',
     table(
-      ['Command', 'What it does', 'Family', 'Scope'],
-      agent.map((c) => [
-        code(cli.usage(c)),
-        c.summary,
-        familyLabel(c.op?.family ?? ''),
-        c.op?.scope ? code(c.op.scope) : 'public',
+      ['Group', 'Commands', 'What they are'],
+      groups.map((g) => [
+        `[${g.title}](${cliGroupPath(g.slug)})`,
+        g.commands.map((c) => code(c.words.join(' '))).join(', '),
+        g.about,
       ]),
     ),
   ];
-  for (const c of agent) parts.push(...commandSection(c, cli));
-  parts.push(
-    '',
-    '## Helper commands',
-    '',
-    table(
-      ['Command', 'What it does'],
-      helper.map((c) => [code(cli.usage(c)), c.summary]),
-    ),
-  );
-  for (const c of helper) parts.push(...commandSection(c, cli));
-  parts.push(
-    '',
-    '## Operator commands',
-    '',
-    'Run by a human on the machine that hosts Flowport, against its local store (the same data directory or database the server uses).',
-    '',
-    table(
-      ['Command', 'What it does'],
-      operator.map((c) => [code(cli.usage(c)), c.summary]),
-    ),
-    '',
-    'Operator commands that use the store also accept:',
-    '',
-    optionTable([...cli.operatorOptions, ...cli.globalOptions]),
-  );
-  for (const c of operator) parts.push(...commandSection(c, cli));
+  for (const g of groups) {
+    parts.push(
+      '',
+      `### ${g.title}`,
+      '',
+      table(
+        ['Command', 'What it does'],
+        g.commands.map((c) => [`[${code(cli.usage(c))}](${cliGroupPath(g.slug)})`, c.summary]),
+      ),
+    );
+  }
+  return parts.join('\n');
+}
+
+/** One command group's page: every command with its usage, arguments and options. */
+export function renderCliGroup(group: CliGroup, cli: CliSources = cliReferenceSources()): string {
+  const parts: string[] = [
+    `${group.about} Configuration, output, exit codes and the options every command accepts: [CLI reference](/reference/cli/).`,
+  ];
+  if (group.slug === 'operator') {
+    parts.push(
+      '',
+      'Run by a human on the machine that hosts Flowport, against its local store (the same data directory or database the server uses). Operator commands that use the store also accept:',
+      '',
+      optionTable([...cli.operatorOptions, ...cli.globalOptions]),
+    );
+  }
+  for (const c of group.commands)
+    parts.push(...commandSection(c, cli).map((l) => (l.startsWith('### ') ? `## ${l.slice(4)}` : l)));
   return parts.join('\n');
 }
 
@@ -400,7 +469,7 @@ export function renderErrorIndex(catalog: Record<string, ErrorDef>): string {
     `There are ${codes.length} codes.`,
   ];
   for (const area of areas) {
-    parts.push('', `## ${area[0]?.toUpperCase()}${area.slice(1)}`, '');
+    parts.push('', `## ${errorAreaLabel(area)}`, '');
     parts.push(
       table(
         ['Code', 'Status', 'Title', 'Refusal layer'],

@@ -1,7 +1,7 @@
-// Where the docs site's inputs and outputs live, and the public origin used
-// for absolute URLs (Canonical/Markdown lines, llms.txt). Defined once.
+// Where the docs site's inputs and outputs live, and the origin absolute URLs
+// (Canonical/Markdown lines, llms.txt) are built with. Defined once.
 import { join, resolve } from 'node:path';
-import { publicUrlFrom } from '../../../api/src/config.ts';
+import { DOCS_BUILD_ORIGIN } from '../../../api/src/docs-paths.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 export const SITE_ROOT = join(REPO_ROOT, 'site');
@@ -18,9 +18,10 @@ export const PUBLIC_GENERATED = {
 } as const;
 
 /**
- * The origin absolute docs URLs use: the server's public URL for the same environment
- * (FLOWPORT_PUBLIC_URL at build time, else `http://localhost:<PORT>`).
+ * The origin absolute docs URLs are built with: a placeholder the server replaces with its
+ * public URL's origin as it serves the site (api/src/http/static-site.ts), so the built site
+ * does not depend on FLOWPORT_PUBLIC_URL or PORT and one build serves every origin.
  */
-export function siteOrigin(env: Record<string, string | undefined> = process.env): string {
-  return new URL(publicUrlFrom(env)).origin;
+export function siteOrigin(): string {
+  return DOCS_BUILD_ORIGIN;
 }

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SITE_STAMP_FILE } from '../../../api/src/http/static-site.ts';
-import { DIST_DIR, REPO_ROOT, siteOrigin } from './site-paths.ts';
+import { DIST_DIR, REPO_ROOT } from './site-paths.ts';
 
 export const STAMP_FILE = join(DIST_DIR, SITE_STAMP_FILE);
 
@@ -23,17 +23,14 @@ function collect(path: string, out: string[]): void {
   }
 }
 
-type Env = Record<string, string | undefined>;
-
-/** The built site embeds its origin in absolute links, so the origin is an input like any file. */
-export function siteInputsHash(env: Env = process.env): string {
+/** The inputs' hash. The origin is not one: the server writes its own into absolute links as it serves them. */
+export function siteInputsHash(): string {
   const files: string[] = [];
   for (const input of INPUTS) {
     const full = join(REPO_ROOT, input);
     if (existsSync(full)) collect(full, files);
   }
   const hash = createHash('sha256');
-  hash.update(`origin=${siteOrigin(env)}\n`);
   for (const file of files) {
     hash.update(`${relative(REPO_ROOT, file)}\n`);
     hash.update(readFileSync(file));
@@ -41,12 +38,12 @@ export function siteInputsHash(env: Env = process.env): string {
   return hash.digest('hex');
 }
 
-/** True when site/dist exists and was built from exactly the current inputs, for the origin `env` gives. */
-export function siteIsFresh(env: Env = process.env): boolean {
+/** True when site/dist exists and was built from exactly the current inputs. */
+export function siteIsFresh(): boolean {
   if (!existsSync(STAMP_FILE)) return false;
   try {
     const stamp = JSON.parse(readFileSync(STAMP_FILE, 'utf8')) as { inputs?: string };
-    return stamp.inputs === siteInputsHash(env);
+    return stamp.inputs === siteInputsHash();
   } catch {
     return false;
   }

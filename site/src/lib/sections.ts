@@ -20,5 +20,20 @@ export const SITE_DESCRIPTION =
  */
 export const GROUP_LABELS: Record<string, string> = {
   'auth-modes': 'Auth modes and senders',
+  api: 'API',
+  mcp: 'MCP',
+  cli: 'CLI',
   errors: 'Error codes',
 };
+
+/** The Reference section's entries in this order (by sidebar label); anything else follows. */
+export const REFERENCE_ORDER = [
+  'API',
+  'MCP',
+  'OpenAPI',
+  'CLI',
+  'Manifest',
+  'Tiers and scopes',
+  'Plans and limits',
+  'Error codes',
+];

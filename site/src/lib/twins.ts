@@ -18,7 +18,7 @@ export interface DocPage {
   section: string;
   order: number;
   body: string;
-  hero?: { tagline?: string; actions: { text: string; link: string }[] };
+  hero?: { title?: string; tagline?: string; actions: { text: string; link: string }[] };
 }
 
 export function slugOf(id: string): string {
@@ -51,7 +51,7 @@ export async function loadPages(): Promise<DocPage[]> {
       title: string;
       description?: string;
       sidebar?: { order?: number };
-      hero?: { tagline?: string; actions?: { text: string; link: string }[] };
+      hero?: { title?: string; tagline?: string; actions?: { text: string; link: string }[] };
     };
     return {
       slug,
@@ -62,7 +62,9 @@ export async function loadPages(): Promise<DocPage[]> {
       section,
       order: slug === '' ? -Infinity : (data.sidebar?.order ?? 1000),
       body: e.body ?? '',
-      hero: data.hero ? { tagline: data.hero.tagline, actions: data.hero.actions ?? [] } : undefined,
+      hero: data.hero
+        ? { title: data.hero.title, tagline: data.hero.tagline, actions: data.hero.actions ?? [] }
+        : undefined,
     };
   });
   const depth = (p: DocPage) => (p.slug === '' ? -1 : p.slug.split('/').length);
@@ -132,9 +134,11 @@ export function renderTwin(page: DocPage, origin: string, pageSlugs: ReadonlySet
     '',
     `Canonical: ${origin}${page.htmlPath}`,
     `Markdown: ${origin}${page.twinPath}`,
+    `Index of every page (for agents): ${origin}/llms.txt`,
     '',
   ];
   if (page.description) lines.push(`> ${page.description}`, '');
+  if (page.hero?.title) lines.push(`**${page.hero.title}.**`, '');
   if (page.hero?.tagline) lines.push(page.hero.tagline, '');
   if (page.hero && page.hero.actions.length > 0) {
     lines.push(

@@ -1,10 +1,11 @@
 // A small static server for site/dist (127.0.0.1, port 0) that serves files the
 // way the product does: `/x/` → `x/index.html`, `.md` as text/markdown,
-// `.txt` as text/plain. Optional extra routes stand in for the co-deployed API.
+// `.txt` as text/plain, its own origin written into absolute URLs. Optional extra routes stand in for the co-deployed API.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join } from 'node:path';
+import { withPublicOrigin } from '../../../api/src/docs-paths.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -20,6 +21,8 @@ const TYPES: Record<string, string> = {
   '.wasm': 'application/wasm',
 };
 
+const WITH_ORIGIN = new Set(['.html', '.md', '.txt', '.xml']);
+
 export type ExtraRoute = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
 export interface StaticServer {
@@ -31,6 +34,7 @@ export interface StaticServer {
 
 export async function startStaticServer(root: string, extra?: ExtraRoute): Promise<StaticServer> {
   const requests: string[] = [];
+  let url = '';
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     requests.push(`${req.method} ${path}`);
@@ -54,12 +58,17 @@ export async function startStaticServer(root: string, extra?: ExtraRoute): Promi
       return;
     }
     res.writeHead(200, { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' });
-    res.end(req.method === 'HEAD' ? undefined : readFileSync(file));
+    // Absolute URLs name this server, as the product writes its own origin into them.
+    const body = WITH_ORIGIN.has(extname(file))
+      ? withPublicOrigin(readFileSync(file, 'utf8'), url)
+      : readFileSync(file);
+    res.end(req.method === 'HEAD' ? undefined : body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  url = `http://127.0.0.1:${port}`;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
   };
