@@ -1,5 +1,5 @@
 // `npm run bench:cli`: how fast the command line answers. Runs `flowport --version`,
-// `flowport --help` and an agent read (`flowport events list` against a running Flowport on
+// `flowport --help` and an agent read (`flowport list-events` against a running Flowport on
 // SQLite, sandbox mode) as an operator would (bin/flowport.js, a new Node process each
 // time), interleaved with `node -e 0` measured in the same run, and prints each median beside
 // Node's own start and the ratio. Goals on an idle machine (ADR 0900): --version and --help
@@ -29,7 +29,7 @@ try {
     { name: 'node -e 0', args: ['-e', '0'], goal: null },
     { name: 'flowport --version', args: [bin, '--version'], goal: 150 },
     { name: 'flowport --help', args: [bin, '--help'], goal: 150 },
-    { name: 'flowport events list --json', args: [bin, 'events', 'list', '--json'], goal: 300 },
+    { name: 'flowport list-events --json', args: [bin, 'list-events', '--json'], goal: 300 },
   ];
   // One warm-up run each (fills Node's compile cache, as any earlier use of the CLI would).
   for (const c of cases) spawnSync(process.execPath, c.args, { env, cwd: root });

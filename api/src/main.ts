@@ -13,6 +13,7 @@ import { installExpectContinue } from './http/expect-continue.ts';
 import { httpServerOptions } from './http/request-timeout.ts';
 import { docsServed } from './http/static-site.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
+import { recordServedPublicUrl } from './services/served-url.ts';
 import { docsLine, ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
 import { asStartupFailure, startupFailureLine } from './store/startup-failure.ts';
 import { storeKind } from './store/open.ts';
@@ -75,6 +76,8 @@ async function startServeOrFail(config: Config, options: { worker?: boolean; log
   let server: Awaited<ReturnType<typeof listen>>;
   try {
     server = await listen(runtime.listener, cfg);
+    // Operator commands on this host print ingest URLs from it (they do not see this environment).
+    await recordServedPublicUrl(runtime.services.db, cfg.publicUrl, Date.now());
   } catch (err) {
     await runtime.close();
     throw err;

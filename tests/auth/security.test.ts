@@ -54,7 +54,7 @@ interface Prepared {
 /** A fresh test-event intent of this shop (pending), made with the admin grant. */
 async function freshIntent(): Promise<string> {
   const r = await send(
-    findOp('createTestEventIntent'),
+    findOp('previewTestEvent'),
     { params: { endpointId: mine.endpointId }, body: {}, namesIds: true },
     tokens.admin,
   );
@@ -79,35 +79,35 @@ const REQUESTS: Record<string, () => Promise<Prepared>> = {
   getEventReceipt: async () => ({ params: { eventId: mine.eventId }, namesIds: true }),
   getReceipt: async () => ({ params: { receiptId: mine.receiptId }, namesIds: true }),
   getDiagnostics: async () => ({ query: { endpoint_id: mine.endpointId }, namesIds: true }),
-  createReplayIntent: async () => ({
+  previewReplay: async () => ({
     params: { eventId: mine.eventId },
     body: { acknowledge_recent_delivery: true },
     namesIds: true,
   }),
-  createDiagnosticsShareIntent: async () => ({
+  previewDiagnosticsShare: async () => ({
     body: { endpoint_id: mine.endpointId, expires_in_hours: 2 },
     namesIds: true,
   }),
-  createEndpointCreateIntent: async () => ({
+  previewEndpointCreate: async () => ({
     body: { name: 'Security suite', trigger_variant: 'external_event', auth_mode: 'hmac_sha256' },
     namesIds: false,
   }),
-  createEndpointEditIntent: async () => ({
+  previewEndpointEdit: async () => ({
     params: { endpointId: mine.endpointId },
     body: { name: 'Renamed by the security suite' },
     namesIds: true,
   }),
-  createSecretRotationIntent: async () => ({
+  previewSecretRotate: async () => ({
     params: { endpointId: mine.endpointId },
     body: { overlap_hours: 2 },
     namesIds: true,
   }),
-  createEndpointDeleteIntent: async () => ({
+  previewEndpointDelete: async () => ({
     params: { endpointId: mine.endpointId },
     body: { mode: 'archive' },
     namesIds: true,
   }),
-  createTestEventIntent: async () => ({ params: { endpointId: mine.endpointId }, body: {}, namesIds: true }),
+  previewTestEvent: async () => ({ params: { endpointId: mine.endpointId }, body: {}, namesIds: true }),
   listActionIntents: async () => ({ namesIds: false }),
   getActionIntent: async () => ({ params: { intentId: await freshIntent() }, namesIds: true }),
   confirmActionIntent: async () => ({

@@ -5,7 +5,7 @@
 // other exit codes, doctor on a good and an expired grant, docs, operator
 // commands on the same store, and a scan of every output for secrets.
 import { createHmac } from 'node:crypto';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,17 +72,17 @@ describe('the binary, one process per command family', () => {
   // [family, args, options, exit code, what the output must show]
   const FAMILIES: [string, () => string[], () => Parameters<typeof flowport>[1], () => number, (r: Run) => unknown][] =
     [
-      ['agent read', () => ['events', 'show', eventId], () => ({ env }), () => 0, (r) => r.json.id === eventId],
+      ['agent read', () => ['get-event', eventId], () => ({ env }), () => 0, (r) => r.json.id === eventId],
       [
         'agent refusal',
-        () => ['replay', eventId, '--acknowledge-recent-delivery'],
+        () => ['preview-replay', eventId, '--acknowledge-recent-delivery'],
         () => ({ env: { ...env, FLOWPORT_TOKEN: observerToken } }),
         () => EXIT.refusal.code,
         (r) => r.json.code === 'missing_scope',
       ],
       [
         'terminal output (pseudo-terminal)',
-        () => ['events', 'list'],
+        () => ['list-events'],
         () => ({ env, tty: true }),
         () => 0,
         (r) => /^ID\s+STATE\s+EVENT_TYPE/m.test(r.stdout),
@@ -104,14 +104,14 @@ describe('the binary, one process per command family', () => {
       ],
       [
         'bad grant',
-        () => ['grant'],
+        () => ['get-grant'],
         () => ({ env: { ...env, FLOWPORT_TOKEN: expiredToken } }),
         () => EXIT.auth.code,
         (r) => r.json.code === 'grant_expired',
       ],
       [
         'not found',
-        () => ['events', 'show', 'evt_01m0000000000000000000000'],
+        () => ['get-event', 'evt_01m0000000000000000000000'],
         () => ({ env }),
         () => EXIT.notFound.code,
         (r) => r.json.code === 'not_found',
@@ -126,45 +126,50 @@ describe('the binary, one process per command family', () => {
 
 describe('read commands', () => {
   it('print the API answer as JSON when stdout is not a terminal', async () => {
-    const manifest = await cli(['manifest'], { env: { FLOWPORT_BASE_URL: s.url } });
+    const manifest = await cli(['get-manifest'], { env: { FLOWPORT_BASE_URL: s.url } });
     expect(manifest.code).toBe(0);
     expect(manifest.json.product).toBe('Flowport');
     expect(
-      manifest.json.capabilities.find((c: { operation_id: string }) => c.operation_id === 'createReplayIntent')
-        .cli_command,
-    ).toBe('flowport replay <eventId>');
+      manifest.json.capabilities.find((c: { operation_id: string }) => c.operation_id === 'previewReplay').cli_command,
+    ).toBe('flowport preview-replay <eventId>');
 
-    const g = await cli(['grant'], { env });
+    const g = await cli(['get-grant'], { env });
     expect(g.code).toBe(0);
     expect(g.json.id).toBe(s.sandbox!.grant_id);
 
-    const list = await cli(['events', 'list', '--limit', '5', '--state', 'delivered'], { env });
+    const list = await cli(['list-events', '--limit', '5', '--state', 'delivered'], { env });
     expect(list.code).toBe(0);
     expect(list.json.data.map((e: { id: string }) => e.id)).toContain(eventId);
 
-    const show = await cli(['events', 'show', eventId], { env });
+    const show = await cli(['get-event', eventId], { env });
     expect(show.code).toBe(0);
     expect(show.json).toMatchObject({ id: eventId, state: 'delivered' });
 
     // '.' and '..' (even percent-encoded) would be resolved away by the URL and reach another route.
     for (const dots of ['..', '.', '%2e%2E']) {
-      const refused = await cli(['events', 'show', dots], { env });
+      const refused = await cli(['get-event', dots], { env });
       expect([dots, refused.code]).toEqual([dots, EXIT.usage.code]);
       expect(refused.stderr).toContain(`<eventId> "${dots}" is not an id`);
     }
 
-    const receipt = await cli(['events', 'receipt', eventId], { env });
+    const receipt = await cli(['get-event-receipt', eventId], { env });
     expect(receipt.code).toBe(0);
     expect(receipt.json.id).toBe(receiptId);
-    const receipt2 = await cli(['receipts', 'show', receiptId], { env });
+    const receipt2 = await cli(['get-receipt', receiptId], { env });
     expect(receipt2.json.event_id).toBe(eventId);
 
-    const endpoints = await cli(['endpoints', 'list'], { env });
+    const endpoints = await cli(['list-endpoints'], { env });
     expect(endpoints.json.data.map((e: { id: string }) => e.id)).toContain(s.sandbox!.endpoint_id);
-    const endpoint = await cli(['endpoints', 'show', s.sandbox!.endpoint_id], { env });
+    const endpoint = await cli(['get-endpoint', s.sandbox!.endpoint_id], { env });
     expect(endpoint.json.id).toBe(s.sandbox!.endpoint_id);
 
-    for (const words of [['setup'], ['plan-usage'], ['diagnostics'], ['audit', '--limit', '3'], ['intents', 'list']]) {
+    for (const words of [
+      ['get-setup'],
+      ['get-plan-usage'],
+      ['get-diagnostics'],
+      ['list-audit', '--limit', '3'],
+      ['list-action-intents'],
+    ]) {
       const r = await cli(words, { env });
       expect(r.code, words.join(' ')).toBe(0);
       expect(r.json, words.join(' ')).toBeTypeOf('object');
@@ -172,49 +177,51 @@ describe('read commands', () => {
   });
 
   it('print tables and aligned fields on a terminal, and JSON there with --json', async () => {
-    const table = await cli(['events', 'list'], { env, tty: true });
+    const table = await cli(['list-events'], { env, tty: true });
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^ID\s+STATE\s+EVENT_TYPE/m);
     expect(table.stdout).toMatch(new RegExp(`^${eventId}\\s+delivered\\s+order\\.paid`, 'm'));
-    const fields = await cli(['events', 'show', eventId], { env, tty: true });
+    const fields = await cli(['get-event', eventId], { env, tty: true });
     expect(fields.stdout).toMatch(/^state\s+delivered$/m);
-    const json = await cli(['events', 'show', eventId, '--json'], { env, tty: true });
+    const json = await cli(['get-event', eventId, '--json'], { env, tty: true });
     expect(JSON.parse(json.stdout).id).toBe(eventId);
   });
 
   it('a preview can be read and cancelled', async () => {
-    const share = await cli(['diagnostics', 'share', '--expires-in-hours', '2'], { env });
+    const share = await cli(['preview-diagnostics-share', '--expires-in-hours', '2'], { env });
     expect(share.code).toBe(0);
     expect(share.json).toMatchObject({ kind: 'diagnostics_share', state: 'previewed' });
-    const cancelled = await cli(['intents', 'cancel', share.json.id], { env });
+    const cancelled = await cli(['cancel-action-intent', share.json.id], { env });
     expect(cancelled.code).toBe(0);
     expect(cancelled.json.state).toBe('cancelled');
   });
 
   it('a nullable id field is a plain value option: diagnostics share --endpoint-id <id>', async () => {
     const endpointId = s.sandbox!.endpoint_id;
-    const share = await cli(['diagnostics', 'share', '--endpoint-id', endpointId], { env });
+    const share = await cli(['preview-diagnostics-share', '--endpoint-id', endpointId], { env });
     expect([share.code, share.stderr]).toEqual([0, '']);
     expect(share.json.parameters).toMatchObject({ endpoint_id: endpointId });
-    const help = await cli(['diagnostics', 'share', '--help']);
+    const help = await cli(['preview-diagnostics-share', '--help']);
     expect(help.stdout).toContain('--endpoint-id <value>');
-    await cli(['intents', 'cancel', share.json.id], { env });
+    await cli(['cancel-action-intent', share.json.id], { env });
   });
 });
 
 describe('replay: preview and confirmation', () => {
   it('previews, confirms with a generated idempotency key, and a retry with that key returns the same answer', async () => {
-    const preview = await cli(['replay', eventId, '--acknowledge-recent-delivery', '--note', 'cli e2e'], { env });
+    const preview = await cli(['preview-replay', eventId, '--acknowledge-recent-delivery', '--note', 'cli e2e'], {
+      env,
+    });
     expect(preview.code).toBe(0);
     expect(preview.json).toMatchObject({ kind: 'replay', state: 'previewed', required_scope: 'replay:execute' });
     expect(preview.json.parameters).toMatchObject({ acknowledge_recent_delivery: true, note: 'cli e2e' });
     const intentId = preview.json.id as string;
 
-    const readable = await cli(['intents', 'show', intentId], { env, tty: true });
+    const readable = await cli(['get-action-intent', intentId], { env, tty: true });
     expect(readable.stdout).toContain(`Action intent ${intentId}: replay, previewed`);
-    expect(readable.stdout).toContain(`Next: flowport intents confirm ${intentId}`);
+    expect(readable.stdout).toContain(`Next: flowport confirm-action-intent ${intentId}`);
 
-    const confirm = await cli(['intents', 'confirm', intentId], { env });
+    const confirm = await cli(['confirm-action-intent', intentId], { env });
     expect(confirm.code).toBe(0);
     const key = /idempotency-key: (\S+) \(generated\)/.exec(confirm.stderr)?.[1];
     expect(key).toBeDefined();
@@ -223,13 +230,13 @@ describe('replay: preview and confirmation', () => {
     const replayed = confirm.json.result.event_id as string;
     expect(confirm.json.result.replay_of).toBe(eventId);
 
-    const retry = await cli(['intents', 'confirm', intentId, '--idempotency-key', key as string], { env });
+    const retry = await cli(['confirm-action-intent', intentId, '--idempotency-key', key as string], { env });
     expect(retry.code).toBe(0);
     expect(retry.stdout).toBe(confirm.stdout);
     expect(retry.stderr).not.toContain('(generated)');
 
     await waitDelivered(s, replayed);
-    const after = await cli(['events', 'show', replayed], { env });
+    const after = await cli(['get-event', replayed], { env });
     expect(after.json).toMatchObject({ id: replayed, state: 'delivered', replay_of: eventId });
   });
 });
@@ -237,7 +244,7 @@ describe('replay: preview and confirmation', () => {
 describe('refusals and other failures', () => {
   it('a refusal exits 4 and carries the reason, the docs URL and the next steps', async () => {
     const obs = { ...env, FLOWPORT_TOKEN: observerToken };
-    const piped = await cli(['replay', eventId, '--acknowledge-recent-delivery'], { env: obs });
+    const piped = await cli(['preview-replay', eventId, '--acknowledge-recent-delivery'], { env: obs });
     expect(piped.code).toBe(EXIT.refusal.code);
     expect(piped.json.code).toBe('missing_scope');
     expect(piped.json.docs_url).toBe(`${s.url}/reference/errors/missing_scope/`);
@@ -245,7 +252,7 @@ describe('refusals and other failures', () => {
     expect(piped.json.refusal.reason).toContain('replay:preview');
     expect(piped.json.refusal.next_steps[0].url).toBe(piped.json.docs_url);
 
-    const tty = await cli(['replay', eventId, '--acknowledge-recent-delivery'], { env: obs, tty: true });
+    const tty = await cli(['preview-replay', eventId, '--acknowledge-recent-delivery'], { env: obs, tty: true });
     expect(tty.code).toBe(EXIT.refusal.code);
     expect(tty.stdout).toContain('Refused (authority):');
     expect(tty.stdout).toContain(`docs         ${s.url}/reference/errors/missing_scope/`);
@@ -253,39 +260,39 @@ describe('refusals and other failures', () => {
     expect(tty.stdout).toMatch(/Next steps:\n {2}1\. Read the docs page/);
     expect(tty.stdout).toContain('ask the merchant');
 
-    const boundary = await cli(['replay', eventId, '--payload-override', '{"changed":true}'], { env });
+    const boundary = await cli(['preview-replay', eventId, '--payload-override', '{"changed":true}'], { env });
     expect(boundary.code).toBe(EXIT.refusal.code);
     expect(boundary.json.code).toBe('outside_product_boundary');
   });
 
   it('not found, bad grants, no grant and an unreachable server have their own exit codes', async () => {
-    const missing = await cli(['events', 'show', 'evt_01m0000000000000000000000'], { env });
+    const missing = await cli(['get-event', 'evt_01m0000000000000000000000'], { env });
     expect(missing.code).toBe(EXIT.notFound.code);
     expect(missing.json.code).toBe('not_found');
     expect(missing.json.code).toBe('not_found');
 
-    const invalid = await cli(['events', 'list'], { env: { ...env, FLOWPORT_TOKEN: 'fpg_notarealtoken' } });
+    const invalid = await cli(['list-events'], { env: { ...env, FLOWPORT_TOKEN: 'fpg_notarealtoken' } });
     expect(invalid.code).toBe(EXIT.auth.code);
     expect(invalid.json.code).toBe('invalid_token');
 
-    const expired = await cli(['grant'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
+    const expired = await cli(['get-grant'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
     expect(expired.code).toBe(EXIT.auth.code);
     expect(expired.json.code).toBe('grant_expired');
 
-    const none = await cli(['events', 'list'], { env: { FLOWPORT_BASE_URL: s.url }, tty: true });
+    const none = await cli(['list-events'], { env: { FLOWPORT_BASE_URL: s.url }, tty: true });
     expect(none.code).toBe(EXIT.auth.code);
     expect(none.stdout).toContain('missing_token');
     expect(none.stdout).toContain('set FLOWPORT_TOKEN or pass --token-file');
 
     const port = await closedPort();
-    const down = await cli(['grant'], { env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` } });
+    const down = await cli(['get-grant'], { env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` } });
     expect(down.code).toBe(EXIT.unreachable.code);
     expect(down.stderr).toContain(`Cannot reach Flowport at http://127.0.0.1:${port}`);
   });
 
   it('--base-url wins over FLOWPORT_BASE_URL', async () => {
     const port = await closedPort();
-    const r = await cli(['--base-url', s.url, 'grant'], {
+    const r = await cli(['--base-url', s.url, 'get-grant'], {
       env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` },
     });
     expect(r.code).toBe(0);
@@ -300,15 +307,15 @@ describe('token file', () => {
     writeFileSync(file, `${s.sandbox!.grant_token}\n`);
     chmodSync(file, 0o600);
     const noEnv = { FLOWPORT_BASE_URL: s.url };
-    const ok = await cli(['grant', '--token-file', file], { env: noEnv });
+    const ok = await cli(['get-grant', '--token-file', file], { env: noEnv });
     expect(ok.code).toBe(0);
     expect(ok.json.id).toBe(s.sandbox!.grant_id);
     expect(ok.stderr).toBe('');
     chmodSync(file, 0o644);
-    const loose = await cli(['grant', '--token-file', file], { env: noEnv });
+    const loose = await cli(['get-grant', '--token-file', file], { env: noEnv });
     expect(loose.code).toBe(0);
     expect(loose.stderr).toContain('chmod 600');
-    const gone = await cli(['grant', '--token-file', join(dir, 'nope')], { env: noEnv });
+    const gone = await cli(['get-grant', '--token-file', join(dir, 'nope')], { env: noEnv });
     expect(gone.code).toBe(EXIT.usage.code);
     expect(gone.stderr).toContain('ENOENT');
   });
@@ -334,6 +341,22 @@ describe('doctor', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('All checks passed.');
     expect(text.stdout).toMatch(/ok {4}edition\s+Flowport 0\.\d+\.\d+, Shopify Flow edition/);
+  });
+
+  it('tells an observer it may not confirm or cancel an intent, as the server decides (issue 23)', async () => {
+    const r = await cli(['doctor'], { env: { ...env, FLOWPORT_TOKEN: observerToken } });
+    expect(r.code).toBe(0);
+    const scopes = r.json.checks.find((c: { check: string }) => c.check === 'scopes');
+    expect(scopes.message).toContain(
+      'flowport confirm-action-intent <intentId> (needs intents:read and one of replay:execute',
+    );
+    expect(scopes.message).toContain(
+      'flowport cancel-action-intent <intentId> (needs intents:read and one of replay:preview',
+    );
+    expect(scopes.message).toContain('Can confirm no action intents');
+    // The command's help states the same requirement.
+    const help = await cli(['confirm-action-intent', '--help'], { env });
+    expect(help.stdout).toContain("Scope: `intents:read` and the intent kind's execute scope");
   });
 
   it('names an expired grant, says what to fix and exits 3', async () => {
@@ -383,7 +406,7 @@ describe('docs', () => {
 
 describe('operator commands on the server’s store', () => {
   /** `endpoints create` of an HMAC endpoint on the server's store. */
-  const hmacEndpoint = (shop: string, name: string) =>
+  const hmacEndpoint = (shop: string, name: string, env: Record<string, string> = storeEnv) =>
     cli(
       [
         'endpoints',
@@ -397,8 +420,45 @@ describe('operator commands on the server’s store', () => {
         '--trigger-variant',
         'external_event',
       ],
-      { env: storeEnv },
+      { env },
     );
+
+  it('endpoints create prints the ingest URL the server really serves (no PORT in the CLI environment)', async () => {
+    // storeEnv names the data dir (and database) only: no PORT, no FLOWPORT_PUBLIC_URL.
+    expect(Object.keys(storeEnv).sort()).not.toContain('PORT');
+    const created = await hmacEndpoint(s.sandbox!.shop_id, 'served url');
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json.ingest_url).toBe(`${s.url}/in/${created.json.id}`);
+    // A sender reaches it as printed.
+    const body = JSON.stringify({ type: 'order.paid', id: 'served-url-1' });
+    const sig = createHmac('sha256', created.json.secret).update(body).digest('hex');
+    const sent = await fetch(created.json.ingest_url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-flowport-signature': `sha256=${sig}` },
+    });
+    expect(sent.status).toBe(202);
+  });
+
+  it('endpoints create refuses, creating nothing, on a store no server has served, unless FLOWPORT_PUBLIC_URL says', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flowport-unserved-'));
+    const env = { FLOWPORT_DATA_DIR: dir };
+    const shop = await cli(['shops', 'create', '--domain', 'unserved.myshopify.com', '--sandbox'], { env });
+    expect(shop.code, shop.stderr).toBe(0);
+    const refused = await hmacEndpoint(shop.json.id, 'no url', env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('FLOWPORT_PUBLIC_URL');
+    expect(refused.stderr).toContain('cannot tell which URL senders reach');
+    expect(`${refused.stdout}${refused.stderr}`).not.toContain('/in/ep_');
+    const told = await hmacEndpoint(shop.json.id, 'told', {
+      ...env,
+      FLOWPORT_PUBLIC_URL: 'https://flowport.example.com/',
+    });
+    expect(told.code, told.stderr).toBe(0);
+    expect(told.json.ingest_url).toBe(`https://flowport.example.com/in/${told.json.id}`);
+    expect(told.json.id).toMatch(/^ep_/);
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('create a grant whose token is printed once and works, list grants without tokens, revoke it', async () => {
     const shops = await cli(['shops', 'list'], { env: storeEnv });
@@ -430,13 +490,17 @@ describe('operator commands on the server’s store', () => {
     const listed = await cli(['grants', 'list', '--shop', s.sandbox!.shop_id], { env: storeEnv });
     expect(listed.json.map((x: { id: string }) => x.id)).toContain(grantId);
 
-    const use = await cli(['grant'], { env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken } });
+    const use = await cli(['get-grant'], {
+      env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken },
+    });
     expect(use.code).toBe(0);
     expect(use.json.id).toBe(grantId);
 
     const revoked = await cli(['grants', 'revoke', '--grant', grantId], { env: storeEnv });
     expect(revoked.code).toBe(0);
-    const after = await cli(['grant'], { env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken } });
+    const after = await cli(['get-grant'], {
+      env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken },
+    });
     expect(after.code).toBe(EXIT.auth.code);
     expect(after.json.code).toBe('grant_revoked');
 
@@ -454,7 +518,7 @@ describe('operator commands on the server’s store', () => {
     expect(ep.code).toBe(0);
     oneTime.endpointSecret = ep.json.secret;
     expect(oneTime.endpointSecret.length).toBeGreaterThan(16);
-    const shown = await cli(['endpoints', 'show', ep.json.id], { env });
+    const shown = await cli(['get-endpoint', ep.json.id], { env });
     expect(shown.code).toBe(0);
     expect(shown.json.name).toBe('cli sender');
 
@@ -708,17 +772,17 @@ describe('a long-running operator command', () => {
 describe('secrets', () => {
   it('a rotated secret appears only in the confirmation', async () => {
     const ep = s.sandbox!.endpoint_id;
-    const preview = await cli(['endpoints', 'rotate-secret', ep, '--overlap-hours', '1'], { env });
+    const preview = await cli(['preview-secret-rotate', ep, '--overlap-hours', '1'], { env });
     expect(preview.code).toBe(0);
-    const confirm = await cli(['intents', 'confirm', preview.json.id, '--idempotency-key', 'cli-rotate-1'], {
+    const confirm = await cli(['confirm-action-intent', preview.json.id, '--idempotency-key', 'cli-rotate-1'], {
       env,
     });
     expect(confirm.code).toBe(0);
     oneTime.rotatedSecret = confirm.json.result.secret;
     expect(oneTime.rotatedSecret.length).toBeGreaterThan(16);
-    await cli(['intents', 'show', preview.json.id], { env });
-    await cli(['intents', 'show', preview.json.id], { env, tty: true });
-    await cli(['endpoints', 'show', ep], { env, tty: true });
+    await cli(['get-action-intent', preview.json.id], { env });
+    await cli(['get-action-intent', preview.json.id], { env, tty: true });
+    await cli(['get-endpoint', ep], { env, tty: true });
   });
 
   it('no output ever shows a grant token or a signing secret, except the one-time ones where they are created', () => {
@@ -738,6 +802,6 @@ describe('secrets', () => {
     const endpointRuns = RUNS.filter((r) => created(r, oneTime.endpointSecret));
     expect(endpointRuns.map((r) => r.args.slice(0, 2).join(' '))).toEqual(['endpoints create']);
     const rotateRuns = RUNS.filter((r) => created(r, oneTime.rotatedSecret));
-    expect(rotateRuns.map((r) => r.args.slice(0, 2).join(' '))).toEqual(['intents confirm']);
+    expect(rotateRuns.map((r) => r.args.slice(0, 1).join(' '))).toEqual(['confirm-action-intent']);
   });
 });

@@ -1,8 +1,7 @@
 // The command tree: agent commands are exactly the registry's operations, the
 // three kinds never collide, every operator definition has its handler, exit
 // codes are distinct, the reference page and shell completion derive from the
-// same definitions. Runs the CLI as a user meets it (its output and exit codes),
-// in this process; the binary itself once through `npx flowport`.
+// same definitions. Runs the real binary where the behaviour is user-visible.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,27 +67,27 @@ describe('agent commands = registry operations', () => {
   it('the issue’s command tree exists, with path parameters as positional arguments', () => {
     const usages = cliCommands().map(usageLine);
     for (const u of [
-      'flowport manifest',
-      'flowport grant',
-      'flowport plan-usage',
-      'flowport setup',
-      'flowport endpoints list',
-      'flowport endpoints show <endpointId>',
-      'flowport events list',
-      'flowport events show <eventId>',
-      'flowport events receipt <eventId>',
-      'flowport diagnostics',
-      'flowport audit',
-      'flowport intents list',
-      'flowport intents show <intentId>',
-      'flowport intents confirm <intentId>',
-      'flowport intents cancel <intentId>',
-      'flowport replay <eventId>',
-      'flowport diagnostics share',
-      'flowport endpoints edit <endpointId>',
-      'flowport endpoints rotate-secret <endpointId>',
-      'flowport endpoints delete <endpointId>',
-      'flowport endpoints test <endpointId>',
+      'flowport get-manifest',
+      'flowport get-grant',
+      'flowport get-plan-usage',
+      'flowport get-setup',
+      'flowport list-endpoints',
+      'flowport get-endpoint <endpointId>',
+      'flowport list-events',
+      'flowport get-event <eventId>',
+      'flowport get-event-receipt <eventId>',
+      'flowport get-diagnostics',
+      'flowport list-audit',
+      'flowport list-action-intents',
+      'flowport get-action-intent <intentId>',
+      'flowport confirm-action-intent <intentId>',
+      'flowport cancel-action-intent <intentId>',
+      'flowport preview-replay <eventId>',
+      'flowport preview-diagnostics-share',
+      'flowport preview-endpoint-edit <endpointId>',
+      'flowport preview-secret-rotate <endpointId>',
+      'flowport preview-endpoint-delete <endpointId>',
+      'flowport preview-test-event <endpointId>',
       'flowport docs',
       'flowport doctor',
       'flowport completion <shell>',
@@ -122,7 +121,7 @@ describe('agent commands = registry operations', () => {
       location: 'header',
       required: false,
     });
-    const replay = agentCommands(OPERATIONS).find((c) => c.op.operationId === 'createReplayIntent');
+    const replay = agentCommands(OPERATIONS).find((c) => c.op.operationId === 'previewReplay');
     expect(replay?.options.find((o) => o.name === 'acknowledge-recent-delivery')?.kind).toBe('boolean');
   });
 });
@@ -177,7 +176,7 @@ describe('operator and helper commands', () => {
   });
 
   it('no command line takes a token: --token is refused without echoing its value', async () => {
-    const run = await cli(['grant', '--token=fpg_shouldnotappear']);
+    const run = await cli(['get-grant', '--token=fpg_shouldnotappear']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(CLI_ENV.token);
     expect(run.stderr).toContain('--token-file');
@@ -187,32 +186,40 @@ describe('operator and helper commands', () => {
   });
 
   it('usage errors exit 2 with a pointer to help', async () => {
-    const missing = await cli(['events', 'show']);
+    const missing = await cli(['get-event']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('Missing <eventId>');
-    const unknown = await cli(['events', 'list', '--nope']);
+    const unknown = await cli(['list-events', '--nope']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('Unknown option --nope');
-    const typo = await cli(['evnts']);
+    expect(unknown.stderr).toContain('Unknown option --nope.');
+    // The same sentence as the API's unknown_field, with the option it probably meant.
+    const near = await cli(['list-events', '--endpointid', 'ep_x']);
+    expect(near.code).toBe(2);
+    expect(near.stderr).toContain('Unknown option --endpointid. Did you mean --endpoint-id?');
+    const typo = await cli(['list-evnts']);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain('Did you mean `events`');
+    expect(typo.stderr).toContain('Did you mean `list-events`');
     const sub = await cli(['intents', 'approve', 'int_x']);
     expect(sub.code).toBe(2);
-    expect(sub.stderr).toContain('intents confirm');
+    expect(sub.stderr).toContain('confirm-action-intent');
+    // A command renamed by the naming rule (ADR 1000) names its new spelling.
+    const renamed = await cli(['events', 'list']);
+    expect(renamed.code).toBe(2);
+    expect(renamed.stderr).toContain('`flowport events list` is now `flowport list-events`');
     const none = await cli([]);
     expect(none.code).toBe(2);
-    const badNumber = await cli(['diagnostics', 'share', '--expires-in-hours', 'soon']);
+    const badNumber = await cli(['preview-diagnostics-share', '--expires-in-hours', 'soon']);
     expect(badNumber.code).toBe(2);
     expect(badNumber.stderr).toContain('takes a number');
-    const badJson = await cli(['replay', 'evt_x', '--payload-override', '{oops']);
+    const badJson = await cli(['preview-replay', 'evt_x', '--payload-override', '{oops']);
     expect(badJson.code).toBe(2);
     const group = await cli(['endpoints', '--help']);
     expect(group.code).toBe(0);
-    expect(group.stdout).toContain('flowport endpoints rotate-secret <endpointId>');
+    expect(group.stdout).toContain('flowport endpoints import-secret');
     expect(group.stdout).toMatch(/flowport endpoints create\s+.*\(operator\)/);
-    const help = await cli(['replay', '--help']);
+    const help = await cli(['preview-replay', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('Usage: flowport replay <eventId>');
+    expect(help.stdout).toContain('Usage: flowport preview-replay <eventId>');
     expect(help.stdout).toContain('--acknowledge-recent-delivery');
     expect(help.stdout).toContain('replay:preview');
   });
@@ -272,13 +279,11 @@ describe('reference page and completion', () => {
         .split('\n')
         .filter(Boolean)
         .sort();
-    expect(complete('ev')).toEqual(['events']);
-    expect(complete('events', '')).toEqual(['list', 'receipt', 'show']);
-    expect(complete('endpoints', '')).toEqual(
-      ['add', 'create', 'delete', 'edit', 'import-secret', 'list', 'rotate-secret', 'show', 'test'].sort(),
-    );
-    expect(complete('replay', 'evt_1', '--ack')).toEqual(['--acknowledge-recent-delivery']);
-    expect(complete('intents', 'confirm', 'int_1', '--idem')).toEqual(['--idempotency-key']);
+    expect(complete('get-ev')).toEqual(['get-event', 'get-event-receipt']);
+    expect(complete('list-')).toEqual(['list-action-intents', 'list-audit', 'list-endpoints', 'list-events']);
+    expect(complete('endpoints', '')).toEqual(['create', 'import-secret']);
+    expect(complete('preview-replay', 'evt_1', '--ack')).toEqual(['--acknowledge-recent-delivery']);
+    expect(complete('confirm-action-intent', 'int_1', '--idem')).toEqual(['--idempotency-key']);
     expect(complete('grants', 'create', '--tier', '')).toEqual(
       ['admin_assistant', 'observer', 'operator', 'recovery_operator'].sort(),
     );
@@ -314,11 +319,8 @@ describe('reference page and completion', () => {
           .split('\n')
           .filter(Boolean)
           .sort();
-      expect(complete('events', '')).toEqual(['list', 'receipt', 'show']);
-      expect(complete('endpoints', '')).toEqual(
-        ['add', 'create', 'delete', 'edit', 'import-secret', 'list', 'rotate-secret', 'show', 'test'].sort(),
-      );
-      expect(complete('replay', 'evt_1', '--ack')).toContain('--acknowledge-recent-delivery');
+      expect(complete('endpoints', '')).toEqual(['create', 'import-secret']);
+      expect(complete('preview-replay', 'evt_1', '--ack')).toContain('--acknowledge-recent-delivery');
       expect(complete('grants', 'create', '--tier', '')).toEqual(
         ['admin_assistant', 'observer', 'operator', 'recovery_operator'].sort(),
       );

@@ -17,19 +17,6 @@ export interface Run {
   stderr: string;
   /** Parsed stdout when it is JSON. */
   json: any;
-  /** Under a terminal: stdout as drawn, spinner frames included (`stdout` has them erased, as a terminal shows it). */
-  drawn?: string;
-}
-
-/**
- * The progress spinner (api/src/cli/io.ts) draws `\r ESC[2K <frame> <label>` on stderr while a call
- * is slow and erases its line before anything else is printed. Under a pseudo-terminal stderr and
- * stdout share the stream, so how many frames land there depends on the machine's speed: remove
- * them (and the erasing) to get what the terminal finally shows.
- */
-export function withoutSpinner(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the spinner's erase sequence starts with ESC.
-  return text.replace(/\r\x1b\[2K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [^\r\n]*)?/g, '');
 }
 
 export interface RunOptions {
@@ -55,6 +42,19 @@ function quote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Spinner frames drawn by withProgress (api/src/cli/io.ts), then the erase that ends them. */
+const ERASE = '\r\x1b[2K';
+const SPINNER_ERASED = new RegExp(`(${literal(ERASE)}[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [^\\r\\n]*)+${literal(ERASE)}`, 'g');
+
+function literal(text: string): string {
+  return text.replace(/[[\]\\^$.|?*+(){}]/g, '\\$&');
+}
+
+/** What a terminal finally shows of `text`: the spinner frames withProgress drew and erased are gone. */
+export function withoutSpinner(text: string): string {
+  return text.replace(SPINNER_ERASED, '');
+}
+
 export function flowport(args: string[], options: RunOptions = {}): Promise<Run> {
   const env: Record<string, string> = { ...baseEnv() };
   for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
@@ -78,13 +78,15 @@ export function flowport(args: string[], options: RunOptions = {}): Promise<Run>
     });
     child.on('error', reject);
     child.on('close', (code) => {
-      const drawn = stdout.replace(/\r\n/g, '\n');
-      const shown = options.tty ? withoutSpinner(drawn) : drawn;
       let json: unknown = null;
       try {
-        json = JSON.parse(shown);
+        json = JSON.parse(stdout);
       } catch {}
-      const run: Run = { args, code: code ?? -1, stdout: shown, stderr, json, ...(options.tty ? { drawn } : {}) };
+      // On a terminal a slow request draws a progress spinner (stderr, same screen) and erases it
+      // before the answer; a busy machine decides whether it shows. A spinner that was erased
+      // is not part of what the reader sees, so it is dropped; one left on screen stays.
+      const screen = options.tty ? stdout.replace(SPINNER_ERASED, '') : stdout;
+      const run = { args, code: code ?? -1, stdout: screen.replace(/\r\n/g, '\n'), stderr, json };
       RUNS.push(run);
       resolve(run);
     });
@@ -94,7 +96,7 @@ export function flowport(args: string[], options: RunOptions = {}): Promise<Run>
 /** All output of the recorded runs, except the runs `except` allows (where a one-time secret is expected). */
 export function outputsExcept(except: (run: Run) => boolean): string {
   return RUNS.filter((r) => !except(r))
-    .map((r) => `${r.drawn ?? r.stdout}\n${r.stderr}`)
+    .map((r) => `${r.stdout}\n${r.stderr}`)
     .join('\n');
 }
 

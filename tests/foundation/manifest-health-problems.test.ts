@@ -82,7 +82,7 @@ describe('API misses are problem+json, never HTML', () => {
     const p = (await res.json()) as any;
     expect(p.code).toBe('unsupported_media_type');
     expect(new URL(p.docs_url).pathname).toBe('/reference/errors/unsupported_media_type/');
-    const op = OPERATIONS.find((o) => o.operationId === 'createDiagnosticsShareIntent');
+    const op = OPERATIONS.find((o) => o.operationId === 'previewDiagnosticsShare');
     expect(operationErrorCodes(op as (typeof OPERATIONS)[number])).toContain('unsupported_media_type');
     // Malformed JSON with the right type is invalid_json, also listed for the operation.
     const bad = await request(`/agent/v1/diagnostics/share-intents`, {

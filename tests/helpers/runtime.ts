@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { type Config, loadConfig } from '../../api/src/config.ts';
 import type { AnyOperation } from '../../api/src/core/types.ts';
 import { createRuntime, type Runtime } from '../../api/src/runtime.ts';
+import { recordServedPublicUrl } from '../../api/src/services/served-url.ts';
 import { ensureSandbox, type SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
 import { freshTestStore } from './store.ts';
 
@@ -100,6 +101,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     throw err;
   }
   holder.listener = runtime.listener;
+  // As `flowport serve` does once it listens: operator commands print ingest URLs from it.
+  await recordServedPublicUrl(runtime.services.db, config.publicUrl, Date.now());
   let sandbox: SandboxCredentials | null = null;
   if (runtime.sandbox && options.bootstrapSandbox !== false) sandbox = (await ensureSandbox(runtime.services)).creds;
   runtime.worker?.start();

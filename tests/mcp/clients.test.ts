@@ -101,8 +101,8 @@ describe.each(eras)('$label', ({ connect, era, version }) => {
     }
   });
 
-  it('calls a read tool (read_manifest)', async () => {
-    const result = await client.callTool('read_manifest', {});
+  it('calls a read tool (get_manifest)', async () => {
+    const result = await client.callTool('get_manifest', {});
     expectOk(result);
     const manifest = result.structuredContent as { product: string; mcp: { url: string }; capabilities: unknown[] };
     expect(manifest.product).toBe('Flowport');
@@ -111,7 +111,7 @@ describe.each(eras)('$label', ({ connect, era, version }) => {
   });
 
   it('gets a tool failure as isError with the problem object, not a protocol error', async () => {
-    const result = await client.callTool('lookup_api_operation', { operationId: 'noSuchOperation' });
+    const result = await client.callTool('get_open_api_operation', { operationId: 'noSuchOperation' });
     expect(result.isError).toBe(true);
     const problem = problemOf(result);
     expect(problem.code).toBe('openapi_operation_not_found');

@@ -2,8 +2,9 @@
 // tool), each tool is described from its operation, and structured output
 // validates against the same schema as the HTTP response (and equals it).
 import { createHmac, randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { z } from '@hono/zod-openapi';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { z } from '@hono/zod-openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpOperations, mcpToolDefinitions, toolAnnotations } from '../../api/src/mcp/tools.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
@@ -14,6 +15,38 @@ import { FIXTURE_OPERATIONS, fixtureSite } from './fixtures.ts';
 import { type ConnectedClient, connectModern, type ListedTool } from './helpers.ts';
 
 const operations = [...OPERATIONS, ...FIXTURE_OPERATIONS];
+
+type Json = Record<string, unknown>;
+const committed = JSON.parse(
+  readFileSync(join(import.meta.dirname, '../../openapi/agent-operations.openapi.json'), 'utf8'),
+) as Json & {
+  paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: Json }> }> }>>;
+};
+
+/** The success response schema of an operation in the committed OpenAPI document. */
+function openApiResponseSchema(op: AnyOperation): Json {
+  const schema =
+    committed.paths[op.path]?.[op.method]?.responses[String(op.successStatus ?? 200)]?.content['application/json']
+      ?.schema;
+  if (!schema) throw new Error(`no response schema for ${op.operationId}`);
+  return schema;
+}
+
+/** A schema with every local reference (`prefix` + name) replaced by what it names, `$defs` dropped. */
+function inline(node: unknown, root: Json, prefix: string, depth = 0): any {
+  if (depth > 40) return node;
+  if (Array.isArray(node)) return node.map((n) => inline(n, root, prefix, depth + 1));
+  if (node === null || typeof node !== 'object') return node;
+  const obj = node as Json;
+  if (typeof obj.$ref === 'string' && obj.$ref.startsWith(prefix)) {
+    const name = obj.$ref.slice(prefix.length);
+    const defs = (prefix === '#/$defs/' ? root.$defs : (root.components as Json).schemas) as Json;
+    return inline(defs[name], root, prefix, depth + 1);
+  }
+  const out: Json = {};
+  for (const [k, v] of Object.entries(obj)) if (k !== '$defs') out[k] = inline(v, root, prefix, depth + 1);
+  return out;
+}
 let server: TestServer;
 let client: ConnectedClient;
 let listed: ListedTool[];
@@ -81,7 +114,15 @@ describe('annotations derive from the operation kind', () => {
     else expect(a.readOnlyHint).toBe(false);
     if (op.kind === 'preview') expect(a.destructiveHint).toBe(false);
     if (op.kind === 'execute') expect(a.destructiveHint).toBe(op.destructive ?? false);
-    expect(a.openWorldHint).toBe(op.openWorld ?? false);
+    // Only an execution can reach Shopify Flow; a preview records an intent and reaches nothing outside.
+    expect(a.openWorldHint).toBe(op.kind === 'execute' && (op.openWorld ?? false));
+  });
+
+  it('previews never claim the open world; cancel is idempotent; confirm opens the world (issue 23)', () => {
+    const byName = (n: string) => listed.find((t) => t.name === n)?.annotations;
+    expect(byName('preview_test_event')).toMatchObject({ openWorldHint: false, idempotentHint: false });
+    expect(byName('cancel_action_intent')).toMatchObject({ idempotentHint: true, destructiveHint: false });
+    expect(byName('confirm_action_intent')).toMatchObject({ openWorldHint: true, idempotentHint: true });
   });
 
   it('the destructive fixture is destructive, the confirmation opens the world and is idempotent by key', () => {
@@ -126,7 +167,7 @@ async function sampleArgs(op: AnyOperation): Promise<Record<string, unknown> | n
   if ('endpointId' in params) args.endpointId = server.sandbox?.endpoint_id;
   if ('intentId' in params) {
     // An intent to read: the preview of a test event on the sandbox endpoint, made over HTTP.
-    const preview = OPERATIONS.find((o) => o.operationId === 'createTestEventIntent') as AnyOperation;
+    const preview = OPERATIONS.find((o) => o.operationId === 'previewTestEvent') as AnyOperation;
     const res = await fetch(
       `${server.url}${preview.path.replace('{endpointId}', String(server.sandbox?.endpoint_id))}`,
       {
@@ -179,13 +220,18 @@ describe('structured output validates against the HTTP response schema', () => {
   const reads = mcpOperations(OPERATIONS).filter((op) => op.kind === 'read');
   it.each(reads.map((op) => [op.mcp?.name, op] as const))('%s', async (_name, op) => {
     const tool = listed.find((t) => t.name === op.mcp?.name);
-    // The advertised output schema is the HTTP response schema.
+    // The advertised output schema is the committed OpenAPI response schema (same openness, same formats).
     const { $schema: _s, ...advertised } = tool?.outputSchema ?? {};
-    const { $schema: _t, ...fromHttpSchema } = z.toJSONSchema(op.response, {
-      io: 'output',
-      unrepresentable: 'any',
-    }) as Record<string, unknown>;
-    expect(advertised).toEqual(fromHttpSchema);
+    const inlinedTool = inline(advertised, advertised, '#/$defs/');
+    const fromContract = inline(openApiResponseSchema(op), committed, '#/components/schemas/');
+    expect(inlinedTool).toEqual(fromContract.type === undefined ? { type: 'object', ...fromContract } : fromContract);
+    // Same openness and formats as the contract (today's drift: closed objects, dropped date-time formats).
+    const text = JSON.stringify(inlinedTool);
+    const contractText = JSON.stringify(fromContract);
+    expect(text.split('"additionalProperties":false').length).toBe(
+      contractText.split('"additionalProperties":false').length,
+    );
+    expect(text.split('"format":"date-time"').length).toBe(contractText.split('"format":"date-time"').length);
 
     const args = await sampleArgs(op);
     if (args === null) {
@@ -202,5 +248,29 @@ describe('structured output validates against the HTTP response schema', () => {
     const http = await res.json();
     expect(op.response.safeParse(http).success).toBe(true);
     expect(stable(result.structuredContent)).toEqual(stable(http));
+  });
+});
+
+describe('the MCP reference page is rendered from the live tool definitions (issue 23)', () => {
+  it('states each tool’s annotations and inputs as tools/list does, idempotency_key and idempotentHint included', async () => {
+    const { mcpFamilies, renderMcpFamily } = await import('../../scripts/docs/lib/registry-pages.ts');
+    const pages = mcpFamilies(OPERATIONS).map((family) => renderMcpFamily(OPERATIONS, family));
+    const section = (name: string) => {
+      const page = pages.find((p) => p.includes(`## ${name}\n`)) ?? '';
+      const start = page.indexOf(`## ${name}\n`);
+      const end = page.indexOf('\n## ', start + 1);
+      return start === -1 ? '' : page.slice(start, end === -1 ? undefined : end);
+    };
+    for (const tool of listed.filter((t) => OPERATIONS.some((op) => op.mcp?.name === t.name))) {
+      const text = section(tool.name);
+      expect(text, tool.name).not.toBe('');
+      for (const [k, v] of Object.entries(tool.annotations ?? {}))
+        if (k !== 'title') expect(text, `${tool.name} ${k}`).toContain(`\`${k}: ${v}\``);
+      for (const field of Object.keys((tool.inputSchema.properties ?? {}) as object))
+        expect(text, `${tool.name} input ${field}`).toContain(`\`${field}\``);
+    }
+    const confirmSection = section('confirm_action_intent');
+    expect(confirmSection).toContain('`idempotency_key`');
+    expect(confirmSection).toContain('`idempotentHint: true`');
   });
 });

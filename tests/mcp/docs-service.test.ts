@@ -1,4 +1,4 @@
-// The docs service behind search_docs / read_docs_page / lookup_api_operation,
+// The docs service behind search_docs / get_docs_page / get_open_api_operation,
 // on a real built-site layout in a temp dir (no server needed).
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

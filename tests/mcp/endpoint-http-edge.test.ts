@@ -113,6 +113,20 @@ describe('401 challenge and protected resource metadata', () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('"protocolVersion":"2025-11-25"');
   });
+
+  it('advertises only what a stateless endpoint delivers: no listChanged, no subscriptions (issue 23)', async () => {
+    const res = await rawMcpPost(server.url, INITIALIZE_2025, { authorization: `Bearer ${adminToken}` });
+    const text = await res.text();
+    // The answer is JSON or one SSE data line.
+    const json = JSON.parse(
+      text.startsWith('{') ? text : (text.split('\n').find((l) => l.startsWith('data:')) ?? '').slice(5),
+    );
+    const caps = json.result.capabilities as Record<string, Record<string, unknown>>;
+    expect(caps.tools).toBeDefined();
+    expect(caps.tools?.listChanged ?? false).toBe(false);
+    expect(caps.resources?.listChanged ?? false).toBe(false);
+    expect(caps.resources?.subscribe ?? false).toBe(false);
+  });
 });
 
 describe('HTTP edge: methods and Origin', () => {
@@ -232,7 +246,7 @@ describe('refusals come back as isError tool results', () => {
   });
 
   it('invalid arguments → isError invalid_request with errors[] (same as HTTP 400)', async () => {
-    const result = await observer.callTool('lookup_api_operation', {});
+    const result = await observer.callTool('get_open_api_operation', {});
     expect(result.isError).toBe(true);
     const problem = problemOf(result);
     expect(problem.code).toBe('invalid_request');
@@ -281,7 +295,7 @@ describe('refusals come back as isError tool results', () => {
       'SELECT use_count FROM grants WHERE actor_name = ?',
       ['mcp-observer-test'],
     );
-    await observer.callTool('read_manifest', {});
+    await observer.callTool('get_manifest', {});
     const after = await server.runtime.services.db.get<{ use_count: number }>(
       'SELECT use_count FROM grants WHERE actor_name = ?',
       ['mcp-observer-test'],
@@ -291,18 +305,18 @@ describe('refusals come back as isError tool results', () => {
 });
 
 describe('docs tools and resources', () => {
-  it('search_docs finds the refusals page, read_docs_page returns its Markdown', async () => {
+  it('search_docs finds the refusals page, get_docs_page returns its Markdown', async () => {
     const found = await observer.callTool('search_docs', { q: 'missing scope' });
     expect(found.isError).toBeFalsy();
     const results = (found.structuredContent as { results: { path: string; markdown_url: string }[] }).results;
     expect(results.map((r) => r.path)).toContain('/agent-access/refusals/');
-    const page = await observer.callTool('read_docs_page', { path: `${server.url}/agent-access/refusals.md` });
+    const page = await observer.callTool('get_docs_page', { path: `${server.url}/agent-access/refusals.md` });
     expect(page.isError).toBeFalsy();
     expect((page.structuredContent as { markdown: string }).markdown).toContain('# Refusals');
   });
 
-  it('read_docs_page on an unknown path → docs_page_not_found with close matches', async () => {
-    const res = await observer.callTool('read_docs_page', { path: '/agent-access/refusal/' });
+  it('get_docs_page on an unknown path → docs_page_not_found with close matches', async () => {
+    const res = await observer.callTool('get_docs_page', { path: '/agent-access/refusal/' });
     const problem = problemOf(res);
     expect(problem.code).toBe('docs_page_not_found');
     expect(problem.close_matches).toContain('/agent-access/refusals/');

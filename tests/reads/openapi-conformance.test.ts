@@ -124,12 +124,15 @@ interface Request {
   /** null: no Authorization header. */
   token: string | null;
   headers?: Record<string, string>;
+  /** Another method than the operation's (a 405 on its path). */
+  method?: string;
 }
 
 interface Response {
   status: number;
   json: any;
   text: string;
+  headers?: Headers;
 }
 
 const observed = new Map<string, Set<number>>();
@@ -162,9 +165,9 @@ async function call(id: string, req: Request): Promise<Response> {
   // being sent, which fetch reports as a socket error.
   const res =
     body !== undefined && body.length > AGENT_API_MAX_BODY_BYTES
-      ? await oversized(`${server.url}${path}${qs}`, op.method.toUpperCase(), headers, body)
+      ? await oversized(`${server.url}${path}${qs}`, req.method ?? op.method.toUpperCase(), headers, body)
       : await server.runtime.app.request(`${server.url}${path}${qs}`, {
-          method: op.method.toUpperCase(),
+          method: req.method ?? op.method.toUpperCase(),
           headers,
           body,
         });
@@ -189,7 +192,17 @@ async function call(id: string, req: Request): Promise<Response> {
     fail(
       `status ${status} is not declared (declared: ${Object.keys(entry.responses).join(', ')}); body ${text.slice(0, 300)}`,
     );
-    return { status, json, text };
+    return { status, json, text, headers: res.headers };
+  }
+  // Response headers a client needs: each one sent is declared for this status, and each
+  // declared as required is sent (issue 23).
+  const declaredHeaders = (response as { headers?: Record<string, { required?: boolean }> }).headers ?? {};
+  const declaredNames = Object.keys(declaredHeaders).map((h) => h.toLowerCase());
+  for (const h of ['x-request-id', 'www-authenticate', 'retry-after', 'allow']) {
+    if (res.headers.get(h) !== null && !declaredNames.includes(h)) fail(`header ${h} is sent but not declared`);
+  }
+  for (const [h, spec] of Object.entries(declaredHeaders)) {
+    if (spec.required && res.headers.get(h) === null) fail(`declared header ${h} is not sent`);
   }
   const contentTypes = Object.keys(response.content ?? {});
   const actualType = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
@@ -198,7 +211,7 @@ async function call(id: string, req: Request): Promise<Response> {
   const validate = ajv.getSchema(ref);
   if (!validate) {
     fail(`no schema at ${ref}`);
-    return { status, json, text };
+    return { status, json, text, headers: res.headers };
   }
   if (!validate(json)) fail(`body does not validate: ${ajv.errorsText(validate.errors, { separator: '; ' })}`);
   const extra: string[] = [];
@@ -209,7 +222,7 @@ async function call(id: string, req: Request): Promise<Response> {
     if (!codes.includes(json?.code)) fail(`code ${json?.code} is not in x-flowport-error-codes (${codes.join(', ')})`);
     else if (ERROR_CATALOG[json.code as ErrorCode].status !== status) fail(`code ${json.code} with status ${status}`);
   }
-  return { status, json, text };
+  return { status, json, text, headers: res.headers };
 }
 
 async function oversized(url: string, method: string, headers: Record<string, string>, body: string) {
@@ -238,6 +251,7 @@ interface World {
   shopId: string;
   shopDomain: string;
   admin: string;
+  adminGrantId: string;
   observer: string;
   operator: string;
   /** Hold only `grant:read` / only `audit:read`: every other operation refuses them with 403. */
@@ -364,7 +378,7 @@ async function confirmNew(token: string, intentId: string): Promise<Response> {
 }
 
 async function createEndpoint(name: string): Promise<{ id: string; secret: string }> {
-  const p = await expectCall('createEndpointCreateIntent', { body: createBody(name), token: w.admin }, 201);
+  const p = await expectCall('previewEndpointCreate', { body: createBody(name), token: w.admin }, 201);
   const done = await confirmNew(w.admin, p.json.id);
   return { id: done.json.result.endpoint_id, secret: done.json.result.secret };
 }
@@ -386,7 +400,9 @@ async function buildWorld(): Promise<void> {
     },
     ratePerMinute: { perGrant: MANY, perShop: MANY },
   });
-  w.admin = (await grantFor(sb.shop_id, 'admin_assistant', 'conformance-admin')).token;
+  const adminGrant = await grantFor(sb.shop_id, 'admin_assistant', 'conformance-admin');
+  w.admin = adminGrant.token;
+  w.adminGrantId = adminGrant.id;
   w.observer = (await grantFor(sb.shop_id, 'observer', 'conformance-observer')).token;
   w.operator = (await grantFor(sb.shop_id, 'operator', 'conformance-operator')).token;
   const narrow = await grantFor(sb.shop_id, 'observer', 'conformance-narrow');
@@ -422,7 +438,7 @@ async function buildWorld(): Promise<void> {
   const active = await createEndpoint('Conformance active');
   const paused = await createEndpoint('Conformance paused');
   const pausing = await expectCall(
-    'createEndpointEditIntent',
+    'previewEndpointEdit',
     { params: { endpointId: paused.id }, body: { status: 'paused' }, token: w.admin },
     201,
   );
@@ -431,14 +447,14 @@ async function buildWorld(): Promise<void> {
   const deleted = await createEndpoint('Conformance deleted');
   for (const id of [archived.id, deleted.id]) {
     const a = await expectCall(
-      'createEndpointDeleteIntent',
+      'previewEndpointDelete',
       { params: { endpointId: id }, body: { mode: 'archive' }, token: w.admin },
       201,
     );
     await confirmNew(w.admin, a.json.id);
   }
   const perm = await expectCall(
-    'createEndpointDeleteIntent',
+    'previewEndpointDelete',
     { params: { endpointId: deleted.id }, body: { mode: 'permanent' }, token: w.admin },
     201,
   );
@@ -534,13 +550,13 @@ async function buildWorld(): Promise<void> {
   };
   // A test event and a replay, through their intents (the replay links back by replay_of).
   const t = await expectCall(
-    'createTestEventIntent',
+    'previewTestEvent',
     { params: { endpointId: ep }, body: { payload: { type: 'conformance' } }, token: w.admin },
     201,
   );
   events.test = (await confirmNew(w.admin, t.json.id)).json.result.event_id;
   const r = await expectCall(
-    'createReplayIntent',
+    'previewReplay',
     { params: { eventId: failed }, body: { note: 'conformance' }, token: w.admin },
     201,
   );
@@ -555,38 +571,30 @@ async function buildWorld(): Promise<void> {
   };
 
   // Intents of every kind and state (executed ones above; previewed, cancelled, expired, refused here).
-  const share = await expectCall(
-    'createDiagnosticsShareIntent',
-    { body: { expires_in_hours: 2 }, token: w.admin },
-    201,
-  );
+  const share = await expectCall('previewDiagnosticsShare', { body: { expires_in_hours: 2 }, token: w.admin }, 201);
   await confirmNew(w.admin, share.json.id);
   const rotate = await expectCall(
-    'createSecretRotationIntent',
+    'previewSecretRotate',
     { params: { endpointId: active.id }, body: { overlap_hours: 1 }, token: w.admin },
     201,
   );
   await confirmNew(w.admin, rotate.json.id);
   const previewed = await expectCall(
-    'createEndpointCreateIntent',
+    'previewEndpointCreate',
     { body: createBody('Never confirmed'), token: w.admin },
     201,
   );
-  const cancelled = await expectCall('createDiagnosticsShareIntent', { body: {}, token: w.admin }, 201);
+  const cancelled = await expectCall('previewDiagnosticsShare', { body: {}, token: w.admin }, 201);
   await expectCall('cancelActionIntent', { params: { intentId: cancelled.json.id }, token: w.admin }, 200);
-  const expired = await expectCall(
-    'createTestEventIntent',
-    { params: { endpointId: ep }, body: {}, token: w.admin },
-    201,
-  );
+  const expired = await expectCall('previewTestEvent', { params: { endpointId: ep }, body: {}, token: w.admin }, 201);
   await db.run('UPDATE action_intents SET expires_at = ? WHERE id = ?', [Date.now() - 1, expired.json.id]);
   const stale = await expectCall(
-    'createEndpointEditIntent',
+    'previewEndpointEdit',
     { params: { endpointId: active.id }, body: { name: 'Stale rename' }, token: w.admin },
     201,
   );
   const moved = await expectCall(
-    'createEndpointEditIntent',
+    'previewEndpointEdit',
     { params: { endpointId: active.id }, body: { sender_label: 'moved on' }, token: w.admin },
     201,
   );
@@ -624,12 +632,8 @@ async function buildWorld(): Promise<void> {
   );
   const ncToken = (await grantFor(nc, 'admin_assistant', 'nocaps')).token;
   const ncEvent = await storeEvent(nc, ncEndpoint.id, { state: 'delivered', delivered_at: NOW - 3_000_000 });
-  const ncReplay = await expectCall(
-    'createReplayIntent',
-    { params: { eventId: ncEvent }, body: {}, token: ncToken },
-    201,
-  );
-  const ncShare = await expectCall('createDiagnosticsShareIntent', { body: {}, token: ncToken }, 201);
+  const ncReplay = await expectCall('previewReplay', { params: { eventId: ncEvent }, body: {}, token: ncToken }, 201);
+  const ncShare = await expectCall('previewDiagnosticsShare', { body: {}, token: ncToken }, 201);
   await setLimits(nc, { monthly: { replays: 0, diagnosticsShares: 0 }, ratePerMinute: rates });
   w.noCaps = {
     token: ncToken,
@@ -797,81 +801,77 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('getDiagnostics', { query: { endpoint_id: newId('endpoint') }, token: w.admin }, 404, 'not_found');
     await expectCall('getDiagnostics', { query: { endpoint_id: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },
-  async createReplayIntent() {
+  async previewReplay() {
     const at = (eventId: string, body: unknown = {}, token = w.admin) => ({ params: { eventId }, body, token });
     await expectCall(
-      'createReplayIntent',
+      'previewReplay',
       at(w.events.delivered!, { acknowledge_recent_delivery: true, note: 'again' }),
       201,
     );
-    await expectCall('createReplayIntent', at(w.events.no_workflow!), 201);
-    await expectCall('createReplayIntent', at(w.events.delivered!), 409, 'replay_recent_delivery');
+    await expectCall('previewReplay', at(w.events.no_workflow!), 201);
+    await expectCall('previewReplay', at(w.events.delivered!), 409, 'replay_recent_delivery');
     await expectCall(
-      'createReplayIntent',
+      'previewReplay',
       at(w.events.failed!, { payload_override: { total: 0 } }),
       422,
       'outside_product_boundary',
     );
-    await expectCall('createReplayIntent', at(w.events.rejected!), 409, 'event_rejected');
-    await expectCall('createReplayIntent', at(w.events.duplicate!), 409, 'event_not_replayable');
-    await expectCall('createReplayIntent', at(w.events.queued!), 409, 'event_in_flight');
-    await expectCall('createReplayIntent', at(w.events.expired!), 410, 'retention_expired');
-    await expectCall('createReplayIntent', at(w.events.archivedEndpoint!), 409, 'endpoint_archived');
-    await expectCall('createReplayIntent', at(w.noCaps.eventId, {}, w.noCaps.token), 402, 'replay_limit_reached');
-    await expectCall('createReplayIntent', at(newId('event')), 404, 'not_found');
-    await expectCall('createReplayIntent', at(w.events.failed!, { note: 'n'.repeat(501) }), 400, 'invalid_request');
+    await expectCall('previewReplay', at(w.events.rejected!), 409, 'event_rejected');
+    await expectCall('previewReplay', at(w.events.duplicate!), 409, 'event_not_replayable');
+    await expectCall('previewReplay', at(w.events.queued!), 409, 'event_in_flight');
+    await expectCall('previewReplay', at(w.events.expired!), 410, 'retention_expired');
+    await expectCall('previewReplay', at(w.events.archivedEndpoint!), 409, 'endpoint_archived');
+    await expectCall('previewReplay', at(w.noCaps.eventId, {}, w.noCaps.token), 402, 'replay_limit_reached');
+    await expectCall('previewReplay', at(newId('event')), 404, 'not_found');
+    await expectCall('previewReplay', at(w.events.failed!, { note: 'n'.repeat(501) }), 400, 'invalid_request');
   },
-  async createDiagnosticsShareIntent() {
-    await expectCall('createDiagnosticsShareIntent', { body: {}, token: w.admin }, 201);
+  async previewDiagnosticsShare() {
+    await expectCall('previewDiagnosticsShare', { body: {}, token: w.admin }, 201);
     await expectCall(
-      'createDiagnosticsShareIntent',
+      'previewDiagnosticsShare',
       { body: { endpoint_id: w.endpoints.sandbox, receipt_limit: 5 }, token: w.admin },
       201,
     );
     await expectCall(
-      'createDiagnosticsShareIntent',
+      'previewDiagnosticsShare',
       { body: { endpoint_id: newId('endpoint') }, token: w.admin },
       404,
       'not_found',
     );
     // An archived endpoint can still be shared with support; a deleted one cannot.
+    await expectCall('previewDiagnosticsShare', { body: { endpoint_id: w.endpoints.archived }, token: w.admin }, 201);
     await expectCall(
-      'createDiagnosticsShareIntent',
-      { body: { endpoint_id: w.endpoints.archived }, token: w.admin },
-      201,
-    );
-    await expectCall(
-      'createDiagnosticsShareIntent',
+      'previewDiagnosticsShare',
       { body: { endpoint_id: w.endpoints.deleted }, token: w.admin },
       409,
       'endpoint_archived',
     );
     await expectCall(
-      'createDiagnosticsShareIntent',
+      'previewDiagnosticsShare',
       { body: {}, token: w.noCaps.token },
       402,
       'diagnostics_share_limit_reached',
     );
     await expectCall(
-      'createDiagnosticsShareIntent',
+      'previewDiagnosticsShare',
       { body: { expires_in_hours: 0 }, token: w.admin },
       400,
       'invalid_request',
     );
   },
-  async createEndpointCreateIntent() {
-    await expectCall('createEndpointCreateIntent', { body: createBody('Fixture create'), token: w.admin }, 201);
+  async previewEndpointCreate() {
+    await expectCall('previewEndpointCreate', { body: createBody('Fixture create'), token: w.admin }, 201);
     await expectCall(
-      'createEndpointCreateIntent',
+      'previewEndpointCreate',
       {
         body: {
           ...createBody('Fixture import'),
           trigger_variant: 'external_order_event',
           secret: 'whsec_imported_sender_secret_value',
           mapping: {
-            resourceIdPath: 'order.id',
-            externalId: { kind: 'json', path: 'id' },
-            requiredPaths: ['order.id'],
+            resource_id_path: 'order.id',
+            external_id: { kind: 'json', path: 'id' },
+            required_paths: ['order.id'],
           },
           hmac: { header: 'x-sig', encoding: 'base64', prefix: '' },
         },
@@ -880,70 +880,65 @@ const FIXTURES: Record<string, Fixture> = {
       201,
     );
     await expectCall(
-      'createEndpointCreateIntent',
+      'previewEndpointCreate',
       { body: { trigger_variant: 'external_event', auth_mode: 'hmac_sha256' }, token: w.admin },
       400,
       'invalid_request',
     );
     await expectCall(
-      'createEndpointCreateIntent',
+      'previewEndpointCreate',
       { body: { ...createBody('Bad'), auth_mode: 'telepathy' }, token: w.admin },
       400,
       'invalid_request',
     );
   },
-  async createEndpointEditIntent() {
+  async previewEndpointEdit() {
     const at = (endpointId: string, body: unknown) => ({ params: { endpointId }, body, token: w.admin });
     await expectCall(
-      'createEndpointEditIntent',
-      at(w.endpoints.active, { name: 'Renamed', mapping: { eventTypePath: 'kind' } }),
+      'previewEndpointEdit',
+      at(w.endpoints.active, { name: 'Renamed', mapping: { event_type_path: 'kind' } }),
       201,
     );
-    await expectCall('createEndpointEditIntent', at(w.endpoints.paused, { status: 'active' }), 201);
-    await expectCall('createEndpointEditIntent', at(newId('endpoint'), { name: 'x' }), 404, 'not_found');
-    await expectCall('createEndpointEditIntent', at(w.endpoints.archived, { name: 'x' }), 409, 'endpoint_archived');
-    await expectCall('createEndpointEditIntent', at(w.endpoints.deleted, { name: 'x' }), 409, 'endpoint_archived');
-    await expectCall('createEndpointEditIntent', at(w.endpoints.active, { name: '' }), 400, 'invalid_request');
+    await expectCall('previewEndpointEdit', at(w.endpoints.paused, { status: 'active' }), 201);
+    await expectCall('previewEndpointEdit', at(newId('endpoint'), { name: 'x' }), 404, 'not_found');
+    await expectCall('previewEndpointEdit', at(w.endpoints.archived, { name: 'x' }), 409, 'endpoint_archived');
+    await expectCall('previewEndpointEdit', at(w.endpoints.deleted, { name: 'x' }), 409, 'endpoint_archived');
+    await expectCall('previewEndpointEdit', at(w.endpoints.active, { name: '' }), 400, 'invalid_request');
   },
-  async createSecretRotationIntent() {
+  async previewSecretRotate() {
     const at = (endpointId: string, body: unknown) => ({ params: { endpointId }, body, token: w.admin });
-    await expectCall('createSecretRotationIntent', at(w.endpoints.sandbox, {}), 201);
-    await expectCall('createSecretRotationIntent', at(w.endpoints.active, { overlap_hours: 0 }), 201);
-    await expectCall('createSecretRotationIntent', at(newId('endpoint'), {}), 404, 'not_found');
-    await expectCall('createSecretRotationIntent', at(w.endpoints.archived, {}), 409, 'endpoint_archived');
-    await expectCall(
-      'createSecretRotationIntent',
-      at(w.endpoints.active, { overlap_hours: -1 }),
-      400,
-      'invalid_request',
-    );
+    await expectCall('previewSecretRotate', at(w.endpoints.sandbox, {}), 201);
+    await expectCall('previewSecretRotate', at(w.endpoints.active, { overlap_hours: 0 }), 201);
+    await expectCall('previewSecretRotate', at(newId('endpoint'), {}), 404, 'not_found');
+    await expectCall('previewSecretRotate', at(w.endpoints.archived, {}), 409, 'endpoint_archived');
+    await expectCall('previewSecretRotate', at(w.endpoints.active, { overlap_hours: -1 }), 400, 'invalid_request');
   },
-  async createEndpointDeleteIntent() {
+  async previewEndpointDelete() {
     const at = (endpointId: string, mode: string) => ({ params: { endpointId }, body: { mode }, token: w.admin });
-    await expectCall('createEndpointDeleteIntent', at(w.endpoints.active, 'archive'), 201);
-    await expectCall('createEndpointDeleteIntent', at(w.endpoints.archived, 'permanent'), 201);
-    await expectCall('createEndpointDeleteIntent', at(w.endpoints.active, 'permanent'), 409, 'endpoint_not_archived');
-    await expectCall('createEndpointDeleteIntent', at(w.endpoints.deleted, 'permanent'), 409, 'endpoint_archived');
+    await expectCall('previewEndpointDelete', at(w.endpoints.active, 'archive'), 201);
+    await expectCall('previewEndpointDelete', at(w.endpoints.archived, 'permanent'), 201);
+    await expectCall('previewEndpointDelete', at(w.endpoints.active, 'permanent'), 409, 'endpoint_not_archived');
+    await expectCall('previewEndpointDelete', at(w.endpoints.deleted, 'permanent'), 409, 'endpoint_archived');
     // Permanent delete waits for events still in flight on the endpoint.
     const busy = await createEndpoint('Fixture busy');
-    const archive = await expectCall('createEndpointDeleteIntent', at(busy.id, 'archive'), 201);
+    const archive = await expectCall('previewEndpointDelete', at(busy.id, 'archive'), 201);
     await confirmNew(w.admin, archive.json.id);
     await storeEvent(w.shopId, busy.id, { state: 'queued', next_attempt_at: NOW + 86_400_000 });
-    await expectCall('createEndpointDeleteIntent', at(busy.id, 'permanent'), 409, 'event_in_flight');
-    await expectCall('createEndpointDeleteIntent', at(newId('endpoint'), 'archive'), 404, 'not_found');
-    await expectCall('createEndpointDeleteIntent', at(w.endpoints.active, 'shred'), 400, 'invalid_request');
+    await expectCall('previewEndpointDelete', at(busy.id, 'permanent'), 409, 'event_in_flight');
+    await expectCall('previewEndpointDelete', at(newId('endpoint'), 'archive'), 404, 'not_found');
+    await expectCall('previewEndpointDelete', at(w.endpoints.active, 'shred'), 400, 'invalid_request');
   },
-  async createTestEventIntent() {
+  async previewTestEvent() {
     const at = (endpointId: string, body: unknown) => ({ params: { endpointId }, body, token: w.admin });
-    await expectCall('createTestEventIntent', at(w.endpoints.sandbox, {}), 201);
+    await expectCall('previewTestEvent', at(w.endpoints.sandbox, {}), 201);
     await expectCall(
-      'createTestEventIntent',
+      'previewTestEvent',
       at(w.endpoints.active, { payload: { a: 1 }, event_type: 'fixture.ping' }),
       201,
     );
-    await expectCall('createTestEventIntent', at(newId('endpoint'), {}), 404, 'not_found');
-    await expectCall('createTestEventIntent', at(w.endpoints.archived, {}), 409, 'endpoint_archived');
-    await expectCall('createTestEventIntent', at(w.endpoints.sandbox, { event_type: '' }), 400, 'invalid_request');
+    await expectCall('previewTestEvent', at(newId('endpoint'), {}), 404, 'not_found');
+    await expectCall('previewTestEvent', at(w.endpoints.archived, {}), 409, 'endpoint_archived');
+    await expectCall('previewTestEvent', at(w.endpoints.sandbox, { event_type: '' }), 400, 'invalid_request');
   },
   async listActionIntents() {
     const first = await expectCall('listActionIntents', { query: { limit: '2' }, token: w.admin }, 200);
@@ -981,25 +976,25 @@ const FIXTURES: Record<string, Fixture> = {
     // Each preview is confirmed before the next: a confirmation changes the endpoint the next one targets.
     const previews: [string, Request][] = [
       [
-        'createReplayIntent',
+        'previewReplay',
         { params: { eventId: w.events.no_workflow! }, body: { acknowledge_recent_delivery: true }, token: w.admin },
       ],
-      ['createDiagnosticsShareIntent', { body: { endpoint_id: fresh.id }, token: w.admin }],
-      ['createEndpointCreateIntent', { body: createBody('Fixture confirm 2'), token: w.admin }],
-      ['createEndpointEditIntent', { params: { endpointId: fresh.id }, body: { name: 'Edited' }, token: w.admin }],
-      ['createTestEventIntent', { params: { endpointId: fresh.id }, body: {}, token: w.admin }],
+      ['previewDiagnosticsShare', { body: { endpoint_id: fresh.id }, token: w.admin }],
+      ['previewEndpointCreate', { body: createBody('Fixture confirm 2'), token: w.admin }],
+      ['previewEndpointEdit', { params: { endpointId: fresh.id }, body: { name: 'Edited' }, token: w.admin }],
+      ['previewTestEvent', { params: { endpointId: fresh.id }, body: {}, token: w.admin }],
     ];
     for (const [op, req] of previews) {
       const p = await expectCall(op, req, 201);
       await expectCall('confirmActionIntent', confirmWith(p.json.id, w.admin), 200);
     }
-    const rotate = await preview('createSecretRotationIntent', {
+    const rotate = await preview('previewSecretRotate', {
       params: { endpointId: fresh.id },
       body: {},
       token: w.admin,
     });
     await expectCall('confirmActionIntent', confirmWith(rotate.json.id, w.admin), 200);
-    const archive = await preview('createEndpointDeleteIntent', {
+    const archive = await preview('previewEndpointDelete', {
       params: { endpointId: fresh.id },
       body: { mode: 'archive' },
       token: w.admin,
@@ -1010,7 +1005,7 @@ const FIXTURES: Record<string, Fixture> = {
     const again = await expectCall('confirmActionIntent', confirmWith(archive.json.id, w.admin, key), 200);
     expect(again.text).toBe(first.text);
     // The same key for another intent: 422; a request with the key still running: 409.
-    const other = await preview('createTestEventIntent', {
+    const other = await preview('previewTestEvent', {
       params: { endpointId: w.endpoints.sandbox },
       body: {},
       token: w.admin,
@@ -1018,8 +1013,9 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('confirmActionIntent', confirmWith(other.json.id, w.admin, key), 422, 'idempotency_key_reused');
     const running = randomUUID();
     await server.runtime.services.db.run(
-      `INSERT INTO idempotency_keys (shop_id, idem_key, request_hash, state, created_at) VALUES (?, ?, ?, 'in_progress', ?)`,
-      [w.shopId, running, requestHash(['confirm', other.json.id]), Date.now()],
+      `INSERT INTO idempotency_keys (shop_id, grant_id, operation_id, idem_key, request_hash, state, created_at)
+       VALUES (?, ?, 'confirmActionIntent', ?, ?, 'in_progress', ?)`,
+      [w.shopId, w.adminGrantId, running, requestHash(['confirm', other.json.id]), Date.now()],
     );
     await expectCall(
       'confirmActionIntent',
@@ -1033,19 +1029,19 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('confirmActionIntent', confirmWith(archive.json.id, w.admin), 409, 'intent_not_confirmable');
     await expectCall('confirmActionIntent', confirmWith(w.intents.expired!, w.admin), 410, 'intent_expired');
     await expectCall('confirmActionIntent', confirmWith(w.intents.stale!, w.admin), 409, 'intent_not_confirmable');
-    const staleAgain = await preview('createEndpointEditIntent', {
+    const staleAgain = await preview('previewEndpointEdit', {
       params: { endpointId: w.endpoints.paused },
       body: { name: 'A' },
       token: w.admin,
     });
-    const change = await preview('createEndpointEditIntent', {
+    const change = await preview('previewEndpointEdit', {
       params: { endpointId: w.endpoints.paused },
       body: { name: 'B' },
       token: w.admin,
     });
     await expectCall('confirmActionIntent', confirmWith(change.json.id, w.admin), 200);
     await expectCall('confirmActionIntent', confirmWith(staleAgain.json.id, w.admin), 409, 'intent_stale');
-    const replayArchived = await preview('createReplayIntent', {
+    const replayArchived = await preview('previewReplay', {
       params: { eventId: w.events.failed! },
       body: { acknowledge_recent_delivery: true },
       token: w.admin,
@@ -1075,7 +1071,7 @@ const FIXTURES: Record<string, Fixture> = {
       'diagnostics_share_limit_reached',
     );
     // Authority: a grant that can preview but not execute this kind, and one with no execute scope at all.
-    const replay = await preview('createReplayIntent', {
+    const replay = await preview('previewReplay', {
       params: { eventId: w.events.no_workflow! },
       body: { acknowledge_recent_delivery: true },
       token: w.admin,
@@ -1087,7 +1083,7 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('confirmActionIntent', confirmWith(LONG_ID, w.admin), 400, 'invalid_request');
   },
   async cancelActionIntent() {
-    const p = await preview('createTestEventIntent', {
+    const p = await preview('previewTestEvent', {
       params: { endpointId: w.endpoints.sandbox },
       body: {},
       token: w.admin,
@@ -1175,6 +1171,33 @@ describe.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s', (id, 
     if (!fixture) expect.fail(`no conformance fixture for ${id}: add one to FIXTURES`);
     await fixture();
     if (op.scope !== null) await authorityAndUsage(op);
+    {
+      // An unknown query parameter is refused on every operation (issue 23), never ignored.
+      const sample = SAMPLES[id]?.();
+      if (!sample) expect.fail(`no sample request for ${id}: add one to SAMPLES`);
+      await expectCall(
+        id,
+        { ...sample, query: { ...sample.query, zz_unknown: '1' }, token: op.scope === null ? null : w.admin },
+        400,
+        'unknown_field',
+      );
+    }
+    {
+      // Any other method on the operation's path: 405 naming the methods it answers.
+      const sample = SAMPLES[id]?.() ?? {};
+      const r = await expectCall(id, { ...sample, token: w.admin, method: 'DELETE' }, 405, 'method_not_allowed');
+      expect(r.headers?.get('allow'), id).toContain(op.method.toUpperCase());
+    }
+    if (op.method === 'post' && !op.request.body) {
+      // The body limit holds for every POST, with or without a declared body.
+      const sample = SAMPLES[id]?.() ?? {};
+      await expectCall(
+        id,
+        { ...sample, body: { pad: 'x'.repeat(AGENT_API_MAX_BODY_BYTES) }, token: w.admin },
+        413,
+        'payload_too_large',
+      );
+    }
     if (op.request.body) {
       // A JSON body sent under another content type (curl --data sends a form type).
       const sample = SAMPLES[id]?.() ?? {};
@@ -1203,7 +1226,8 @@ describe.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s', (id, 
     if (op.scope !== null) for (const s of [401, 403, 429]) required.add(s);
     if (op.scope !== null && op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(id)) required.add(402);
     if (op.errors.some((c) => ERROR_CATALOG[c].status === 404)) required.add(404);
-    if (op.request.body) required.add(413);
+    if (op.method === 'post') required.add(413);
+    required.add(405);
     for (const s of required) expect(seen.has(s), `${id} never answered ${s}`).toBe(true);
     const skipped = { ...NOT_EXERCISED['*'], ...NOT_EXERCISED[id] };
     const unexercised = Object.keys(entry.responses)
@@ -1237,8 +1261,12 @@ async function authorityAndUsage(op: AnyOperation): Promise<void> {
   expect(limited?.json?.code, `${id} was never rate limited`).toBe('rate_limited');
 }
 
-/** A valid request per scoped operation (ids of the main shop), for the shared refusals. */
+/** A valid request per operation (ids of the main shop), for the shared refusals. */
 const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
+  getManifest: () => ({}),
+  searchDocs: () => ({ query: { q: 'replay' } }),
+  getDocsPage: () => ({ query: { path: '/' } }),
+  getOpenApiOperation: () => ({ params: { operationId: 'listEvents' } }),
   getGrant: () => ({}),
   getPlanUsage: () => ({}),
   listAudit: () => ({ query: { limit: '5' } }),
@@ -1250,13 +1278,13 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   getEventReceipt: () => ({ params: { eventId: w.events.delivered! } }),
   getReceipt: () => ({ params: { receiptId: w.receipts.accepted } }),
   getDiagnostics: () => ({}),
-  createReplayIntent: () => ({ params: { eventId: w.events.failed! }, body: {} }),
-  createDiagnosticsShareIntent: () => ({ body: {} }),
-  createEndpointCreateIntent: () => ({ body: createBody('Sample') }),
-  createEndpointEditIntent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: { name: 'Sample' } }),
-  createSecretRotationIntent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
-  createEndpointDeleteIntent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: { mode: 'archive' } }),
-  createTestEventIntent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
+  previewReplay: () => ({ params: { eventId: w.events.failed! }, body: {} }),
+  previewDiagnosticsShare: () => ({ body: {} }),
+  previewEndpointCreate: () => ({ body: createBody('Sample') }),
+  previewEndpointEdit: () => ({ params: { endpointId: w.endpoints.sandbox }, body: { name: 'Sample' } }),
+  previewSecretRotate: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
+  previewEndpointDelete: () => ({ params: { endpointId: w.endpoints.sandbox }, body: { mode: 'archive' } }),
+  previewTestEvent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
   listActionIntents: () => ({}),
   getActionIntent: () => ({ params: { intentId: w.intents.previewed! } }),
   confirmActionIntent: () => ({

@@ -211,6 +211,29 @@ describe("Flow's trigger lifecycle", () => {
     expect(callsTo(domain)).toBe(before + 1);
   });
 
+  it('unknown (no callback yet): Flowport still calls Shopify, and the receipt says unknown', async () => {
+    const { domain, shopId, endpointId } = await installedShop('unknown');
+    const before = callsTo(domain);
+    const id = await send(endpointId, 'unknown');
+    await waitFor(async () => (await eventRow(services(), id)).state === 'delivered', 'delivered while unknown');
+    expect(callsTo(domain)).toBe(before + 1);
+    const grant = await createGrant(services(), {
+      shopId,
+      tier: 'observer',
+      actorKind: 'agent',
+      actorName: 'reader',
+      expiresInMs: 86_400_000,
+    });
+    const receipt = await fetch(`${server.url}/agent/v1/events/${id}/receipt`, {
+      headers: { authorization: `Bearer ${grant.token}` },
+    });
+    expect(((await receipt.json()) as { handoff: { flow_readiness: unknown } }).handoff.flow_readiness).toEqual({
+      trigger: 'external-event',
+      enabled_workflow: 'unknown',
+      since: null,
+    });
+  });
+
   it('keeps the newest signal when callbacks arrive out of order', async () => {
     const { domain } = await installedShop('order');
     const t = Date.now();

@@ -1,5 +1,6 @@
 // Grants: created only by a human (operator CLI or sandbox bootstrap), bound to
 // one shop, expanded from a tier to scopes, stored as a token hash.
+import { type AuditActor, appendAudit } from '../audit/log.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
 import { hashGrantToken, grantTokenHint, mintGrantToken } from './grant-tokens.ts';
@@ -80,4 +81,37 @@ export async function createGrant(
     actor: { kind: input.actorKind, name: input.actorName },
     expires_at: new Date(expiresAt).toISOString(),
   };
+}
+
+/** Every grant, or one shop's, oldest first (never tokens: only their hashes are stored). */
+export async function listGrants(services: Pick<Services, 'db'>, shopId?: string): Promise<GrantRow[]> {
+  return services.db.all<GrantRow>(
+    `SELECT * FROM grants${shopId ? ' WHERE shop_id = ?' : ''} ORDER BY id`,
+    shopId ? [shopId] : [],
+  );
+}
+
+export async function getGrantRow(services: Pick<Services, 'db'>, id: string): Promise<GrantRow | undefined> {
+  return services.db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [id]);
+}
+
+/** Revokes a grant at once and audits it, in one transaction; a grant already revoked stays as it was. */
+export async function revokeGrant(
+  services: Pick<Services, 'db'>,
+  grant: Pick<GrantRow, 'id' | 'shop_id'>,
+  actor: AuditActor,
+  now: number,
+): Promise<void> {
+  await services.db.tx(async (tx) => {
+    await tx.run('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, grant.id]);
+    await appendAudit(tx, {
+      shopId: grant.shop_id,
+      actor,
+      action: 'grant.revoke',
+      targetType: 'grant',
+      targetId: grant.id,
+      outcome: 'success',
+      at: now,
+    });
+  });
 }

@@ -38,7 +38,11 @@ export interface AgentOperation {
   family: string;
   /** Required scope; null = public. */
   scope: string | null;
-  /** CLI command words, e.g. ['events', 'list']. */
+  /** What a grant really needs when `scope` only admits the call (confirm, cancel). */
+  scopeNote?: string;
+  /** One of these scopes is needed besides `scope`. */
+  scopeAnyOf?: readonly string[];
+  /** CLI command words, e.g. ['list-events']. */
   cli: readonly string[];
   /** The operation answers an action intent (rendered as one, with next steps). */
   intent: boolean;

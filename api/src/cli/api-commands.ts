@@ -1,7 +1,7 @@
 // Agent commands, derived from the operation registry: each operation's `cli`
 // words name the command, and its OpenAPI parameters and request body (built
 // from the same registry) become the arguments and options. Path parameters are
-// positional arguments in path order (`flowport replay <eventId>`); query and
+// positional arguments in path order (`flowport preview-replay <eventId>`); query and
 // body fields are `--kebab-case` options; declared headers are options too.
 // Nothing here is written per operation.
 // Build time only: `npm run openapi` writes the result to ./agent-commands.json, which
@@ -144,6 +144,8 @@ export function agentCommands(operations: readonly AnyOperation[]): AgentCommand
         description: op.description,
         family: op.family,
         scope: op.scope,
+        ...(op.scopeNote ? { scopeNote: op.scopeNote } : {}),
+        ...(op.scopeAnyOf ? { scopeAnyOf: [...op.scopeAnyOf] } : {}),
         cli: op.cli,
         intent: op.response === ActionIntentSchema,
         body: op.request.body !== undefined,

@@ -34,7 +34,13 @@ interface Manifest {
   build_commit: string;
   api: { version: string };
   docs: { index: string };
-  capabilities: { operation_id: string; scope: string | null; cli_command: string | null; kind: string }[];
+  capabilities: {
+    operation_id: string;
+    scope: string | null;
+    scope_any_of?: string[] | null;
+    cli_command: string | null;
+    kind: string;
+  }[];
   scopes: { scope: string }[];
 }
 
@@ -230,7 +236,14 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
 
   // 3. What the scopes allow, in commands.
   const have = new Set(grant.scopes.map((s) => s.scope));
-  const blocked = manifest.capabilities.filter((c) => c.scope !== null && !have.has(c.scope));
+  // A capability that also needs one of several scopes (confirm: an execute scope) is allowed
+  // only when the grant holds one of them too, as the server decides.
+  const needs = (c: Manifest['capabilities'][number]) =>
+    c.scope_any_of?.length ? `${c.scope} and one of ${c.scope_any_of.join(', ')}` : c.scope;
+  const blocked = manifest.capabilities.filter(
+    (c) =>
+      c.scope !== null && (!have.has(c.scope) || (c.scope_any_of?.length && !c.scope_any_of.some((s) => have.has(s)))),
+  );
   const executes = manifest.scopes.map((s) => s.scope).filter((s) => s.endsWith(':execute'));
   const canConfirm = executes.filter((s) => have.has(s)).map((s) => s.replace(/:execute$/, ''));
   const cannotConfirm = executes.filter((s) => !have.has(s)).map((s) => s.replace(/:execute$/, ''));
@@ -238,7 +251,7 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
   const parts = [`${have.size} scopes; ${usable} of ${manifest.capabilities.length} agent commands allowed.`];
   if (blocked.length)
     parts.push(
-      `Not allowed: ${blocked.map((c) => `${c.cli_command ?? c.operation_id} (needs ${c.scope})`).join(', ')}.`,
+      `Not allowed: ${blocked.map((c) => `${c.cli_command ?? c.operation_id} (needs ${needs(c)})`).join(', ')}.`,
     );
   parts.push(
     canConfirm.length ? `Can confirm: ${canConfirm.join(', ')}.` : 'Can confirm no action intents (no execute scope).',

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { CLI_ENV, loadConfig } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
+import { closestName, editDistance, unknownNameMessage } from '../lib/suggest.ts';
 import { familyLabel } from '../operations/families.ts';
 import { agentCommandLine, pathParams } from '../lib/command-line.ts';
 import {
@@ -164,7 +165,7 @@ function commandHelp(c: CliCommand): string {
   if (c.op) {
     lines.push(
       '',
-      `Scope: ${c.op.scope ?? 'public (no grant needed)'}.  Same as ${c.op.method.toUpperCase()} ${c.op.path} (${c.op.operationId}).`,
+      `Scope: ${c.op.scopeNote ?? c.op.scope ?? 'public (no grant needed)'}${c.op.scopeNote ? '' : '.'}  Same as ${c.op.method.toUpperCase()} ${c.op.path} (${c.op.operationId}).`,
     );
   }
   if (c.kind === 'operator') lines.push('', 'Operator command: acts on the local store of this machine.');
@@ -195,7 +196,13 @@ function helpJson(): unknown {
       usage: usageLine(c),
       summary: c.summary,
       ...(c.op
-        ? { operation_id: c.op.operationId, scope: c.op.scope, method: c.op.method.toUpperCase(), path: c.op.path }
+        ? {
+            operation_id: c.op.operationId,
+            scope: c.op.scope,
+            ...(c.op.scopeAnyOf ? { scope_any_of: c.op.scopeAnyOf } : {}),
+            method: c.op.method.toUpperCase(),
+            path: c.op.path,
+          }
         : {}),
       arguments: c.args.map((a) => a.name),
       options: [...c.options, ...c.sharedOptions].map((o) => ({ flag: o.flag, required: o.required === true })),
@@ -207,7 +214,7 @@ function helpJson(): unknown {
 
 const LEADING_VALUE_FLAGS = new Set(['--base-url', '--token-file', '--data-dir']);
 
-/** Moves options typed before the command words (`flowport --json events list`) after them. */
+/** Moves options typed before the command words (`flowport --json list-events`) after them. */
 function splitLeading(argv: string[]): { words: string[]; rest: string[] } {
   const moved: string[] = [];
   let i = 0;
@@ -243,8 +250,10 @@ function parseFor(c: CliCommand, args: string[]): { values: OptionValues; positi
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       // Name only the option, never a value typed after `=` (it could be a secret).
       const bad = args.find((a) => a.startsWith('-') && !((a.replace(/^-+/, '').split('=')[0] as string) in spec));
+      const typed = (bad ?? '').split('=')[0] as string;
+      const near = closestName(typed.replace(/^-+/, ''), Object.keys(spec));
       throw new UsageError(
-        `Unknown option ${(bad ?? '').split('=')[0]} for \`${usageLine(c)}\`. Run \`flowport ${c.words.join(' ')} --help\` for its options.`,
+        `${unknownNameMessage('option', typed, near ? `--${near}` : null)} Run \`flowport ${c.words.join(' ')} --help\` for the options of \`${usageLine(c)}\`.`,
       );
     }
     if (code.startsWith('ERR_PARSE_ARGS')) throw new UsageError((err as Error).message);
@@ -284,28 +293,56 @@ function match(all: CliCommand[], words: string[]): CliCommand | undefined {
     .sort((a, b) => b.words.length - a.words.length)[0];
 }
 
-/** Edit distance, for "did you mean" on a mistyped command. */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min(
-        (prev[j] ?? 0) + 1,
-        (cur[j - 1] ?? 0) + 1,
-        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
-}
+/**
+ * Agent commands before the naming rule (ADR 1000) gave every action one name: the old
+ * spelling answers with the new one instead of a bare "unknown command".
+ */
+const RENAMED_COMMANDS: Record<string, string> = {
+  manifest: 'get-manifest',
+  'docs search': 'search-docs',
+  'docs read': 'get-docs-page',
+  'openapi operation': 'get-open-api-operation',
+  grant: 'get-grant',
+  'plan-usage': 'get-plan-usage',
+  audit: 'list-audit',
+  setup: 'get-setup',
+  'endpoints list': 'list-endpoints',
+  'endpoints show': 'get-endpoint',
+  'events list': 'list-events',
+  'events show': 'get-event',
+  'events receipt': 'get-event-receipt',
+  'receipts show': 'get-receipt',
+  diagnostics: 'get-diagnostics',
+  replay: 'preview-replay',
+  'diagnostics share': 'preview-diagnostics-share',
+  'endpoints add': 'preview-endpoint-create',
+  'endpoints edit': 'preview-endpoint-edit',
+  'endpoints rotate-secret': 'preview-secret-rotate',
+  'endpoints delete': 'preview-endpoint-delete',
+  'endpoints test': 'preview-test-event',
+  'intents list': 'list-action-intents',
+  'intents show': 'get-action-intent',
+  'intents confirm': 'confirm-action-intent',
+  'intents cancel': 'cancel-action-intent',
+};
 
 function unknownCommand(all: CliCommand[], words: string[]): string {
   const typed = words.join(' ');
-  const group = all.filter((c) => c.words[0] === words[0]);
+  const renamed = RENAMED_COMMANDS[words.slice(0, 2).join(' ')] ?? RENAMED_COMMANDS[words[0] ?? ''];
+  if (renamed) {
+    const old = RENAMED_COMMANDS[words.slice(0, 2).join(' ')] ? words.slice(0, 2).join(' ') : words[0];
+    return `\`flowport ${old}\` is now \`flowport ${renamed}\` (one name per action: the MCP tool ${renamed.replace(/-/g, '_')}). Run \`flowport ${renamed} --help\`.`;
+  }
+  const group = all.filter((c) => c.words.length > 1 && c.words[0] === words[0]);
   if (group.length)
     return `\`flowport ${typed}\` is not a command. Under \`${words[0]}\`: ${group.map((c) => c.words.join(' ')).join(', ')}.`;
-  const near = [...new Set(all.map((c) => c.words[0] as string))].filter((w) => distance(w, words[0] ?? '') <= 2);
+  // A command is near when its name, or one of its hyphenated words, is a small typo away.
+  const first = words[0] ?? '';
+  const names = [...new Set(all.map((c) => c.words[0] as string))];
+  const near = names.filter(
+    (n) =>
+      editDistance(n, first) <= 2 || n.split('-').some((part) => part.length > 3 && editDistance(part, first) <= 1),
+  );
   return `Unknown command \`flowport ${typed}\`.${near.length ? ` Did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?` : ''} Run \`flowport --help\` for every command.`;
 }
 

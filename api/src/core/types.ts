@@ -121,9 +121,16 @@ export interface Operation<R extends OperationRequest = OperationRequest, O exte
    * wherever the scope is shown (manifest, MCP tool description).
    */
   scopeNote?: string;
+  /**
+   * Scopes of which the grant must also hold one (besides `scope`) for the call to succeed on
+   * some target: the OpenAPI security alternatives, the manifest's `scope_any_of`, `flowport doctor`.
+   */
+  scopeAnyOf?: readonly string[];
   meter: Meter | null;
   /** True when execution destroys data (MCP destructiveHint). */
   destructive?: boolean;
+  /** An execution with no further effect when repeated (MCP idempotentHint), e.g. cancelling an intent. */
+  idempotent?: boolean;
   /** True when the operation can start work in Shopify Flow (MCP openWorldHint). */
   openWorld?: boolean;
   /** Request headers the operation reads (lowercase). */
@@ -135,7 +142,7 @@ export interface Operation<R extends OperationRequest = OperationRequest, O exte
   errors: readonly ErrorCode[];
   /** MCP tool name and job-language description; null = not an MCP tool. */
   mcp: { name: string; title: string; description: string } | null;
-  /** CLI command words, e.g. ['events', 'list']; null = not in the CLI. */
+  /** CLI command words, e.g. ['list-events']; null = not in the CLI. */
   cli: readonly string[] | null;
   run(args: { ctx: OperationContext; input: OperationInput<R> }): Promise<z.infer<O>>;
 }

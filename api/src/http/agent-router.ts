@@ -5,6 +5,9 @@ import { bodyLimit } from 'hono/body-limit';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/idempotency.ts';
+import { closestName } from '../lib/suggest.ts';
+import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
@@ -60,13 +63,68 @@ export const ProblemSchema = z
  */
 export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
   const takesInput = Boolean(op.request.params || op.request.query || op.request.body || op.headers?.length);
+  // Every operation refuses a query parameter (and a body field) it does not define.
+  const closed: ErrorCode[] = ['unknown_field'];
   const capped = op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(op.operationId);
   const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
     (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
   );
-  // A body that is not JSON, not sent as application/json (app.ts maps both), or over the limit.
-  const body: ErrorCode[] = op.request.body ? ['invalid_json', 'unsupported_media_type', 'payload_too_large'] : [];
-  return [...new Set<ErrorCode>([...common, ...body, ...op.errors])];
+  // A body that is not JSON, not sent as application/json (app.ts maps both), or over the limit
+  // (the limit applies to every POST, with or without a declared body).
+  const body: ErrorCode[] = op.request.body ? ['invalid_json', 'unsupported_media_type'] : [];
+  const limit: ErrorCode[] = op.method === 'post' ? ['payload_too_large'] : [];
+  // Any other method on the operation's path answers 405 with `Allow` (app.ts).
+  const method: ErrorCode[] = ['method_not_allowed'];
+  return [...new Set<ErrorCode>([...common, ...closed, ...body, ...limit, ...method, ...op.errors])];
+}
+
+interface HeaderSpec {
+  description: string;
+  required?: boolean;
+  schema: { type: 'string' | 'integer' };
+}
+
+/** The response headers a client may need, described once; responseHeaders() says where each is sent. */
+export const RESPONSE_HEADERS = {
+  'X-Request-Id': {
+    description:
+      "The id of this request (`req_…`), also in a problem's `request_id`; quote it when asking for support.",
+    required: true,
+    schema: { type: 'string' },
+  },
+  'WWW-Authenticate': {
+    description:
+      'The bearer challenge (RFC 6750): `Bearer` when the request carried no credentials, `Bearer error="invalid_token"` when the token is invalid, expired or revoked.',
+    required: true,
+    schema: { type: 'string' },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying, sent when the refusal says when (`refusal.retry_after_s`).',
+    schema: { type: 'integer' },
+  },
+  Allow: {
+    description: 'The methods this path answers (RFC 9110), sent with 405.',
+    required: true,
+    schema: { type: 'string' },
+  },
+} as const satisfies Record<string, HeaderSpec>;
+
+export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
+
+/** The response headers sent with `status` for these codes (the same rules problemParts() applies). */
+export function responseHeaders(status: number, codes: readonly ErrorCode[]): ResponseHeaderName[] {
+  const out: ResponseHeaderName[] = ['X-Request-Id'];
+  if (status === 401) out.push('WWW-Authenticate');
+  if (status === 405) out.push('Allow');
+  if (codes.some((c) => RETRY_AFTER_CODES.has(c))) out.push('Retry-After');
+  return out;
+}
+
+/** Codes whose refusal can carry `retry_after_s` (and so a Retry-After header). */
+const RETRY_AFTER_CODES = new Set<ErrorCode>(['rate_limited', 'idempotency_key_in_use', 'service_unavailable']);
+
+function headersObject(names: readonly ResponseHeaderName[]) {
+  return Object.fromEntries(names.map((n) => [n, RESPONSE_HEADERS[n]]));
 }
 
 function errorResponses(op: AnyOperation) {
@@ -75,14 +133,42 @@ function errorResponses(op: AnyOperation) {
     const status = ERROR_CATALOG[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  const out: Record<string, { description: string; content: Record<string, { schema: z.ZodType }> }> = {};
+  const out: Record<
+    string,
+    { description: string; headers: Record<string, HeaderSpec>; content: Record<string, { schema: z.ZodType }> }
+  > = {};
   for (const [status, codes] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
     out[String(status)] = {
-      description: codes.map((c) => `\`${c}\`: ${ERROR_CATALOG[c].title}`).join('; '),
+      description: codes
+        .map((c) =>
+          c === 'method_not_allowed'
+            ? `\`${c}\`: any other method on this path (the \`Allow\` header lists the ones it answers)`
+            : `\`${c}\`: ${ERROR_CATALOG[c].title}`,
+        )
+        .join('; '),
+      headers: headersObject(responseHeaders(status, codes)),
       content: { 'application/problem+json': { schema: ProblemSchema } },
     };
   }
   return out;
+}
+
+/** Query parameters and JSON body fields of an HTTP request that `op` does not define. */
+async function unknownHttpInput(op: AnyOperation, c: Context<AppEnv>): Promise<UnknownField[]> {
+  const found: UnknownField[] = [];
+  const queryNames = Object.keys(op.request.query?.shape ?? {});
+  for (const name of Object.keys(c.req.queries())) {
+    if (!queryNames.includes(name))
+      found.push({ location: 'query', path: name, did_you_mean: closestName(name, queryNames) });
+  }
+  if (c.req.method !== 'GET' && /json/i.test(c.req.header('content-type') ?? '')) {
+    // A body that is not JSON is left to the validator (invalid_json).
+    const body: unknown = await c.req.json().catch(() => undefined);
+    if (op.request.body) found.push(...unknownFields(op.request.body, body, 'body'));
+    else if (typeof body === 'object' && body !== null && !Array.isArray(body))
+      for (const name of Object.keys(body)) found.push({ location: 'body', path: name, did_you_mean: null });
+  }
+  return found;
 }
 
 function bearerToken(c: Context): string | null {
@@ -136,10 +222,26 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
         Object.fromEntries(
           op.headers.map((h) => [
             h,
-            z
-              .string()
-              .optional()
-              .openapi({ param: { name: h, in: 'header' } }),
+            h === 'idempotency-key'
+              ? // Required, with its length: the operation answers idempotency_key_missing without it.
+                z
+                  .string()
+                  .optional()
+                  .openapi({
+                    param: {
+                      name: h,
+                      in: 'header',
+                      required: true,
+                      description: `Makes the confirmation safe to retry: 1–${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters without spaces (e.g. a UUID), unique per action, kept 24 h and scoped to your grant. The same key and request return the stored response; the same key with another request answers 422.`,
+                    },
+                    minLength: 1,
+                    maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+                    pattern: IDEMPOTENCY_KEY_PATTERN,
+                  })
+              : z
+                  .string()
+                  .optional()
+                  .openapi({ param: { name: h, in: 'header' } }),
           ]),
         ),
       );
@@ -154,23 +256,39 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
       c.set('principal', await authenticateToken(bearerToken(c), getServices(), c.get('requestId')));
       await next();
     };
+    // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.
+    const closedInput = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+      refuseUnknownFields(await unknownHttpInput(op, c));
+      await next();
+    };
     const route = createRoute({
-      ...(op.scope !== null ? { middleware: [authenticateFirst] } : {}),
+      middleware: op.scope !== null ? [authenticateFirst, closedInput] : [closedInput],
       method: op.method,
       path: op.path,
       operationId: op.operationId,
       summary: op.summary,
       description: op.description,
       tags: [op.family],
-      ...(op.scope ? { security: [{ [GRANT_SECURITY_SCHEME]: [op.scope] }] } : { security: [] }),
+      // One security requirement per way to hold what the call needs: `scope` and, where the
+      // target decides (confirm, cancel), one of `scopeAnyOf` (OpenAPI: alternatives are OR-ed).
+      security: op.scope
+        ? op.scopeAnyOf?.length
+          ? op.scopeAnyOf.map((s) => ({ [GRANT_SECURITY_SCHEME]: [op.scope, s] }))
+          : [{ [GRANT_SECURITY_SCHEME]: [op.scope] }]
+        : [],
       'x-flowport-scope': op.scope,
+      ...(op.scopeAnyOf?.length ? { 'x-flowport-scope-any-of': op.scopeAnyOf } : {}),
       'x-flowport-kind': op.kind,
       'x-flowport-meter': op.meter,
       'x-flowport-mcp-tool': op.mcp?.name ?? null,
       'x-flowport-error-codes': operationErrorCodes(op),
       request,
       responses: {
-        [successStatus]: { description: op.summary, content: { 'application/json': { schema: op.response } } },
+        [successStatus]: {
+          description: op.summary,
+          headers: headersObject(responseHeaders(successStatus, [])),
+          content: { 'application/json': { schema: op.response } },
+        },
         ...errorResponses(op),
       },
     } as Parameters<typeof createRoute>[0]);
@@ -206,7 +324,7 @@ export function openApiDocument(router: OpenAPIHono<AppEnv>) {
       title: `${PRODUCT.name} Agent Operations API`,
       version: PRODUCT.version,
       description:
-        'The scoped contract merchants, support and merchant-authorized agents use to investigate and recover events on their way into Shopify Flow. Read `GET /agent/v1/manifest` first. Errors are RFC 9457 problem+json with a stable `code` and a `docs_url`.',
+        'The scoped contract merchants, support and merchant-authorized agents use to investigate and recover events on their way into Shopify Flow. Read `GET /agent/v1/manifest` first. Errors are RFC 9457 problem+json with a stable `code` and a `docs_url`. Input is closed: a query parameter or body field an operation does not define is refused with 400 `unknown_field` (naming it and the name it probably meant), never ignored. Every response carries `X-Request-Id`.',
     },
     servers: [{ url: '/', description: 'The origin serving this document (the co-deployed API).' }],
   });

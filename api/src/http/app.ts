@@ -12,6 +12,7 @@ import { buildAgentRouter } from './agent-router.ts';
 import { problemResponse } from './problem-response.ts';
 import { mountStaticSite } from './static-site.ts';
 import type { AppEnv } from './types.ts';
+import { storeReady } from '../store/db.ts';
 
 export interface AppParts {
   services: Services;
@@ -71,9 +72,7 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
   app.get('/readyz', async (c) => {
     const checks: Record<string, boolean> = {};
     try {
-      await services.db.get('SELECT 1 AS ok');
-      // Reads may still work after a failed WAL sync, but writes are refused until a restart.
-      checks.store = !services.db.failure?.();
+      checks.store = await storeReady(services.db);
     } catch {
       checks.store = false;
     }

@@ -29,13 +29,10 @@ export function problemParts(
   const retryAfter = problem.refusal?.retry_after_s ?? err.options.retryAfterS;
   if (retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfter)));
   if (err.options.allow?.length) headers.Allow = err.options.allow.join(', ');
-  if (
-    err.code === 'missing_token' ||
-    err.code === 'invalid_token' ||
-    err.code === 'grant_expired' ||
-    err.code === 'grant_revoked'
-  ) {
-    headers['WWW-Authenticate'] = `Bearer error="invalid_token"`;
+  // RFC 6750 §3.1: no error attribute when the request carried no credentials at all.
+  if (err.code === 'missing_token') headers['WWW-Authenticate'] = 'Bearer';
+  if (err.code === 'invalid_token' || err.code === 'grant_expired' || err.code === 'grant_revoked') {
+    headers['WWW-Authenticate'] = 'Bearer error="invalid_token"';
   }
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }

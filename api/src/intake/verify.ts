@@ -126,7 +126,7 @@ function assertFresh(ts: SignedTimestamp, req: VerifyRequest, toleranceSec: numb
   if (skew > toleranceSec) {
     throw new AppError('timestamp_outside_tolerance', {
       detail: `The signed timestamp is ${skew} s away from Flowport's clock; the tolerance is ${toleranceSec} s.`,
-      extra: { tolerance_s: toleranceSec },
+      extra: { tolerance_sec: toleranceSec },
     });
   }
 }

@@ -359,12 +359,14 @@ export async function confirmIntent(
       extra: { intent_id: row.id },
     });
   }
-  const claim = await claimKey(services, principal.shopId, key, requestHash(['confirm', intentId]));
+  // The key is this grant's own: another grant's key of the same value is a different claim.
+  const scope = { shopId: principal.shopId, grantId: principal.grantId, operationId: 'confirmActionIntent' };
+  const claim = await claimKey(services, scope, key, requestHash(['confirm', intentId]));
   if (claim.kind === 'replay') return replayStored(claim);
   try {
     const out = await runConfirmation(caller, row);
     const body = JSON.stringify(out);
-    await completeKey(services, principal.shopId, key, 200, body);
+    await completeKey(services, scope, key, 200, body);
     return JSON.parse(body);
   } catch (err) {
     const state = await loadIntent(services.db, principal.shopId, intentId).then(
@@ -375,8 +377,8 @@ export async function confirmIntent(
     // The intent can never be confirmed now (refused, expired, already executed…): retries with
     // this key get this same refusal. Otherwise (a cap, a crash) nothing ran and the intent is
     // still previewed: forget the claim so the caller can fix the cause and retry with the key.
-    if (settled) await completeKeyWithRefusal(services, principal.shopId, key, err);
-    else await releaseKey(services, principal.shopId, key);
+    if (settled) await completeKeyWithRefusal(services, scope, key, err);
+    else await releaseKey(services, scope, key);
     throw err;
   }
 }

@@ -5,14 +5,19 @@
 // A refusal is stored too when it settles the intent (it can never be confirmed
 // afterwards), so retries get the same refusal; otherwise the claim is released
 // and the caller may fix the cause and retry with the same key.
-// Stored responses are sealed with the SecretBox because a confirmation
+// A key belongs to one grant and one operation in one shop (KeyScope): another grant that
+// sends the same key gets its own claim, never this grant's stored response.
+// Stored responses are sealed with the SecretBox (the data key) because a confirmation
 // response can carry a secret shown once (new signing secret, share link).
 import type { ErrorCode } from '../errors/catalog.ts';
 import { AppError, type AppErrorOptions } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Services } from '../core/types.ts';
 
-const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+/** The longest Idempotency-Key accepted (printable ASCII, no spaces); the contract states it. */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+export const IDEMPOTENCY_KEY_PATTERN = `^[\\x21-\\x7e]{1,${IDEMPOTENCY_KEY_MAX_LENGTH}}$`;
+const KEY_RE = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 
 export function validateIdempotencyKey(key: string | undefined | null): string {
   if (key === undefined || key === null || key.trim() === '') {
@@ -43,29 +48,36 @@ interface KeyRow {
   created_at: number | string;
 }
 
+/** Whose key it is: a key is unique per shop, grant and operation. */
+export interface KeyScope {
+  shopId: string;
+  grantId: string;
+  operationId: string;
+}
+
+const WHERE_KEY = 'shop_id = ? AND grant_id = ? AND operation_id = ? AND idem_key = ?';
+const keyParams = (scope: KeyScope, key: string) => [scope.shopId, scope.grantId, scope.operationId, key];
+
 export type Claim = { kind: 'claimed' } | { kind: 'replay'; body: string; status: number };
 
 /**
  * Claims `key` for `hash`, or returns the stored response. Throws 422 for a
  * different request and 409 while the first request is still running.
  */
-export async function claimKey(services: Services, shopId: string, key: string, hash: string): Promise<Claim> {
+export async function claimKey(services: Services, scope: KeyScope, key: string, hash: string): Promise<Claim> {
   const { db } = services;
   const now = services.now();
   const ttl = services.config.intents.idempotencyKeyTtlMs;
   return db.tx(async (tx) => {
     // Keys older than the TTL are forgotten (pruned here, for this shop, on use).
-    await tx.run('DELETE FROM idempotency_keys WHERE shop_id = ? AND created_at < ?', [shopId, now - ttl]);
+    await tx.run('DELETE FROM idempotency_keys WHERE shop_id = ? AND created_at < ?', [scope.shopId, now - ttl]);
     const inserted = await tx.run(
-      `INSERT INTO idempotency_keys (shop_id, idem_key, request_hash, state, created_at)
-       VALUES (?, ?, ?, 'in_progress', ?) ON CONFLICT (shop_id, idem_key) DO NOTHING`,
-      [shopId, key, hash, now],
+      `INSERT INTO idempotency_keys (shop_id, grant_id, operation_id, idem_key, request_hash, state, created_at)
+       VALUES (?, ?, ?, ?, ?, 'in_progress', ?) ON CONFLICT (shop_id, grant_id, operation_id, idem_key) DO NOTHING`,
+      [...keyParams(scope, key), hash, now],
     );
     if (inserted.changes === 1) return { kind: 'claimed' } as const;
-    const row = await tx.get<KeyRow>('SELECT * FROM idempotency_keys WHERE shop_id = ? AND idem_key = ?', [
-      shopId,
-      key,
-    ]);
+    const row = await tx.get<KeyRow>(`SELECT * FROM idempotency_keys WHERE ${WHERE_KEY}`, keyParams(scope, key));
     if (!row)
       throw new AppError('idempotency_key_in_use', {
         detail: 'The Idempotency-Key is being processed; retry shortly.',
@@ -93,14 +105,14 @@ export async function claimKey(services: Services, shopId: string, key: string, 
 
 export async function completeKey(
   services: Services,
-  shopId: string,
+  scope: KeyScope,
   key: string,
   status: number,
   body: string,
 ): Promise<void> {
   await services.db.run(
-    `UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? WHERE shop_id = ? AND idem_key = ?`,
-    [status, services.secrets.encrypt(body), shopId, key],
+    `UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? WHERE ${WHERE_KEY}`,
+    [status, services.secrets.encrypt(body), ...keyParams(scope, key)],
   );
 }
 
@@ -115,12 +127,12 @@ interface StoredRefusal {
  */
 export async function completeKeyWithRefusal(
   services: Services,
-  shopId: string,
+  scope: KeyScope,
   key: string,
   err: AppError,
 ): Promise<void> {
   const stored: StoredRefusal = { refusal: { code: err.code, options: err.options } };
-  await completeKey(services, shopId, key, err.status, JSON.stringify(stored));
+  await completeKey(services, scope, key, err.status, JSON.stringify(stored));
 }
 
 /** A stored response replayed: the refusal thrown again, or the success body parsed. */
@@ -134,9 +146,9 @@ export function replayStored(claim: { body: string; status: number }): unknown {
 }
 
 /** Forgets a claim whose request was refused before anything ran, so the caller may fix the cause and retry. */
-export async function releaseKey(services: Services, shopId: string, key: string): Promise<void> {
-  await services.db.run(`DELETE FROM idempotency_keys WHERE shop_id = ? AND idem_key = ? AND state = 'in_progress'`, [
-    shopId,
-    key,
-  ]);
+export async function releaseKey(services: Services, scope: KeyScope, key: string): Promise<void> {
+  await services.db.run(
+    `DELETE FROM idempotency_keys WHERE ${WHERE_KEY} AND state = 'in_progress'`,
+    keyParams(scope, key),
+  );
 }

@@ -7,11 +7,19 @@ import { McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/se
 import { errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { AppError, type Problem, toProblem } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
+import { refuseUnknownFields, unknownFields } from '../operations/closed-input.ts';
 import { invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { markdownTwinPath } from '../services/docs.ts';
 import { registerResources } from './resources.ts';
-import { headerInputName, mcpOperations, toolAnnotations, toolDescription, toolInputSchema } from './tools.ts';
+import {
+  headerInputName,
+  mcpOperations,
+  toolAnnotations,
+  toolDescription,
+  toolInputSchema,
+  toolOutputSchema,
+} from './tools.ts';
 
 export interface McpCallContext {
   services: Services;
@@ -26,7 +34,7 @@ export interface McpCallContext {
 
 export const MCP_SERVER_INSTRUCTIONS = [
   `${PRODUCT.name} relays outside events into Shopify Flow and records a receipt for each.`,
-  'Start with read_manifest: it lists every capability, the scope each needs and the safety boundaries.',
+  'Start with get_manifest: it lists every capability, the scope each needs and the safety boundaries.',
   'Side effects are action intents: call a preview tool first, read its effects and warnings, then confirm it with the matching confirm tool (needs an execute scope).',
   'When a tool returns isError, read the problem: refusal.reason says why, refusal.next_steps says what to do (docs page, manifest, OpenAPI, then ask a human). Never try to work around a refusal.',
 ].join(' ');
@@ -45,6 +53,21 @@ function advertiseOnly(schema: z.ZodObject): StandardSchemaWithJSON<Record<strin
       vendor: 'flowport',
       validate: (value: unknown) => ({ value: (value ?? {}) as Record<string, unknown> }),
       jsonSchema: std.jsonSchema,
+    },
+  };
+}
+
+/**
+ * The tool's output schema as advertised: the OpenAPI response schema itself (toolOutputSchema).
+ * The result is the operation's own output, serialised exactly as the HTTP API does.
+ */
+function advertiseJson(json: Record<string, unknown>): StandardSchemaWithJSON<Record<string, unknown>> {
+  return {
+    '~standard': {
+      version: 1 as const,
+      vendor: 'flowport',
+      validate: (value: unknown) => ({ value: (value ?? {}) as Record<string, unknown> }),
+      jsonSchema: { input: () => json, output: () => json },
     },
   };
 }
@@ -92,7 +115,9 @@ export async function callOperationTool(op: AnyOperation, args: unknown, call: M
   const { services } = call;
   const publicUrl = services.config.publicUrl;
   try {
-    const parsed = toolInputSchema(op).safeParse(args ?? {});
+    const schema = toolInputSchema(op);
+    refuseUnknownFields(unknownFields(schema, args ?? {}, 'arguments'));
+    const parsed = schema.safeParse(args ?? {});
     if (!parsed.success) {
       const errors = zodIssues(parsed.error);
       throw new AppError('invalid_request', {
@@ -149,7 +174,12 @@ function isOperationField(op: AnyOperation, field: string): boolean {
 export function createFlowportMcpServer(call: McpCallContext): McpServer {
   const server = new McpServer(
     { name: 'flowport', title: `${PRODUCT.name} (${PRODUCT.edition})`, version: PRODUCT.version },
-    { instructions: MCP_SERVER_INSTRUCTIONS },
+    {
+      instructions: MCP_SERVER_INSTRUCTIONS,
+      // A stateless endpoint with no stream: the tool and resource lists never change under a
+      // client, so no listChanged (and no subscriptions) are advertised.
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+    },
   );
   for (const op of mcpOperations(call.operations)) {
     const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
@@ -159,7 +189,7 @@ export function createFlowportMcpServer(call: McpCallContext): McpServer {
         title: mcp.title,
         description: toolDescription(op),
         inputSchema: advertiseOnly(toolInputSchema(op)),
-        outputSchema: op.response,
+        outputSchema: advertiseJson(toolOutputSchema(op, call.operations)),
         annotations: { title: mcp.title, ...toolAnnotations(op) },
         _meta: { 'flowport/operation_id': op.operationId, 'flowport/scope': op.scope, 'flowport/family': op.family },
       },

@@ -2,6 +2,7 @@
 // output schema and annotations all come from the operation. Nothing here
 // describes a tool by hand; add an operation with `mcp: {...}` and its tool exists.
 import { z } from '@hono/zod-openapi';
+import { buildOpenApiDocument } from '../http/openapi.ts';
 import { OPERATIONS } from '../operations/registry.ts';
 import type { AnyOperation, Family } from '../core/types.ts';
 
@@ -39,16 +40,26 @@ export function mcpOperations(operations: readonly AnyOperation[] = OPERATIONS):
   return operations.filter((op) => op.mcp !== null);
 }
 
-/** Annotations follow from what the operation does to the world (its kind), never typed twice. */
+/**
+ * Annotations follow from what the operation does to the world (its kind), never typed twice.
+ * `openWorldHint` only where a call can reach Shopify Flow: an execution of an open-world
+ * operation (a preview records an intent and reaches nothing outside).
+ */
 export function toolAnnotations(op: AnyOperation): ToolAnnotations {
-  const openWorldHint = op.openWorld ?? false;
-  if (op.kind === 'read') return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint };
+  if (op.kind === 'read')
+    return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
   // A preview records a new intent each call and changes nothing else.
   if (op.kind === 'preview')
-    return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint };
-  // A confirmation keyed by an Idempotency-Key replays its stored answer on a repeat call.
-  const idempotent = (op.headers ?? []).includes('idempotency-key');
-  return { readOnlyHint: false, destructiveHint: op.destructive ?? false, idempotentHint: idempotent, openWorldHint };
+    return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+  // A confirmation keyed by an Idempotency-Key replays its stored answer on a repeat call; an
+  // operation marked idempotent (cancel) has no further effect when repeated.
+  const idempotent = (op.headers ?? []).includes('idempotency-key') || (op.idempotent ?? false);
+  return {
+    readOnlyHint: false,
+    destructiveHint: op.destructive ?? false,
+    idempotentHint: idempotent,
+    openWorldHint: op.openWorld ?? false,
+  };
 }
 
 /**
@@ -71,7 +82,8 @@ export function toolInputSchema(op: AnyOperation): z.ZodObject {
     // decides, e.g. idempotency_key_missing), so both surfaces answer with the same code.
     shape[name] = z.string().max(255).optional().describe(hint);
   }
-  return z.object(shape);
+  // Closed like the HTTP request bodies: an argument the tool does not define is refused (unknown_field).
+  return z.strictObject(shape);
 }
 
 export interface McpToolDefinition {
@@ -84,7 +96,7 @@ export interface McpToolDefinition {
   method: string;
   path: string;
   kind: AnyOperation['kind'];
-  /** Required scope; null = public operation (the MCP endpoint itself still needs a grant token). */
+  /** Required scope; null = no scope needed (the MCP endpoint itself still needs a grant token). */
   scope: string | null;
   annotations: ToolAnnotations;
   inputSchema: Record<string, unknown>;
@@ -97,6 +109,60 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   return json;
 }
 
+type Json = Record<string, unknown>;
+const COMPONENT_REF = '#/components/schemas/';
+
+const openApiDocs = new WeakMap<readonly AnyOperation[], Json>();
+function openApiFor(operations: readonly AnyOperation[]): Json {
+  let doc = openApiDocs.get(operations);
+  if (!doc) {
+    doc = JSON.parse(JSON.stringify(buildOpenApiDocument(operations))) as Json;
+    openApiDocs.set(operations, doc);
+  }
+  return doc;
+}
+
+/**
+ * A tool's output schema is its operation's success response schema in the OpenAPI document,
+ * as is: the same openness and the same formats (`date-time`) as the HTTP contract. Component
+ * references become `$defs`; the root is the object itself (MCP wants `type: object` there).
+ */
+export function toolOutputSchema(op: AnyOperation, operations: readonly AnyOperation[] = OPERATIONS): Json {
+  const doc = openApiFor(operations) as {
+    paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: Json }> }> }>>;
+    components?: { schemas?: Record<string, Json> };
+  };
+  const components = doc.components?.schemas ?? {};
+  const response = doc.paths[op.path]?.[op.method]?.responses[String(op.successStatus ?? 200)];
+  const root = response?.content['application/json']?.schema;
+  if (!root) throw new Error(`No OpenAPI response schema for ${op.operationId}.`);
+  const defs: Record<string, Json> = {};
+  const rewrite = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rewrite);
+    if (node === null || typeof node !== 'object') return node;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$ref' && typeof v === 'string' && v.startsWith(COMPONENT_REF)) {
+        const name = v.slice(COMPONENT_REF.length);
+        if (!(name in defs)) {
+          defs[name] = {};
+          defs[name] = rewrite(components[name] ?? {}) as Json;
+        }
+        out.$ref = `#/$defs/${name}`;
+      } else out[k] = rewrite(v);
+    }
+    return out;
+  };
+  const top =
+    typeof root.$ref === 'string' && root.$ref.startsWith(COMPONENT_REF)
+      ? (components[root.$ref.slice(COMPONENT_REF.length)] ?? {})
+      : root;
+  const rewritten = rewrite(top) as Json;
+  // An object built by composition (allOf) says so at its root, as MCP requires.
+  const schema = rewritten.type === undefined ? { type: 'object', ...rewritten } : rewritten;
+  return Object.keys(defs).length ? { ...schema, $defs: defs } : schema;
+}
+
 /** What a tool says about itself beyond the operation's job description. */
 export function toolDescription(op: AnyOperation): string {
   const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
@@ -104,7 +170,7 @@ export function toolDescription(op: AnyOperation): string {
     ? `Requires ${op.scopeNote}`
     : op.scope
       ? `Requires the \`${op.scope}\` scope.`
-      : 'Public (any grant).';
+      : 'Needs no scope (any grant token opens the MCP endpoint).';
   return `${mcp.description} ${scope}`;
 }
 
@@ -128,7 +194,7 @@ export function mcpToolDefinitions(operations: readonly AnyOperation[] = OPERATI
       scope: op.scope,
       annotations: toolAnnotations(op),
       inputSchema: jsonSchema(toolInputSchema(op), 'input'),
-      outputSchema: jsonSchema(op.response, 'output'),
+      outputSchema: toolOutputSchema(op, operations),
     };
   });
 }

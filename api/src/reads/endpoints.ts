@@ -4,7 +4,7 @@ import { joinUrl } from '../docs-paths.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { OperationContext, Services } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
-import type { EndpointRow } from '../services/endpoints.ts';
+import { configFromSnake, configToSnake, type EndpointRow } from '../services/endpoints.ts';
 
 /** The window of recent events by state that endpoint reads show. */
 export const RECENT_WINDOW_HOURS = 24;
@@ -12,10 +12,10 @@ export const RECENT_WINDOW_HOURS = 24;
 export type EndpointView = ReturnType<typeof endpointView>;
 
 /** Non-secret config keys copied from config_json (allow-list: anything new stays hidden until listed). */
-const SAFE_CONFIG_KEYS = ['hmac', 'staticHeader', 'basic', 'toleranceSec', 'dedupeWindowHours', 'mapping'] as const;
+const SAFE_CONFIG_KEYS = ['hmac', 'static_header', 'basic', 'tolerance_sec', 'dedupe_window_hours', 'mapping'] as const;
 
 export function endpointView(row: EndpointRow, publicUrl: string, now: number) {
-  const cfg = JSON.parse(row.config_json) as Record<string, unknown>;
+  const cfg = configToSnake(configFromSnake(JSON.parse(row.config_json)));
   const config: Record<string, unknown> = {};
   for (const k of SAFE_CONFIG_KEYS) if (cfg[k] !== undefined) config[k] = cfg[k];
   const prevUntil = row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at);

@@ -13,6 +13,7 @@ import {
   recoveryOptions,
   replayedBy,
   shopFacts,
+  withRecentDeliveries,
 } from './events.ts';
 import { limitsForShop } from '../usage/meters.ts';
 import type { OperationContext } from '../core/types.ts';
@@ -43,7 +44,14 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
   const now = ctx.services.now();
   const row = await getShopEvent(db, p.shopId, input.eventId);
   if (!row) throw new AppError('not_found', { detail: `No event ${input.eventId} in this shop.` });
-  const facts = await shopFacts(db, p.shopId, now);
+  // The recent-delivery check a replay preview makes, so `replay` says what a preview would.
+  const facts = await withRecentDeliveries(
+    db,
+    p.shopId,
+    await shopFacts(db, p.shopId, now),
+    [row],
+    config.intents.recentDeliveryWindowMs,
+  );
   const [attempts, replays, endpoint, limits] = await Promise.all([
     eventAttempts(db, row.id),
     replayedBy(db, p.shopId, row.id),

@@ -3,7 +3,7 @@
 import { AppError } from '../errors/problem.ts';
 import { isId } from '../ids.ts';
 import { EVENT_STATES } from '../handoff/outcomes.ts';
-import { eventSummary, listEvents } from './events.ts';
+import { eventSummary, listEvents, withRecentDeliveries } from './events.ts';
 import type { OperationContext } from '../core/types.ts';
 import { openCursor, sealCursor } from './shared.ts';
 
@@ -66,6 +66,14 @@ export async function listEventsPage({ ctx, input }: { ctx: OperationContext; in
     limit: input.limit,
   });
   const last = rows.at(-1);
+  // The recent-delivery check a replay preview makes, for the page's replayable events.
+  await withRecentDeliveries(
+    ctx.services.db,
+    p.shopId,
+    facts,
+    rows,
+    ctx.services.config.intents.recentDeliveryWindowMs,
+  );
   return {
     data: rows.map((r) => eventSummary(r, facts)),
     page: {

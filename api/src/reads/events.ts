@@ -18,6 +18,7 @@ import {
 } from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
 import type { Services } from '../core/types.ts';
+import type { AuthMode } from '../services/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import { consumeCapRemaining } from './usage-view.ts';
 import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
@@ -62,6 +63,7 @@ export interface EventRow extends Omit<StoredEvent, 'body'> {
   has_body: number;
   ep_status: string;
   ep_deleted_at: number | null;
+  ep_auth_mode: string;
 }
 
 /** Columns every event read selects: never `body`. */
@@ -69,7 +71,8 @@ const EVENT_COLUMNS = `e.id, e.shop_id, e.endpoint_id, e.receipt_id, e.state, e.
   e.event_type, e.sender, e.body_size, e.body_sha256, e.resource_id, e.related_resource_id, e.config_version, e.received_at,
   e.updated_at, e.next_attempt_at, e.attempt_count, e.delivered_at, e.retention_state, e.body_expires_at, e.duplicate_of,
   e.replay_of, e.is_test, e.possible_duplicate_deliveries,
-  CASE WHEN e.body IS NULL THEN 0 ELSE 1 END AS has_body, ep.status AS ep_status, ep.deleted_at AS ep_deleted_at`;
+  CASE WHEN e.body IS NULL THEN 0 ELSE 1 END AS has_body, ep.status AS ep_status, ep.deleted_at AS ep_deleted_at,
+  ep.auth_mode AS ep_auth_mode`;
 
 const FROM = 'FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id';
 
@@ -91,6 +94,12 @@ export interface EventFilter {
 export interface ShopFacts {
   connection_status: string;
   replaysRemaining: number;
+  /**
+   * Events read whose sender event (the original or any replay of it) was delivered to Flow within
+   * the recent-delivery window, with that delivery time: a replay preview then needs
+   * `acknowledge_recent_delivery` (see withRecentDeliveries).
+   */
+  recentDeliveries?: Map<string, number>;
   /** When the facts were read: a body past its expiry counts as gone before the retention sweep purges it. */
   now: number;
 }
@@ -106,11 +115,99 @@ export async function shopFacts(db: Db, shopId: string, now: number): Promise<Sh
   };
 }
 
-/** Replay availability of a listed event: the handoff rule plus the plan's replay cap. */
+/**
+ * The latest Flow delivery of each event's sender event: the original and every replay of it at
+ * any depth, so replaying an older replay cannot skip the acknowledgement a fresh delivery
+ * needs. Batched for a page of events: one parent lookup per replay depth, then one recursive
+ * query over the families (the events_replays index), whatever the page size.
+ */
+export async function lastFamilyDeliveries(
+  db: Db,
+  shopId: string,
+  events: readonly { id: string; replay_of: string | null }[],
+): Promise<Map<string, number>> {
+  const rootOf = new Map<string, string>();
+  // Walk up replay_of until every event has its original (the family root).
+  let pending = new Map<string, string>(); // event id -> the ancestor to look up next
+  for (const ev of events) {
+    if (ev.replay_of) pending.set(ev.id, ev.replay_of);
+    else rootOf.set(ev.id, ev.id);
+  }
+  for (let depth = 0; pending.size > 0 && depth < 100; depth++) {
+    const ids = [...new Set(pending.values())];
+    const parents = await db.all<{ id: string; replay_of: string | null }>(
+      `SELECT id, replay_of FROM events WHERE shop_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+      [shopId, ...ids],
+    );
+    const up = new Map(parents.map((p) => [p.id, p.replay_of]));
+    const next = new Map<string, string>();
+    for (const [id, ancestor] of pending) {
+      const further = up.get(ancestor);
+      if (further) next.set(id, further);
+      else rootOf.set(id, ancestor);
+    }
+    pending = next;
+  }
+  for (const [id, ancestor] of pending) rootOf.set(id, ancestor);
+  const roots = [...new Set(rootOf.values())];
+  const out = new Map<string, number>();
+  if (roots.length === 0) return out;
+  const rows = await db.all<{ root: string; last: number | string | null }>(
+    `WITH RECURSIVE family(root, id) AS (
+       SELECT id, id FROM events WHERE shop_id = ? AND id IN (${roots.map(() => '?').join(', ')})
+       UNION SELECT f.root, e.id FROM events e JOIN family f ON e.shop_id = ? AND e.replay_of = f.id
+     )
+     SELECT f.root AS root, MAX(e.delivered_at) AS last FROM family f JOIN events e ON e.id = f.id GROUP BY f.root`,
+    [shopId, ...roots, shopId],
+  );
+  const lastByRoot = new Map(rows.filter((r) => r.last !== null).map((r) => [r.root, Number(r.last)]));
+  for (const [id, root] of rootOf) {
+    const last = lastByRoot.get(root);
+    if (last !== undefined) out.set(id, last);
+  }
+  return out;
+}
+
+/** lastFamilyDeliveries() for one event. */
+export async function lastFamilyDelivery(
+  db: Db,
+  shopId: string,
+  ev: { id: string; replay_of: string | null },
+): Promise<number | null> {
+  return (await lastFamilyDeliveries(db, shopId, [ev])).get(ev.id) ?? null;
+}
+
+/**
+ * Fills facts.recentDeliveries for the rows read whose replay is otherwise available: the
+ * same recent-delivery check a replay preview makes, so a read never shows a replay a plain
+ * preview would refuse without saying which acknowledgement it needs.
+ */
+export async function withRecentDeliveries(
+  db: Db,
+  shopId: string,
+  facts: ShopFacts,
+  rows: readonly EventRow[],
+  windowMs: number,
+): Promise<ShopFacts> {
+  const candidates = rows.filter((row) => eventReplay(row, facts).available);
+  const last = await lastFamilyDeliveries(db, shopId, candidates);
+  const recent = new Map<string, number>();
+  for (const [id, at] of last) if (facts.now - at < windowMs) recent.set(id, at);
+  facts.recentDeliveries = recent;
+  return facts;
+}
+
+/** The body field a replay preview must set to true after a recent delivery. */
+export const RECENT_DELIVERY_ACKNOWLEDGEMENT = 'acknowledge_recent_delivery';
+
+/**
+ * Replay availability of a read event: the handoff rule, the plan's replay cap, and the
+ * recent-delivery safety check (available, with the acknowledgement a preview needs).
+ */
 export function eventReplay(
   row: EventRow,
   facts: ShopFacts,
-): { available: boolean; reason: string | null; detail: string | null } {
+): { available: boolean; reason: string | null; detail: string | null; acknowledgements: string[] } {
   // Like the replay preview: a body past its expiry is gone even if the sweep has not purged it yet.
   const bodyExpired = row.body_expires_at !== null && Number(row.body_expires_at) <= facts.now;
   const r = replayAvailability(
@@ -122,11 +219,26 @@ export function eventReplay(
     { status: row.ep_status, deleted_at: row.ep_deleted_at },
     { connection_status: facts.connection_status },
   );
-  if (!r.available) return { available: false, reason: r.reason ?? null, detail: r.detail ?? null };
+  if (!r.available)
+    return { available: false, reason: r.reason ?? null, detail: r.detail ?? null, acknowledgements: [] };
   if (facts.replaysRemaining <= 0) {
-    return { available: false, reason: REPLAY_PLAN_LIMIT.reason, detail: REPLAY_PLAN_LIMIT.detail };
+    return {
+      available: false,
+      reason: REPLAY_PLAN_LIMIT.reason,
+      detail: REPLAY_PLAN_LIMIT.detail,
+      acknowledgements: [],
+    };
   }
-  return { available: true, reason: null, detail: null };
+  const recent = facts.recentDeliveries?.get(row.id);
+  if (recent !== undefined) {
+    return {
+      available: true,
+      reason: 'recent_delivery',
+      detail: `This sender event was delivered to Flow at ${new Date(recent).toISOString()}, minutes ago; a replay starts another workflow run, so a replay preview needs \`${RECENT_DELIVERY_ACKNOWLEDGEMENT}: true\`.`,
+      acknowledgements: [RECENT_DELIVERY_ACKNOWLEDGEMENT],
+    };
+  }
+  return { available: true, reason: null, detail: null, acknowledgements: [] };
 }
 
 /**
@@ -228,6 +340,7 @@ export function eventSummary(row: EventRow, facts: ShopFacts) {
   return {
     id: row.id,
     endpoint_id: row.endpoint_id,
+    auth_mode: row.ep_auth_mode as AuthMode,
     receipt_id: row.receipt_id,
     state: row.state as EventState,
     received_at: new Date(Number(row.received_at)).toISOString(),
@@ -343,7 +456,7 @@ export function recoveryOptions(row: EventRow, facts: ShopFacts, publicUrl: stri
       action: 'replay',
       available: replay.available,
       description: replay.available
-        ? 'Preview a replay, then confirm it. A replay creates a new event linked by replay_of and starts a new Flow run.'
+        ? `Preview a replay, then confirm it. A replay creates a new event linked by replay_of and starts a new Flow run.${replay.acknowledgements.length ? ` ${replay.detail}` : ''}`
         : `Replay is not available: ${replay.detail ?? replay.reason}`,
       docs_url: url(DOCS_PATHS.replay),
       required_scope: 'replay:preview',

@@ -6,6 +6,7 @@ import { SHOP_HOLDS, shopHoldFor } from '../handoff/outcomes.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
 import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
 import type { Db } from '../store/db.ts';
+import { rejectedIntakeCounts } from './receipts.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
 
 export interface ReadinessCheck {
@@ -118,7 +119,13 @@ export async function readinessChecks(
   const total = Object.values(c).reduce((a, b) => a + b, 0);
   const noWorkflow = c.no_workflow ?? 0;
   const failed = c.failed ?? 0;
-  const rejected = c.rejected ?? 0;
+  // Refused intake requests are receipts (and tallies), not events: count those.
+  const refusedByCode = await rejectedIntakeCounts(db, shopId, now - WINDOW_MS, endpointId);
+  const rejected = Object.values(refusedByCode).reduce((a, b) => a + b, 0);
+  const byCode = Object.entries(refusedByCode)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([code, n]) => `${code} ${n}`)
+    .join(', ');
   const delivered = c.delivered ?? 0;
   checks.push({
     check: 'recent_deliveries',
@@ -138,7 +145,7 @@ export async function readinessChecks(
     status: rejected > 0 ? 'warn' : 'pass',
     detail:
       rejected > 0
-        ? `${rejected} request(s) rejected at intake in 24 h (signature or validation). Check the sender's signing secret and the endpoint's auth mode.`
+        ? `${rejected} request(s) refused at intake in 24 h (${byCode}). Open their receipts (recent_receipts) and the docs page of each code; for signature codes check the sender's signing secret and the endpoint's auth mode.`
         : 'No rejected requests in 24 h.',
     docs_url: url(DOCS_PATHS.authModes),
   });

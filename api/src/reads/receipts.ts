@@ -9,6 +9,7 @@ import type { TriggerVariant } from '../services/endpoints.ts';
 import { flowReadiness } from '../handoff/flow-readiness.ts';
 import { ACK_HTTP_STATUS, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { ID_PREFIXES } from '../ids.ts';
+import type { AuthMode } from '../services/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import type { OperationContext } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
@@ -102,6 +103,8 @@ export async function countEndpointReceipts(db: Db, endpointId: string): Promise
 }
 
 export async function receiptView(db: Db, r: ReceiptRow) {
+  // The auth mode requests to this endpoint are verified with (fixed when the endpoint is created).
+  const endpoint = await db.get<{ auth_mode: string }>('SELECT auth_mode FROM endpoints WHERE id = ?', [r.endpoint_id]);
   const ev = r.event_id
     ? await db.get<{
         state: string;
@@ -123,6 +126,7 @@ export async function receiptView(db: Db, r: ReceiptRow) {
     id: r.id,
     event_id: r.event_id,
     endpoint_id: r.endpoint_id,
+    auth_mode: (endpoint?.auth_mode ?? null) as AuthMode | null,
     request_id: r.request_id,
     received_at: new Date(Number(r.received_at)).toISOString(),
     auth_result: r.auth_result,
@@ -149,6 +153,39 @@ export async function receiptView(db: Db, r: ReceiptRow) {
         }
       : null,
   };
+}
+
+/**
+ * Intake requests refused (HTTP status 400 or above) since `since`, by error code: the stored
+ * receipts of refused requests plus the ones only tallied (beyond the per-endpoint receipt
+ * budget, migration 0100). What diagnostics' sender-rejection check counts.
+ */
+export async function rejectedIntakeCounts(
+  db: Db,
+  shopId: string,
+  since: number,
+  endpointId?: string,
+): Promise<Record<string, number>> {
+  const byEndpoint = endpointId ? ' AND endpoint_id = ?' : '';
+  const params: SqlParam[] = endpointId ? [shopId, since, endpointId] : [shopId, since];
+  const [stored, tallied] = await Promise.all([
+    db.all<{ code: string | null; n: number | string }>(
+      `SELECT error_code AS code, COUNT(*) AS n FROM receipts
+        WHERE shop_id = ? AND received_at >= ? AND http_status >= 400${byEndpoint} GROUP BY error_code`,
+      params,
+    ),
+    db.all<{ code: string; n: number | string }>(
+      `SELECT error_code AS code, SUM(count) AS n FROM intake_rejection_tallies
+        WHERE shop_id = ? AND minute_start >= ?${byEndpoint} GROUP BY error_code`,
+      params,
+    ),
+  ]);
+  const out: Record<string, number> = {};
+  for (const r of [...stored, ...tallied]) {
+    const code = r.code ?? 'unknown';
+    out[code] = (out[code] ?? 0) + Number(r.n);
+  }
+  return out;
 }
 
 /** The intake receipt of one event of the caller's shop (getEventReceipt). */

@@ -1,6 +1,7 @@
 // Endpoints: one sender lane each. Config is versioned; secrets are encrypted
 // at rest, shown once on create, and afterwards only as their last 4 characters.
 import { randomBytes } from 'node:crypto';
+import { type AuditActor, appendAudit } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
@@ -113,8 +114,56 @@ export const PLAIN_MAPPING: EndpointMapping = {
   eventTypePath: 'type',
 };
 
+/**
+ * The one naming rule for endpoint configuration on the wire and at rest: snake_case (ADR 1000).
+ * In code the configuration keeps its TypeScript (camelCase) field names; these keys are the
+ * only ones that differ, and every read and write of `config_json`, every API input and every
+ * output goes through configToSnake()/configFromSnake(). Migration 1001 renamed stored keys.
+ */
+export const CONFIG_KEY_NAMES = {
+  senderLabel: 'sender_label',
+  triggerVariant: 'trigger_variant',
+  authMode: 'auth_mode',
+  staticHeader: 'static_header',
+  toleranceSec: 'tolerance_sec',
+  dedupeWindowHours: 'dedupe_window_hours',
+  timestampHeader: 'timestamp_header',
+  resourceIdPath: 'resource_id_path',
+  relatedResourceIdPath: 'related_resource_id_path',
+  requiredPaths: 'required_paths',
+  externalId: 'external_id',
+  eventTypePath: 'event_type_path',
+} as const;
+
+const TO_CAMEL: Record<string, string> = Object.fromEntries(
+  Object.entries(CONFIG_KEY_NAMES).map(([camel, snake]) => [snake, camel]),
+);
+
+function renameKeys(value: unknown, names: Record<string, string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => renameKeys(v, names));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([k, v]) => [names[k] ?? k, renameKeys(v, names)]),
+  );
+}
+
+/** A configuration (or part of one: mapping, hmac) as the API and the store spell it. */
+export function configToSnake<T>(config: T): Record<string, unknown> {
+  return renameKeys(config, CONFIG_KEY_NAMES) as Record<string, unknown>;
+}
+
+/** An API input or stored configuration (snake_case) with the field names code uses. */
+export function configFromSnake<T>(value: unknown): T {
+  return renameKeys(value, TO_CAMEL) as T;
+}
+
+/** What `config_json` stores. */
+export function storedConfigJson(config: EndpointConfig): string {
+  return JSON.stringify(configToSnake(config));
+}
+
 export function endpointConfig(row: EndpointRow): EndpointConfig {
-  return JSON.parse(row.config_json) as EndpointConfig;
+  return configFromSnake<EndpointConfig>(JSON.parse(row.config_json));
 }
 
 export function generateSecret(): string {
@@ -138,7 +187,7 @@ export async function insertEndpoint(
     auth_mode: config.authMode,
     status: 'active',
     config_version: 1,
-    config_json: JSON.stringify(config),
+    config_json: storedConfigJson(config),
     secret_enc: secret ? services.secrets.encrypt(secret) : null,
     secret_last4: secret ? secret.slice(-4) : null,
     previous_secret_enc: null,
@@ -250,42 +299,42 @@ export function buildEndpointConfig(input: CreateEndpointInput): EndpointConfig 
   const name = input.name?.trim() ?? '';
   if (!name || name.length > 100) errors.push({ path: 'name', message: 'Name is required (1–100 characters).' });
   if (!(TRIGGER_VARIANTS as readonly string[]).includes(input.triggerVariant)) {
-    errors.push({ path: 'triggerVariant', message: `One of ${TRIGGER_VARIANTS.join(', ')}.` });
+    errors.push({ path: 'trigger_variant', message: `One of ${TRIGGER_VARIANTS.join(', ')}.` });
   }
   if (!(AUTH_MODES as readonly string[]).includes(input.authMode))
-    errors.push({ path: 'authMode', message: `One of ${AUTH_MODES.join(', ')}.` });
+    errors.push({ path: 'auth_mode', message: `One of ${AUTH_MODES.join(', ')}.` });
   const m = input.mapping ?? {};
   const requiredPaths = m.requiredPaths ?? [];
   if (requiredPaths.length > MAX_REQUIRED_PATHS)
-    errors.push({ path: 'mapping.requiredPaths', message: `At most ${MAX_REQUIRED_PATHS} required paths.` });
+    errors.push({ path: 'mapping.required_paths', message: `At most ${MAX_REQUIRED_PATHS} required paths.` });
   for (const [key, value] of [
-    ['mapping.resourceIdPath', m.resourceIdPath],
-    ['mapping.relatedResourceIdPath', m.relatedResourceIdPath],
-    ['mapping.eventTypePath', m.eventTypePath],
-    ...requiredPaths.map((p, i) => [`mapping.requiredPaths.${i}`, p] as const),
+    ['mapping.resource_id_path', m.resourceIdPath],
+    ['mapping.related_resource_id_path', m.relatedResourceIdPath],
+    ['mapping.event_type_path', m.eventTypePath],
+    ...requiredPaths.map((p, i) => [`mapping.required_paths.${i}`, p] as const),
   ] as const) {
     if (value && !PATH_RE.test(value))
       errors.push({ path: key, message: 'A dotted JSON path like `data.object.id` (array indexes as numbers).' });
   }
   if (input.triggerVariant !== 'external_event' && !m.resourceIdPath) {
     errors.push({
-      path: 'mapping.resourceIdPath',
+      path: 'mapping.resource_id_path',
       message: `The ${input.triggerVariant} trigger needs a resource id path (the Shopify id it is about).`,
     });
   }
   const ext = m.externalId ?? { kind: 'preset' };
   if (ext.kind === 'header' && !HEADER_NAME_RE.test(ext.name))
-    errors.push({ path: 'mapping.externalId.name', message: 'A valid header name.' });
+    errors.push({ path: 'mapping.external_id.name', message: 'A valid header name.' });
   if (ext.kind === 'json' && !PATH_RE.test(ext.path))
-    errors.push({ path: 'mapping.externalId.path', message: 'A dotted JSON path.' });
+    errors.push({ path: 'mapping.external_id.path', message: 'A dotted JSON path.' });
   const tol = input.toleranceSec ?? input.hmac?.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
   if (!Number.isInteger(tol) || tol < 1 || tol > 3600)
-    errors.push({ path: 'toleranceSec', message: 'Whole seconds between 1 and 3600.' });
+    errors.push({ path: 'tolerance_sec', message: 'Whole seconds between 1 and 3600.' });
   if (
     input.dedupeWindowHours !== undefined &&
     (!Number.isInteger(input.dedupeWindowHours) || input.dedupeWindowHours < 0 || input.dedupeWindowHours > 24 * 30)
   ) {
-    errors.push({ path: 'dedupeWindowHours', message: 'Whole hours between 0 and 720 (the plan window caps it).' });
+    errors.push({ path: 'dedupe_window_hours', message: 'Whole hours between 0 and 720 (the plan window caps it).' });
   }
   const config: EndpointConfig = {
     name,
@@ -319,7 +368,7 @@ export function buildEndpointConfig(input: CreateEndpointInput): EndpointConfig 
     const header = (input.staticHeader?.header ?? DEFAULT_STATIC_HEADER).toLowerCase();
     if (!HEADER_NAME_RE.test(header) || header === 'authorization' || header === 'content-type') {
       errors.push({
-        path: 'staticHeader.header',
+        path: 'static_header.header',
         message: 'A valid custom header name (not Authorization or Content-Type).',
       });
     }
@@ -371,7 +420,7 @@ export async function rotateEndpointSecret(
   if (!Number.isFinite(overlapHours) || overlapHours < 0 || overlapHours > MAX_ROTATION_OVERLAP_HOURS) {
     throw new AppError('invalid_request', {
       detail: `overlapHours must be between 0 and ${MAX_ROTATION_OVERLAP_HOURS}.`,
-      errors: [{ path: 'overlapHours', message: `0–${MAX_ROTATION_OVERLAP_HOURS} hours.` }],
+      errors: [{ path: 'overlap_hours', message: `0–${MAX_ROTATION_OVERLAP_HOURS} hours.` }],
     });
   }
   return services.db.tx(async (tx) => {
@@ -436,4 +485,40 @@ export async function setEndpointStatus(
     status === 'archived' ? now : null,
     endpointId,
   ]);
+}
+
+/**
+ * Replaces an endpoint's secret with one the sender made (Stripe shows it only once it has the
+ * ingest URL), keeping the previous one verifying for `overlapHours`, and audits it, in one
+ * transaction. The secret itself is never audited (its last 4 characters are).
+ */
+export async function importEndpointSecret(
+  services: Services,
+  row: Pick<EndpointRow, 'id' | 'shop_id' | 'auth_mode'>,
+  secret: string,
+  overlapHours: number,
+  actor: AuditActor,
+) {
+  return services.db.tx(async (tx) => {
+    const r = await rotateEndpointSecret({ ...services, db: tx }, row.id, overlapHours, {
+      newSecret: secret,
+      rotatedBy: 'operator-cli',
+    });
+    await appendAudit(tx, {
+      shopId: row.shop_id,
+      actor,
+      action: 'endpoint.secret_import',
+      targetType: 'endpoint',
+      targetId: row.id,
+      outcome: 'success',
+      at: services.now(),
+      details: {
+        auth_mode: row.auth_mode,
+        secret_last4: r.secretLast4,
+        config_version: r.configVersion,
+        overlap_hours: overlapHours,
+      },
+    });
+    return r;
+  });
 }

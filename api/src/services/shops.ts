@@ -81,6 +81,11 @@ export async function createShop(
   return row;
 }
 
+/** Every shop in the store, oldest first. */
+export async function listShops(services: Pick<Services, 'db'>): Promise<ShopRow[]> {
+  return services.db.all<ShopRow>('SELECT * FROM shops ORDER BY id');
+}
+
 export async function getShop(services: Pick<Services, 'db'>, id: string): Promise<ShopRow | undefined> {
   return services.db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [id]);
 }

@@ -144,3 +144,10 @@ export async function tryLockKeys(tx: Db, keys: Iterable<string>): Promise<Set<s
   );
   return new Set(rows.flatMap((r) => byHash.get(Number(r.k)) ?? []));
 }
+
+/** The store answers a query and still accepts writes (readiness, `/readyz`). */
+export async function storeReady(db: Db): Promise<boolean> {
+  await db.get('SELECT 1 AS ok');
+  // Reads may still work after a failed WAL sync, but writes are refused until a restart.
+  return !db.failure?.();
+}

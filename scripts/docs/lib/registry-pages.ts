@@ -20,6 +20,7 @@ import { EXIT_CODES, type ExitCodeDef } from '../../../api/src/cli/exit-codes.ts
 import { type CliCommand, cliCommands, usageLine } from '../../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../../api/src/config.ts';
 import { familyLabel } from '../../../api/src/operations/families.ts';
+import { mcpToolDefinitions } from '../../../api/src/mcp/tools.ts';
 import { operationPagePath } from './api-reference.ts';
 import { errorAreaLabel } from './error-areas.ts';
 import { flattenFields, type JsonSchema, refResolver } from './json-schema.ts';
@@ -34,18 +35,6 @@ function toJsonSchema(schema: unknown): JsonSchema | undefined {
   }
 }
 
-/** The tool/command input: params, query and body merged into one object, as MCP and the CLI take it. */
-export function operationInputSchema(op: AnyOperation): JsonSchema {
-  const merged: JsonSchema = { type: 'object', properties: {}, required: [] };
-  for (const part of [op.request.params, op.request.query, op.request.body]) {
-    const s = toJsonSchema(part);
-    if (!s) continue;
-    Object.assign(merged.properties as object, s.properties ?? {});
-    merged.required?.push(...(s.required ?? []));
-  }
-  return merged;
-}
-
 export function operationOutputSchema(op: AnyOperation): JsonSchema | undefined {
   const s = toJsonSchema(op.response);
   return s ? ({ ...s, $schema: undefined } as JsonSchema) : undefined;
@@ -58,14 +47,6 @@ function fields(schema: JsonSchema | undefined, empty: string, maxDepth?: number
     ['Field', 'Type', 'Required', 'Description'],
     rows.map((r) => [code(r.name), r.type, r.required ? 'yes' : 'no', r.description]),
   );
-}
-
-/** MCP annotations derived from the operation's kind (never typed twice). */
-export function mcpAnnotations(op: AnyOperation): Record<string, boolean> {
-  if (op.kind === 'read') return { readOnlyHint: true, destructiveHint: false, openWorldHint: op.openWorld ?? false };
-  if (op.kind === 'preview')
-    return { readOnlyHint: false, destructiveHint: false, openWorldHint: op.openWorld ?? false };
-  return { readOnlyHint: false, destructiveHint: op.destructive ?? false, openWorldHint: op.openWorld ?? false };
 }
 
 /** The MCP tool families (operation families with at least one tool), in registry order. */
@@ -137,12 +118,12 @@ export function renderMcpIndex(ops: readonly AnyOperation[], origin: string): st
       tools.map((op) => [
         `[${code(op.mcp?.name as string)}](${mcpFamilyPath(op.family)}#${op.mcp?.name})`,
         `[${familyLabel(op.family)}](${mcpFamilyPath(op.family)})`,
-        op.scope ? code(op.scope) : 'public',
+        op.scope ? code(op.scope) : 'no scope',
         op.kind === 'read' ? 'yes' : 'no',
       ]),
     ),
     '',
-    'Annotations come from the operation kind: reads are `readOnlyHint: true`; previews change nothing but record an intent (`readOnlyHint: false`, `destructiveHint: false`); executions set `destructiveHint` when they destroy data. A refused call returns an `isError: true` result carrying the same refusal object as the API (layer, reason, next steps with the docs URL).',
+    'Annotations come from the operation kind: reads are `readOnlyHint: true` and `idempotentHint: true`; previews change nothing but record an intent (`readOnlyHint: false`, `destructiveHint: false`, `idempotentHint: false`); executions set `destructiveHint` when they destroy data and `idempotentHint` when a repeat has no further effect (a confirmation with the same `idempotency_key`, a cancellation). `openWorldHint` is true only where a call can reach Shopify Flow (a confirmation). Every tool needs the grant token that opens the MCP endpoint; tools with no scope need no more. A refused call returns an `isError: true` result carrying the same refusal object as the API (layer, reason, next steps with the docs URL).',
   ];
   return parts.join('\n');
 }
@@ -153,35 +134,38 @@ export function renderMcpFamily(ops: readonly AnyOperation[], family: string): s
   const parts: string[] = [
     `The ${familyLabel(family).toLowerCase()} tools of Flowport's MCP endpoint. How to connect, and every other family: [MCP reference](/reference/mcp/). Each tool is one [API operation](/reference/api/) with the same scope, inputs and outputs.`,
   ];
+  // The same function builds the live tools/list (api/src/mcp/tools.ts): one derivation.
+  const definitions = new Map(mcpToolDefinitions(ops).map((d) => [d.operation_id, d]));
   for (const op of tools) {
     const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
-    parts.push('', `## ${mcp.name}`, '', `**${mcp.title}.** ${mcp.description}`, '');
-    const ann = mcpAnnotations(op);
+    const tool = definitions.get(op.operationId);
+    if (!tool) throw new Error(`No MCP tool definition for ${op.operationId}.`);
+    parts.push('', `## ${tool.name}`, '', `**${tool.title}.** ${mcp.description}`, '');
     parts.push(
       table(
         ['Fact', 'Value'],
         [
           [
             'Scope',
-            op.scope
-              ? `${code(op.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
-              : 'public (no grant needed)',
+            tool.scope
+              ? `${op.scopeNote ?? code(tool.scope)} ([grants and scopes](/agent-access/grants-and-scopes/))`
+              : 'no scope (any grant token opens the MCP endpoint)',
           ],
-          ['Kind', op.kind],
+          ['Kind', tool.kind],
           [
             'Same as',
-            `[${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}) (${code(op.operationId)})`,
+            `[${code(`${tool.method} ${tool.path}`)}](${operationPagePath(op.operationId)}) (${code(op.operationId)})`,
           ],
           [
             'Annotations',
-            Object.entries(ann)
+            Object.entries(tool.annotations)
               .map(([k, v]) => code(`${k}: ${v}`))
               .join(', '),
           ],
         ],
       ),
     );
-    parts.push('', '### Input', '', fields(operationInputSchema(op), 'No input.'));
+    parts.push('', '### Input', '', fields(tool.inputSchema as JsonSchema, 'No input.'));
     // The output is the operation's response body: its outer fields here, every nested field on
     // the operation's page (once, so each family page stays small enough to read whole).
     parts.push(
@@ -190,7 +174,7 @@ export function renderMcpFamily(ops: readonly AnyOperation[], family: string): s
       '',
       `The response body of [${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}#responses), as structured content. Its outer fields (nested fields are on that page):`,
       '',
-      fields(operationOutputSchema(op), 'See the OpenAPI contract.', 1),
+      fields(tool.outputSchema as JsonSchema, 'See the OpenAPI contract.', 1),
     );
   }
   return parts.join('\n');

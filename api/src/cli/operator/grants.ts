@@ -4,7 +4,8 @@
 import { appendAudit, OPERATOR_ACTOR, verifyAuditChain, verifyShopAuditChain } from '../../audit/log.ts';
 import type { OperatorHandler, OptionValues } from '../handlers.ts';
 import { AppError } from '../../errors/problem.ts';
-import { type GrantRow, MAX_GRANT_DAYS, createGrant } from '../../auth/grants.ts';
+import { createGrant, type GrantRow, getGrantRow, listGrants, MAX_GRANT_DAYS, revokeGrant } from '../../auth/grants.ts';
+import { getShop } from '../../services/shops.ts';
 import { isScope, type Scope, TIERS, type Tier } from '../../auth/scopes.ts';
 
 export function parseDuration(text: string): number {
@@ -38,7 +39,7 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
       throw new AppError('invalid_request', {
         detail: `Unknown scope(s): ${bad.join(', ')}. See the manifest for the scope list.`,
       });
-    const shop = await services.db.get<{ id: string }>('SELECT id FROM shops WHERE id = ?', [shopId]);
+    const shop = await getShop(services, shopId);
     if (!shop)
       throw new AppError('not_found', {
         detail: `No shop ${shopId} in this store. List shops with \`flowport shops list\`.`,
@@ -94,10 +95,7 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
   },
   async 'grants list'({ options, services }) {
     const shop = str(options, 'shop');
-    const rows = await services.db.all<GrantRow>(
-      `SELECT * FROM grants${shop ? ' WHERE shop_id = ?' : ''} ORDER BY id`,
-      shop ? [shop] : [],
-    );
+    const rows = await listGrants(services, shop);
     const now = services.now();
     const json = rows.map((g) => ({
       id: g.id,
@@ -125,31 +123,17 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
   },
   async 'grants revoke'({ options, services }) {
     const id = str(options, 'grant') ?? '';
-    const g = await services.db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [id]);
+    const g = await getGrantRow(services, id);
     if (!g) throw new AppError('not_found', { detail: `No grant ${id}. List grants with \`flowport grants list\`.` });
     const now = services.now();
-    if (g.revoked_at === null) {
-      await services.db.tx(async (tx) => {
-        await tx.run('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, id]);
-        await appendAudit(tx, {
-          shopId: g.shop_id,
-          actor: OPERATOR_ACTOR,
-          action: 'grant.revoke',
-          targetType: 'grant',
-          targetId: id,
-          outcome: 'success',
-          at: now,
-        });
-      });
-    }
+    if (g.revoked_at === null) await revokeGrant(services, g, OPERATOR_ACTOR, now);
     const revokedAt = new Date(g.revoked_at === null ? now : Number(g.revoked_at)).toISOString();
     return { json: { id, revoked_at: revokedAt }, text: `Grant ${id} revoked at ${revokedAt}.` };
   },
   async 'audit verify'({ options, services }) {
     const shopId = str(options, 'shop');
     if (shopId !== undefined) {
-      if (!(await services.db.get('SELECT id FROM shops WHERE id = ?', [shopId])))
-        throw new AppError('not_found', { detail: `No shop ${shopId}.` });
+      if (!(await getShop(services, shopId))) throw new AppError('not_found', { detail: `No shop ${shopId}.` });
       const r = await verifyShopAuditChain(services.db, shopId);
       if (r.ok)
         return {

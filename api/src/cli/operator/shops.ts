@@ -1,26 +1,28 @@
 // Operator CLI handlers for intake setup: `flowport shops list|create` and
 // `flowport endpoints create`. Human-only; they act on the local store. The
 // endpoint secret is printed here once and never again.
+import { operatorPublicUrl } from '../../services/served-url.ts';
 import type { OperatorHandler, OptionValues } from '../handlers.ts';
 import { authModeDocsPath, joinUrl } from '../../docs-paths.ts';
 import { AppError } from '../../errors/problem.ts';
 import { INGEST_PATH_PREFIX } from '../../lib/package-info.ts';
 import { PLAN_IDS, type PlanId } from '../../plans.ts';
-import { appendAudit, OPERATOR_ACTOR } from '../../audit/log.ts';
+import { OPERATOR_ACTOR } from '../../audit/log.ts';
 import {
   AUTH_MODES,
   type AuthMode,
+  configToSnake,
   createEndpoint,
   type EndpointConfig,
   type EndpointRow,
   getEndpoint,
   MAX_ROTATION_OVERLAP_HOURS,
-  rotateEndpointSecret,
+  importEndpointSecret,
   type ExternalIdSource,
   TRIGGER_VARIANTS,
   type TriggerVariant,
 } from '../../services/endpoints.ts';
-import { createShop, getShop, type ShopRow } from '../../services/shops.ts';
+import { createShop, getShop, listShops } from '../../services/shops.ts';
 import { AUTH_MODE_FACTS, importSecretCommandFor } from '../../intake/auth-modes.ts';
 
 /**
@@ -73,7 +75,7 @@ function secretFromEnv(o: OptionValues, env: Env): string | null {
 }
 
 const shopsList: Handler = async ({ services }) => {
-  const rows = await services.db.all<ShopRow>('SELECT * FROM shops ORDER BY id');
+  const rows = await listShops(services);
   const json = rows.map((shop) => ({
     id: shop.id,
     domain: shop.domain,
@@ -144,6 +146,9 @@ function secretNotice(mode: AuthMode, imported: string | null, endpointId: strin
 }
 
 const endpointsCreate: Handler = async ({ options, services, env }) => {
+  // The URL printed beside a secret shown once must be the one the server serves: known
+  // before anything is created, or the command refuses.
+  const publicUrl = await operatorPublicUrl(services.db, env);
   const shopId = str(options, 'shop') ?? '';
   if (!(await getShop(services, shopId)))
     throw new AppError('not_found', {
@@ -199,7 +204,6 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
     secret: imported,
     createdBy: 'operator-cli',
   });
-  const publicUrl = services.config.publicUrl;
   const facts = AUTH_MODE_FACTS[authMode];
   const json: Record<string, unknown> = {
     id: endpoint.id,
@@ -214,13 +218,13 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
     secret_last4: endpoint.secret_last4,
     secret_notice: secretNotice(authMode, imported, endpoint.id),
     headers: senderHeaders(config, facts.headers),
-    mapping: config.mapping,
+    mapping: configToSnake(config.mapping),
     docs_url: joinUrl(publicUrl, authModeDocsPath(authMode)),
   };
-  if (config.hmac) json.hmac = config.hmac;
+  if (config.hmac) json.hmac = configToSnake(config.hmac);
   if (config.staticHeader) json.header_name = config.staticHeader.header;
   if (config.basic) json.basic_user = config.basic.username;
-  if (config.toleranceSec !== undefined) json.tolerance_s = config.toleranceSec;
+  if (config.toleranceSec !== undefined) json.tolerance_sec = config.toleranceSec;
   const text = [
     `Created endpoint ${endpoint.id} (${authMode}, ${endpoint.trigger_variant}).`,
     `  Ingest URL: ${json.ingest_url}`,
@@ -256,28 +260,7 @@ const endpointsImportSecret: Handler = async ({ options, services, env }) => {
     throw new AppError('invalid_request', {
       detail: `--overlap-hours must be between 0 and ${MAX_ROTATION_OVERLAP_HOURS}.`,
     });
-  const rotated = await services.db.tx(async (tx) => {
-    const r = await rotateEndpointSecret({ ...services, db: tx }, row.id, overlap, {
-      newSecret: secret,
-      rotatedBy: 'operator-cli',
-    });
-    await appendAudit(tx, {
-      shopId: row.shop_id,
-      actor: OPERATOR_ACTOR,
-      action: 'endpoint.secret_import',
-      targetType: 'endpoint',
-      targetId: row.id,
-      outcome: 'success',
-      at: services.now(),
-      details: {
-        auth_mode: row.auth_mode,
-        secret_last4: r.secretLast4,
-        config_version: r.configVersion,
-        overlap_hours: overlap,
-      },
-    });
-    return r;
-  });
+  const rotated = await importEndpointSecret(services, row, secret, overlap, OPERATOR_ACTOR);
   // A server on the same PostgreSQL database applies it at once (NOTIFY); on SQLite within the cache time.
   services.hooks.endpointChanged?.(rotated.endpointId);
   const previousUntil =

@@ -16,6 +16,8 @@ export const API_ERRORS = {
   route_not_found: {
     status: 404,
     title: 'No such operation',
+    // The `capability` refusal layer: the operation is not one this edition offers.
+    layer: 'capability',
     retry: 'no',
     area: 'api',
     description: 'No Agent Operations route matches this method and path.',
@@ -37,6 +39,15 @@ export const API_ERRORS = {
     description:
       'A path parameter, query parameter, header or body field failed validation. The `errors` array names each field and what was wrong.',
     fix: 'Correct the fields listed in `errors` and send the request again.',
+  },
+  unknown_field: {
+    status: 400,
+    title: 'Unknown field',
+    retry: 'no',
+    area: 'api',
+    description:
+      'The request named a body field or query parameter this operation does not define. Flowport refuses it rather than ignore it, so a misspelt field never silently changes nothing. `errors` names each unknown field by its path, and `unknown_fields` says where it was (`body` or `query`) and, when a defined name is close (another case or separator style, or a small typo), the name it probably meant (`did_you_mean`). Over MCP the same applies to tool arguments; the CLI refuses an unknown option the same way.',
+    fix: 'Rename or remove the fields listed in `errors` (use `did_you_mean` when given) and send the request again. The OpenAPI contract lists every field an operation takes; its request bodies are closed (`additionalProperties: false`).',
   },
   invalid_json: {
     status: 400,

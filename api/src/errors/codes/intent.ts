@@ -141,7 +141,7 @@ export const INTENT_ERRORS = {
     area: 'intent',
     description:
       'This shared diagnostics link existed but has expired or was revoked; the frozen bundle behind it is no longer served.',
-    fix: 'Ask the merchant (or an agent with the diagnostics share scope) to share a fresh link with `createDiagnosticsShareIntent`.',
+    fix: 'Ask the merchant (or an agent with the diagnostics share scope) to share a fresh link with `previewDiagnosticsShare`.',
   },
   diagnostics_share_limit_reached: {
     status: 402,

@@ -2,7 +2,7 @@
 // 404), secret-free endpoint snapshots and config diffs.
 import { AppError } from '../../errors/problem.ts';
 import type { StoredEvent } from '../../reads/events.ts';
-import type { EndpointRow } from '../../services/endpoints.ts';
+import { configFromSnake, configToSnake, type EndpointRow } from '../../services/endpoints.ts';
 import type { KindContext } from '../types.ts';
 
 /** The events table's row, body included (intents may need the body: a replay copies it). */
@@ -56,7 +56,8 @@ export function endpointSnapshot(row: EndpointRow, now: number) {
     auth_mode: row.auth_mode,
     status: row.status,
     config_version: Number(row.config_version),
-    config: JSON.parse(row.config_json) as Record<string, unknown>,
+    // As the API spells it (snake_case), whatever the stored row's age.
+    config: configToSnake(configFromSnake(JSON.parse(row.config_json))),
     secret_last4: row.secret_last4,
     previous_secret_valid_until:
       row.previous_secret_expires_at !== null && Number(row.previous_secret_expires_at) > now

@@ -7,6 +7,8 @@ import { INGEST_PATH_PREFIX } from '../../lib/package-info.ts';
 import {
   type AuthMode,
   buildEndpointConfig,
+  configFromSnake,
+  configToSnake,
   type CreateEndpointInput,
   createEndpoint,
   type EndpointMapping,
@@ -23,12 +25,14 @@ export interface EndpointCreateParams {
   sender_label?: string;
   trigger_variant: TriggerVariant;
   auth_mode: AuthMode;
-  hmac?: Partial<HmacParams>;
+  /** As the API spells it (snake_case, e.g. `timestamp_header`). */
+  hmac?: Record<string, unknown>;
   static_header?: { header?: string };
   basic?: { username?: string };
   tolerance_sec?: number;
   dedupe_window_hours?: number;
-  mapping?: Partial<EndpointMapping>;
+  /** As the API spells it (snake_case, e.g. `resource_id_path`). */
+  mapping?: Record<string, unknown>;
   /** Set by the operation from an imported `secret`: sealed with the SecretBox, never plain. */
   secret_sealed?: string;
   secret_last4?: string;
@@ -41,12 +45,12 @@ export function createInput(shopId: string, p: EndpointCreateParams): CreateEndp
     senderLabel: p.sender_label,
     triggerVariant: p.trigger_variant,
     authMode: p.auth_mode,
-    hmac: p.hmac,
+    hmac: p.hmac ? configFromSnake<Partial<HmacParams>>(p.hmac) : undefined,
     staticHeader: p.static_header,
     basic: p.basic,
     toleranceSec: p.tolerance_sec,
     dedupeWindowHours: p.dedupe_window_hours,
-    mapping: p.mapping,
+    mapping: p.mapping ? configFromSnake<Partial<EndpointMapping>>(p.mapping) : undefined,
   };
 }
 
@@ -79,8 +83,8 @@ export const endpointCreateKind: IntentKindDef<EndpointCreateParams> = {
         ],
         warnings,
         details: {
-          config,
-          diff: jsonDiff({}, config),
+          config: configToSnake(config),
+          diff: jsonDiff({}, configToSnake(config)),
           ingest_url_pattern: joinUrl(kc.services.config.publicUrl, `${INGEST_PATH_PREFIX}/<endpoint id>`),
           effect_on_queued_events: 'None: a new endpoint has no events.',
         },

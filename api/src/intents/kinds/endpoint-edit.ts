@@ -4,7 +4,11 @@ import { AppError } from '../../errors/problem.ts';
 import { TRIGGER_HANDLES } from '../../handoff/payload.ts';
 import {
   buildEndpointConfig,
+  configFromSnake,
+  configToSnake,
   type EndpointConfig,
+  endpointConfig,
+  storedConfigJson,
   type EndpointMapping,
   type EndpointRow,
   type HmacParams,
@@ -13,19 +17,25 @@ import {
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { countOf, endpointSnapshot, jsonDiff, loadEndpoint } from './common.ts';
 
+/** The request body as the API spells it (snake_case, nested `hmac` and `mapping` too). */
 export interface EndpointEditParams {
   name?: string;
   sender_label?: string;
   trigger_variant?: TriggerVariant;
-  hmac?: Partial<HmacParams>;
+  hmac?: Record<string, unknown>;
   tolerance_sec?: number;
   dedupe_window_hours?: number;
-  mapping?: Partial<EndpointMapping>;
+  mapping?: Record<string, unknown>;
   status?: 'active' | 'paused';
 }
 
-function nextConfig(row: EndpointRow, p: EndpointEditParams): EndpointConfig {
-  const cur = JSON.parse(row.config_json) as EndpointConfig;
+function nextConfig(row: EndpointRow, params: EndpointEditParams): EndpointConfig {
+  const cur = endpointConfig(row);
+  const p = {
+    ...params,
+    hmac: params.hmac ? configFromSnake<Partial<HmacParams>>(params.hmac) : undefined,
+    mapping: params.mapping ? configFromSnake<Partial<EndpointMapping>>(params.mapping) : undefined,
+  };
   return buildEndpointConfig({
     shopId: row.shop_id,
     name: p.name ?? cur.name,
@@ -43,9 +53,10 @@ function nextConfig(row: EndpointRow, p: EndpointEditParams): EndpointConfig {
 
 async function plan(kc: KindContext, endpointId: string | null, p: EndpointEditParams) {
   const row = await loadEndpoint(kc, endpointId);
-  const before = JSON.parse(row.config_json) as EndpointConfig;
+  const before = endpointConfig(row);
   const after = nextConfig(row, p);
-  const diff = jsonDiff(before, after);
+  // The diff names fields as the API does.
+  const diff = jsonDiff(configToSnake(before), configToSnake(after));
   const status = p.status ?? row.status;
   if (status !== row.status) diff.push({ path: 'status', before: row.status, after: status });
   return { row, before, after, diff, status };
@@ -105,7 +116,7 @@ export const endpointEditKind: IntentKindDef<EndpointEditParams> = {
         warnings,
         details: {
           diff,
-          new_config: after,
+          new_config: configToSnake(after),
           new_status: status,
           queued_or_in_flight_events: inFlight,
           effect_on_queued_events: queuedEffects,
@@ -117,7 +128,7 @@ export const endpointEditKind: IntentKindDef<EndpointEditParams> = {
   async execute(kc, intent, params) {
     const { row, after, status } = await plan(kc, intent.target_id, params);
     const version = Number(row.config_version) + 1;
-    const json = JSON.stringify(after);
+    const json = storedConfigJson(after);
     await kc.db.run(
       `UPDATE endpoints SET name = ?, sender_label = ?, trigger_variant = ?, config_json = ?, config_version = ?, status = ?, updated_at = ?
         WHERE id = ?`,

@@ -7,8 +7,8 @@ import { REPLAY_REASON_TEXT, replayAvailability, type ReplayUnavailableReason } 
 import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES, TRIGGER_HANDLES } from '../../handoff/payload.ts';
 import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
-import { replayedBy } from '../../reads/events.ts';
-import type { EndpointRow } from '../../services/endpoints.ts';
+import { lastFamilyDelivery, replayedBy } from '../../reads/events.ts';
+import { configFromSnake, configToSnake, type EndpointRow } from '../../services/endpoints.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
 import { endpointSnapshot, type EventRow, iso, jsonDiff, loadEvent, NEW_EVENT_ID } from './common.ts';
@@ -35,32 +35,6 @@ async function facts(kc: KindContext, eventId: string | null) {
   const endpoint = await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [ev.endpoint_id]);
   if (!endpoint) throw new AppError('not_found', { detail: `The endpoint of event ${ev.id} no longer exists.` });
   return { ev, endpoint };
-}
-
-/**
- * The latest Flow delivery of the same sender event: the original and every replay of it at any
- * depth, so replaying an older replay cannot skip the acknowledgement a fresh delivery needs.
- */
-async function lastFamilyDelivery(kc: KindContext, ev: EventRow): Promise<number | null> {
-  let root = ev.id;
-  let up = ev.replay_of;
-  for (let depth = 0; up && depth < 100; depth++) {
-    root = up;
-    const parent = await kc.db.get<{ replay_of: string | null }>(
-      'SELECT replay_of FROM events WHERE id = ? AND shop_id = ?',
-      [up, kc.shop.id],
-    );
-    up = parent?.replay_of ?? null;
-  }
-  const row = await kc.db.get<{ last: number | string | null }>(
-    `WITH RECURSIVE family(id) AS (
-       SELECT CAST(? AS TEXT)
-       UNION SELECT e.id FROM events e JOIN family f ON e.shop_id = ? AND e.replay_of = f.id
-     )
-     SELECT MAX(e.delivered_at) AS last FROM events e JOIN family f ON e.id = f.id`,
-    [root, kc.shop.id],
-  );
-  return row?.last === null || row?.last === undefined ? null : Number(row.last);
 }
 
 export const replayKind: IntentKindDef<ReplayParams> = {
@@ -92,7 +66,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     const cap = await assertCapAvailable(kc.db, kc.shop.id, 'replays', kc.now);
 
     const chain = await replayedBy(kc.db, kc.shop.id, ev.id);
-    const lastDelivery = await lastFamilyDelivery(kc, ev);
+    const lastDelivery = await lastFamilyDelivery(kc.db, kc.shop.id, ev);
     const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
     const recent = lastDelivery !== null && kc.now - lastDelivery < windowMs;
     if (recent && params.acknowledge_recent_delivery !== true) {
@@ -107,7 +81,8 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       'SELECT config_json FROM endpoint_versions WHERE endpoint_id = ? AND version = ?',
       [endpoint.id, ev.config_version],
     );
-    const configChanges = original ? jsonDiff(JSON.parse(original.config_json), JSON.parse(endpoint.config_json)) : [];
+    const snake = (json: string) => configToSnake(configFromSnake(JSON.parse(json)));
+    const configChanges = original ? jsonDiff(snake(original.config_json), snake(endpoint.config_json)) : [];
     const handle = TRIGGER_HANDLES[endpoint.trigger_variant];
     let payloadBytes: number | null = null;
     let payloadProblem: string | null = null;
@@ -135,6 +110,13 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       );
     }
     if (ev.is_test) warnings.push('The original is a test event; the replay is handed over as a normal replay of it.');
+    // The body must still be there at confirmation: say so when it goes before the preview does.
+    const previewExpiresAt = kc.now + kc.services.config.intents.previewTtlMs;
+    if (ev.body_expires_at !== null && Number(ev.body_expires_at) < previewExpiresAt) {
+      warnings.push(
+        `The event body is kept only until ${iso(ev.body_expires_at)}, before this preview expires (${iso(previewExpiresAt)}): confirm before then, or the confirmation is refused with retention_expired.`,
+      );
+    }
     if (payloadProblem) warnings.push(`Flow will likely reject the payload: ${payloadProblem}`);
     if (payloadBytes !== null && payloadBytes > FLOW_PAYLOAD_LIMIT_BYTES) {
       warnings.push(

@@ -71,6 +71,6 @@ export const listAudit = defineOperation({
     description:
       'See who did what in this shop: previews, confirmations, refusals and grant changes, each attributed to a grant and a human or agent. Filter by action, outcome, grant, target or time.',
   },
-  cli: ['audit'],
+  cli: ['list-audit'],
   run: async ({ ctx, input }) => listAuditEntries({ ctx, input }),
 });

@@ -73,11 +73,11 @@ export const getDiagnostics = defineOperation({
   response: Diagnostics,
   errors: ['not_found'],
   mcp: {
-    name: 'read_diagnostics',
+    name: 'get_diagnostics',
     title: 'Read support diagnostics',
     description:
       'Get a redacted health summary to diagnose delivery problems or hand to support: readiness checks, recent receipts, support codes and event states of the last 24 hours.',
   },
-  cli: ['diagnostics'],
+  cli: ['get-diagnostics'],
   run: async ({ ctx, input }) => readDiagnostics({ ctx, input }),
 });

@@ -34,11 +34,11 @@ export const getDocsPage = defineOperation({
   response: DocsPage,
   errors: ['docs_unavailable', 'docs_page_not_found'],
   mcp: {
-    name: 'read_docs_page',
+    name: 'get_docs_page',
     title: 'Read a docs page as Markdown',
     description:
       'Read one Flowport docs page in full as Markdown: pass a path from search_docs, a page from llms.txt, or the docs_url of an error or refusal you received.',
   },
-  cli: ['docs', 'read'],
+  cli: ['get-docs-page'],
   run: async ({ ctx, input }) => docsPageFor({ ctx, input }),
 });

@@ -46,8 +46,8 @@ export const searchDocsOperation = defineOperation({
     name: 'search_docs',
     title: 'Search the Flowport docs',
     description:
-      "Find the docs pages that explain a concept, an error code, a refusal or a how-to. Returns titles, paths, a snippet and each page's Markdown URL; read a result with read_docs_page.",
+      "Find the docs pages that explain a concept, an error code, a refusal or a how-to. Returns titles, paths, a snippet and each page's Markdown URL; read a result with get_docs_page.",
   },
-  cli: ['docs', 'search'],
+  cli: ['search-docs'],
   run: async ({ ctx, input }) => searchDocsFor({ ctx, input }),
 });

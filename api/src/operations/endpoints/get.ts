@@ -37,6 +37,6 @@ export const getEndpointOperation = defineOperation({
     description:
       'Check how one sender lane is configured (auth mode, header names, mapping, trigger variant) and how its recent events fared. Use it when events of one sender are rejected or fail.',
   },
-  cli: ['endpoints', 'show'],
+  cli: ['get-endpoint'],
   run: async ({ ctx, input }) => readEndpoint({ ctx, input }),
 });

@@ -32,6 +32,6 @@ export const listEndpointsOperation = defineOperation({
     description:
       'See every sender lane of the shop: sender, auth mode, trigger variant, status and recent traffic by state. Secrets are never shown (last 4 characters only).',
   },
-  cli: ['endpoints', 'list'],
+  cli: ['list-endpoints'],
   run: async ({ ctx, input }) => listEndpointViews({ ctx, input }),
 });

@@ -24,6 +24,6 @@ export const getEventReceipt = defineOperation({
     description:
       'See the acknowledgement Flowport gave the sender for this event: auth and validation results, dedupe decision and HTTP status.',
   },
-  cli: ['events', 'receipt'],
+  cli: ['get-event-receipt'],
   run: async ({ ctx, input }) => readEventReceipt({ ctx, input }),
 });

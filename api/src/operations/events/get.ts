@@ -96,6 +96,6 @@ export const getEvent = defineOperation({
     description:
       'Find out what happened to one event: every delivery attempt, where the handoff to Shopify Flow stopped, and what can be done now (replay, wait, fix the sender, deploy a workflow), with the docs page for each option.',
   },
-  cli: ['events', 'show'],
+  cli: ['get-event'],
   run: async ({ ctx, input }) => readEvent({ ctx, input }),
 });

@@ -75,6 +75,6 @@ export const listEventsOperation = defineOperation({
     description:
       'Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, time range or whether they can be replayed. Follow next_cursor for more.',
   },
-  cli: ['events', 'list'],
+  cli: ['list-events'],
   run: async ({ ctx, input }) => listEventsPage({ ctx, input }),
 });

@@ -49,11 +49,11 @@ export const getGrant = defineOperation({
   response: GrantFacts,
   errors: [],
   mcp: {
-    name: 'read_grant',
+    name: 'get_grant',
     title: 'Read my grant',
     description:
       'Check what this grant allows before acting: its scopes, tier, expiry and who it belongs to. Use it when a refusal names a missing scope.',
   },
-  cli: ['grant'],
+  cli: ['get-grant'],
   run: async ({ ctx }) => readGrant({ ctx }),
 });

@@ -1,4 +1,5 @@
 // POST /agent/v1/action-intents/{intentId}/cancel — drop a previewed intent; nothing runs.
+import { ACTIONS, executeScope, previewScope } from '../../auth/scopes.ts';
 import { cancelIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { defineOperation } from '../../core/types.ts';
@@ -14,8 +15,12 @@ export const cancelActionIntent = defineOperation({
   family: 'recovery',
   kind: 'execute',
   scope: 'intents:read',
-  scopeNote: "The intent kind's preview or execute scope (e.g. `replay:preview`); `intents:read` alone cannot cancel.",
+  scopeNote:
+    "`intents:read` and the intent kind's preview or execute scope (e.g. `replay:preview`); `intents:read` alone cannot cancel.",
+  scopeAnyOf: ACTIONS.flatMap((a) => [previewScope(a), executeScope(a)]),
   meter: null,
+  // Cancelling again changes nothing more: the intent stays cancelled.
+  idempotent: true,
   request: { params: IntentIdParams },
   response: ActionIntentSchema,
   errors: ['not_found', 'intent_not_confirmable', 'intent_expired'],
@@ -25,6 +30,6 @@ export const cancelActionIntent = defineOperation({
     description:
       'Withdraw a previewed action that should not run (for example after the merchant declined). Nothing is executed.',
   },
-  cli: ['intents', 'cancel'],
+  cli: ['cancel-action-intent'],
   run: async ({ ctx, input }) => cancelIntent(callerOf(ctx), input.intentId),
 });

@@ -2,6 +2,7 @@
 // The registry scope (`intents:read`) only says a grant is needed; the real
 // check is the intent kind's execute scope, made inside the engine once the
 // intent is known. The Idempotency-Key makes retries safe.
+import { ACTIONS, executeScope } from '../../auth/scopes.ts';
 import { confirmIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { defineOperation } from '../../core/types.ts';
@@ -20,7 +21,8 @@ export const confirmActionIntent = defineOperation({
   kind: 'execute',
   scope: 'intents:read',
   scopeNote:
-    "The intent kind's execute scope (the intent's `required_scope`, e.g. `replay:execute`); `intents:read` alone cannot confirm.",
+    "`intents:read` and the intent kind's execute scope (the intent's `required_scope`, e.g. `replay:execute`); `intents:read` alone cannot confirm.",
+  scopeAnyOf: ACTIONS.map(executeScope),
   // Executions are metered by the engine when the action actually runs, not per request.
   meter: null,
   destructive: true,
@@ -55,6 +57,6 @@ export const confirmActionIntent = defineOperation({
     description:
       "Execute a previewed action (replay, diagnostics share, endpoint change, secret rotation, test event) exactly once. Needs the intent's required_scope and an idempotency key; reuse the same key when retrying. Only confirm what a human asked for or what your grant's purpose covers.",
   },
-  cli: ['intents', 'confirm'],
+  cli: ['confirm-action-intent'],
   run: async ({ ctx, input }) => confirmIntent(callerOf(ctx), input.intentId, ctx.headers[IDEMPOTENCY_HEADER]) as never,
 });

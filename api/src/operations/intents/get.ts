@@ -24,6 +24,6 @@ export const getActionIntent = defineOperation({
     description:
       'Read one intent: what its preview said, whether it is still awaiting confirmation, who confirmed it, and what the execution did.',
   },
-  cli: ['intents', 'show'],
+  cli: ['get-action-intent'],
   run: async ({ ctx, input }) => getIntent(callerOf(ctx), input.intentId),
 });

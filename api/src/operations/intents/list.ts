@@ -50,6 +50,6 @@ export const listActionIntents = defineOperation({
     description:
       'See which replays, shares, endpoint changes and test events were previewed, confirmed, refused or are awaiting confirmation, newest first.',
   },
-  cli: ['intents', 'list'],
+  cli: ['list-action-intents'],
   run: async ({ ctx, input }) => listIntents(callerOf(ctx), input),
 });

@@ -5,7 +5,7 @@ import { z } from '@hono/zod-openapi';
 import { DEFAULT_RECEIPT_LIMIT, DEFAULT_SHARE_HOURS, MAX_SHARE_HOURS } from '../../intents/kinds/diagnostics-share.ts';
 
 export const DiagnosticsShareIntentBody = z
-  .object({
+  .strictObject({
     endpoint_id: z
       .string()
       .max(64)

@@ -4,7 +4,7 @@
 import { z } from '@hono/zod-openapi';
 
 export const EndpointDeleteIntentBody = z
-  .object({
+  .strictObject({
     mode: z
       .enum(['archive', 'permanent'])
       .describe(

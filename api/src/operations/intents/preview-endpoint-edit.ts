@@ -5,7 +5,7 @@ import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
 import { HmacInput, MappingInput } from './preview-endpoint-create.ts';
 
 export const EndpointEditIntentBody = z
-  .object({
+  .strictObject({
     name: z.string().min(1).max(100).optional(),
     sender_label: z.string().max(100).optional(),
     trigger_variant: z.enum(TRIGGER_VARIANTS).optional(),

@@ -4,7 +4,7 @@
 import { z } from '@hono/zod-openapi';
 
 export const ReplayIntentBody = z
-  .object({
+  .strictObject({
     acknowledge_recent_delivery: z
       .boolean()
       .optional()

@@ -5,7 +5,7 @@ import { z } from '@hono/zod-openapi';
 import { DEFAULT_TEST_EVENT_TYPE } from '../../intents/kinds/test-event.ts';
 
 export const TestEventIntentBody = z
-  .object({
+  .strictObject({
     payload: z
       .record(z.string(), z.unknown())
       .optional()

@@ -2,7 +2,7 @@
 // POST a body (and, for most, the target's id in the path), get back a 201 action intent
 // that changes nothing until it is confirmed; the run is one call into the preview verb
 // (api/src/intents/preview.ts). What differs per kind is in its row: path, target, body schema
-// (in ./preview-<kind>.ts), scope, refusals and the MCP/CLI names.
+// (in ./preview-<kind>.ts, named by the rule in ../naming.ts), scope, refusals and the MCP/CLI names.
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { type AnyOperation, defineOperation, type Family, type OperationRequest } from '../../core/types.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
@@ -14,7 +14,7 @@ import { EndpointCreateIntentBody } from './preview-endpoint-create.ts';
 import { EndpointDeleteIntentBody } from './preview-endpoint-delete.ts';
 import { EndpointEditIntentBody } from './preview-endpoint-edit.ts';
 import { ReplayIntentBody } from './preview-replay.ts';
-import { SecretRotationIntentBody } from './preview-secret-rotation.ts';
+import { SecretRotationIntentBody } from './preview-secret-rotate.ts';
 import { TestEventIntentBody } from './preview-test-event.ts';
 import { ActionIntentSchema, EndpointIdParams, EventIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
 
@@ -46,7 +46,7 @@ const PREVIEWS = [
     intent: 'replay',
     target: 'eventId',
     body: ReplayIntentBody,
-    operationId: 'createReplayIntent',
+    operationId: 'previewReplay',
     method: 'post',
     path: `${AGENT_API_PREFIX}/events/{eventId}/replay-intents`,
     summary: 'Preview a replay of one event',
@@ -67,18 +67,18 @@ const PREVIEWS = [
       'outside_product_boundary',
     ],
     mcp: {
-      name: 'preview_event_replay',
+      name: 'preview_replay',
       title: 'Preview replaying an event',
       description:
         'Prepare to hand one event to Shopify Flow again. Returns a preview (what will run, warnings about repeating Flow side effects, cost) and an intent id; nothing runs until the intent is confirmed with confirm_action_intent.',
     },
-    cli: ['replay'],
+    cli: ['preview-replay'],
   },
   {
     intent: 'diagnostics_share',
     target: null,
     body: DiagnosticsShareIntentBody,
-    operationId: 'createDiagnosticsShareIntent',
+    operationId: 'previewDiagnosticsShare',
     method: 'post',
     path: `${AGENT_API_PREFIX}/diagnostics/share-intents`,
     summary: 'Preview a diagnostics share',
@@ -92,13 +92,13 @@ const PREVIEWS = [
       description:
         'Prepare a redacted diagnostics bundle (endpoint config without secrets, recent receipt facts, support codes, readiness checks) to share with a support team through an expiring link. Shows what is included and excluded; nothing is shared until confirmed.',
     },
-    cli: ['diagnostics', 'share'],
+    cli: ['preview-diagnostics-share'],
   },
   {
     intent: 'endpoint_create',
     target: null,
     body: EndpointCreateIntentBody,
-    operationId: 'createEndpointCreateIntent',
+    operationId: 'previewEndpointCreate',
     method: 'post',
     path: `${AGENT_API_PREFIX}/endpoints/intents`,
     summary: 'Preview creating an endpoint',
@@ -112,13 +112,13 @@ const PREVIEWS = [
       description:
         'Prepare a new sender lane (endpoint): name, sender auth mode, Flow trigger variant and field mapping. Shows the exact configuration that will be stored; nothing is created until confirmed.',
     },
-    cli: ['endpoints', 'add'],
+    cli: ['preview-endpoint-create'],
   },
   {
     intent: 'endpoint_edit',
     target: 'endpointId',
     body: EndpointEditIntentBody,
-    operationId: 'createEndpointEditIntent',
+    operationId: 'previewEndpointEdit',
     method: 'post',
     path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/edit-intents`,
     summary: 'Preview editing an endpoint',
@@ -132,13 +132,13 @@ const PREVIEWS = [
       description:
         'Prepare a change to an endpoint (name, trigger variant, mapping, verification settings, pause/resume). Shows the diff and what happens to queued events; nothing changes until confirmed.',
     },
-    cli: ['endpoints', 'edit'],
+    cli: ['preview-endpoint-edit'],
   },
   {
     intent: 'secret_rotate',
     target: 'endpointId',
     body: SecretRotationIntentBody,
-    operationId: 'createSecretRotationIntent',
+    operationId: 'previewSecretRotate',
     method: 'post',
     path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/rotate-secret-intents`,
     summary: "Preview rotating an endpoint's signing secret",
@@ -147,18 +147,18 @@ const PREVIEWS = [
     scope: 'secret_rotate:preview',
     errors: [...PREVIEW_ERRORS, 'endpoint_archived'],
     mcp: {
-      name: 'preview_secret_rotation',
+      name: 'preview_secret_rotate',
       title: "Preview rotating an endpoint's secret",
       description:
         "Prepare replacing an endpoint's signing secret, with an overlap window so the sender can switch without dropping events. The new secret is shown once, on confirmation.",
     },
-    cli: ['endpoints', 'rotate-secret'],
+    cli: ['preview-secret-rotate'],
   },
   {
     intent: 'endpoint_delete',
     target: 'endpointId',
     body: EndpointDeleteIntentBody,
-    operationId: 'createEndpointDeleteIntent',
+    operationId: 'previewEndpointDelete',
     method: 'post',
     path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/delete-intents`,
     summary: 'Preview archiving or deleting an endpoint',
@@ -173,13 +173,13 @@ const PREVIEWS = [
       description:
         'Prepare to archive an endpoint (stops intake, keeps everything) or, once archived, delete it permanently (secrets and payload bodies destroyed, tombstone kept). Shows counts of what will be lost; nothing changes until confirmed.',
     },
-    cli: ['endpoints', 'delete'],
+    cli: ['preview-endpoint-delete'],
   },
   {
     intent: 'test_event',
     target: 'endpointId',
     body: TestEventIntentBody,
-    operationId: 'createTestEventIntent',
+    operationId: 'previewTestEvent',
     method: 'post',
     path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/test-event-intents`,
     summary: 'Preview sending a test event',
@@ -194,7 +194,7 @@ const PREVIEWS = [
       description:
         'Prepare a synthetic, clearly marked test event for an endpoint to check the path to Shopify Flow end to end. Shows the exact payload Flow will receive; nothing is sent until confirmed.',
     },
-    cli: ['endpoints', 'test'],
+    cli: ['preview-test-event'],
   },
 ] as const satisfies readonly PreviewRow[];
 

@@ -9,7 +9,10 @@ const Capability = z
   .object({
     operation_id: z.string(),
     method: z.string(),
-    path: z.string(),
+    path: z.string().describe('Path template on the origin (it already starts with `/agent/v1`).'),
+    url: z
+      .string()
+      .describe('Absolute URL template of the operation (the origin joined with `path`); fill `{…}` parameters.'),
     summary: z.string(),
     family: z.string(),
     kind: z.enum(['read', 'preview', 'execute']),
@@ -18,6 +21,12 @@ const Capability = z
       .string()
       .nullable()
       .describe('When `scope` only admits the call: the scope that actually decides (e.g. confirming an intent).'),
+    scope_any_of: z
+      .array(z.string())
+      .nullable()
+      .describe(
+        'When not null, the grant also needs one of these scopes (which one depends on the target, e.g. the intent kind); with none of them the call is always refused.',
+      ),
     mcp_tool: z.string().nullable(),
     cli_command: z.string().nullable(),
   })
@@ -31,7 +40,9 @@ export const Manifest = z
     build_commit: z.string(),
     api: z.object({
       version: z.string(),
-      base_url: z.string(),
+      base_url: z
+        .string()
+        .describe('The API root (`<origin>/agent/v1`). Capability `path`s start with `/agent/v1`: use each `url`.'),
       openapi_url: z.string(),
       auth: z.object({
         scheme: z.literal('bearer'),
@@ -79,11 +90,11 @@ export const getManifest = defineOperation({
   response: Manifest,
   errors: [],
   mcp: {
-    name: 'read_manifest',
+    name: 'get_manifest',
     title: 'Read the Flowport manifest',
     description:
       'Start here: learn what this Flowport edition can do, which scopes each capability needs, where the docs and OpenAPI contract live, and the safety boundaries to respect.',
   },
-  cli: ['manifest'],
+  cli: ['get-manifest'],
   run: async ({ ctx }) => readManifest({ ctx }),
 });

@@ -42,11 +42,11 @@ export const getOpenApiOperation = defineOperation({
   response: OpenApiOperationLookup,
   errors: ['docs_unavailable', 'openapi_operation_not_found'],
   mcp: {
-    name: 'lookup_api_operation',
+    name: 'get_open_api_operation',
     title: 'Look up an API operation in the OpenAPI contract',
     description:
       'Get the exact request and response contract of one Agent Operations API operation (by operationId, as listed in the manifest), with the schemas it references.',
   },
-  cli: ['openapi', 'operation'],
+  cli: ['get-open-api-operation'],
   run: async ({ ctx, input }) => openApiOperationFor({ ctx, input }),
 });

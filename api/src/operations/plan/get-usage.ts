@@ -61,11 +61,11 @@ export const getPlanUsage = defineOperation({
   response: PlanUsage,
   errors: [],
   mcp: {
-    name: 'read_plan_usage',
+    name: 'get_plan_usage',
     title: 'Read plan limits and usage',
     description:
       'See how much of the monthly plan is used (events, replays, reads, previews, executions), the rate limits, and when counters reset. Use it after a 402 or 429 refusal.',
   },
-  cli: ['plan-usage'],
+  cli: ['get-plan-usage'],
   run: async ({ ctx }) => readPlanUsage({ ctx }),
 });

@@ -37,6 +37,6 @@ export const getReceipt = defineOperation({
     description:
       'Check what Flowport told the sender for one request (accepted, duplicate, rejected and why) and where its handoff to Shopify Flow stands. Use the receipt id a sender got back.',
   },
-  cli: ['receipts', 'show'],
+  cli: ['get-receipt'],
   run: async ({ ctx, input }) => readReceipt({ ctx, input }),
 });

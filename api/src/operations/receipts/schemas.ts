@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { AUTH_MODES } from '../../services/endpoints.ts';
 import { Timestamp } from '../read-schemas.ts';
 
 export const Receipt = z
@@ -11,6 +12,10 @@ export const Receipt = z
         "Null when no event was stored: intake rejected the request, or answered a sender's URL-verification handshake.",
       ),
     endpoint_id: z.string(),
+    auth_mode: z
+      .enum(AUTH_MODES)
+      .nullable()
+      .describe("The endpoint's auth mode: how the request was verified (null only if the endpoint row is gone)."),
     request_id: z.string(),
     received_at: Timestamp,
     auth_result: z.string(),

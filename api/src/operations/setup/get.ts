@@ -51,11 +51,11 @@ export const getSetup = defineOperation({
   response: Setup,
   errors: [],
   mcp: {
-    name: 'read_setup',
+    name: 'get_setup',
     title: 'Check setup and readiness',
     description:
       'Find out whether this shop is ready to move sender events into Shopify Flow: connection, endpoints, trigger handles, recent deliveries, and what is still missing with the docs page for each fix.',
   },
-  cli: ['setup'],
+  cli: ['get-setup'],
   run: async ({ ctx }) => readSetup({ ctx }),
 });

@@ -5,7 +5,7 @@ import { DEFAULT_OVERLAP_HOURS } from '../../intents/kinds/secret-rotate.ts';
 import { MAX_ROTATION_OVERLAP_HOURS } from '../../services/endpoints.ts';
 
 export const SecretRotationIntentBody = z
-  .object({
+  .strictObject({
     overlap_hours: z
       .number()
       .min(0)

@@ -1,0 +1,98 @@
+// Issue 23 point 5: reads tell the truth. An event's replay availability accounts for the
+// recent-delivery check a preview makes (and names the acknowledgement); diagnostics'
+// sender-rejection check counts the refused intake requests its own receipts list; events,
+// event lists and receipts carry the endpoint's auth mode; a replay preview warns when the
+// body expires before the preview does. Real HTTP, worker and sandbox Flow (both stores).
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { api, deliveredEvent } from '../intents/helpers.ts';
+
+vi.setConfig({ testTimeout: 120_000 });
+
+let server: TestServer;
+let token: string;
+beforeAll(async () => {
+  server = await startTestServer();
+  token = server.sandbox?.grant_token as string;
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('replay availability', () => {
+  it('a just-delivered event: available only with acknowledge_recent_delivery, said by the detail and the list', async () => {
+    const id = await deliveredEvent(server);
+    const ev = await api(server, token, 'GET', `/agent/v1/events/${id}`);
+    expect(ev.status).toBe(200);
+    expect(ev.json.replay).toMatchObject({
+      available: true,
+      reason: 'recent_delivery',
+      acknowledgements: ['acknowledge_recent_delivery'],
+    });
+    expect(ev.json.replay.detail).toContain('acknowledge_recent_delivery');
+    const listed = await api(server, token, 'GET', `/agent/v1/events?limit=100`);
+    const item = listed.json.data.find((e: { id: string }) => e.id === id);
+    expect(item.replay).toEqual(ev.json.replay);
+    // What the read said is what the preview does: refused without it, accepted with it.
+    const plain = await api(server, token, 'POST', `/agent/v1/events/${id}/replay-intents`, {});
+    expect(plain.status).toBe(409);
+    expect(plain.json.code).toBe('replay_recent_delivery');
+    const acknowledged = await api(server, token, 'POST', `/agent/v1/events/${id}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(acknowledged.status, acknowledged.text).toBe(201);
+  });
+
+  it('a replay preview warns when the body expires before the preview does', async () => {
+    const id = await deliveredEvent(server);
+    // The body is kept one more minute; the preview lives longer.
+    await server.runtime.services.db.run('UPDATE events SET body_expires_at = ? WHERE id = ?', [
+      Date.now() + 60_000,
+      id,
+    ]);
+    const preview = await api(server, token, 'POST', `/agent/v1/events/${id}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(preview.status, preview.text).toBe(201);
+    const warning = (preview.json.preview.warnings as string[]).find((w) => w.includes('retention_expired'));
+    expect(warning).toContain('before this preview expires');
+  });
+});
+
+describe('diagnostics', () => {
+  it('the sender-rejection check counts the refused intake requests the same response lists', async () => {
+    const endpoint = server.sandbox?.endpoint_id as string;
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${server.url}/in/${endpoint}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-flowport-signature': 'sha256=00' },
+        body: JSON.stringify({ n: i }),
+      });
+      expect(res.status).toBe(401);
+    }
+    const d = await api(server, token, 'GET', '/agent/v1/diagnostics');
+    expect(d.status).toBe(200);
+    const refusedListed = (d.json.recent_receipts as { http_status: number }[]).filter((r) => r.http_status >= 400);
+    expect(refusedListed.length).toBeGreaterThanOrEqual(4);
+    const check = (d.json.checks as { check: string; status: string; detail: string }[]).find(
+      (c) => c.check === 'sender_rejections',
+    );
+    expect(check?.status).toBe('warn');
+    expect(check?.detail).toMatch(/^4 request\(s\) refused at intake in 24 h \(/);
+    expect(check?.detail).not.toContain('No rejected requests');
+  });
+});
+
+describe('auth mode in event history', () => {
+  it('events, event lists and receipts carry the endpoint auth mode', async () => {
+    const id = await deliveredEvent(server);
+    const ev = await api(server, token, 'GET', `/agent/v1/events/${id}`);
+    expect(ev.json.auth_mode).toBe('hmac_sha256');
+    const listed = await api(server, token, 'GET', '/agent/v1/events?limit=5');
+    for (const e of listed.json.data) expect(e.auth_mode).toBe('hmac_sha256');
+    const receipt = await api(server, token, 'GET', `/agent/v1/events/${id}/receipt`);
+    expect(receipt.json.auth_mode).toBe('hmac_sha256');
+    const byId = await api(server, token, 'GET', `/agent/v1/receipts/${receipt.json.id}`);
+    expect(byId.json.auth_mode).toBe('hmac_sha256');
+  });
+});
