@@ -60,7 +60,7 @@ describe('request examples in the OpenAPI document', () => {
   it('every JSON request body has an example, without refused fields or pre-set acknowledgements', () => {
     const all = examples();
     expect(all.map((e) => e.operationId)).toEqual(
-      expect.arrayContaining(['createReplayIntent', 'createEndpointCreateIntent', 'createTestEventIntent']),
+      expect.arrayContaining(['previewReplay', 'previewEndpointCreate', 'previewTestEvent']),
     );
     for (const e of all) {
       expect(e.example, e.operationId).not.toHaveProperty('payload_override');
@@ -79,7 +79,7 @@ describe('request examples in the OpenAPI document', () => {
         body: JSON.stringify(e.example),
       });
       const body = (await res.json()) as Json;
-      if (e.operationId === 'createReplayIntent' && res.status !== 201) {
+      if (e.operationId === 'previewReplay' && res.status !== 201) {
         expect(body.code, e.operationId).toBe('replay_recent_delivery');
         continue;
       }

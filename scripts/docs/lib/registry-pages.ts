@@ -166,15 +166,18 @@ export function renderMcpFamily(ops: readonly AnyOperation[], family: string): s
       ),
     );
     parts.push('', '### Input', '', fields(tool.inputSchema as JsonSchema, 'No input.'));
-    // The output is the operation's response body: its outer fields here, every nested field on
-    // the operation's page (once, so each family page stays small enough to read whole).
+    // The output is the operation's response body: its outer fields named here, every field with
+    // its type and description on the operation's page (once, so each family page stays small
+    // enough to read whole as the descriptions grow).
+    const outSchema = tool.outputSchema as JsonSchema | undefined;
+    const outer = flattenFields(outSchema, refResolver(outSchema ?? {}), 1)
+      .filter((r) => !/[.[]/.test(r.name))
+      .map((r) => code(r.name));
     parts.push(
       '',
       '### Output',
       '',
-      `The response body of [${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}#responses), as structured content. Its outer fields (nested fields are on that page):`,
-      '',
-      fields(tool.outputSchema as JsonSchema, 'See the OpenAPI contract.', 1),
+      `The response body of [${code(`${op.method.toUpperCase()} ${op.path}`)}](${operationPagePath(op.operationId)}#responses), as structured content${outer.length > 0 ? `: ${outer.join(', ')}` : ''}. Every field, with its type and description, is on that page.`,
     );
   }
   return parts.join('\n');
