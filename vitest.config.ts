@@ -11,5 +11,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default'],
+    // Every test must assert something: a test that returns early or only runs code fails.
+    expect: { requireAssertions: true },
   },
 });

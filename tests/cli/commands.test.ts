@@ -3,7 +3,7 @@
 // codes are distinct, the reference page and shell completion derive from the
 // same definitions. Runs the real binary where the behaviour is user-visible.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -21,11 +21,15 @@ import {
   renderCliGroup,
   renderCliIndex,
 } from '../../scripts/docs/lib/registry-pages.ts';
-import { flowport, REPO } from './helpers.ts';
+import { testZsh } from '../helpers/test-environment.ts';
+import { cli, REPO } from './helpers.ts';
 
-const ZSH = '/usr/bin/zsh';
+// `npm test` finds zsh or installs it (tests/helpers/test-environment.ts); where it cannot, the
+// completion test is skipped and its name says why.
+const ZSH = testZsh();
 
-// Each case starts the CLI (about a second of Node start-up) several times.
+// The CLI runs in this process (cli()); `npx flowport` below and the end-to-end file run the binary.
+// The completion tests start bash and zsh.
 vi.setConfig({ testTimeout: 120_000 });
 
 describe('the binary', () => {
@@ -43,7 +47,7 @@ describe('the binary', () => {
 describe('agent commands = registry operations', () => {
   it('every registry operation has CLI words, and the CLI lists exactly those operations', async () => {
     expect(OPERATIONS.filter((op) => op.cli === null).map((op) => op.operationId)).toEqual([]);
-    const run = await flowport(['--help', '--json']);
+    const run = await cli(['--help', '--json']);
     expect(run.code).toBe(0);
     const agent = (run.json.commands as { kind: string; operation_id: string; command: string }[]).filter(
       (c) => c.kind === 'agent',
@@ -144,7 +148,7 @@ describe('operator and helper commands', () => {
   });
 
   it('help keeps agent, helper and operator commands apart', async () => {
-    const run = await flowport(['--help']);
+    const run = await cli(['--help']);
     expect(run.code).toBe(0);
     const out = run.stdout;
     const agentAt = out.indexOf('Agent commands');
@@ -172,7 +176,7 @@ describe('operator and helper commands', () => {
   });
 
   it('no command line takes a token: --token is refused without echoing its value', async () => {
-    const run = await flowport(['get-grant', '--token=fpg_shouldnotappear']);
+    const run = await cli(['get-grant', '--token=fpg_shouldnotappear']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(CLI_ENV.token);
     expect(run.stderr).toContain('--token-file');
@@ -182,38 +186,38 @@ describe('operator and helper commands', () => {
   });
 
   it('usage errors exit 2 with a pointer to help', async () => {
-    const missing = await flowport(['get-event']);
+    const missing = await cli(['get-event']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('Missing <eventId>');
-    const unknown = await flowport(['list-events', '--nope']);
+    const unknown = await cli(['list-events', '--nope']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown option --nope.');
     // The same sentence as the API's unknown_field, with the option it probably meant.
-    const near = await flowport(['list-events', '--endpointid', 'ep_x']);
+    const near = await cli(['list-events', '--endpointid', 'ep_x']);
     expect(near.code).toBe(2);
     expect(near.stderr).toContain('Unknown option --endpointid. Did you mean --endpoint-id?');
-    const typo = await flowport(['list-evnts']);
+    const typo = await cli(['list-evnts']);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('Did you mean `list-events`');
-    const sub = await flowport(['intents', 'approve', 'int_x']);
+    const sub = await cli(['intents', 'approve', 'int_x']);
     expect(sub.code).toBe(2);
     expect(sub.stderr).toContain('confirm-action-intent');
     // A command renamed by the naming rule (ADR 1000) names its new spelling.
-    const renamed = await flowport(['events', 'list']);
+    const renamed = await cli(['events', 'list']);
     expect(renamed.code).toBe(2);
     expect(renamed.stderr).toContain('`flowport events list` is now `flowport list-events`');
-    const none = await flowport([]);
+    const none = await cli([]);
     expect(none.code).toBe(2);
-    const badNumber = await flowport(['preview-diagnostics-share', '--expires-in-hours', 'soon']);
+    const badNumber = await cli(['preview-diagnostics-share', '--expires-in-hours', 'soon']);
     expect(badNumber.code).toBe(2);
     expect(badNumber.stderr).toContain('takes a number');
-    const badJson = await flowport(['preview-replay', 'evt_x', '--payload-override', '{oops']);
+    const badJson = await cli(['preview-replay', 'evt_x', '--payload-override', '{oops']);
     expect(badJson.code).toBe(2);
-    const group = await flowport(['endpoints', '--help']);
+    const group = await cli(['endpoints', '--help']);
     expect(group.code).toBe(0);
     expect(group.stdout).toContain('flowport endpoints import-secret');
     expect(group.stdout).toMatch(/flowport endpoints create\s+.*\(operator\)/);
-    const help = await flowport(['preview-replay', '--help']);
+    const help = await cli(['preview-replay', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: flowport preview-replay <eventId>');
     expect(help.stdout).toContain('--acknowledge-recent-delivery');
@@ -255,7 +259,7 @@ describe('reference page and completion', () => {
   });
 
   it('the bash completion script completes commands, subcommands, options and option values', async () => {
-    const script = await flowport(['completion', 'bash']);
+    const script = await cli(['completion', 'bash']);
     expect(script.code).toBe(0);
     const dir = mkdtempSync(join(tmpdir(), 'flowport-completion-'));
     const file = join(dir, 'flowport.bash');
@@ -295,11 +299,11 @@ describe('reference page and completion', () => {
     expect(complete('')).toContain('grants');
   });
 
-  // CI installs zsh (.ci/run), so there this test always runs.
-  it.runIf(existsSync(ZSH) || process.env.CI)(
-    'the zsh script loads after compinit and offers the same candidates, in real zsh',
+  it.runIf('path' in ZSH)(
+    `the zsh script loads after compinit and offers the same candidates, in real zsh${'why' in ZSH ? ` (skipped: ${ZSH.why})` : ''}`,
     async () => {
-      const zsh = await flowport(['completion', 'zsh']);
+      if (!('path' in ZSH)) throw new Error(ZSH.why);
+      const zsh = await cli(['completion', 'zsh']);
       expect(zsh.code).toBe(0);
       const dir = mkdtempSync(join(tmpdir(), 'flowport-completion-'));
       const file = join(dir, 'flowport.zsh');
@@ -309,7 +313,7 @@ describe('reference page and completion', () => {
       // zsh itself then filters those by the typed prefix.
       const complete = (...words: string[]) =>
         execFileSync(
-          ZSH,
+          ZSH.path,
           [
             '-fc',
             // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh code, expanded by zsh.

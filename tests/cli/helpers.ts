@@ -3,6 +3,8 @@
 // output so a test can scan all of it for secrets.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { runCli } from '../../api/src/cli/main.ts';
+import { TEST_COMPILE_CACHE } from '../helpers/test-environment.ts';
 
 export const REPO = join(import.meta.dirname, '..', '..');
 export const NODE = join(REPO, 'node_modules', '.bin', 'node');
@@ -31,6 +33,8 @@ export const RUNS: Run[] = [];
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' };
   if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+  // Node's compile cache: a CLI start takes about a third of the time once the modules are cached.
+  env.NODE_COMPILE_CACHE = process.env.NODE_COMPILE_CACHE || TEST_COMPILE_CACHE;
   return env;
 }
 
@@ -44,6 +48,11 @@ const SPINNER_ERASED = new RegExp(`(${literal(ERASE)}[⠋⠙⠹⠸⠼⠴⠦⠧�
 
 function literal(text: string): string {
   return text.replace(/[[\]\\^$.|?*+(){}]/g, '\\$&');
+}
+
+/** What a terminal finally shows of `text`: the spinner frames withProgress drew and erased are gone. */
+export function withoutSpinner(text: string): string {
+  return text.replace(SPINNER_ERASED, '');
 }
 
 export function flowport(args: string[], options: RunOptions = {}): Promise<Run> {
@@ -89,4 +98,38 @@ export function outputsExcept(except: (run: Run) => boolean): string {
   return RUNS.filter((r) => !except(r))
     .map((r) => `${r.stdout}\n${r.stderr}`)
     .join('\n');
+}
+
+/**
+ * The same CLI run in this process (runCli with its own IO), for the many checks whose point is
+ * what a command does and prints, not the process around it: no Node start per check. `tty`
+ * makes stdout and stderr terminals (readable text; the spinner is not drawn: errRaw is absent);
+ * as under `script`, both land in `stdout`. A process per command family stays in the
+ * end-to-end file (the binary's exit codes, a real pseudo-terminal).
+ */
+export async function cli(args: string[], options: RunOptions = {}): Promise<Run> {
+  const env: Record<string, string | undefined> = { ...baseEnv() };
+  for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    out: (t) => {
+      stdout += `${t}\n`;
+    },
+    err: (t) => {
+      if (options.tty) stdout += `${t}\n`;
+      else stderr += `${t}\n`;
+    },
+    env,
+    stdoutIsTTY: options.tty === true,
+    stderrIsTTY: options.tty === true,
+    columns: options.tty ? 160 : undefined,
+  });
+  let json: unknown = null;
+  try {
+    json = JSON.parse(stdout);
+  } catch {}
+  const run: Run = { args, code, stdout, stderr, json };
+  RUNS.push(run);
+  return run;
 }

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EXIT, exitCodeForHttp } from '../../api/src/cli/exit-codes.ts';
 import { type CliIO, withProgress } from '../../api/src/cli/io.ts';
 import { renderProblem, renderTable } from '../../api/src/cli/output.ts';
+import { withoutSpinner } from './helpers.ts';
 
 function io(tty: boolean): CliIO & { raw: string[] } {
   const raw: string[] = [];
@@ -55,6 +56,22 @@ describe('progress indicator', () => {
     await vi.advanceTimersByTimeAsync(1_500);
     expect(await caught).toBe('boom');
     expect(failing.raw.at(-1)).toBe('\r\x1b[2K');
+  });
+
+  it('whatever it draws, the terminal tests see only the output after it (tests/cli/helpers.ts withoutSpinner)', async () => {
+    // Under a pseudo-terminal the spinner's frames share the stream with stdout; how many land
+    // there depends on the machine's speed. The end-to-end helper removes exactly what this draws.
+    vi.useFakeTimers();
+    const t = io(true);
+    let finish: (v: string) => void = () => {};
+    const running = withProgress(t, 'GET /agent/v1/events/evt_1', () => new Promise<string>((r) => (finish = r)));
+    await vi.advanceTimersByTimeAsync(2_000);
+    finish('done');
+    await running;
+    expect(t.raw.length).toBeGreaterThan(10);
+    const output = 'ID    STATE\nevt_1 delivered\n{"id":"evt_1"}\n';
+    expect(withoutSpinner(`${t.raw.join('')}${output}`)).toBe(output);
+    expect(withoutSpinner(`${t.raw.slice(0, 3).join('')}${t.raw.at(-1)}${output}`)).toBe(output);
   });
 });
 

@@ -62,11 +62,13 @@ async function heldEvents(mode: FaultSpec['mode'], n: number) {
   await fault(shop.domain, { mode });
   const ids: string[] = [];
   for (let i = 0; i < n; i++) ids.push(await insertEvent(services(), shop.id, endpointId));
-  await waitFor(async () => {
-    const rows = await Promise.all(ids.map((id) => eventRow(services(), id)));
-    return rows.every((r) => r.state === 'held');
+  // The rows as they were when every event was held: a probe may claim one of them at any moment
+  // after that (on a loaded machine, before a second read), so the caller checks these.
+  const rows = await waitFor(async () => {
+    const now = await Promise.all(ids.map((id) => eventRow(services(), id)));
+    return now.every((r) => r.state === 'held') ? now : null;
   }, 'all held');
-  return { shop, endpointId, ids };
+  return { shop, endpointId, ids, rows };
 }
 
 async function fault(shop: string, spec: FaultSpec) {
@@ -152,8 +154,8 @@ describe('handoff outcomes', () => {
   });
 
   it('401: every event is held (none failed, no retries burned), the one that hit the 401 says why, the shop is disconnected, reconnect releases and delivers them all', async () => {
-    const { shop, endpointId, ids } = await heldEvents('revoked', 8);
-    const rows = await Promise.all(ids.map((id) => eventRow(services(), id)));
+    const { shop, endpointId, ids, rows } = await heldEvents('revoked', 8);
+    expect(rows).toHaveLength(ids.length);
     // Exactly one delivery found the revocation (the conditional UPDATE of the shop decides which).
     const found = rows.filter((r) => r.support_code === 'FP-H-AUTH');
     expect(found).toHaveLength(1);
@@ -220,13 +222,15 @@ describe('handoff outcomes', () => {
     // The attempt outcome is the error code: Shopify refused the call for the store.
     const outcome = errorCode;
     it(`${says} (shop ${mode}): events are held without burning retries, one is probed each interval, and the first accepted probe releases every event`, async () => {
-      const { shop, endpointId, ids } = await heldEvents(faultMode, 6);
-      for (const id of ids)
-        expect(await eventRow(services(), id)).toMatchObject({
+      const { shop, endpointId, ids, rows } = await heldEvents(faultMode, 6);
+      expect(rows).toHaveLength(ids.length);
+      for (const row of rows) {
+        expect(row).toMatchObject({
           state: 'held',
           support_code: support,
           error_code: errorCode,
         });
+      }
       const shopRow = () =>
         services().db.get<{ connection_status: string; next_probe_at: number | null }>(
           'SELECT connection_status, next_probe_at FROM shops WHERE id = ?',

@@ -20,7 +20,8 @@ export async function api(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<ApiResult> {
-  const res = await fetch(`${server.url}${path}`, {
+  // In-process through the app (no socket): these tests are about the operations, not the wire.
+  const res = await server.runtime.app.request(`${server.url}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${token}`,

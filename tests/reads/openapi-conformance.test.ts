@@ -160,11 +160,17 @@ async function call(id: string, req: Request): Promise<Response> {
   if (req.token !== null) headers.authorization = `Bearer ${req.token}`;
   if (req.body !== undefined) headers['content-type'] ??= 'application/json';
   const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-  // A body over the limit is answered while it is still being sent, which fetch reports as a socket error.
+  // In-process through the app (no socket): the route, its validation and its answer are what is
+  // checked here. A body over the limit goes over a real socket: it is answered while it is still
+  // being sent, which fetch reports as a socket error.
   const res =
     body !== undefined && body.length > AGENT_API_MAX_BODY_BYTES
       ? await oversized(`${server.url}${path}${qs}`, req.method ?? op.method.toUpperCase(), headers, body)
-      : await fetch(`${server.url}${path}${qs}`, { method: req.method ?? op.method.toUpperCase(), headers, body });
+      : await server.runtime.app.request(`${server.url}${path}${qs}`, {
+          method: req.method ?? op.method.toUpperCase(),
+          headers,
+          body,
+        });
   const text = await res.text();
   let json: any = null;
   try {

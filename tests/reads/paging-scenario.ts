@@ -1,4 +1,4 @@
-// The events-paging scenario, shared by the SQLite and the Postgres test files:
+// The events-paging scenario of listEvents-paging.test.ts (run once on each store):
 // 100,000+ stored events, paged over real HTTP with several filter combinations
 // while new events keep arriving, checked against direct SQL.
 //

@@ -85,8 +85,13 @@ it('an expired lease is re-claimed by another worker, once, and counted as a pos
   });
   const first = await (a as DeliveryWorker).claim(10);
   expect(first.map((e) => e.id).sort()).toEqual([...ids].sort());
-  await new Promise((r) => setTimeout(r, 400)); // the "crashed" worker never records an outcome
-  const again = (await Promise.all(others.map((w) => w.claim(10)))).flat();
+  // The "crashed" worker never records an outcome: once its 300 ms lease lapses, the others
+  // claim the events again (awaited, not slept for).
+  const again: { id: string }[] = [];
+  for (const until = Date.now() + 15_000; again.length < ids.length && Date.now() < until; ) {
+    again.push(...(await Promise.all(others.map((w) => w.claim(10)))).flat());
+    if (again.length < ids.length) await new Promise((r) => setTimeout(r, 50));
+  }
   expect(again.map((e) => e.id).sort()).toEqual([...ids].sort());
   const in_ = ids.map(() => '?').join(', ');
   const dup = await pg.db.get<{ n: number }>(

@@ -96,8 +96,10 @@ describe('docs site in a browser', { timeout: 240_000 }, () => {
     await input.fill('idempotency key');
     const result = page.locator('dialog[open] a[href*="/recover/duplicates-and-idempotency/"]').first();
     await result.waitFor({ state: 'visible', timeout: PAGE_TIMEOUT });
+    expect(await result.innerText()).toMatch(/idempotency/i);
     await result.click();
     await page.waitForURL((url) => url.pathname === '/recover/duplicates-and-idempotency/');
+    expect(new URL(page.url()).pathname).toBe('/recover/duplicates-and-idempotency/');
     await page.close();
   });
 

@@ -243,7 +243,7 @@ export function eventReplay(
 
 /**
  * SQL equivalent of replayAvailability() (+ the plan cap), so `replay_available`
- * filters in the store and paging stays exact. tests/reads/events-paging.test.ts
+ * filters in the store and paging stays exact. tests/reads/listEvents-paging.test.ts
  * checks every listed event's `replay.available` against the filter.
  * The endpoint part is a list of the shop's replayable endpoint ids (read first)
  * rather than a condition on the joined endpoints row: Postgres never analyzes a

@@ -133,8 +133,7 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
   async 'audit verify'({ options, services }) {
     const shopId = str(options, 'shop');
     if (shopId !== undefined) {
-      if (!(await getShop(services, shopId)))
-        throw new AppError('not_found', { detail: `No shop ${shopId}.` });
+      if (!(await getShop(services, shopId))) throw new AppError('not_found', { detail: `No shop ${shopId}.` });
       const r = await verifyShopAuditChain(services.db, shopId);
       if (r.ok)
         return {

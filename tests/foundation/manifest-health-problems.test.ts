@@ -1,4 +1,5 @@
-// The spine over real HTTP: manifest, health, problem+json for API misses.
+// The spine: manifest, health, problem+json for API misses (in-process through the app), and what
+// the Node listener answers in front of it (sender intake, oversized bodies, the docs site) over HTTP.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,9 +18,18 @@ afterAll(async () => {
   await server?.close();
 });
 
+/**
+ * A route-level check, in-process through the app (no socket): status, headers and the problem
+ * body are the app's. Sender intake (/in/…) and oversized bodies stay on the socket: the Node
+ * listener in front of the app answers those.
+ */
+function request(path: string, init?: RequestInit): Promise<Response> {
+  return Promise.resolve(server.runtime.app.request(`${server.url}${path}`, init));
+}
+
 describe('GET /agent/v1/manifest', () => {
   it('is public and describes the edition, contract, docs and every operation', async () => {
-    const res = await fetch(`${server.url}/agent/v1/manifest`);
+    const res = await request(`/agent/v1/manifest`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('x-request-id')).toMatch(/^req_[0-9a-z]{26}$/);
@@ -40,8 +50,8 @@ describe('GET /agent/v1/manifest', () => {
 
 describe('health', () => {
   it('answers /healthz and /readyz', async () => {
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-    const ready = await fetch(`${server.url}/readyz`);
+    expect((await request(`/healthz`)).status).toBe(200);
+    const ready = await request(`/readyz`);
     // The body says which check failed.
     expect(ready.status, await ready.clone().text()).toBe(200);
     expect(((await ready.json()) as any).checks.store).toBe(true);
@@ -50,7 +60,7 @@ describe('health', () => {
 
 describe('API misses are problem+json, never HTML', () => {
   it('unknown route → route_not_found with a docs URL under /reference/errors/', async () => {
-    const res = await fetch(`${server.url}/agent/v1/no-such-thing/../really-not`);
+    const res = await request(`/agent/v1/no-such-thing/../really-not`);
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
     const p = (await res.json()) as any;
@@ -63,7 +73,7 @@ describe('API misses are problem+json, never HTML', () => {
 
   it('a body that is not sent as JSON → 415 unsupported_media_type (curl --data without a Content-Type)', async () => {
     const token = server.sandbox?.grant_token as string;
-    const res = await fetch(`${server.url}/agent/v1/diagnostics/share-intents`, {
+    const res = await request(`/agent/v1/diagnostics/share-intents`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' },
       body: '{}',
@@ -75,7 +85,7 @@ describe('API misses are problem+json, never HTML', () => {
     const op = OPERATIONS.find((o) => o.operationId === 'previewDiagnosticsShare');
     expect(operationErrorCodes(op as (typeof OPERATIONS)[number])).toContain('unsupported_media_type');
     // Malformed JSON with the right type is invalid_json, also listed for the operation.
-    const bad = await fetch(`${server.url}/agent/v1/diagnostics/share-intents`, {
+    const bad = await request(`/agent/v1/diagnostics/share-intents`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: '{',
@@ -85,11 +95,11 @@ describe('API misses are problem+json, never HTML', () => {
   });
 
   it('wrong method on a known path → 405 method_not_allowed with the Allow header (RFC 9110 §15.5.6)', async () => {
-    const res = await fetch(`${server.url}/agent/v1/manifest`, { method: 'DELETE' });
+    const res = await request(`/agent/v1/manifest`, { method: 'DELETE' });
     expect(res.status).toBe(405);
     expect(((await res.json()) as any).code).toBe('method_not_allowed');
     expect(res.headers.get('allow')).toBe('GET');
-    const confirm = await fetch(`${server.url}/agent/v1/action-intents/int_x/confirm`);
+    const confirm = await request(`/agent/v1/action-intents/int_x/confirm`);
     expect(confirm.status).toBe(405);
     expect(confirm.headers.get('allow')).toBe('POST');
     // Sender intake answers the same way.
@@ -134,7 +144,7 @@ describe('API misses are problem+json, never HTML', () => {
       ['Bearer fpg_not-a-real-token', 'invalid_token'],
     ] as const) {
       for (const b of bad) {
-        const res = await fetch(`${server.url}${b.path}`, {
+        const res = await request(`${b.path}`, {
           method: b.method ?? 'GET',
           headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
           body: b.body,
@@ -145,7 +155,7 @@ describe('API misses are problem+json, never HTML', () => {
     }
     const token = server.sandbox?.grant_token;
     if (token) {
-      const res = await fetch(`${server.url}/agent/v1/events?limit=0`, {
+      const res = await request(`/agent/v1/events?limit=0`, {
         headers: { authorization: `Bearer ${token}` },
       });
       expect(res.status).toBe(400);
@@ -154,7 +164,7 @@ describe('API misses are problem+json, never HTML', () => {
   });
 
   it('the bare prefix is an API miss too', async () => {
-    const res = await fetch(`${server.url}/agent/v1`);
+    const res = await request(`/agent/v1`);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
   });
 });

@@ -1,6 +1,7 @@
-// End to end: the real `flowport` binary as a child process against a real
-// Flowport on a loopback port (real SQLite or Postgres store, real worker and
-// sandbox Shopify). Reads, a replay preview and confirmation, refusals and the
+// End to end: the CLI against a real Flowport on a loopback port (real SQLite or
+// Postgres store, real worker and sandbox Shopify). The real `flowport` binary runs
+// as a child process once per command family (exit codes, a real pseudo-terminal,
+// `sandbox` until SIGINT); the other checks run the same CLI in this process (cli()). Reads, a replay preview and confirmation, refusals and the
 // other exit codes, doctor on a good and an expired grant, docs, operator
 // commands on the same store, and a scan of every output for secrets.
 import { createHmac } from 'node:crypto';
@@ -17,7 +18,7 @@ import { SANDBOX_MOUNT_PATH } from '../../api/src/sandbox/app.ts';
 import { waitFor } from '../handoff/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { deliveredEvent, grant, waitDelivered } from '../intents/helpers.ts';
-import { BIN, flowport, NODE, outputsExcept, REPO, type Run, RUNS } from './helpers.ts';
+import { BIN, cli, flowport, NODE, outputsExcept, REPO, type Run, RUNS } from './helpers.ts';
 
 // Each case starts the CLI (about a second of Node start-up) several times.
 vi.setConfig({ testTimeout: 120_000 });
@@ -67,43 +68,99 @@ afterAll(async () => {
   await s?.close();
 });
 
+describe('the binary, one process per command family', () => {
+  // [family, args, options, exit code, what the output must show]
+  const FAMILIES: [string, () => string[], () => Parameters<typeof flowport>[1], () => number, (r: Run) => unknown][] =
+    [
+      ['agent read', () => ['get-event', eventId], () => ({ env }), () => 0, (r) => r.json.id === eventId],
+      [
+        'agent refusal',
+        () => ['preview-replay', eventId, '--acknowledge-recent-delivery'],
+        () => ({ env: { ...env, FLOWPORT_TOKEN: observerToken } }),
+        () => EXIT.refusal.code,
+        (r) => r.json.code === 'missing_scope',
+      ],
+      [
+        'terminal output (pseudo-terminal)',
+        () => ['list-events'],
+        () => ({ env, tty: true }),
+        () => 0,
+        (r) => /^ID\s+STATE\s+EVENT_TYPE/m.test(r.stdout),
+      ],
+      ['doctor', () => ['doctor'], () => ({ env }), () => 0, (r) => r.json.ok === true],
+      [
+        'docs',
+        () => ['docs'],
+        () => ({ env: { FLOWPORT_BASE_URL: s.url } }),
+        () => 0,
+        (r) => r.json.source === 'manifest',
+      ],
+      [
+        'operator (store)',
+        () => ['shops', 'list'],
+        () => ({ env: storeEnv }),
+        () => 0,
+        (r) => r.json.some((x: { id: string }) => x.id === s.sandbox!.shop_id),
+      ],
+      [
+        'bad grant',
+        () => ['get-grant'],
+        () => ({ env: { ...env, FLOWPORT_TOKEN: expiredToken } }),
+        () => EXIT.auth.code,
+        (r) => r.json.code === 'grant_expired',
+      ],
+      [
+        'not found',
+        () => ['get-event', 'evt_01m0000000000000000000000'],
+        () => ({ env }),
+        () => EXIT.notFound.code,
+        (r) => r.json.code === 'not_found',
+      ],
+    ];
+  it.each(FAMILIES)('%s', async (_family, args, options, code, shows) => {
+    const r = await flowport(args(), options());
+    expect(r.code, `${r.stdout}${r.stderr}`).toBe(code());
+    expect(shows(r), r.stdout).toBe(true);
+  });
+});
+
 describe('read commands', () => {
   it('print the API answer as JSON when stdout is not a terminal', async () => {
-    const manifest = await flowport(['get-manifest'], { env: { FLOWPORT_BASE_URL: s.url } });
+    const manifest = await cli(['get-manifest'], { env: { FLOWPORT_BASE_URL: s.url } });
     expect(manifest.code).toBe(0);
     expect(manifest.json.product).toBe('Flowport');
     expect(
       manifest.json.capabilities.find((c: { operation_id: string }) => c.operation_id === 'previewReplay').cli_command,
     ).toBe('flowport preview-replay <eventId>');
 
-    const g = await flowport(['get-grant'], { env });
+    const g = await cli(['get-grant'], { env });
     expect(g.code).toBe(0);
     expect(g.json.id).toBe(s.sandbox!.grant_id);
 
-    const list = await flowport(['list-events', '--limit', '5', '--state', 'delivered'], { env });
+    const list = await cli(['list-events', '--limit', '5', '--state', 'delivered'], { env });
     expect(list.code).toBe(0);
     expect(list.json.data.map((e: { id: string }) => e.id)).toContain(eventId);
 
-    const show = await flowport(['get-event', eventId], { env });
+    const show = await cli(['get-event', eventId], { env });
     expect(show.code).toBe(0);
     expect(show.json).toMatchObject({ id: eventId, state: 'delivered' });
 
     // '.' and '..' (even percent-encoded) would be resolved away by the URL and reach another route.
     for (const dots of ['..', '.', '%2e%2E']) {
-      const refused = await flowport(['get-event', dots], { env });
+      const refused = await cli(['get-event', dots], { env });
       expect([dots, refused.code]).toEqual([dots, EXIT.usage.code]);
       expect(refused.stderr).toContain(`<eventId> "${dots}" is not an id`);
     }
 
-    const receipt = await flowport(['get-event-receipt', eventId], { env });
+    const receipt = await cli(['get-event-receipt', eventId], { env });
     expect(receipt.code).toBe(0);
     expect(receipt.json.id).toBe(receiptId);
-    const receipt2 = await flowport(['get-receipt', receiptId], { env });
+    const receipt2 = await cli(['get-receipt', receiptId], { env });
     expect(receipt2.json.event_id).toBe(eventId);
 
-    const endpoints = await flowport(['list-endpoints'], { env });
+    const endpoints = await cli(['list-endpoints'], { env });
     expect(endpoints.json.data.map((e: { id: string }) => e.id)).toContain(s.sandbox!.endpoint_id);
-    const endpoint = await flowport(['get-endpoint', s.sandbox!.endpoint_id], { env });
+    const endpoint = await cli(['get-endpoint', s.sandbox!.endpoint_id], { env });
     expect(endpoint.json.id).toBe(s.sandbox!.endpoint_id);
 
     for (const words of [
@@ -113,46 +170,46 @@ describe('read commands', () => {
       ['list-audit', '--limit', '3'],
       ['list-action-intents'],
     ]) {
-      const r = await flowport(words, { env });
+      const r = await cli(words, { env });
       expect(r.code, words.join(' ')).toBe(0);
       expect(r.json, words.join(' ')).toBeTypeOf('object');
     }
   });
 
   it('print tables and aligned fields on a terminal, and JSON there with --json', async () => {
-    const table = await flowport(['list-events'], { env, tty: true });
+    const table = await cli(['list-events'], { env, tty: true });
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^ID\s+STATE\s+EVENT_TYPE/m);
     expect(table.stdout).toMatch(new RegExp(`^${eventId}\\s+delivered\\s+order\\.paid`, 'm'));
-    const fields = await flowport(['get-event', eventId], { env, tty: true });
+    const fields = await cli(['get-event', eventId], { env, tty: true });
     expect(fields.stdout).toMatch(/^state\s+delivered$/m);
-    const json = await flowport(['get-event', eventId, '--json'], { env, tty: true });
+    const json = await cli(['get-event', eventId, '--json'], { env, tty: true });
     expect(JSON.parse(json.stdout).id).toBe(eventId);
   });
 
   it('a preview can be read and cancelled', async () => {
-    const share = await flowport(['preview-diagnostics-share', '--expires-in-hours', '2'], { env });
+    const share = await cli(['preview-diagnostics-share', '--expires-in-hours', '2'], { env });
     expect(share.code).toBe(0);
     expect(share.json).toMatchObject({ kind: 'diagnostics_share', state: 'previewed' });
-    const cancelled = await flowport(['cancel-action-intent', share.json.id], { env });
+    const cancelled = await cli(['cancel-action-intent', share.json.id], { env });
     expect(cancelled.code).toBe(0);
     expect(cancelled.json.state).toBe('cancelled');
   });
 
   it('a nullable id field is a plain value option: diagnostics share --endpoint-id <id>', async () => {
     const endpointId = s.sandbox!.endpoint_id;
-    const share = await flowport(['preview-diagnostics-share', '--endpoint-id', endpointId], { env });
+    const share = await cli(['preview-diagnostics-share', '--endpoint-id', endpointId], { env });
     expect([share.code, share.stderr]).toEqual([0, '']);
     expect(share.json.parameters).toMatchObject({ endpoint_id: endpointId });
-    const help = await flowport(['preview-diagnostics-share', '--help']);
+    const help = await cli(['preview-diagnostics-share', '--help']);
     expect(help.stdout).toContain('--endpoint-id <value>');
-    await flowport(['cancel-action-intent', share.json.id], { env });
+    await cli(['cancel-action-intent', share.json.id], { env });
   });
 });
 
 describe('replay: preview and confirmation', () => {
   it('previews, confirms with a generated idempotency key, and a retry with that key returns the same answer', async () => {
-    const preview = await flowport(['preview-replay', eventId, '--acknowledge-recent-delivery', '--note', 'cli e2e'], {
+    const preview = await cli(['preview-replay', eventId, '--acknowledge-recent-delivery', '--note', 'cli e2e'], {
       env,
     });
     expect(preview.code).toBe(0);
@@ -160,11 +217,11 @@ describe('replay: preview and confirmation', () => {
     expect(preview.json.parameters).toMatchObject({ acknowledge_recent_delivery: true, note: 'cli e2e' });
     const intentId = preview.json.id as string;
 
-    const readable = await flowport(['get-action-intent', intentId], { env, tty: true });
+    const readable = await cli(['get-action-intent', intentId], { env, tty: true });
     expect(readable.stdout).toContain(`Action intent ${intentId}: replay, previewed`);
     expect(readable.stdout).toContain(`Next: flowport confirm-action-intent ${intentId}`);
 
-    const confirm = await flowport(['confirm-action-intent', intentId], { env });
+    const confirm = await cli(['confirm-action-intent', intentId], { env });
     expect(confirm.code).toBe(0);
     const key = /idempotency-key: (\S+) \(generated\)/.exec(confirm.stderr)?.[1];
     expect(key).toBeDefined();
@@ -173,13 +230,13 @@ describe('replay: preview and confirmation', () => {
     const replayed = confirm.json.result.event_id as string;
     expect(confirm.json.result.replay_of).toBe(eventId);
 
-    const retry = await flowport(['confirm-action-intent', intentId, '--idempotency-key', key as string], { env });
+    const retry = await cli(['confirm-action-intent', intentId, '--idempotency-key', key as string], { env });
     expect(retry.code).toBe(0);
     expect(retry.stdout).toBe(confirm.stdout);
     expect(retry.stderr).not.toContain('(generated)');
 
     await waitDelivered(s, replayed);
-    const after = await flowport(['get-event', replayed], { env });
+    const after = await cli(['get-event', replayed], { env });
     expect(after.json).toMatchObject({ id: replayed, state: 'delivered', replay_of: eventId });
   });
 });
@@ -187,7 +244,7 @@ describe('replay: preview and confirmation', () => {
 describe('refusals and other failures', () => {
   it('a refusal exits 4 and carries the reason, the docs URL and the next steps', async () => {
     const obs = { ...env, FLOWPORT_TOKEN: observerToken };
-    const piped = await flowport(['preview-replay', eventId, '--acknowledge-recent-delivery'], { env: obs });
+    const piped = await cli(['preview-replay', eventId, '--acknowledge-recent-delivery'], { env: obs });
     expect(piped.code).toBe(EXIT.refusal.code);
     expect(piped.json.code).toBe('missing_scope');
     expect(piped.json.docs_url).toBe(`${s.url}/reference/errors/missing_scope/`);
@@ -195,7 +252,7 @@ describe('refusals and other failures', () => {
     expect(piped.json.refusal.reason).toContain('replay:preview');
     expect(piped.json.refusal.next_steps[0].url).toBe(piped.json.docs_url);
 
-    const tty = await flowport(['preview-replay', eventId, '--acknowledge-recent-delivery'], { env: obs, tty: true });
+    const tty = await cli(['preview-replay', eventId, '--acknowledge-recent-delivery'], { env: obs, tty: true });
     expect(tty.code).toBe(EXIT.refusal.code);
     expect(tty.stdout).toContain('Refused (authority):');
     expect(tty.stdout).toContain(`docs         ${s.url}/reference/errors/missing_scope/`);
@@ -203,39 +260,39 @@ describe('refusals and other failures', () => {
     expect(tty.stdout).toMatch(/Next steps:\n {2}1\. Read the docs page/);
     expect(tty.stdout).toContain('ask the merchant');
 
-    const boundary = await flowport(['preview-replay', eventId, '--payload-override', '{"changed":true}'], { env });
+    const boundary = await cli(['preview-replay', eventId, '--payload-override', '{"changed":true}'], { env });
     expect(boundary.code).toBe(EXIT.refusal.code);
     expect(boundary.json.code).toBe('outside_product_boundary');
   });
 
   it('not found, bad grants, no grant and an unreachable server have their own exit codes', async () => {
-    const missing = await flowport(['get-event', 'evt_01m0000000000000000000000'], { env });
+    const missing = await cli(['get-event', 'evt_01m0000000000000000000000'], { env });
     expect(missing.code).toBe(EXIT.notFound.code);
     expect(missing.json.code).toBe('not_found');
     expect(missing.json.code).toBe('not_found');
 
-    const invalid = await flowport(['list-events'], { env: { ...env, FLOWPORT_TOKEN: 'fpg_notarealtoken' } });
+    const invalid = await cli(['list-events'], { env: { ...env, FLOWPORT_TOKEN: 'fpg_notarealtoken' } });
     expect(invalid.code).toBe(EXIT.auth.code);
     expect(invalid.json.code).toBe('invalid_token');
 
-    const expired = await flowport(['get-grant'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
+    const expired = await cli(['get-grant'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
     expect(expired.code).toBe(EXIT.auth.code);
     expect(expired.json.code).toBe('grant_expired');
 
-    const none = await flowport(['list-events'], { env: { FLOWPORT_BASE_URL: s.url }, tty: true });
+    const none = await cli(['list-events'], { env: { FLOWPORT_BASE_URL: s.url }, tty: true });
     expect(none.code).toBe(EXIT.auth.code);
     expect(none.stdout).toContain('missing_token');
     expect(none.stdout).toContain('set FLOWPORT_TOKEN or pass --token-file');
 
     const port = await closedPort();
-    const down = await flowport(['get-grant'], { env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` } });
+    const down = await cli(['get-grant'], { env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` } });
     expect(down.code).toBe(EXIT.unreachable.code);
     expect(down.stderr).toContain(`Cannot reach Flowport at http://127.0.0.1:${port}`);
   });
 
   it('--base-url wins over FLOWPORT_BASE_URL', async () => {
     const port = await closedPort();
-    const r = await flowport(['--base-url', s.url, 'get-grant'], {
+    const r = await cli(['--base-url', s.url, 'get-grant'], {
       env: { ...env, FLOWPORT_BASE_URL: `http://127.0.0.1:${port}` },
     });
     expect(r.code).toBe(0);
@@ -250,15 +307,15 @@ describe('token file', () => {
     writeFileSync(file, `${s.sandbox!.grant_token}\n`);
     chmodSync(file, 0o600);
     const noEnv = { FLOWPORT_BASE_URL: s.url };
-    const ok = await flowport(['get-grant', '--token-file', file], { env: noEnv });
+    const ok = await cli(['get-grant', '--token-file', file], { env: noEnv });
     expect(ok.code).toBe(0);
     expect(ok.json.id).toBe(s.sandbox!.grant_id);
     expect(ok.stderr).toBe('');
     chmodSync(file, 0o644);
-    const loose = await flowport(['get-grant', '--token-file', file], { env: noEnv });
+    const loose = await cli(['get-grant', '--token-file', file], { env: noEnv });
     expect(loose.code).toBe(0);
     expect(loose.stderr).toContain('chmod 600');
-    const gone = await flowport(['get-grant', '--token-file', join(dir, 'nope')], { env: noEnv });
+    const gone = await cli(['get-grant', '--token-file', join(dir, 'nope')], { env: noEnv });
     expect(gone.code).toBe(EXIT.usage.code);
     expect(gone.stderr).toContain('ENOENT');
   });
@@ -266,7 +323,7 @@ describe('token file', () => {
 
 describe('doctor', () => {
   it('passes every check on a good grant', async () => {
-    const r = await flowport(['doctor'], { env });
+    const r = await cli(['doctor'], { env });
     expect(r.code).toBe(0);
     expect(r.json.ok).toBe(true);
     expect(r.json.checks.map((c: { check: string }) => c.check)).toEqual([
@@ -280,14 +337,14 @@ describe('doctor', () => {
       'plan',
     ]);
     for (const c of r.json.checks) expect(c.status, `${c.check}: ${c.message}`).toBe('ok');
-    const text = await flowport(['doctor'], { env, tty: true });
+    const text = await cli(['doctor'], { env, tty: true });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('All checks passed.');
     expect(text.stdout).toMatch(/ok {4}edition\s+Flowport 0\.\d+\.\d+, Shopify Flow edition/);
   });
 
   it('tells an observer it may not confirm or cancel an intent, as the server decides (issue 23)', async () => {
-    const r = await flowport(['doctor'], { env: { ...env, FLOWPORT_TOKEN: observerToken } });
+    const r = await cli(['doctor'], { env: { ...env, FLOWPORT_TOKEN: observerToken } });
     expect(r.code).toBe(0);
     const scopes = r.json.checks.find((c: { check: string }) => c.check === 'scopes');
     expect(scopes.message).toContain(
@@ -298,12 +355,12 @@ describe('doctor', () => {
     );
     expect(scopes.message).toContain('Can confirm no action intents');
     // The command's help states the same requirement.
-    const help = await flowport(['confirm-action-intent', '--help'], { env });
+    const help = await cli(['confirm-action-intent', '--help'], { env });
     expect(help.stdout).toContain("Scope: `intents:read` and the intent kind's execute scope");
   });
 
   it('names an expired grant, says what to fix and exits 3', async () => {
-    const r = await flowport(['doctor'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
+    const r = await cli(['doctor'], { env: { ...env, FLOWPORT_TOKEN: expiredToken } });
     expect(r.code).toBe(EXIT.auth.code);
     expect(r.json.ok).toBe(false);
     const byName = Object.fromEntries(r.json.checks.map((c: { check: string }) => [c.check, c]));
@@ -314,18 +371,18 @@ describe('doctor', () => {
     expect(byName.grant.fix).toContain('flowport grants create');
     expect(byName.grant.docs_url).toBe(`${s.url}/reference/errors/grant_expired/`);
     for (const later of ['expiry', 'scopes', 'plan']) expect(byName[later].status).toBe('skip');
-    const text = await flowport(['doctor'], { env: { ...env, FLOWPORT_TOKEN: expiredToken }, tty: true });
+    const text = await cli(['doctor'], { env: { ...env, FLOWPORT_TOKEN: expiredToken }, tty: true });
     expect(text.code).toBe(EXIT.auth.code);
     expect(text.stdout).toMatch(/FAIL {2}grant\s+The grant has expired\./);
     expect(text.stdout).toContain('fix: Ask the merchant');
   });
 
   it('names a missing token and an unreachable server', async () => {
-    const noToken = await flowport(['doctor'], { env: { FLOWPORT_BASE_URL: s.url } });
+    const noToken = await cli(['doctor'], { env: { FLOWPORT_BASE_URL: s.url } });
     expect(noToken.code).toBe(EXIT.auth.code);
     expect(noToken.json.checks.find((c: { check: string }) => c.check === 'token').status).toBe('fail');
     const port = await closedPort();
-    const down = await flowport(['doctor', '--base-url', `http://127.0.0.1:${port}`], { env });
+    const down = await cli(['doctor', '--base-url', `http://127.0.0.1:${port}`], { env });
     expect(down.code).toBe(EXIT.unreachable.code);
     expect(down.json.checks[0]).toMatchObject({ check: 'reachable', status: 'fail' });
   });
@@ -333,7 +390,7 @@ describe('doctor', () => {
 
 describe('docs', () => {
   it('prints the docs pointers without a grant', async () => {
-    const r = await flowport(['docs'], { env: { FLOWPORT_BASE_URL: s.url } });
+    const r = await cli(['docs'], { env: { FLOWPORT_BASE_URL: s.url } });
     expect(r.code).toBe(0);
     expect(r.json.source).toBe('manifest');
     const urls = Object.fromEntries(r.json.pointers.map((p: { name: string; url: string }) => [p.name, p.url]));
@@ -350,7 +407,7 @@ describe('docs', () => {
 describe('operator commands on the server’s store', () => {
   /** `endpoints create` of an HMAC endpoint on the server's store. */
   const hmacEndpoint = (shop: string, name: string, env: Record<string, string> = storeEnv) =>
-    flowport(
+    cli(
       [
         'endpoints',
         'create',
@@ -386,7 +443,7 @@ describe('operator commands on the server’s store', () => {
   it('endpoints create refuses, creating nothing, on a store no server has served, unless FLOWPORT_PUBLIC_URL says', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'flowport-unserved-'));
     const env = { FLOWPORT_DATA_DIR: dir };
-    const shop = await flowport(['shops', 'create', '--domain', 'unserved.myshopify.com', '--sandbox'], { env });
+    const shop = await cli(['shops', 'create', '--domain', 'unserved.myshopify.com', '--sandbox'], { env });
     expect(shop.code, shop.stderr).toBe(0);
     const refused = await hmacEndpoint(shop.json.id, 'no url', env);
     expect(refused.code).not.toBe(0);
@@ -404,11 +461,11 @@ describe('operator commands on the server’s store', () => {
   });
 
   it('create a grant whose token is printed once and works, list grants without tokens, revoke it', async () => {
-    const shops = await flowport(['shops', 'list'], { env: storeEnv });
+    const shops = await cli(['shops', 'list'], { env: storeEnv });
     expect(shops.code).toBe(0);
     expect(shops.json.map((x: { id: string }) => x.id)).toContain(s.sandbox!.shop_id);
 
-    const created = await flowport(
+    const created = await cli(
       [
         'grants',
         'create',
@@ -430,24 +487,24 @@ describe('operator commands on the server’s store', () => {
     expect(oneTime.grantToken).toMatch(/^fpg_/);
     const grantId = created.json.id as string;
 
-    const listed = await flowport(['grants', 'list', '--shop', s.sandbox!.shop_id], { env: storeEnv });
+    const listed = await cli(['grants', 'list', '--shop', s.sandbox!.shop_id], { env: storeEnv });
     expect(listed.json.map((x: { id: string }) => x.id)).toContain(grantId);
 
-    const use = await flowport(['get-grant'], {
+    const use = await cli(['get-grant'], {
       env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken },
     });
     expect(use.code).toBe(0);
     expect(use.json.id).toBe(grantId);
 
-    const revoked = await flowport(['grants', 'revoke', '--grant', grantId], { env: storeEnv });
+    const revoked = await cli(['grants', 'revoke', '--grant', grantId], { env: storeEnv });
     expect(revoked.code).toBe(0);
-    const after = await flowport(['get-grant'], {
+    const after = await cli(['get-grant'], {
       env: { FLOWPORT_BASE_URL: s.url, FLOWPORT_TOKEN: oneTime.grantToken },
     });
     expect(after.code).toBe(EXIT.auth.code);
     expect(after.json.code).toBe('grant_revoked');
 
-    const bad = await flowport(
+    const bad = await cli(
       ['grants', 'create', '--shop', 'shop_nope', '--tier', 'observer', '--actor-kind', 'agent', '--actor-name', 'x'],
       {
         env: storeEnv,
@@ -461,18 +518,18 @@ describe('operator commands on the server’s store', () => {
     expect(ep.code).toBe(0);
     oneTime.endpointSecret = ep.json.secret;
     expect(oneTime.endpointSecret.length).toBeGreaterThan(16);
-    const shown = await flowport(['get-endpoint', ep.json.id], { env });
+    const shown = await cli(['get-endpoint', ep.json.id], { env });
     expect(shown.code).toBe(0);
     expect(shown.json.name).toBe('cli sender');
 
-    const audit = await flowport(['audit', 'verify'], { env: storeEnv });
+    const audit = await cli(['audit', 'verify'], { env: storeEnv });
     expect(audit.code).toBe(0);
     expect(audit.json.ok).toBe(true);
   });
 
   it('a Stripe endpoint gets the secret Stripe shows, imported after creation; the placeholder stops verifying', async () => {
     const stripe = new Stripe('sk_test_placeholder');
-    const created = await flowport(
+    const created = await cli(
       [
         'endpoints',
         'create',
@@ -507,7 +564,7 @@ describe('operator commands on the server’s store', () => {
     };
     expect((await send(placeholder)).status).toBe(202);
 
-    const imported = await flowport(
+    const imported = await cli(
       ['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'STRIPE_WEBHOOK_SECRET'],
       {
         env: { ...storeEnv, STRIPE_WEBHOOK_SECRET: IMPORTED_STRIPE_SECRET },
@@ -544,7 +601,7 @@ describe('operator commands on the server’s store', () => {
     expect(entry?.details_json).not.toContain(IMPORTED_STRIPE_SECRET);
 
     // Refusals: a secret Stripe could not have made, an unset variable, an unknown endpoint.
-    const wrong = await flowport(['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'S'], {
+    const wrong = await cli(['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'S'], {
       env: { ...storeEnv, S: 'not_a_stripe_secret' },
     });
     // Off a terminal the failure is the API's problem object on stdout, plus one line on stderr.
@@ -553,12 +610,12 @@ describe('operator commands on the server’s store', () => {
     expect(wrong.json.detail).toMatch(/A Stripe signing secret starts with `whsec_`/);
     expect(wrong.json.docs_url).toMatch(/\/reference\/errors\/invalid_request\/$/);
     expect(wrong.stderr).toMatch(/invalid_request: A Stripe signing secret starts with `whsec_`/);
-    const unset = await flowport(['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'UNSET_VAR'], {
+    const unset = await cli(['endpoints', 'import-secret', '--endpoint', id, '--secret-env', 'UNSET_VAR'], {
       env: storeEnv,
     });
     expect(unset.code).not.toBe(0);
     expect(unset.stderr).toMatch(/--secret-env UNSET_VAR: the environment variable is empty or unset/);
-    const missing = await flowport(['endpoints', 'import-secret', '--endpoint', 'ep_nope', '--secret-env', 'S'], {
+    const missing = await cli(['endpoints', 'import-secret', '--endpoint', 'ep_nope', '--secret-env', 'S'], {
       env: { ...storeEnv, S: IMPORTED_STRIPE_SECRET },
     });
     expect(missing.code).toBe(EXIT.notFound.code);
@@ -567,7 +624,7 @@ describe('operator commands on the server’s store', () => {
 
   it('endpoints create prints the headers the endpoint reads as configured, and a sender using them is accepted', async () => {
     const run = (mode: string, extra: string[]) =>
-      flowport(
+      cli(
         [
           'endpoints',
           'create',
@@ -607,7 +664,7 @@ describe('operator commands on the server’s store', () => {
     expect(sent.status).toBe(202);
   });
   it('shops reconnect --domain: a shop Shopify answers 404 for (wrong domain) gets its domain corrected, its held events are released and delivered, and the change is audited', async () => {
-    const created = await flowport(
+    const created = await cli(
       ['shops', 'create', '--domain', 'cli-typo-shop.myshopify.com', '--access-token-env', 'SHOP_TOKEN'],
       { env: { ...storeEnv, SHOP_TOKEN: 'shpat_test_placeholder' } },
     );
@@ -641,19 +698,19 @@ describe('operator commands on the server’s store', () => {
     expect(await stateOf()).toEqual({ state: 'held', support_code: 'FP-H-GONE' });
 
     // A malformed domain, and another shop's domain, are refused; nothing changes.
-    const bad = await flowport(['shops', 'reconnect', '--shop', shopId, '--domain', 'not a domain'], { env: storeEnv });
+    const bad = await cli(['shops', 'reconnect', '--shop', shopId, '--domain', 'not a domain'], { env: storeEnv });
     expect(bad.code).toBe(EXIT.usage.code);
     expect(bad.json.code).toBe('invalid_request');
     const sandboxDomain = (await db.get<{ domain: string }>('SELECT domain FROM shops WHERE id = ?', [
       s.sandbox!.shop_id,
     ]))!.domain;
-    const taken = await flowport(['shops', 'reconnect', '--shop', shopId, '--domain', sandboxDomain], {
+    const taken = await cli(['shops', 'reconnect', '--shop', shopId, '--domain', sandboxDomain], {
       env: storeEnv,
     });
     expect(taken.json.code).toBe('invalid_request');
     expect((await stateOf()).state).toBe('held');
 
-    const fixed = await flowport(['shops', 'reconnect', '--shop', shopId, '--domain', 'CLI-Right-Shop.myshopify.com'], {
+    const fixed = await cli(['shops', 'reconnect', '--shop', shopId, '--domain', 'CLI-Right-Shop.myshopify.com'], {
       env: storeEnv,
     });
     expect(fixed.code).toBe(0);
@@ -681,7 +738,7 @@ describe('operator commands on the server’s store', () => {
       access_token_replaced: false,
       domain: { from: 'cli-typo-shop.myshopify.com', to: 'cli-right-shop.myshopify.com' },
     });
-    const verified = await flowport(['audit', 'verify'], { env: storeEnv });
+    const verified = await cli(['audit', 'verify'], { env: storeEnv });
     expect(verified.json.ok).toBe(true);
   });
 });
@@ -715,17 +772,17 @@ describe('a long-running operator command', () => {
 describe('secrets', () => {
   it('a rotated secret appears only in the confirmation', async () => {
     const ep = s.sandbox!.endpoint_id;
-    const preview = await flowport(['preview-secret-rotate', ep, '--overlap-hours', '1'], { env });
+    const preview = await cli(['preview-secret-rotate', ep, '--overlap-hours', '1'], { env });
     expect(preview.code).toBe(0);
-    const confirm = await flowport(['confirm-action-intent', preview.json.id, '--idempotency-key', 'cli-rotate-1'], {
+    const confirm = await cli(['confirm-action-intent', preview.json.id, '--idempotency-key', 'cli-rotate-1'], {
       env,
     });
     expect(confirm.code).toBe(0);
     oneTime.rotatedSecret = confirm.json.result.secret;
     expect(oneTime.rotatedSecret.length).toBeGreaterThan(16);
-    await flowport(['get-action-intent', preview.json.id], { env });
-    await flowport(['get-action-intent', preview.json.id], { env, tty: true });
-    await flowport(['get-endpoint', ep], { env, tty: true });
+    await cli(['get-action-intent', preview.json.id], { env });
+    await cli(['get-action-intent', preview.json.id], { env, tty: true });
+    await cli(['get-endpoint', ep], { env, tty: true });
   });
 
   it('no output ever shows a grant token or a signing secret, except the one-time ones where they are created', () => {
