@@ -116,6 +116,16 @@ const REQUESTS: Record<string, () => Promise<Prepared>> = {
     namesIds: true,
   }),
   cancelActionIntent: async () => ({ params: { intentId: await freshIntent() }, namesIds: true }),
+  previewBulkReplay: async () => ({
+    body: { state: 'delivered', endpoint_id: mine.endpointId, acknowledge_recent_delivery: true },
+    namesIds: true,
+  }),
+  previewAlertSubscribe: async () => ({
+    body: { channel: 'webhook', url: 'https://alerts.example.com/flowport' },
+    namesIds: false,
+  }),
+  listBulkReplayItems: async () => ({ params: { intentId: await freshIntent() }, namesIds: true }),
+  listIncidents: async () => ({ namesIds: false }),
 };
 
 function findOp(id: string): AnyOperation {
@@ -169,6 +179,9 @@ async function storeState(): Promise<string> {
     ['idempotency_keys', 'SELECT * FROM idempotency_keys ORDER BY shop_id, idem_key'],
     ['diagnostics_shares', 'SELECT * FROM diagnostics_shares ORDER BY id'],
     ['sandbox_triggers', 'SELECT * FROM sandbox_triggers ORDER BY id'],
+    ['bulk_replay_runs', 'SELECT * FROM bulk_replay_runs ORDER BY 1'],
+    ['bulk_replay_items', 'SELECT * FROM bulk_replay_items ORDER BY 1, 2'],
+    ['alert_subscriptions', 'SELECT * FROM alert_subscriptions ORDER BY id'],
     // A grant's use is recorded on every call (last_used_at, use_count); its authority is not.
     ['grants', 'SELECT id, shop_id, tier, scopes_json, expires_at, revoked_at FROM grants ORDER BY id'],
   ];
