@@ -80,6 +80,8 @@ const checks: [name: string, run: () => Promise<boolean>][] = [
   ['format', () => npm(['run', '--silent', 'format:check'])],
   ['generated OpenAPI is fresh', () => npm(['run', '--silent', 'check:openapi'])],
   ['build the docs site', () => npm(['run', '--silent', 'build:site'])],
+  // After the build: site/tsconfig.json takes Astro's generated content types from site/.astro.
+  ['typecheck the docs site', () => npm(['run', '--silent', 'typecheck:site'])],
 ];
 
 const results: string[] = [];
