@@ -26,32 +26,55 @@ export const AGENT_API_MAX_BODY_BYTES = 1_048_576;
 
 const RefusalSchema = z
   .object({
-    layer: z.enum(['capability', 'authority', 'usage', 'target_state', 'safety', 'product_boundary']),
-    reason: z.string(),
-    required_scope: z.string().optional(),
-    retry_after_s: z.number().optional(),
-    next_steps: z.array(
-      z.object({
-        kind: z.enum(['docs', 'manifest', 'openapi', 'ask_human']),
-        description: z.string(),
-        url: z.string().optional(),
-      }),
-    ),
+    layer: z
+      .enum(['capability', 'authority', 'usage', 'target_state', 'safety', 'product_boundary'])
+      .describe(
+        'Which check refused: `capability` (no such operation here), `authority` (grant lacks the scope), `usage` (rate or plan limit), `target_state` (the target is not in a state that allows it), `safety` (an acknowledgement or guard is missing), `product_boundary` (Flowport never does this).',
+      ),
+    reason: z.string().describe('Why the call was refused, in one plain sentence.'),
+    required_scope: z.string().optional().describe('Scope the grant would need (only for `authority` refusals).'),
+    retry_after_s: z
+      .number()
+      .optional()
+      .describe('Seconds to wait before retrying (only for `usage` refusals); also sent as `Retry-After`.'),
+    next_steps: z
+      .array(
+        z.object({
+          kind: z
+            .enum(['docs', 'manifest', 'openapi', 'ask_human'])
+            .describe(
+              'What the step points at: a docs page, the manifest, the OpenAPI contract, or asking the merchant.',
+            ),
+          description: z.string().describe('What to do, in one sentence.'),
+          url: z.string().optional().describe('Absolute URL to follow, when the step has one.'),
+        }),
+      )
+      .describe('What to do next, most useful first.'),
   })
   .openapi('Refusal');
 
 export const ProblemSchema = z
   .object({
     type: z.string().describe('Docs URL for this error code'),
-    title: z.string(),
-    status: z.number().int(),
-    detail: z.string(),
-    code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
-    docs_url: z.string(),
-    request_id: z.string(),
-    instance: z.string().optional(),
-    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-    refusal: RefusalSchema.optional(),
+    title: z.string().describe('Short, stable title of the error code.'),
+    status: z.number().int().describe('HTTP status code, repeated from the response.'),
+    detail: z.string().describe('What went wrong in this request, in plain words (never secrets).'),
+    code: z
+      .enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]])
+      .describe('Stable machine-readable error code; branch on this, not on `title` or `detail`.'),
+    docs_url: z.string().describe("Absolute URL of the error code's docs page (cause and fix)."),
+    request_id: z.string().describe('Id of this request (also the `X-Request-Id` header); quote it to support.'),
+    instance: z.string().optional().describe('Path of the request that failed.'),
+    errors: z
+      .array(
+        z.object({
+          path: z.string().describe('Where in the input the problem is (JSON path, query or header name).'),
+          message: z.string().describe('What is wrong there.'),
+        }),
+      )
+      .optional()
+      .describe('For validation errors: one entry per invalid field.'),
+    refusal: RefusalSchema.optional().describe('Present when the call was refused by policy rather than malformed.'),
   })
   .catchall(z.unknown())
   .openapi('Problem');

@@ -6,10 +6,12 @@ const code = (s: string) => `\`${s}\``;
 
 export const ReadinessCheckSchema = z
   .object({
-    check: z.string(),
-    status: z.enum(['pass', 'warn', 'fail']),
-    detail: z.string(),
-    docs_url: z.string(),
+    check: z.string().describe('Stable name of the check (e.g. `shop_connected`).'),
+    status: z
+      .enum(['pass', 'warn', 'fail'])
+      .describe('`pass`: fine; `warn`: works but needs attention; `fail`: events will not reach Flow until fixed.'),
+    detail: z.string().describe('What the check found, in plain words.'),
+    docs_url: z.string().describe('Docs page explaining the check and how to fix it.'),
   })
   .openapi('ReadinessCheck');
 

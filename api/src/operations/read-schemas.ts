@@ -8,7 +8,11 @@ export const Actor = z
   .object({
     grant_id: z.string().nullable().describe('The grant that acted (null for operator or system actions).'),
     kind: z.string().describe('`agent` or `human` for grants; `operator` (CLI on the host) or `system` otherwise.'),
-    name: z.string(),
+    name: z
+      .string()
+      .describe(
+        "Display name of the actor: the grant's actor name for grants, otherwise who ran the operator or system action.",
+      ),
   })
   .openapi('Actor');
 
@@ -18,8 +22,8 @@ export const PageInfo = z
       .string()
       .nullable()
       .describe('Pass as `cursor` to get the next page; null when this is the last page.'),
-    has_more: z.boolean(),
-    limit: z.number().int(),
+    has_more: z.boolean().describe('True when more items follow this page.'),
+    limit: z.number().int().describe('Page size used for this page.'),
   })
   .openapi('PageInfo');
 

@@ -29,7 +29,10 @@ export interface FieldRow {
   name: string;
   type: string;
   required: boolean;
+  /** The description followed by the constraints (max length, default …). */
   description: string;
+  /** Whether the schema (or the component it points at) has a description of its own. */
+  described: boolean;
 }
 
 export type RefResolver = (ref: string) => JsonSchema | undefined;
@@ -68,6 +71,8 @@ function deref(schema: JsonSchema, resolve: RefResolver, seen: Set<string>): Jso
       Object.assign(merged.properties as object, p.properties ?? {});
       merged.required?.push(...(p.required ?? []));
       if (!merged.type && p.type) merged.type = p.type;
+      // A `$ref` described at its use comes out as allOf [$ref, {description}]: the use's text wins.
+      if (!s.description && p.description) merged.description = p.description;
     }
     return merged;
   }
@@ -139,6 +144,7 @@ export function flattenFields(schema: JsonSchema | undefined, resolve: RefResolv
         type: typeLabel(child, resolve, new Set(seen)),
         required: required.has(name),
         description: `${c.description ?? ''}${constraints(c)}`.trim(),
+        described: Boolean(c.description?.trim()),
       });
       walk(child, full, depth + 1, new Set(seen));
     }

@@ -10,20 +10,33 @@ const q = (name: string, description: string) => ({ param: { name, in: 'query' a
 
 export const AuditEntrySchema = z
   .object({
-    id: z.string().openapi({ example: 'aud_01jd0000000000000000000000' }),
+    id: z.string().openapi({ example: 'aud_01jd0000000000000000000000', description: 'Audit entry id (`aud_…`).' }),
     seq: z
       .number()
       .int()
       .describe("Position in this shop's own hash chain (1, 2, 3 … per shop; other shops' entries are not counted)."),
-    at: Timestamp,
-    actor: Actor,
+    at: Timestamp.describe('When the action happened (ISO 8601, UTC).'),
+    actor: Actor.describe('Who acted.'),
     action: z
       .string()
       .describe('The operation id (e.g. `confirmActionIntent`) or a dotted verb (`replay.execute`, `grant.create`).'),
-    target: z.object({ type: z.string().nullable(), id: z.string().nullable() }),
+    target: z
+      .object({
+        type: z
+          .string()
+          .nullable()
+          .describe('Kind of object acted on (e.g. `event`, `endpoint`, `action_intent`); null when none.'),
+        id: z.string().nullable().describe('Id of the object acted on; null when none.'),
+      })
+      .describe('What the action was about.'),
     outcome: z.string().describe('`success`, `refused` or `failed`.'),
-    request_id: z.string().nullable(),
-    details: z.record(z.string(), z.unknown()),
+    request_id: z
+      .string()
+      .nullable()
+      .describe('Request id of the call that acted (`X-Request-Id`); null for background work.'),
+    details: z
+      .record(z.string(), z.unknown())
+      .describe('Action-specific facts (e.g. the intent kind, counts, error code); never secrets or payloads.'),
     prev_hash: z.string().describe("`hash` of this shop's previous entry (`seq` − 1); 64 zeros for entry 1."),
     hash: z
       .string()
@@ -63,7 +76,13 @@ export const listAudit = defineOperation({
       limit: Limit,
     }),
   },
-  response: z.object({ data: z.array(AuditEntrySchema), page: PageInfo }).openapi('AuditList'),
+  response: z
+    .object({
+      data: z.array(AuditEntrySchema).describe('Audit entries, newest first.'),
+      page: PageInfo.describe('Paging: pass `next_cursor` as `cursor` for older entries.'),
+    })
+    .openapi('AuditList'),
+
   errors: [],
   mcp: {
     name: 'list_audit',

@@ -10,40 +10,65 @@ import { readDiagnostics } from '../../reads/diagnostics.ts';
 
 export const Diagnostics = z
   .object({
-    generated_at: Timestamp,
-    shop: z.object({ id: z.string(), domain: z.string(), plan: z.string(), ...ShopConnectionFields }),
-    checks: z.array(ReadinessCheckSchema),
-    endpoints: z.array(
-      z.object({
-        id: z.string(),
-        name: z.string(),
-        sender_label: z.string(),
-        auth_mode: z.string(),
-        trigger_variant: z.string(),
-        status: z.string(),
-        config_version: z.number().int(),
-        secret_last4: z.string().nullable(),
-      }),
-    ),
-    events_24h: z.object({
-      by_state: z.record(z.string(), z.number().int()),
-      by_support_code: z.array(z.object({ support_code: z.string(), count: z.number().int() })),
-    }),
-    recent_receipts: z.array(
-      z.object({
-        id: z.string(),
-        endpoint_id: z.string(),
-        event_id: z.string().nullable(),
-        received_at: Timestamp,
-        http_status: z.number().int(),
-        auth_result: z.string(),
-        validation_result: z.string(),
-        dedupe_decision: z.string(),
-        error_code: z.string().nullable(),
-        support_code: z.string().nullable(),
-      }),
-    ),
-    redaction: z.string(),
+    generated_at: Timestamp.describe('When this summary was produced (ISO 8601, UTC).'),
+    shop: z
+      .object({
+        id: z.string().describe('Shop id.'),
+        domain: z.string().describe("The shop's `*.myshopify.com` domain."),
+        plan: z.string().describe('Flowport plan id of the shop.'),
+        ...ShopConnectionFields,
+      })
+      .describe('The shop and its Shopify connection.'),
+    checks: z.array(ReadinessCheckSchema).describe('Every readiness check with its result.'),
+    endpoints: z
+      .array(
+        z.object({
+          id: z.string().describe('Endpoint id (`ep_…`).'),
+          name: z.string().describe('Endpoint name.'),
+          sender_label: z.string().describe('Who sends to it.'),
+          auth_mode: z.string().describe('How senders are verified (e.g. `hmac_sha256`, `stripe`).'),
+          trigger_variant: z.string().describe('Flow trigger its events go to.'),
+          status: z.string().describe('`active`, `paused`, `archived` or `deleted`.'),
+          config_version: z.number().int().describe('Current configuration version.'),
+          secret_last4: z
+            .string()
+            .nullable()
+            .describe('Last 4 characters of the signing secret; null when it has none.'),
+        }),
+      )
+      .describe('Every endpoint, without secrets.'),
+    events_24h: z
+      .object({
+        by_state: z
+          .record(z.string(), z.number().int())
+          .describe('Event count per lifecycle state (e.g. `{"delivered": 12, "failed": 1}`).'),
+        by_support_code: z
+          .array(
+            z.object({
+              support_code: z.string().describe('Support code.'),
+              count: z.number().int().describe('Events that stopped with it.'),
+            }),
+          )
+          .describe('Events that did not go through, counted by support code.'),
+      })
+      .describe('Events received in the last 24 hours.'),
+    recent_receipts: z
+      .array(
+        z.object({
+          id: z.string().describe('Receipt id (`rcpt_…`).'),
+          endpoint_id: z.string().describe('Endpoint the request was sent to.'),
+          event_id: z.string().nullable().describe('Event stored for it; null when intake stored none.'),
+          received_at: Timestamp.describe('When intake received the request.'),
+          http_status: z.number().int().describe('HTTP status Flowport answered the sender with.'),
+          auth_result: z.string().describe('Result of checking the signature or credentials.'),
+          validation_result: z.string().describe('Result of validating the body.'),
+          dedupe_decision: z.string().describe('Dedupe result (e.g. `unique`).'),
+          error_code: z.string().nullable().describe('Catalog error code when refused; null when accepted.'),
+          support_code: z.string().nullable().describe('Support code when refused; null when accepted.'),
+        }),
+      )
+      .describe('The most recent receipts, newest first: facts only, no bodies or headers.'),
+    redaction: z.string().describe('What was left out of this summary, in one sentence.'),
   })
   .openapi('Diagnostics');
 

@@ -7,10 +7,13 @@ import { docsPageFor } from '../../services/docs.ts';
 
 export const DocsPage = z
   .object({
-    title: z.string(),
-    path: z.string().openapi({ example: '/reference/errors/missing_scope/' }),
-    url: z.string(),
-    markdown_url: z.string(),
+    title: z.string().describe('Page title.'),
+    path: z
+      .string()
+      .openapi({ example: '/reference/errors/missing_scope/', description: 'Site path of the page (trailing slash).' }),
+    url: z.string().describe('Absolute URL of the HTML page.'),
+    markdown_url: z.string().describe('Absolute URL of the Markdown twin (`.md`).'),
+
     markdown: z.string().describe('The whole page as Markdown (title, Canonical and Markdown lines, body).'),
   })
   .openapi('DocsPage');

@@ -7,19 +7,24 @@ import { searchDocsFor } from '../../services/docs.ts';
 
 export const DocsSearchResult = z
   .object({
-    query: z.string(),
-    results: z.array(
-      z.object({
-        title: z.string(),
-        path: z.string().openapi({ example: '/agent-access/refusals/' }),
-        url: z.string(),
-        markdown_url: z
-          .string()
-          .describe('The page as Markdown; read it with the docs page operation or fetch it directly.'),
-        snippet: z.string(),
-        score: z.number(),
-      }),
-    ),
+    query: z.string().describe('The query as searched (trimmed).'),
+    results: z
+      .array(
+        z.object({
+          title: z.string().describe('Page title.'),
+          path: z.string().openapi({
+            example: '/agent-access/refusals/',
+            description: 'Site path of the page (pass to the docs page operation).',
+          }),
+          url: z.string().describe('Absolute URL of the HTML page.'),
+          markdown_url: z
+            .string()
+            .describe('The page as Markdown; read it with the docs page operation or fetch it directly.'),
+          snippet: z.string().describe('Plain-text excerpt around the best match.'),
+          score: z.number().describe('Relevance; higher is better. Results are sorted by it, best first.'),
+        }),
+      )
+      .describe('Matching pages, best first (empty when nothing matches).'),
   })
   .openapi('DocsSearchResult');
 

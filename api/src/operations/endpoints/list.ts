@@ -24,7 +24,9 @@ export const listEndpointsOperation = defineOperation({
         .openapi({ param: { name: 'status', in: 'query' }, description: 'Only endpoints in this status.' }),
     }),
   },
-  response: z.object({ data: z.array(EndpointView) }).openapi('EndpointList'),
+  response: z
+    .object({ data: z.array(EndpointView).describe("The shop's endpoints, in creation order (by id).") })
+    .openapi('EndpointList'),
   errors: [],
   mcp: {
     name: 'list_endpoints',

@@ -3,35 +3,56 @@ import { Timestamp } from '../read-schemas.ts';
 
 export const EndpointView = z
   .object({
-    id: z.string().openapi({ example: 'ep_01jd0000000000000000000000' }),
-    name: z.string(),
-    sender_label: z.string(),
-    trigger_variant: z.string(),
-    auth_mode: z.string(),
-    status: z.enum(['active', 'paused', 'archived', 'deleted']),
-    config_version: z.number().int(),
+    id: z.string().openapi({ example: 'ep_01jd0000000000000000000000', description: 'Endpoint id (`ep_…`).' }),
+    name: z.string().describe('Name the merchant gave the endpoint.'),
+    sender_label: z.string().describe('Who sends to it (free text, e.g. `Stripe`); shown in Flow as the sender.'),
+    trigger_variant: z
+      .string()
+      .describe(
+        'Flow trigger its events go to: `external_event`, `external_order_event`, `external_customer_event` or `external_product_event`.',
+      ),
+    auth_mode: z
+      .string()
+      .describe(
+        'How senders are verified: `hmac_sha256`, `github`, `shopify`, `stripe`, `standard_webhooks`, `slack`, `static_header` or `basic`.',
+      ),
+    status: z
+      .enum(['active', 'paused', 'archived', 'deleted'])
+      .describe('`active` accepts events; `paused` refuses them for now; `archived` and `deleted` accept none.'),
+    config_version: z
+      .number()
+      .int()
+      .describe('Increases on every configuration change; each receipt records the version it was checked against.'),
     config: z
       .record(z.string(), z.unknown())
       .describe(
         'Non-secret configuration: auth parameters (header names, encodings, tolerance), mapping, dedupe window.',
       ),
-    secret: z.object({
-      configured: z.boolean(),
-      last4: z
-        .string()
-        .nullable()
-        .describe('Last 4 characters of the signing secret. The secret itself is shown once, on create or rotate.'),
-      previous_secret_valid_until: Timestamp.nullable().describe(
-        'While a rotation overlap runs, the previous secret stays valid until then.',
-      ),
-    }),
-    ingest_url: z.string(),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    archived_at: Timestamp.nullable(),
-    deleted_at: Timestamp.nullable(),
+    secret: z
+      .object({
+        configured: z.boolean().describe('True when the endpoint has a signing secret (auth modes that need one).'),
+        last4: z
+          .string()
+          .nullable()
+          .describe('Last 4 characters of the signing secret. The secret itself is shown once, on create or rotate.'),
+        previous_secret_valid_until: Timestamp.nullable().describe(
+          'While a rotation overlap runs, the previous secret stays valid until then.',
+        ),
+      })
+      .describe('The signing secret, described without revealing it.'),
+    ingest_url: z.string().describe('Absolute URL senders POST events to.'),
+    created_at: Timestamp.describe('When the endpoint was created (ISO 8601, UTC).'),
+    updated_at: Timestamp.describe('When its configuration last changed.'),
+    archived_at: Timestamp.nullable().describe('When it was archived; null unless archived.'),
+    deleted_at: Timestamp.nullable().describe('When it was deleted; null unless deleted.'),
     recent: z
-      .object({ window_hours: z.number().int(), by_state: z.record(z.string(), z.number().int()) })
+      .object({
+        window_hours: z.number().int().describe('Length of the window counted, in hours (24).'),
+        by_state: z
+          .record(z.string(), z.number().int())
+          .describe('Event count per lifecycle state (e.g. `{"delivered": 12, "failed": 1}`).'),
+      })
+
       .describe('Events received in the last 24 hours, by lifecycle state.'),
   })
   .openapi('Endpoint');

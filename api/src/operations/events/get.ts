@@ -23,57 +23,106 @@ export const EventIdParam = z.object({
 
 const TimelineEntry = z
   .object({
-    at: Timestamp,
-    kind: z.enum(['received', 'attempt', 'delivered', 'replayed', 'retention']),
-    summary: z.string(),
+    at: Timestamp.describe('When it happened (ISO 8601, UTC).'),
+    kind: z
+      .enum(['received', 'attempt', 'delivered', 'replayed', 'retention'])
+      .describe('What happened: received by intake, a delivery attempt, delivered, replayed, or a retention change.'),
+    summary: z.string().describe('One plain sentence describing the entry.'),
     attempt: z
       .object({
-        id: z.string(),
+        id: z.string().describe('Attempt id.'),
         trigger: z.string().describe('`initial`, `automatic` (retry), `replay` or `test`.'),
-        outcome: z.string(),
-        started_at: Timestamp,
-        finished_at: Timestamp.nullable(),
-        duration_ms: z.number().int().nullable(),
-        http_status: z.number().int().nullable(),
-        error_code: z.string().nullable(),
+        outcome: z.string().describe('How the attempt ended (e.g. `delivered`, `retryable_error`, `failed`).'),
+        started_at: Timestamp.describe('When the call to Flow started.'),
+        finished_at: Timestamp.nullable().describe('When it ended; null while in flight.'),
+        duration_ms: z
+          .number()
+          .int()
+          .nullable()
+          .describe('How long the call took, in milliseconds; null while in flight.'),
+        http_status: z
+          .number()
+          .int()
+          .nullable()
+          .describe("HTTP status of Flow's answer; null when there was none (e.g. a timeout)."),
+        error_code: z.string().nullable().describe('Catalog error code when the attempt failed; null otherwise.'),
         flow_response: z.string().nullable().describe("Flow's answer (userErrors messages), never tokens."),
       })
-      .optional(),
+      .optional()
+      .describe('Only for `attempt` entries: the delivery attempt.'),
   })
   .openapi('EventTimelineEntry');
 
 export const EventDetail = EventSummary.extend({
-  state_description: z.string(),
-  endpoint: z.object({ id: z.string(), name: z.string(), status: z.string(), config_version: z.number().int() }),
-  handoff: z.object({
-    stage: z.enum(['intake', 'queue', 'flow', 'done']),
-    explanation: z.string(),
-    next_attempt_at: Timestamp.nullable(),
-    possible_duplicate_deliveries: z.number().int(),
-  }),
-  timeline: z.array(TimelineEntry),
-  recovery_options: z.array(
-    z.object({
-      action: z.string(),
-      available: z.boolean(),
-      description: z.string(),
-      docs_url: z.string(),
-      required_scope: z.string().nullable(),
-      operation: z.string().nullable(),
-    }),
-  ),
-  retention: z.object({
-    state: z.enum(RETENTION_STATES),
-    body_retained: z.boolean(),
-    body_expires_at: Timestamp.nullable(),
-    plan_retention_days: z.number().int(),
-    docs_url: z.string(),
-  }),
-  replayed_by: z.array(z.object({ id: z.string(), state: z.string(), received_at: Timestamp })),
-  payload: z.object({
-    returned: z.literal(false),
-    note: z.string(),
-  }),
+  state_description: z.string().describe('What the state means for this event, in plain words.'),
+  endpoint: z
+    .object({
+      id: z.string().describe('Endpoint id (`ep_…`).'),
+      name: z.string().describe('Endpoint name.'),
+      status: z.string().describe('Endpoint status now (`active`, `paused`, `archived` or `deleted`).'),
+      config_version: z
+        .number()
+        .int()
+        .describe("The endpoint's configuration version now (the receipt has the one at intake)."),
+    })
+    .describe('The endpoint that received the event, as it is now.'),
+  handoff: z
+    .object({
+      stage: z
+        .enum(['intake', 'queue', 'flow', 'done'])
+        .describe('Where the handoff is: at intake, waiting in the queue, with Flow, or done.'),
+      explanation: z.string().describe('Why the event is where it is, and what happens next.'),
+      next_attempt_at: Timestamp.nullable().describe(
+        'When the next delivery attempt is due; null when none is planned.',
+      ),
+      possible_duplicate_deliveries: z
+        .number()
+        .int()
+        .describe(
+          'Attempts whose outcome is unknown (e.g. timed out), so Flow may have run the workflow more than once.',
+        ),
+    })
+    .describe('Where the handoff to Flow stands.'),
+  timeline: z.array(TimelineEntry).describe('Everything that happened to the event, oldest first.'),
+  recovery_options: z
+    .array(
+      z.object({
+        action: z.string().describe('Recovery action (e.g. `replay`, `wait`, `fix_sender`, `share_diagnostics`).'),
+        available: z.boolean().describe('True when the action can be taken now.'),
+        description: z.string().describe('What the action does, and why it is or is not available.'),
+        docs_url: z.string().describe('Docs page for the action.'),
+        required_scope: z.string().nullable().describe('Scope a grant needs for the action; null when none.'),
+        operation: z
+          .string()
+          .nullable()
+          .describe('`operationId` that starts the action; null when it is not an API call.'),
+      }),
+    )
+    .describe('What can be done about the event, each with its docs page.'),
+  retention: z
+    .object({
+      state: z.enum(RETENTION_STATES).describe('`retained`, `expired`, `not_retained` or `erased`.'),
+      body_retained: z.boolean().describe('True while the body is stored (needed for a replay).'),
+      body_expires_at: Timestamp.nullable().describe('When the body will be purged; null when it is no longer stored.'),
+      plan_retention_days: z.number().int().describe("Body retention of the shop's plan, in days."),
+      docs_url: z.string().describe('Docs page on retention.'),
+    })
+    .describe('How long the body is kept.'),
+  replayed_by: z
+    .array(
+      z.object({
+        id: z.string().describe('Id of the replay event (`evt_…`).'),
+        state: z.string().describe('State of the replay event.'),
+        received_at: Timestamp.describe('When the replay was created.'),
+      }),
+    )
+    .describe('Replays of this event, oldest first; empty when none.'),
+  payload: z
+    .object({
+      returned: z.literal(false).describe('Always false: the API never returns payload bodies.'),
+      note: z.string().describe('Why the body is not returned and how to compare it (`body_sha256`).'),
+    })
+    .describe('The payload is never returned.'),
 }).openapi('EventDetail');
 
 export const getEvent = defineOperation({

@@ -50,7 +50,7 @@ const Query = z.object({
 
 export const EventList = z
   .object({
-    data: z.array(EventSummary),
+    data: z.array(EventSummary).describe('Matching events, in `order` (newest first by default).'),
     page: PageInfo,
   })
   .openapi('EventList');

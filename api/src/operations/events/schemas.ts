@@ -7,7 +7,7 @@ import { Timestamp } from '../read-schemas.ts';
 
 export const ReplayAvailabilitySchema = z
   .object({
-    available: z.boolean(),
+    available: z.boolean().describe('True when a replay preview can be created for this event now.'),
     reason: z
       .string()
       .nullable()
@@ -18,7 +18,10 @@ export const ReplayAvailabilitySchema = z
             ', ',
           )}. When available but only with an acknowledgement: \`recent_delivery\` (see \`acknowledgements\`).`,
       ),
-    detail: z.string().nullable(),
+    detail: z
+      .string()
+      .nullable()
+      .describe('The reason in plain words; null when a replay is available without conditions.'),
     acknowledgements: z
       .array(z.string())
       .describe(
@@ -29,26 +32,46 @@ export const ReplayAvailabilitySchema = z
 
 export const EventSummary = z
   .object({
-    id: z.string().openapi({ example: 'evt_01jd0000000000000000000000' }),
-    endpoint_id: z.string(),
+    id: z.string().openapi({ example: 'evt_01jd0000000000000000000000', description: 'Event id (`evt_…`).' }),
+    endpoint_id: z.string().describe('Endpoint that received the event (`ep_…`).'),
     auth_mode: z.enum(AUTH_MODES).describe("The endpoint's auth mode: how the sender's requests are verified."),
-    receipt_id: z.string(),
-    state: z.enum(EVENT_STATES),
-    received_at: Timestamp,
-    updated_at: Timestamp,
-    delivered_at: Timestamp.nullable(),
-    event_type: z.string().nullable(),
-    sender: z.string().nullable(),
-    external_event_id: z.string().nullable(),
-    support_code: z.string().nullable(),
-    error_code: z.string().nullable(),
-    attempt_count: z.number().int(),
-    body_size: z.number().int(),
-    body_sha256: z.string(),
-    retention_state: z.enum(RETENTION_STATES),
-    is_test: z.boolean(),
-    replay: ReplayAvailabilitySchema,
-    duplicate_of: z.string().nullable(),
-    replay_of: z.string().nullable(),
+    receipt_id: z
+      .string()
+      .describe('Receipt intake wrote when it accepted the event (`rcpt_…`); read it with getReceipt.'),
+    state: z
+      .enum(EVENT_STATES)
+      .describe(
+        'Lifecycle state: `accepted` → `queued` → `delivering` → `delivered`; or `held` (waiting on the shop), `no_workflow` (Flow has no workflow for the trigger), `failed`, `duplicate_suppressed`, `rejected`.',
+      ),
+    received_at: Timestamp.describe('When intake received the event (ISO 8601, UTC).'),
+    updated_at: Timestamp.describe('When the state last changed.'),
+    delivered_at: Timestamp.nullable().describe('When Flow accepted the event; null until delivered.'),
+    event_type: z.string().nullable().describe("Sender's event type, read by the endpoint's mapping; null when none."),
+    sender: z.string().nullable().describe("The endpoint's sender label at intake; null when none."),
+    external_event_id: z
+      .string()
+      .nullable()
+      .describe("Sender's own event id (used for dedupe), read by the endpoint's mapping; null when none."),
+    support_code: z
+      .string()
+      .nullable()
+      .describe('Short code naming where the event stopped, to quote to support; null when it went through.'),
+    error_code: z
+      .string()
+      .nullable()
+      .describe('Catalog error code of the last failure (see the error pages); null when none.'),
+    attempt_count: z.number().int().describe('Delivery attempts to Flow so far.'),
+    body_size: z.number().int().describe('Size of the request body in bytes.'),
+    body_sha256: z.string().describe('SHA-256 of the request body (hex); compare with your copy without sending it.'),
+    retention_state: z
+      .enum(RETENTION_STATES)
+      .describe('`retained` (body kept), `expired` (purged after the retention period), `not_retained` or `erased`.'),
+    is_test: z.boolean().describe('True for a test event sent through a test-event intent.'),
+    replay: ReplayAvailabilitySchema.describe('Whether the event can be replayed now.'),
+    duplicate_of: z
+      .string()
+      .nullable()
+      .describe('For `duplicate_suppressed`: the event it duplicates; null otherwise.'),
+    replay_of: z.string().nullable().describe('For a replay: the original event; null otherwise.'),
   })
   .openapi('EventSummary');

@@ -8,29 +8,51 @@ import { readGrant } from '../../reads/grant.ts';
 
 export const GrantFacts = z
   .object({
-    id: z.string().openapi({ example: 'grt_01jd0000000000000000000000' }),
-    shop_id: z.string(),
+    id: z
+      .string()
+      .openapi({ example: 'grt_01jd0000000000000000000000', description: 'Grant id (`grt_…`); not secret.' }),
+    shop_id: z.string().describe('Id of the shop the grant acts for; it can only see this shop.'),
     status: z
       .enum(['active'])
       .describe('Always `active` here: expired or revoked grants are refused before this read.'),
-    tier: z.string(),
-    tier_description: z.string(),
-    scopes: z.array(z.object({ scope: z.string(), description: z.string() })),
-    actor: z.object({ kind: z.enum(['agent', 'human']), name: z.string(), client: z.string().nullable() }),
+    tier: z.string().describe('Tier the grant was issued with (a named bundle of scopes).'),
+    tier_description: z.string().describe('What the tier allows, in one sentence.'),
+    scopes: z
+      .array(
+        z.object({
+          scope: z.string().describe('Scope name (e.g. `events:read`).'),
+          description: z.string().describe('What the scope allows.'),
+        }),
+      )
+      .describe('Every scope the grant holds.'),
+    actor: z
+      .object({
+        kind: z.enum(['agent', 'human']).describe('Whether the grant is for an AI agent or a person.'),
+        name: z.string().describe('Name given when the grant was issued; shown in the audit log.'),
+        client: z
+          .string()
+          .nullable()
+          .describe('MCP or HTTP client the grant was issued for, as given at issue; null when not given.'),
+      })
+      .describe('Who uses the grant, as recorded in the audit log.'),
     token_hint: z.string().describe('`fpg_…` plus the last 4 characters. The token itself is never shown again.'),
-    created_at: Timestamp,
-    expires_at: Timestamp,
-    expires_in_s: z.number().int(),
-    last_used_at: Timestamp.nullable(),
-    use_count: z.number().int(),
-    usage: z.object({
-      requests_this_minute: z.number().int(),
-      rate_limit_per_minute: z.number().int(),
-      window_resets_at: Timestamp,
-      plan_usage_url: z.string(),
-    }),
-    how_to_change: z.string(),
-    docs_url: z.string(),
+    created_at: Timestamp.describe('When the grant was issued (ISO 8601, UTC).'),
+    expires_at: Timestamp.describe('When the grant stops working (ISO 8601, UTC).'),
+    expires_in_s: z.number().int().describe('Seconds until `expires_at`.'),
+    last_used_at: Timestamp.nullable().describe('When the grant last made a call; null if never.'),
+    use_count: z.number().int().describe('Number of calls the grant has made.'),
+    usage: z
+      .object({
+        requests_this_minute: z.number().int().describe('Calls this grant made in the current rate-limit minute.'),
+        rate_limit_per_minute: z.number().int().describe('Calls per minute allowed to this grant.'),
+        window_resets_at: Timestamp.describe('When the current rate-limit minute ends.'),
+        plan_usage_url: z.string().describe("URL of the plan usage read (the shop's meters and caps)."),
+      })
+      .describe("This grant's rate-limit usage right now."),
+    how_to_change: z
+      .string()
+      .describe('How to get more scopes or a longer expiry (grants are changed by issuing a new one).'),
+    docs_url: z.string().describe('Docs page about grants.'),
   })
   .openapi('GrantFacts');
 

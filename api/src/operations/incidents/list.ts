@@ -6,26 +6,30 @@ import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 
 const Incident = z
   .object({
-    id: z.string(),
-    object: z.literal('incident'),
+    id: z.string().describe('Incident id.'),
+    object: z.literal('incident').describe('Object type, always `incident`.'),
     trigger: z
       .string()
       .describe('`endpoint_failing`, `shop_held`, `no_workflow`, `retention_expiring` or `secret_overlap_ending`.'),
-    about: z.string(),
+    about: z.string().describe('What the trigger means, in one sentence.'),
     subject: z.string().describe('The endpoint or shop it is about.'),
-    state: z.enum(['open', 'resolved']),
-    summary: z.string(),
+    state: z.enum(['open', 'resolved']).describe('`open` while the condition lasts; `resolved` once it cleared.'),
+    summary: z.string().describe('What is wrong (or was), in plain words.'),
     details: z.record(z.string(), z.unknown()).describe('Counts and sample event ids.'),
-    opened_at: z.string(),
-    resolved_at: z.string().nullable(),
-    notifications: z.array(
-      z.object({
-        channel: z.string(),
-        kind: z.enum(['opened', 'resolved']),
-        status: z.enum(['pending', 'sent', 'failed']),
-        attempts: z.number().int(),
-      }),
-    ),
+    opened_at: z.string().describe('When the incident opened (ISO 8601, UTC).'),
+    resolved_at: z.string().nullable().describe('When it resolved (ISO 8601, UTC); null while open.'),
+    notifications: z
+      .array(
+        z.object({
+          channel: z.string().describe('Subscribed channel it went to (`webhook` or `slack`).'),
+          kind: z.enum(['opened', 'resolved']).describe('Which message: the incident opening or resolving.'),
+          status: z
+            .enum(['pending', 'sent', 'failed'])
+            .describe('Delivery of the message: `pending` (retrying), `sent` or `failed`.'),
+          attempts: z.number().int().describe('Delivery attempts made.'),
+        }),
+      )
+      .describe('Messages sent to the subscribed alert channels; empty when none is subscribed.'),
   })
   .openapi('Incident');
 
@@ -42,11 +46,17 @@ export const listIncidents = defineOperation({
   meter: 'simple_read',
   request: {
     query: z.object({
-      state: z.enum(['open', 'resolved']).optional(),
+      state: z.enum(['open', 'resolved']).optional().describe('Only incidents in this state.'),
       limit: z.coerce.number().int().min(1).max(100).optional().describe('Page size (default 20).'),
     }),
   },
-  response: z.object({ object: z.literal('list'), data: z.array(Incident) }).openapi('IncidentList'),
+  response: z
+    .object({
+      object: z.literal('list').describe('Object type, always `list`.'),
+      data: z.array(Incident).describe('Incidents, newest first.'),
+    })
+    .openapi('IncidentList'),
+
   errors: [],
   mcp: {
     name: 'list_incidents',

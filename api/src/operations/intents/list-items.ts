@@ -9,18 +9,22 @@ const ITEM_STATUSES = BULK_REPLAY_ITEM_STATUSES;
 
 export const BulkReplayItemList = z
   .object({
-    object: z.literal('list'),
-    data: z.array(
-      z.object({
-        seq: z.number().int().describe('Order in the run (oldest event first).'),
-        event_id: z.string(),
-        status: z.enum(ITEM_STATUSES),
-        replay_event_id: z.string().nullable().describe('The new event the replay created.'),
-        reason: z.string().nullable().describe('The error code that refused it.'),
-        finished_at: z.string().nullable(),
-      }),
-    ),
-    has_more: z.boolean(),
+    object: z.literal('list').describe('Object type, always `list`.'),
+    data: z
+      .array(
+        z.object({
+          seq: z.number().int().describe('Order in the run (oldest event first).'),
+          event_id: z.string().describe('The event to replay (`evt_…`).'),
+          status: z
+            .enum(ITEM_STATUSES)
+            .describe('`pending` until its turn; then `replayed`, `refused` or `cancelled`.'),
+          replay_event_id: z.string().nullable().describe('The new event the replay created.'),
+          reason: z.string().nullable().describe('The error code that refused it.'),
+          finished_at: z.string().nullable().describe('When it was handled (ISO 8601, UTC); null while pending.'),
+        }),
+      )
+      .describe('Items of the bulk replay, in run order.'),
+    has_more: z.boolean().describe('True when more items follow this page.'),
     next_starting_after: z.number().int().nullable().describe('Pass as `starting_after` to read the next page.'),
   })
   .openapi('BulkReplayItemList');
@@ -39,7 +43,8 @@ export const listBulkReplayItems = defineOperation({
   request: {
     params: IntentIdParams,
     query: z.object({
-      status: z.enum(ITEM_STATUSES).optional(),
+      status: z.enum(ITEM_STATUSES).optional().describe('Only items with this status.'),
+
       limit: z.coerce.number().int().min(1).max(500).optional().describe('Page size (default 100).'),
       starting_after: z.coerce
         .number()

@@ -9,9 +9,9 @@ import { ActionIntentSchema, callerOf } from './shared.ts';
 
 export const ActionIntentList = z
   .object({
-    object: z.literal('list'),
-    data: z.array(ActionIntentSchema),
-    has_more: z.boolean(),
+    object: z.literal('list').describe('Object type, always `list`.'),
+    data: z.array(ActionIntentSchema).describe('Action intents, newest first.'),
+    has_more: z.boolean().describe('True when more intents follow this page.'),
     next_starting_after: z.string().nullable().describe('Pass as `starting_after` to read the next page.'),
   })
   .openapi('ActionIntentList');
@@ -29,8 +29,9 @@ export const listActionIntents = defineOperation({
   meter: 'simple_read',
   request: {
     query: z.object({
-      state: z.enum(INTENT_STATES).optional(),
-      kind: z.enum(ACTIONS).optional(),
+      state: z.enum(INTENT_STATES).optional().describe('Only intents in this state.'),
+      kind: z.enum(ACTIONS).optional().describe('Only intents of this kind.'),
+
       target_id: z.string().max(64).optional().describe('Only intents on this event, endpoint or shop id.'),
       limit: z.coerce.number().int().min(1).max(100).optional().describe('Page size (default 20).'),
       starting_after: z

@@ -16,7 +16,7 @@ export const AlertSubscriptionIntentBody = z
       .max(2048)
       .describe('https (http only to localhost). Stored sealed; shown only as its origin.')
       .openapi({ example: 'https://alerts.example.com/flowport' }),
-    note: z.string().max(500).optional(),
+    note: z.string().max(500).optional().describe('Free text to tell subscriptions apart (e.g. who owns the channel).'),
   })
   .strict()
   .openapi('AlertSubscriptionIntentRequest');

@@ -5,19 +5,44 @@ import { AUTH_MODES, MAX_REQUIRED_PATHS, TRIGGER_VARIANTS } from '../../services
 
 export const HmacInput = z
   .strictObject({
-    header: z.string().max(100).optional(),
-    encoding: z.enum(['hex', 'base64']).optional(),
-    prefix: z.string().max(32).optional(),
-    timestamp_header: z.string().max(100).nullable().optional(),
-    tolerance_sec: z.number().int().min(1).max(3600).optional(),
+    header: z.string().max(100).optional().describe('Header carrying the signature (default `x-flowport-signature`).'),
+    encoding: z.enum(['hex', 'base64']).optional().describe('Encoding of the HMAC-SHA256 digest (default `hex`).'),
+    prefix: z
+      .string()
+      .max(32)
+      .optional()
+      .describe('Text before the digest in the header (default `sha256=`; empty for none).'),
+    timestamp_header: z
+      .string()
+      .max(100)
+      .nullable()
+      .optional()
+      .describe(
+        'Header with a Unix timestamp that is signed along with the body and checked against `tolerance_sec`; null (the default) for none.',
+      ),
+    tolerance_sec: z
+      .number()
+      .int()
+      .min(1)
+      .max(3600)
+      .optional()
+      .describe('How old a signed timestamp may be, in seconds (default 300).'),
   })
   .openapi('HmacSettings');
 
 const ExternalId = z.union([
-  z.strictObject({ kind: z.literal('preset') }),
-  z.strictObject({ kind: z.literal('header'), name: z.string().max(100) }),
-  z.strictObject({ kind: z.literal('json'), path: z.string().max(200) }),
-  z.strictObject({ kind: z.literal('none') }),
+  z.strictObject({
+    kind: z.literal('preset').describe("The auth mode's own delivery-id header (e.g. Stripe's event id)."),
+  }),
+  z.strictObject({
+    kind: z.literal('header').describe('A request header.'),
+    name: z.string().max(100).describe('Name of the header holding the id.'),
+  }),
+  z.strictObject({
+    kind: z.literal('json').describe('A field of the JSON body.'),
+    path: z.string().max(200).describe('JSON path of the field holding the id (e.g. `$.id`).'),
+  }),
+  z.strictObject({ kind: z.literal('none').describe('No dedupe: every request is a new event.') }),
 ]);
 
 export const MappingInput = z
@@ -28,25 +53,80 @@ export const MappingInput = z
       .nullable()
       .optional()
       .describe('JSON path of the Shopify resource id (numeric or GID); required for order/customer/product triggers.'),
-    related_resource_id_path: z.string().max(200).nullable().optional(),
-    required_paths: z.array(z.string().max(200)).max(MAX_REQUIRED_PATHS).optional(),
+    related_resource_id_path: z
+      .string()
+      .max(200)
+      .nullable()
+      .optional()
+      .describe('JSON path of a second, related resource id passed to Flow; null or omitted for none.'),
+    required_paths: z
+      .array(z.string().max(200))
+      .max(MAX_REQUIRED_PATHS)
+      .optional()
+      .describe(
+        `JSON paths that must be present in the body, else intake refuses the event (at most ${MAX_REQUIRED_PATHS}).`,
+      ),
     external_id: ExternalId.optional().describe('Where the dedupe id comes from (the preset header by default).'),
-    event_type_path: z.string().max(200).nullable().optional(),
+    event_type_path: z
+      .string()
+      .max(200)
+      .nullable()
+      .optional()
+      .describe("JSON path of the sender's event type (shown on events and passed to Flow); null for none."),
   })
   .openapi('EndpointMappingInput');
 
 export const EndpointCreateIntentBody = z
   .strictObject({
-    name: z.string().min(1).max(100),
-    sender_label: z.string().max(100).optional(),
-    trigger_variant: z.enum(TRIGGER_VARIANTS),
-    auth_mode: z.enum(AUTH_MODES),
+    name: z.string().min(1).max(100).describe('Name for the endpoint, shown in the docs, CLI and audit log.'),
+    sender_label: z.string().max(100).optional().describe('Who will send to it (free text, e.g. `Stripe`).'),
+    trigger_variant: z
+      .enum(TRIGGER_VARIANTS)
+      .describe('Flow trigger its events go to; order, customer and product triggers need `mapping.resource_id_path`.'),
+    auth_mode: z
+      .enum(AUTH_MODES)
+      .describe('How senders are verified: a preset for a known sender, `hmac_sha256`, `static_header` or `basic`.'),
     hmac: HmacInput.optional().describe('Only for auth_mode hmac_sha256.'),
-    static_header: z.strictObject({ header: z.string().max(100).optional() }).optional(),
-    basic: z.strictObject({ username: z.string().max(64).optional() }).optional(),
-    tolerance_sec: z.number().int().min(1).max(3600).optional(),
-    dedupe_window_hours: z.number().int().min(0).max(720).optional(),
-    mapping: MappingInput.optional(),
+    static_header: z
+      .strictObject({
+        header: z
+          .string()
+          .max(100)
+          .optional()
+          .describe(
+            'Header whose value must equal the secret (not `Authorization` or `Content-Type`); default `x-flowport-token`.',
+          ),
+      })
+      .optional()
+      .describe('Only for auth_mode static_header.'),
+    basic: z
+      .strictObject({
+        username: z
+          .string()
+          .max(64)
+          .optional()
+          .describe('User name (letters, digits, `.`, `_`, `-`); generated when omitted. The password is the secret.'),
+      })
+      .optional()
+      .describe('Only for auth_mode basic.'),
+    tolerance_sec: z
+      .number()
+      .int()
+      .min(1)
+      .max(3600)
+      .optional()
+      .describe(
+        'For timestamped presets (`stripe`, `standard_webhooks`, `slack`): how old a signature may be, in seconds (default 300).',
+      ),
+    dedupe_window_hours: z
+      .number()
+      .int()
+      .min(0)
+      .max(720)
+      .optional()
+      .describe("Hours a repeated sender event id is suppressed as a duplicate (the plan's window caps it)."),
+    mapping: MappingInput.optional().describe('How to read ids, event type and required fields from the body.'),
+
     secret: z
       .string()
       .min(8)

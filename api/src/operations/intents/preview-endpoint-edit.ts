@@ -6,12 +6,28 @@ import { HmacInput, MappingInput } from './preview-endpoint-create.ts';
 
 export const EndpointEditIntentBody = z
   .strictObject({
-    name: z.string().min(1).max(100).optional(),
-    sender_label: z.string().max(100).optional(),
-    trigger_variant: z.enum(TRIGGER_VARIANTS).optional(),
-    hmac: HmacInput.optional(),
-    tolerance_sec: z.number().int().min(1).max(3600).optional(),
-    dedupe_window_hours: z.number().int().min(0).max(720).optional(),
+    name: z.string().min(1).max(100).optional().describe('New name; omitted keeps the current one.'),
+    sender_label: z.string().max(100).optional().describe('New sender label; omitted keeps the current one.'),
+    trigger_variant: z
+      .enum(TRIGGER_VARIANTS)
+      .optional()
+      .describe('New Flow trigger for events received from now on; omitted keeps the current one.'),
+    hmac: HmacInput.optional().describe('Only for auth_mode hmac_sha256.'),
+    tolerance_sec: z
+      .number()
+      .int()
+      .min(1)
+      .max(3600)
+      .optional()
+      .describe('New signature age tolerance in seconds, for timestamped presets; omitted keeps the current one.'),
+    dedupe_window_hours: z
+      .number()
+      .int()
+      .min(0)
+      .max(720)
+      .optional()
+      .describe('New dedupe window in hours; omitted keeps the current one.'),
+
     mapping: MappingInput.optional().describe('Fields given replace the current ones; fields omitted stay.'),
     status: z
       .enum(['active', 'paused'])

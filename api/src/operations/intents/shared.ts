@@ -7,9 +7,9 @@ import { INTENT_STATES } from '../../intents/types.ts';
 
 const Actor = z
   .object({
-    grant_id: z.string(),
+    grant_id: z.string().describe('Grant that acted (`grt_…`).'),
     actor_kind: z.string().nullable().describe('`human` or `agent`'),
-    actor_name: z.string().nullable(),
+    actor_name: z.string().nullable().describe("The grant's actor name; null when the grant is gone."),
   })
   .nullable();
 
@@ -19,67 +19,99 @@ export const BulkReplayProgressSchema = z
   .object({
     total: z.number().int().describe('Events the bulk replay covers (frozen at confirmation).'),
     done: z.number().int().describe('Events handled: replayed, refused or cancelled.'),
-    pending: z.number().int(),
-    replayed: z.number().int(),
+    pending: z.number().int().describe('Events not handled yet.'),
+    replayed: z.number().int().describe('Events replayed (a new replay event was created for each).'),
     refused: z.number().int().describe('Refused when their turn came (retention expired meanwhile, a plan cap …).'),
     cancelled: z.number().int().describe('Left pending when the run was cancelled.'),
     refused_by_reason: z.record(z.string(), z.number().int()).describe('Refused events by error code.'),
-    rate_per_second: z.number().int().nullable(),
-    estimated_seconds_left: z.number().int().nullable(),
+    rate_per_second: z
+      .number()
+      .int()
+      .nullable()
+      .describe('Events handled per second at the current pace; null before the run has started.'),
+    estimated_seconds_left: z
+      .number()
+      .int()
+      .nullable()
+      .describe('Estimated seconds until every event is handled, from `pending` and the rate; null when unknown.'),
   })
   .openapi('BulkReplayProgress');
 
 export const ActionIntentSchema = z
   .object({
-    id: z.string().openapi({ example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
-    object: z.literal('action_intent'),
-    kind: z.enum(ACTIONS),
+    id: z.string().openapi({ example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v', description: 'Action intent id (`int_…`).' }),
+    object: z.literal('action_intent').describe('Object type, always `action_intent`.'),
+    kind: z.enum(ACTIONS).describe('What confirming the intent will do (e.g. `replay`, `endpoint_create`).'),
     state: z
       .enum(INTENT_STATES)
       .describe(
         'previewed → confirmed → executed | failed; or refused (at confirmation), expired (preview TTL passed), cancelled.',
       ),
-    target: z.object({ type: z.enum(['event', 'endpoint', 'shop']), id: z.string().nullable() }),
+    target: z
+      .object({
+        type: z.enum(['event', 'endpoint', 'shop']).describe('Kind of object the action is about.'),
+        id: z.string().nullable().describe('Its id; null for shop-wide actions (e.g. creating an endpoint).'),
+      })
+      .describe('What the action acts on.'),
     parameters: Json.describe(
       'The parameters the preview was made with. They cannot change: a different request needs a fresh preview.',
     ),
-    preview: z.object({
-      summary: z.string(),
-      target: Json.describe('The target as it was at preview time.'),
-      current_config: Json.nullable().describe('Current endpoint configuration, without secrets.'),
-      effects: z.array(z.string()).describe('What confirming will change, in order.'),
-      warnings: z.array(z.string()),
-      details: Json.describe(
-        'Kind-specific detail: config diffs, counts of what will be lost, the exact Flow payload, what a share includes and excludes.',
-      ),
-    }),
-    meter_cost: z.object({
-      preview: z.number().int(),
-      execution: z.number().int(),
-      cap: z
-        .object({
-          meter: z.string(),
-          cost: z.number().int(),
-          used_at_preview: z.number().int(),
-          limit: z.number().int(),
-        })
-        .nullable()
-        .describe('The monthly cap this action also counts against (replays, diagnostics shares).'),
-    }),
-    preview_scope: z.string(),
+    preview: z
+      .object({
+        summary: z.string().describe('What confirming will do, in one sentence.'),
+        target: Json.describe('The target as it was at preview time.'),
+        current_config: Json.nullable().describe('Current endpoint configuration, without secrets.'),
+        effects: z.array(z.string()).describe('What confirming will change, in order.'),
+        warnings: z
+          .array(z.string())
+          .describe('Risks to weigh before confirming (e.g. a recent delivery); empty when none.'),
+        details: Json.describe(
+          'Kind-specific detail: config diffs, counts of what will be lost, the exact Flow payload, what a share includes and excludes.',
+        ),
+      })
+      .describe('What the action will do, computed at preview time from the current state.'),
+    meter_cost: z
+      .object({
+        preview: z.number().int().describe('Units the preview counted against the `preview` meter.'),
+        execution: z.number().int().describe('Units confirming will count against the `execution` meter.'),
+        cap: z
+          .object({
+            meter: z.string().describe('Meter name (e.g. `replays`).'),
+            cost: z.number().int().describe('Units confirming will use on it.'),
+            used_at_preview: z.number().int().describe('Units already used this period when the preview was made.'),
+            limit: z.number().int().describe("The plan's cap for this period."),
+          })
+          .nullable()
+          .describe('The monthly cap this action also counts against (replays, diagnostics shares).'),
+      })
+      .describe('What the preview and the confirmation cost in plan usage.'),
+    preview_scope: z.string().describe('The scope that allowed the preview.'),
     required_scope: z.string().describe('The execute scope a grant needs to confirm this intent.'),
-    created_at: z.string(),
+    created_at: z.string().describe('When the intent was previewed (ISO 8601, UTC).'),
     expires_at: z.string().describe('After this moment the intent can no longer be confirmed.'),
-    created_by: Actor,
-    confirmed_by: Actor,
-    confirmed_at: z.string().nullable(),
-    finished_at: z.string().nullable(),
+    created_by: Actor.describe('Grant that made the preview.'),
+    confirmed_by: Actor.describe('Grant that confirmed it; null until confirmed.'),
+    confirmed_at: z.string().nullable().describe('When it was confirmed (ISO 8601, UTC); null until then.'),
+    finished_at: z
+      .string()
+      .nullable()
+      .describe('When the execution ended (executed or failed); null while previewed or running.'),
     result: Json.nullable().describe(
       'What the execution did. Secrets and share links appear only in the confirmation response (and its idempotent replays), never on later reads.',
     ),
-    error_code: z.string().nullable(),
-    links: z.object({ self: z.string(), confirm: z.string(), cancel: z.string() }),
-    next_step: z.string(),
+    error_code: z
+      .string()
+      .nullable()
+      .describe('Catalog error code when refused at confirmation or failed; null otherwise.'),
+    links: z
+      .object({
+        self: z.string().describe('URL to read the intent.'),
+        confirm: z.string().describe('URL to confirm it (POST with an `Idempotency-Key` header).'),
+        cancel: z.string().describe('URL to cancel it (POST).'),
+      })
+      .describe('Absolute URLs for the next calls.'),
+    next_step: z.string().describe('What to do next, in one sentence (e.g. confirm with the `confirm` link).'),
+
     progress: BulkReplayProgressSchema.optional().describe(
       'A bulk replay only (on reads of one intent): how far its background run is. Per-event results: `GET /agent/v1/action-intents/{intentId}/items`.',
     ),
@@ -91,7 +123,11 @@ export const IntentIdParams = z.object({
     .string()
     .min(1)
     .max(64)
-    .openapi({ param: { name: 'intentId', in: 'path' }, example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+    .openapi({
+      param: { name: 'intentId', in: 'path' },
+      example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v',
+      description: 'Action intent id (`int_…`), from the preview response.',
+    }),
 });
 
 export const EventIdParams = z.object({
@@ -99,7 +135,11 @@ export const EventIdParams = z.object({
     .string()
     .min(1)
     .max(64)
-    .openapi({ param: { name: 'eventId', in: 'path' }, example: 'evt_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+    .openapi({
+      param: { name: 'eventId', in: 'path' },
+      example: 'evt_01jd5x0k3q8v2m4n6p8r0s2t4v',
+      description: 'Event id (`evt_…`).',
+    }),
 });
 
 export const EndpointIdParams = z.object({
@@ -107,7 +147,11 @@ export const EndpointIdParams = z.object({
     .string()
     .min(1)
     .max(64)
-    .openapi({ param: { name: 'endpointId', in: 'path' }, example: 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+    .openapi({
+      param: { name: 'endpointId', in: 'path' },
+      example: 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v',
+      description: 'Endpoint id (`ep_…`).',
+    }),
 });
 
 /** Refusals every preview can meet besides its kind's own. */

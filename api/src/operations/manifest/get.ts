@@ -7,16 +7,20 @@ import { readManifest } from '../../services/manifest.ts';
 
 const Capability = z
   .object({
-    operation_id: z.string(),
-    method: z.string(),
+    operation_id: z.string().describe('OpenAPI `operationId` of the operation (e.g. `listEvents`).'),
+    method: z.string().describe('HTTP method, upper case (`GET` or `POST`).'),
     path: z.string().describe('Path template on the origin (it already starts with `/agent/v1`).'),
     url: z
       .string()
       .describe('Absolute URL template of the operation (the origin joined with `path`); fill `{…}` parameters.'),
-    summary: z.string(),
-    family: z.string(),
-    kind: z.enum(['read', 'preview', 'execute']),
-    scope: z.string().nullable(),
+    summary: z.string().describe('One-line summary of what the operation does.'),
+    family: z
+      .string()
+      .describe('Operation family (e.g. `events`, `endpoints`, `intents`); the docs group operations by it.'),
+    kind: z
+      .enum(['read', 'preview', 'execute'])
+      .describe('`read` changes nothing; `preview` creates an action intent; `execute` confirms or cancels one.'),
+    scope: z.string().nullable().describe('Grant scope the call needs; null when the operation is public.'),
     scope_note: z
       .string()
       .nullable()
@@ -27,52 +31,92 @@ const Capability = z
       .describe(
         'When not null, the grant also needs one of these scopes (which one depends on the target, e.g. the intent kind); with none of them the call is always refused.',
       ),
-    mcp_tool: z.string().nullable(),
-    cli_command: z.string().nullable(),
+    mcp_tool: z
+      .string()
+      .nullable()
+      .describe('Name of the MCP tool serving this operation; null when MCP does not offer it.'),
+    cli_command: z
+      .string()
+      .nullable()
+      .describe('`flowport` CLI command serving this operation; null when the CLI does not offer it.'),
   })
   .openapi('ManifestCapability');
 
 export const Manifest = z
   .object({
-    product: z.string().openapi({ example: 'Flowport' }),
-    edition: z.string().openapi({ example: 'Shopify Flow' }),
-    version: z.string(),
-    build_commit: z.string(),
-    api: z.object({
-      version: z.string(),
-      base_url: z
-        .string()
-        .describe('The API root (`<origin>/agent/v1`). Capability `path`s start with `/agent/v1`: use each `url`.'),
-      openapi_url: z.string(),
-      auth: z.object({
-        scheme: z.literal('bearer'),
-        header: z.literal('Authorization'),
-        how_to_get_a_grant: z.string(),
-      }),
-    }),
-    docs: z.object({
-      index: z.string().describe('llms.txt: every docs page as Markdown, by section'),
-      full: z.string(),
-      api_reference: z.string(),
-      api_reference_markdown: z.string(),
-      mcp_reference: z.string(),
-      mcp_reference_markdown: z.string(),
-      cli_reference: z.string(),
-      errors: z.string(),
-      refusals: z.string(),
-    }),
-    mcp: z.object({
-      url: z.string(),
-      transport: z.literal('streamable-http'),
-      reference: z.string(),
-    }),
-    cli: z.object({ command: z.string(), reference: z.string() }),
-    capabilities: z.array(Capability),
-    scopes: z.array(z.object({ scope: z.string(), description: z.string() })),
-    tiers: z.array(z.object({ tier: z.string(), scopes: z.array(z.string()) })),
-    safety_boundaries: z.array(z.string()),
-    on_refusal: z.array(z.string()),
+    product: z.string().openapi({ example: 'Flowport', description: 'Product name, always `Flowport`.' }),
+    edition: z
+      .string()
+      .openapi({ example: 'Shopify Flow', description: 'Which edition this is (the target it delivers to).' }),
+    version: z.string().describe('Product version (semver) of the running server.'),
+    build_commit: z.string().describe('Git commit the server was built from, or `unknown`.'),
+    api: z
+      .object({
+        version: z.string().describe('Agent Operations API version (the `v1` in `/agent/v1`).'),
+        base_url: z
+          .string()
+          .describe('The API root (`<origin>/agent/v1`). Capability `path`s start with `/agent/v1`: use each `url`.'),
+        openapi_url: z.string().describe('Absolute URL of this OpenAPI 3.1 document.'),
+        auth: z
+          .object({
+            scheme: z.literal('bearer').describe('Auth scheme: a bearer grant token.'),
+            header: z.literal('Authorization').describe('Header carrying `Bearer <GRANT_TOKEN>`.'),
+            how_to_get_a_grant: z.string().describe('How a merchant issues a grant token (docs URL and CLI command).'),
+          })
+          .describe('How to authenticate calls that need a grant.'),
+      })
+      .describe('Where the HTTP API lives and how to call it.'),
+    docs: z
+      .object({
+        index: z.string().describe('llms.txt: every docs page as Markdown, by section'),
+        full: z.string().describe('`llms-full.txt`: every docs page in one Markdown file (large; prefer `index`).'),
+        api_reference: z.string().describe('HTML index of the API reference (one page per operation).'),
+        api_reference_markdown: z.string().describe('Markdown twin of the API reference index.'),
+        mcp_reference: z.string().describe('HTML MCP reference (tools and resources).'),
+        mcp_reference_markdown: z.string().describe('Markdown twin of the MCP reference.'),
+        cli_reference: z.string().describe('CLI reference page.'),
+        errors: z.string().describe('Error-code catalog page: every `code` with cause and fix.'),
+        refusals: z.string().describe('Page explaining refusals (`Refusal` layers and next steps).'),
+      })
+      .describe('Absolute URLs of the docs an agent should read.'),
+    mcp: z
+      .object({
+        url: z.string().describe('Absolute URL of the MCP endpoint.'),
+        transport: z.literal('streamable-http').describe('MCP transport: Streamable HTTP.'),
+        reference: z.string().describe('Docs page listing the MCP tools and how to connect clients.'),
+      })
+      .describe('How to reach Flowport over MCP.'),
+    cli: z
+      .object({
+        command: z.string().describe('Command to run the CLI (e.g. `npx flowport`).'),
+        reference: z.string().describe('Docs page listing every CLI command.'),
+      })
+      .describe('How to reach Flowport from the CLI.'),
+    capabilities: z
+      .array(Capability)
+      .describe('Every operation: how to call it by HTTP, MCP and CLI, and the scope it needs.'),
+    scopes: z
+      .array(
+        z.object({
+          scope: z.string().describe('Scope name (e.g. `events:read`).'),
+          description: z.string().describe('What the scope allows.'),
+        }),
+      )
+      .describe('Every grant scope.'),
+    tiers: z
+      .array(
+        z.object({
+          tier: z.string().describe('Tier name (e.g. `observer`).'),
+          scopes: z.array(z.string()).describe('Scopes a grant of this tier holds.'),
+        }),
+      )
+      .describe('Grant tiers and the scopes each bundles.'),
+    safety_boundaries: z
+      .array(z.string())
+      .describe('Things Flowport never does for an agent (e.g. return secrets, change payloads); plain sentences.'),
+    on_refusal: z.array(z.string()).describe('What to do when a call is refused, as plain steps.'),
   })
+
   .openapi('Manifest');
 
 export const getManifest = defineOperation({

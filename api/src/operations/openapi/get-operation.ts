@@ -8,9 +8,10 @@ import { openApiOperationFor } from '../../services/docs.ts';
 
 export const OpenApiOperationLookup = z
   .object({
-    operation_id: z.string(),
-    method: z.string().openapi({ example: 'GET' }),
-    path: z.string().openapi({ example: '/agent/v1/manifest' }),
+    operation_id: z.string().describe('The `operationId` looked up.'),
+    method: z.string().openapi({ example: 'GET', description: 'HTTP method, upper case.' }),
+    path: z.string().openapi({ example: '/agent/v1/manifest', description: 'Path template of the operation.' }),
+
     openapi_url: z.string().describe('The whole contract.'),
     operation: z.record(z.string(), z.unknown()).describe('The OpenAPI Operation Object, verbatim.'),
     schemas: z

@@ -9,40 +9,74 @@ import { readPlanUsage } from '../../reads/plan-usage.ts';
 
 const MeterUsage = z
   .object({
-    meter: z.enum(USAGE_METERS),
-    description: z.string(),
-    used: z.number().int(),
-    limit: z.number().int(),
-    remaining: z.number().int(),
+    meter: z.enum(USAGE_METERS).describe('Meter name (what is counted).'),
+    description: z.string().describe('What the meter counts, in one sentence.'),
+    used: z.number().int().describe('Count used this period.'),
+    limit: z.number().int().describe("The plan's cap for this period."),
+    remaining: z.number().int().describe('`limit` minus `used`, never below 0.'),
     state: z.enum(['ok', 'near_limit', 'in_grace', 'limit_reached']).describe('`near_limit` from 80 % of the cap.'),
   })
   .openapi('MeterUsage');
 
 export const PlanUsage = z
   .object({
-    shop_id: z.string(),
-    plan: z.object({ id: z.string(), name: z.string(), price_usd_monthly: z.number(), custom_limits: z.boolean() }),
-    period: z.object({ id: z.string().openapi({ example: '2026-11' }), starts_at: Timestamp, resets_at: Timestamp }),
-    meters: z.array(MeterUsage),
-    grace: z.object({
-      applies_to: z.literal('accepted_events'),
-      allowance: z
-        .number()
-        .int()
-        .describe('Accepted events allowed past the cap (paid plans) before intake answers 429.'),
-      in_grace: z.boolean(),
-      used: z.number().int(),
-      note: z.string(),
-    }),
-    rate_limits: z.object({
-      window_s: z.number().int(),
-      per_grant_per_minute: z.number().int(),
-      per_shop_per_minute: z.number().int(),
-      this_grant_used: z.number().int(),
-      this_shop_used: z.number().int(),
-      window_resets_at: Timestamp,
-    }),
-    retention: z.object({ body_retention_days: z.number().int(), dedupe_window_hours: z.number().int() }),
+    shop_id: z.string().describe('Id of the shop.'),
+    plan: z
+      .object({
+        id: z.string().describe('Plan id (e.g. `free`).'),
+        name: z.string().describe('Plan name as shown to the merchant.'),
+        price_usd_monthly: z.number().describe('Monthly price in US dollars (0 for free).'),
+        custom_limits: z
+          .boolean()
+          .describe('True when the shop has limits set by support instead of the plan defaults.'),
+      })
+      .describe("The shop's plan."),
+    period: z
+      .object({
+        id: z
+          .string()
+          .openapi({ example: '2026-11', description: 'Billing period as `YYYY-MM` (calendar month, UTC).' }),
+        starts_at: Timestamp.describe('Start of the period (ISO 8601, UTC).'),
+        resets_at: Timestamp.describe('When the meters reset to zero (start of the next period).'),
+      })
+      .describe('The billing period the meters count.'),
+    meters: z.array(MeterUsage).describe('Every meter with its use against the cap.'),
+    grace: z
+      .object({
+        applies_to: z.literal('accepted_events').describe('The only meter with a grace allowance: accepted events.'),
+        allowance: z
+          .number()
+          .int()
+          .describe('Accepted events allowed past the cap (paid plans) before intake answers 429.'),
+        in_grace: z
+          .boolean()
+          .describe('True when accepted events are past the cap and counting against the allowance.'),
+        used: z.number().int().describe('Accepted events counted against the grace allowance this period.'),
+        note: z.string().describe('What happens in grace and after it, in plain words.'),
+      })
+      .describe('Grace past the accepted-events cap, so a burst at month end is not dropped.'),
+    rate_limits: z
+      .object({
+        window_s: z.number().int().describe('Length of the rate-limit window in seconds.'),
+        per_grant_per_minute: z.number().int().describe('Calls one grant may make per window.'),
+        per_shop_per_minute: z.number().int().describe('Calls all grants of the shop together may make per window.'),
+        this_grant_used: z.number().int().describe('Calls this grant made in the current window.'),
+        this_shop_used: z.number().int().describe("Calls the shop's grants made in the current window."),
+        window_resets_at: Timestamp.describe('When the current window ends.'),
+      })
+      .describe('Agent API rate limits and current use.'),
+    retention: z
+      .object({
+        body_retention_days: z
+          .number()
+          .int()
+          .describe('Days an event body is kept before it is purged (metadata stays).'),
+        dedupe_window_hours: z
+          .number()
+          .int()
+          .describe('Default hours a repeated event id is suppressed as a duplicate.'),
+      })
+      .describe('How long data is kept under this plan.'),
   })
   .openapi('PlanUsage');
 

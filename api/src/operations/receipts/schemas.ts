@@ -4,36 +4,51 @@ import { Timestamp } from '../read-schemas.ts';
 
 export const Receipt = z
   .object({
-    id: z.string().openapi({ example: 'rcpt_01jd0000000000000000000000' }),
+    id: z.string().openapi({ example: 'rcpt_01jd0000000000000000000000', description: 'Receipt id (`rcpt_…`).' }),
     event_id: z
       .string()
       .nullable()
       .describe(
         "Null when no event was stored: intake rejected the request, or answered a sender's URL-verification handshake.",
       ),
-    endpoint_id: z.string(),
+    endpoint_id: z.string().describe('Endpoint the request was sent to (`ep_…`).'),
     auth_mode: z
       .enum(AUTH_MODES)
       .nullable()
       .describe("The endpoint's auth mode: how the request was verified (null only if the endpoint row is gone)."),
-    request_id: z.string(),
-    received_at: Timestamp,
-    auth_result: z.string(),
-    validation_result: z.string(),
-    dedupe_decision: z.string(),
-    endpoint_config_version: z.number().int(),
+    request_id: z.string().describe("Id of the sender's request (the `X-Request-Id` intake answered with)."),
+    received_at: Timestamp.describe('When intake received the request (ISO 8601, UTC).'),
+    auth_result: z
+      .string()
+      .describe('Result of checking the signature or credentials (e.g. `verified`), or why it failed.'),
+    validation_result: z
+      .string()
+      .describe('Result of validating the body against the mapping (e.g. `valid`), or why it failed.'),
+    dedupe_decision: z
+      .string()
+      .describe(
+        'Dedupe result: `unique`, `no_external_id` (no sender id to dedupe on), `not_checked` (refused earlier), or a duplicate decision.',
+      ),
+    endpoint_config_version: z
+      .number()
+      .int()
+      .describe('Endpoint configuration version the request was checked against.'),
     http_status: z.number().int().describe('The HTTP status Flowport answered the sender with.'),
-    error_code: z.string().nullable(),
-    support_code: z.string().nullable(),
-    body_size: z.number().int(),
-    body_sha256: z.string().nullable(),
+    error_code: z
+      .string()
+      .nullable()
+      .describe('Catalog error code when intake refused the request; null when accepted.'),
+    support_code: z.string().nullable().describe('Short code to quote to support when refused; null when accepted.'),
+    body_size: z.number().int().describe('Size of the request body in bytes.'),
+    body_sha256: z.string().nullable().describe('SHA-256 of the body (hex); null when no body was read.'),
     handoff: z
       .object({
-        state: z.string(),
-        support_code: z.string().nullable(),
-        error_code: z.string().nullable(),
-        delivered_at: Timestamp.nullable(),
-        attempt_count: z.number().int(),
+        state: z.string().describe("The event's lifecycle state now (e.g. `queued`, `delivered`)."),
+        support_code: z.string().nullable().describe("The event's support code; null when it went through."),
+        error_code: z.string().nullable().describe('Catalog error code of the last delivery failure; null when none.'),
+        delivered_at: Timestamp.nullable().describe('When Flow accepted the event; null until delivered.'),
+        attempt_count: z.number().int().describe('Delivery attempts so far.'),
+
         flow_readiness: z
           .object({
             trigger: z.string().describe("The Flow trigger handle of the event's endpoint."),

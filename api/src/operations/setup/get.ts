@@ -8,31 +8,53 @@ import { readSetup } from '../../reads/setup.ts';
 
 export const Setup = z
   .object({
-    shop: z.object({
-      id: z.string(),
-      domain: z.string(),
-      plan: z.string(),
-      sandbox: z.boolean(),
-      ...ShopConnectionFields,
-    }),
-    flow: z.object({
-      api_version: z.string(),
-      trigger_variants: z.array(
-        z.object({ variant: z.string(), handle: z.string(), used_by_endpoints: z.number().int() }),
-      ),
-    }),
-    endpoints: z.object({
-      total: z.number().int(),
-      active: z.number().int(),
-      paused: z.number().int(),
-      archived: z.number().int(),
-      deleted: z.number().int(),
-    }),
-    last_event_at: Timestamp.nullable(),
-    last_delivered_at: Timestamp.nullable(),
+    shop: z
+      .object({
+        id: z.string().describe('Shop id.'),
+        domain: z.string().describe("The shop's `*.myshopify.com` domain."),
+        plan: z.string().describe('Flowport plan id of the shop (e.g. `free`).'),
+        sandbox: z.boolean().describe('True for a sandbox shop: events go to a simulated Flow, never to Shopify.'),
+        ...ShopConnectionFields,
+      })
+      .describe('The shop and its Shopify connection.'),
+    flow: z
+      .object({
+        api_version: z.string().describe('Shopify Admin API version Flowport calls `flowTriggerReceive` with.'),
+        trigger_variants: z
+          .array(
+            z.object({
+              variant: z.string().describe('Trigger variant name (e.g. `external_event`).'),
+              handle: z.string().describe('Flow trigger handle the variant delivers to.'),
+              used_by_endpoints: z.number().int().describe('Endpoints (not deleted) that use this variant.'),
+            }),
+          )
+          .describe('Flow triggers the app provides, one per variant.'),
+      })
+      .describe('The Shopify Flow side: API version and triggers.'),
+    endpoints: z
+      .object({
+        total: z.number().int().describe('All endpoints ever created, deleted ones included.'),
+        active: z.number().int().describe('Endpoints accepting events.'),
+        paused: z.number().int().describe('Endpoints refusing new events for now.'),
+        archived: z.number().int().describe('Endpoints archived (no intake, history kept).'),
+        deleted: z.number().int().describe('Endpoints deleted.'),
+      })
+      .describe('Endpoint counts by status.'),
+    last_event_at: Timestamp.nullable().describe('When the last event was received; null if none yet.'),
+    last_delivered_at: Timestamp.nullable().describe(
+      'When the most recently received event was delivered to Flow; null if it has not been (yet) or there is none.',
+    ),
     ready: z.boolean().describe('True when no readiness check fails.'),
-    checks: z.array(ReadinessCheckSchema),
-    missing: z.array(z.object({ item: z.string(), detail: z.string(), docs_url: z.string() })),
+    checks: z.array(ReadinessCheckSchema).describe('Every readiness check with its result.'),
+    missing: z
+      .array(
+        z.object({
+          item: z.string().describe('The check that is not passing (its `check` name).'),
+          detail: z.string().describe('What is missing, in plain words.'),
+          docs_url: z.string().describe('Docs page on how to fix it.'),
+        }),
+      )
+      .describe('What still needs doing, from the checks that warn or fail; empty when set up.'),
   })
   .openapi('Setup');
 
