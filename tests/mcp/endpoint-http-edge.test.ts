@@ -6,7 +6,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
-import { ALL_SCOPES } from '../../api/src/auth/scopes.ts';
+import { ALL_SCOPES, TIERS } from '../../api/src/auth/scopes.ts';
 import { loadConfig } from '../../api/src/config.ts';
 import { markdownTwinPath } from '../../api/src/services/docs.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
@@ -100,9 +100,10 @@ describe('401 challenge and protected resource metadata', () => {
     const doc = (await res.json()) as Record<string, unknown>;
     expect(doc.resource).toBe(`${server.url}/agent/v1/mcp`);
     expect(doc.bearer_methods_supported).toEqual(['header']);
-    expect(doc.scopes_supported).toEqual([...ALL_SCOPES]);
+    expect(doc.scopes_supported).toEqual([...TIERS, ...ALL_SCOPES]);
     expect(doc.resource_documentation).toBe(`${server.url}/reference/mcp/`);
-    expect(doc.authorization_servers).toEqual([]);
+    // Flowport is its own authorization server (issue 28, ADR 1400).
+    expect(doc.authorization_servers).toEqual([server.url]);
     // Root fallback for clients that try it.
     const root = await fetch(`${server.url}/.well-known/oauth-protected-resource`);
     expect(await root.json()).toEqual(doc);

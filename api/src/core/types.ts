@@ -35,6 +35,8 @@ export interface Principal {
   actor: { kind: 'agent' | 'human'; name: string; client?: string | null };
   tier: string;
   expiresAt: number;
+  /** OAuth access tokens only: the resource (RFC 8707 audience) the token was issued for. */
+  resource?: string;
 }
 
 /** Long-lived parts every operation may use. Built once per process. */

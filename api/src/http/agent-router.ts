@@ -7,6 +7,7 @@ import { AppError } from '../errors/problem.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/idempotency.ts';
 import { closestName } from '../lib/suggest.ts';
+import { resourcesOf } from '../oauth/metadata.ts';
 import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
@@ -253,7 +254,13 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
     // A grant-scoped call is authenticated before its input is validated, as over MCP: without a
     // valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
     const authenticateFirst = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-      c.set('principal', await authenticateToken(bearerToken(c), getServices(), c.get('requestId')));
+      const principal = await authenticateToken(bearerToken(c), getServices(), c.get('requestId'));
+      // An OAuth access token names the resource it was issued for (RFC 8707, ADR 1400).
+      if (principal.resource !== undefined && principal.resource !== resourcesOf(getServices().config).api)
+        throw new AppError('token_audience_mismatch', {
+          reason: `This access token was issued for ${principal.resource}, not the Agent Operations API.`,
+        });
+      c.set('principal', principal);
       await next();
     };
     // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.

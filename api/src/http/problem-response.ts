@@ -14,6 +14,8 @@ export const COMMON_ERRORS_SCOPED: readonly ErrorCode[] = [
   'invalid_token',
   'grant_expired',
   'grant_revoked',
+  'access_token_expired',
+  'token_audience_mismatch',
   'missing_scope',
   'rate_limited',
   'plan_limit_reached',
@@ -31,7 +33,13 @@ export function problemParts(
   if (err.options.allow?.length) headers.Allow = err.options.allow.join(', ');
   // RFC 6750 §3.1: no error attribute when the request carried no credentials at all.
   if (err.code === 'missing_token') headers['WWW-Authenticate'] = 'Bearer';
-  if (err.code === 'invalid_token' || err.code === 'grant_expired' || err.code === 'grant_revoked') {
+  if (
+    err.code === 'invalid_token' ||
+    err.code === 'grant_expired' ||
+    err.code === 'grant_revoked' ||
+    err.code === 'access_token_expired' ||
+    err.code === 'token_audience_mismatch'
+  ) {
     headers['WWW-Authenticate'] = 'Bearer error="invalid_token"';
   }
   return { status: problem.status, headers, body: JSON.stringify(problem) };
