@@ -112,11 +112,18 @@ async function token(form: Record<string, string>): Promise<{ status: number; bo
 }
 
 /** Registers, consents (tier), and returns the code with what the token request needs. */
-async function codeFor(tier = 'observer', scope = 'observer') {
+async function codeFor(tier = 'observer', scope = 'observer', resource = `${server.url}${MCP_PATH}`) {
   const clientId = await register();
   const { verifier, challenge } = pkce();
   const consent = await openConsent(
-    authorizeUrl({ client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, state: 's1', scope }),
+    authorizeUrl({
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      state: 's1',
+      scope,
+      resource,
+    }),
   );
   const res = await decide(consent, { tier });
   expect(res.status).toBe(303);
@@ -344,6 +351,53 @@ describe('tokens', () => {
     const dump = JSON.stringify(await server.runtime.services.db.all('SELECT * FROM oauth_tokens'));
     expect(dump).not.toContain(t2.access_token);
     expect(dump).not.toContain(t2.refresh_token);
+  });
+});
+
+describe('errors at the resource', () => {
+  it('an API-bound observer token is refused the audit log: 403 insufficient_scope naming the scope, with the docs link', async () => {
+    const c = await codeFor('observer', 'observer', `${server.url}/agent/v1`);
+    const t = await exchange(c, { resource: `${server.url}/agent/v1` });
+    expect(t.status).toBe(200);
+    const ok = await fetch(`${server.url}/agent/v1/grant`, {
+      headers: { authorization: `Bearer ${t.body.access_token}` },
+    });
+    expect(ok.status).toBe(200);
+    const res = await fetch(`${server.url}/agent/v1/audit`, {
+      headers: { authorization: `Bearer ${t.body.access_token}` },
+    });
+    expect(res.status).toBe(403);
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="audit:read", resource_metadata="${server.url}/.well-known/oauth-protected-resource/agent/v1"`,
+    );
+    const problem = (await res.json()) as { code: string; docs_url: string };
+    expect(problem.code).toBe('missing_scope');
+    expect(problem.docs_url).toBe(`${server.url}/reference/errors/missing_scope/`);
+    // The same token is refused at the MCP endpoint (another resource).
+    const mcp = await fetch(`${server.url}${MCP_PATH}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.body.access_token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(mcp.status).toBe(401);
+    expect(((await mcp.json()) as { code: string }).code).toBe('token_audience_mismatch');
+  });
+
+  it('dynamic registration is rate-limited per address', async () => {
+    let last = 0;
+    for (let i = 0; i < 25 && last !== 429; i++) {
+      const res = await fetch(`${server.url}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+      });
+      last = res.status;
+      if (last === 429)
+        expect(((await res.json()) as { flowport_code: string }).flowport_code).toBe('oauth_registration_rate_limited');
+    }
+    expect(last).toBe(429);
+    // Let the other tests register again.
+    await server.runtime.services.db.run('UPDATE oauth_clients SET created_at = 0');
   });
 });
 

@@ -121,6 +121,13 @@ export function responseHeaders(status: number, codes: readonly ErrorCode[]): Re
   return out;
 }
 
+/** Sent with a 403 `missing_scope` (RFC 6750 §3.1), not with the other 403s. */
+const INSUFFICIENT_SCOPE_HEADER: HeaderSpec = {
+  description:
+    'With `missing_scope` only: `Bearer error="insufficient_scope", scope="<required scope>", resource_metadata="<protected resource metadata URL>"`, so an OAuth client can ask the merchant for a grant that covers the call.',
+  schema: { type: 'string' },
+};
+
 /** Codes whose refusal can carry `retry_after_s` (and so a Retry-After header). */
 const RETRY_AFTER_CODES = new Set<ErrorCode>(['rate_limited', 'idempotency_key_in_use', 'service_unavailable']);
 
@@ -147,7 +154,10 @@ function errorResponses(op: AnyOperation) {
             : `\`${c}\`: ${ERROR_CATALOG[c].title}`,
         )
         .join('; '),
-      headers: headersObject(responseHeaders(status, codes)),
+      headers: {
+        ...headersObject(responseHeaders(status, codes)),
+        ...(status === 403 && codes.includes('missing_scope') ? { 'WWW-Authenticate': INSUFFICIENT_SCOPE_HEADER } : {}),
+      },
       content: { 'application/problem+json': { schema: ProblemSchema } },
     };
   }
