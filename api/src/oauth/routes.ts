@@ -160,10 +160,10 @@ function consentPage(
   const host = new URL(req.redirect_uri).host;
   const tiers = tiersWithin(req.requested_tier).map(
     (t) =>
-      html`<div><input type="radio" id="tier-${t}" name="tier" value="${t}"${t === req.requested_tier ? html` checked` : ''}> <label for="tier-${t}" style="display:inline">${t}</label><p class="muted">${TIER_DESCRIPTIONS[t]}</p></div>`,
+      html`<label><input style="min-height:0;margin:0 .4rem 0 0" type="radio" name="tier" value="${t}"${t === req.requested_tier ? html` checked` : ''}> ${t}</label><p class="muted">${TIER_DESCRIPTIONS[t]}</p>`,
   );
   const csrf = html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrf_token}"><input type="hidden" name="consent_id" value="${consentId}">`;
-  return page(c, {
+  const res = page(c, {
     title: `Connect ${req.client_name}`,
     header: html`<span class="muted">${session.shop_domain} · ${session.user_name}</span>`,
     body: html`<h1>Connect ${req.client_name} to Flowport?</h1>
@@ -171,7 +171,7 @@ function consentPage(
 <p>After you approve, you are sent back to <code>${host}</code>. The client is identified as <code>${req.client_id}</code>.</p>
 <p>It asked for the <strong>${req.requested_tier}</strong> tier, for <code>${req.resource}</code>.</p></div>
 <form method="post" action="${OAUTH_PATHS.authorize}" class="card">${csrf}
-<fieldset><legend>Shop</legend><p><input type="radio" id="shop-current" name="shop_id" value="${session.shop_id}" checked> <label for="shop-current" style="display:inline">${session.shop_domain}</label></p>
+<fieldset><legend>Shop</legend><label><input style="min-height:0;margin:0 .4rem 0 0" type="radio" name="shop_id" value="${session.shop_id}" checked> ${session.shop_domain}</label>
 <p class="muted">To connect another store, sign in to that store first.</p></fieldset>
 <fieldset><legend>Tier (you can lower it)</legend>${tiers}</fieldset>
 <label for="expires-days">Expires in (days, at most ${MAX_GRANT_DAYS})</label><input id="expires-days" name="expires_in_days" type="number" min="1" max="${MAX_GRANT_DAYS}" value="30" required>
@@ -179,6 +179,14 @@ function consentPage(
 <p class="muted">You can revoke this grant any time on the <a href="${MERCHANT_PATH}#grants">merchant page</a>. <a href="${joinUrl(services.config.publicUrl, DOCS_PATHS.mcpSetup)}">About connecting MCP clients</a></p>
 </form>`,
   });
+  // The form's answer redirects to the client; CSP form-action also covers that redirect, so the
+  // client's registered origin (a loopback http one for native clients) is allowed on this page.
+  const csp = res.headers.get('Content-Security-Policy') ?? '';
+  res.headers.set(
+    'Content-Security-Policy',
+    csp.replace("form-action 'self' https:", `form-action 'self' https: ${new URL(req.redirect_uri).origin}`),
+  );
+  return res;
 }
 
 async function formOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
