@@ -9,6 +9,7 @@ import { auth as authV2, type OAuthClientProvider } from '@modelcontextprotocol/
 import { auth as authV1 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
+import { resolveClient } from '../../api/src/oauth/clients.ts';
 import { connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { absolute, CookieJar, go, install, uniqueShop } from '../shopify/helpers.ts';
@@ -348,6 +349,21 @@ describe('tokens', () => {
     });
     expect(res.status).toBe(401);
     expect(((await res.json()) as { code: string }).code).toBe('grant_revoked');
+    // An access token past its hour: 401 access_token_expired (the client refreshes).
+    const c3 = await codeFor();
+    const t3 = (await exchange(c3)).body;
+    await server.runtime.services.db.run(
+      "UPDATE oauth_tokens SET expires_at = ? WHERE client_id = ? AND kind = 'access'",
+      [Date.now() - 1, c3.clientId],
+    );
+    const expired = await fetch(`${server.url}${MCP_PATH}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t3.access_token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(expired.status).toBe(401);
+    expect(expired.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect(((await expired.json()) as { code: string }).code).toBe('access_token_expired');
     const dump = JSON.stringify(await server.runtime.services.db.all('SELECT * FROM oauth_tokens'));
     expect(dump).not.toContain(t2.access_token);
     expect(dump).not.toContain(t2.refresh_token);
@@ -496,6 +512,40 @@ describe('refusals', () => {
     expect(res.status).toBe(303);
     expect(absolute(server, res.headers.get('location'))).toBe(`${server.url}/merchant`);
     expect(decodeURIComponent(fresh.cookies.get('flowport_oauth_return') ?? '')).toContain('/oauth/authorize?');
+  });
+});
+
+describe('Client ID Metadata Documents outside sandbox mode', () => {
+  it('refuse http and non-public addresses (SSRF guard) before fetching anything', async () => {
+    const services = server.runtime.services;
+    const production = {
+      db: services.db,
+      now: services.now,
+      config: { ...services.config, shopify: { ...services.config.shopify, adminBaseUrl: 'https://example.test' } },
+    };
+    let hits = 0;
+    const spy = createServer((_req, res) => {
+      hits++;
+      res.end('{}');
+    });
+    await new Promise<void>((r) => spy.listen(0, '127.0.0.1', r));
+    const addr = spy.address();
+    const port = typeof addr === 'object' && addr ? addr.port : 0;
+    try {
+      // http loopback is not a metadata document outside sandbox mode: an unknown client.
+      await expect(resolveClient(production, `http://127.0.0.1:${port}/client.json`)).rejects.toThrow(
+        /No client is registered/,
+      );
+      await expect(resolveClient(production, `https://127.0.0.1:${port}/client.json`)).rejects.toThrow(
+        /non-public address/,
+      );
+      await expect(resolveClient(production, `https://localhost:${port}/client.json`)).rejects.toThrow(
+        /non-public address/,
+      );
+      expect(hits).toBe(0);
+    } finally {
+      await new Promise((r) => spy.close(r));
+    }
   });
 });
 

@@ -2,6 +2,8 @@
 // registration (public clients only, no secrets, rate-limited per address) and Client ID Metadata
 // Documents (the client_id is an https URL Flowport fetches with a size limit, a timeout and a
 // cache). Either way the client's redirect URIs are https or loopback http, matched exactly.
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/server';
 import { isSandbox } from '../config.ts';
 import type { Services } from '../core/types.ts';
@@ -164,11 +166,52 @@ async function readLimited(res: Response, limit: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Private, loopback, link-local and other non-public addresses a metadata document may not live on. */
+const NON_PUBLIC = (() => {
+  const list = new BlockList();
+  for (const [net, prefix] of [
+    ['0.0.0.0', 8],
+    ['10.0.0.0', 8],
+    ['100.64.0.0', 10],
+    ['127.0.0.0', 8],
+    ['169.254.0.0', 16],
+    ['172.16.0.0', 12],
+    ['192.168.0.0', 16],
+    ['224.0.0.0', 3],
+  ] as const)
+    list.addSubnet(net, prefix, 'ipv4');
+  for (const [net, prefix] of [
+    ['::', 127],
+    ['fc00::', 7],
+    ['fe80::', 10],
+    ['ff00::', 8],
+    ['::ffff:0:0', 96],
+  ] as const)
+    list.addSubnet(net, prefix, 'ipv6');
+  return list;
+})();
+
+/**
+ * SSRF guard: an https document must resolve only to public addresses (the fetch itself resolves
+ * again, so a rebinding name can still race this check; the size, time and no-redirect limits bound
+ * what it could read, and nothing read is shown except the client's name and redirect URIs).
+ */
+async function refuseNonPublicHost(url: URL, allowLoopback: boolean): Promise<void> {
+  if (allowLoopback) return;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true });
+  for (const a of addresses)
+    if (NON_PUBLIC.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4'))
+      throw new Error(`${url.hostname} resolves to a non-public address`);
+}
+
 async function fetchMetadataDocument(
   clientId: string,
+  allowLoopback: boolean,
 ): Promise<{ name: string; redirectUris: string[]; raw: unknown }> {
   let text: string;
   try {
+    await refuseNonPublicHost(new URL(clientId), allowLoopback);
     const res = await fetch(clientId, {
       headers: { accept: 'application/json' },
       redirect: 'error',
@@ -226,7 +269,7 @@ export async function resolveClient(
   if (isMetadataDocumentClientId(clientId, services)) {
     if (row && row.kind === 'metadata_document' && now - Number(row.fetched_at) < METADATA_DOCUMENT_CACHE_MS)
       return toClient(row);
-    const doc = await fetchMetadataDocument(clientId);
+    const doc = await fetchMetadataDocument(clientId, isSandbox(services.config));
     const params = [doc.name, JSON.stringify(doc.redirectUris), JSON.stringify(doc.raw), now];
     // params: name, redirect URIs, document, fetched_at (created_at is `now` too on insert).
     if (row) {

@@ -206,6 +206,26 @@ function peerOf(c: Context<AppEnv>): string {
 export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
+  // Browser-based MCP clients call discovery, registration, token and revocation cross-origin; none
+  // of them uses cookies, so any origin may (the consent page is not CORS-enabled).
+  for (const path of [
+    OAUTH_PATHS.register,
+    OAUTH_PATHS.token,
+    OAUTH_PATHS.revoke,
+    OAUTH_PATHS.authorizationServerMetadata,
+  ])
+    app.use(path, async (c, next) => {
+      if (c.req.method === 'OPTIONS') {
+        c.header('Access-Control-Allow-Origin', '*');
+        c.header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+        c.header('Access-Control-Allow-Headers', 'Content-Type, Authorization, MCP-Protocol-Version');
+        c.header('Access-Control-Max-Age', '600');
+        return c.body(null, 204);
+      }
+      await next();
+      c.header('Access-Control-Allow-Origin', '*');
+    });
+
   app.get(OAUTH_PATHS.authorizationServerMetadata, (c) => {
     c.header('Access-Control-Allow-Origin', '*');
     c.header('Cache-Control', 'public, max-age=300');
@@ -270,6 +290,9 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
       }
       const now = services.now();
       const consentId = newId('oauthConsent');
+      // Consents and codes long over are of no use; their grants and the audit log keep what matters.
+      await services.db.run('DELETE FROM oauth_consents WHERE expires_at < ?', [now - 86_400_000]);
+      await services.db.run('DELETE FROM oauth_codes WHERE expires_at < ?', [now - 86_400_000]);
       await services.db.run(
         `INSERT INTO oauth_consents (id, session_id, client_id, request_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
         [consentId, session.id, req.client_id, JSON.stringify(req), now, now + CONSENT_TTL_MS],
