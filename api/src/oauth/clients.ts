@@ -2,12 +2,11 @@
 // registration (public clients only, no secrets, rate-limited per address) and Client ID Metadata
 // Documents (the client_id is an https URL Flowport fetches with a size limit, a timeout and a
 // cache). Either way the client's redirect URIs are https or loopback http, matched exactly.
-import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
 import type { OAuthClientInformationFull } from '@modelcontextprotocol/server';
 import { isSandbox } from '../config.ts';
 import type { Services } from '../core/types.ts';
 import { randomToken } from '../lib/crypto.ts';
+import { privateTargetReason } from '../lib/outbound-target.ts';
 import { REGISTRATIONS_PER_HOUR } from './metadata.ts';
 
 export const CLIENT_ID_PREFIX = 'fpc_';
@@ -166,43 +165,15 @@ async function readLimited(res: Response, limit: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Private, loopback, link-local and other non-public addresses a metadata document may not live on. */
-const NON_PUBLIC = (() => {
-  const list = new BlockList();
-  for (const [net, prefix] of [
-    ['0.0.0.0', 8],
-    ['10.0.0.0', 8],
-    ['100.64.0.0', 10],
-    ['127.0.0.0', 8],
-    ['169.254.0.0', 16],
-    ['172.16.0.0', 12],
-    ['192.168.0.0', 16],
-    ['224.0.0.0', 3],
-  ] as const)
-    list.addSubnet(net, prefix, 'ipv4');
-  for (const [net, prefix] of [
-    ['::', 127],
-    ['fc00::', 7],
-    ['fe80::', 10],
-    ['ff00::', 8],
-    ['::ffff:0:0', 96],
-  ] as const)
-    list.addSubnet(net, prefix, 'ipv6');
-  return list;
-})();
-
 /**
- * SSRF guard: an https document must resolve only to public addresses (the fetch itself resolves
- * again, so a rebinding name can still race this check; the size, time and no-redirect limits bound
- * what it could read, and nothing read is shown except the client's name and redirect URIs).
+ * SSRF guard: an https document must resolve only to public addresses (the shared check in
+ * lib/outbound-target.ts). The fetch resolves again, so a rebinding name can still race this; the
+ * size, time and no-redirect limits bound what it could read, and only the client's name and
+ * redirect URIs are ever shown.
  */
-async function refuseNonPublicHost(url: URL, allowLoopback: boolean): Promise<void> {
-  if (allowLoopback) return;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true });
-  for (const a of addresses)
-    if (NON_PUBLIC.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4'))
-      throw new Error(`${url.hostname} resolves to a non-public address`);
+async function refuseNonPublicHost(url: URL, allowPrivate: boolean): Promise<void> {
+  const reason = await privateTargetReason(url, allowPrivate);
+  if (reason !== null) throw new Error(`${url.host} resolves to a non-public address or does not resolve`);
 }
 
 async function fetchMetadataDocument(
