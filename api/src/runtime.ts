@@ -32,7 +32,7 @@ import { intakeRoutes } from './http/intake-routes.ts';
 import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './http/shared-diagnostics.ts';
 import { SecretBox } from './lib/crypto.ts';
 import { INGEST_PATH_PREFIX, MCP_PATH } from './lib/package-info.ts';
-import { oauthServerRoutes } from './oauth/routes.ts';
+import { oauthServerRoutes } from './shopify/merchant/oauth-consent.ts';
 import { mcpApp, PROTECTED_RESOURCE_METADATA_PREFIX, protectedResourceMetadataApp } from './mcp/http.ts';
 import { installGuard } from './operations/pipeline.ts';
 import { OPERATIONS } from './operations/registry.ts';

@@ -9,7 +9,7 @@ import { auth as authV2, type OAuthClientProvider } from '@modelcontextprotocol/
 import { auth as authV1 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
-import { resolveClient } from '../../api/src/oauth/clients.ts';
+import { resolveClient } from '../../api/src/auth/oauth/clients.ts';
 import { connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { absolute, CookieJar, go, install, uniqueShop } from '../shopify/helpers.ts';
@@ -266,6 +266,8 @@ for (const [era, authFn, connect] of [
       expect(grant?.actor_kind).toBe('agent');
       const page = await (await go(jar, `${server.url}/merchant`)).text();
       expect(page).toContain(grant?.id ?? 'missing');
+      // Listed as an OAuth client's grant (its grant token was never shown to anyone).
+      expect(page).toContain('OAuth client <code>fpc_');
     });
   });
 }

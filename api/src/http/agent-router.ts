@@ -7,7 +7,7 @@ import { AppError } from '../errors/problem.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/idempotency.ts';
 import { closestName } from '../lib/suggest.ts';
-import { resourcesOf } from '../oauth/metadata.ts';
+import { resourcesOf } from '../auth/oauth/metadata.ts';
 import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../core/types.ts';

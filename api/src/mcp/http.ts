@@ -8,7 +8,7 @@
 // problem object the HTTP API returns (see docs/adr/0500-mcp-endpoint.md).
 import { type AuthInfo, createMcpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
 import { type Context, Hono } from 'hono';
-import { issuerOf, REQUESTABLE_SCOPES, resourcesOf } from '../oauth/metadata.ts';
+import { issuerOf, REQUESTABLE_SCOPES, resourcesOf } from '../auth/oauth/metadata.ts';
 import type { Config } from '../config.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';

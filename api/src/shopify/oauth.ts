@@ -20,7 +20,7 @@ import type { AppEnv } from '../http/types.ts';
 import { newId } from '../ids.ts';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { errorPage } from './merchant/html.ts';
-import { takeOAuthReturn } from '../oauth/return-cookie.ts';
+import { takeOAuthReturn } from './merchant/oauth-return.ts';
 import { createMerchantSession, isSecureUrl, setSessionCookie } from './merchant/session.ts';
 import type { Services } from '../core/types.ts';
 import { requestToken, type TokenResponse } from '../handoff/shop-tokens.ts';

@@ -59,3 +59,8 @@ CREATE TABLE oauth_tokens (
 );
 CREATE INDEX oauth_tokens_family ON oauth_tokens (family_id);
 CREATE INDEX oauth_tokens_grant ON oauth_tokens (grant_id);
+
+-- How a grant's holder authenticates: NULL for a grant token (CLI, merchant page), 'oauth' for a
+-- grant created on the consent page, whose holder uses OAuth access tokens (the grant token minted
+-- with it is never shown to anyone).
+ALTER TABLE grants ADD COLUMN issued_via TEXT;

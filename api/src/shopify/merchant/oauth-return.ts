@@ -3,8 +3,8 @@
 // there. Only Flowport's own authorize path is ever accepted, so this is never an open redirect.
 import type { Context } from 'hono';
 import { deleteCookie, getCookie } from 'hono/cookie';
-import type { AppEnv } from '../http/types.ts';
-import { OAUTH_PATHS } from './metadata.ts';
+import type { AppEnv } from '../../http/types.ts';
+import { OAUTH_PATHS } from '../../auth/oauth/metadata.ts';
 
 /** Where a sign-in started by the consent screen returns to (the authorize URL's path and query). */
 export const OAUTH_RETURN_COOKIE = 'flowport_oauth_return';

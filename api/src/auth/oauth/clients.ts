@@ -2,12 +2,23 @@
 // registration (public clients only, no secrets, rate-limited per address) and Client ID Metadata
 // Documents (the client_id is an https URL Flowport fetches with a size limit, a timeout and a
 // cache). Either way the client's redirect URIs are https or loopback http, matched exactly.
-import type { OAuthClientInformationFull } from '@modelcontextprotocol/server';
-import { isSandbox } from '../config.ts';
-import type { Services } from '../core/types.ts';
-import { randomToken } from '../lib/crypto.ts';
-import { privateTargetReason } from '../lib/outbound-target.ts';
+import { isSandbox } from '../../config.ts';
+import type { Services } from '../../core/types.ts';
+import { randomToken } from '../../lib/crypto.ts';
+import { privateTargetReason } from '../../lib/outbound-target.ts';
 import { REGISTRATIONS_PER_HOUR } from './metadata.ts';
+
+/** A registered client as RFC 7591 §3.2.1 answers it (public clients only). */
+export interface RegisteredClient {
+  client_id: string;
+  client_id_issued_at: number;
+  client_name: string;
+  redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  token_endpoint_auth_method: 'none';
+  client_uri?: string;
+}
 
 export const CLIENT_ID_PREFIX = 'fpc_';
 export const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
@@ -78,7 +89,7 @@ export async function registerClient(
   services: Pick<Services, 'db' | 'now'>,
   body: unknown,
   from: string,
-): Promise<OAuthClientInformationFull> {
+): Promise<RegisteredClient> {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new OAuthProtocolError('invalid_client_metadata', 'The registration body must be a JSON object.');
   const meta = body as Record<string, unknown>;
@@ -114,7 +125,7 @@ export async function registerClient(
       429,
     );
   const clientId = `${CLIENT_ID_PREFIX}${randomToken(16)}`;
-  const info: OAuthClientInformationFull = {
+  const info: RegisteredClient = {
     client_id: clientId,
     client_id_issued_at: Math.floor(now / 1000),
     client_name: clientName(meta.client_name),
@@ -129,7 +140,7 @@ export async function registerClient(
   await services.db.run(
     `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
      VALUES (?, 'dynamic', ?, ?, ?, ?, ?, ?)`,
-    [clientId, info.client_name ?? '', JSON.stringify(redirectUris), JSON.stringify(info), from, now, now],
+    [clientId, info.client_name, JSON.stringify(redirectUris), JSON.stringify(info), from, now, now],
   );
   return info;
 }

@@ -5,14 +5,22 @@
 // whole family (audited). Revoking the grant ends every token of it: tokens are checked against
 // their grant on every use.
 import { createHash } from 'node:crypto';
-import type { OAuthTokens } from '@modelcontextprotocol/server';
-import { appendAudit } from '../audit/log.ts';
-import type { GrantRow } from '../auth/grants.ts';
-import type { Services } from '../core/types.ts';
-import { newId } from '../ids.ts';
-import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { appendAudit } from '../../audit/log.ts';
+import type { GrantRow } from '../grants.ts';
+import type { Services } from '../../core/types.ts';
+import { newId } from '../../ids.ts';
+import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import { OAuthProtocolError } from './clients.ts';
 import { ACCESS_TOKEN_TTL_MS, AUTHORIZATION_CODE_TTL_MS } from './metadata.ts';
+
+/** A token response (RFC 6749 §5.1). */
+export interface OAuthTokens {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
 
 export const ACCESS_TOKEN_PREFIX = 'fpa_';
 export const REFRESH_TOKEN_PREFIX = 'fpr_';

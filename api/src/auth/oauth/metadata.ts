@@ -1,10 +1,9 @@
 // Discovery (ADR 1400): the authorization server metadata (RFC 8414) and the protected resources
 // Flowport serves (RFC 9728). The paths, lifetimes and resources are defined here once.
-import type { OAuthMetadata } from '@modelcontextprotocol/server';
-import { ALL_SCOPES, TIERS } from '../auth/scopes.ts';
-import type { Config } from '../config.ts';
-import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
-import { AGENT_API_PREFIX, MCP_PATH } from '../lib/package-info.ts';
+import { ALL_SCOPES, TIERS } from '../scopes.ts';
+import type { Config } from '../../config.ts';
+import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
+import { AGENT_API_PREFIX, MCP_PATH } from '../../lib/package-info.ts';
 
 export const OAUTH_PATHS = {
   authorizationServerMetadata: '/.well-known/oauth-authorization-server',
@@ -33,7 +32,8 @@ export function resourcesOf(config: Config): { mcp: string; api: string } {
 /** The scope values a client may request: every scope, and every tier name (a preset of scopes). */
 export const REQUESTABLE_SCOPES: readonly string[] = [...TIERS, ...ALL_SCOPES];
 
-export function authorizationServerMetadata(config: Config): OAuthMetadata & Record<string, unknown> {
+/** RFC 8414 metadata (the MCP SDK clients in tests/auth/oauth.test.ts parse it with their schema). */
+export function authorizationServerMetadata(config: Config): Record<string, unknown> {
   const issuer = issuerOf(config);
   return {
     issuer,

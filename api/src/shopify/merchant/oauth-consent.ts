@@ -5,31 +5,31 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { setCookie } from 'hono/cookie';
-import { appendAudit } from '../audit/log.ts';
-import { createGrant, MAX_GRANT_DAYS } from '../auth/grants.ts';
-import { isScope, TIER_DESCRIPTIONS, TIER_SCOPES, TIERS, type Tier } from '../auth/scopes.ts';
-import type { Services } from '../core/types.ts';
-import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
-import { isErrorCode } from '../errors/catalog.ts';
-import { AppError } from '../errors/problem.ts';
-import type { AppEnv } from '../http/types.ts';
-import { newId } from '../ids.ts';
-import { asPage } from '../shopify/oauth.ts';
-import { html, page } from '../shopify/merchant/html.ts';
-import { SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
+import { appendAudit } from '../../audit/log.ts';
+import { createGrant, MAX_GRANT_DAYS } from '../../auth/grants.ts';
+import { isScope, TIER_DESCRIPTIONS, TIER_SCOPES, TIERS, type Tier } from '../../auth/scopes.ts';
+import type { Services } from '../../core/types.ts';
+import { DOCS_PATHS, errorDocsPath, joinUrl } from '../../docs-paths.ts';
+import { isErrorCode } from '../../errors/catalog.ts';
+import { AppError } from '../../errors/problem.ts';
+import type { AppEnv } from '../../http/types.ts';
+import { newId } from '../../ids.ts';
+import { asPage } from '../oauth.ts';
+import { html, page } from './html.ts';
+import { SHOPIFY_APP_PATHS } from '../../lib/shopify-app.ts';
 
 const MERCHANT_PATH = SHOPIFY_APP_PATHS.merchant;
+import { CSRF_FIELD, checkCsrf, currentSession, isSecureUrl, type MerchantSession } from './session.ts';
+import { type OAuthClient, OAuthProtocolError, registerClient, resolveClient } from '../../auth/oauth/clients.ts';
 import {
-  CSRF_FIELD,
-  checkCsrf,
-  currentSession,
-  isSecureUrl,
-  type MerchantSession,
-} from '../shopify/merchant/session.ts';
-import { type OAuthClient, OAuthProtocolError, registerClient, resolveClient } from './clients.ts';
-import { authorizationServerMetadata, CONSENT_TTL_MS, issuerOf, OAUTH_PATHS, resourcesOf } from './metadata.ts';
-import { OAUTH_RETURN_COOKIE } from './return-cookie.ts';
-import { exchangeCode, issueAuthorizationCode, refreshTokens, revokeToken } from './tokens.ts';
+  authorizationServerMetadata,
+  CONSENT_TTL_MS,
+  issuerOf,
+  OAUTH_PATHS,
+  resourcesOf,
+} from '../../auth/oauth/metadata.ts';
+import { OAUTH_RETURN_COOKIE } from './oauth-return.ts';
+import { exchangeCode, issueAuthorizationCode, refreshTokens, revokeToken } from '../../auth/oauth/tokens.ts';
 
 interface AuthorizationRequest {
   client_id: string;
@@ -345,6 +345,7 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
           actorClient: req.client_id,
           expiresInMs: days * 86_400_000,
         });
+        await tx.run("UPDATE grants SET issued_via = 'oauth' WHERE id = ?", [g.id]);
         await appendAudit(tx, {
           shopId: session.shop_id,
           actor: { kind: 'human', name: session.user_name },
