@@ -208,7 +208,7 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
     type: 'http',
     scheme: 'bearer',
     description:
-      'A grant token created by a human with `flowport grants create`. Send `Authorization: Bearer <GRANT_TOKEN>`.',
+      'A grant token created by a human with `flowport grants create`, or an OAuth access token issued for the resource `/agent/v1` after the merchant approved (see `/.well-known/oauth-authorization-server`). Send `Authorization: Bearer <TOKEN>`.',
   });
 
   router.use(`${AGENT_API_PREFIX}/*`, async (c, next) => {

@@ -73,10 +73,15 @@ export function renderMcpIndex(ops: readonly AnyOperation[], origin: string): st
       [
         ['URL', code(url)],
         ['Transport', 'Streamable HTTP'],
-        ['Auth header', code('Authorization: Bearer <GRANT_TOKEN>')],
+        [
+          'Auth',
+          `OAuth (discovered from the 401; the merchant approves on a consent page), or ${code('Authorization: Bearer <GRANT_TOKEN>')}`,
+        ],
         ['Manifest (read first)', code(`${origin}${DOCS_PATHS.manifestApi}`)],
       ],
     ),
+    '',
+    'Clients with MCP OAuth support need only the URL: see [MCP setup](/agent-access/mcp-setup/) and the [OAuth endpoints](/reference/oauth/).',
     '',
     "Replace `<GRANT_TOKEN>` with the grant token a human created for you with `flowport grants create`; see [grants and scopes](/agent-access/grants-and-scopes/). Never paste a real token into shared files. The URL above uses this docs site's origin; if your Flowport runs elsewhere, use the `mcp.url` from its manifest.",
     '',
