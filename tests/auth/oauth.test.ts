@@ -19,6 +19,7 @@ let jar: CookieJar;
 let shop: string;
 let cimd: Server;
 let cimdUrl = '';
+let cimdHits = 0;
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const CONFIRM_TOOL = 'confirm_action_intent';
 
@@ -28,6 +29,7 @@ beforeAll(async () => {
   jar = await install(server, shop);
   // A Client ID Metadata Document served on loopback (accepted for http loopback in sandbox mode only).
   cimd = createServer((req, res) => {
+    cimdHits++;
     res.setHeader('content-type', 'application/json');
     if (req.url === '/huge.json')
       return res.end(JSON.stringify({ client_id: `${cimdUrl}/huge.json`, pad: 'x'.repeat(10_000) }));
@@ -514,6 +516,14 @@ describe('refusals', () => {
     expect(res.status).toBe(303);
     expect(absolute(server, res.headers.get('location'))).toBe(`${server.url}/merchant`);
     expect(decodeURIComponent(fresh.cookies.get('flowport_oauth_return') ?? '')).toContain('/oauth/authorize?');
+    // Anonymous requests never make Flowport fetch a metadata document.
+    const before = cimdHits;
+    const anon = await go(
+      new CookieJar(),
+      authorizeUrl({ client_id: `${cimdUrl}/client.json`, redirect_uri: REDIRECT, code_challenge: challenge }),
+    );
+    expect(anon.status).toBe(303);
+    expect(cimdHits).toBe(before);
   });
 });
 

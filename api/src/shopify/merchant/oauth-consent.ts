@@ -54,6 +54,7 @@ function oauthJsonError(c: Context<AppEnv>, services: Services, err: OAuthProtoc
   const flowportCode = `oauth_${err.error}`;
   const code = isErrorCode(err.error) ? err.error : isErrorCode(flowportCode) ? flowportCode : 'oauth_invalid_request';
   c.header('Cache-Control', 'no-store');
+  if (err.status === 429) c.header('Retry-After', '3600');
   return c.json(
     {
       error: err.error === 'oauth_registration_rate_limited' ? 'invalid_request' : err.error,
@@ -262,6 +263,20 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
   app.get(OAUTH_PATHS.authorize, (c) => {
     const services = getServices();
     return asPage(c, services, async () => {
+      // Sign in first (through Shopify; the sign-in comes back here). Before anything else, so an
+      // anonymous request never makes Flowport fetch a client's metadata document.
+      const session = await currentSession(c, services);
+      if (!session) {
+        const url = new URL(c.req.url);
+        setCookie(c, OAUTH_RETURN_COOKIE, `${url.pathname}${url.search}`, {
+          httpOnly: true,
+          sameSite: 'Lax',
+          secure: isSecureUrl(services.config.publicUrl),
+          path: '/',
+          maxAge: CONSENT_TTL_MS / 1000,
+        });
+        return c.redirect(MERCHANT_PATH, 303);
+      }
       const r = await readAuthorizationRequest(services, c.req.query());
       let req: AuthorizationRequest;
       try {
@@ -274,19 +289,6 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
             state: r.state,
           });
         throw err;
-      }
-      const session = await currentSession(c, services);
-      if (!session) {
-        // Sign in first (through Shopify); the sign-in comes back here.
-        const url = new URL(c.req.url);
-        setCookie(c, OAUTH_RETURN_COOKIE, `${url.pathname}${url.search}`, {
-          httpOnly: true,
-          sameSite: 'Lax',
-          secure: isSecureUrl(services.config.publicUrl),
-          path: '/',
-          maxAge: CONSENT_TTL_MS / 1000,
-        });
-        return c.redirect(MERCHANT_PATH, 303);
       }
       const now = services.now();
       const consentId = newId('oauthConsent');
