@@ -1,4 +1,4 @@
-// POST /in/{endpointId}: the sender-facing HTTP surface of intake. Answers 202
+// POST /in/{endpoint_id}: the sender-facing HTTP surface of intake. Answers 202
 // { event_id, receipt_id, status } after the group commit, 200 for a duplicate,
 // and problem+json with an intake code for every failure. On Node the fast path in
 // ./node-intake.ts answers well-formed intake URLs first; this route serves the rest.
