@@ -82,7 +82,7 @@ describe('structured logs', () => {
     );
 
     const all = parsed();
-    const intake = all.filter((l) => l.kind === 'request' && l.route === '/in/:endpointId');
+    const intake = all.filter((l) => l.kind === 'request' && l.route === '/in/:endpoint_id');
     const ok = intake.find((l) => l.event_id === ack.event_id);
     expect(ok).toMatchObject({
       status: 202,
