@@ -964,8 +964,14 @@ const FIXTURES: Record<string, Fixture> = {
   },
   async previewAlertSubscribe() {
     const at = (body: unknown) => ({ body, token: w.admin });
-    await expectCall('previewAlertSubscribe', at({ channel: 'webhook', url: 'https://alerts.example.com/hook' }), 201);
-    await expectCall('previewAlertSubscribe', at({ channel: 'slack', url: 'https://hooks.example.com/T/B/x' }), 201);
+    await expectCall('previewAlertSubscribe', at({ channel: 'webhook', url: 'https://93.184.215.14/hook' }), 201);
+    await expectCall('previewAlertSubscribe', at({ channel: 'slack', url: 'https://93.184.215.14/T/B/x' }), 201);
+    await expectCall(
+      'previewAlertSubscribe',
+      at({ channel: 'webhook', url: 'https://10.0.0.8/hook' }),
+      422,
+      'alert_target_private',
+    );
     await expectCall(
       'previewAlertSubscribe',
       at({ channel: 'webhook', url: 'http://alerts.example.com/' }),
@@ -1208,7 +1214,8 @@ beforeAll(async () => {
   server = await startTestServer({
     configure: (c) => {
       siteDir = fixtureSite(c.publicUrl);
-      return { ...c, siteDir };
+      // As outside sandbox mode: alert URLs must be public (IP literals below, so no DNS is needed).
+      return { ...c, siteDir, intents: { ...c.intents, alertPrivateTargets: false } };
     },
   });
   await buildWorld();
@@ -1350,7 +1357,7 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   listActionIntents: () => ({}),
   getActionIntent: () => ({ params: { intent_id: w.intents.previewed! } }),
   listBulkReplayItems: () => ({ params: { intent_id: w.intents.previewed! } }),
-  previewAlertSubscribe: () => ({ body: { channel: 'webhook', url: 'https://alerts.example.com/hook' } }),
+  previewAlertSubscribe: () => ({ body: { channel: 'webhook', url: 'https://93.184.215.14/hook' } }),
   listIncidents: () => ({}),
   confirmActionIntent: () => ({
     params: { intent_id: w.intents.previewed! },

@@ -184,6 +184,16 @@ export const INTENT_ERRORS = {
       'One bulk replay covers at most `max_events` events, so its preview can be reviewed and its run stays bounded. The filter matched more.',
     fix: 'Narrow the filter (an endpoint, a shorter `received_after`/`received_before` window, an error code) and run several bulk replays, one after another.',
   },
+  alert_target_private: {
+    status: 422,
+    title: 'The alert URL points inside a private network',
+    layer: 'safety',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'Flowport sends alerts only to the public internet: an alert URL whose host is, or resolves to, a loopback, private, link-local or reserved address is refused when the subscription is previewed or confirmed, and a message is not sent if the name has been re-pointed there since. This keeps a grant from using Flowport to reach services inside the network it runs in.',
+    fix: 'Use a public https URL for the receiver (a relay on the public internet if it lives inside your network). An operator who runs Flowport next to its receivers can set `FLOWPORT_ALERT_PRIVATE_TARGETS=on`.',
+  },
   // ---- product boundary ----
   outside_product_boundary: {
     status: 422,

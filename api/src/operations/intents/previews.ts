@@ -232,7 +232,7 @@ const PREVIEWS = [
     family: 'account',
     scope: 'alert_subscribe:preview',
     openWorld: true,
-    errors: [],
+    errors: ['alert_target_private'],
     mcp: {
       name: 'preview_alert_subscribe',
       title: 'Preview subscribing to operational alerts',
