@@ -46,7 +46,7 @@ import { openStore } from './store/open.ts';
 import { ENDPOINT_CHANGED_CHANNEL, EVENTS_DUE_CHANNEL, PostgresDb } from './store/postgres.ts';
 
 /** The route label of sender intake (fast path and Hono route alike). */
-const INTAKE_ROUTE = `${INGEST_PATH_PREFIX}/:endpointId`;
+const INTAKE_ROUTE = `${INGEST_PATH_PREFIX}/:endpoint_id`;
 
 export interface Runtime {
   config: Config;

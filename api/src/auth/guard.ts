@@ -146,7 +146,7 @@ export async function authorizeScope(
   });
 }
 
-/** `eventId` → `event`; the first path-style id in the input names the audit target. */
+/** `event_id` → `event`; the first path-style id in the input names the audit target. */
 /** Path parameters whose object goes by another name in the API (and in the engine's audit entries). */
 const TARGET_TYPE_NAMES: Record<string, string> = { intent: 'action_intent' };
 
@@ -155,10 +155,7 @@ function targetOf(op: AnyOperation, input: Record<string, unknown>): { type: str
   for (const k of keys) {
     const v = input[k];
     if (typeof v === 'string') {
-      const type = k
-        .replace(/Id$/, '')
-        .replace(/([a-z])([A-Z])/g, '$1_$2')
-        .toLowerCase();
+      const type = k.replace(/_id$/, '');
       return { type: TARGET_TYPE_NAMES[type] ?? type, id: v };
     }
   }

@@ -117,7 +117,7 @@ export type OperationInput<R extends OperationRequest> = Infer<R['params']> & In
 export interface Operation<R extends OperationRequest = OperationRequest, O extends z.ZodType = z.ZodType> {
   operationId: string;
   method: HttpMethod;
-  /** OpenAPI path template, e.g. `/agent/v1/events/{eventId}`. */
+  /** OpenAPI path template, e.g. `/agent/v1/events/{event_id}`. */
   path: string;
   summary: string;
   description: string;

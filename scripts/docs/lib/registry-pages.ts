@@ -321,7 +321,7 @@ export function renderCliIndex(cli: CliSources = cliReferenceSources()): string 
     '',
     '## Arguments and options of agent commands',
     '',
-    'Path parameters are positional arguments (`flowport replay <eventId>`). Query and body fields are options named after the API field in kebab case (`acknowledge_recent_delivery` becomes `--acknowledge-recent-delivery`): true/false fields are switches, numbers take a number, nested objects take JSON. `intents confirm` takes `--idempotency-key <key>`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.',
+    'Path parameters are positional arguments (`flowport replay <event_id>`). Query and body fields are options named after the API field in kebab case (`acknowledge_recent_delivery` becomes `--acknowledge-recent-delivery`): true/false fields are switches, numbers take a number, nested objects take JSON. `intents confirm` takes `--idempotency-key <key>`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.',
     '',
     'Every agent command also accepts:',
     '',

@@ -50,7 +50,7 @@ export const INTENT_ERRORS = {
     area: 'intent',
     description:
       'Only an intent in state `previewed` can be confirmed or cancelled. This one was already confirmed, executed, failed, refused, cancelled or expired. An intent runs at most once.',
-    fix: 'Read the intent (`GET /agent/v1/action-intents/{intentId}`) to see its state and result. To run the action again, create a new preview.',
+    fix: 'Read the intent (`GET /agent/v1/action-intents/{intent_id}`) to see its state and result. To run the action again, create a new preview.',
   },
   intent_stale: {
     status: 409,
@@ -111,7 +111,7 @@ export const INTENT_ERRORS = {
     area: 'intent',
     description:
       'The event is `accepted`, `queued` or `delivering`: the worker will still hand it to Flow (with automatic retries). A replay now would very likely start a second workflow run.',
-    fix: 'Wait for the event to reach `delivered`, `no_workflow` or `failed` (watch `GET /agent/v1/events/{eventId}`), then preview the replay again if it is still needed.',
+    fix: 'Wait for the event to reach `delivered`, `no_workflow` or `failed` (watch `GET /agent/v1/events/{event_id}`), then preview the replay again if it is still needed.',
   },
   event_not_replayable: {
     status: 409,

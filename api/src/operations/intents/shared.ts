@@ -81,39 +81,39 @@ export const ActionIntentSchema = z
     links: z.object({ self: z.string(), confirm: z.string(), cancel: z.string() }),
     next_step: z.string(),
     progress: BulkReplayProgressSchema.optional().describe(
-      'A bulk replay only (on reads of one intent): how far its background run is. Per-event results: `GET /agent/v1/action-intents/{intentId}/items`.',
+      'A bulk replay only (on reads of one intent): how far its background run is. Per-event results: `GET /agent/v1/action-intents/{intent_id}/items`.',
     ),
   })
   .openapi('ActionIntent');
 
 export const IntentIdParams = z.object({
-  intentId: z
+  intent_id: z
     .string()
     .min(1)
     .max(64)
-    .openapi({ param: { name: 'intentId', in: 'path' }, example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+    .openapi({ param: { name: 'intent_id', in: 'path' }, example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
 });
 
 export const EventIdParams = z.object({
-  eventId: z
+  event_id: z
     .string()
     .min(1)
     .max(64)
-    .openapi({ param: { name: 'eventId', in: 'path' }, example: 'evt_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+    .openapi({ param: { name: 'event_id', in: 'path' }, example: 'evt_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
 });
 
 export const EndpointIdParams = z.object({
-  endpointId: z
+  endpoint_id: z
     .string()
     .min(1)
     .max(64)
-    .openapi({ param: { name: 'endpointId', in: 'path' }, example: 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
+    .openapi({ param: { name: 'endpoint_id', in: 'path' }, example: 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v' }),
 });
 
 /** Refusals every preview can meet besides its kind's own. */
 export const PREVIEW_ERRORS: readonly ErrorCode[] = ['not_found'];
 
 export const PREVIEW_NOTE =
-  'Changes nothing: creates an action intent (`int_…`) that states target, current config, effects, warnings, meter cost, required scope and expiry. Confirm it with `POST /agent/v1/action-intents/{intentId}/confirm`.';
+  'Changes nothing: creates an action intent (`int_…`) that states target, current config, effects, warnings, meter cost, required scope and expiry. Confirm it with `POST /agent/v1/action-intents/{intent_id}/confirm`.';
 
 export { callerOf } from '../../intents/preview.ts';
