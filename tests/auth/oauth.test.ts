@@ -252,11 +252,13 @@ for (const [era, authFn, connect] of [
         expect(read.structuredContent?.tier).toBe('observer');
         // An observer is refused a confirmation, with the missing scope and its docs link.
         const refused = await client.callTool(CONFIRM_TOOL, {
-          intentId: 'int_00000000000000000000000000',
+          intent_id: 'int_00000000000000000000000000',
           idempotency_key: 'k-oauth',
         });
         expect(refused.isError).toBe(true);
-        expect(problemOf(refused).code).toBe('missing_scope');
+        const problem = problemOf(refused);
+        expect(problem.code).toBe('missing_scope');
+        expect(problem.docs_url).toBe(`${server.url}/reference/errors/missing_scope/`);
       } finally {
         await client.close();
       }
