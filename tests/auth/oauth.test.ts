@@ -504,9 +504,15 @@ describe('refusals', () => {
       [clientId],
     );
     expect(Number(grants?.n)).toBe(0);
-    // A tier above the one requested is refused.
-    const higher = await decide(await openConsent(url), { tier: 'admin_assistant' });
+    // A tier above the one requested is refused; the same consent, corrected, is then answered once.
+    const fresh = await openConsent(url);
+    const higher = await decide(fresh, { tier: 'admin_assistant' });
     expect(higher.status).toBe(400);
+    expect(await higher.text()).toContain('<code>oauth_invalid_request</code>');
+    expect((await decide(fresh)).status).toBe(303);
+    const twice = await decide(fresh);
+    expect(twice.status).toBe(403);
+    expect(await twice.text()).toContain('<code>oauth_consent_expired</code>');
   });
 
   it('without a session the authorize URL goes to sign-in and comes back', async () => {

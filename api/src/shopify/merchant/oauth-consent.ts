@@ -317,18 +317,24 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
         [consentId, session.id],
       );
       if (!row || row.used_at !== null || Number(row.expires_at) <= now) throw new AppError('oauth_consent_expired');
-      const claimed = await services.db.run('UPDATE oauth_consents SET used_at = ? WHERE id = ? AND used_at IS NULL', [
-        now,
-        consentId,
-      ]);
-      if (claimed.changes !== 1) throw new AppError('oauth_consent_expired');
+      // A consent is answered once: claimed with the answer (in the grant's transaction on approval),
+      // so a form refused for a bad field can be corrected and sent again.
+      const claim = async (db: Services['db']) => {
+        const claimed = await db.run('UPDATE oauth_consents SET used_at = ? WHERE id = ? AND used_at IS NULL', [
+          now,
+          consentId,
+        ]);
+        if (claimed.changes !== 1) throw new AppError('oauth_consent_expired');
+      };
       const req = JSON.parse(row.request_json) as AuthorizationRequest;
-      if (form.decision !== 'approve')
+      if (form.decision !== 'approve') {
+        await claim(services.db);
         return redirectWith(c, services, req.redirect_uri, {
           error: 'access_denied',
           error_description: 'The merchant declined.',
           state: req.state,
         });
+      }
       const tier = str(form.tier) as Tier | undefined;
       if (!tier || !tiersWithin(req.requested_tier).includes(tier))
         throw new AppError('oauth_invalid_request', { detail: `Choose ${req.requested_tier} or a lower tier.` });
@@ -338,6 +344,7 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
       if (!Number.isInteger(days) || days < 1 || days > MAX_GRANT_DAYS)
         throw new AppError('oauth_invalid_request', { detail: `Expiry must be 1 to ${MAX_GRANT_DAYS} days.` });
       const code = await services.db.tx(async (tx) => {
+        await claim(tx);
         const txs = { db: tx, now: services.now };
         const g = await createGrant(txs, {
           shopId: session.shop_id,
