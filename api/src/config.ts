@@ -74,6 +74,8 @@ export interface Config {
     bulkReplayRatePerSecond: number;
     /** How often alert triggers are evaluated and due alert messages sent. */
     alertIntervalMs: number;
+    /** Alert webhooks may target loopback and private addresses (default: in sandbox mode only). */
+    alertPrivateTargets: boolean;
   };
   mcp: {
     /** Browser origins (besides loopback and the public URL's origin) allowed to call the MCP endpoint. */
@@ -120,6 +122,7 @@ export const ENV = {
   intentTtlSeconds: 'FLOWPORT_INTENT_TTL_SECONDS',
   bulkReplayRatePerSecond: 'FLOWPORT_BULK_REPLAY_RATE',
   alertIntervalMs: 'FLOWPORT_ALERT_INTERVAL_MS',
+  alertPrivateTargets: 'FLOWPORT_ALERT_PRIVATE_TARGETS',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
   metricsRemote: 'FLOWPORT_METRICS_REMOTE',
   metricsToken: 'FLOWPORT_METRICS_TOKEN',
@@ -282,6 +285,11 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     default: code(DEFAULTS.alertIntervalMs),
     about: 'How often a worker evaluates alert triggers for subscribed shops and sends due alert messages.',
   },
+  alertPrivateTargets: {
+    default: '`on` in sandbox mode, `off` otherwise',
+    about:
+      '`on` lets alert webhooks target loopback, private and reserved addresses (a receiver on this machine or inside your network). Off, an alert URL whose host is or resolves to such an address is refused (`alert_target_private`), when it is chosen and before each send.',
+  },
   mcpAllowedOrigins: {
     default: 'empty',
     about: 'Extra browser origins allowed to call the MCP endpoint (comma-separated).',
@@ -394,6 +402,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       recentDeliveryWindowMs: 10 * 60_000,
       bulkReplayRatePerSecond: Math.max(1, int(env, ENV.bulkReplayRatePerSecond, DEFAULTS.bulkReplayRatePerSecond)),
       alertIntervalMs: Math.max(50, int(env, ENV.alertIntervalMs, DEFAULTS.alertIntervalMs)),
+      alertPrivateTargets: env[ENV.alertPrivateTargets]
+        ? env[ENV.alertPrivateTargets] === 'on'
+        : !env[ENV.shopifyAdminBaseUrl],
     },
     mcp: {
       allowedOrigins: (env[ENV.mcpAllowedOrigins] ?? '')

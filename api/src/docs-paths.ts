@@ -23,6 +23,8 @@ export const DOCS_PATHS = {
   apiReferenceMd: '/reference/api.md',
   mcpReference: '/reference/mcp/',
   mcpReferenceMd: '/reference/mcp.md',
+  oauthReference: '/reference/oauth/',
+  mcpSetup: '/agent-access/mcp-setup/',
   cliReference: '/reference/cli/',
   openapiPage: '/reference/openapi/',
   openapiJson: '/reference/openapi/agent-operations.openapi.json',

@@ -16,6 +16,8 @@ export const ID_PREFIXES = {
   merchantSession: 'msess',
   alert: 'alrt',
   incident: 'inc',
+  oauthFamily: 'ofam',
+  oauthConsent: 'ocon',
   notification: 'ntf',
 } as const;
 

@@ -32,6 +32,7 @@ import { intakeRoutes } from './http/intake-routes.ts';
 import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './http/shared-diagnostics.ts';
 import { SecretBox } from './lib/crypto.ts';
 import { INGEST_PATH_PREFIX, MCP_PATH } from './lib/package-info.ts';
+import { oauthServerRoutes } from './shopify/merchant/oauth-consent.ts';
 import { mcpApp, PROTECTED_RESOURCE_METADATA_PREFIX, protectedResourceMetadataApp } from './mcp/http.ts';
 import { installGuard } from './operations/pipeline.ts';
 import { OPERATIONS } from './operations/registry.ts';
@@ -45,7 +46,7 @@ import { openStore } from './store/open.ts';
 import { ENDPOINT_CHANGED_CHANNEL, EVENTS_DUE_CHANNEL, PostgresDb } from './store/postgres.ts';
 
 /** The route label of sender intake (fast path and Hono route alike). */
-const INTAKE_ROUTE = `${INGEST_PATH_PREFIX}/:endpointId`;
+const INTAKE_ROUTE = `${INGEST_PATH_PREFIX}/:endpoint_id`;
 
 export interface Runtime {
   config: Config;
@@ -147,7 +148,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   mounts.push({ path: SHARED_DIAGNOSTICS_PATH, app: sharedDiagnosticsRoutes(() => services) });
   mounts.push({ path: COMPLIANCE_WEBHOOK_PATH, app: complianceRoutes(() => services) });
   // The Shopify app: install (OAuth), app/uninstalled, Flow's trigger lifecycle, the merchant page.
-  for (const routes of [oauthRoutes, uninstallRoutes, flowLifecycleRoutes, merchantRoutes])
+  for (const routes of [oauthRoutes, uninstallRoutes, flowLifecycleRoutes, merchantRoutes, oauthServerRoutes])
     mounts.push({ path: '/', app: routes(() => services) });
   mounts.push(
     { path: MCP_PATH, app: mcpApp(() => services, operations) },

@@ -55,7 +55,7 @@ interface Prepared {
 async function freshIntent(): Promise<string> {
   const r = await send(
     findOp('previewTestEvent'),
-    { params: { endpointId: mine.endpointId }, body: {}, namesIds: true },
+    { params: { endpoint_id: mine.endpointId }, body: {}, namesIds: true },
     tokens.admin,
   );
   if (r.status !== 201) throw new Error(`could not prepare an intent: ${r.status} ${r.text}`);
@@ -67,20 +67,20 @@ const REQUESTS: Record<string, () => Promise<Prepared>> = {
   getManifest: async () => ({ namesIds: false }),
   searchDocs: async () => ({ query: { q: 'replay' }, namesIds: false }),
   getDocsPage: async () => ({ query: { path: '/start/quickstart/' }, namesIds: false }),
-  getOpenApiOperation: async () => ({ params: { operationId: 'listEvents' }, namesIds: false }),
+  getOpenApiOperation: async () => ({ params: { operation_id: 'listEvents' }, namesIds: false }),
   getGrant: async () => ({ namesIds: false }),
   getPlanUsage: async () => ({ namesIds: false }),
   listAudit: async () => ({ namesIds: false }),
   getSetup: async () => ({ namesIds: false }),
   listEndpoints: async () => ({ namesIds: false }),
-  getEndpoint: async () => ({ params: { endpointId: mine.endpointId }, namesIds: true }),
+  getEndpoint: async () => ({ params: { endpoint_id: mine.endpointId }, namesIds: true }),
   listEvents: async () => ({ query: { endpoint_id: mine.endpointId }, namesIds: false }),
-  getEvent: async () => ({ params: { eventId: mine.eventId }, namesIds: true }),
-  getEventReceipt: async () => ({ params: { eventId: mine.eventId }, namesIds: true }),
-  getReceipt: async () => ({ params: { receiptId: mine.receiptId }, namesIds: true }),
+  getEvent: async () => ({ params: { event_id: mine.eventId }, namesIds: true }),
+  getEventReceipt: async () => ({ params: { event_id: mine.eventId }, namesIds: true }),
+  getReceipt: async () => ({ params: { receipt_id: mine.receiptId }, namesIds: true }),
   getDiagnostics: async () => ({ query: { endpoint_id: mine.endpointId }, namesIds: true }),
   previewReplay: async () => ({
-    params: { eventId: mine.eventId },
+    params: { event_id: mine.eventId },
     body: { acknowledge_recent_delivery: true },
     namesIds: true,
   }),
@@ -93,29 +93,29 @@ const REQUESTS: Record<string, () => Promise<Prepared>> = {
     namesIds: false,
   }),
   previewEndpointEdit: async () => ({
-    params: { endpointId: mine.endpointId },
+    params: { endpoint_id: mine.endpointId },
     body: { name: 'Renamed by the security suite' },
     namesIds: true,
   }),
   previewSecretRotate: async () => ({
-    params: { endpointId: mine.endpointId },
+    params: { endpoint_id: mine.endpointId },
     body: { overlap_hours: 2 },
     namesIds: true,
   }),
   previewEndpointDelete: async () => ({
-    params: { endpointId: mine.endpointId },
+    params: { endpoint_id: mine.endpointId },
     body: { mode: 'archive' },
     namesIds: true,
   }),
-  previewTestEvent: async () => ({ params: { endpointId: mine.endpointId }, body: {}, namesIds: true }),
+  previewTestEvent: async () => ({ params: { endpoint_id: mine.endpointId }, body: {}, namesIds: true }),
   listActionIntents: async () => ({ namesIds: false }),
-  getActionIntent: async () => ({ params: { intentId: await freshIntent() }, namesIds: true }),
+  getActionIntent: async () => ({ params: { intent_id: await freshIntent() }, namesIds: true }),
   confirmActionIntent: async () => ({
-    params: { intentId: await freshIntent() },
+    params: { intent_id: await freshIntent() },
     headers: { 'idempotency-key': randomUUID() },
     namesIds: true,
   }),
-  cancelActionIntent: async () => ({ params: { intentId: await freshIntent() }, namesIds: true }),
+  cancelActionIntent: async () => ({ params: { intent_id: await freshIntent() }, namesIds: true }),
   previewBulkReplay: async () => ({
     body: { state: 'delivered', endpoint_id: mine.endpointId, acknowledge_recent_delivery: true },
     namesIds: true,
@@ -124,7 +124,7 @@ const REQUESTS: Record<string, () => Promise<Prepared>> = {
     body: { channel: 'webhook', url: 'https://alerts.example.com/flowport' },
     namesIds: false,
   }),
-  listBulkReplayItems: async () => ({ params: { intentId: await freshIntent() }, namesIds: true }),
+  listBulkReplayItems: async () => ({ params: { intent_id: await freshIntent() }, namesIds: true }),
   listIncidents: async () => ({ namesIds: false }),
 };
 

@@ -131,7 +131,7 @@ describe('read commands', () => {
     expect(manifest.json.product).toBe('Flowport');
     expect(
       manifest.json.capabilities.find((c: { operation_id: string }) => c.operation_id === 'previewReplay').cli_command,
-    ).toBe('flowport preview-replay <eventId>');
+    ).toBe('flowport preview-replay <event_id>');
 
     const g = await cli(['get-grant'], { env });
     expect(g.code).toBe(0);
@@ -149,7 +149,7 @@ describe('read commands', () => {
     for (const dots of ['..', '.', '%2e%2E']) {
       const refused = await cli(['get-event', dots], { env });
       expect([dots, refused.code]).toEqual([dots, EXIT.usage.code]);
-      expect(refused.stderr).toContain(`<eventId> "${dots}" is not an id`);
+      expect(refused.stderr).toContain(`<event_id> "${dots}" is not an id`);
     }
 
     const receipt = await cli(['get-event-receipt', eventId], { env });
@@ -348,10 +348,10 @@ describe('doctor', () => {
     expect(r.code).toBe(0);
     const scopes = r.json.checks.find((c: { check: string }) => c.check === 'scopes');
     expect(scopes.message).toContain(
-      'flowport confirm-action-intent <intentId> (needs intents:read and one of replay:execute',
+      'flowport confirm-action-intent <intent_id> (needs intents:read and one of replay:execute',
     );
     expect(scopes.message).toContain(
-      'flowport cancel-action-intent <intentId> (needs intents:read and one of replay:preview',
+      'flowport cancel-action-intent <intent_id> (needs intents:read and one of replay:preview',
     );
     expect(scopes.message).toContain('Can confirm no action intents');
     // The command's help states the same requirement.

@@ -72,22 +72,22 @@ describe('agent commands = registry operations', () => {
       'flowport get-plan-usage',
       'flowport get-setup',
       'flowport list-endpoints',
-      'flowport get-endpoint <endpointId>',
+      'flowport get-endpoint <endpoint_id>',
       'flowport list-events',
-      'flowport get-event <eventId>',
-      'flowport get-event-receipt <eventId>',
+      'flowport get-event <event_id>',
+      'flowport get-event-receipt <event_id>',
       'flowport get-diagnostics',
       'flowport list-audit',
       'flowport list-action-intents',
-      'flowport get-action-intent <intentId>',
-      'flowport confirm-action-intent <intentId>',
-      'flowport cancel-action-intent <intentId>',
-      'flowport preview-replay <eventId>',
+      'flowport get-action-intent <intent_id>',
+      'flowport confirm-action-intent <intent_id>',
+      'flowport cancel-action-intent <intent_id>',
+      'flowport preview-replay <event_id>',
       'flowport preview-diagnostics-share',
-      'flowport preview-endpoint-edit <endpointId>',
-      'flowport preview-secret-rotate <endpointId>',
-      'flowport preview-endpoint-delete <endpointId>',
-      'flowport preview-test-event <endpointId>',
+      'flowport preview-endpoint-edit <endpoint_id>',
+      'flowport preview-secret-rotate <endpoint_id>',
+      'flowport preview-endpoint-delete <endpoint_id>',
+      'flowport preview-test-event <endpoint_id>',
       'flowport docs',
       'flowport doctor',
       'flowport completion <shell>',
@@ -188,7 +188,7 @@ describe('operator and helper commands', () => {
   it('usage errors exit 2 with a pointer to help', async () => {
     const missing = await cli(['get-event']);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('Missing <eventId>');
+    expect(missing.stderr).toContain('Missing <event_id>');
     const unknown = await cli(['list-events', '--nope']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown option --nope.');
@@ -219,7 +219,7 @@ describe('operator and helper commands', () => {
     expect(group.stdout).toMatch(/flowport endpoints create\s+.*\(operator\)/);
     const help = await cli(['preview-replay', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('Usage: flowport preview-replay <eventId>');
+    expect(help.stdout).toContain('Usage: flowport preview-replay <event_id>');
     expect(help.stdout).toContain('--acknowledge-recent-delivery');
     expect(help.stdout).toContain('replay:preview');
   });

@@ -197,7 +197,7 @@ describe('MCP tools over the same operations', () => {
     const tools = (await mcp.listTools()).tools.map((t) => t.name);
     const calls: [string, (bad: string) => Record<string, unknown>][] = [
       ['list_events', (bad) => ({ event_type: bad })],
-      ['get_event', (bad) => ({ eventId: bad })],
+      ['get_event', (bad) => ({ event_id: bad })],
       ['list_audit', (bad) => ({ action: bad })],
       ['list_audit', (bad) => ({ target_id: bad })],
       [

@@ -68,9 +68,10 @@ describe.each(['main', 'cli'] as const)('a failed start via %s is one line and a
   });
 
   it('the PostgreSQL database does not exist: store_unreachable naming SQLSTATE 3D000', async () => {
-    const url = pgUrl((u) => {
-      u.pathname = '/flowport_no_such_database_24';
-    });
+    // The server's own credentials (an embedded test PostgreSQL checks passwords; trust auth does not).
+    const u = new URL(pgBase.toString());
+    u.pathname = '/flowport_no_such_database_24';
+    const url = u.toString();
     const r = await start({ FLOWPORT_DATA_DIR: dataDir(), FLOWPORT_DATABASE_URL: url }, via);
     expect(r.code).not.toBe(0);
     expectOneLine(r.out, 'store_unreachable', via);

@@ -233,3 +233,55 @@ describe('alerts', () => {
     );
   });
 });
+
+describe('alert targets outside sandbox mode (FLOWPORT_ALERT_PRIVATE_TARGETS=off)', () => {
+  it('refuses URLs that are or resolve to loopback, private, link-local or reserved addresses, and takes a public one', async () => {
+    const strict = await startTestServer({ env: { FLOWPORT_ALERT_PRIVATE_TARGETS: 'off' } });
+    try {
+      const sb = strict.sandbox as NonNullable<TestServer['sandbox']>;
+      const admin = await createGrant(strict.runtime.services, {
+        shopId: sb.shop_id,
+        tier: 'admin_assistant',
+        actorKind: 'human',
+        actorName: 'merchant',
+        expiresInMs: 3_600_000,
+      });
+      const inside = [
+        receiverUrl, // http to this machine
+        'https://127.0.0.1:8443/hook',
+        'https://localhost/hook', // a name that resolves to loopback
+        'https://10.1.2.3/hook',
+        'https://172.20.0.5/hook',
+        'https://192.168.1.10/hook',
+        'https://169.254.169.254/latest/meta-data',
+        'https://100.64.0.1/hook',
+        'https://[::1]/hook',
+        'https://[fd00::1]/hook',
+        'https://[fe80::1]/hook',
+        'https://[::ffff:127.0.0.1]/hook',
+        'https://0.0.0.0/hook',
+      ];
+      for (const url of inside) {
+        const r = await api(strict, admin.token, 'POST', '/agent/v1/alert-subscription-intents', {
+          channel: 'webhook',
+          url,
+        });
+        expect(r.status, `${url}: ${r.text}`).toBe(422);
+        expect(r.json.code).toBe('alert_target_private');
+        expect(r.json.docs_url).toMatch(/\/reference\/errors\/alert_target_private\/$/);
+      }
+      // An IP literal on the public internet needs no DNS: the preview is made (nothing is sent).
+      const pub = await api(strict, admin.token, 'POST', '/agent/v1/alert-subscription-intents', {
+        channel: 'webhook',
+        url: 'https://93.184.215.14/hook',
+      });
+      expect(pub.status, pub.text).toBe(201);
+      const rows = await strict.runtime.services.db.all('SELECT id FROM alert_subscriptions WHERE shop_id = ?', [
+        sb.shop_id,
+      ]);
+      expect(rows).toEqual([]);
+    } finally {
+      await strict.close();
+    }
+  });
+});

@@ -386,7 +386,7 @@ describe('refusals by layer', () => {
         'previewed',
       );
       const contract = buildOpenApiDocument(OPERATIONS) as any;
-      const confirmOp = contract.paths['/agent/v1/action-intents/{intentId}/confirm'].post;
+      const confirmOp = contract.paths['/agent/v1/action-intents/{intent_id}/confirm'].post;
       expect(confirmOp['x-flowport-error-codes']).toContain('plan_limit_reached');
       expect(confirmOp.responses['402'].description).toContain('plan_limit_reached');
     } finally {

@@ -30,7 +30,7 @@ const previewOp: AnyOperation | undefined =
 // The confirmation of a previewed intent (execute kind, addressed by intent id).
 const confirmOp: AnyOperation | undefined =
   tools.find((op) => op.kind === 'execute' && /confirm/i.test(`${op.operationId} ${op.path}`)) ??
-  tools.find((op) => op.kind === 'execute' && op.path.includes('{intentId}'));
+  tools.find((op) => op.kind === 'execute' && op.path.includes('{intent_id}'));
 
 /** Accept one signed event through the sandbox endpoint; returns its id. */
 async function ingestEvent(): Promise<string> {
@@ -51,8 +51,8 @@ async function ingestEvent(): Promise<string> {
 async function argsFor(op: AnyOperation, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
   const args: Record<string, unknown> = {};
   const fields = { ...(op.request.params?.shape ?? {}), ...(op.request.body?.shape ?? {}) } as Record<string, unknown>;
-  if ('eventId' in fields) args.eventId = await ingestEvent();
-  if ('endpointId' in fields) args.endpointId = server.sandbox?.endpoint_id;
+  if ('event_id' in fields) args.event_id = await ingestEvent();
+  if ('endpoint_id' in fields) args.endpoint_id = server.sandbox?.endpoint_id;
   if ((op.headers ?? []).includes('idempotency-key')) args.idempotency_key = `mcp-test-${randomUUID()}`;
   return { ...args, ...extra };
 }
@@ -111,7 +111,7 @@ describe.each(eras)('$label', ({ connect, era, version }) => {
   });
 
   it('gets a tool failure as isError with the problem object, not a protocol error', async () => {
-    const result = await client.callTool('get_open_api_operation', { operationId: 'noSuchOperation' });
+    const result = await client.callTool('get_open_api_operation', { operation_id: 'noSuchOperation' });
     expect(result.isError).toBe(true);
     const problem = problemOf(result);
     expect(problem.code).toBe('openapi_operation_not_found');
@@ -133,7 +133,7 @@ describe.each(eras)('$label', ({ connect, era, version }) => {
     const previewed = await client.callTool(preview.mcp?.name as string, await argsFor(preview));
     expectOk(previewed);
     const intentId = intentIdOf(previewed);
-    const result = await client.callTool(confirm.mcp?.name as string, await argsFor(confirm, { intentId }));
+    const result = await client.callTool(confirm.mcp?.name as string, await argsFor(confirm, { intent_id: intentId }));
     expectOk(result);
     expect(JSON.stringify(result.structuredContent)).toContain(intentId);
   });

@@ -155,21 +155,21 @@ async function sampleArgs(op: AnyOperation): Promise<Record<string, unknown> | n
   const samples: Record<string, Record<string, unknown>> = {
     searchDocs: { q: 'scope refused' },
     getDocsPage: { path: '/agent-access/refusals/' },
-    getOpenApiOperation: { operationId: 'getManifest' },
+    getOpenApiOperation: { operation_id: 'getManifest' },
   };
   const args: Record<string, unknown> = { ...(samples[op.operationId] ?? {}) };
   const params = (op.request.params?.shape ?? {}) as Record<string, unknown>;
-  if ('eventId' in params || 'receiptId' in params) {
+  if ('event_id' in params || 'receipt_id' in params) {
     const ack = await ingest();
-    if ('eventId' in params) args.eventId = ack.event_id;
-    if ('receiptId' in params) args.receiptId = ack.receipt_id;
+    if ('event_id' in params) args.event_id = ack.event_id;
+    if ('receipt_id' in params) args.receipt_id = ack.receipt_id;
   }
-  if ('endpointId' in params) args.endpointId = server.sandbox?.endpoint_id;
-  if ('intentId' in params) {
+  if ('endpoint_id' in params) args.endpoint_id = server.sandbox?.endpoint_id;
+  if ('intent_id' in params) {
     // An intent to read: the preview of a test event on the sandbox endpoint, made over HTTP.
     const preview = OPERATIONS.find((o) => o.operationId === 'previewTestEvent') as AnyOperation;
     const res = await fetch(
-      `${server.url}${preview.path.replace('{endpointId}', String(server.sandbox?.endpoint_id))}`,
+      `${server.url}${preview.path.replace('{endpoint_id}', String(server.sandbox?.endpoint_id))}`,
       {
         method: 'POST',
         headers: { authorization: `Bearer ${server.sandbox?.grant_token}`, 'content-type': 'application/json' },
@@ -177,7 +177,7 @@ async function sampleArgs(op: AnyOperation): Promise<Record<string, unknown> | n
       },
     );
     expect(res.status).toBe(preview.successStatus);
-    args.intentId = ((await res.json()) as { id: string }).id;
+    args.intent_id = ((await res.json()) as { id: string }).id;
   }
   const required = [op.request.params, op.request.query, op.request.body]
     .filter(Boolean)

@@ -6,7 +6,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
-import { ALL_SCOPES } from '../../api/src/auth/scopes.ts';
+import { ALL_SCOPES, TIERS } from '../../api/src/auth/scopes.ts';
 import { loadConfig } from '../../api/src/config.ts';
 import { markdownTwinPath } from '../../api/src/services/docs.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
@@ -100,9 +100,10 @@ describe('401 challenge and protected resource metadata', () => {
     const doc = (await res.json()) as Record<string, unknown>;
     expect(doc.resource).toBe(`${server.url}/agent/v1/mcp`);
     expect(doc.bearer_methods_supported).toEqual(['header']);
-    expect(doc.scopes_supported).toEqual([...ALL_SCOPES]);
+    expect(doc.scopes_supported).toEqual([...TIERS, ...ALL_SCOPES]);
     expect(doc.resource_documentation).toBe(`${server.url}/reference/mcp/`);
-    expect(doc.authorization_servers).toEqual([]);
+    // Flowport is its own authorization server (issue 28, ADR 1400).
+    expect(doc.authorization_servers).toEqual([server.url]);
     // Root fallback for clients that try it.
     const root = await fetch(`${server.url}/.well-known/oauth-protected-resource`);
     expect(await root.json()).toEqual(doc);
@@ -162,7 +163,10 @@ describe('HTTP edge: methods and Origin', () => {
 
 describe('refusals come back as isError tool results', () => {
   it('observer calling a confirmation tool: refusal, missing scope, docs URL that resolves', async () => {
-    const result = await observer.callTool('confirm_test_fixture', { intentId: 'int_fixture', idempotency_key: 'k-1' });
+    const result = await observer.callTool('confirm_test_fixture', {
+      intent_id: 'int_fixture',
+      idempotency_key: 'k-1',
+    });
     expect(result.isError).toBe(true);
     const problem = problemOf(result);
     expect(problem.code).toBe('missing_scope');
@@ -206,7 +210,10 @@ describe('refusals come back as isError tool results', () => {
       const previewed = await operator.callTool('preview_diagnostics_share', {});
       if (previewed.isError) throw new Error(previewed.content[0]?.text);
       const intentId = (previewed.structuredContent as { id: string }).id;
-      const result = await operator.callTool('confirm_action_intent', { intentId, idempotency_key: `op-${intentId}` });
+      const result = await operator.callTool('confirm_action_intent', {
+        intent_id: intentId,
+        idempotency_key: `op-${intentId}`,
+      });
       expect(result.isError).toBe(true);
       const problem = problemOf(result);
       expect(problem.code).toBe('missing_scope');
@@ -214,7 +221,7 @@ describe('refusals come back as isError tool results', () => {
       expect(problem.docs_url).toBe(`${server.url}/reference/errors/missing_scope/`);
       // An observer (no execute scope at all) is refused too.
       const byObserver = problemOf(
-        await observer.callTool('confirm_action_intent', { intentId, idempotency_key: `obs-${intentId}` }),
+        await observer.callTool('confirm_action_intent', { intent_id: intentId, idempotency_key: `obs-${intentId}` }),
       );
       expect(byObserver.code).toBe('missing_scope');
       expect(byObserver.refusal?.layer).toBe('authority');
@@ -241,7 +248,7 @@ describe('refusals come back as isError tool results', () => {
     }
     // An observer holds intents:read and is still refused, as the note says.
     expect(
-      problemOf(await observer.callTool('confirm_action_intent', { intentId: 'int_x', idempotency_key: 'k' })).code,
+      problemOf(await observer.callTool('confirm_action_intent', { intent_id: 'int_x', idempotency_key: 'k' })).code,
     ).toBe('missing_scope');
   });
 
@@ -250,13 +257,13 @@ describe('refusals come back as isError tool results', () => {
     expect(result.isError).toBe(true);
     const problem = problemOf(result);
     expect(problem.code).toBe('invalid_request');
-    expect((problem.errors as { path: string }[])[0]?.path).toBe('operationId');
+    expect((problem.errors as { path: string }[])[0]?.path).toBe('operation_id');
   });
 
   it('idempotency keys are judged as over HTTP: empty or blank is idempotency_key_missing, too long is invalid_request', async () => {
     const admin = await connectModern(server.url, adminToken);
     try {
-      const previewed = await admin.callTool('preview_test_event', { endpointId: server.sandbox?.endpoint_id });
+      const previewed = await admin.callTool('preview_test_event', { endpoint_id: server.sandbox?.endpoint_id });
       if (previewed.isError) throw new Error(previewed.content[0]?.text);
       const intentId = (previewed.structuredContent as { id: string }).id;
       const overHttp = async (key: string | null) => {
@@ -274,7 +281,7 @@ describe('refusals come back as isError tool results', () => {
       ] as const) {
         expect(await overHttp(key)).toBe(code);
         const result = await admin.callTool('confirm_action_intent', {
-          intentId,
+          intent_id: intentId,
           ...(key === null ? {} : { idempotency_key: key }),
         });
         expect(result.isError).toBe(true);
@@ -283,7 +290,7 @@ describe('refusals come back as isError tool results', () => {
         expect(problemOf(result).instance).toBe(`/agent/v1/action-intents/${intentId}/confirm`);
       }
       // None of them ran anything.
-      const intent = await admin.callTool('get_action_intent', { intentId });
+      const intent = await admin.callTool('get_action_intent', { intent_id: intentId });
       expect((intent.structuredContent as { state: string }).state).toBe('previewed');
     } finally {
       await admin.close();

@@ -10,7 +10,7 @@ import { tempDir } from '../helpers/runtime.ts';
 export const confirmFixture = defineOperation({
   operationId: 'confirmMcpFixture',
   method: 'post',
-  path: '/agent/v1/test-fixtures/{intentId}/confirm',
+  path: '/agent/v1/test-fixtures/{intent_id}/confirm',
   summary: 'Confirm a test fixture intent',
   description: 'Test-only operation.',
   family: 'recovery',
@@ -19,14 +19,14 @@ export const confirmFixture = defineOperation({
   meter: null,
   openWorld: true,
   headers: ['idempotency-key'],
-  request: { params: z.object({ intentId: z.string().regex(/^int_/) }) },
+  request: { params: z.object({ intent_id: z.string().regex(/^int_/) }) },
   response: z.object({ intent_id: z.string(), status: z.literal('executed'), idempotency_key: z.string().nullable() }),
   errors: [],
   mcp: { name: 'confirm_test_fixture', title: 'Confirm a test fixture', description: 'Test-only confirmation.' },
   cli: null,
   async run({ ctx, input }) {
     return {
-      intent_id: input.intentId,
+      intent_id: input.intent_id,
       status: 'executed' as const,
       idempotency_key: ctx.headers['idempotency-key'] ?? null,
     };

@@ -82,7 +82,7 @@ describe('structured logs', () => {
     );
 
     const all = parsed();
-    const intake = all.filter((l) => l.kind === 'request' && l.route === '/in/:endpointId');
+    const intake = all.filter((l) => l.kind === 'request' && l.route === '/in/:endpoint_id');
     const ok = intake.find((l) => l.event_id === ack.event_id);
     expect(ok).toMatchObject({
       status: 202,
@@ -96,14 +96,14 @@ describe('structured logs', () => {
     expect(intake.find((l) => l.status === 401)).toMatchObject({ outcome: 'refused', endpoint_id: sb.endpoint_id });
     const apiLine = all.find((l) => l.kind === 'request' && l.request_id === api.headers.get('x-request-id'));
     expect(apiLine).toMatchObject({
-      route: '/agent/v1/events/:eventId',
+      route: '/agent/v1/events/:event_id',
       status: 200,
       shop_id: sb.shop_id,
       event_id: ack.event_id,
     });
     expect(all.some((l) => l.kind === 'request' && l.route === MCP_PATH && l.shop_id === sb.shop_id)).toBe(true);
     expect(
-      all.filter((l) => l.kind === 'request' && l.route === '/agent/v1/events/:eventId').length,
+      all.filter((l) => l.kind === 'request' && l.route === '/agent/v1/events/:event_id').length,
     ).toBeGreaterThanOrEqual(2);
     expect(all.find((l) => l.kind === 'handoff' && l.event_id === ack.event_id)).toMatchObject({
       shop_id: sb.shop_id,

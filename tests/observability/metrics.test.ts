@@ -112,7 +112,9 @@ describe('/metrics', () => {
       Number(new RegExp(`^${series.replace(/[{}./:]/g, '\\$&')} (\\S+)$`, 'm').exec(raw)?.[1]);
     expect(after.get('flowport_http_request_duration_seconds')?.type).toBe('HISTOGRAM');
     expect(
-      countOf('flowport_http_request_duration_seconds_count{route="/in/:endpointId",method="POST",status_class="2xx"}'),
+      countOf(
+        'flowport_http_request_duration_seconds_count{route="/in/:endpoint_id",method="POST",status_class="2xx"}',
+      ),
     ).toBeGreaterThanOrEqual(ACCEPTED);
     expect(countOf('flowport_group_commit_batch_size_count{committer="intake"}')).toBeGreaterThan(0);
     expect(countOf('flowport_intake_to_flow_seconds_count')).toBeGreaterThanOrEqual(ACCEPTED);

@@ -33,11 +33,11 @@ afterAll(async () => {
 /** The operation's path with its parameters filled (ids that need not exist: the check runs first). */
 function pathOf(op: AnyOperation): string {
   const ids: Record<string, string> = {
-    eventId: 'evt_01jd0000000000000000000000',
-    endpointId: server.sandbox?.endpoint_id as string,
-    receiptId: 'rcpt_01jd0000000000000000000000',
-    intentId: 'int_01jd0000000000000000000000',
-    operationId: 'listEvents',
+    event_id: 'evt_01jd0000000000000000000000',
+    endpoint_id: server.sandbox?.endpoint_id as string,
+    receipt_id: 'rcpt_01jd0000000000000000000000',
+    intent_id: 'int_01jd0000000000000000000000',
+    operation_id: 'listEvents',
   };
   return op.path.replace(/\{(\w+)\}/g, (_w, name: string) => ids[name] ?? 'x');
 }
@@ -169,6 +169,27 @@ describe('MCP: the same refusal with both SDK generations', () => {
         expect(problem.unknown_fields).toEqual([
           { location: 'arguments', path: 'endpointId', did_you_mean: 'endpoint_id' },
         ]);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it(`${era}: a path parameter under its old camelCase name is refused and the snake_case name suggested`, async () => {
+      const connect = era === 'modern' ? connectModern : connectLegacy;
+      const client: ConnectedClient = await connect(server.url, token);
+      try {
+        const cases: [string, Json, string, string][] = [
+          ['get_event', { eventId: 'evt_01jd0000000000000000000000' }, 'eventId', 'event_id'],
+          ['get_endpoint', { endpointId: server.sandbox?.endpoint_id as string }, 'endpointId', 'endpoint_id'],
+          ['get_receipt', { receiptId: 'rcpt_01jd0000000000000000000000' }, 'receiptId', 'receipt_id'],
+          ['get_action_intent', { intentId: 'int_01jd0000000000000000000000' }, 'intentId', 'intent_id'],
+          ['get_open_api_operation', { operationId: 'listEvents' }, 'operationId', 'operation_id'],
+        ];
+        for (const [tool, args, path, didYouMean] of cases) {
+          const problem = problemOf(await client.callTool(tool, args));
+          expect(problem.code, `${tool}: ${JSON.stringify(problem)}`).toBe('unknown_field');
+          expect(problem.unknown_fields).toEqual([{ location: 'arguments', path, did_you_mean: didYouMean }]);
+        }
       } finally {
         await client.close();
       }

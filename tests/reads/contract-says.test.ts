@@ -67,7 +67,7 @@ describe('the manifest', () => {
 });
 
 describe('the OpenAPI document', () => {
-  const confirmOp = () => doc.paths['/agent/v1/action-intents/{intentId}/confirm'].post;
+  const confirmOp = () => doc.paths['/agent/v1/action-intents/{intent_id}/confirm'].post;
 
   it('lists confirm’s security as intents:read plus one execute scope, as the server decides', async () => {
     expect(confirmOp().security).toEqual(ACTIONS.map((a) => ({ grantToken: ['intents:read', executeScope(a)] })));

@@ -372,7 +372,7 @@ const createBody = (name: string) => ({ name, trigger_variant: 'external_event',
 async function confirmNew(token: string, intentId: string): Promise<Response> {
   return expectCall(
     'confirmActionIntent',
-    { params: { intentId }, token, headers: { 'idempotency-key': randomUUID() } },
+    { params: { intent_id: intentId }, token, headers: { 'idempotency-key': randomUUID() } },
     200,
   );
 }
@@ -439,7 +439,7 @@ async function buildWorld(): Promise<void> {
   const paused = await createEndpoint('Conformance paused');
   const pausing = await expectCall(
     'previewEndpointEdit',
-    { params: { endpointId: paused.id }, body: { status: 'paused' }, token: w.admin },
+    { params: { endpoint_id: paused.id }, body: { status: 'paused' }, token: w.admin },
     201,
   );
   await confirmNew(w.admin, pausing.json.id);
@@ -448,14 +448,14 @@ async function buildWorld(): Promise<void> {
   for (const id of [archived.id, deleted.id]) {
     const a = await expectCall(
       'previewEndpointDelete',
-      { params: { endpointId: id }, body: { mode: 'archive' }, token: w.admin },
+      { params: { endpoint_id: id }, body: { mode: 'archive' }, token: w.admin },
       201,
     );
     await confirmNew(w.admin, a.json.id);
   }
   const perm = await expectCall(
     'previewEndpointDelete',
-    { params: { endpointId: deleted.id }, body: { mode: 'permanent' }, token: w.admin },
+    { params: { endpoint_id: deleted.id }, body: { mode: 'permanent' }, token: w.admin },
     201,
   );
   await confirmNew(w.admin, perm.json.id);
@@ -551,13 +551,13 @@ async function buildWorld(): Promise<void> {
   // A test event and a replay, through their intents (the replay links back by replay_of).
   const t = await expectCall(
     'previewTestEvent',
-    { params: { endpointId: ep }, body: { payload: { type: 'conformance' } }, token: w.admin },
+    { params: { endpoint_id: ep }, body: { payload: { type: 'conformance' } }, token: w.admin },
     201,
   );
   events.test = (await confirmNew(w.admin, t.json.id)).json.result.event_id;
   const r = await expectCall(
     'previewReplay',
-    { params: { eventId: failed }, body: { note: 'conformance' }, token: w.admin },
+    { params: { event_id: failed }, body: { note: 'conformance' }, token: w.admin },
     201,
   );
   events.replay = (await confirmNew(w.admin, r.json.id)).json.result.event_id;
@@ -575,7 +575,7 @@ async function buildWorld(): Promise<void> {
   await confirmNew(w.admin, share.json.id);
   const rotate = await expectCall(
     'previewSecretRotate',
-    { params: { endpointId: active.id }, body: { overlap_hours: 1 }, token: w.admin },
+    { params: { endpoint_id: active.id }, body: { overlap_hours: 1 }, token: w.admin },
     201,
   );
   await confirmNew(w.admin, rotate.json.id);
@@ -585,23 +585,23 @@ async function buildWorld(): Promise<void> {
     201,
   );
   const cancelled = await expectCall('previewDiagnosticsShare', { body: {}, token: w.admin }, 201);
-  await expectCall('cancelActionIntent', { params: { intentId: cancelled.json.id }, token: w.admin }, 200);
-  const expired = await expectCall('previewTestEvent', { params: { endpointId: ep }, body: {}, token: w.admin }, 201);
+  await expectCall('cancelActionIntent', { params: { intent_id: cancelled.json.id }, token: w.admin }, 200);
+  const expired = await expectCall('previewTestEvent', { params: { endpoint_id: ep }, body: {}, token: w.admin }, 201);
   await db.run('UPDATE action_intents SET expires_at = ? WHERE id = ?', [Date.now() - 1, expired.json.id]);
   const stale = await expectCall(
     'previewEndpointEdit',
-    { params: { endpointId: active.id }, body: { name: 'Stale rename' }, token: w.admin },
+    { params: { endpoint_id: active.id }, body: { name: 'Stale rename' }, token: w.admin },
     201,
   );
   const moved = await expectCall(
     'previewEndpointEdit',
-    { params: { endpointId: active.id }, body: { sender_label: 'moved on' }, token: w.admin },
+    { params: { endpoint_id: active.id }, body: { sender_label: 'moved on' }, token: w.admin },
     201,
   );
   await confirmNew(w.admin, moved.json.id);
   await expectCall(
     'confirmActionIntent',
-    { params: { intentId: stale.json.id }, token: w.admin, headers: { 'idempotency-key': randomUUID() } },
+    { params: { intent_id: stale.json.id }, token: w.admin, headers: { 'idempotency-key': randomUUID() } },
     409,
     'intent_stale',
   );
@@ -632,7 +632,7 @@ async function buildWorld(): Promise<void> {
   );
   const ncToken = (await grantFor(nc, 'admin_assistant', 'nocaps')).token;
   const ncEvent = await storeEvent(nc, ncEndpoint.id, { state: 'delivered', delivered_at: NOW - 3_000_000 });
-  const ncReplay = await expectCall('previewReplay', { params: { eventId: ncEvent }, body: {}, token: ncToken }, 201);
+  const ncReplay = await expectCall('previewReplay', { params: { event_id: ncEvent }, body: {}, token: ncToken }, 201);
   const ncShare = await expectCall('previewDiagnosticsShare', { body: {}, token: ncToken }, 201);
   await setLimits(nc, { monthly: { replays: 0, diagnosticsShares: 0 }, ratePerMinute: rates });
   w.noCaps = {
@@ -685,16 +685,16 @@ const FIXTURES: Record<string, Fixture> = {
   },
   async getOpenApiOperation() {
     for (const op of OPERATIONS)
-      await expectCall('getOpenApiOperation', { params: { operationId: op.operationId }, token: null }, 200);
+      await expectCall('getOpenApiOperation', { params: { operation_id: op.operationId }, token: null }, 200);
     await expectCall(
       'getOpenApiOperation',
-      { params: { operationId: 'noSuchOperation' }, token: null },
+      { params: { operation_id: 'noSuchOperation' }, token: null },
       404,
       'openapi_operation_not_found',
     );
     await expectCall(
       'getOpenApiOperation',
-      { params: { operationId: 'x'.repeat(101) }, token: null },
+      { params: { operation_id: 'x'.repeat(101) }, token: null },
       400,
       'invalid_request',
     );
@@ -737,15 +737,15 @@ const FIXTURES: Record<string, Fixture> = {
   },
   async getEndpoint() {
     for (const endpointId of Object.values(w.endpoints))
-      await expectCall('getEndpoint', { params: { endpointId }, token: w.admin }, 200);
-    await expectCall('getEndpoint', { params: { endpointId: newId('endpoint') }, token: w.admin }, 404, 'not_found');
+      await expectCall('getEndpoint', { params: { endpoint_id: endpointId }, token: w.admin }, 200);
+    await expectCall('getEndpoint', { params: { endpoint_id: newId('endpoint') }, token: w.admin }, 404, 'not_found');
     await expectCall(
       'getEndpoint',
-      { params: { endpointId: w.endpoints.active }, token: w.otherShop },
+      { params: { endpoint_id: w.endpoints.active }, token: w.otherShop },
       404,
       'not_found',
     );
-    await expectCall('getEndpoint', { params: { endpointId: LONG_ID }, token: w.admin }, 400, 'invalid_request');
+    await expectCall('getEndpoint', { params: { endpoint_id: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },
   async listEvents() {
     const first = await expectCall('listEvents', { query: { limit: '3' }, token: w.admin }, 200);
@@ -772,28 +772,28 @@ const FIXTURES: Record<string, Fixture> = {
   },
   async getEvent() {
     for (const eventId of Object.values(w.events))
-      await expectCall('getEvent', { params: { eventId }, token: w.admin }, 200);
-    await expectCall('getEvent', { params: { eventId: newId('event') }, token: w.admin }, 404, 'not_found');
-    await expectCall('getEvent', { params: { eventId: w.events.delivered! }, token: w.otherShop }, 404, 'not_found');
-    await expectCall('getEvent', { params: { eventId: LONG_ID }, token: w.admin }, 400, 'invalid_request');
+      await expectCall('getEvent', { params: { event_id: eventId }, token: w.admin }, 200);
+    await expectCall('getEvent', { params: { event_id: newId('event') }, token: w.admin }, 404, 'not_found');
+    await expectCall('getEvent', { params: { event_id: w.events.delivered! }, token: w.otherShop }, 404, 'not_found');
+    await expectCall('getEvent', { params: { event_id: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },
   async getEventReceipt() {
     for (const eventId of Object.values(w.events))
-      await expectCall('getEventReceipt', { params: { eventId }, token: w.admin }, 200);
-    await expectCall('getEventReceipt', { params: { eventId: newId('event') }, token: w.admin }, 404, 'not_found');
-    await expectCall('getEventReceipt', { params: { eventId: LONG_ID }, token: w.admin }, 400, 'invalid_request');
+      await expectCall('getEventReceipt', { params: { event_id: eventId }, token: w.admin }, 200);
+    await expectCall('getEventReceipt', { params: { event_id: newId('event') }, token: w.admin }, 404, 'not_found');
+    await expectCall('getEventReceipt', { params: { event_id: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },
   async getReceipt() {
     for (const receiptId of Object.values(w.receipts))
-      await expectCall('getReceipt', { params: { receiptId }, token: w.admin }, 200);
-    await expectCall('getReceipt', { params: { receiptId: newId('receipt') }, token: w.admin }, 404, 'not_found');
+      await expectCall('getReceipt', { params: { receipt_id: receiptId }, token: w.admin }, 200);
+    await expectCall('getReceipt', { params: { receipt_id: newId('receipt') }, token: w.admin }, 404, 'not_found');
     await expectCall(
       'getReceipt',
-      { params: { receiptId: w.receipts.accepted }, token: w.otherShop },
+      { params: { receipt_id: w.receipts.accepted }, token: w.otherShop },
       404,
       'not_found',
     );
-    await expectCall('getReceipt', { params: { receiptId: LONG_ID }, token: w.admin }, 400, 'invalid_request');
+    await expectCall('getReceipt', { params: { receipt_id: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },
   async getDiagnostics() {
     await expectCall('getDiagnostics', { token: w.admin }, 200);
@@ -802,7 +802,11 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('getDiagnostics', { query: { endpoint_id: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },
   async previewReplay() {
-    const at = (eventId: string, body: unknown = {}, token = w.admin) => ({ params: { eventId }, body, token });
+    const at = (eventId: string, body: unknown = {}, token = w.admin) => ({
+      params: { event_id: eventId },
+      body,
+      token,
+    });
     await expectCall(
       'previewReplay',
       at(w.events.delivered!, { acknowledge_recent_delivery: true, note: 'again' }),
@@ -893,7 +897,7 @@ const FIXTURES: Record<string, Fixture> = {
     );
   },
   async previewEndpointEdit() {
-    const at = (endpointId: string, body: unknown) => ({ params: { endpointId }, body, token: w.admin });
+    const at = (endpointId: string, body: unknown) => ({ params: { endpoint_id: endpointId }, body, token: w.admin });
     await expectCall(
       'previewEndpointEdit',
       at(w.endpoints.active, { name: 'Renamed', mapping: { event_type_path: 'kind' } }),
@@ -906,7 +910,7 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('previewEndpointEdit', at(w.endpoints.active, { name: '' }), 400, 'invalid_request');
   },
   async previewSecretRotate() {
-    const at = (endpointId: string, body: unknown) => ({ params: { endpointId }, body, token: w.admin });
+    const at = (endpointId: string, body: unknown) => ({ params: { endpoint_id: endpointId }, body, token: w.admin });
     await expectCall('previewSecretRotate', at(w.endpoints.sandbox, {}), 201);
     await expectCall('previewSecretRotate', at(w.endpoints.active, { overlap_hours: 0 }), 201);
     await expectCall('previewSecretRotate', at(newId('endpoint'), {}), 404, 'not_found');
@@ -914,7 +918,11 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('previewSecretRotate', at(w.endpoints.active, { overlap_hours: -1 }), 400, 'invalid_request');
   },
   async previewEndpointDelete() {
-    const at = (endpointId: string, mode: string) => ({ params: { endpointId }, body: { mode }, token: w.admin });
+    const at = (endpointId: string, mode: string) => ({
+      params: { endpoint_id: endpointId },
+      body: { mode },
+      token: w.admin,
+    });
     await expectCall('previewEndpointDelete', at(w.endpoints.active, 'archive'), 201);
     await expectCall('previewEndpointDelete', at(w.endpoints.archived, 'permanent'), 201);
     await expectCall('previewEndpointDelete', at(w.endpoints.active, 'permanent'), 409, 'endpoint_not_archived');
@@ -929,7 +937,7 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('previewEndpointDelete', at(w.endpoints.active, 'shred'), 400, 'invalid_request');
   },
   async previewTestEvent() {
-    const at = (endpointId: string, body: unknown) => ({ params: { endpointId }, body, token: w.admin });
+    const at = (endpointId: string, body: unknown) => ({ params: { endpoint_id: endpointId }, body, token: w.admin });
     await expectCall('previewTestEvent', at(w.endpoints.sandbox, {}), 201);
     await expectCall(
       'previewTestEvent',
@@ -956,8 +964,14 @@ const FIXTURES: Record<string, Fixture> = {
   },
   async previewAlertSubscribe() {
     const at = (body: unknown) => ({ body, token: w.admin });
-    await expectCall('previewAlertSubscribe', at({ channel: 'webhook', url: 'https://alerts.example.com/hook' }), 201);
-    await expectCall('previewAlertSubscribe', at({ channel: 'slack', url: 'https://hooks.example.com/T/B/x' }), 201);
+    await expectCall('previewAlertSubscribe', at({ channel: 'webhook', url: 'https://93.184.215.14/hook' }), 201);
+    await expectCall('previewAlertSubscribe', at({ channel: 'slack', url: 'https://93.184.215.14/T/B/x' }), 201);
+    await expectCall(
+      'previewAlertSubscribe',
+      at({ channel: 'webhook', url: 'https://10.0.0.8/hook' }),
+      422,
+      'alert_target_private',
+    );
     await expectCall(
       'previewAlertSubscribe',
       at({ channel: 'webhook', url: 'http://alerts.example.com/' }),
@@ -978,7 +992,7 @@ const FIXTURES: Record<string, Fixture> = {
   },
   async listBulkReplayItems() {
     const at = (intentId: string, query: Record<string, string> = {}, token = w.observer) => ({
-      params: { intentId },
+      params: { intent_id: intentId },
       query,
       token,
     });
@@ -1003,19 +1017,19 @@ const FIXTURES: Record<string, Fixture> = {
   },
   async getActionIntent() {
     for (const intentId of Object.values(w.intents))
-      await expectCall('getActionIntent', { params: { intentId }, token: w.observer }, 200);
-    await expectCall('getActionIntent', { params: { intentId: missingIntent() }, token: w.admin }, 404, 'not_found');
+      await expectCall('getActionIntent', { params: { intent_id: intentId }, token: w.observer }, 200);
+    await expectCall('getActionIntent', { params: { intent_id: missingIntent() }, token: w.admin }, 404, 'not_found');
     await expectCall(
       'getActionIntent',
-      { params: { intentId: w.intents.previewed! }, token: w.otherShop },
+      { params: { intent_id: w.intents.previewed! }, token: w.otherShop },
       404,
       'not_found',
     );
-    await expectCall('getActionIntent', { params: { intentId: LONG_ID }, token: w.admin }, 400, 'invalid_request');
+    await expectCall('getActionIntent', { params: { intent_id: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },
   async confirmActionIntent() {
     const confirmWith = (intentId: string, token: string, key: string | null = randomUUID()) => ({
-      params: { intentId },
+      params: { intent_id: intentId },
       token,
       ...(key === null ? {} : { headers: { 'idempotency-key': key } }),
     });
@@ -1025,25 +1039,25 @@ const FIXTURES: Record<string, Fixture> = {
     const previews: [string, Request][] = [
       [
         'previewReplay',
-        { params: { eventId: w.events.no_workflow! }, body: { acknowledge_recent_delivery: true }, token: w.admin },
+        { params: { event_id: w.events.no_workflow! }, body: { acknowledge_recent_delivery: true }, token: w.admin },
       ],
       ['previewDiagnosticsShare', { body: { endpoint_id: fresh.id }, token: w.admin }],
       ['previewEndpointCreate', { body: createBody('Fixture confirm 2'), token: w.admin }],
-      ['previewEndpointEdit', { params: { endpointId: fresh.id }, body: { name: 'Edited' }, token: w.admin }],
-      ['previewTestEvent', { params: { endpointId: fresh.id }, body: {}, token: w.admin }],
+      ['previewEndpointEdit', { params: { endpoint_id: fresh.id }, body: { name: 'Edited' }, token: w.admin }],
+      ['previewTestEvent', { params: { endpoint_id: fresh.id }, body: {}, token: w.admin }],
     ];
     for (const [op, req] of previews) {
       const p = await expectCall(op, req, 201);
       await expectCall('confirmActionIntent', confirmWith(p.json.id, w.admin), 200);
     }
     const rotate = await preview('previewSecretRotate', {
-      params: { endpointId: fresh.id },
+      params: { endpoint_id: fresh.id },
       body: {},
       token: w.admin,
     });
     await expectCall('confirmActionIntent', confirmWith(rotate.json.id, w.admin), 200);
     const archive = await preview('previewEndpointDelete', {
-      params: { endpointId: fresh.id },
+      params: { endpoint_id: fresh.id },
       body: { mode: 'archive' },
       token: w.admin,
     });
@@ -1054,7 +1068,7 @@ const FIXTURES: Record<string, Fixture> = {
     expect(again.text).toBe(first.text);
     // The same key for another intent: 422; a request with the key still running: 409.
     const other = await preview('previewTestEvent', {
-      params: { endpointId: w.endpoints.sandbox },
+      params: { endpoint_id: w.endpoints.sandbox },
       body: {},
       token: w.admin,
     });
@@ -1078,19 +1092,19 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('confirmActionIntent', confirmWith(w.intents.expired!, w.admin), 410, 'intent_expired');
     await expectCall('confirmActionIntent', confirmWith(w.intents.stale!, w.admin), 409, 'intent_not_confirmable');
     const staleAgain = await preview('previewEndpointEdit', {
-      params: { endpointId: w.endpoints.paused },
+      params: { endpoint_id: w.endpoints.paused },
       body: { name: 'A' },
       token: w.admin,
     });
     const change = await preview('previewEndpointEdit', {
-      params: { endpointId: w.endpoints.paused },
+      params: { endpoint_id: w.endpoints.paused },
       body: { name: 'B' },
       token: w.admin,
     });
     await expectCall('confirmActionIntent', confirmWith(change.json.id, w.admin), 200);
     await expectCall('confirmActionIntent', confirmWith(staleAgain.json.id, w.admin), 409, 'intent_stale');
     const replayArchived = await preview('previewReplay', {
-      params: { eventId: w.events.failed! },
+      params: { event_id: w.events.failed! },
       body: { acknowledge_recent_delivery: true },
       token: w.admin,
     });
@@ -1120,7 +1134,7 @@ const FIXTURES: Record<string, Fixture> = {
     );
     // Authority: a grant that can preview but not execute this kind, and one with no execute scope at all.
     const replay = await preview('previewReplay', {
-      params: { eventId: w.events.no_workflow! },
+      params: { event_id: w.events.no_workflow! },
       body: { acknowledge_recent_delivery: true },
       token: w.admin,
     });
@@ -1132,37 +1146,42 @@ const FIXTURES: Record<string, Fixture> = {
   },
   async cancelActionIntent() {
     const p = await preview('previewTestEvent', {
-      params: { endpointId: w.endpoints.sandbox },
+      params: { endpoint_id: w.endpoints.sandbox },
       body: {},
       token: w.admin,
     });
     await expectCall(
       'cancelActionIntent',
-      { params: { intentId: p.json.id }, token: w.observer },
+      { params: { intent_id: p.json.id }, token: w.observer },
       403,
       'missing_scope',
     );
-    await expectCall('cancelActionIntent', { params: { intentId: p.json.id }, token: w.admin }, 200);
+    await expectCall('cancelActionIntent', { params: { intent_id: p.json.id }, token: w.admin }, 200);
     await expectCall(
       'cancelActionIntent',
-      { params: { intentId: p.json.id }, token: w.admin },
+      { params: { intent_id: p.json.id }, token: w.admin },
       409,
       'intent_not_confirmable',
     );
     await expectCall(
       'cancelActionIntent',
-      { params: { intentId: w.intents.executedShare! }, token: w.admin },
+      { params: { intent_id: w.intents.executedShare! }, token: w.admin },
       409,
       'intent_not_confirmable',
     );
     await expectCall(
       'cancelActionIntent',
-      { params: { intentId: w.intents.expired! }, token: w.admin },
+      { params: { intent_id: w.intents.expired! }, token: w.admin },
       410,
       'intent_expired',
     );
-    await expectCall('cancelActionIntent', { params: { intentId: missingIntent() }, token: w.admin }, 404, 'not_found');
-    await expectCall('cancelActionIntent', { params: { intentId: LONG_ID }, token: w.admin }, 400, 'invalid_request');
+    await expectCall(
+      'cancelActionIntent',
+      { params: { intent_id: missingIntent() }, token: w.admin },
+      404,
+      'not_found',
+    );
+    await expectCall('cancelActionIntent', { params: { intent_id: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },
 };
 
@@ -1195,7 +1214,8 @@ beforeAll(async () => {
   server = await startTestServer({
     configure: (c) => {
       siteDir = fixtureSite(c.publicUrl);
-      return { ...c, siteDir };
+      // As outside sandbox mode: alert URLs must be public (IP literals below, so no DNS is needed).
+      return { ...c, siteDir, intents: { ...c.intents, alertPrivateTargets: false } };
     },
   });
   await buildWorld();
@@ -1314,34 +1334,34 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   getManifest: () => ({}),
   searchDocs: () => ({ query: { q: 'replay' } }),
   getDocsPage: () => ({ query: { path: '/' } }),
-  getOpenApiOperation: () => ({ params: { operationId: 'listEvents' } }),
+  getOpenApiOperation: () => ({ params: { operation_id: 'listEvents' } }),
   getGrant: () => ({}),
   getPlanUsage: () => ({}),
   listAudit: () => ({ query: { limit: '5' } }),
   getSetup: () => ({}),
   listEndpoints: () => ({}),
-  getEndpoint: () => ({ params: { endpointId: w.endpoints.sandbox } }),
+  getEndpoint: () => ({ params: { endpoint_id: w.endpoints.sandbox } }),
   listEvents: () => ({ query: { limit: '5' } }),
-  getEvent: () => ({ params: { eventId: w.events.delivered! } }),
-  getEventReceipt: () => ({ params: { eventId: w.events.delivered! } }),
-  getReceipt: () => ({ params: { receiptId: w.receipts.accepted } }),
+  getEvent: () => ({ params: { event_id: w.events.delivered! } }),
+  getEventReceipt: () => ({ params: { event_id: w.events.delivered! } }),
+  getReceipt: () => ({ params: { receipt_id: w.receipts.accepted } }),
   getDiagnostics: () => ({}),
-  previewReplay: () => ({ params: { eventId: w.events.failed! }, body: {} }),
+  previewReplay: () => ({ params: { event_id: w.events.failed! }, body: {} }),
   previewDiagnosticsShare: () => ({ body: {} }),
   previewEndpointCreate: () => ({ body: createBody('Sample') }),
-  previewEndpointEdit: () => ({ params: { endpointId: w.endpoints.sandbox }, body: { name: 'Sample' } }),
-  previewSecretRotate: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
-  previewEndpointDelete: () => ({ params: { endpointId: w.endpoints.sandbox }, body: { mode: 'archive' } }),
-  previewTestEvent: () => ({ params: { endpointId: w.endpoints.sandbox }, body: {} }),
+  previewEndpointEdit: () => ({ params: { endpoint_id: w.endpoints.sandbox }, body: { name: 'Sample' } }),
+  previewSecretRotate: () => ({ params: { endpoint_id: w.endpoints.sandbox }, body: {} }),
+  previewEndpointDelete: () => ({ params: { endpoint_id: w.endpoints.sandbox }, body: { mode: 'archive' } }),
+  previewTestEvent: () => ({ params: { endpoint_id: w.endpoints.sandbox }, body: {} }),
   previewBulkReplay: () => ({ body: {} }),
   listActionIntents: () => ({}),
-  getActionIntent: () => ({ params: { intentId: w.intents.previewed! } }),
-  listBulkReplayItems: () => ({ params: { intentId: w.intents.previewed! } }),
-  previewAlertSubscribe: () => ({ body: { channel: 'webhook', url: 'https://alerts.example.com/hook' } }),
+  getActionIntent: () => ({ params: { intent_id: w.intents.previewed! } }),
+  listBulkReplayItems: () => ({ params: { intent_id: w.intents.previewed! } }),
+  previewAlertSubscribe: () => ({ body: { channel: 'webhook', url: 'https://93.184.215.14/hook' } }),
   listIncidents: () => ({}),
   confirmActionIntent: () => ({
-    params: { intentId: w.intents.previewed! },
+    params: { intent_id: w.intents.previewed! },
     headers: { 'idempotency-key': randomUUID() },
   }),
-  cancelActionIntent: () => ({ params: { intentId: w.intents.previewed! } }),
+  cancelActionIntent: () => ({ params: { intent_id: w.intents.previewed! } }),
 };

@@ -70,7 +70,7 @@ describe('request examples in the OpenAPI document', () => {
 
   it('sent as they are, each preview is accepted (a replay of a just-delivered event waits for the acknowledgement)', async () => {
     const creds = server.sandbox!;
-    const params: Record<string, string> = { eventId, endpointId: creds.endpoint_id };
+    const params: Record<string, string> = { event_id: eventId, endpoint_id: creds.endpoint_id };
     for (const e of examples()) {
       const url = e.path.replace(/\{(\w+)\}/g, (_m, name: string) => params[name] as string);
       const res = await fetch(`${server.url}${url}`, {

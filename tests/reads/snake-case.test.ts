@@ -47,6 +47,29 @@ describe('the contract', () => {
     expect(props.filter((p) => !SNAKE.test(p.slice(p.lastIndexOf('.') + 1)))).toEqual([]);
   });
 
+  it('names every path and query parameter in snake_case, path templates included', () => {
+    const paths = doc.paths as Record<string, Record<string, Json>>;
+    const names: string[] = [];
+    for (const [path, item] of Object.entries(paths)) {
+      for (const m of path.matchAll(/\{([^}]+)\}/g)) names.push(`${path} {${m[1]}}`);
+      for (const [method, op] of Object.entries(item)) {
+        for (const p of (op.parameters ?? []) as { name: string; in: string }[])
+          if (p.in !== 'header') names.push(`${method.toUpperCase()} ${path} ${p.in} ${p.name}`);
+      }
+    }
+    expect(names.filter((n) => n.includes(' path ')).length).toBeGreaterThanOrEqual(14);
+    expect(names.filter((n) => !SNAKE.test(n.slice(n.lastIndexOf(' ') + 1).replace(/^\{|\}$/g, '')))).toEqual([]);
+  });
+
+  it('MCP tool arguments (input schema properties) are snake_case, path ids included', () => {
+    const tools = mcpToolDefinitions();
+    const args = tools.flatMap((t) => declaredProperties(t.inputSchema, t.name));
+    expect(args).toEqual(
+      expect.arrayContaining(['get_event.properties.event_id', 'get_receipt.properties.receipt_id']),
+    );
+    expect(args.filter((p) => !SNAKE.test(p.slice(p.lastIndexOf('.') + 1)))).toEqual([]);
+  });
+
   it('MCP tool output schemas declare only snake_case properties', () => {
     const bad = mcpToolDefinitions().flatMap((t) =>
       declaredProperties(t.outputSchema, t.name).filter((p) => !SNAKE.test(p.slice(p.lastIndexOf('.') + 1))),

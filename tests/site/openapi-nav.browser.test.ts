@@ -43,7 +43,7 @@ describe('/reference/openapi/ at 390px', () => {
     expect(await links.count()).toBe(listOperations(doc).length);
     expect(await nav.locator('.fp-openapi-nav-tag').allTextContents()).toContain('Event investigation');
     // Scalar has rendered the operations.
-    const target = page.locator('[id="api-1/tag/events/GET/agent/v1/events/{eventId}"]');
+    const target = page.locator('[id="api-1/tag/events/GET/agent/v1/events/{event_id}"]');
     await target.waitFor({ state: 'attached' });
     // Every link of the list names a section Scalar rendered.
     const hrefs = await links.evaluateAll((as) => as.map((a) => a.getAttribute('href') as string));

@@ -117,7 +117,7 @@ describe('generated reference pages', () => {
   });
 
   it('placeholders in angle brackets are code, never raw HTML that the browser would hide', () => {
-    // Outside code, `<eventId>` or `<data dir>` is parsed as an element: the HTML page shows nothing.
+    // Outside code, `<event_id>` or `<data dir>` is parsed as an element: the HTML page shows nothing.
     const raw: string[] = [];
     for (const rel of readdirSync(DOCS_DIR, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md'))) {
       let fenced = false;

@@ -90,24 +90,7 @@ export interface ShopHashedFields {
  * JSON.stringify(details)), so a shop can recompute it.
  */
 export function shopAuditHash(r: ShopHashedFields): string {
-  const canonical = JSON.stringify([
-    'flowport-audit-shop-v1',
-    Number(r.shop_seq),
-    r.id,
-    Number(r.at),
-    r.shop_id,
-    r.actor_grant_id,
-    r.actor_kind,
-    r.actor_name,
-    r.action,
-    r.target_type,
-    r.target_id,
-    r.outcome,
-    r.request_id,
-    r.details_json,
-    r.shop_prev_hash,
-  ]);
-  return createHash('sha256').update(canonical).digest('hex');
+  return sha256OfJson(['flowport-audit-shop-v1', Number(r.shop_seq), ...entryFields(r), r.shop_prev_hash]);
 }
 
 /** The next link of `shopId`'s chain after its last entry (or the genesis). */
@@ -121,8 +104,12 @@ async function lastShopLink(tx: Db, shopId: string): Promise<{ seq: number; hash
 
 /** The hash of one entry: SHA-256 over a fixed-order JSON array of every column but `hash`. */
 export function auditHash(r: HashedFields): string {
-  const canonical = JSON.stringify([
-    Number(r.seq),
+  return sha256OfJson([Number(r.seq), ...entryFields(r), r.prev_hash]);
+}
+
+/** What both chains hash of an entry, in this order, between its sequence number and the previous hash. */
+function entryFields(r: HashedFields | ShopHashedFields): unknown[] {
+  return [
     r.id,
     Number(r.at),
     r.shop_id,
@@ -135,9 +122,11 @@ export function auditHash(r: HashedFields): string {
     r.outcome,
     r.request_id,
     r.details_json,
-    r.prev_hash,
-  ]);
-  return createHash('sha256').update(canonical).digest('hex');
+  ];
+}
+
+function sha256OfJson(values: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(values)).digest('hex');
 }
 
 /**

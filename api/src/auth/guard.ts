@@ -17,6 +17,7 @@ import { admitUsage } from '../usage/admit.ts';
 import { firstRefusalOfWindow, RATE_WINDOW_MS, refusalAuditKey } from '../usage/rate-limit.ts';
 import { hashGrantToken, isWellFormedGrantToken } from './grant-tokens.ts';
 import type { GrantRow } from './grants.ts';
+import { ACCESS_TOKEN_PREFIX, findAccessToken } from './oauth/tokens.ts';
 
 /** The audited facts of a refusal, with how many the previous window counted when more than its audited one. */
 function refusalDetails(details: Record<string, unknown>, previousWindow: number): Record<string, unknown> {
@@ -40,16 +41,41 @@ function actorOf(p: Principal) {
   return { grantId: p.grantId, kind: p.actor.kind, name: p.actor.name };
 }
 
+/**
+ * An OAuth access token (ADR 1400): live itself (not expired, not revoked with its family), and its
+ * grant checked exactly as a grant token's is. The principal carries the token's resource; the
+ * transport checks it names the resource being called.
+ */
+async function authenticateAccessToken(token: string, services: Services, requestId?: string): Promise<Principal> {
+  const row = await findAccessToken(services, token);
+  if (!row) throw new AppError('invalid_token', { reason: 'No access token matches this token.' });
+  if (row.revoked_at !== null || Number(row.expires_at) <= services.now())
+    throw new AppError('access_token_expired', {
+      reason: `The access token ${row.token_hint} ${row.revoked_at !== null ? 'was revoked' : 'has expired'}.`,
+      extra: { grant_id: row.grant_id },
+    });
+  const grant = await services.db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]);
+  if (!grant) throw new AppError('invalid_token', { reason: 'No grant matches this token.' });
+  const principal = await checkGrantRow(grant, services, requestId);
+  return { ...principal, resource: row.resource };
+}
+
 export async function authenticateGrant(
   token: string | null,
   services: Services,
   requestId?: string,
 ): Promise<Principal> {
   if (token === null) throw new AppError('missing_token', { reason: 'No Authorization: Bearer header was sent.' });
+  if (token.startsWith(ACCESS_TOKEN_PREFIX)) return authenticateAccessToken(token, services, requestId);
   if (!isWellFormedGrantToken(token))
     throw new AppError('invalid_token', { reason: 'The token is malformed or its checksum is wrong.' });
   const row = await services.db.get<GrantRow>('SELECT * FROM grants WHERE token_hash = ?', [hashGrantToken(token)]);
   if (!row) throw new AppError('invalid_token', { reason: 'No grant matches this token.' });
+  return checkGrantRow(row, services, requestId);
+}
+
+/** A grant's revocation and expiry (refusals audited once per window), then its use recorded. */
+async function checkGrantRow(row: GrantRow, services: Services, requestId?: string): Promise<Principal> {
   const now = services.now();
   let refusal: AppError | null = null;
   if (row.revoked_at !== null) {
@@ -120,7 +146,7 @@ export async function authorizeScope(
   });
 }
 
-/** `eventId` → `event`; the first path-style id in the input names the audit target. */
+/** `event_id` → `event`; the first path-style id in the input names the audit target. */
 /** Path parameters whose object goes by another name in the API (and in the engine's audit entries). */
 const TARGET_TYPE_NAMES: Record<string, string> = { intent: 'action_intent' };
 
@@ -129,10 +155,7 @@ function targetOf(op: AnyOperation, input: Record<string, unknown>): { type: str
   for (const k of keys) {
     const v = input[k];
     if (typeof v === 'string') {
-      const type = k
-        .replace(/Id$/, '')
-        .replace(/([a-z])([A-Z])/g, '$1_$2')
-        .toLowerCase();
+      const type = k.replace(/_id$/, '');
       return { type: TARGET_TYPE_NAMES[type] ?? type, id: v };
     }
   }

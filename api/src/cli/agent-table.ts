@@ -22,7 +22,7 @@ export interface AgentOption extends CommandOption {
 }
 
 export interface AgentArgument {
-  /** The path parameter (`eventId`). */
+  /** The path parameter (`event_id`). */
   name: string;
   description: string;
 }
@@ -31,7 +31,7 @@ export interface AgentArgument {
 export interface AgentOperation {
   operationId: string;
   method: 'get' | 'post' | 'patch' | 'delete';
-  /** OpenAPI path template, e.g. `/agent/v1/events/{eventId}`. */
+  /** OpenAPI path template, e.g. `/agent/v1/events/{event_id}`. */
   path: string;
   summary: string;
   description: string;

@@ -1,7 +1,7 @@
 // Agent commands, derived from the operation registry: each operation's `cli`
 // words name the command, and its OpenAPI parameters and request body (built
 // from the same registry) become the arguments and options. Path parameters are
-// positional arguments in path order (`flowport preview-replay <eventId>`); query and
+// positional arguments in path order (`flowport preview-replay <event_id>`); query and
 // body fields are `--kebab-case` options; declared headers are options too.
 // Nothing here is written per operation.
 // Build time only: `npm run openapi` writes the result to ./agent-commands.json, which
@@ -87,8 +87,8 @@ export function agentCommands(operations: readonly AnyOperation[]): AgentCommand
       const schema = (p?.schema ?? {}) as Json;
       const description = (p?.description ?? schema.description) as string | undefined;
       const example = schema.example as string | undefined;
-      // `eventId` → "Event id, e.g. `evt_…`" when the contract gives no description.
-      const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+      // `event_id` → "Event id, e.g. `evt_…`" when the contract gives no description.
+      const words = name.replaceAll('_', ' ');
       const label = `${words.charAt(0).toUpperCase()}${words.slice(1)}`;
       return { name, description: description ?? (example ? `${label}, e.g. \`${example}\`.` : `${label}.`) };
     });

@@ -111,7 +111,7 @@ export const HELPER_COMMANDS: OperatorCommand[] = [
     command: ['watch-action-intent'],
     summary:
       'Follow a running action intent (a bulk replay) until it ends: a progress bar on a terminal, the final intent as JSON otherwise. Needs intents:read.',
-    args: [{ name: 'intentId', description: 'The intent to follow (`int_…`).' }],
+    args: [{ name: 'intent_id', description: 'The intent to follow (`int_…`).' }],
     options: [
       ...CONNECTION_OPTIONS,
       { flag: '--interval-ms <ms>', description: 'How often to read the intent (default 2000, at least 500).' },

@@ -523,7 +523,7 @@ function nextHints(op: AgentOperation, cmd: AgentCommand, body: unknown): string
   const b = body as { id?: string; state?: string; required_scope?: string; page?: { next_cursor?: string | null } };
   if (op.intent && b.id && b.state === 'previewed') {
     const line = (id: string) =>
-      (agentCommandLine(agentCommandById(id).op) ?? '').replace('<intentId>', b.id as string);
+      (agentCommandLine(agentCommandById(id).op) ?? '').replace('<intent_id>', b.id as string);
     return [
       `Next: ${line('confirmActionIntent')}   (needs ${b.required_scope})`,
       `  or: ${line('cancelActionIntent')}`,

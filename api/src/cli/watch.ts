@@ -1,4 +1,4 @@
-// `flowport watch-action-intent <intentId>`: follows a running action intent (a bulk replay) until it
+// `flowport watch-action-intent <intent_id>`: follows a running action intent (a bulk replay) until it
 // ends, with a progress bar on a terminal; otherwise prints the final intent as JSON. Reads go
 // through the Agent API with the grant, like every agent command (one read per interval).
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';

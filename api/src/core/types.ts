@@ -35,6 +35,8 @@ export interface Principal {
   actor: { kind: 'agent' | 'human'; name: string; client?: string | null };
   tier: string;
   expiresAt: number;
+  /** OAuth access tokens only: the resource (RFC 8707 audience) the token was issued for. */
+  resource?: string;
 }
 
 /** Long-lived parts every operation may use. Built once per process. */
@@ -115,7 +117,7 @@ export type OperationInput<R extends OperationRequest> = Infer<R['params']> & In
 export interface Operation<R extends OperationRequest = OperationRequest, O extends z.ZodType = z.ZodType> {
   operationId: string;
   method: HttpMethod;
-  /** OpenAPI path template, e.g. `/agent/v1/events/{eventId}`. */
+  /** OpenAPI path template, e.g. `/agent/v1/events/{event_id}`. */
   path: string;
   summary: string;
   description: string;

@@ -9,6 +9,7 @@ import { INTAKE_ERRORS } from './codes/intake.ts';
 import { HANDOFF_ERRORS } from './codes/handoff.ts';
 import { INTENT_ERRORS } from './codes/intent.ts';
 import { MCP_ERRORS } from './codes/mcp.ts';
+import { OAUTH_ERRORS } from './codes/oauth.ts';
 import { FLOW_LIFECYCLE_ERRORS, SHOPIFY_ERRORS } from './codes/shopify.ts';
 
 export type RefusalLayer = 'capability' | 'authority' | 'usage' | 'target_state' | 'safety' | 'product_boundary';
@@ -37,6 +38,7 @@ export const ERROR_CATALOG = {
   ...HANDOFF_ERRORS,
   ...INTENT_ERRORS,
   ...MCP_ERRORS,
+  ...OAUTH_ERRORS,
   ...SHOPIFY_ERRORS,
   ...FLOW_LIFECYCLE_ERRORS,
 } as const satisfies Record<string, ErrorDef>;

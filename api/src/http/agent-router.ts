@@ -7,6 +7,7 @@ import { AppError } from '../errors/problem.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/idempotency.ts';
 import { closestName } from '../lib/suggest.ts';
+import { resourcesOf } from '../auth/oauth/metadata.ts';
 import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
@@ -143,6 +144,13 @@ export function responseHeaders(status: number, codes: readonly ErrorCode[]): Re
   return out;
 }
 
+/** Sent with a 403 `missing_scope` (RFC 6750 §3.1), not with the other 403s. */
+const INSUFFICIENT_SCOPE_HEADER: HeaderSpec = {
+  description:
+    'With `missing_scope` only: `Bearer error="insufficient_scope", scope="<required scope>", resource_metadata="<protected resource metadata URL>"`, so an OAuth client can ask the merchant for a grant that covers the call.',
+  schema: { type: 'string' },
+};
+
 /** Codes whose refusal can carry `retry_after_s` (and so a Retry-After header). */
 const RETRY_AFTER_CODES = new Set<ErrorCode>(['rate_limited', 'idempotency_key_in_use', 'service_unavailable']);
 
@@ -169,7 +177,10 @@ function errorResponses(op: AnyOperation) {
             : `\`${c}\`: ${ERROR_CATALOG[c].title}`,
         )
         .join('; '),
-      headers: headersObject(responseHeaders(status, codes)),
+      headers: {
+        ...headersObject(responseHeaders(status, codes)),
+        ...(status === 403 && codes.includes('missing_scope') ? { 'WWW-Authenticate': INSUFFICIENT_SCOPE_HEADER } : {}),
+      },
       content: { 'application/problem+json': { schema: ProblemSchema } },
     };
   }
@@ -220,7 +231,7 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
     type: 'http',
     scheme: 'bearer',
     description:
-      'A grant token created by a human with `flowport grants create`. Send `Authorization: Bearer <GRANT_TOKEN>`.',
+      'A grant token created by a human with `flowport grants create`, or an OAuth access token issued for the resource `/agent/v1` after the merchant approved (see `/.well-known/oauth-authorization-server`). Send `Authorization: Bearer <TOKEN>`.',
   });
 
   router.use(`${AGENT_API_PREFIX}/*`, async (c, next) => {
@@ -276,7 +287,13 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
     // A grant-scoped call is authenticated before its input is validated, as over MCP: without a
     // valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
     const authenticateFirst = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-      c.set('principal', await authenticateToken(bearerToken(c), getServices(), c.get('requestId')));
+      const principal = await authenticateToken(bearerToken(c), getServices(), c.get('requestId'));
+      // An OAuth access token names the resource it was issued for (RFC 8707, ADR 1400).
+      if (principal.resource !== undefined && principal.resource !== resourcesOf(getServices().config).api)
+        throw new AppError('token_audience_mismatch', {
+          reason: `This access token was issued for ${principal.resource}, not the Agent Operations API.`,
+        });
+      c.set('principal', principal);
       await next();
     };
     // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.

@@ -1,4 +1,4 @@
-// POST /in/{endpointId}: the sender-facing HTTP surface of intake. Answers 202
+// POST /in/{endpoint_id}: the sender-facing HTTP surface of intake. Answers 202
 // { event_id, receipt_id, status } after the group commit, 200 for a duplicate,
 // and problem+json with an intake code for every failure. On Node the fast path in
 // ./node-intake.ts answers well-formed intake URLs first; this route serves the rest.
@@ -71,8 +71,8 @@ export async function readBodyCapped(req: Request, max: number, socket?: object)
 
 export function intakeRoutes(getIntake: () => Intake): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.post('/:endpointId', async (c) => {
-    const endpointId = c.req.param('endpointId');
+  app.post('/:endpoint_id', async (c) => {
+    const endpointId = c.req.param('endpoint_id');
     if (!isId('endpoint', endpointId))
       throw new AppError('not_found', { detail: 'No endpoint with this id. Check the ingest URL.' });
     let ack: IntakeAck;
@@ -92,7 +92,7 @@ export function intakeRoutes(getIntake: () => Intake): Hono<AppEnv> {
     }
     return c.json(ack, ACK_HTTP_STATUS[ack.status]);
   });
-  app.all('/:endpointId', () => {
+  app.all('/:endpoint_id', () => {
     throw new AppError('method_not_allowed', { detail: 'Sender intake accepts POST only.', allow: ['POST'] });
   });
   // Anything else under /in is a sender miss: problem+json, never the docs site's HTML 404.

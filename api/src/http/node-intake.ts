@@ -1,4 +1,4 @@
-// The sender-facing hot path on Node's own request objects: `POST /in/<endpointId>`
+// The sender-facing hot path on Node's own request objects: `POST /in/<endpoint_id>`
 // is answered here without building web Request/Response objects or streams (they
 // cost more than the intake work itself; see docs/adr/0301-intake-fast-path.md).
 // Everything else, including odd intake URLs, goes to the Hono app, which answers

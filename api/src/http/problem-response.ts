@@ -1,7 +1,9 @@
 // Maps AppError (or anything thrown) to an application/problem+json response.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { joinUrl } from '../docs-paths.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
+import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import { type AppError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors/problem.ts';
 import type { AppEnv } from './types.ts';
 
@@ -14,6 +16,8 @@ export const COMMON_ERRORS_SCOPED: readonly ErrorCode[] = [
   'invalid_token',
   'grant_expired',
   'grant_revoked',
+  'access_token_expired',
+  'token_audience_mismatch',
   'missing_scope',
   'rate_limited',
   'plan_limit_reached',
@@ -31,8 +35,20 @@ export function problemParts(
   if (err.options.allow?.length) headers.Allow = err.options.allow.join(', ');
   // RFC 6750 §3.1: no error attribute when the request carried no credentials at all.
   if (err.code === 'missing_token') headers['WWW-Authenticate'] = 'Bearer';
-  if (err.code === 'invalid_token' || err.code === 'grant_expired' || err.code === 'grant_revoked') {
+  if (
+    err.code === 'invalid_token' ||
+    err.code === 'grant_expired' ||
+    err.code === 'grant_revoked' ||
+    err.code === 'access_token_expired' ||
+    err.code === 'token_audience_mismatch'
+  ) {
     headers['WWW-Authenticate'] = 'Bearer error="invalid_token"';
+  }
+  // RFC 6750 §3.1 and the MCP authorization spec: name the scope needed and where to learn how to get it.
+  if (err.code === 'missing_scope' && err.options.requiredScope) {
+    const metadata = joinUrl(ctx.publicUrl, `/.well-known/oauth-protected-resource${AGENT_API_PREFIX}`);
+    headers['WWW-Authenticate'] =
+      `Bearer error="insufficient_scope", scope="${err.options.requiredScope}", resource_metadata="${metadata}"`;
   }
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }

@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Services } from '../core/types.ts';
 import { bodyRetentionMs } from '../handoff/lifecycle.ts';
 import { newId } from '../ids.ts';
+import { privateTargetReason } from '../lib/outbound-target.ts';
 import type { Db } from '../store/db.ts';
 import { type AlertTrigger, type IncidentRow, incidentView } from '../reads/incidents.ts';
 
@@ -317,6 +318,9 @@ export class AlertMonitor {
         body,
       );
     }
+    // The name may have been re-pointed since the subscription was made.
+    const refused = await privateTargetReason(new URL(url), this.services.config.intents.alertPrivateTargets);
+    if (refused !== null) return `refused: ${refused}`;
     const res = await fetch(url, {
       method: 'POST',
       headers,

@@ -12,7 +12,7 @@ export function pathParams(op: CliAddressable): string[] {
   return [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
 }
 
-/** `flowport preview-replay <eventId>`: the command an operation is reached by (manifest, docs, help). */
+/** `flowport preview-replay <event_id>`: the command an operation is reached by (manifest, docs, help). */
 export function agentCommandLine(op: CliAddressable): string | null {
   if (!op.cli) return null;
   return ['flowport', ...op.cli, ...pathParams(op).map((p) => `<${p}>`)].join(' ');

@@ -8,13 +8,13 @@
 // problem object the HTTP API returns (see docs/adr/0500-mcp-endpoint.md).
 import { type AuthInfo, createMcpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
 import { type Context, Hono } from 'hono';
-import { ALL_SCOPES } from '../auth/scopes.ts';
+import { issuerOf, REQUESTABLE_SCOPES, resourcesOf } from '../auth/oauth/metadata.ts';
 import type { Config } from '../config.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 import { problemResponse } from '../http/problem-response.ts';
 import type { AppEnv } from '../http/types.ts';
-import { MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { authenticateToken } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { createFlowportMcpServer, type McpCallContext } from './server.ts';
@@ -41,14 +41,14 @@ export function protectedResourceMetadata(config: Config) {
   return {
     resource: joinUrl(config.publicUrl, MCP_PATH),
     resource_name: `${PRODUCT.name} MCP endpoint`,
-    // No authorization server: grants are created by a human with `flowport grants create`
-    // and handed to the agent; there is no OAuth flow to discover.
-    authorization_servers: [] as string[],
+    // Flowport is its own authorization server (ADR 1400): the merchant consents on the merchant
+    // page. Grant tokens made with `flowport grants create` keep working as bearer tokens.
+    authorization_servers: [issuerOf(config)],
     bearer_methods_supported: ['header'],
-    scopes_supported: [...ALL_SCOPES],
+    scopes_supported: [...REQUESTABLE_SCOPES],
     resource_documentation: joinUrl(config.publicUrl, DOCS_PATHS.mcpReference),
     flowport_grant_issuance:
-      'Grant tokens are created by a human (the merchant) with `flowport grants create` and given to the agent. Send `Authorization: Bearer <GRANT_TOKEN>`.',
+      'Connect with OAuth (the merchant approves on a consent page), or send `Authorization: Bearer <GRANT_TOKEN>` with a grant a human created with `flowport grants create`.',
   };
 }
 
@@ -62,7 +62,8 @@ function challenge(config: Config, err: AppError): string {
   const meta = `resource_metadata="${joinUrl(config.publicUrl, MCP_RESOURCE_METADATA_PATH)}"`;
   // RFC 6750 §3.1: no error code when the request carried no credentials at all.
   if (err.code === 'missing_token') return `Bearer ${meta}`;
-  const desc = (err.options.reason ?? err.message).replace(/["\\]/g, '');
+  // A header value is ASCII: quotes, backslashes and anything outside printable ASCII are dropped.
+  const desc = (err.options.reason ?? err.message).replace(/["\\]|[^\x20-\x7e]/g, '');
   return `Bearer ${meta}, error="invalid_token", error_description="${desc}"`;
 }
 
@@ -109,6 +110,11 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
     let principal: Principal;
     try {
       principal = await authenticateToken(token, services, requestId);
+      // An OAuth access token names the resource it was issued for (RFC 8707).
+      if (principal.resource !== undefined && principal.resource !== resourcesOf(config).mcp)
+        throw new AppError('token_audience_mismatch', {
+          reason: `This access token was issued for ${principal.resource}, not this MCP endpoint.`,
+        });
     } catch (err) {
       if (err instanceof AppError && err.status === 401) {
         const res = problemResponse(c, err, config.publicUrl);
@@ -135,7 +141,17 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
   return app;
 }
 
-/** Mounted at /.well-known/oauth-protected-resource: the path-suffixed document and the root fallback. */
+/** The Agent Operations API as a protected resource (RFC 9728), for tokens bound to it. */
+export function apiProtectedResourceMetadata(config: Config) {
+  return {
+    ...protectedResourceMetadata(config),
+    resource: resourcesOf(config).api,
+    resource_name: `${PRODUCT.name} Agent Operations API`,
+    resource_documentation: joinUrl(config.publicUrl, DOCS_PATHS.apiReference),
+  };
+}
+
+/** Mounted at /.well-known/oauth-protected-resource: the path-suffixed documents and the root fallback. */
 export function protectedResourceMetadataApp(getServices: () => Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const serve = (c: Context<AppEnv>) => {
@@ -145,5 +161,10 @@ export function protectedResourceMetadataApp(getServices: () => Services): Hono<
   };
   app.get(MCP_PATH, serve);
   app.get('/', serve);
+  app.get(AGENT_API_PREFIX, (c) => {
+    c.header('Access-Control-Allow-Origin', '*');
+    c.header('Cache-Control', 'public, max-age=300');
+    return c.json(apiProtectedResourceMetadata(getServices().config));
+  });
   return app;
 }

@@ -10,20 +10,20 @@ export async function listBulkReplayItemsPage({
   input,
 }: {
   ctx: OperationContext;
-  input: { intentId: string; status?: ItemStatus; limit?: number; starting_after?: number };
+  input: { intent_id: string; status?: ItemStatus; limit?: number; starting_after?: number };
 }) {
   const services = ctx.services;
   const principal = ctx.principal;
   if (!principal) throw new AppError('missing_token');
   const intent = await services.db.get<{ kind: string }>(
     'SELECT kind FROM action_intents WHERE id = ? AND shop_id = ?',
-    [input.intentId, principal.shopId],
+    [input.intent_id, principal.shopId],
   );
   // Other shops' intents answer 404 like missing ones; other kinds have no items (an empty list).
-  if (!intent) throw new AppError('not_found', { detail: `No action intent ${input.intentId} in this shop.` });
+  if (!intent) throw new AppError('not_found', { detail: `No action intent ${input.intent_id} in this shop.` });
   const limit = input.limit ?? 100;
   const where = ['intent_id = ?', 'seq > ?'];
-  const args: (string | number)[] = [input.intentId, input.starting_after ?? -1];
+  const args: (string | number)[] = [input.intent_id, input.starting_after ?? -1];
   if (input.status) {
     where.push('status = ?');
     args.push(input.status);

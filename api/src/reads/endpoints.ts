@@ -86,12 +86,12 @@ export async function endpointStateCounts(
 }
 
 /** One endpoint of the caller's shop with its recent events by state (getEndpoint). */
-export async function readEndpoint({ ctx, input }: { ctx: OperationContext; input: { endpointId: string } }) {
+export async function readEndpoint({ ctx, input }: { ctx: OperationContext; input: { endpoint_id: string } }) {
   const p = ctx.principal;
   if (!p) throw new AppError('missing_token');
   const now = ctx.services.now();
-  const row = await getShopEndpoint(ctx.services, p.shopId, input.endpointId);
-  if (!row) throw new AppError('not_found', { detail: `No endpoint ${input.endpointId} in this shop.` });
+  const row = await getShopEndpoint(ctx.services, p.shopId, input.endpoint_id);
+  if (!row) throw new AppError('not_found', { detail: `No endpoint ${input.endpoint_id} in this shop.` });
   const rows = await ctx.services.db.all<{ state: string; n: number }>(
     'SELECT state, COUNT(*) AS n FROM events WHERE endpoint_id = ? AND received_at >= ? GROUP BY state',
     [row.id, now - RECENT_WINDOW_HOURS * 3_600_000],

@@ -37,13 +37,13 @@ interface TimelineEntry {
 }
 
 /** One event's lifecycle: timeline, where the handoff stopped, recovery options, retention (getEvent). */
-export async function readEvent({ ctx, input }: { ctx: OperationContext; input: { eventId: string } }) {
+export async function readEvent({ ctx, input }: { ctx: OperationContext; input: { event_id: string } }) {
   const p = ctx.principal;
   if (!p) throw new AppError('missing_token');
   const { db, config } = ctx.services;
   const now = ctx.services.now();
-  const row = await getShopEvent(db, p.shopId, input.eventId);
-  if (!row) throw new AppError('not_found', { detail: `No event ${input.eventId} in this shop.` });
+  const row = await getShopEvent(db, p.shopId, input.event_id);
+  if (!row) throw new AppError('not_found', { detail: `No event ${input.event_id} in this shop.` });
   // The recent-delivery check a replay preview makes, so `replay` says what a preview would.
   const facts = await withRecentDeliveries(
     db,

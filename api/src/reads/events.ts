@@ -460,7 +460,7 @@ export function recoveryOptions(row: EventRow, facts: ShopFacts, publicUrl: stri
         : `Replay is not available: ${replay.detail ?? replay.reason}`,
       docs_url: url(DOCS_PATHS.replay),
       required_scope: 'replay:preview',
-      operation: 'POST /agent/v1/events/{eventId}/replay-intents',
+      operation: 'POST /agent/v1/events/{event_id}/replay-intents',
     });
   }
   if (row.state === 'queued' || row.state === 'accepted' || row.state === 'delivering') {

@@ -189,25 +189,25 @@ export async function rejectedIntakeCounts(
 }
 
 /** The intake receipt of one event of the caller's shop (getEventReceipt). */
-export async function readEventReceipt({ ctx, input }: { ctx: OperationContext; input: { eventId: string } }) {
+export async function readEventReceipt({ ctx, input }: { ctx: OperationContext; input: { event_id: string } }) {
   const p = ctx.principal;
   if (!p) throw new AppError('missing_token');
   const { db } = ctx.services;
   const ev = await db.get<{ receipt_id: string }>('SELECT receipt_id FROM events WHERE id = ? AND shop_id = ?', [
-    input.eventId,
+    input.event_id,
     p.shopId,
   ]);
-  if (!ev) throw new AppError('not_found', { detail: `No event ${input.eventId} in this shop.` });
+  if (!ev) throw new AppError('not_found', { detail: `No event ${input.event_id} in this shop.` });
   const r = await getShopReceipt(db, p.shopId, ev.receipt_id);
-  if (!r) throw new AppError('not_found', { detail: `The receipt of ${input.eventId} is missing.` });
+  if (!r) throw new AppError('not_found', { detail: `The receipt of ${input.event_id} is missing.` });
   return receiptView(db, r);
 }
 
 /** One intake receipt of the caller's shop (getReceipt). */
-export async function readReceipt({ ctx, input }: { ctx: OperationContext; input: { receiptId: string } }) {
+export async function readReceipt({ ctx, input }: { ctx: OperationContext; input: { receipt_id: string } }) {
   const p = ctx.principal;
   if (!p) throw new AppError('missing_token');
-  const r = await getShopReceipt(ctx.services.db, p.shopId, input.receiptId);
-  if (!r) throw new AppError('not_found', { detail: `No receipt ${input.receiptId} in this shop.` });
+  const r = await getShopReceipt(ctx.services.db, p.shopId, input.receipt_id);
+  if (!r) throw new AppError('not_found', { detail: `No receipt ${input.receipt_id} in this shop.` });
   return receiptView(ctx.services.db, r);
 }

@@ -294,7 +294,7 @@ export async function searchDocsFor({ ctx, input }: { ctx: OperationContext; inp
 }
 
 /** One operation of the committed OpenAPI contract, with the contract's URL (getOpenApiOperation). */
-export async function openApiOperationFor({ ctx, input }: { ctx: OperationContext; input: { operationId: string } }) {
-  const found = findOpenApiOperation(input.operationId);
+export async function openApiOperationFor({ ctx, input }: { ctx: OperationContext; input: { operation_id: string } }) {
+  const found = findOpenApiOperation(input.operation_id);
   return { ...found, openapi_url: joinUrl(ctx.services.config.publicUrl, DOCS_PATHS.openapiJson) };
 }

@@ -39,7 +39,7 @@ export async function readManifest({ ctx }: { ctx: OperationContext }) {
         scheme: 'bearer' as const,
         header: 'Authorization' as const,
         how_to_get_a_grant:
-          'Ask the merchant to run `flowport grants create` and give you the token. Send it as `Authorization: Bearer <GRANT_TOKEN>`.',
+          'An MCP client with OAuth support connects by URL alone: Flowport is its own authorization server (`/.well-known/oauth-authorization-server`) and the merchant approves on a consent page. Otherwise ask the merchant to run `flowport grants create` (or create a grant on the merchant page) and give you the token. Send it as `Authorization: Bearer <GRANT_TOKEN>`.',
       },
     },
     docs: {

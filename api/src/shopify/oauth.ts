@@ -20,6 +20,7 @@ import type { AppEnv } from '../http/types.ts';
 import { newId } from '../ids.ts';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { errorPage } from './merchant/html.ts';
+import { takeOAuthReturn } from './merchant/oauth-return.ts';
 import { createMerchantSession, isSecureUrl, setSessionCookie } from './merchant/session.ts';
 import type { Services } from '../core/types.ts';
 import { requestToken, type TokenResponse } from '../handoff/shop-tokens.ts';
@@ -361,7 +362,8 @@ export function oauthRoutes(getServices: () => Services): Hono<AppEnv> {
           ? await completeInstall(services, shop, token, requestId)
           : await completeSignIn(services, shop, token, requestId);
       setSessionCookie(c, services.config.publicUrl, cookie);
-      return c.redirect(SHOPIFY_APP_PATHS.merchant, 303);
+      // A sign-in the MCP consent screen started goes back to it (only ever Flowport's own authorize path).
+      return c.redirect(takeOAuthReturn(c) ?? SHOPIFY_APP_PATHS.merchant, 303);
     });
   });
   return app;

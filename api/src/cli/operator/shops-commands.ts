@@ -94,7 +94,7 @@ export const SHOPS_OPERATOR_COMMANDS: OperatorCommand[] = [
     summary:
       "Replace an endpoint's secret with one the sender made (Stripe shows it only once it has the ingest URL). Never prints the secret.",
     options: [
-      { flag: '--endpoint <endpointId>', description: 'The endpoint id (ep_…).', required: true },
+      { flag: '--endpoint <endpoint_id>', description: 'The endpoint id (ep_…).', required: true },
       {
         flag: '--secret-env <name>',
         description: 'The environment variable holding the secret (so it never appears in the arguments or output).',

@@ -50,7 +50,7 @@ export const INTENT_ERRORS = {
     area: 'intent',
     description:
       'Only an intent in state `previewed` can be confirmed or cancelled. This one was already confirmed, executed, failed, refused, cancelled or expired. An intent runs at most once.',
-    fix: 'Read the intent (`GET /agent/v1/action-intents/{intentId}`) to see its state and result. To run the action again, create a new preview.',
+    fix: 'Read the intent (`GET /agent/v1/action-intents/{intent_id}`) to see its state and result. To run the action again, create a new preview.',
   },
   intent_stale: {
     status: 409,
@@ -111,7 +111,7 @@ export const INTENT_ERRORS = {
     area: 'intent',
     description:
       'The event is `accepted`, `queued` or `delivering`: the worker will still hand it to Flow (with automatic retries). A replay now would very likely start a second workflow run.',
-    fix: 'Wait for the event to reach `delivered`, `no_workflow` or `failed` (watch `GET /agent/v1/events/{eventId}`), then preview the replay again if it is still needed.',
+    fix: 'Wait for the event to reach `delivered`, `no_workflow` or `failed` (watch `GET /agent/v1/events/{event_id}`), then preview the replay again if it is still needed.',
   },
   event_not_replayable: {
     status: 409,
@@ -183,6 +183,16 @@ export const INTENT_ERRORS = {
     description:
       'One bulk replay covers at most `max_events` events, so its preview can be reviewed and its run stays bounded. The filter matched more.',
     fix: 'Narrow the filter (an endpoint, a shorter `received_after`/`received_before` window, an error code) and run several bulk replays, one after another.',
+  },
+  alert_target_private: {
+    status: 422,
+    title: 'The alert URL points inside a private network',
+    layer: 'safety',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'Flowport sends alerts only to the public internet: an alert URL whose host is, or resolves to, a loopback, private, link-local or reserved address is refused when the subscription is previewed or confirmed, and a message is not sent if the name has been re-pointed there since. This keeps a grant from using Flowport to reach services inside the network it runs in.',
+    fix: 'Use a public https URL for the receiver (a relay on the public internet if it lives inside your network). An operator who runs Flowport next to its receivers can set `FLOWPORT_ALERT_PRIVATE_TARGETS=on`.',
   },
   // ---- product boundary ----
   outside_product_boundary: {

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
+import { privateTargetReason } from '../../lib/outbound-target.ts';
 import type { Services } from '../../core/types.ts';
 import { ALERT_TRIGGERS } from '../../reads/incidents.ts';
 import type { IntentKindDef } from '../types.ts';
@@ -46,6 +47,14 @@ export function checkAlertUrl(raw: string): URL {
   return url;
 }
 
+/** checkAlertUrl, and the host must be on the public internet unless the deployment allows private targets. */
+export async function checkAlertTarget(services: Services, raw: string): Promise<URL> {
+  const url = checkAlertUrl(raw);
+  const reason = await privateTargetReason(url, services.config.intents.alertPrivateTargets);
+  if (reason) throw new AppError('alert_target_private', { detail: reason });
+  return url;
+}
+
 /** The URL is sealed before the intent stores its parameters (a Slack URL is a credential). */
 export function sealAlertUrl(services: Services, params: Record<string, unknown>): Record<string, unknown> {
   const { url, ...rest } = params;
@@ -57,7 +66,7 @@ export const alertSubscribeKind: IntentKindDef<AlertSubscribeParams> = {
   kind: 'alert_subscribe',
   label: 'alert subscription',
   async inspect(kc, _target, params) {
-    const url = checkAlertUrl(kc.services.secrets.decrypt(params.url_sealed));
+    const url = await checkAlertTarget(kc.services, kc.services.secrets.decrypt(params.url_sealed));
     const existing = await kc.db.all<{ id: string; channel: string; url_origin: string }>(
       'SELECT id, channel, url_origin FROM alert_subscriptions WHERE shop_id = ? ORDER BY id',
       [kc.shop.id],
@@ -87,7 +96,7 @@ export const alertSubscribeKind: IntentKindDef<AlertSubscribeParams> = {
     };
   },
   async execute(kc, intent, params) {
-    const url = checkAlertUrl(kc.services.secrets.decrypt(params.url_sealed));
+    const url = await checkAlertTarget(kc.services, kc.services.secrets.decrypt(params.url_sealed));
     const id = newId('alert', kc.now);
     const secret = params.channel === 'webhook' ? `whsec_${randomBytes(24).toString('base64')}` : null;
     await kc.db.run(

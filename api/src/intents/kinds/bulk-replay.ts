@@ -14,6 +14,7 @@ import type { IntentKindDef, KindContext } from '../types.ts';
 import { limitsForShop, meterCap, usageFor } from '../../usage/meters.ts';
 import { assertCapAvailable, capUse } from '../usage.ts';
 import { type EventRow, iso } from './common.ts';
+import { REPLAY_REFUSAL_CODE } from './replay.ts';
 
 /** States a bulk replay can select: the terminal ones Flow did not act on, and delivered. */
 export const BULK_REPLAY_STATES = ['failed', 'no_workflow', 'delivered'] as const;
@@ -43,14 +44,7 @@ export interface BulkReplayParams {
 export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed';
 
 export const BULK_REFUSAL_CODE: Record<BulkRefusal, ErrorCode> = {
-  rejected_event: 'event_rejected',
-  duplicate_event: 'event_not_replayable',
-  endpoint_deleted: 'endpoint_archived',
-  endpoint_archived: 'endpoint_archived',
-  retention_expired: 'retention_expired',
-  body_erased: 'event_erased',
-  shop_disconnected: 'event_not_replayable',
-  delivery_in_progress: 'event_in_flight',
+  ...REPLAY_REFUSAL_CODE,
   recent_delivery: 'replay_recent_delivery',
   already_replayed: 'event_not_replayable',
 };

@@ -19,7 +19,8 @@ export interface ReplayParams {
   note?: string;
 }
 
-const REASON_CODE: Record<ReplayUnavailableReason, ErrorCode> = {
+/** The error code a replay preview answers for each reason an event cannot be replayed. */
+export const REPLAY_REFUSAL_CODE: Record<ReplayUnavailableReason, ErrorCode> = {
   rejected_event: 'event_rejected',
   duplicate_event: 'event_not_replayable',
   endpoint_deleted: 'endpoint_archived',
@@ -53,7 +54,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     const bodyExpired = ev.body_expires_at !== null && Number(ev.body_expires_at) <= kc.now;
     if (!availability.available || bodyExpired) {
       const reason = availability.reason ?? 'retention_expired';
-      throw new AppError(REASON_CODE[reason], {
+      throw new AppError(REPLAY_REFUSAL_CODE[reason], {
         detail: `Event ${ev.id} cannot be replayed: ${availability.detail ?? 'its body retention period has ended.'}`,
         reason: availability.detail ?? 'The body retention period ended.',
         extra: {

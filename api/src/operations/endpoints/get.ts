@@ -1,4 +1,4 @@
-// GET /agent/v1/endpoints/{endpointId} — one endpoint, without secrets.
+// GET /agent/v1/endpoints/{endpoint_id} — one endpoint, without secrets.
 import { z } from '@hono/zod-openapi';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { defineOperation } from '../../core/types.ts';
@@ -8,7 +8,7 @@ import { readEndpoint } from '../../reads/endpoints.ts';
 export const getEndpointOperation = defineOperation({
   operationId: 'getEndpoint',
   method: 'get',
-  path: `${AGENT_API_PREFIX}/endpoints/{endpointId}`,
+  path: `${AGENT_API_PREFIX}/endpoints/{endpoint_id}`,
   summary: 'Read one endpoint',
   description:
     'One endpoint: sender, auth mode and its non-secret parameters, trigger variant, mapping, status, config version, ingest URL and the last 24 hours of events by state. The signing secret shows only its last 4 characters.',
@@ -18,12 +18,12 @@ export const getEndpointOperation = defineOperation({
   meter: 'simple_read',
   request: {
     params: z.object({
-      endpointId: z
+      endpoint_id: z
         .string()
         .min(1)
         .max(64)
         .openapi({
-          param: { name: 'endpointId', in: 'path' },
+          param: { name: 'endpoint_id', in: 'path' },
           example: 'ep_01jd0000000000000000000000',
           description: 'Endpoint id (`ep_…`).',
         }),

@@ -1,4 +1,4 @@
-// GET /agent/v1/events/{eventId}/receipt — the receipt of one event.
+// GET /agent/v1/events/{event_id}/receipt — the receipt of one event.
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { Receipt } from '../receipts/schemas.ts';
 import { defineOperation } from '../../core/types.ts';
@@ -8,7 +8,7 @@ import { readEventReceipt } from '../../reads/receipts.ts';
 export const getEventReceipt = defineOperation({
   operationId: 'getEventReceipt',
   method: 'get',
-  path: `${AGENT_API_PREFIX}/events/{eventId}/receipt`,
+  path: `${AGENT_API_PREFIX}/events/{event_id}/receipt`,
   summary: "Read an event's receipt",
   description: 'The receipt intake wrote when it accepted this event (see getReceipt for the fields).',
   family: 'events',

@@ -1,4 +1,4 @@
-// GET /agent/v1/events/{eventId} — one event's lifecycle: timeline with every
+// GET /agent/v1/events/{event_id} — one event's lifecycle: timeline with every
 // attempt, where the handoff stopped, recovery options (each with its docs
 // page), retention and replay availability. Never the payload body.
 import { z } from '@hono/zod-openapi';
@@ -10,12 +10,12 @@ import { EventSummary } from './schemas.ts';
 import { readEvent } from '../../reads/event-detail.ts';
 
 export const EventIdParam = z.object({
-  eventId: z
+  event_id: z
     .string()
     .min(1)
     .max(64)
     .openapi({
-      param: { name: 'eventId', in: 'path' },
+      param: { name: 'event_id', in: 'path' },
       example: 'evt_01jd0000000000000000000000',
       description: 'Event id (`evt_…`).',
     }),
@@ -128,7 +128,7 @@ export const EventDetail = EventSummary.extend({
 export const getEvent = defineOperation({
   operationId: 'getEvent',
   method: 'get',
-  path: `${AGENT_API_PREFIX}/events/{eventId}`,
+  path: `${AGENT_API_PREFIX}/events/{event_id}`,
   summary: 'Read one event',
   description:
     "One event's lifecycle: timeline with every delivery attempt, where the handoff stopped, recovery options (each with its docs page and required scope), retention and replay availability. The payload body is never returned; its size and SHA-256 are.",

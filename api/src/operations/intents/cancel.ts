@@ -1,4 +1,4 @@
-// POST /agent/v1/action-intents/{intentId}/cancel — drop a previewed intent; nothing runs.
+// POST /agent/v1/action-intents/{intent_id}/cancel — drop a previewed intent; nothing runs.
 import { ACTIONS, executeScope, previewScope } from '../../auth/scopes.ts';
 import { cancelIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
@@ -8,7 +8,7 @@ import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
 export const cancelActionIntent = defineOperation({
   operationId: 'cancelActionIntent',
   method: 'post',
-  path: `${AGENT_API_PREFIX}/action-intents/{intentId}/cancel`,
+  path: `${AGENT_API_PREFIX}/action-intents/{intent_id}/cancel`,
   summary: 'Cancel an action intent',
   description:
     "Cancels a previewed intent so it can never be confirmed, or stops a running bulk replay (its pending events are not replayed; those already replayed stay). Needs the kind's preview or execute scope.",
@@ -31,5 +31,5 @@ export const cancelActionIntent = defineOperation({
       'Withdraw a previewed action that should not run (for example after the merchant declined). Nothing is executed.',
   },
   cli: ['cancel-action-intent'],
-  run: async ({ ctx, input }) => cancelIntent(callerOf(ctx), input.intentId),
+  run: async ({ ctx, input }) => cancelIntent(callerOf(ctx), input.intent_id),
 });

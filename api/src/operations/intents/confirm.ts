@@ -1,4 +1,4 @@
-// POST /agent/v1/action-intents/{intentId}/confirm — run a previewed intent once.
+// POST /agent/v1/action-intents/{intent_id}/confirm — run a previewed intent once.
 // The registry scope (`intents:read`) only says a grant is needed; the real
 // check is the intent kind's execute scope, made inside the engine once the
 // intent is known. The Idempotency-Key makes retries safe.
@@ -13,7 +13,7 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const confirmActionIntent = defineOperation({
   operationId: 'confirmActionIntent',
   method: 'post',
-  path: `${AGENT_API_PREFIX}/action-intents/{intentId}/confirm`,
+  path: `${AGENT_API_PREFIX}/action-intents/{intent_id}/confirm`,
   summary: 'Confirm (execute) an action intent',
   description:
     "Runs a previewed intent exactly once. Needs the intent kind's execute scope (e.g. `replay:execute`, named in the intent's `required_scope`) and an `Idempotency-Key` header: the same key and request return the stored response byte for byte; the same key with a different request answers 422; a concurrent request with the key answers 409; keys are kept 24 h. If the target changed since the preview (config version, event state, another action) the intent is refused and a fresh preview is needed. Secrets and share links created by the action appear only in this response.",
@@ -58,5 +58,6 @@ export const confirmActionIntent = defineOperation({
       "Execute a previewed action (replay, diagnostics share, endpoint change, secret rotation, test event) exactly once. Needs the intent's required_scope and an idempotency key; reuse the same key when retrying. Only confirm what a human asked for or what your grant's purpose covers.",
   },
   cli: ['confirm-action-intent'],
-  run: async ({ ctx, input }) => confirmIntent(callerOf(ctx), input.intentId, ctx.headers[IDEMPOTENCY_HEADER]) as never,
+  run: async ({ ctx, input }) =>
+    confirmIntent(callerOf(ctx), input.intent_id, ctx.headers[IDEMPOTENCY_HEADER]) as never,
 });

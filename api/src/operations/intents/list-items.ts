@@ -1,4 +1,4 @@
-// GET /agent/v1/action-intents/{intentId}/items — a bulk replay's per-event results.
+// GET /agent/v1/action-intents/{intent_id}/items — a bulk replay's per-event results.
 import { z } from '@hono/zod-openapi';
 import { BULK_REPLAY_ITEM_STATUSES, listBulkReplayItemsPage } from '../../reads/bulk-replay-items.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
@@ -32,7 +32,7 @@ export const BulkReplayItemList = z
 export const listBulkReplayItems = defineOperation({
   operationId: 'listBulkReplayItems',
   method: 'get',
-  path: `${AGENT_API_PREFIX}/action-intents/{intentId}/items`,
+  path: `${AGENT_API_PREFIX}/action-intents/{intent_id}/items`,
   summary: "List a bulk replay's per-event results",
   description:
     'Every event a confirmed bulk replay covers, in run order: pending, replayed (with the new event id), refused (with the error code) or cancelled. Empty for other kinds of intent, and for a bulk replay not yet confirmed.',

@@ -1,4 +1,4 @@
-// POST /agent/v1/endpoints/{endpointId}/delete-intents — preview archiving or
+// POST /agent/v1/endpoints/{endpoint_id}/delete-intents — preview archiving or
 // permanently deleting an endpoint (permanent only from archived; a tombstone remains).
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';

@@ -1,4 +1,4 @@
-// POST /agent/v1/endpoints/{endpointId}/edit-intents — preview an endpoint edit.
+// POST /agent/v1/endpoints/{endpoint_id}/edit-intents — preview an endpoint edit.
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
 import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';

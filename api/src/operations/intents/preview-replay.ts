@@ -1,4 +1,4 @@
-// POST /agent/v1/events/{eventId}/replay-intents — preview a replay of one event
+// POST /agent/v1/events/{event_id}/replay-intents — preview a replay of one event
 // (the spec's path). Confirmation creates a new event linked by `replay_of`.
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';

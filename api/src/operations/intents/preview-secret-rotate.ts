@@ -1,4 +1,4 @@
-// POST /agent/v1/endpoints/{endpointId}/rotate-secret-intents — preview a secret rotation.
+// POST /agent/v1/endpoints/{endpoint_id}/rotate-secret-intents — preview a secret rotation.
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
 import { DEFAULT_OVERLAP_HOURS } from '../../intents/kinds/secret-rotate.ts';

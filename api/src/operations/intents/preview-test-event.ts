@@ -1,4 +1,4 @@
-// POST /agent/v1/endpoints/{endpointId}/test-event-intents — preview sending a
+// POST /agent/v1/endpoints/{endpoint_id}/test-event-intents — preview sending a
 // synthetic, clearly marked test event through the real pipeline to Flow.
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';

@@ -25,7 +25,7 @@ interface PreviewRow {
   /** The intent kind the preview records. */
   intent: IntentKind;
   /** The path parameter naming the target, or null when the kind has none in the path. */
-  target: 'eventId' | 'endpointId' | null;
+  target: 'event_id' | 'endpoint_id' | null;
   body: z.ZodObject;
   operationId: string;
   method: 'post';
@@ -41,17 +41,17 @@ interface PreviewRow {
   cli: readonly string[];
 }
 
-const TARGET_PARAMS = { eventId: EventIdParams, endpointId: EndpointIdParams } as const;
+const TARGET_PARAMS = { event_id: EventIdParams, endpoint_id: EndpointIdParams } as const;
 
 /** One row per preview, in registry order. */
 const PREVIEWS = [
   {
     intent: 'replay',
-    target: 'eventId',
+    target: 'event_id',
     body: ReplayIntentBody,
     operationId: 'previewReplay',
     method: 'post',
-    path: `${AGENT_API_PREFIX}/events/{eventId}/replay-intents`,
+    path: `${AGENT_API_PREFIX}/events/{event_id}/replay-intents`,
     summary: 'Preview a replay of one event',
     description: `Shows the original event, its endpoint's current config against the version it was first processed with, Flow readiness, retention, possible duplicate side effects in Flow and the meter cost. ${PREVIEW_NOTE}`,
     family: 'recovery',
@@ -119,11 +119,11 @@ const PREVIEWS = [
   },
   {
     intent: 'endpoint_edit',
-    target: 'endpointId',
+    target: 'endpoint_id',
     body: EndpointEditIntentBody,
     operationId: 'previewEndpointEdit',
     method: 'post',
-    path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/edit-intents`,
+    path: `${AGENT_API_PREFIX}/endpoints/{endpoint_id}/edit-intents`,
     summary: 'Preview editing an endpoint',
     description: `Shows a field-by-field diff of the configuration and its effect on queued events. Confirmation writes a new configuration version. ${PREVIEW_NOTE}`,
     family: 'setup',
@@ -139,11 +139,11 @@ const PREVIEWS = [
   },
   {
     intent: 'secret_rotate',
-    target: 'endpointId',
+    target: 'endpoint_id',
     body: SecretRotationIntentBody,
     operationId: 'previewSecretRotate',
     method: 'post',
-    path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/rotate-secret-intents`,
+    path: `${AGENT_API_PREFIX}/endpoints/{endpoint_id}/rotate-secret-intents`,
     summary: "Preview rotating an endpoint's signing secret",
     description: `Shows the overlap window during which the current secret keeps verifying. Confirmation generates the new secret and returns it once. ${PREVIEW_NOTE}`,
     family: 'setup',
@@ -159,11 +159,11 @@ const PREVIEWS = [
   },
   {
     intent: 'endpoint_delete',
-    target: 'endpointId',
+    target: 'endpoint_id',
     body: EndpointDeleteIntentBody,
     operationId: 'previewEndpointDelete',
     method: 'post',
-    path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/delete-intents`,
+    path: `${AGENT_API_PREFIX}/endpoints/{endpoint_id}/delete-intents`,
     summary: 'Preview archiving or deleting an endpoint',
     description: `Counts what will be lost (retained payload bodies, secrets, configuration) and what stays (tombstone, event and receipt metadata). ${PREVIEW_NOTE}`,
     family: 'setup',
@@ -180,11 +180,11 @@ const PREVIEWS = [
   },
   {
     intent: 'test_event',
-    target: 'endpointId',
+    target: 'endpoint_id',
     body: TestEventIntentBody,
     operationId: 'previewTestEvent',
     method: 'post',
-    path: `${AGENT_API_PREFIX}/endpoints/{endpointId}/test-event-intents`,
+    path: `${AGENT_API_PREFIX}/endpoints/{endpoint_id}/test-event-intents`,
     summary: 'Preview sending a test event',
     description: `Shows the exact Flow payload a synthetic test event will carry. Confirmation queues it (marked \`is_test\`) and the worker hands it to Flow like any event. ${PREVIEW_NOTE}`,
     family: 'recovery',
@@ -232,7 +232,7 @@ const PREVIEWS = [
     family: 'account',
     scope: 'alert_subscribe:preview',
     openWorld: true,
-    errors: [],
+    errors: ['alert_target_private'],
     mcp: {
       name: 'preview_alert_subscribe',
       title: 'Preview subscribing to operational alerts',

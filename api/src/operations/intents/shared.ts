@@ -113,42 +113,42 @@ export const ActionIntentSchema = z
     next_step: z.string().describe('What to do next, in one sentence (e.g. confirm with the `confirm` link).'),
 
     progress: BulkReplayProgressSchema.optional().describe(
-      'A bulk replay only (on reads of one intent): how far its background run is. Per-event results: `GET /agent/v1/action-intents/{intentId}/items`.',
+      'A bulk replay only (on reads of one intent): how far its background run is. Per-event results: `GET /agent/v1/action-intents/{intent_id}/items`.',
     ),
   })
   .openapi('ActionIntent');
 
 export const IntentIdParams = z.object({
-  intentId: z
+  intent_id: z
     .string()
     .min(1)
     .max(64)
     .openapi({
-      param: { name: 'intentId', in: 'path' },
+      param: { name: 'intent_id', in: 'path' },
       example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v',
       description: 'Action intent id (`int_…`), from the preview response.',
     }),
 });
 
 export const EventIdParams = z.object({
-  eventId: z
+  event_id: z
     .string()
     .min(1)
     .max(64)
     .openapi({
-      param: { name: 'eventId', in: 'path' },
+      param: { name: 'event_id', in: 'path' },
       example: 'evt_01jd5x0k3q8v2m4n6p8r0s2t4v',
       description: 'Event id (`evt_…`).',
     }),
 });
 
 export const EndpointIdParams = z.object({
-  endpointId: z
+  endpoint_id: z
     .string()
     .min(1)
     .max(64)
     .openapi({
-      param: { name: 'endpointId', in: 'path' },
+      param: { name: 'endpoint_id', in: 'path' },
       example: 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v',
       description: 'Endpoint id (`ep_…`).',
     }),
@@ -158,6 +158,6 @@ export const EndpointIdParams = z.object({
 export const PREVIEW_ERRORS: readonly ErrorCode[] = ['not_found'];
 
 export const PREVIEW_NOTE =
-  'Changes nothing: creates an action intent (`int_…`) that states target, current config, effects, warnings, meter cost, required scope and expiry. Confirm it with `POST /agent/v1/action-intents/{intentId}/confirm`.';
+  'Changes nothing: creates an action intent (`int_…`) that states target, current config, effects, warnings, meter cost, required scope and expiry. Confirm it with `POST /agent/v1/action-intents/{intent_id}/confirm`.';
 
 export { callerOf } from '../../intents/preview.ts';

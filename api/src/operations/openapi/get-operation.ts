@@ -1,4 +1,4 @@
-// GET /agent/v1/openapi/operations/{operationId} — public. One operation of the
+// GET /agent/v1/openapi/operations/{operation_id} — public. One operation of the
 // committed OpenAPI contract with the component schemas it references, so an
 // agent can check an exact request shape without downloading the whole document.
 import { z } from '@hono/zod-openapi';
@@ -23,7 +23,7 @@ export const OpenApiOperationLookup = z
 export const getOpenApiOperation = defineOperation({
   operationId: 'getOpenApiOperation',
   method: 'get',
-  path: `${AGENT_API_PREFIX}/openapi/operations/{operationId}`,
+  path: `${AGENT_API_PREFIX}/openapi/operations/{operation_id}`,
   summary: 'Look up an OpenAPI operation',
   description:
     'One operation from the committed OpenAPI contract (parameters, request body, responses, scope, error codes) plus the component schemas it references. Public.',
@@ -33,7 +33,7 @@ export const getOpenApiOperation = defineOperation({
   meter: null,
   request: {
     params: z.object({
-      operationId: z
+      operation_id: z
         .string()
         .min(1)
         .max(100)

@@ -1,4 +1,4 @@
-// GET /agent/v1/receipts/{receiptId} — one receipt by id (rejected requests have receipts too).
+// GET /agent/v1/receipts/{receipt_id} — one receipt by id (rejected requests have receipts too).
 import { z } from '@hono/zod-openapi';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { defineOperation } from '../../core/types.ts';
@@ -8,7 +8,7 @@ import { readReceipt } from '../../reads/receipts.ts';
 export const getReceipt = defineOperation({
   operationId: 'getReceipt',
   method: 'get',
-  path: `${AGENT_API_PREFIX}/receipts/{receiptId}`,
+  path: `${AGENT_API_PREFIX}/receipts/{receipt_id}`,
   summary: 'Read a receipt',
   description:
     'The durable acknowledgement of one intake request: auth and validation results, dedupe decision, endpoint config version, the HTTP status returned to the sender, support code and where the handoff stands.',
@@ -18,12 +18,12 @@ export const getReceipt = defineOperation({
   meter: 'simple_read',
   request: {
     params: z.object({
-      receiptId: z
+      receipt_id: z
         .string()
         .min(1)
         .max(64)
         .openapi({
-          param: { name: 'receiptId', in: 'path' },
+          param: { name: 'receipt_id', in: 'path' },
           example: 'rcpt_01jd0000000000000000000000',
           description: 'Receipt id (`rcpt_…`).',
         }),

@@ -122,17 +122,19 @@ async function grantsSection({ services, session, now }: SectionContext): Promis
     actor_kind: string;
     actor_name: string;
     token_hint: string;
+    issued_via: string | null;
+    actor_client: string | null;
     expires_at: number;
     revoked_at: number | null;
     last_used_at: number | null;
   }>(
-    'SELECT id, tier, actor_kind, actor_name, token_hint, expires_at, revoked_at, last_used_at FROM grants WHERE shop_id = ? ORDER BY id DESC LIMIT 100',
+    'SELECT id, tier, actor_kind, actor_name, token_hint, issued_via, actor_client, expires_at, revoked_at, last_used_at FROM grants WHERE shop_id = ? ORDER BY id DESC LIMIT 100',
     [session.shop_id],
   );
   const rows = grants.map((g) => {
     const live = g.revoked_at === null && Number(g.expires_at) > now;
     const status = g.revoked_at !== null ? `revoked ${iso(g.revoked_at)}` : live ? 'active' : 'expired';
-    return html`<tr><th scope="row">${g.actor_name}<br><code>${g.id}</code></th><td>${g.actor_kind}</td><td>${g.tier}</td><td><code>${g.token_hint}</code></td><td>${iso(g.expires_at)}</td><td>${g.last_used_at === null ? 'never' : iso(g.last_used_at)}</td><td>${status}</td><td>${
+    return html`<tr><th scope="row">${g.actor_name}<br><code>${g.id}</code></th><td>${g.actor_kind}</td><td>${g.tier}</td><td>${g.issued_via === 'oauth' ? html`OAuth client <code>${g.actor_client ?? ''}</code>` : html`<code>${g.token_hint}</code>`}</td><td>${iso(g.expires_at)}</td><td>${g.last_used_at === null ? 'never' : iso(g.last_used_at)}</td><td>${status}</td><td>${
       live
         ? html`<form class="inline" method="post" action="${MERCHANT_PATH}/grants/${g.id}/revoke">${csrfInput(session)}<button class="danger" type="submit" aria-label="Revoke grant ${g.actor_name} (${g.id})">Revoke</button></form>`
         : ''

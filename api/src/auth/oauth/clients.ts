@@ -1,0 +1,285 @@
+// OAuth clients (ADR 1400), the two ways the MCP specification describes: RFC 7591 dynamic
+// registration (public clients only, no secrets, rate-limited per address) and Client ID Metadata
+// Documents (the client_id is an https URL Flowport fetches with a size limit, a timeout and a
+// cache). Either way the client's redirect URIs are https or loopback http, matched exactly.
+import { isSandbox } from '../../config.ts';
+import type { Services } from '../../core/types.ts';
+import { randomToken } from '../../lib/crypto.ts';
+import { privateTargetReason } from '../../lib/outbound-target.ts';
+import { REGISTRATIONS_PER_HOUR } from './metadata.ts';
+
+/** A registered client as RFC 7591 §3.2.1 answers it (public clients only). */
+export interface RegisteredClient {
+  client_id: string;
+  client_id_issued_at: number;
+  client_name: string;
+  redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  token_endpoint_auth_method: 'none';
+  client_uri?: string;
+}
+
+export const CLIENT_ID_PREFIX = 'fpc_';
+export const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
+export const METADATA_DOCUMENT_TIMEOUT_MS = 5_000;
+export const METADATA_DOCUMENT_CACHE_MS = 3_600_000;
+const MAX_REDIRECT_URIS = 10;
+const MAX_URI_LENGTH = 2_000;
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+export interface OAuthClient {
+  client_id: string;
+  kind: 'dynamic' | 'metadata_document';
+  client_name: string;
+  redirect_uris: string[];
+}
+
+/** An OAuth error for the client (RFC 6749 §5.2 / RFC 7591 §3.2.2 / RFC 7009). */
+export class OAuthProtocolError extends Error {
+  readonly error: string;
+  readonly status: number;
+  constructor(error: string, description: string, status = 400) {
+    super(description);
+    this.error = error;
+    this.status = status;
+  }
+}
+
+/** https anywhere, or http on a loopback host (native clients, RFC 8252 §7.3); never a fragment. */
+export function isAcceptableRedirectUri(uri: string): boolean {
+  if (uri.length > MAX_URI_LENGTH) return false;
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return false;
+  }
+  if (url.hash || url.username || url.password) return false;
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && LOOPBACK.has(url.hostname);
+}
+
+function clientName(value: unknown): string {
+  const name =
+    typeof value === 'string'
+      ? value
+          .replace(/[\p{C}]/gu, '')
+          .trim()
+          .slice(0, 100)
+      : '';
+  return name || 'Unnamed MCP client';
+}
+
+function redirectUrisOf(value: unknown, error: string): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_REDIRECT_URIS)
+    throw new OAuthProtocolError(error, `redirect_uris must list 1 to ${MAX_REDIRECT_URIS} URIs.`);
+  for (const u of value) {
+    if (typeof u !== 'string' || !isAcceptableRedirectUri(u))
+      throw new OAuthProtocolError(
+        error,
+        'Every redirect URI must be https, or http on a loopback host (127.0.0.1, localhost, [::1]), without a fragment.',
+      );
+  }
+  return [...new Set(value as string[])];
+}
+
+/** RFC 7591 registration of a public client. `from` is the caller's network address (for the rate limit). */
+export async function registerClient(
+  services: Pick<Services, 'db' | 'now'>,
+  body: unknown,
+  from: string,
+): Promise<RegisteredClient> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new OAuthProtocolError('invalid_client_metadata', 'The registration body must be a JSON object.');
+  const meta = body as Record<string, unknown>;
+  const redirectUris = redirectUrisOf(meta.redirect_uris, 'invalid_redirect_uri');
+  const authMethod = meta.token_endpoint_auth_method ?? 'none';
+  if (authMethod !== 'none')
+    throw new OAuthProtocolError(
+      'invalid_client_metadata',
+      'Only public clients are registered: token_endpoint_auth_method must be "none" (PKCE protects the code).',
+    );
+  const grantTypes = (meta.grant_types as unknown[] | undefined) ?? ['authorization_code', 'refresh_token'];
+  if (
+    !Array.isArray(grantTypes) ||
+    !grantTypes.every((g) => g === 'authorization_code' || g === 'refresh_token') ||
+    !grantTypes.includes('authorization_code')
+  )
+    throw new OAuthProtocolError(
+      'invalid_client_metadata',
+      'grant_types may contain only authorization_code and refresh_token.',
+    );
+  const responseTypes = (meta.response_types as unknown[] | undefined) ?? ['code'];
+  if (!Array.isArray(responseTypes) || !responseTypes.every((r) => r === 'code'))
+    throw new OAuthProtocolError('invalid_client_metadata', 'response_types may contain only code.');
+  const now = services.now();
+  const recent = await services.db.get<{ n: number }>(
+    'SELECT COUNT(*) AS n FROM oauth_clients WHERE registered_from = ? AND created_at > ?',
+    [from, now - 3_600_000],
+  );
+  if (Number(recent?.n ?? 0) >= REGISTRATIONS_PER_HOUR)
+    throw new OAuthProtocolError(
+      'oauth_registration_rate_limited',
+      `At most ${REGISTRATIONS_PER_HOUR} registrations per address per hour; reuse an earlier client_id.`,
+      429,
+    );
+  const clientId = `${CLIENT_ID_PREFIX}${randomToken(16)}`;
+  const info: RegisteredClient = {
+    client_id: clientId,
+    client_id_issued_at: Math.floor(now / 1000),
+    client_name: clientName(meta.client_name),
+    redirect_uris: redirectUris,
+    grant_types: grantTypes as string[],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+    ...(typeof meta.client_uri === 'string' && /^https:\/\//.test(meta.client_uri)
+      ? { client_uri: meta.client_uri.slice(0, MAX_URI_LENGTH) }
+      : {}),
+  };
+  await services.db.run(
+    `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
+     VALUES (?, 'dynamic', ?, ?, ?, ?, ?, ?)`,
+    [clientId, info.client_name, JSON.stringify(redirectUris), JSON.stringify(info), from, now, now],
+  );
+  return info;
+}
+
+/** Whether a client_id names a metadata document: https, or (sandbox only) loopback http for local tests. */
+export function isMetadataDocumentClientId(clientId: string, services: Pick<Services, 'config'>): boolean {
+  let url: URL;
+  try {
+    url = new URL(clientId);
+  } catch {
+    return false;
+  }
+  if (url.hash || url.username || url.password || url.pathname === '/') return false;
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && LOOPBACK.has(url.hostname) && isSandbox(services.config);
+}
+
+async function readLimited(res: Response, limit: number): Promise<string> {
+  const reader = res.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new Error(`the document is larger than ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * SSRF guard: an https document must resolve only to public addresses (the shared check in
+ * lib/outbound-target.ts). The fetch resolves again, so a rebinding name can still race this; the
+ * size, time and no-redirect limits bound what it could read, and only the client's name and
+ * redirect URIs are ever shown.
+ */
+async function refuseNonPublicHost(url: URL, allowPrivate: boolean): Promise<void> {
+  const reason = await privateTargetReason(url, allowPrivate);
+  if (reason !== null) throw new Error(`${url.host} resolves to a non-public address or does not resolve`);
+}
+
+async function fetchMetadataDocument(
+  clientId: string,
+  allowLoopback: boolean,
+): Promise<{ name: string; redirectUris: string[]; raw: unknown }> {
+  let text: string;
+  try {
+    await refuseNonPublicHost(new URL(clientId), allowLoopback);
+    const res = await fetch(clientId, {
+      headers: { accept: 'application/json' },
+      redirect: 'error',
+      signal: AbortSignal.timeout(METADATA_DOCUMENT_TIMEOUT_MS),
+    });
+    if (!res.ok) throw new Error(`it answered HTTP ${res.status}`);
+    text = await readLimited(res, METADATA_DOCUMENT_MAX_BYTES);
+  } catch (err) {
+    throw new OAuthProtocolError(
+      'invalid_client',
+      `The client metadata document could not be fetched: ${(err as Error).message}.`,
+    );
+  }
+  let doc: Record<string, unknown>;
+  try {
+    doc = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new OAuthProtocolError('invalid_client', 'The client metadata document is not JSON.');
+  }
+  if (typeof doc !== 'object' || doc === null || doc.client_id !== clientId)
+    throw new OAuthProtocolError(
+      'invalid_client',
+      'The client metadata document does not name its own URL as client_id.',
+    );
+  const authMethod = doc.token_endpoint_auth_method ?? 'none';
+  if (authMethod !== 'none')
+    throw new OAuthProtocolError(
+      'invalid_client',
+      'Only public clients (token_endpoint_auth_method "none") are accepted.',
+    );
+  return {
+    name: clientName(doc.client_name),
+    redirectUris: redirectUrisOf(doc.redirect_uris, 'invalid_client'),
+    raw: doc,
+  };
+}
+
+interface ClientRow {
+  client_id: string;
+  kind: 'dynamic' | 'metadata_document';
+  client_name: string;
+  redirect_uris_json: string;
+  fetched_at: number;
+}
+
+/** The client a client_id names, or an `invalid_client` OAuthProtocolError. */
+export async function resolveClient(
+  services: Pick<Services, 'db' | 'now' | 'config'>,
+  clientId: string,
+): Promise<OAuthClient> {
+  if (!clientId || clientId.length > MAX_URI_LENGTH)
+    throw new OAuthProtocolError('invalid_client', 'client_id is missing.');
+  const row = await services.db.get<ClientRow>('SELECT * FROM oauth_clients WHERE client_id = ?', [clientId]);
+  const now = services.now();
+  if (isMetadataDocumentClientId(clientId, services)) {
+    if (row && row.kind === 'metadata_document' && now - Number(row.fetched_at) < METADATA_DOCUMENT_CACHE_MS)
+      return toClient(row);
+    const doc = await fetchMetadataDocument(clientId, isSandbox(services.config));
+    const params = [doc.name, JSON.stringify(doc.redirectUris), JSON.stringify(doc.raw), now];
+    // params: name, redirect URIs, document, fetched_at (created_at is `now` too on insert).
+    if (row) {
+      await services.db.run(
+        'UPDATE oauth_clients SET client_name = ?, redirect_uris_json = ?, metadata_json = ?, fetched_at = ? WHERE client_id = ?',
+        [...params, clientId],
+      );
+    } else {
+      await services.db.run(
+        `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
+         VALUES (?, 'metadata_document', ?, ?, ?, NULL, ?, ?)
+         ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name, redirect_uris_json = excluded.redirect_uris_json,
+           metadata_json = excluded.metadata_json, fetched_at = excluded.fetched_at`,
+        [clientId, ...params, now],
+      );
+    }
+    return { client_id: clientId, kind: 'metadata_document', client_name: doc.name, redirect_uris: doc.redirectUris };
+  }
+  if (row?.kind !== 'dynamic')
+    throw new OAuthProtocolError('invalid_client', 'No client is registered with this client_id.');
+  return toClient(row);
+}
+
+function toClient(row: ClientRow): OAuthClient {
+  return {
+    client_id: row.client_id,
+    kind: row.kind,
+    client_name: row.client_name,
+    redirect_uris: JSON.parse(row.redirect_uris_json) as string[],
+  };
+}

@@ -1,0 +1,243 @@
+// Authorization codes, access tokens and rotating refresh tokens (ADR 1400). All three are opaque
+// random strings with a recognisable prefix; only their SHA-256 is stored, with a short hint for
+// people. An access token lives an hour and names one resource (its audience); a refresh token
+// lives as long as its grant and is rotated on every use, and a rotated one used again revokes its
+// whole family (audited). Revoking the grant ends every token of it: tokens are checked against
+// their grant on every use.
+import { createHash } from 'node:crypto';
+import { appendAudit } from '../../audit/log.ts';
+import type { GrantRow } from '../grants.ts';
+import type { Services } from '../../core/types.ts';
+import { newId } from '../../ids.ts';
+import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.ts';
+import { OAuthProtocolError } from './clients.ts';
+import { ACCESS_TOKEN_TTL_MS, AUTHORIZATION_CODE_TTL_MS } from './metadata.ts';
+
+/** A token response (RFC 6749 §5.1). */
+export interface OAuthTokens {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+export const ACCESS_TOKEN_PREFIX = 'fpa_';
+export const REFRESH_TOKEN_PREFIX = 'fpr_';
+const CODE_PREFIX = 'fpcode_';
+
+export const tokenHint = (token: string) => `${token.slice(0, 4)}…${token.slice(-4)}`;
+
+export interface OAuthTokenRow {
+  token_hash: string;
+  kind: 'access' | 'refresh';
+  family_id: string;
+  grant_id: string;
+  client_id: string;
+  resource: string;
+  token_hint: string;
+  created_at: number;
+  expires_at: number;
+  rotated_at: number | null;
+  revoked_at: number | null;
+}
+
+type Tx = Services['db'];
+
+/** A one-use code for the grant the merchant just created (inside the consent transaction). */
+export async function issueAuthorizationCode(
+  tx: Tx,
+  input: { clientId: string; grantId: string; redirectUri: string; codeChallenge: string; resource: string },
+  now: number,
+): Promise<string> {
+  const code = `${CODE_PREFIX}${randomToken(32)}`;
+  await tx.run(
+    `INSERT INTO oauth_codes (code_hash, client_id, grant_id, redirect_uri, code_challenge, resource, created_at, expires_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      sha256Hex(code),
+      input.clientId,
+      input.grantId,
+      input.redirectUri,
+      input.codeChallenge,
+      input.resource,
+      now,
+      now + AUTHORIZATION_CODE_TTL_MS,
+    ],
+  );
+  return code;
+}
+
+async function issuePair(
+  tx: Tx,
+  grant: GrantRow,
+  input: { clientId: string; resource: string; familyId: string },
+  now: number,
+): Promise<OAuthTokens> {
+  const access = `${ACCESS_TOKEN_PREFIX}${randomToken(32)}`;
+  const refresh = `${REFRESH_TOKEN_PREFIX}${randomToken(32)}`;
+  const accessExpires = Math.min(now + ACCESS_TOKEN_TTL_MS, Number(grant.expires_at));
+  const sql = `INSERT INTO oauth_tokens (token_hash, kind, family_id, grant_id, client_id, resource, token_hint, created_at, expires_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  await tx.run(sql, [
+    sha256Hex(access),
+    'access',
+    input.familyId,
+    grant.id,
+    input.clientId,
+    input.resource,
+    tokenHint(access),
+    now,
+    accessExpires,
+  ]);
+  await tx.run(sql, [
+    sha256Hex(refresh),
+    'refresh',
+    input.familyId,
+    grant.id,
+    input.clientId,
+    input.resource,
+    tokenHint(refresh),
+    now,
+    Number(grant.expires_at),
+  ]);
+  return {
+    access_token: access,
+    token_type: 'Bearer',
+    expires_in: Math.max(1, Math.floor((accessExpires - now) / 1000)),
+    refresh_token: refresh,
+    scope: (JSON.parse(grant.scopes_json) as string[]).join(' '),
+  };
+}
+
+function liveGrant(grant: GrantRow | undefined, now: number): GrantRow {
+  if (!grant || grant.revoked_at !== null || Number(grant.expires_at) <= now)
+    throw new OAuthProtocolError('invalid_grant', 'The grant behind this authorization was revoked or has expired.');
+  return grant;
+}
+
+const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+
+/** authorization_code → tokens: one use, same client, same redirect URI, same resource, PKCE S256. */
+export async function exchangeCode(
+  services: Pick<Services, 'db' | 'now'>,
+  p: { code: string; clientId: string; redirectUri: string; codeVerifier: string; resource: string | undefined },
+): Promise<OAuthTokens> {
+  const now = services.now();
+  const result = await services.db.tx(async (tx): Promise<OAuthTokens | 'reused'> => {
+    const row = await tx.get<{
+      code_hash: string;
+      client_id: string;
+      grant_id: string;
+      redirect_uri: string;
+      code_challenge: string;
+      resource: string;
+      expires_at: number;
+      used_at: number | null;
+    }>('SELECT * FROM oauth_codes WHERE code_hash = ?', [sha256Hex(p.code)]);
+    if (!row) throw new OAuthProtocolError('invalid_grant', 'The authorization code is unknown.');
+    if (row.used_at !== null) {
+      // A code presented twice may have been stolen: end what the first use issued (RFC 6749 §4.1.2).
+      await tx.run(
+        'UPDATE oauth_tokens SET revoked_at = ? WHERE grant_id = ? AND client_id = ? AND revoked_at IS NULL',
+        [now, row.grant_id, row.client_id],
+      );
+      return 'reused';
+    }
+    await tx.run('UPDATE oauth_codes SET used_at = ? WHERE code_hash = ?', [now, row.code_hash]);
+    if (Number(row.expires_at) <= now)
+      throw new OAuthProtocolError('invalid_grant', 'The authorization code has expired.');
+    if (row.client_id !== p.clientId)
+      throw new OAuthProtocolError('invalid_grant', 'The code was issued to another client.');
+    if (row.redirect_uri !== p.redirectUri)
+      throw new OAuthProtocolError('invalid_grant', 'redirect_uri differs from the authorization request.');
+    if (p.resource !== undefined && p.resource !== row.resource)
+      throw new OAuthProtocolError('invalid_target', 'resource differs from the authorization request.');
+    if (!/^[A-Za-z0-9._~-]{43,128}$/.test(p.codeVerifier) || !safeEqual(s256(p.codeVerifier), row.code_challenge))
+      throw new OAuthProtocolError('invalid_grant', 'The PKCE code_verifier does not match the code_challenge.');
+    const grant = liveGrant(await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]), now);
+    return issuePair(
+      tx,
+      grant,
+      { clientId: row.client_id, resource: row.resource, familyId: newId('oauthFamily') },
+      now,
+    );
+  });
+  // The revocation is committed before the refusal is answered.
+  if (result === 'reused') throw new OAuthProtocolError('invalid_grant', 'The authorization code was already used.');
+  return result;
+}
+
+/** refresh_token → a new pair (rotation). A rotated token used again revokes its family, audited. */
+export async function refreshTokens(
+  services: Pick<Services, 'db' | 'now'>,
+  p: { refreshToken: string; clientId: string; resource: string | undefined; requestId?: string },
+): Promise<OAuthTokens> {
+  const now = services.now();
+  const reuse = await services.db.tx(async (tx) => {
+    const row = await tx.get<OAuthTokenRow>("SELECT * FROM oauth_tokens WHERE token_hash = ? AND kind = 'refresh'", [
+      sha256Hex(p.refreshToken),
+    ]);
+    if (!row || row.client_id !== p.clientId)
+      throw new OAuthProtocolError('invalid_grant', 'The refresh token is unknown.');
+    if (row.rotated_at !== null) {
+      await tx.run('UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL', [
+        now,
+        row.family_id,
+      ]);
+      const grant = await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]);
+      if (grant)
+        await appendAudit(tx, {
+          shopId: grant.shop_id,
+          actor: { grantId: grant.id, kind: grant.actor_kind, name: grant.actor_name },
+          action: 'oauth.refresh_reuse',
+          targetType: 'grant',
+          targetId: grant.id,
+          outcome: 'refused',
+          requestId: p.requestId ?? null,
+          at: now,
+          details: { code: 'oauth_invalid_grant', token_hint: row.token_hint, family_revoked: true },
+        });
+      return true;
+    }
+    if (row.revoked_at !== null || Number(row.expires_at) <= now)
+      throw new OAuthProtocolError('invalid_grant', 'The refresh token was revoked or has expired.');
+    if (p.resource !== undefined && p.resource !== row.resource)
+      throw new OAuthProtocolError(
+        'invalid_target',
+        'resource differs from the one this authorization was issued for.',
+      );
+    const grant = liveGrant(await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]), now);
+    await tx.run('UPDATE oauth_tokens SET rotated_at = ? WHERE token_hash = ?', [now, row.token_hash]);
+    return issuePair(tx, grant, { clientId: row.client_id, resource: row.resource, familyId: row.family_id }, now);
+  });
+  // The family's revocation is committed before the refusal is answered.
+  if (reuse === true)
+    throw new OAuthProtocolError(
+      'invalid_grant',
+      'This refresh token was already used: every token of this authorization is revoked.',
+    );
+  return reuse;
+}
+
+/** RFC 7009: revokes the token's family (an access or refresh token); unknown tokens are not an error. */
+export async function revokeToken(services: Pick<Services, 'db' | 'now'>, token: string): Promise<void> {
+  const row = await services.db.get<OAuthTokenRow>('SELECT family_id FROM oauth_tokens WHERE token_hash = ?', [
+    sha256Hex(token),
+  ]);
+  if (!row) return;
+  await services.db.run('UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL', [
+    services.now(),
+    row.family_id,
+  ]);
+}
+
+/** The access token's row and grant when it is live; null when it is unknown. Throws nothing. */
+export async function findAccessToken(
+  services: Pick<Services, 'db'>,
+  token: string,
+): Promise<OAuthTokenRow | undefined> {
+  return services.db.get<OAuthTokenRow>("SELECT * FROM oauth_tokens WHERE token_hash = ? AND kind = 'access'", [
+    sha256Hex(token),
+  ]);
+}

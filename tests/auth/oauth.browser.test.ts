@@ -1,0 +1,156 @@
+// The MCP OAuth flow in real Chromium, as a merchant meets it (issue 28): an MCP client (the v2
+// SDK's OAuth client provider) discovers Flowport and registers; the merchant opens the
+// authorization URL with no session, signs in through Shopify (the sandbox), lands on the consent
+// page, lowers the tier and approves; the browser is sent to the client's loopback redirect; the
+// client exchanges the code, lists tools and calls a read. The consent page passes axe (WCAG 2.1
+// A/AA: no serious or critical violation). FLOWPORT_CONSENT_SCREENSHOT=<file> saves the consent
+// page as the docs' screenshot.
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { auth, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MCP_PATH } from '../../api/src/lib/package-info.ts';
+import { SHOPIFY_APP_PATHS } from '../../api/src/lib/shopify-app.ts';
+import { connectModern } from '../mcp/helpers.ts';
+import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { launchBrowser } from '../site/helpers/browser.ts';
+import { uniqueShop } from '../shopify/helpers.ts';
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core'), 'utf8');
+const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+let server: TestServer;
+let browser: Browser;
+let callback: Server;
+let redirectUrl = '';
+beforeAll(async () => {
+  server = await startTestServer({ worker: false });
+  browser = await launchBrowser();
+  // The MCP client's loopback redirect target (a native client's, RFC 8252).
+  callback = createServer((_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end('<!doctype html><title>Connected</title><h1>You can close this window</h1>');
+  });
+  await new Promise<void>((r) => callback.listen(0, '127.0.0.1', r));
+  const addr = callback.address();
+  redirectUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/callback`;
+}, 120_000);
+afterAll(async () => {
+  await new Promise((r) => callback?.close(r));
+  await browser?.close();
+  await server?.close();
+});
+
+async function serious(page: Page): Promise<{ id: string; targets: string[] }[]> {
+  return page.evaluate(async (tags) => {
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run(
+            o: unknown,
+          ): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
+    const r = await axe.run({ runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => ({ id: v.id, targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) }));
+  }, TAGS);
+}
+
+describe('MCP OAuth in a browser', () => {
+  it('signs in through Shopify from the authorization URL, approves a lowered tier, and the client connects', async () => {
+    const shop = uniqueShop('consent');
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.addInitScript({ content: AXE_SOURCE });
+    const page = await context.newPage();
+    try {
+      // The store has Flowport installed (then the merchant signs out: the consent starts signed out).
+      await page.goto(`${server.url}${SHOPIFY_APP_PATHS.install}?shop=${shop}`);
+      await page.getByRole('button', { name: 'Install' }).click();
+      await page.waitForURL(`${server.url}${SHOPIFY_APP_PATHS.merchant}`);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await expect.poll(() => page.getByRole('heading', { name: 'Sign in to Flowport' }).count()).toBe(1);
+
+      const state: { client?: unknown; tokens?: { access_token: string }; verifier?: string; url?: URL } = {};
+      const provider = {
+        get redirectUrl() {
+          return redirectUrl;
+        },
+        get clientMetadata() {
+          return {
+            client_name: 'Example MCP client',
+            redirect_uris: [redirectUrl],
+            token_endpoint_auth_method: 'none',
+          };
+        },
+        clientInformation: () => state.client,
+        saveClientInformation: (c: unknown) => {
+          state.client = c;
+        },
+        tokens: () => state.tokens,
+        saveTokens: (t: { access_token: string }) => {
+          state.tokens = t;
+        },
+        redirectToAuthorization: (url: URL) => {
+          state.url = url;
+        },
+        saveCodeVerifier: (v: string) => {
+          state.verifier = v;
+        },
+        codeVerifier: () => state.verifier ?? '',
+      } as unknown as OAuthClientProvider;
+      const serverUrl = `${server.url}${MCP_PATH}`;
+      expect(await auth(provider, { serverUrl, scope: 'recovery_operator' })).toBe('REDIRECT');
+
+      // Signed out: the authorization URL sends the merchant to sign in, then back to consent.
+      await page.goto(state.url?.toString() ?? '');
+      await page.getByLabel('Store domain').fill(shop);
+      await page.getByRole('button', { name: 'Sign in with Shopify' }).click();
+      await page.getByRole('button', { name: 'Install' }).click();
+      await expect
+        .poll(() => page.getByRole('heading', { level: 1, name: 'Connect Example MCP client to Flowport?' }).count())
+        .toBe(1);
+      expect(await page.content()).toContain(new URL(redirectUrl).host);
+      expect(await serious(page)).toEqual([]);
+      if (process.env.FLOWPORT_CONSENT_SCREENSHOT)
+        await page.screenshot({ path: process.env.FLOWPORT_CONSENT_SCREENSHOT, fullPage: true });
+
+      await page.getByLabel('observer').check();
+      await page.getByLabel(/^Expires in/).fill('14');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.waitForURL((u) => u.toString().startsWith(redirectUrl));
+      const back = new URL(page.url()).searchParams;
+      expect(back.get('iss')).toBe(server.url);
+      expect(
+        await auth(provider, { serverUrl, authorizationCode: back.get('code') ?? '', iss: back.get('iss') ?? '' }),
+      ).toBe('AUTHORIZED');
+
+      const client = await connectModern(server.url, state.tokens?.access_token ?? '');
+      try {
+        expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+        const grant = await client.callTool('get_grant', {});
+        expect(grant.structuredContent?.tier).toBe('observer');
+      } finally {
+        await client.close();
+      }
+      // The grant is on the merchant page, revocable; revoking it disconnects the client.
+      await page.goto(`${server.url}${SHOPIFY_APP_PATHS.merchant}`);
+      const revoke = page.getByRole('button', { name: /^Revoke grant Example MCP client/ });
+      await expect.poll(() => revoke.count()).toBe(1);
+      await revoke.click();
+      await expect.poll(() => page.getByRole('button', { name: /^Revoke grant Example MCP client/ }).count()).toBe(0);
+      const after = await fetch(serverUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${state.tokens?.access_token}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(after.status).toBe(401);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+});
