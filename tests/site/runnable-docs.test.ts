@@ -122,7 +122,13 @@ afterEach(async () => {
 
 it('the task pages have runnable blocks, and answers shown after them', () => {
   const pages = PAGES.map((p) => p.page).sort();
-  for (const page of ['start/first-endpoint.md', 'start/first-test-event.md', 'recover/replay.md']) {
+  for (const page of [
+    'start/first-endpoint.md',
+    'start/first-test-event.md',
+    'recover/replay.md',
+    'set-up/secret-rotation.md',
+    'recover/diagnostics-share.md',
+  ]) {
     expect(pages).toContain(page);
   }
   expect(PAGES.every((p) => p.blocks.some((b) => b.answer !== null))).toBe(true);
