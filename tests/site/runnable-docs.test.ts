@@ -3,7 +3,8 @@
 // Flowport in sandbox mode (real HTTP on loopback, real store, the real `flowport` CLI and curl),
 // so a page that lies fails. Placeholders are filled the way a reader fills them:
 //   http://localhost:8787  → the test server's URL
-//   <GRANT_TOKEN>          → the sandbox grant's token (FLOWPORT_TOKEN is set to it too)
+//   <GRANT_TOKEN>          → the sandbox grant's token (FLOWPORT_TOKEN is set to it too), or, after
+//                            a block printed a new grant's `token`, that one
 //   <SHOP_ID>              → the sandbox shop
 //   <ENDPOINT_ID>, <EVENT_ID>, <INTENT_ID> → the newest `ep_…`, `evt_…`, `int_…` id an earlier
 //                            block printed (at the start: the sandbox endpoint and one delivered event)
@@ -128,6 +129,7 @@ it('the task pages have runnable blocks, and answers shown after them', () => {
     'recover/replay.md',
     'set-up/secret-rotation.md',
     'recover/diagnostics-share.md',
+    'agent-access/grants-and-scopes.md',
   ]) {
     expect(pages).toContain(page);
   }
@@ -157,7 +159,7 @@ describe.each(PAGES)('runnable blocks of $page', ({ page, blocks }) => {
       'the sample event delivered',
     );
     const latest: Record<string, string> = { ep: creds.endpoint_id, evt: eventId, int: '' };
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...server.storeEnv,
       PATH: `${join(REPO_ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
@@ -168,7 +170,7 @@ describe.each(PAGES)('runnable blocks of $page', ({ page, blocks }) => {
     for (const block of blocks) {
       const script = block.script
         .replaceAll('http://localhost:8787', server.url)
-        .replaceAll('<GRANT_TOKEN>', creds.grant_token)
+        .replaceAll('<GRANT_TOKEN>', env.FLOWPORT_TOKEN as string)
         .replaceAll('<SHOP_ID>', creds.shop_id)
         .replaceAll('<ENDPOINT_ID>', latest.ep as string)
         .replaceAll('<EVENT_ID>', latest.evt as string)
@@ -184,6 +186,9 @@ describe.each(PAGES)('runnable blocks of $page', ({ page, blocks }) => {
         answer = JSON.parse(r.stdout);
       }, where).not.toThrow();
       if (block.answer !== null) expect(disagreements(block.answer, answer), where).toEqual([]);
+      // A block that issues a grant hands its token on, as a reader would use the new token.
+      const token = (answer as { token?: unknown } | null)?.token;
+      if (typeof token === 'string' && token.startsWith('fpg_')) env.FLOWPORT_TOKEN = token;
       for (const [prefix, ids] of Object.entries(idsIn(answer))) {
         // The object the block answered with comes first: its own id is the one to carry on.
         const own = (answer as { id?: string })?.id;
