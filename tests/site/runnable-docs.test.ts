@@ -130,6 +130,7 @@ it('the task pages have runnable blocks, and answers shown after them', () => {
     'set-up/secret-rotation.md',
     'recover/diagnostics-share.md',
     'agent-access/grants-and-scopes.md',
+    'agent-access/mcp-setup.md',
   ]) {
     expect(pages).toContain(page);
   }
@@ -191,8 +192,8 @@ describe.each(PAGES)('runnable blocks of $page', ({ page, blocks }) => {
       if (typeof token === 'string' && token.startsWith('fpg_')) env.FLOWPORT_TOKEN = token;
       for (const [prefix, ids] of Object.entries(idsIn(answer))) {
         // The object the block answered with comes first: its own id is the one to carry on.
-        const own = (answer as { id?: string })?.id;
-        const pick = own?.startsWith(`${prefix}_`) ? own : ids.at(-1);
+        const own = (answer as { id?: unknown } | null)?.id;
+        const pick = typeof own === 'string' && own.startsWith(`${prefix}_`) ? own : ids.at(-1);
         if (pick) latest[prefix] = pick;
       }
     }
