@@ -5,11 +5,10 @@
 // client exchanges the code, lists tools and calls a read. The consent page passes axe (WCAG 2.1
 // A/AA: no serious or critical violation). FLOWPORT_CONSENT_SCREENSHOT=<file> saves the consent
 // page as the docs' screenshot.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/client';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { seriousViolations, withAxe } from '../site/helpers/axe.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
 import { SHOPIFY_APP_PATHS } from '../../api/src/lib/shopify-app.ts';
@@ -17,9 +16,6 @@ import { connectModern } from '../mcp/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { launchBrowser } from '../site/helpers/browser.ts';
 import { uniqueShop } from '../shopify/helpers.ts';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core'), 'utf8');
-const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 let server: TestServer;
 let browser: Browser;
@@ -43,29 +39,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function serious(page: Page): Promise<{ id: string; targets: string[] }[]> {
-  return page.evaluate(async (tags) => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run(
-            o: unknown,
-          ): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe;
-    const r = await axe.run({ runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-    return r.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({ id: v.id, targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) }));
-  }, TAGS);
-}
-
 describe('MCP OAuth in a browser', () => {
   it('signs in through Shopify from the authorization URL, approves a lowered tier, and the client connects', async () => {
     const shop = uniqueShop('consent');
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript({ content: AXE_SOURCE });
+    await withAxe(context);
     const page = await context.newPage();
     try {
       // The store has Flowport installed (then the merchant signs out: the consent starts signed out).
@@ -115,7 +93,7 @@ describe('MCP OAuth in a browser', () => {
         .poll(() => page.getByRole('heading', { level: 1, name: 'Connect Example MCP client to Flowport?' }).count())
         .toBe(1);
       expect(await page.content()).toContain(new URL(redirectUrl).host);
-      expect(await serious(page)).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
       if (process.env.FLOWPORT_CONSENT_SCREENSHOT)
         await page.screenshot({ path: process.env.FLOWPORT_CONSENT_SCREENSHOT, fullPage: true });
 

@@ -4,17 +4,13 @@
 // or critical violation) at 1280 px and 390 px, and works with JavaScript turned off. The page's
 // CSP allows one script (the copy button's, by hash); axe comes in as an init script, as in the
 // docs site's sweep.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
+import { seriousViolations, withAxe } from '../site/helpers/axe.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHOPIFY_APP_PATHS } from '../../api/src/lib/shopify-app.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { launchBrowser } from '../site/helpers/browser.ts';
 import { uniqueShop } from './helpers.ts';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core'), 'utf8');
-const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 
 let server: TestServer;
 let browser: Browser;
@@ -27,24 +23,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function serious(page: Page): Promise<{ id: string; impact: string | null; targets: string[] }[]> {
-  return page.evaluate(async (tags) => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run(
-            o: unknown,
-          ): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe;
-    const r = await axe.run({ runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-    return r.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) }));
-  }, TAGS);
-}
-
 async function installIn(page: Page, shop: string): Promise<void> {
   await page.goto(`${server.url}${SHOPIFY_APP_PATHS.install}?shop=${shop}`);
   await expect.poll(() => page.getByRole('heading', { name: 'Install Flowport' }).count()).toBe(1);
@@ -56,7 +34,7 @@ describe('install in a browser', () => {
   it('installs, lands signed in, creates a grant whose token works on the Agent API', async () => {
     const shop = uniqueShop('browser');
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript({ content: AXE_SOURCE });
+    await withAxe(context);
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     const page = await context.newPage();
     try {
@@ -65,7 +43,7 @@ describe('install in a browser', () => {
       const cookie = (await context.cookies()).find((c) => c.name === 'flowport_merchant');
       expect(cookie?.httpOnly).toBe(true);
       expect(cookie?.sameSite).toBe('Lax');
-      expect(await serious(page)).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
 
       await page.getByLabel('Actor name').fill('Browser agent');
       await page.getByLabel('Tier').selectOption('observer');
@@ -74,7 +52,7 @@ describe('install in a browser', () => {
       await expect.poll(() => tokenField.count()).toBe(1);
       const token = await tokenField.inputValue();
       expect(token).toMatch(/^fpg_/);
-      expect(await serious(page)).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
       // The copy button (the page's one script, allowed by its CSP hash) copies the token.
       await page.getByRole('button', { name: 'Copy token' }).click();
       await expect.poll(() => page.getByRole('button', { name: 'Copied' }).count()).toBe(1);
@@ -108,13 +86,13 @@ describe('install in a browser', () => {
       await context.close();
     }
     const axeContext = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    await axeContext.addInitScript({ content: AXE_SOURCE });
+    await withAxe(axeContext);
     const axePage = await axeContext.newPage();
     try {
       await installIn(axePage, uniqueShop('phone-axe'));
-      expect(await serious(axePage)).toEqual([]);
+      expect(await seriousViolations(axePage)).toEqual([]);
       await axePage.goto(`${server.url}${SHOPIFY_APP_PATHS.install}?shop=not-a-store.example.com`);
-      expect(await serious(axePage)).toEqual([]);
+      expect(await seriousViolations(axePage)).toEqual([]);
     } finally {
       await axeContext.close();
     }

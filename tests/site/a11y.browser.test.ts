@@ -7,15 +7,13 @@
 // The sweep is at desktop width (1280px); a few representative pages are also checked at phone
 // width (390px), where Starlight and Scalar switch to different markup. The API reference
 // (/reference/openapi/) is checked, at both widths, once Scalar has rendered all of it.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AXE_SOURCE, axeViolations } from './helpers/axe.ts';
 import { launchBrowser } from './helpers/browser.ts';
 import { DIST_DIR, ensureSiteBuilt, htmlPages, readDist } from './helpers/site.ts';
 import { type StaticServer, startStaticServer } from './helpers/static-server.ts';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core'), 'utf8');
 const DESKTOP = 1280;
 const PHONE = 390;
 
@@ -43,30 +41,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 const SCALAR_PAGE = '/reference/openapi/';
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/** axe's violations on the page as loaded (only violations are computed). */
-function violations(page: Page): Promise<AxeViolation[]> {
-  return page.evaluate(async (tags) => {
-    // This runs in the page; axe's context defaults to the whole document.
-    const axe = (globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
-    const r = await axe.run({ runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      nodes: v.nodes.map((n) => ({ target: n.target })),
-    }));
-  }, TAGS);
-}
 
 interface Problem {
   page: string;
@@ -78,7 +53,7 @@ interface Problem {
 
 /** The serious and critical violations on the page, as found at `path`. */
 async function seriousProblems(page: Page, path: string): Promise<Problem[]> {
-  return (await violations(page))
+  return (await axeViolations(page))
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({
       page: path,
@@ -205,7 +180,7 @@ describe('accessibility', () => {
     await page.evaluate(
       "document.querySelector('main').append(Object.assign(document.createElement('img'), { src: '/favicon.svg' }))",
     );
-    const found = await violations(page);
+    const found = await axeViolations(page);
     await page.close();
     expect(found.map((v) => [v.id, v.impact])).toContainEqual(['image-alt', 'critical']);
   });

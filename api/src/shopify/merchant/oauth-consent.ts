@@ -5,8 +5,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { setCookie } from 'hono/cookie';
-import { appendAudit } from '../../audit/log.ts';
-import { createGrant, MAX_GRANT_DAYS } from '../../auth/grants.ts';
+import { MAX_GRANT_DAYS } from '../../auth/grants.ts';
 import { isScope, TIER_DESCRIPTIONS, TIER_SCOPES, TIERS, type Tier } from '../../auth/scopes.ts';
 import type { Services } from '../../core/types.ts';
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../../docs-paths.ts';
@@ -15,6 +14,7 @@ import { AppError } from '../../errors/problem.ts';
 import type { AppEnv } from '../../http/types.ts';
 import { newId } from '../../ids.ts';
 import { asPage } from '../oauth.ts';
+import { createGrantAsMerchant } from './grants.ts';
 import { html, page } from './html.ts';
 import { SHOPIFY_APP_PATHS } from '../../lib/shopify-app.ts';
 
@@ -345,35 +345,13 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
         throw new AppError('oauth_invalid_request', { detail: `Expiry must be 1 to ${MAX_GRANT_DAYS} days.` });
       const code = await services.db.tx(async (tx) => {
         await claim(tx);
-        const txs = { db: tx, now: services.now };
-        const g = await createGrant(txs, {
-          shopId: session.shop_id,
-          tier,
-          actorKind: 'agent',
-          actorName: req.client_name,
-          actorClient: req.client_id,
-          expiresInMs: days * 86_400_000,
-        });
+        const g = await createGrantAsMerchant(
+          tx,
+          { session, requestId: c.get('requestId'), at: now },
+          { tier, actorKind: 'agent', actorName: req.client_name, actorClient: req.client_id, days },
+          { via: 'oauth_consent', client_id: req.client_id, resource: req.resource },
+        );
         await tx.run("UPDATE grants SET issued_via = 'oauth' WHERE id = ?", [g.id]);
-        await appendAudit(tx, {
-          shopId: session.shop_id,
-          actor: { kind: 'human', name: session.user_name },
-          action: 'grant.create',
-          targetType: 'grant',
-          targetId: g.id,
-          outcome: 'success',
-          requestId: c.get('requestId'),
-          at: now,
-          details: {
-            tier,
-            actor_kind: 'agent',
-            actor_name: req.client_name,
-            expires_at: g.expires_at,
-            via: 'oauth_consent',
-            client_id: req.client_id,
-            resource: req.resource,
-          },
-        });
         return issueAuthorizationCode(
           tx,
           {

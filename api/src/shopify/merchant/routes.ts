@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { jwtVerify } from 'jose';
 import { appendAudit } from '../../audit/log.ts';
-import { createGrant, MAX_GRANT_DAYS } from '../../auth/grants.ts';
+import { MAX_GRANT_DAYS } from '../../auth/grants.ts';
 import { TIER_DESCRIPTIONS, TIERS, type Tier } from '../../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
 import { AppError } from '../../errors/problem.ts';
@@ -21,6 +21,7 @@ import { SHOP_DOMAIN_RE } from '../../services/shops.ts';
 import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../../lib/shopify-app.ts';
 import { describeReadiness, flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
 import { asPage, startOAuth } from '../oauth.ts';
+import { createGrantAsMerchant } from './grants.ts';
 import { Html, html, page } from './html.ts';
 import {
   CSRF_FIELD,
@@ -314,30 +315,14 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
       if (!Number.isInteger(days) || days < 1 || days > MAX_GRANT_DAYS)
         throw bad(`Expiry must be a whole number of days from 1 to ${MAX_GRANT_DAYS}.`);
       const now = services.now();
-      const grant = await services.db.tx(async (tx) => {
-        const g = await createGrant(
-          { db: tx, now: () => now },
-          { shopId: session.shop_id, tier: tier as Tier, actorKind, actorName, expiresInMs: days * 86_400_000 },
-        );
-        await appendAudit(tx, {
-          shopId: session.shop_id,
-          actor: { kind: 'human', name: session.user_name },
-          action: 'grant.create',
-          targetType: 'grant',
-          targetId: g.id,
-          outcome: 'success',
-          requestId: c.get('requestId'),
-          at: now,
-          details: {
-            tier,
-            actor_kind: actorKind,
-            actor_name: actorName,
-            expires_at: g.expires_at,
-            via: 'merchant_page',
-          },
-        });
-        return g;
-      });
+      const grant = await services.db.tx((tx) =>
+        createGrantAsMerchant(
+          tx,
+          { session, requestId: c.get('requestId'), at: now },
+          { tier: tier as Tier, actorKind, actorName, days },
+          { via: 'merchant_page' },
+        ),
+      );
       const notice = html`<div class="card notice" role="status"><h2 id="new-token">Grant created: copy its token now</h2>
 <p>This token is shown once. Flowport stores only its hash; if it is lost, revoke the grant and create another.</p>
 <label for="grant-token">Token for ${grant.actor.name} (${grant.tier}, expires ${grant.expires_at})</label>
