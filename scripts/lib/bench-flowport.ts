@@ -53,6 +53,10 @@ export interface BenchFlowport {
   storeLabel: string;
   /** The Flowport process (for CPU accounting). */
   pid: number;
+  /** Its data directory (the SQLite store, secret.key, sandbox credentials). */
+  dataDir: string;
+  /** Its PostgreSQL URL (with the schema's search_path), null on SQLite. */
+  databaseUrl: string | null;
   /** Opens the process's store from the outside (for setup and checks). */
   openDb(): Promise<Db>;
   stop(): Promise<void>;
@@ -70,10 +74,24 @@ export async function startBenchFlowport(options: {
   wrap?: readonly string[];
   /** The source tree to run (default this one), e.g. a worktree of another commit (bench:ab). */
   root?: string;
+  /**
+   * Keep the store between runs (bench:reads): this data dir and, for postgres, this database URL
+   * are used as they are and left in place by stop().
+   */
+  keep?: { dataDir: string; databaseUrl: string | null };
+  /** Extra environment for the Flowport process (e.g. FLOWPORT_WORKER_CONCURRENCY_PER_SHOP). */
+  env?: Record<string, string>;
 }): Promise<BenchFlowport> {
   const tree = options.root ?? root;
-  const dataDir = mkdtempSync(join(tmpdir(), 'flowport-bench-'));
-  const pg = options.store === 'postgres' ? await createPgSchema('bench') : null;
+  const keep = options.keep;
+  const dataDir = keep?.dataDir ?? mkdtempSync(join(tmpdir(), 'flowport-bench-'));
+  const pg = keep
+    ? keep.databaseUrl
+      ? { url: keep.databaseUrl, drop: async () => {} }
+      : null
+    : options.store === 'postgres'
+      ? await createPgSchema('bench')
+      : null;
   const storeConfig = { dataDir, databaseUrl: pg?.url ?? null };
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the Flowport process there (on exit).
@@ -91,11 +109,13 @@ export async function startBenchFlowport(options: {
       FLOWPORT_LOG_LEVEL: 'silent',
       FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
       ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
+      ...options.env,
     },
     stdio: 'ignore',
   });
   const stop = async () => {
     await stopChild(child);
+    if (keep) return;
     await pg?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   };
@@ -118,6 +138,8 @@ export async function startBenchFlowport(options: {
         ? `PostgreSQL (${new URL(testDatabaseUrl()).host}, fresh schema, pool of 10)`
         : 'SQLite (WAL; every write fsynced before it is answered)',
       pid: child.pid as number,
+      dataDir,
+      databaseUrl: pg?.url ?? null,
       openDb,
       stop,
     };

@@ -11,7 +11,7 @@ import { insertMany, type SqlParam, tryLockKeys } from '../store/db.ts';
 import { GroupCommitter } from '../store/committer.ts';
 import type { TriggerVariant } from '../services/endpoints.ts';
 import type { ShopRow } from '../services/shops.ts';
-import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl, throttleWaitFrom } from './flow-client.ts';
+import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl } from './flow-client.ts';
 import { releaseShopInTx, sweepRetention } from './lifecycle.ts';
 import {
   type AttemptOutcome,
@@ -56,7 +56,23 @@ interface ClaimedEvent extends PayloadSource {
   leaseOwner: string;
   /** Sent as the probe of a shop Shopify refuses: if Shopify accepts it, the shop's held events are released. */
   probe: boolean;
+  /** The shop as the claim read it (one read per claim, not one per delivery). */
+  shop: ShopRow;
 }
+
+/**
+ * This worker's picture of a shop's leaky bucket at Shopify (ADR 0200, "Pacing"): what the last
+ * answer's `throttleStatus` said, less the calls sent since, refilled at the restore rate.
+ */
+interface ShopBucket {
+  available: number;
+  at: number;
+  restoreRate: number;
+  maximumAvailable: number;
+}
+
+/** What one flowTriggerReceive call costs (Shopify charges 1 point; REFERENCE-FACTS.md). */
+export const TRIGGER_COST = 1;
 
 interface DueRow {
   id: string;
@@ -96,8 +112,13 @@ export class DeliveryWorker {
   private readonly inflightByShop = new Map<string, number>();
   /** Group commit of delivery outcomes. */
   private readonly recorder: GroupCommitter;
-  /** Shops Shopify asked us to slow down for (throttling), until the given time. */
+  /** Shops Shopify asked us to slow down for without a bucket to pace by (Retry-After), until the given time. */
   private readonly shopPausedUntil = new Map<string, number>();
+  /** Each shop's bucket as the last answer described it (pacing; per process, ADR 0600). */
+  private readonly buckets = new Map<string, ShopBucket>();
+  /** A wake-up for when a paused shop has points again. */
+  private wakeTimer: NodeJS.Timeout | null = null;
+  private wakeAt = Number.POSITIVE_INFINITY;
   /**
    * The store's clock minus this process's (Postgres; 0 on SQLite, one machine). Leases are a
    * promise between workers on different machines, so they are written and judged by the one
@@ -131,8 +152,43 @@ export class DeliveryWorker {
   throttledShops(): number {
     const now = this.services.now();
     let n = 0;
-    for (const until of this.shopPausedUntil.values()) if (until > now) n++;
+    for (const [shop, until] of this.shopPausedUntil) if (until > now || this.pointsFor(shop, now) < TRIGGER_COST) n++;
+    for (const shop of this.buckets.keys())
+      if (!this.shopPausedUntil.has(shop) && this.pointsFor(shop, now) < TRIGGER_COST) n++;
     return n;
+  }
+
+  /** Points the shop's bucket holds now by this worker's account (Infinity before any answer said). */
+  pointsFor(shopId: string, now: number): number {
+    const b = this.buckets.get(shopId);
+    if (!b) return Number.POSITIVE_INFINITY;
+    return Math.min(b.maximumAvailable, b.available + ((now - b.at) / 1000) * b.restoreRate);
+  }
+
+  /** When the shop may be called again (its pause over and a call's points back), or `now`. */
+  private readyAt(shopId: string, now: number): number {
+    let at = Math.max(now, this.shopPausedUntil.get(shopId) ?? 0);
+    const b = this.buckets.get(shopId);
+    if (b && b.restoreRate > 0) {
+      const missing = TRIGGER_COST - this.pointsFor(shopId, now);
+      if (missing > 0) at = Math.max(at, now + Math.ceil((missing / b.restoreRate) * 1000));
+    }
+    return at;
+  }
+
+  /** Kicks the worker at `at` (the earliest of the wake-ups asked for). */
+  private wakeUpAt(at: number): void {
+    if (this.stopped || at >= this.wakeAt) return;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = null;
+        this.wakeAt = Number.POSITIVE_INFINITY;
+        this.kick();
+      },
+      Math.max(0, at - this.services.now()),
+    );
   }
 
   /** Started and stopped with the worker (the bulk replay runner, wired in api/src/runtime.ts). */
@@ -165,6 +221,7 @@ export class DeliveryWorker {
     await Promise.all(this.companions.map((c) => c.stop()));
     if (this.timer) clearTimeout(this.timer);
     if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
     while (this.pumping) await new Promise((r) => setTimeout(r, 5));
     await Promise.allSettled([...this.inflight]);
   }
@@ -250,35 +307,79 @@ export class DeliveryWorker {
     // deliveries, cannot be claimed for. They are left out in the query itself: a shop with a
     // long backlog would otherwise fill every row the LIMIT lets through, and no other shop's
     // events would be claimed until that backlog drained (head-of-line blocking across shops).
-    const paused = new Set([...this.shopPausedUntil].filter(([, until]) => until > now).map(([shop]) => shop));
-    const skip = new Set(paused);
-    for (const [shop, n] of this.inflightByShop) if (n >= config.worker.concurrencyPerShop) skip.add(shop);
+    // How many more calls this worker may start for a shop now: its concurrency left (this
+    // process's deliveries) and, once Shopify has described the shop's bucket, the whole calls
+    // the bucket holds by this worker's account (pacing, ADR 0200).
+    const room = (shop: string) =>
+      Math.min(
+        config.worker.concurrencyPerShop - (this.inflightByShop.get(shop) ?? 0),
+        Math.floor(this.pointsFor(shop, now) / TRIGGER_COST),
+      );
+    const skip = new Set<string>();
+    for (const [shop, until] of this.shopPausedUntil) if (until > now) skip.add(shop);
+    for (const shop of this.inflightByShop.keys()) if (room(shop) < 1) skip.add(shop);
+    for (const [shop, b] of this.buckets) {
+      if (this.pointsFor(shop, now) >= b.maximumAvailable) this.buckets.delete(shop);
+      else if (room(shop) < 1) skip.add(shop);
+    }
+    // A shop left out for pacing is looked at again when its points are back.
+    for (const shop of skip) {
+      const at = this.readyAt(shop, now);
+      if (at > now) this.wakeUpAt(at);
+    }
     const notIn = (shops: Set<string>) =>
       shops.size ? `AND shop_id NOT IN (${[...shops].map(() => '?').join(', ')})` : '';
     const dueWhere = `((state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?))`;
-    // A cheap look first, outside any transaction: most polls find nothing and open none.
-    const preliminary = await db.all<DueRow>(
-      `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
-        WHERE ${dueWhere} ${notIn(skip)} ORDER BY next_attempt_at LIMIT ?`,
-      [now, leaseNow, ...skip, limit * 4],
-    );
+    // On Postgres, shops at their concurrency with every worker's live leases are left out too
+    // (the per-shop check in the transaction stays the exact one).
+    const full =
+      db.dialect === 'postgres'
+        ? `AND shop_id NOT IN (SELECT shop_id FROM events WHERE state = 'delivering' AND lease_expires_at >= ?
+             GROUP BY shop_id HAVING COUNT(*) >= ?)`
+        : '';
+    const fullParams = db.dialect === 'postgres' ? [leaseNow, config.worker.concurrencyPerShop] : [];
+    // A cheap look first, outside any transaction: most polls find nothing and open none. Shops
+    // paused or at their concurrency are left out in the query itself, and a shop with more due
+    // than this worker can take from it now is left out of a second look: a shop with a long
+    // backlog would otherwise fill every row the LIMIT lets through, and no other shop's events
+    // would be claimed until that backlog drained (head-of-line blocking across shops).
+    const look = limit * 4;
+    const preliminary: DueRow[] = [];
+    const seen = new Set<string>();
+    const taken = new Map<string, number>();
+    for (let pass = 0; pass < 3; pass++) {
+      const rows = await db.all<DueRow>(
+        `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
+          WHERE ${dueWhere} ${notIn(skip)} ${full} ORDER BY next_attempt_at LIMIT ?`,
+        [now, leaseNow, ...skip, ...fullParams, look],
+      );
+      let capped = false;
+      for (const r of rows) {
+        if (seen.has(r.id)) continue;
+        seen.add(r.id);
+        const n = taken.get(r.shop_id) ?? 0;
+        if (n >= room(r.shop_id)) {
+          capped = true;
+          skip.add(r.shop_id);
+          continue;
+        }
+        taken.set(r.shop_id, n + 1);
+        preliminary.push(r);
+      }
+      if (!capped || rows.length < look || preliminary.length >= limit) break;
+    }
     if (preliminary.length === 0) return [];
     this.stats.claimTransactions++;
     return db.tx(async (tx) => {
       let candidates = preliminary;
       if (tx.dialect === 'postgres') {
-        // Shops at their concurrency with every worker's live leases are left out too (the
-        // per-shop check below stays the exact one).
-        const full = await tx.all<{ shop_id: string }>(
-          `SELECT shop_id FROM events WHERE state = 'delivering' AND lease_expires_at >= ?
-            GROUP BY shop_id HAVING COUNT(*) >= ?`,
-          [leaseNow, config.worker.concurrencyPerShop],
-        );
-        const skipAll = new Set([...skip, ...full.map((r) => r.shop_id)]);
+        // Lock the rows the look found that are still due; a row another worker is claiming is
+        // skipped, never waited for.
         candidates = await tx.all<DueRow>(
           `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
-            WHERE ${dueWhere} ${notIn(skipAll)} ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED`,
-          [now, leaseNow, ...skipAll, limit * 4],
+            WHERE id IN (${preliminary.map(() => '?').join(', ')}) AND ${dueWhere}
+            ORDER BY next_attempt_at FOR UPDATE SKIP LOCKED`,
+          [...preliminary.map((r) => r.id), now, leaseNow],
         );
         // Another worker claiming for the same shop right now: leave that shop to it this round.
         const mine = await tryLockKeys(
@@ -290,19 +391,19 @@ export class DeliveryWorker {
       }
       const shopIds = [...new Set(candidates.map((r) => r.shop_id))];
       const inShops = `(${shopIds.map(() => '?').join(', ')})`;
-      // Live leases per shop (every worker's) and the shop's connection, in one round trip.
-      const shops = await tx.all<{
-        id: string;
-        connection_status: string;
-        probe_event_id: string | null;
-        busy: number;
-      }>(
-        `SELECT s.id, s.connection_status, s.probe_event_id,
+      // Live leases per shop (every worker's) and the shop itself, in one round trip.
+      const shops = await tx.all<ShopRow & { probe_event_id: string | null; busy: number }>(
+        `SELECT s.*,
                 (SELECT COUNT(*) FROM events e WHERE e.shop_id = s.id AND e.state = 'delivering' AND e.lease_expires_at >= ?) AS busy
            FROM shops s WHERE s.id IN ${inShops}`,
         [leaseNow, ...shopIds],
       );
       const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
+      const shopRows = new Map(
+        shops.map(({ busy: _b, ...shop }) => [shop.id, shop as ShopRow] as const),
+      );
+      // Calls each shop's bucket allows now (pacing); shops Shopify has not described are not limited.
+      const points = new Map(shopIds.map((id) => [id, Math.floor(this.pointsFor(id, now) / TRIGGER_COST)]));
       // Why a shop's events are held instead of sent (SHOP_HOLDS), and its probe.
       const holdFor = new Map<string, { support: SupportCodeKey; probe: string | null }>();
       for (const s of shops) {
@@ -341,7 +442,9 @@ export class DeliveryWorker {
           continue;
         }
         if ((busy.get(row.shop_id) ?? 0) >= config.worker.concurrencyPerShop) continue;
+        if ((points.get(row.shop_id) ?? 0) < 1 && !probes.has(row.id)) continue;
         busy.set(row.shop_id, (busy.get(row.shop_id) ?? 0) + 1);
+        points.set(row.shop_id, (points.get(row.shop_id) ?? 0) - 1);
         chosen.push(row);
       }
       if (chosen.length === 0) return [];
@@ -376,12 +479,14 @@ export class DeliveryWorker {
         const trigger = first ? (Number(ev.is_test) ? 'test' : ev.replay_of ? 'replay' : 'initial') : 'automatic';
         attemptRows.push([attemptId, ev.id, ev.shop_id, trigger, now, 'in_progress']);
         const { replay_of: _r, is_test: _t, state: _s, ...payload } = ev;
+        this.spend(ev.shop_id, now);
         out.push({
           ...payload,
           attempt_count: Number(ev.attempt_count),
           attemptId,
           leaseOwner,
           probe: probes.has(ev.id),
+          shop: shopRows.get(ev.shop_id) as ShopRow,
         });
       }
       await insertMany(tx, 'attempts', ['id', 'event_id', 'shop_id', 'trigger', 'started_at', 'outcome'], attemptRows);
@@ -478,8 +583,7 @@ export class DeliveryWorker {
 
   private async deliver(ev: ClaimedEvent): Promise<void> {
     const { db, secrets, config } = this.services;
-    const shop = await db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [ev.shop_id]);
-    if (!shop) return;
+    const shop = ev.shop;
     let payload: Record<string, unknown>;
     try {
       payload = buildFlowPayload(ev.trigger_variant, ev);
@@ -521,15 +625,42 @@ export class DeliveryWorker {
     return this.record(ev, classified, result, null);
   }
 
-  /** Respect Shopify's throttle status: pause the shop when the bucket is (nearly) empty. */
+  /** Takes one call's points from the shop's bucket as this worker accounts for it. */
+  private spend(shopId: string, now: number): void {
+    const b = this.buckets.get(shopId);
+    if (!b) return;
+    b.available = this.pointsFor(shopId, now) - TRIGGER_COST;
+    b.at = now;
+  }
+
+  /**
+   * Paces the shop by Shopify's throttle status (ADR 0200, "Pacing"). Every answer resets this
+   * worker's account of the shop's bucket to what Shopify said, less this worker's other calls
+   * still in flight (Shopify may not have counted them yet); the claim then starts no call the
+   * bucket cannot pay for, and a wake-up comes when it can. So the first THROTTLED waits exactly
+   * (cost − currentlyAvailable) / restoreRate, and a success showing the bucket low slows the
+   * shop before it runs dry. Retry-After (429) pauses the shop as asked; a throttled answer
+   * with neither pauses it a second. Other shops are not affected.
+   */
   private pace(shopId: string, result: FlowCallResult, classified: Classified): void {
     const now = this.services.now();
-    let wait = 0;
-    if (classified.outcome === 'throttled') wait = Math.max(result.throttleWaitMs, 1000);
-    else wait = throttleWaitFrom(result.throttleStatus, this.services.config.worker.concurrencyPerShop);
-    if (wait > 0) this.services.metrics?.throttles.inc();
-    if (wait > 0) this.shopPausedUntil.set(shopId, Math.max(this.shopPausedUntil.get(shopId) ?? 0, now + wait));
-    else if ((this.shopPausedUntil.get(shopId) ?? 0) <= now) this.shopPausedUntil.delete(shopId);
+    const status = result.throttleStatus;
+    if (status && status.restoreRate > 0 && Number.isFinite(status.currentlyAvailable)) {
+      const others = Math.max(0, (this.inflightByShop.get(shopId) ?? 1) - 1);
+      this.buckets.set(shopId, {
+        available: status.currentlyAvailable - others * TRIGGER_COST,
+        at: now,
+        restoreRate: status.restoreRate,
+        maximumAvailable: status.maximumAvailable,
+      });
+    }
+    if (classified.outcome === 'throttled') {
+      const pause = Math.max(result.retryAfterMs, status ? 0 : 1000);
+      if (pause > 0) this.shopPausedUntil.set(shopId, Math.max(this.shopPausedUntil.get(shopId) ?? 0, now + pause));
+    } else if ((this.shopPausedUntil.get(shopId) ?? 0) <= now) this.shopPausedUntil.delete(shopId);
+    const at = this.readyAt(shopId, now);
+    if (at > now || classified.outcome === 'throttled') this.services.metrics?.throttles.inc();
+    if (at > now) this.wakeUpAt(at);
   }
 
   private async record(

@@ -97,6 +97,23 @@ export interface SandboxOptions {
   maxRecorded?: number;
 }
 
+/** A leaky bucket's size and restore rate (points per second). */
+export interface BucketSpec {
+  maximumAvailable: number;
+  restoreRate: number;
+}
+
+/**
+ * Shopify's GraphQL Admin API buckets by plan: restore rates from shopify.dev's rate-limit page
+ * (Standard 100 points/s, Advanced 200, Plus 1,000); sizes are 20 s of restore, as the Standard
+ * bucket's 2,000 (Shopify's examples); the Advanced and Plus sizes are not stated there (unverified).
+ */
+export const SHOPIFY_BUCKETS = {
+  standard: { maximumAvailable: 2_000, restoreRate: 100 },
+  advanced: { maximumAvailable: 4_000, restoreRate: 200 },
+  plus: { maximumAvailable: 20_000, restoreRate: 1_000 },
+} as const satisfies Record<string, BucketSpec>;
+
 export interface SandboxState {
   definitions: Map<string, TriggerDefinition>;
   triggers: ReceivedTrigger[];
@@ -104,7 +121,12 @@ export interface SandboxState {
   calls: Map<string, number>;
   faults: Map<string, FaultSpec>;
   buckets: Map<string, { available: number; at: number }>;
-  bucket: { maximumAvailable: number; restoreRate: number };
+  /** The default bucket (Shopify's Standard plan unless configured). */
+  bucket: BucketSpec;
+  /** Buckets set per shop (`POST /_buckets/<shop>`), e.g. a Plus-sized one. */
+  shopBuckets: Map<string, BucketSpec>;
+  /** THROTTLED answers per shop because its bucket was empty (faults not counted). */
+  throttled: Map<string, number>;
   maxRecorded: number;
   seq: number;
   listeners: Set<(t: ReceivedTrigger) => void>;
@@ -123,7 +145,9 @@ export function createSandboxState(options: SandboxOptions | Iterable<string> = 
     calls: new Map(),
     faults: new Map(),
     buckets: new Map(),
-    bucket: opts.bucket ?? { maximumAvailable: 2000, restoreRate: 100 },
+    bucket: opts.bucket ?? { ...SHOPIFY_BUCKETS.standard },
+    shopBuckets: new Map(),
+    throttled: new Map(),
     maxRecorded: opts.maxRecorded ?? 100_000,
     seq: 0,
     listeners: new Set(),
@@ -149,16 +173,31 @@ function nowMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
+/** Sets a shop's bucket (size, restore rate) and, optionally, how full it is now. */
+export function setBucket(state: SandboxState, shop: string, spec: BucketSpec & { currentlyAvailable?: number }): void {
+  state.shopBuckets.set(shop, { maximumAvailable: spec.maximumAvailable, restoreRate: spec.restoreRate });
+  state.buckets.set(shop, {
+    available: Math.min(spec.maximumAvailable, spec.currentlyAvailable ?? spec.maximumAvailable),
+    at: nowMs(),
+  });
+}
+
+function bucketOf(state: SandboxState, shop: string): BucketSpec {
+  return state.shopBuckets.get(shop) ?? state.bucket;
+}
+
 /** Takes one point from the shop's bucket; returns the status after the call (or null when empty). */
 function spend(state: SandboxState, shop: string): { status: ThrottleStatusOut; ok: boolean } {
-  const t = Date.now();
-  const b = state.buckets.get(shop) ?? { available: state.bucket.maximumAvailable, at: t };
-  b.available = Math.min(state.bucket.maximumAvailable, b.available + ((t - b.at) / 1000) * state.bucket.restoreRate);
+  const t = nowMs();
+  const spec = bucketOf(state, shop);
+  const b = state.buckets.get(shop) ?? { available: spec.maximumAvailable, at: t };
+  b.available = Math.min(spec.maximumAvailable, b.available + ((t - b.at) / 1000) * spec.restoreRate);
   b.at = t;
   const ok = b.available >= 1;
   if (ok) b.available -= 1;
+  else state.throttled.set(shop, (state.throttled.get(shop) ?? 0) + 1);
   state.buckets.set(shop, b);
-  return { ok, status: throttleStatus(state, Math.floor(b.available)) };
+  return { ok, status: throttleStatus(spec, Math.floor(b.available)) };
 }
 
 interface ThrottleStatusOut {
@@ -167,11 +206,11 @@ interface ThrottleStatusOut {
   restoreRate: number;
 }
 
-function throttleStatus(state: SandboxState, available: number): ThrottleStatusOut {
+function throttleStatus(bucket: BucketSpec, available: number): ThrottleStatusOut {
   return {
-    maximumAvailable: state.bucket.maximumAvailable,
+    maximumAvailable: bucket.maximumAvailable,
     currentlyAvailable: available,
-    restoreRate: state.bucket.restoreRate,
+    restoreRate: bucket.restoreRate,
   };
 }
 
@@ -270,11 +309,44 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
     const shop = c.req.query('shop');
     const since = Number(c.req.query('since_seq') ?? 0);
     const list = triggersFor(state, shop).filter((t) => t.seq > since);
-    return c.json({ triggers: list, calls: Object.fromEntries(state.calls) });
+    return c.json({
+      triggers: list,
+      calls: Object.fromEntries(state.calls),
+      throttled: Object.fromEntries(state.throttled),
+    });
   });
   app.delete('/triggers', (c) => {
     state.triggers.length = 0;
     state.calls.clear();
+    state.throttled.clear();
+    return c.body(null, 204);
+  });
+
+  // A shop's leaky bucket: POST /_buckets/<shop> with {maximumAvailable, restoreRate,
+  // currentlyAvailable?} or {plan: standard|advanced|plus}; DELETE puts back the default.
+  app.get('/_buckets', (c) =>
+    c.json({ default: state.bucket, buckets: Object.fromEntries(state.shopBuckets), plans: SHOPIFY_BUCKETS }),
+  );
+  app.post('/_buckets/:shop', async (c) => {
+    const body = (await c.req.json().catch(() => null)) as
+      | (Partial<BucketSpec> & { currentlyAvailable?: number; plan?: string })
+      | null;
+    const plan = body?.plan ? SHOPIFY_BUCKETS[body.plan as keyof typeof SHOPIFY_BUCKETS] : undefined;
+    const spec = { ...plan, ...body };
+    const positive = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n > 0;
+    if (!body || (body.plan && !plan) || !positive(spec.maximumAvailable) || !positive(spec.restoreRate))
+      return c.json(
+        {
+          error: `Body must be JSON: {"maximumAvailable": n, "restoreRate": n, "currentlyAvailable"?: n} or {"plan": "${Object.keys(SHOPIFY_BUCKETS).join('|')}"}`,
+        },
+        400,
+      );
+    setBucket(state, c.req.param('shop'), spec as BucketSpec & { currentlyAvailable?: number });
+    return c.json({ shop: c.req.param('shop'), bucket: state.shopBuckets.get(c.req.param('shop')) });
+  });
+  app.delete('/_buckets/:shop', (c) => {
+    state.shopBuckets.delete(c.req.param('shop'));
+    state.buckets.delete(c.req.param('shop'));
     return c.body(null, 204);
   });
 
@@ -355,7 +427,7 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
                 extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
               },
             ],
-            extensions: costExtensions(throttleStatus(state, 0), null),
+            extensions: costExtensions(throttleStatus(bucketOf(state, shop), 0), null),
           };
           if (spec.mode === 'throttled_429') {
             c.header('Retry-After', String(spec.retry_after_s ?? 1));

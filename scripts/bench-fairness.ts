@@ -1,0 +1,251 @@
+// npm run bench:fairness [-- --store sqlite|postgres --workers 1|2 --seconds 20 --shops 1000
+//                          --small-rate 0.2 --hot-rate 500 --hot-plan plus | --hot-restore N --hot-size N]
+// Many shops, fairly (issue 31, goal 4). 1,000 small shops each send 0.2 events/s and one hot shop
+// sends 500 events/s. The Shopify stand-in (its own process) gives the hot shop its own leaky
+// bucket (default Plus-sized: 20,000 points, 1,000/s; --hot-restore/--hot-size for a tighter one,
+// so the hot shop's load exceeds what Shopify restores) and answers THROTTLED with the real
+// throttleStatus. Prints: the small shops' p99 intake-to-Flow latency (goal < 100 ms), the hot
+// shop's delivered rate against its bucket's restore rate, and the THROTTLED answers after the
+// first (goal: a handful). --workers 2 starts a second delivery process (`flowport worker`) on the
+// same PostgreSQL database.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { newId } from '../api/src/ids.ts';
+import { DEFAULT_HMAC } from '../api/src/services/endpoints.ts';
+import { SHOPIFY_BUCKETS } from '../api/src/sandbox/app.ts';
+import type { SqlParam } from '../api/src/store/db.ts';
+import { parseStore, startBenchFlowport, startBenchSandbox, waitFor } from './lib/bench-flowport.ts';
+
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'sqlite' },
+    workers: { type: 'string', default: '1' },
+    seconds: { type: 'string', default: '20' },
+    shops: { type: 'string', default: '1000' },
+    'small-rate': { type: 'string', default: '0.2' },
+    'hot-rate': { type: 'string', default: '500' },
+    'hot-plan': { type: 'string', default: 'plus' },
+    'hot-restore': { type: 'string' },
+    'hot-size': { type: 'string' },
+  },
+});
+const STORE = parseStore(values.store);
+const WORKERS = Number(values.workers);
+const SECONDS = Number(values.seconds);
+const SHOPS = Number(values.shops);
+const SMALL_RATE = Number(values['small-rate']);
+const HOT_RATE = Number(values['hot-rate']);
+const plan = SHOPIFY_BUCKETS[values['hot-plan'] as keyof typeof SHOPIFY_BUCKETS];
+if (!plan) throw new Error(`--hot-plan must be one of ${Object.keys(SHOPIFY_BUCKETS).join(', ')}`);
+const HOT_BUCKET = {
+  maximumAvailable: Number(values['hot-size'] ?? plan.maximumAvailable),
+  restoreRate: Number(values['hot-restore'] ?? plan.restoreRate),
+};
+if (WORKERS !== 1 && WORKERS !== 2) throw new Error('--workers must be 1 or 2');
+if (WORKERS === 2 && STORE !== 'postgres') throw new Error('--workers 2 needs --store postgres (one database, two processes)');
+
+const now = () => performance.timeOrigin + performance.now();
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+console.log(
+  `bench:fairness — load average ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')} (machine shared with other work)`,
+);
+
+const sandbox = await startBenchSandbox();
+const flowport = await startBenchFlowport({ store: STORE, worker: true }).catch(async (err) => {
+  await sandbox.stop();
+  throw err;
+});
+let second: ChildProcess | null = null;
+let failed = false;
+try {
+  const { creds } = flowport;
+  const db = await flowport.openDb();
+  const adminBase = (domain: string) => `${sandbox.url}/sandbox/shopify/${domain}`;
+  await db.run('UPDATE shops SET admin_base_url = ? WHERE id = ?', [adminBase(creds.shop_domain), creds.shop_id]);
+  // The small shops: copies of the sandbox shop and its endpoint (same token, secret and config).
+  const shopRow = (await db.get<Record<string, SqlParam>>('SELECT * FROM shops WHERE id = ?', [creds.shop_id])) ?? {};
+  const epRow =
+    (await db.get<Record<string, SqlParam>>('SELECT * FROM endpoints WHERE id = ?', [creds.endpoint_id])) ?? {};
+  const versions = await db.all<Record<string, SqlParam>>('SELECT * FROM endpoint_versions WHERE endpoint_id = ?', [
+    creds.endpoint_id,
+  ]);
+  const small: { shop: string; domain: string; endpoint: string; ingest: string }[] = [];
+  const insert = (table: string, row: Record<string, SqlParam>) =>
+    db.run(
+      `INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row)
+        .map(() => '?')
+        .join(', ')})`,
+      Object.values(row),
+    );
+  await db.tx(async () => {
+    for (let i = 0; i < SHOPS; i++) {
+      const shop = newId('shop');
+      const endpoint = newId('endpoint');
+      const domain = `bench-small-${i}-${shop.slice(-6)}.myshopify.com`;
+      await insert('shops', { ...shopRow, id: shop, domain, admin_base_url: adminBase(domain) });
+      await insert('endpoints', { ...epRow, id: endpoint, shop_id: shop });
+      for (const v of versions) await insert('endpoint_versions', { ...v, endpoint_id: endpoint });
+      small.push({ shop, domain, endpoint, ingest: creds.ingest_url.replace(creds.endpoint_id, endpoint) });
+    }
+  });
+  await db.close();
+  const bucket = await fetch(`${sandbox.url}/sandbox/shopify/_buckets/${creds.shop_domain}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(HOT_BUCKET),
+  });
+  if (!bucket.ok) throw new Error(`stand-in bucket: ${bucket.status} ${await bucket.text()}`);
+
+  if (WORKERS === 2) {
+    const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'flowport.js'), 'worker'], {
+      env: {
+        ...process.env,
+        FLOWPORT_DATA_DIR: flowport.dataDir,
+        FLOWPORT_DATABASE_URL: flowport.databaseUrl ?? '',
+        FLOWPORT_LOG_LEVEL: 'silent',
+      },
+      stdio: 'ignore',
+    });
+    second = child;
+    // The worker process has no API; it is up once its pool is (give it a moment to LISTEN).
+    await waitFor(async () => new Promise((r) => setTimeout(() => r(true), 1500)), child, 'second worker');
+  }
+
+  const acceptedAt = new Map<string, { at: number; hot: boolean }>();
+  let refused = 0;
+  async function send(ingest: string, secret: string, hot: boolean, i: number): Promise<void> {
+    const body = JSON.stringify({ type: 'bench.event', id: `f_${hot ? 'h' : 's'}_${i}`, n: i });
+    const sig = createHmac('sha256', secret).update(body).digest('hex');
+    const res = await fetch(ingest, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [DEFAULT_HMAC.header]: `${DEFAULT_HMAC.prefix}${sig}` },
+      body,
+    });
+    const t = now();
+    if (res.status !== 202) {
+      refused++;
+      await res.text();
+      return;
+    }
+    const { event_id } = (await res.json()) as { event_id: string };
+    acceptedAt.set(event_id, { at: t, hot });
+  }
+  interface Trigger {
+    shop: string;
+    receivedAt: number;
+    payload: Record<string, unknown>;
+  }
+  async function record(): Promise<{ triggers: Trigger[]; throttled: Record<string, number> }> {
+    return (await (await fetch(`${sandbox.url}/sandbox/shopify/triggers`)).json()) as {
+      triggers: Trigger[];
+      throttled: Record<string, number>;
+    };
+  }
+
+  // Warm-up: every small shop once, a few hot events (connections, caches, JIT); not measured.
+  await Promise.all(small.map((s, i) => send(s.ingest, creds.signing_secret, false, -1 - i)));
+  for (let i = 0; i < 50; i++) await send(creds.ingest_url, creds.signing_secret, true, -1 - i);
+  for (let i = 0; i < 100; i++) {
+    if ((await record()).triggers.length >= acceptedAt.size) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  acceptedAt.clear();
+  await fetch(`${sandbox.url}/sandbox/shopify/triggers`, { method: 'DELETE' });
+
+  const smallTotal = Math.round(SHOPS * SMALL_RATE * SECONDS);
+  const hotTotal = Math.round(HOT_RATE * SECONDS);
+  console.log(
+    `${SHOPS} small shops × ${SMALL_RATE} events/s + 1 hot shop × ${HOT_RATE} events/s for ${SECONDS} s ` +
+      `(${smallTotal} + ${hotTotal} events); hot shop's bucket ${HOT_BUCKET.maximumAvailable} points, ` +
+      `restores ${HOT_BUCKET.restoreRate}/s; ${flowport.storeLabel}; ${WORKERS} worker process${WORKERS === 2 ? 'es' : ''}`,
+  );
+  // One open-loop schedule of both streams, in time order.
+  const schedule: { at: number; hot: boolean; i: number }[] = [];
+  for (let i = 0; i < smallTotal; i++) schedule.push({ at: (i * 1000) / (SHOPS * SMALL_RATE), hot: false, i });
+  for (let i = 0; i < hotTotal; i++) schedule.push({ at: (i * 1000) / HOT_RATE, hot: true, i });
+  schedule.sort((a, b) => a.at - b.at);
+  const order = small.map((_, i) => i).sort(() => Math.random() - 0.5);
+  const start = now();
+  const pending: Promise<void>[] = [];
+  for (const s of schedule) {
+    const wait = start + s.at - now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const target = s.hot ? null : small[order[s.i % SHOPS] as number];
+    pending.push(send(target ? target.ingest : creds.ingest_url, creds.signing_secret, s.hot, s.i));
+  }
+  await Promise.all(pending);
+  const sentFor = (now() - start) / 1000;
+  // Small shops' events all delivered (or 60 s), then the hot shop's backlog for what it shows.
+  const smallIds = [...acceptedAt].filter(([, v]) => !v.hot).map(([id]) => id);
+  let rec = await record();
+  for (let i = 0; i < 600; i++) {
+    const got = new Set(rec.triggers.map((t) => String(t.payload['Flowport event id'])));
+    if (smallIds.every((id) => got.has(id))) break;
+    await new Promise((r) => setTimeout(r, 100));
+    rec = await record();
+  }
+  const arrival = new Map(rec.triggers.map((t) => [String(t.payload['Flowport event id']), t]));
+  const smallLat: number[] = [];
+  const hotLat: number[] = [];
+  let smallMissing = 0;
+  for (const [id, v] of acceptedAt) {
+    const t = arrival.get(id);
+    if (!t) {
+      if (!v.hot) smallMissing++;
+      continue;
+    }
+    (v.hot ? hotLat : smallLat).push(Math.max(0, t.receivedAt - v.at));
+  }
+  smallLat.sort((a, b) => a - b);
+  hotLat.sort((a, b) => a - b);
+  // The hot shop's delivered rate over the send window's second half (its bucket drained by then
+  // when the load exceeds the restore rate).
+  const hotArrivals = rec.triggers
+    .filter((t) => t.shop === creds.shop_domain)
+    .map((t) => t.receivedAt - start)
+    .sort((a, b) => a - b);
+  const from = (SECONDS * 1000) / 2;
+  const to = SECONDS * 1000;
+  const inWindow = hotArrivals.filter((t) => t >= from && t < to).length;
+  const hotRate = inWindow / ((to - from) / 1000);
+  const throttled = rec.throttled[creds.shop_domain] ?? 0;
+  const smallThrottled = Object.entries(rec.throttled)
+    .filter(([shop]) => shop !== creds.shop_domain)
+    .reduce((n, [, c]) => n + c, 0);
+  console.log(`sent for ${sentFor.toFixed(1)} s; intake refused ${refused}`);
+  console.log(
+    `small shops: ${smallLat.length} delivered, ${smallMissing} not within 60 s; intake 202 → Flow p50 ${ms(pct(smallLat, 50))}  p99 ${ms(pct(smallLat, 99))}  max ${ms(smallLat.at(-1) ?? Number.NaN)}`,
+  );
+  console.log(
+    `hot shop: ${hotLat.length} of ${hotTotal} delivered by the end; delivered ${hotRate.toFixed(0)}/s over the second half ` +
+      `(sent ${HOT_RATE}/s; bucket restores ${HOT_BUCKET.restoreRate}/s, so at most ${Math.min(HOT_RATE, HOT_BUCKET.restoreRate)}/s) = ` +
+      `${((hotRate / Math.min(HOT_RATE, HOT_BUCKET.restoreRate)) * 100).toFixed(0)}%; p50 ${ms(pct(hotLat, 50))}`,
+  );
+  console.log(
+    `THROTTLED answers: hot shop ${throttled} (${Math.max(0, throttled - 1)} after the first); small shops ${smallThrottled}`,
+  );
+  const p99 = pct(smallLat, 99);
+  console.log(`goal small shops' p99 < 100 ms: ${p99 < 100 ? 'met' : 'NOT met'} (p99 ${ms(p99)})`);
+  failed = smallMissing > 0;
+} finally {
+  if (second && second.exitCode === null) {
+    const s = second;
+    await new Promise<void>((r) => {
+      s.once('exit', () => r());
+      s.kill('SIGTERM');
+    });
+  }
+  await flowport.stop();
+  await sandbox.stop();
+}
+process.exit(failed ? 1 : 0);

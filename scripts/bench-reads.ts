@@ -1,0 +1,259 @@
+// npm run bench:reads [-- --store sqlite|postgres --events 1000000 --requests 200 --keep]
+// Reads at scale (issue 31, goal 5): one shop with a million events, then the events list
+// (GET /agent/v1/events, over HTTP with the sandbox grant) timed for the first page, filtered
+// pages and a deep cursor. Goal: p99 < 10 ms each, on both stores.
+// The fill goes straight through the store layer (multi-row inserts, one transaction per
+// 20,000 rows), not through intake. With --keep the store stays for the next run
+// ($TMPDIR/flowport-bench-reads-<store>, PostgreSQL schema bench_reads_keep) and a store that
+// already holds the events is not filled again; --refill empties it first.
+// Prints the load average first, the query plans of each read, and alternates the read kinds
+// in rounds (median of the rounds' p99 and the p99 over all requests).
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { newId } from '../api/src/ids.ts';
+import { SecretBox } from '../api/src/lib/crypto.ts';
+import { sealCursor } from '../api/src/reads/shared.ts';
+import { type Db, insertMany, type SqlParam } from '../api/src/store/db.ts';
+import { withSearchPath } from '../api/src/store/postgres.ts';
+import { testDatabaseUrl } from '../tests/helpers/store.ts';
+import { parseStore, startBenchFlowport } from './lib/bench-flowport.ts';
+
+const { values } = parseArgs({
+  options: {
+    store: { type: 'string', default: 'sqlite' },
+    events: { type: 'string', default: '1000000' },
+    requests: { type: 'string', default: '200' /* < 600, the grant's limit per minute */ },
+    rounds: { type: 'string', default: '5' },
+    keep: { type: 'boolean', default: false },
+    refill: { type: 'boolean', default: false },
+  },
+});
+const STORE = parseStore(values.store);
+const EVENTS = Number(values.events);
+const REQUESTS = Number(values.requests);
+const ROUNDS = Math.max(5, Number(values.rounds));
+
+console.log(
+  `bench:reads — load average ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')} (machine shared with other work; read ratios, not absolute figures)`,
+);
+
+// The store: kept between runs with --keep, fresh otherwise.
+const KEEP_SCHEMA = 'bench_reads_keep';
+let keep: { dataDir: string; databaseUrl: string | null } | undefined;
+if (values.keep) {
+  const dataDir = join(tmpdir(), `flowport-bench-reads-${STORE}`);
+  let databaseUrl: string | null = null;
+  if (STORE === 'postgres') {
+    const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+    await admin.connect();
+    if (values.refill) await admin.query(`DROP SCHEMA IF EXISTS ${KEEP_SCHEMA} CASCADE`);
+    await admin.query(`CREATE SCHEMA IF NOT EXISTS ${KEEP_SCHEMA}`);
+    await admin.end();
+    databaseUrl = withSearchPath(testDatabaseUrl(), KEEP_SCHEMA);
+  }
+  if (values.refill) rmSync(dataDir, { recursive: true, force: true });
+  if (!existsSync(dataDir)) mkdirSync(dataDir, { recursive: true });
+  keep = { dataDir, databaseUrl };
+}
+
+const flowport = await startBenchFlowport({ store: STORE, worker: false, ...(keep ? { keep } : {}) });
+const STATES: [string, number, string | null][] = [
+  // state, share, support code
+  ['delivered', 0.95, 'FP-H-OK'],
+  ['failed', 0.03, 'FP-H-REJ'],
+  ['no_workflow', 0.015, 'FP-H-NOWF'],
+  ['held', 0.005, 'FP-H-HELD'],
+];
+const TYPES: [string, number][] = [
+  ['order.created', 0.5],
+  ['order.paid', 0.3],
+  ['customer.created', 0.15],
+  ['refund.issued', 0.05],
+];
+function pick<T>(list: [T, number, ...unknown[]][], r: number): number {
+  let acc = 0;
+  for (let i = 0; i < list.length; i++) {
+    acc += list[i]?.[1] as number;
+    if (r < acc) return i;
+  }
+  return list.length - 1;
+}
+
+async function fill(db: Db, shopId: string, endpointId: string): Promise<void> {
+  const have = Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE shop_id = ?', [shopId]))?.n);
+  if (have >= EVENTS) {
+    console.log(`store already holds ${have.toLocaleString('en')} events for the shop (kept from an earlier run)`);
+    return;
+  }
+  const columns = [
+    'id',
+    'shop_id',
+    'endpoint_id',
+    'receipt_id',
+    'state',
+    'support_code',
+    'external_event_id',
+    'event_type',
+    'sender',
+    'body',
+    'body_size',
+    'body_sha256',
+    'config_version',
+    'received_at',
+    'updated_at',
+    'attempt_count',
+    'delivered_at',
+    'body_expires_at',
+  ];
+  const t0 = performance.now();
+  // A month of events, oldest first, so ids (time-sortable) follow received_at.
+  const span = 30 * 86_400_000;
+  const start = Date.now() - span - 60_000;
+  const CHUNK = 20_000;
+  let seed = 12345;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x80000000;
+  };
+  for (let from = have; from < EVENTS; from += CHUNK) {
+    const rows: SqlParam[][] = [];
+    for (let i = from; i < Math.min(EVENTS, from + CHUNK); i++) {
+      const at = Math.floor(start + (i / EVENTS) * span);
+      const [state, , support] = STATES[pick(STATES, rnd())] as [string, number, string | null];
+      const [type] = TYPES[pick(TYPES, rnd())] as [string, number];
+      const body = `{"type":"${type}","id":"bench_${i}","n":${i}}`;
+      rows.push([
+        newId('event', at),
+        shopId,
+        endpointId,
+        newId('receipt', at),
+        state,
+        support,
+        `bench_${i}`,
+        type,
+        'bench',
+        body,
+        body.length,
+        createHash('sha256').update(body).digest('hex'),
+        1,
+        at,
+        at,
+        1,
+        state === 'delivered' ? at + 5 : null,
+        at + 400 * 86_400_000,
+      ]);
+    }
+    await db.tx(async (tx) => insertMany(tx, 'events', columns, rows));
+    if ((from / CHUNK) % 10 === 0)
+      process.stdout.write(`  filled ${(from + rows.length).toLocaleString('en')} / ${EVENTS.toLocaleString('en')}\r`);
+  }
+  if (db.dialect === 'postgres') await db.run('ANALYZE events');
+  else await db.run('ANALYZE');
+  console.log(`filled ${(EVENTS - have).toLocaleString('en')} events in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+try {
+  const { creds } = flowport;
+  const db = await flowport.openDb();
+  await fill(db, creds.shop_id, creds.endpoint_id);
+  // The deep cursor: the position after 900,000 events of the newest-first list (or 90% of the fill).
+  const depth = Math.floor(EVENTS * 0.9);
+  const deep = await db.get<{ id: string }>(`SELECT id FROM events WHERE shop_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?`, [
+    creds.shop_id,
+    depth,
+  ]);
+  if (!deep) throw new Error('the fill left fewer events than the deep cursor needs');
+  const secrets = SecretBox.fromDataDir(flowport.dataDir);
+  const cursor = sealCursor(secrets, `${creds.shop_id}:desc`, deep.id);
+
+  const kinds: [string, string][] = [
+    ['first page', ''],
+    ['state=failed', 'state=failed'],
+    ['event_type=refund.issued', 'event_type=refund.issued'],
+    ['state=failed&event_type=refund.issued', 'state=failed&event_type=refund.issued'],
+    ['state=held,failed', 'state=held,failed'],
+    [`deep cursor (after ${depth.toLocaleString('en')})`, `cursor=${encodeURIComponent(cursor)}`],
+  ];
+
+  // The plans of the list query for each kind, as the store reads it (reads/events.ts listEvents).
+  const explain = db.dialect === 'postgres' ? 'EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)' : 'EXPLAIN QUERY PLAN';
+  const planOf = async (where: string, params: SqlParam[]) => {
+    const rows = await db.all<Record<string, string>>(
+      `${explain} SELECT e.id FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id
+        WHERE e.shop_id = ? ${where} ORDER BY e.id DESC LIMIT 51`,
+      [creds.shop_id, ...params],
+    );
+    return rows.map((r) => r.detail ?? r['QUERY PLAN']).join('\n      ');
+  };
+  const plans: [string, string, SqlParam[]][] = [
+    ['first page', '', []],
+    ['state=failed', 'AND e.state IN (?)', ['failed']],
+    ['event_type', 'AND e.event_type = ?', ['refund.issued']],
+    ['state+type', 'AND e.event_type = ? AND e.state IN (?)', ['refund.issued', 'failed']],
+    ['state=held,failed', 'AND e.state IN (?, ?)', ['held', 'failed']],
+    ['deep cursor', 'AND e.id < ?', [deep.id]],
+  ];
+  console.log('query plans:');
+  for (const [name, where, params] of plans) console.log(`  ${name}:\n      ${await planOf(where, params)}`);
+  // The grant may make 600 requests a minute (plans.ts): its window is emptied before each batch,
+  // so the bench measures reads, not the limit's answer (the window's upsert still runs per request).
+  const resetRate = () => db.run('DELETE FROM rate_windows');
+
+  const get = async (query: string): Promise<number> => {
+    const t0 = performance.now();
+    const res = await fetch(`${flowport.url}/agent/v1/events?limit=50${query ? `&${query}` : ''}`, {
+      headers: { authorization: `Bearer ${creds.grant_token}` },
+    });
+    const body = (await res.json()) as { data?: unknown[] };
+    const t = performance.now() - t0;
+    if (res.status !== 200 || !Array.isArray(body.data) || body.data.length === 0)
+      throw new Error(`events list (${query}) answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+    return t;
+  };
+  // Warm-up: caches, prepared statements, JIT.
+  for (const [, q] of kinds) {
+    await resetRate();
+    for (let i = 0; i < 20; i++) await get(q);
+  }
+
+  console.log(
+    `\nGET /agent/v1/events?limit=50 on ${flowport.storeLabel}, ${EVENTS.toLocaleString('en')} events in the shop; ` +
+      `${ROUNDS} rounds × ${REQUESTS} sequential requests per kind, kinds alternating`,
+  );
+  const all = new Map<string, number[]>(kinds.map(([n]) => [n, []]));
+  const roundP99 = new Map<string, number[]>(kinds.map(([n]) => [n, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, q] of round % 2 ? [...kinds].reverse() : kinds) {
+      const times: number[] = [];
+      await resetRate();
+      for (let i = 0; i < REQUESTS; i++) times.push(await get(q));
+      times.sort((a, b) => a - b);
+      all.get(name)?.push(...times);
+      roundP99.get(name)?.push(pct(times, 99));
+    }
+  }
+  let met = true;
+  for (const [name] of kinds) {
+    const a = (all.get(name) ?? []).sort((x, y) => x - y);
+    const r = (roundP99.get(name) ?? []).sort((x, y) => x - y);
+    const p99 = pct(a, 99);
+    if (!(p99 < 10)) met = false;
+    console.log(
+      `${name.padEnd(44)} p50 ${pct(a, 50).toFixed(2).padStart(7)} ms   p99 ${p99.toFixed(2).padStart(7)} ms   median of rounds' p99 ${pct(r, 50).toFixed(2).padStart(7)} ms`,
+    );
+  }
+  console.log(`goal p99 < 10 ms for each: ${met ? 'met' : 'NOT met'}`);
+  await db.close();
+} finally {
+  await flowport.stop();
+}
