@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { newId } from '../api/src/ids.ts';
 import { DEFAULT_HMAC } from '../api/src/services/endpoints.ts';
 import { SHOPIFY_BUCKETS } from '../api/src/sandbox/app.ts';
-import type { SqlParam } from '../api/src/store/db.ts';
+import type { Db, SqlParam } from '../api/src/store/db.ts';
 import { parseStore, startBenchFlowport, startBenchSandbox, waitFor } from './lib/bench-flowport.ts';
 
 const { values } = parseArgs({
@@ -80,21 +80,21 @@ try {
     creds.endpoint_id,
   ]);
   const small: { shop: string; domain: string; endpoint: string; ingest: string }[] = [];
-  const insert = (table: string, row: Record<string, SqlParam>) =>
-    db.run(
+  const insert = (tx: Db, table: string, row: Record<string, SqlParam>) =>
+    tx.run(
       `INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row)
         .map(() => '?')
         .join(', ')})`,
       Object.values(row),
     );
-  await db.tx(async () => {
+  await db.tx(async (tx) => {
     for (let i = 0; i < SHOPS; i++) {
       const shop = newId('shop');
       const endpoint = newId('endpoint');
       const domain = `bench-small-${i}-${shop.slice(-6)}.myshopify.com`;
-      await insert('shops', { ...shopRow, id: shop, domain, admin_base_url: adminBase(domain) });
-      await insert('endpoints', { ...epRow, id: endpoint, shop_id: shop });
-      for (const v of versions) await insert('endpoint_versions', { ...v, endpoint_id: endpoint });
+      await insert(tx, 'shops', { ...shopRow, id: shop, domain, admin_base_url: adminBase(domain) });
+      await insert(tx, 'endpoints', { ...epRow, id: endpoint, shop_id: shop });
+      for (const v of versions) await insert(tx, 'endpoint_versions', { ...v, endpoint_id: endpoint });
       small.push({ shop, domain, endpoint, ingest: creds.ingest_url.replace(creds.endpoint_id, endpoint) });
     }
   });
@@ -126,11 +126,17 @@ try {
   async function send(ingest: string, secret: string, hot: boolean, i: number): Promise<void> {
     const body = JSON.stringify({ type: 'bench.event', id: `f_${hot ? 'h' : 's'}_${i}`, n: i });
     const sig = createHmac('sha256', secret).update(body).digest('hex');
-    const res = await fetch(ingest, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [DEFAULT_HMAC.header]: `${DEFAULT_HMAC.prefix}${sig}` },
-      body,
-    });
+    let res: Response;
+    try {
+      res = await fetch(ingest, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [DEFAULT_HMAC.header]: `${DEFAULT_HMAC.prefix}${sig}` },
+        body,
+      });
+    } catch {
+      refused++;
+      return;
+    }
     const t = now();
     if (res.status !== 202) {
       refused++;
@@ -222,7 +228,7 @@ try {
   const smallThrottled = Object.entries(rec.throttled)
     .filter(([shop]) => shop !== creds.shop_domain)
     .reduce((n, [, c]) => n + c, 0);
-  console.log(`sent for ${sentFor.toFixed(1)} s; intake refused ${refused}`);
+  console.log(`sent for ${sentFor.toFixed(1)} s; intake refused or unanswered ${refused}`);
   console.log(
     `small shops: ${smallLat.length} delivered, ${smallMissing} not within 60 s; intake 202 → Flow p50 ${ms(pct(smallLat, 50))}  p99 ${ms(pct(smallLat, 99))}  max ${ms(smallLat.at(-1) ?? Number.NaN)}`,
   );

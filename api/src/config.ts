@@ -154,11 +154,15 @@ export const DEFAULTS = {
   httpRequestTimeoutMs: 30_000,
   databasePoolSize: 10,
   workerLeaseMs: 30_000,
-  // 16 keeps one busy shop at 200 events/s under 50 ms p99 on PostgreSQL (4 capped it near 150/s);
-  // Shopify's own throttling still pauses a shop that sends faster than its bucket refills.
-  workerConcurrencyPerShop: 16,
+  // Calls in flight a shop needs = the rate Shopify allows it × a call's time (Little's law): a
+  // trigger costs 1 point, Plus restores 1,000 points/s (Standard 100), so 64 in flight carry a
+  // Plus shop's 1,000/s at calls of up to 64 ms (a Standard shop's 100/s at up to 640 ms). The
+  // worker paces each shop by Shopify's throttleStatus, so more in flight never means more
+  // THROTTLED answers (ADR 0200, "Pacing"). 16 held one shop near 80/s on a loaded machine.
+  workerConcurrencyPerShop: 64,
   workerRequestTimeoutMs: 10_000,
-  workerMaxInFlight: 64,
+  // Four shops at full concurrency, or hundreds of small shops' calls, per process.
+  workerMaxInFlight: 256,
   retryBaseMs: 5_000,
   retryCapMs: 600_000,
   retryMaxAttempts: 8,
@@ -240,7 +244,7 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
   workerConcurrencyPerShop: {
     default: code(DEFAULTS.workerConcurrencyPerShop),
     about:
-      "Deliveries in flight per shop, across all workers. Shopify's throttling still pauses a shop that is sent more than its bucket allows.",
+      "Deliveries in flight per shop, across all workers. The worker also paces each shop by the `throttleStatus` of Shopify's answers, so a shop is never sent more than its bucket allows.",
   },
   workerRequestTimeoutMs: { default: code(DEFAULTS.workerRequestTimeoutMs), about: 'Timeout of one call to Shopify.' },
   workerMaxInFlight: {
