@@ -6,6 +6,7 @@
 // the machine's; the stand-in stamps each trigger on arrival.
 // Prints p50/p90/p99/max; the goal is p99 < 50 ms at 200 events/s.
 import { createHmac } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_HMAC } from '../api/src/services/endpoints.ts';
 import { parseStore, startBenchFlowport, startBenchSandbox } from './lib/bench-flowport.ts';
@@ -86,7 +87,9 @@ try {
   await fetch(`${sandbox.url}/sandbox/shopify/triggers`, { method: 'DELETE' });
 
   console.log(
-    `bench:handoff — ${TOTAL} events at ${RATE}/s for ${SECONDS} s (${flowport.storeLabel}; Flowport, stand-in and sender in separate processes)`,
+    `bench:handoff — load average ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')} (machine shared with other work) — ${TOTAL} events at ${RATE}/s for ${SECONDS} s (${flowport.storeLabel}; Flowport, stand-in and sender in separate processes)`,
   );
   const start = now();
   const pending: Promise<void>[] = [];

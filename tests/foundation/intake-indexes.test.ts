@@ -1,4 +1,4 @@
-// Migration 0700's (and 0800's) partial indexes on events: the facts they repeat as SQL literals agree
+// Migration 0700's, 0800's and 1500's indexes on events: the facts they repeat as SQL literals agree
 // with the code, and on a real SQLite file the queries they serve use them (ADR 0304).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -70,5 +70,24 @@ describe('query plans on SQLite', () => {
         ['s', 'HO-404'],
       ),
     ).toMatch(/USING INDEX events_shop_support/);
+  });
+  it('an event-type filter of the events list reads events_shop_type in id order (migration 1500)', async () => {
+    const p = await plan(
+      `SELECT e.id FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id
+        WHERE e.shop_id = ? AND e.event_type = ? ORDER BY e.id DESC LIMIT 51`,
+      ['s', 'order.created'],
+    );
+    expect(p).toMatch(/USING (COVERING )?INDEX events_shop_type/);
+    expect(p).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it('a state filter of the events list reads events_shop_state in id order, no sort', async () => {
+    const p = await plan(
+      `SELECT e.id FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id
+        WHERE e.shop_id = ? AND e.state = ? ORDER BY e.id DESC LIMIT 51`,
+      ['s', 'failed'],
+    );
+    expect(p).toMatch(/USING (COVERING )?INDEX events_shop_state/);
+    expect(p).not.toMatch(/TEMP B-TREE/);
   });
 });

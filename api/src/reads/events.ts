@@ -291,9 +291,9 @@ export async function listEvents(
     where.push(`e.support_code <> '${ACCEPTED_CODE}'`);
   }
   eq('e.external_event_id', f.externalEventId);
-  if (f.states?.length) {
-    where.push(`e.state IN (${f.states.map(() => '?').join(', ')})`);
-    params.push(...f.states);
+  if (f.states?.length === 1) {
+    where.push('e.state = ?');
+    params.push(f.states[0] as string);
   }
   if (f.receivedAfter !== undefined) {
     where.push('e.received_at >= ?');
@@ -320,11 +320,23 @@ export async function listEvents(
     where.push(f.order === 'desc' ? 'e.id < ?' : 'e.id > ?');
     params.push(f.cursorId);
   }
-  params.push(f.limit + 1);
-  const rows = await services.db.all<EventRow>(
-    `SELECT ${EVENT_COLUMNS} ${FROM} WHERE ${where.join(' AND ')} ORDER BY e.id ${f.order === 'desc' ? 'DESC' : 'ASC'} LIMIT ?`,
-    params,
-  );
+  const dir = f.order === 'desc' ? 'DESC' : 'ASC';
+  const page = `SELECT ${EVENT_COLUMNS} ${FROM} WHERE ${where.join(' AND ')}`;
+  let sql: string;
+  let all: SqlParam[];
+  if ((f.states?.length ?? 0) > 1) {
+    // Several states: one page per state read in id order from events_shop_state, then merged.
+    // `state IN (…)` would read every event in those states and sort them (a million-event shop).
+    const states = f.states as string[];
+    sql = `${states
+      .map((_, i) => `SELECT * FROM (${page} AND e.state = ? ORDER BY e.id ${dir} LIMIT ?) AS s${i}`)
+      .join(' UNION ALL ')} ORDER BY id ${dir} LIMIT ?`;
+    all = [...states.flatMap((state) => [...params, state, f.limit + 1]), f.limit + 1];
+  } else {
+    sql = `${page} ORDER BY e.id ${dir} LIMIT ?`;
+    all = [...params, f.limit + 1];
+  }
+  const rows = await services.db.all<EventRow>(sql, all);
   const hasMore = rows.length > f.limit;
   return { rows: hasMore ? rows.slice(0, f.limit) : rows, hasMore, facts };
 }
