@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, one after the other: intake throughput (with its
 // bare node:http baseline measured in the same run) and handoff latency, each on both
-// stores, then what verifying each auth mode's signature costs, then intake's instructions per
+// stores, many shops with one hot shop against its Shopify bucket (both stores, and two worker
+// processes on PostgreSQL), events-list reads at a million events (both stores), then what verifying each auth mode's signature costs, then intake's instructions per
 // request against the bare baseline, counted by callgrind (needs valgrind), then the CLI's start
 // and an agent read beside `node -e 0`. Each prints its own
 // figures; this exits non-zero if one fails.
@@ -13,6 +14,15 @@ const runs: [string, string[]][] = [
   ['intake, PostgreSQL', ['scripts/bench-intake.ts', '--store', 'postgres']],
   ['handoff, SQLite', ['scripts/bench-handoff.ts', '--store', 'sqlite']],
   ['handoff, PostgreSQL', ['scripts/bench-handoff.ts', '--store', 'postgres']],
+  ['many shops fairly, SQLite', ['scripts/bench-fairness.ts', '--store', 'sqlite']],
+  ['many shops fairly, PostgreSQL', ['scripts/bench-fairness.ts', '--store', 'postgres']],
+  ['many shops fairly, PostgreSQL, two worker processes', ['scripts/bench-fairness.ts', '--store', 'postgres', '--workers', '2']],
+  [
+    'many shops fairly, SQLite, hot bucket restoring 250/s (below its load)',
+    ['scripts/bench-fairness.ts', '--store', 'sqlite', '--hot-restore', '250', '--hot-size', '5000'],
+  ],
+  ['reads at a million events, SQLite (store kept between runs)', ['scripts/bench-reads.ts', '--store', 'sqlite', '--keep']],
+  ['reads at a million events, PostgreSQL (store kept between runs)', ['scripts/bench-reads.ts', '--store', 'postgres', '--keep']],
   ['sender verification, per auth mode', ['scripts/bench-verify.ts']],
   ['intake instructions per request (callgrind)', ['scripts/bench-instructions.ts']],
   ['CLI start and an agent read', ['scripts/bench-cli.ts']],
