@@ -45,7 +45,8 @@ const HOT_BUCKET = {
   restoreRate: Number(values['hot-restore'] ?? plan.restoreRate),
 };
 if (WORKERS !== 1 && WORKERS !== 2) throw new Error('--workers must be 1 or 2');
-if (WORKERS === 2 && STORE !== 'postgres') throw new Error('--workers 2 needs --store postgres (one database, two processes)');
+if (WORKERS === 2 && STORE !== 'postgres')
+  throw new Error('--workers 2 needs --store postgres (one database, two processes)');
 
 const now = () => performance.timeOrigin + performance.now();
 function pct(sorted: number[], p: number): number {

@@ -89,7 +89,9 @@ try {
   console.log(
     `bench:handoff — load average ${loadavg()
       .map((n) => n.toFixed(2))
-      .join(' ')} (machine shared with other work) — ${TOTAL} events at ${RATE}/s for ${SECONDS} s (${flowport.storeLabel}; Flowport, stand-in and sender in separate processes)`,
+      .join(
+        ' ',
+      )} (machine shared with other work) — ${TOTAL} events at ${RATE}/s for ${SECONDS} s (${flowport.storeLabel}; Flowport, stand-in and sender in separate processes)`,
   );
   const start = now();
   const pending: Promise<void>[] = [];

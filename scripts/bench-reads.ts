@@ -157,7 +157,9 @@ async function fill(db: Db, shopId: string, endpointId: string): Promise<void> {
   }
   if (db.dialect === 'postgres') await db.run('ANALYZE events');
   else await db.run('ANALYZE');
-  console.log(`filled ${(EVENTS - have).toLocaleString('en')} events in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `filled ${(EVENTS - have).toLocaleString('en')} events in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 
 function pct(sorted: number[], p: number): number {
@@ -170,10 +172,10 @@ try {
   await fill(db, creds.shop_id, creds.endpoint_id);
   // The deep cursor: the position after 900,000 events of the newest-first list (or 90% of the fill).
   const depth = Math.floor(EVENTS * 0.9);
-  const deep = await db.get<{ id: string }>(`SELECT id FROM events WHERE shop_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?`, [
-    creds.shop_id,
-    depth,
-  ]);
+  const deep = await db.get<{ id: string }>(
+    `SELECT id FROM events WHERE shop_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?`,
+    [creds.shop_id, depth],
+  );
   if (!deep) throw new Error('the fill left fewer events than the deep cursor needs');
   const secrets = SecretBox.fromDataDir(flowport.dataDir);
   const cursor = sealCursor(secrets, `${creds.shop_id}:desc`, deep.id);
@@ -297,7 +299,9 @@ try {
   }
   for (const [name] of direct) {
     const a = (directAll.get(name) ?? []).sort((x, y) => x - y);
-    console.log(`${name.padEnd(44)} p50 ${pct(a, 50).toFixed(2).padStart(7)} ms   p99 ${pct(a, 99).toFixed(2).padStart(7)} ms`);
+    console.log(
+      `${name.padEnd(44)} p50 ${pct(a, 50).toFixed(2).padStart(7)} ms   p99 ${pct(a, 99).toFixed(2).padStart(7)} ms`,
+    );
   }
   await db.close();
 } finally {

@@ -16,13 +16,22 @@ const runs: [string, string[]][] = [
   ['handoff, PostgreSQL', ['scripts/bench-handoff.ts', '--store', 'postgres']],
   ['many shops fairly, SQLite', ['scripts/bench-fairness.ts', '--store', 'sqlite']],
   ['many shops fairly, PostgreSQL', ['scripts/bench-fairness.ts', '--store', 'postgres']],
-  ['many shops fairly, PostgreSQL, two worker processes', ['scripts/bench-fairness.ts', '--store', 'postgres', '--workers', '2']],
+  [
+    'many shops fairly, PostgreSQL, two worker processes',
+    ['scripts/bench-fairness.ts', '--store', 'postgres', '--workers', '2'],
+  ],
   [
     'many shops fairly, SQLite, hot bucket restoring 250/s (below its load)',
     ['scripts/bench-fairness.ts', '--store', 'sqlite', '--hot-restore', '250', '--hot-size', '5000'],
   ],
-  ['reads at a million events, SQLite (store kept between runs)', ['scripts/bench-reads.ts', '--store', 'sqlite', '--keep']],
-  ['reads at a million events, PostgreSQL (store kept between runs)', ['scripts/bench-reads.ts', '--store', 'postgres', '--keep']],
+  [
+    'reads at a million events, SQLite (store kept between runs)',
+    ['scripts/bench-reads.ts', '--store', 'sqlite', '--keep'],
+  ],
+  [
+    'reads at a million events, PostgreSQL (store kept between runs)',
+    ['scripts/bench-reads.ts', '--store', 'postgres', '--keep'],
+  ],
   ['sender verification, per auth mode', ['scripts/bench-verify.ts']],
   ['intake instructions per request (callgrind)', ['scripts/bench-instructions.ts']],
   ['CLI start and an agent read', ['scripts/bench-cli.ts']],

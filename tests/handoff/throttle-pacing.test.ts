@@ -38,13 +38,10 @@ it('after the first THROTTLED, no call reaches Shopify before the bucket it desc
   // when the shop's pause ended, and all but the bucket's few points would be THROTTLED.
   const ids = [first];
   for (let i = 0; i < 5; i++) ids.push(await insertEvent(services(), shop.id, endpointId));
-  const rows = await waitFor(
-    async () => {
-      const r = await Promise.all(ids.map((id) => eventRow(services(), id)));
-      return r.every((e) => e.state === 'delivered') ? r : null;
-    },
-    'every event delivered',
-  );
+  const rows = await waitFor(async () => {
+    const r = await Promise.all(ids.map((id) => eventRow(services(), id)));
+    return r.every((e) => e.state === 'delivered') ? r : null;
+  }, 'every event delivered');
   expect(rows.map((r) => r.state)).toEqual(Array(6).fill('delivered'));
   // Exactly one THROTTLED answer (the first, which the worker could not foresee), and no call
   // beyond one per event plus that one.

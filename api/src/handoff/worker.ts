@@ -399,9 +399,7 @@ export class DeliveryWorker {
         [leaseNow, ...shopIds],
       );
       const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
-      const shopRows = new Map(
-        shops.map(({ busy: _b, ...shop }) => [shop.id, shop as ShopRow] as const),
-      );
+      const shopRows = new Map(shops.map(({ busy: _b, ...shop }) => [shop.id, shop as ShopRow] as const));
       // Calls each shop's bucket allows now (pacing); shops Shopify has not described are not limited.
       const points = new Map(shopIds.map((id) => [id, Math.floor(this.pointsFor(id, now) / TRIGGER_COST)]));
       // Why a shop's events are held instead of sent (SHOP_HOLDS), and its probe.
