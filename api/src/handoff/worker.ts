@@ -343,15 +343,22 @@ export class DeliveryWorker {
     // than this worker can take from it now is left out of a second look: a shop with a long
     // backlog would otherwise fill every row the LIMIT lets through, and no other shop's events
     // would be claimed until that backlog drained (head-of-line blocking across shops).
-    const look = limit * 4;
+    const look = Math.min(limit * 4, limit + 64);
     const preliminary: DueRow[] = [];
     const seen = new Set<string>();
     const taken = new Map<string, number>();
     for (let pass = 0; pass < 3; pass++) {
+      // Due queued rows and expired leases, each read in its index's order and merged: one OR
+      // would collect and sort every due row (a long backlog) on every claim.
+      const cols = 'id, shop_id, state, attempt_count, replay_of, is_test, next_attempt_at';
       const rows = await db.all<DueRow>(
-        `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
-          WHERE ${dueWhere} ${notIn(skip)} ${full} ORDER BY next_attempt_at LIMIT ?`,
-        [now, leaseNow, ...skip, ...fullParams, look],
+        `SELECT * FROM (SELECT ${cols} FROM events WHERE state = 'queued' AND next_attempt_at <= ? ${notIn(skip)} ${full}
+            ORDER BY next_attempt_at LIMIT ?) AS q
+         UNION ALL
+         SELECT * FROM (SELECT ${cols} FROM events WHERE state = 'delivering' AND lease_expires_at < ? ${notIn(skip)} ${full}
+            ORDER BY next_attempt_at LIMIT ?) AS d
+         ORDER BY next_attempt_at LIMIT ?`,
+        [now, ...skip, ...fullParams, look, leaseNow, ...skip, ...fullParams, look, look],
       );
       let capped = false;
       for (const r of rows) {
