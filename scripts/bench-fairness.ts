@@ -215,16 +215,20 @@ try {
   }
   smallLat.sort((a, b) => a - b);
   hotLat.sort((a, b) => a - b);
-  // The hot shop's delivered rate over the send window's second half (its bucket drained by then
-  // when the load exceeds the restore rate).
+  // The hot shop's delivered rate: arrivals at the stand-in over the middle half of the time its
+  // deliveries span (its backlog, when the load exceeds what is delivered, is steady there).
   const hotArrivals = rec.triggers
     .filter((t) => t.shop === creds.shop_domain)
-    .map((t) => t.receivedAt - start)
+    .map((t) => t.receivedAt)
     .sort((a, b) => a - b);
-  const from = (SECONDS * 1000) / 2;
-  const to = SECONDS * 1000;
+  const first = hotArrivals[0] ?? 0;
+  const span = (hotArrivals.at(-1) ?? 0) - first;
+  const from = first + span / 4;
+  const to = first + (span * 3) / 4;
   const inWindow = hotArrivals.filter((t) => t >= from && t < to).length;
-  const hotRate = inWindow / ((to - from) / 1000);
+  const hotRate = to > from ? inWindow / ((to - from) / 1000) : Number.NaN;
+  // What intake accepted for the hot shop per second while the sender sent (an upper bound of the above).
+  const hotAccepted = [...acceptedAt.values()].filter((v) => v.hot).length / sentFor;
   const throttled = rec.throttled[creds.shop_domain] ?? 0;
   const smallThrottled = Object.entries(rec.throttled)
     .filter(([shop]) => shop !== creds.shop_domain)
@@ -234,8 +238,9 @@ try {
     `small shops: ${smallLat.length} delivered, ${smallMissing} not within 60 s; intake 202 → Flow p50 ${ms(pct(smallLat, 50))}  p99 ${ms(pct(smallLat, 99))}  max ${ms(smallLat.at(-1) ?? Number.NaN)}`,
   );
   console.log(
-    `hot shop: ${hotLat.length} of ${hotTotal} delivered by the end; delivered ${hotRate.toFixed(0)}/s over the second half ` +
-      `(sent ${HOT_RATE}/s; bucket restores ${HOT_BUCKET.restoreRate}/s, so at most ${Math.min(HOT_RATE, HOT_BUCKET.restoreRate)}/s) = ` +
+    `hot shop: ${hotLat.length} of ${hotTotal} delivered by the end; delivered ${hotRate.toFixed(0)}/s over the middle half ` +
+      `of its deliveries (sent ${HOT_RATE}/s, intake accepted ${hotAccepted.toFixed(0)}/s; bucket restores ${HOT_BUCKET.restoreRate}/s, ` +
+      `so at most ${Math.min(HOT_RATE, HOT_BUCKET.restoreRate)}/s) = ` +
       `${((hotRate / Math.min(HOT_RATE, HOT_BUCKET.restoreRate)) * 100).toFixed(0)}%; p50 ${ms(pct(hotLat, 50))}`,
   );
   console.log(

@@ -284,13 +284,20 @@ try {
   const services = { db, now: Date.now };
   // The page as listEventsPage builds it, less HTTP, admission and the response's validation.
   const list = async (f: Partial<EventFilter>) => {
-    const { rows, facts } = await listEvents(services, creds.shop_id, { order: 'desc', limit: 50, cursorId: null, ...f });
+    const { rows, facts } = await listEvents(services, creds.shop_id, {
+      order: 'desc',
+      limit: 50,
+      cursorId: null,
+      ...f,
+    });
     await withRecentDeliveries(db, creds.shop_id, facts, rows, 600_000);
     return JSON.stringify(rows.map((r) => eventSummary(r, facts)));
   };
   const direct = kinds.filter((k): k is [string, string, Partial<EventFilter>] => k[2] !== null);
   for (const [, , f] of direct) for (let i = 0; i < 20; i++) await list(f);
-  console.log(`\nin this process: listEvents(), the recent-delivery check and the summaries, no HTTP or admission, ${ROUNDS} rounds × ${REQUESTS}:`);
+  console.log(
+    `\nin this process: listEvents(), the recent-delivery check and the summaries, no HTTP or admission, ${ROUNDS} rounds × ${REQUESTS}:`,
+  );
   const directAll = new Map<string, number[]>(direct.map(([n]) => [n, []]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, , f] of round % 2 ? [...direct].reverse() : direct) {

@@ -21,8 +21,22 @@ const runs: [string, string[]][] = [
     ['scripts/bench-fairness.ts', '--store', 'postgres', '--workers', '2'],
   ],
   [
-    'many shops fairly, SQLite, hot bucket restoring 250/s (below its load)',
-    ['scripts/bench-fairness.ts', '--store', 'sqlite', '--hot-restore', '250', '--hot-size', '5000'],
+    'many shops fairly, PostgreSQL, two worker processes, hot bucket 1,000 points restoring 100/s (below its load)',
+    [
+      'scripts/bench-fairness.ts',
+      '--store',
+      'postgres',
+      '--workers',
+      '2',
+      '--hot-restore',
+      '100',
+      '--hot-size',
+      '1000',
+    ],
+  ],
+  [
+    'many shops fairly, SQLite, hot bucket 1,000 points restoring 100/s (below its load)',
+    ['scripts/bench-fairness.ts', '--store', 'sqlite', '--hot-restore', '100', '--hot-size', '1000'],
   ],
   [
     'reads at a million events, SQLite (store kept between runs)',

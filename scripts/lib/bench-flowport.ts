@@ -135,7 +135,7 @@ export async function startBenchFlowport(options: {
       url: `http://127.0.0.1:${port}`,
       creds,
       storeLabel: pg
-        ? `PostgreSQL (${new URL(testDatabaseUrl()).host}, ${keep ? "kept" : "fresh"} schema, pool of 10)`
+        ? `PostgreSQL (${new URL(testDatabaseUrl()).host}, ${keep ? 'kept' : 'fresh'} schema, pool of 10)`
         : 'SQLite (WAL; every write fsynced before it is answered)',
       pid: child.pid as number,
       dataDir,
