@@ -74,6 +74,9 @@ interface ShopBucket {
 /** What one flowTriggerReceive call costs (Shopify charges 1 point; REFERENCE-FACTS.md). */
 export const TRIGGER_COST = 1;
 
+/** How long a shop's bucket account is kept once it is full and unused (bounds the map). */
+const BUCKET_FORGET_MS = 10 * 60_000;
+
 interface DueRow {
   id: string;
   shop_id: string;
@@ -303,10 +306,6 @@ export class DeliveryWorker {
     await this.startDueProbes(now);
     // Lease times (written and compared) are on the store's clock; next_attempt_at is not.
     const leaseNow = now + this.leaseClockOffsetMs;
-    // Shops paused for throttling, or already at their concurrency with this process's own
-    // deliveries, cannot be claimed for. They are left out in the query itself: a shop with a
-    // long backlog would otherwise fill every row the LIMIT lets through, and no other shop's
-    // events would be claimed until that backlog drained (head-of-line blocking across shops).
     // How many more calls this worker may start for a shop now: its concurrency left (this
     // process's deliveries) and, once Shopify has described the shop's bucket, the whole calls
     // the bucket holds by this worker's account (pacing, ADR 0200).
@@ -319,7 +318,8 @@ export class DeliveryWorker {
     for (const [shop, until] of this.shopPausedUntil) if (until > now) skip.add(shop);
     for (const shop of this.inflightByShop.keys()) if (room(shop) < 1) skip.add(shop);
     for (const [shop, b] of this.buckets) {
-      if (this.pointsFor(shop, now) >= b.maximumAvailable) this.buckets.delete(shop);
+      // An account full for a long while says nothing an answer would not say again: dropped.
+      if (now - b.at > BUCKET_FORGET_MS && this.pointsFor(shop, now) >= b.maximumAvailable) this.buckets.delete(shop);
       else if (room(shop) < 1) skip.add(shop);
     }
     // A shop left out for pacing is looked at again when its points are back.
