@@ -1,4 +1,6 @@
-// npm run bench:handoff [-- --rate 200 --seconds 10 --store sqlite|postgres]
+// npm run bench:handoff [-- --rate 200 --seconds 10 --store sqlite|postgres --root <tree>]
+// (--root runs Flowport from another source tree, e.g. a worktree of an earlier commit, for
+// alternating A/B rounds in one session.)
 // End-to-end handoff latency: from intake's 202 (as the sender sees it) to the
 // Shopify stand-in receiving the Flow trigger, at a fixed open-loop event rate.
 // Three processes, as in production: Flowport (intake + delivery worker), the
@@ -12,7 +14,12 @@ import { DEFAULT_HMAC } from '../api/src/services/endpoints.ts';
 import { parseStore, startBenchFlowport, startBenchSandbox } from './lib/bench-flowport.ts';
 
 const { values } = parseArgs({
-  options: { rate: { type: 'string' }, seconds: { type: 'string' }, store: { type: 'string', default: 'sqlite' } },
+  options: {
+    rate: { type: 'string' },
+    seconds: { type: 'string' },
+    store: { type: 'string', default: 'sqlite' },
+    root: { type: 'string' },
+  },
 });
 const STORE = parseStore(values.store);
 const RATE = Number(values.rate ?? 200);
@@ -33,7 +40,11 @@ interface Trigger {
 }
 
 const sandbox = await startBenchSandbox();
-const flowport = await startBenchFlowport({ store: STORE, worker: true }).catch(async (err) => {
+const flowport = await startBenchFlowport({
+  store: STORE,
+  worker: true,
+  ...(values.root ? { root: values.root } : {}),
+}).catch(async (err) => {
   await sandbox.stop();
   throw err;
 });
@@ -91,7 +102,7 @@ try {
       .map((n) => n.toFixed(2))
       .join(
         ' ',
-      )} (machine shared with other work) — ${TOTAL} events at ${RATE}/s for ${SECONDS} s (${flowport.storeLabel}; Flowport, stand-in and sender in separate processes)`,
+      )} (machine shared with other work) — ${TOTAL} events at ${RATE}/s for ${SECONDS} s (${flowport.storeLabel}; Flowport${values.root ? ` from ${values.root}` : ''}, stand-in and sender in separate processes)`,
   );
   const start = now();
   const pending: Promise<void>[] = [];

@@ -58,6 +58,8 @@ interface ClaimedEvent extends PayloadSource {
   probe: boolean;
   /** The shop as the claim read it (one read per claim, not one per delivery). */
   shop: ShopRow;
+  /** This worker's claim order of the call (pacing). */
+  seq: number;
 }
 
 /**
@@ -65,6 +67,8 @@ interface ClaimedEvent extends PayloadSource {
  * answer's `throttleStatus` said, less the calls sent since, refilled at the restore rate.
  */
 interface ShopBucket {
+  /** The claim order of the call whose answer set this account: an older call's answer, arriving later, is stale. */
+  seq: number;
   available: number;
   at: number;
   restoreRate: number;
@@ -122,6 +126,9 @@ export class DeliveryWorker {
   /** A wake-up for when a paused shop has points again. */
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeAt = Number.POSITIVE_INFINITY;
+  /** Claim order of calls, and each shop's calls in flight by it (pacing). */
+  private callSeq = 0;
+  private readonly inflightSeqs = new Map<string, Set<number>>();
   /**
    * The store's clock minus this process's (Postgres; 0 on SQLite, one machine). Leases are a
    * promise between workers on different machines, so they are written and judged by the one
@@ -257,6 +264,9 @@ export class DeliveryWorker {
         const batch = await this.claim(free);
         for (const ev of batch) {
           this.inflightByShop.set(ev.shop_id, (this.inflightByShop.get(ev.shop_id) ?? 0) + 1);
+          const seqs = this.inflightSeqs.get(ev.shop_id) ?? new Set<number>();
+          seqs.add(ev.seq);
+          this.inflightSeqs.set(ev.shop_id, seqs);
           const p: Promise<void> = this.deliver(ev)
             .catch((err) => this.log('delivery failed unexpectedly:', err))
             .finally(() => {
@@ -264,6 +274,9 @@ export class DeliveryWorker {
               const left = (this.inflightByShop.get(ev.shop_id) ?? 1) - 1;
               if (left > 0) this.inflightByShop.set(ev.shop_id, left);
               else this.inflightByShop.delete(ev.shop_id);
+              const seqs = this.inflightSeqs.get(ev.shop_id);
+              seqs?.delete(ev.seq);
+              if (seqs?.size === 0) this.inflightSeqs.delete(ev.shop_id);
               this.kick();
             });
           this.inflight.add(p);
@@ -491,6 +504,7 @@ export class DeliveryWorker {
           attemptId,
           leaseOwner,
           probe: probes.has(ev.id),
+          seq: ++this.callSeq,
           shop: shopRows.get(ev.shop_id) as ShopRow,
         });
       }
@@ -626,7 +640,7 @@ export class DeliveryWorker {
     });
     token = '';
     const classified = classifyFlowResult(result);
-    this.pace(ev.shop_id, result, classified);
+    this.pace(ev, result, classified);
     return this.record(ev, classified, result, null);
   }
 
@@ -647,13 +661,25 @@ export class DeliveryWorker {
    * shop before it runs dry. Retry-After (429) pauses the shop as asked; a throttled answer
    * with neither pauses it a second. Other shops are not affected.
    */
-  private pace(shopId: string, result: FlowCallResult, classified: Classified): void {
+  private pace(ev: ClaimedEvent, result: FlowCallResult, classified: Classified): void {
     const now = this.services.now();
+    const shopId = ev.shop_id;
     const status = result.throttleStatus;
-    if (status && status.restoreRate > 0 && Number.isFinite(status.currentlyAvailable)) {
-      const others = Math.max(0, (this.inflightByShop.get(shopId) ?? 1) - 1);
+    const last = this.buckets.get(shopId);
+    // Answers to calls made together arrive in any order: only one to a call claimed after the
+    // one that last set the account says something newer.
+    if (
+      status &&
+      status.restoreRate > 0 &&
+      Number.isFinite(status.currentlyAvailable) &&
+      !(last && last.seq > ev.seq)
+    ) {
+      // Calls claimed after this one and still in flight: Shopify may not have counted them yet.
+      let later = 0;
+      for (const seq of this.inflightSeqs.get(shopId) ?? []) if (seq > ev.seq) later++;
       this.buckets.set(shopId, {
-        available: status.currentlyAvailable - others * TRIGGER_COST,
+        seq: ev.seq,
+        available: status.currentlyAvailable - later * TRIGGER_COST,
         at: now,
         restoreRate: status.restoreRate,
         maximumAvailable: status.maximumAvailable,
