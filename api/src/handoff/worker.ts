@@ -674,12 +674,12 @@ export class DeliveryWorker {
       Number.isFinite(status.currentlyAvailable) &&
       !(last && last.seq > ev.seq)
     ) {
-      // Calls claimed after this one and still in flight: Shopify may not have counted them yet.
-      let later = 0;
-      for (const seq of this.inflightSeqs.get(shopId) ?? []) if (seq > ev.seq) later++;
+      // This worker's other calls still in flight: Shopify may not have counted them yet (calls
+      // sent together reach it in any order, so earlier ones count too).
+      const others = (this.inflightSeqs.get(shopId)?.size ?? 1) - 1;
       this.buckets.set(shopId, {
         seq: ev.seq,
-        available: status.currentlyAvailable - later * TRIGGER_COST,
+        available: status.currentlyAvailable - Math.max(0, others) * TRIGGER_COST,
         at: now,
         restoreRate: status.restoreRate,
         maximumAvailable: status.maximumAvailable,
