@@ -128,6 +128,8 @@ export class DeliveryWorker {
   private wakeAt = Number.POSITIVE_INFINITY;
   /** Claim order of calls, and each shop's calls in flight by it (pacing). */
   private callSeq = 0;
+  /** THROTTLED answers in a row per shop (pacing across processes). */
+  private readonly throttleStreak = new Map<string, number>();
   private readonly inflightSeqs = new Map<string, Set<number>>();
   /**
    * The store's clock minus this process's (Postgres; 0 on SQLite, one machine). Leases are a
@@ -686,9 +688,19 @@ export class DeliveryWorker {
       });
     }
     if (classified.outcome === 'throttled') {
-      const pause = Math.max(result.retryAfterMs, status ? 0 : 1000);
+      // A THROTTLED answer although this worker's account said a point was there: another client
+      // of the bucket (another worker process) spent it. Leave it the next points, more each time
+      // in a row and with jitter, so the processes sharing a shop's bucket stop calling in step.
+      const streak = (this.throttleStreak.get(shopId) ?? 0) + 1;
+      this.throttleStreak.set(shopId, streak);
+      const restore = status && status.restoreRate > 0 ? (TRIGGER_COST / status.restoreRate) * 1000 : 0;
+      const yieldMs = restore * 2 ** Math.min(streak, 6) * (0.5 + Math.random());
+      const pause = Math.max(result.retryAfterMs, status ? yieldMs : 1000);
       if (pause > 0) this.shopPausedUntil.set(shopId, Math.max(this.shopPausedUntil.get(shopId) ?? 0, now + pause));
-    } else if ((this.shopPausedUntil.get(shopId) ?? 0) <= now) this.shopPausedUntil.delete(shopId);
+    } else {
+      this.throttleStreak.delete(shopId);
+      if ((this.shopPausedUntil.get(shopId) ?? 0) <= now) this.shopPausedUntil.delete(shopId);
+    }
     const at = this.readyAt(shopId, now);
     if (at > now || classified.outcome === 'throttled') this.services.metrics?.throttles.inc();
     if (at > now) this.wakeUpAt(at);
