@@ -77,16 +77,17 @@ function authorizeUrl(p: Record<string, string>): string {
 async function openConsent(
   url: string,
   j = jar,
-): Promise<{ csrf: string; consentId: string; shopId: string; html: string }> {
+): Promise<{ csrf: string; consentId: string; shop: string; html: string }> {
   const res = await go(j, url);
   const html = await res.text();
   expect(res.status, html.slice(0, 400)).toBe(200);
   const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? '';
-  return { csrf: field('csrf_token'), consentId: field('consent_id'), shopId: field('shop_id'), html };
+  // The store selector's first option is the one checked (the store the merchant page shows).
+  return { csrf: field('csrf_token'), consentId: field('consent_id'), shop: field('shop'), html };
 }
 
 async function decide(
-  consent: { csrf: string; consentId: string; shopId: string },
+  consent: { csrf: string; consentId: string; shop: string },
   fields: Record<string, string> = {},
   j = jar,
 ): Promise<Response> {
@@ -96,7 +97,7 @@ async function decide(
     body: new URLSearchParams({
       csrf_token: consent.csrf,
       consent_id: consent.consentId,
-      shop_id: consent.shopId,
+      shop: consent.shop,
       tier: 'observer',
       expires_in_days: '7',
       decision: 'approve',
