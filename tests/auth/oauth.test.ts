@@ -12,7 +12,7 @@ import { MCP_PATH } from '../../api/src/lib/package-info.ts';
 import { resolveClient } from '../../api/src/auth/oauth/clients.ts';
 import { connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { absolute, CookieJar, go, install, uniqueShop } from '../shopify/helpers.ts';
+import { absolute, authorize, CookieJar, go, install, uniqueShop } from '../shopify/helpers.ts';
 
 let server: TestServer;
 let jar: CookieJar;
@@ -533,6 +533,89 @@ describe('refusals', () => {
     );
     expect(anon.status).toBe(303);
     expect(cimdHits).toBe(before);
+  });
+});
+
+describe('the consent across several stores (ADR 1410)', () => {
+  it('lists the stores this browser signed in to, signs in to another and comes back, and grants only a chosen, signed-in store', async () => {
+    const first = uniqueShop('first');
+    const second = uniqueShop('second');
+    const elsewhere = uniqueShop('elsewhere');
+    // Flowport is installed on all three; this browser signs in to the first only, for now.
+    await install(server, second);
+    await install(server, elsewhere);
+    const browser = await install(server, first);
+    const clientId = await register();
+    const { challenge } = pkce();
+    const url = authorizeUrl({ client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, state: 'm' });
+    const one = await openConsent(url, browser);
+    expect(one.shop).toBe(first);
+    expect(one.html).not.toContain(second);
+    // "Sign in to another store" returns to this consent (the authorize URL, and nothing else).
+    const link = /href="([^"]*\/merchant\/sign-in\?return_to=[^"]+)"/.exec(one.html)?.[1]?.replaceAll('&amp;', '&') ?? '';
+    expect(decodeURIComponent(link)).toContain('/oauth/authorize?');
+    const signInPage = await go(browser, absolute(server, link));
+    expect(signInPage.status).toBe(200);
+    expect(await signInPage.text()).toContain('name="return_to"');
+    const returnTo = new URL(absolute(server, link)).searchParams.get('return_to') ?? '';
+    const start = `/merchant/sign-in?${new URLSearchParams({ shop: second, return_to: returnTo })}`;
+    const back = await go(browser, await authorize(server, browser, second, 'install', start));
+    expect(back.status).toBe(303);
+    expect(absolute(server, back.headers.get('location'))).toBe(url);
+
+    // Back on the consent page: both stores, the newest sign-in checked.
+    const two = await openConsent(url, browser);
+    expect(two.html).toContain(`name="shop" value="${first}"`);
+    expect(two.html).toContain(`name="shop" value="${second}"`);
+    expect(two.html).not.toContain(elsewhere);
+    expect(two.shop).toBe(second);
+
+    const db = server.runtime.services.db;
+    const grantsOf = async (domain: string) =>
+      (
+        await db.all<{ id: string; actor_client: string | null }>(
+          'SELECT g.id, g.actor_client FROM grants g JOIN shops s ON s.id = g.shop_id WHERE s.domain = ?',
+          [domain],
+        )
+      ).filter((g) => g.actor_client === clientId);
+    // A store Flowport knows but this browser is not signed in to: refused with its code, nothing made.
+    const forged = await decide(two, { shop: elsewhere }, browser);
+    expect(forged.status).toBe(403);
+    expect(forged.headers.get('location')).toBeNull();
+    const page = await forged.text();
+    expect(page).toContain('<code>oauth_shop_not_signed_in</code>');
+    expect(page).toContain('/reference/errors/oauth_shop_not_signed_in/');
+    for (const shop of [first, second, elsewhere]) expect(await grantsOf(shop)).toEqual([]);
+    expect(
+      Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM oauth_codes WHERE client_id = ?', [clientId]))?.n),
+    ).toBe(0);
+
+    // The merchant chooses the first store (not the one checked): the grant is made there only.
+    const approved = await decide(two, { shop: first }, browser);
+    expect(approved.status).toBe(303);
+    expect(new URL(approved.headers.get('location') ?? '').searchParams.get('code')).toBeTruthy();
+    expect(await grantsOf(first)).toHaveLength(1);
+    expect(await grantsOf(second)).toEqual([]);
+    // Audited in the first store's chain, by who signed in to it.
+    const audit = await db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM audit_log a JOIN shops s ON s.id = a.shop_id WHERE s.domain = ? AND a.action = 'grant.create' AND a.target_id = ?",
+      [first, (await grantsOf(first))[0]?.id ?? ''],
+    );
+    expect(Number(audit?.n)).toBe(1);
+
+    // A second consent, for the second store, lands there.
+    const again = await openConsent(url, browser);
+    expect((await decide(again, { shop: second }, browser)).status).toBe(303);
+    expect(await grantsOf(second)).toHaveLength(1);
+    expect(await grantsOf(first)).toHaveLength(1);
+
+    // The merchant page shows the newest store and switches to the other without signing in again.
+    const merchant = await (await go(browser, `${server.url}/merchant`)).text();
+    expect(merchant).toContain(`<h1>${second}</h1>`);
+    expect(merchant).toContain(`Switch to ${first}`);
+    const switched = await go(browser, `${server.url}/merchant?shop=${first}`);
+    expect(switched.status).toBe(303);
+    expect(await (await go(browser, `${server.url}/merchant`)).text()).toContain(`<h1>${first}</h1>`);
   });
 });
 
