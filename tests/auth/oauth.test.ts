@@ -555,7 +555,8 @@ describe('the consent across several stores (ADR 1410)', () => {
     expect(one.shop).toBe(first);
     expect(one.html).not.toContain(second);
     // "Sign in to another store" returns to this consent (the authorize URL, and nothing else).
-    const link = /href="([^"]*\/merchant\/sign-in\?return_to=[^"]+)"/.exec(one.html)?.[1]?.replaceAll('&amp;', '&') ?? '';
+    const link =
+      /href="([^"]*\/merchant\/sign-in\?return_to=[^"]+)"/.exec(one.html)?.[1]?.replaceAll('&amp;', '&') ?? '';
     expect(decodeURIComponent(link)).toContain('/oauth/authorize?');
     const signInPage = await go(browser, absolute(server, link));
     expect(signInPage.status).toBe(200);

@@ -48,7 +48,8 @@ export function problemParts(
   const scope = err.options.requiredScope ?? err.options.anyOfScopes?.join(' ');
   if (err.code === 'missing_scope' && scope) {
     const metadata = joinUrl(ctx.publicUrl, `/.well-known/oauth-protected-resource${AGENT_API_PREFIX}`);
-    headers['WWW-Authenticate'] = `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadata}"`;
+    headers['WWW-Authenticate'] =
+      `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadata}"`;
   }
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }

@@ -180,7 +180,7 @@ function consentPage(
 <p>It asked for the <strong>${req.requested_tier}</strong> tier, for <code>${req.resource}</code>.</p></div>
 <form method="post" action="${OAUTH_PATHS.authorize}" class="card">${csrf}
 <fieldset><legend>Store</legend>${shops}
-<p class="muted">Only stores you are signed in to in this browser are listed. <a href="${anotherStore}">Sign in to another store</a></p></fieldset>
+<p class="muted">Only the stores this browser is signed in to are listed. <a href="${anotherStore}">Sign in to another store</a></p></fieldset>
 <fieldset><legend>Tier (you can lower it)</legend>${tiers}</fieldset>
 <label for="expires-days">Expires in (days, at most ${MAX_GRANT_DAYS})</label><input id="expires-days" name="expires_in_days" type="number" min="1" max="${MAX_GRANT_DAYS}" value="30" required>
 <p><button type="submit" name="decision" value="approve">Approve</button> <button class="secondary" type="submit" name="decision" value="deny">Deny</button></p>

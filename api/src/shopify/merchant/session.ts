@@ -100,7 +100,10 @@ function cookieTokens(c: Context<AppEnv>): string[] {
 type SessionRow = MerchantSession & { token_hash: string; connection_status: string };
 
 /** The live sessions (not expired, revoked, or of an uninstalled shop) of some tokens, in their order, one per shop. */
-async function liveSessions(services: Services, tokens: readonly string[]): Promise<(MerchantSession & { token: string })[]> {
+async function liveSessions(
+  services: Services,
+  tokens: readonly string[],
+): Promise<(MerchantSession & { token: string })[]> {
   if (tokens.length === 0) return [];
   const hashes = tokens.map(sha256Hex);
   const rows = await services.db.all<SessionRow>(
