@@ -5,6 +5,7 @@
 // Then every refusal: PKCE, reused code, redirect URI, resource, refresh reuse, consent, CSRF.
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { Writable } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import { auth as authV2, type OAuthClientProvider } from '@modelcontextprotocol/client';
@@ -26,8 +27,16 @@ let cimdHits = 0;
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const CONFIRM_TOOL = 'confirm_action_intent';
 
+/** The server's log lines (to check that no token or code is ever logged). */
+const logLines: string[] = [];
 beforeAll(async () => {
-  server = await startTestServer({ worker: false });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const l of String(chunk).split('\n')) if (l) logLines.push(l);
+      done();
+    },
+  });
+  server = await startTestServer({ worker: false, env: { FLOWPORT_LOG_LEVEL: 'info' }, logDestination: sink });
   shop = uniqueShop('oauth');
   jar = await install(server, shop);
   // A Client ID Metadata Document served on loopback (accepted for http loopback in sandbox mode only).
@@ -326,6 +335,14 @@ describe('tokens', () => {
       client_id: c.clientId,
     });
     expect(next.status).toBe(400);
+    // No code or token appears in a log line or an audit entry (they keep a short hint at most).
+    const auditDump = JSON.stringify(await server.runtime.services.db.all('SELECT * FROM audit_log'));
+    expect(logLines.length).toBeGreaterThan(0);
+    for (const secret of [c.code, access, refresh, rotated.body.access_token, rotated.body.refresh_token]) {
+      expect(secret?.length).toBeGreaterThan(20);
+      expect(logLines.filter((l) => l.includes(secret ?? ''))).toEqual([]);
+      expect(auditDump).not.toContain(secret);
+    }
   });
 
   it('RFC 7009 revocation and revoking the grant end the tokens; no token is stored in clear', async () => {
