@@ -2,7 +2,9 @@
 // on loopback with the sandbox playing Shopify for the merchant's sign-in. The MCP SDK's own OAuth
 // client (both generations) discovers Flowport, registers and gets the authorization URL; the
 // merchant approves on the consent page; the client lists tools and calls a read with its token.
-// Then every refusal: PKCE, reused code, redirect URI, resource, refresh reuse, consent, CSRF.
+// Then every refusal: PKCE, reused code, redirect URI, resource, refresh reuse, consent, CSRF; the
+// consent across several stores (ADR 1410); and a Client ID Metadata Document served over https
+// on loopback, used as client_id by both SDK generations with no registration.
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
