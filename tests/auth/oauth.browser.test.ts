@@ -1,7 +1,8 @@
 // The MCP OAuth flow in real Chromium, as a merchant meets it (issue 28): an MCP client (the v2
 // SDK's OAuth client provider) discovers Flowport and registers; the merchant opens the
 // authorization URL with no session, signs in through Shopify (the sandbox), lands on the consent
-// page, lowers the tier and approves; the browser is sent to the client's loopback redirect; the
+// page, signs in to a second store from there and comes back, picks the first store, lowers the
+// tier and approves; the browser is sent to the client's loopback redirect; the
 // client exchanges the code, lists tools and calls a read. The consent page passes axe (WCAG 2.1
 // A/AA: no serious or critical violation). FLOWPORT_CONSENT_SCREENSHOT=<file> saves the consent
 // page as the docs' screenshot.
@@ -46,10 +47,14 @@ describe('MCP OAuth in a browser', () => {
     await withAxe(context);
     const page = await context.newPage();
     try {
-      // The store has Flowport installed (then the merchant signs out: the consent starts signed out).
-      await page.goto(`${server.url}${SHOPIFY_APP_PATHS.install}?shop=${shop}`);
-      await page.getByRole('button', { name: 'Install' }).click();
-      await page.waitForURL(`${server.url}${SHOPIFY_APP_PATHS.merchant}`);
+      // Both stores have Flowport installed (then the merchant signs out of both: the consent
+      // starts signed out).
+      const other = uniqueShop('second');
+      for (const s of [other, shop]) {
+        await page.goto(`${server.url}${SHOPIFY_APP_PATHS.install}?shop=${s}`);
+        await page.getByRole('button', { name: 'Install' }).click();
+        await page.waitForURL(`${server.url}${SHOPIFY_APP_PATHS.merchant}`);
+      }
       await page.getByRole('button', { name: 'Sign out' }).click();
       await expect.poll(() => page.getByRole('heading', { name: 'Sign in to Flowport' }).count()).toBe(1);
 
@@ -93,10 +98,20 @@ describe('MCP OAuth in a browser', () => {
         .poll(() => page.getByRole('heading', { level: 1, name: 'Connect Example MCP client to Flowport?' }).count())
         .toBe(1);
       expect(await page.content()).toContain(new URL(redirectUrl).host);
+      // One store so far; "Sign in to another store" signs in to the second and comes back here.
+      expect(await page.getByRole('radio', { name: other }).count()).toBe(0);
+      await page.getByRole('link', { name: 'Sign in to another store' }).click();
+      await page.getByLabel('Store domain').fill(other);
+      await page.getByRole('button', { name: 'Sign in with Shopify' }).click();
+      await page.getByRole('button', { name: 'Install' }).click();
+      await expect.poll(() => page.getByRole('radio', { name: other }).count()).toBe(1);
+      expect(await page.getByRole('radio', { name: other }).isChecked()).toBe(true);
       expect(await seriousViolations(page)).toEqual([]);
       if (process.env.FLOWPORT_CONSENT_SCREENSHOT)
         await page.screenshot({ path: process.env.FLOWPORT_CONSENT_SCREENSHOT, fullPage: true });
 
+      // The merchant connects the first store (not the one checked), at a lower tier.
+      await page.getByRole('radio', { name: shop }).check();
       await page.getByLabel('observer').check();
       await page.getByLabel(/^Expires in/).fill('14');
       await page.getByRole('button', { name: 'Approve' }).click();
@@ -115,8 +130,11 @@ describe('MCP OAuth in a browser', () => {
       } finally {
         await client.close();
       }
-      // The grant is on the merchant page, revocable; revoking it disconnects the client.
+      // The grant is on the first store's merchant page (switched to), revocable; revoking it disconnects the client.
       await page.goto(`${server.url}${SHOPIFY_APP_PATHS.merchant}`);
+      expect(await page.getByRole('button', { name: /^Revoke grant Example MCP client/ }).count()).toBe(0);
+      await page.getByRole('link', { name: `Switch to ${shop}` }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1, name: shop }).count()).toBe(1);
       const revoke = page.getByRole('button', { name: /^Revoke grant Example MCP client/ });
       await expect.poll(() => revoke.count()).toBe(1);
       await revoke.click();
