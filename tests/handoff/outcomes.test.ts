@@ -28,9 +28,9 @@ import {
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
 let server: TestServer;
-const MAX_ATTEMPTS = 20;
+const MAX_ATTEMPTS = 8;
 const CONCURRENCY = 2;
-const PROBE_MS = 150;
+const PROBE_MS = 50;
 
 beforeAll(async () => {
   server = await startTestServer({
