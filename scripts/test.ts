@@ -153,11 +153,7 @@ try {
 
     const phases: [name: string, args: string[], store: string][] = [
       ['tests on SQLite', [], 'sqlite'],
-      [
-        'tests on PostgreSQL (non-browser)',
-        ['--', ...SQLITE_ONLY.flatMap((glob) => ['--exclude', glob])],
-        'postgres',
-      ],
+      ['tests on PostgreSQL', ['--', ...SQLITE_ONLY.flatMap((glob) => ['--exclude', glob])], 'postgres'],
     ];
     for (const [name, args, store] of phases) {
       if (stopping) break;
