@@ -8,15 +8,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
-import { createServer as createHttpsServer } from 'node:https';
-import { getCACertificates, setDefaultCACertificates } from 'node:tls';
-import { auth as authV2, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { auth as authV2 } from '@modelcontextprotocol/client';
 import { auth as authV1 } from '@modelcontextprotocol/sdk/client/auth.js';
-import { generate as selfSigned } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
 import { resolveClient } from '../../api/src/auth/oauth/clients.ts';
 import { connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
+import { memoryProvider, recordingFetch, serveMetadataDocuments, type MetadataDocumentServer } from './helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { absolute, authorize, CookieJar, go, install, uniqueShop } from '../shopify/helpers.ts';
 
@@ -221,30 +219,7 @@ for (const [era, authFn, connect] of [
 ] as const) {
   describe(`the ${era} OAuth client provider flow`, () => {
     it('discovers, registers, gets the authorization URL; the merchant approves; tools list and a read answers', async () => {
-      const state: { client?: unknown; tokens?: { access_token: string }; verifier?: string; url?: URL } = {};
-      const provider = {
-        get redirectUrl() {
-          return REDIRECT;
-        },
-        get clientMetadata() {
-          return { client_name: `${era} agent`, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-        },
-        clientInformation: () => state.client,
-        saveClientInformation: (c: unknown) => {
-          state.client = c;
-        },
-        tokens: () => state.tokens,
-        saveTokens: (t: { access_token: string }) => {
-          state.tokens = t;
-        },
-        redirectToAuthorization: (url: URL) => {
-          state.url = url;
-        },
-        saveCodeVerifier: (v: string) => {
-          state.verifier = v;
-        },
-        codeVerifier: () => state.verifier ?? '',
-      } as unknown as OAuthClientProvider;
+      const { provider, state } = memoryProvider({ redirectUrl: REDIRECT, clientName: `${era} agent` });
       const serverUrl = `${server.url}${MCP_PATH}`;
       expect(await (authFn as any)(provider, { serverUrl, scope: 'observer' })).toBe('REDIRECT');
       expect(state.url?.toString()).toContain(`${server.url}/oauth/authorize?`);
@@ -702,46 +677,14 @@ describe('Client ID Metadata Documents', () => {
 });
 
 describe('a Client ID Metadata Document over https, through the MCP SDK (both generations)', () => {
-  // The SDKs send a metadata document URL as client_id only if it is https. The document is served
-  // on loopback with a certificate made here. Flowport fetches it with Node's fetch, which trusts
-  // Node's CA store; an operator adds a private CA to that store with NODE_EXTRA_CA_CERTS. This
-  // test's Flowport runs in this test process, so the test adds its certificate to the same store
-  // with tls.setDefaultCACertificates (what NODE_EXTRA_CA_CERTS does at start-up). Flowport's code
-  // and configuration are unchanged, and only this test process trusts the certificate.
-  // The SSRF guard (lib/outbound-target.ts) refuses loopback documents outside sandbox mode (see
-  // the test above); this server runs in sandbox mode, the one exception, so 127.0.0.1 is fetched.
-  let docs: Server;
-  let docsUrl = '';
-  const docHits = new Map<string, number>();
+  // The document is served over https on loopback (see serveMetadataDocuments for the certificate
+  // and why Flowport, in sandbox mode, fetches it from 127.0.0.1).
+  let docs: MetadataDocumentServer;
   beforeAll(async () => {
-    const pems = await selfSigned([{ name: 'commonName', value: '127.0.0.1' }], {
-      keyType: 'ec',
-      curve: 'P-256',
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
-    });
-    setDefaultCACertificates([...getCACertificates('default'), pems.cert]);
-    docs = createHttpsServer({ key: pems.private, cert: pems.cert }, (req, res) => {
-      const slug = /^\/clients\/([a-z0-9-]+)\.json$/.exec(req.url ?? '')?.[1];
-      if (!slug) return res.writeHead(404).end();
-      docHits.set(slug, (docHits.get(slug) ?? 0) + 1);
-      res.setHeader('content-type', 'application/json');
-      res.end(
-        JSON.stringify({
-          client_id: `${docsUrl}/clients/${slug}.json`,
-          client_name: `Metadata document ${slug} agent`,
-          redirect_uris: [REDIRECT],
-          grant_types: ['authorization_code', 'refresh_token'],
-          response_types: ['code'],
-          token_endpoint_auth_method: 'none',
-        }),
-      );
-    });
-    await new Promise<void>((r) => docs.listen(0, '127.0.0.1', r));
-    const addr = docs.address();
-    docsUrl = `https://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    docs = await serveMetadataDocuments([REDIRECT]);
   });
   afterAll(async () => {
-    await new Promise((r) => docs?.close(r));
+    await docs?.close();
   });
 
   for (const [era, slug, authFn, connect] of [
@@ -749,39 +692,14 @@ describe('a Client ID Metadata Document over https, through the MCP SDK (both ge
     ['v1 SDK', 'v1', authV1, connectLegacy],
   ] as const) {
     it(`the ${era} uses the document URL as client_id (no registration); the merchant approves; tools list, a read answers, an observer may not confirm`, async () => {
-      const clientMetadataUrl = `${docsUrl}/clients/${slug}.json`;
+      const clientMetadataUrl = docs.urlOf(slug);
       const calls: string[] = [];
-      const fetchFn = (input: string | URL | Request, init?: RequestInit) => {
-        const url = new URL(input instanceof Request ? input.url : String(input));
-        calls.push(`${init?.method ?? (input instanceof Request ? input.method : 'GET')} ${url.pathname}`);
-        return fetch(input, init);
-      };
-      const state: { client?: { client_id: string }; tokens?: { access_token: string }; verifier?: string; url?: URL } =
-        {};
-      const provider = {
-        get redirectUrl() {
-          return REDIRECT;
-        },
+      const fetchFn = recordingFetch(calls);
+      const { provider, state, accessToken } = memoryProvider({
+        redirectUrl: REDIRECT,
+        clientName: `${era} agent`,
         clientMetadataUrl,
-        get clientMetadata() {
-          return { client_name: `${era} agent`, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-        },
-        clientInformation: () => state.client,
-        saveClientInformation: (c: { client_id: string }) => {
-          state.client = c;
-        },
-        tokens: () => state.tokens,
-        saveTokens: (t: { access_token: string }) => {
-          state.tokens = t;
-        },
-        redirectToAuthorization: (url: URL) => {
-          state.url = url;
-        },
-        saveCodeVerifier: (v: string) => {
-          state.verifier = v;
-        },
-        codeVerifier: () => state.verifier ?? '',
-      } as unknown as OAuthClientProvider;
+      });
       const db = server.runtime.services.db;
       const dynamicClients = async () =>
         Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM oauth_clients WHERE kind = 'dynamic'"))?.n);
@@ -794,7 +712,7 @@ describe('a Client ID Metadata Document over https, through the MCP SDK (both ge
         expect(state.url?.searchParams.get('client_id')).toBe(clientMetadataUrl);
         const consent = await openConsent(state.url?.toString() ?? '');
         // The name comes from the document Flowport fetched, not from the SDK's clientMetadata.
-        expect(consent.html).toContain(`Metadata document ${slug} agent`);
+        expect(consent.html).toContain(docs.nameOf(slug));
         expect(consent.html).toContain(`<code>${clientMetadataUrl}</code>`);
         const res = await decide(consent);
         const back = new URL(res.headers.get('location') ?? '').searchParams;
@@ -806,8 +724,7 @@ describe('a Client ID Metadata Document over https, through the MCP SDK (both ge
             fetchFn,
           }),
         ).toBe('AUTHORIZED');
-        // saveTokens set it (TypeScript cannot see the provider's callback).
-        return (state.tokens as { access_token: string } | undefined)?.access_token ?? '';
+        return accessToken();
       };
 
       const mcpToken = await connectTo(`${server.url}${MCP_PATH}`);
@@ -817,7 +734,7 @@ describe('a Client ID Metadata Document over https, through the MCP SDK (both ge
       expect(calls.filter((c) => c.includes('/oauth/register'))).toEqual([]);
       expect(await dynamicClients()).toBe(dynamicBefore);
       // Flowport fetched the document once, and keeps it as a metadata-document client.
-      expect(docHits.get(slug)).toBe(1);
+      expect(docs.hits.get(slug)).toBe(1);
       const row = await db.get<{ kind: string }>('SELECT kind FROM oauth_clients WHERE client_id = ?', [
         clientMetadataUrl,
       ]);
@@ -844,7 +761,7 @@ describe('a Client ID Metadata Document over https, through the MCP SDK (both ge
 
       // Over HTTP (a token for the API, from the same client and document): 403 insufficient_scope.
       const apiToken = await connectTo(`${server.url}/agent/v1`);
-      expect(docHits.get(slug)).toBe(1);
+      expect(docs.hits.get(slug)).toBe(1);
       const confirm = await fetch(`${server.url}/agent/v1/action-intents/int_00000000000000000000000000/confirm`, {
         method: 'POST',
         headers: { authorization: `Bearer ${apiToken}`, 'idempotency-key': `k-cimd-http-${slug}` },
