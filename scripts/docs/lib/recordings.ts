@@ -499,7 +499,9 @@ export function normalise(
       request: r.request,
       response: r.response,
     }) as RecordedExchange;
-    (out[r.file] ??= []).push(exchange);
+    const list = out[r.file] ?? [];
+    list.push(exchange);
+    out[r.file] = list;
   }
   return out;
 }
