@@ -23,7 +23,7 @@ import {
 } from './lib/api-reference.ts';
 import { authModeDirectives } from './lib/auth-mode-pages.ts';
 import { readRecordings } from '../../api/src/http/openapi-examples.ts';
-import { findExchange, renderOperationExamples, requestBlock, responseBlock } from './lib/recorded-examples.ts';
+import { RECORDED_DIRECTIVE, renderDirective, renderOperationExamples } from './lib/recorded-examples.ts';
 import { renderMetricsTable } from './lib/metrics-table.ts';
 import { type Crumb, page } from './lib/markdown.ts';
 import { errorAreaLabel } from './lib/error-areas.ts';
@@ -129,24 +129,20 @@ export function generate(): GenerateResult {
     const rel = relative(CONTENT_DIR, file);
     if (!/\.md$/.test(rel))
       throw new Error(`content/${rel}: only .md pages belong in content/ (MDX would make the Markdown twins lossy).`);
-    const text = readFileSync(file, 'utf8').replace(
-      /<!--\s*generated:([a-z0-9-]+)(?::([A-Za-z0-9_/-]+))?\s*-->/g,
-      (_m, name: string, arg?: string) => {
-        // A recorded exchange (openapi/examples/FILE.json, entry NAME): `recorded:FILE/NAME` shows the
-        // request and the answer, `recorded-answer:FILE/NAME` the answer alone.
-        if ((name === 'recorded' || name === 'recorded-answer') && arg) {
-          const e = findExchange(recordings, arg);
-          const answer = responseBlock(e, `the [API reference](/reference/api/)`);
-          return name === 'recorded' ? `${requestBlock(e)}\n\n${answer}` : answer;
-        }
+    const text = readFileSync(file, 'utf8')
+      // A recorded exchange (openapi/examples/FILE.json, entry NAME): `recorded:FILE/NAME` shows the
+      // request and the answer, `recorded-answer:FILE/NAME [keys]` the answer (cut to those keys).
+      .replace(RECORDED_DIRECTIVE, (_m, kind: string, ref: string, keys?: string) =>
+        renderDirective(recordings, kind, ref, keys ? keys.split(',') : []),
+      )
+      .replace(/<!--\s*generated:([a-z0-9-]+)\s*-->/g, (_m, name: string) => {
         const render = directives[name];
         if (!render)
           throw new Error(
             `content/${rel}: unknown directive generated:${name} (known: ${Object.keys(directives).join(', ')})`,
           );
         return render();
-      },
-    );
+      });
     write(rel, text, written);
   }
 

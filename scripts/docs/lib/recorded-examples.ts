@@ -78,3 +78,52 @@ export function findExchange(recordings: Recordings, ref: string): RecordedExcha
     );
   return found;
 }
+
+/** `body` cut to the dotted `keys` (`id`, `result.endpoint_id`), in their order; all of it without keys. */
+export function pickKeys(body: unknown, keys: readonly string[]): unknown {
+  if (keys.length === 0) return body;
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    const path = key.split('.');
+    let from: unknown = body;
+    let to = out;
+    path.forEach((part, i) => {
+      const value = from && typeof from === 'object' ? (from as Record<string, unknown>)[part] : undefined;
+      if (value === undefined) throw new Error(`The recorded answer has no ${key}.`);
+      if (i === path.length - 1) to[part] = value;
+      else {
+        to[part] = (to[part] as Record<string, unknown> | undefined) ?? {};
+        to = to[part] as Record<string, unknown>;
+        from = value;
+      }
+    });
+  }
+  return out;
+}
+
+/** A content directive's answer: `recorded-answer:FILE/NAME [key,key.sub]`. */
+export interface AnswerDirective {
+  ref: string;
+  keys: string[];
+}
+
+/** The directive syntax, shared by the docs generator and the runnable-docs test. */
+export const RECORDED_DIRECTIVE =
+  /<!--\s*generated:(recorded|recorded-answer):([A-Za-z0-9_/-]+)(?:\s+([A-Za-z0-9_.,]+))?\s*-->/g;
+
+/** The JSON a `recorded-answer` directive shows: the recorded answer, cut to its keys. */
+export function directiveAnswer(recordings: Recordings, d: AnswerDirective): unknown {
+  return pickKeys(findExchange(recordings, d.ref).response.body, d.keys);
+}
+
+/** The Markdown a recorded directive expands to. */
+export function renderDirective(recordings: Recordings, kind: string, ref: string, keys: string[]): string {
+  const e = findExchange(recordings, ref);
+  if (kind === 'recorded') return `${requestBlock(e)}\n\n${responseBlock(e, 'the [API reference](/reference/api/)')}`;
+  if (keys.length === 0) return ['```json', shownJson(e.response.body).json, '```'].join('\n');
+  // A few keys fit on one line, as the pages show short answers.
+  const picked = pickKeys(e.response.body, keys);
+  const oneLine = JSON.stringify(picked, null, 1).replace(/\n\s*/g, ' ');
+  const json = oneLine.length <= 120 ? oneLine : JSON.stringify(picked, null, 2);
+  return ['```json', json, '```'].join('\n');
+}

@@ -229,6 +229,22 @@ export async function recordExamples(): Promise<Recordings> {
       `/agent/v1/events/${eventId}/replay-intents`,
       { body: { note: 'workflow fixed, run it again' } },
     );
+    // The same, acknowledged (the user's choice, never the contract's example); cancelled here.
+    const acknowledged = await api(
+      'previewReplay',
+      'acknowledged',
+      'Preview a replay of an event delivered moments ago, acknowledged',
+      'POST',
+      `/agent/v1/events/${eventId}/replay-intents`,
+      { body: { acknowledge_recent_delivery: true, note: 'workflow fixed, run it again' } },
+    );
+    await api(
+      'cancelActionIntent',
+      'cancelled',
+      'Cancel a previewed intent',
+      'POST',
+      `/agent/v1/action-intents/${acknowledged.body.id}/cancel`,
+    );
     advance(11 * 60_000);
     const replay = await api(
       'previewReplay',
@@ -380,23 +396,7 @@ export async function recordExamples(): Promise<Recordings> {
       `/agent/v1/action-intents/${bulk.body.id}/items`,
     );
 
-    // A preview cancelled instead of confirmed, and the intents listed.
-    const cancelled = await api(
-      'previewTestEvent',
-      'second',
-      'Preview another test event',
-      'POST',
-      `/agent/v1/endpoints/${creds.endpoint_id}/test-event-intents`,
-      { body: { event_type: 'order.paid' } },
-    );
-    raw.pop();
-    await api(
-      'cancelActionIntent',
-      'cancelled',
-      'Cancel a previewed intent',
-      'POST',
-      `/agent/v1/action-intents/${cancelled.body.id}/cancel`,
-    );
+    // A confirmation refused, and the intents listed.
     await api(
       'confirmActionIntent',
       'idempotency_key_missing',
