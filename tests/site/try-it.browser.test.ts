@@ -102,11 +102,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The modal's Send button for `o` (its name says the method, server and path it sends to). */
 function sendButton(dialog: Locator, o: TryIt): Locator {
-  const name = new RegExp(`^send ${o.method} request to ${escape(server.url)}${escape(o.path)}$`, 'i');
+  const name = new RegExp(`^send ${o.method} request to ${escapeRegExp(server.url)}${escapeRegExp(o.path)}$`, 'i');
   return dialog.getByRole('button', { name });
 }
 
