@@ -5,7 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRecordings, RECORDINGS_DIR, recordingsText } from '../../api/src/http/openapi-examples.ts';
+import {
+  readRecordings,
+  RECORDINGS_DIR,
+  recordedSuccess,
+  recordingsText,
+} from '../../api/src/http/openapi-examples.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { recordExamples, staleRecordings } from '../../scripts/docs/lib/recordings.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
@@ -55,7 +60,7 @@ describe('recorded examples', { timeout: 120_000 }, () => {
     const recordings = readRecordings();
     for (const op of OPERATIONS) {
       const entry = doc.paths[op.path][op.method];
-      const recorded = recordings[op.operationId]?.find((e) => e.response.status < 300);
+      const recorded = recordedSuccess(recordings, op.operationId);
       if (op.request.body) {
         const example = entry.requestBody.content['application/json'].example;
         expect(example, op.operationId).toEqual(recorded?.request.body);
