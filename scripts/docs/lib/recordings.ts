@@ -79,7 +79,8 @@ export async function recordExamples(): Promise<Recordings> {
       shopId: creds.shop_id,
       tier: 'observer',
       actorKind: 'agent',
-      actorName: 'support-bot',
+      actorName: 'Support agent',
+      actorClient: 'claude-code',
       expiresInMs: 3_600_000,
     });
     secrets.set(readOnly.token, '<OBSERVER_GRANT_TOKEN>');
@@ -175,6 +176,9 @@ export async function recordExamples(): Promise<Recordings> {
       { token: null },
     );
     await api('getGrant', 'grant', 'The calling grant', 'GET', '/agent/v1/grant');
+    await api('getGrant', 'observer', 'An observer grant reads itself', 'GET', '/agent/v1/grant', {
+      token: readOnly.token,
+    });
     await api('getPlanUsage', 'usage', 'This month’s usage', 'GET', '/agent/v1/plan-usage');
     await api('getSetup', 'setup', 'Readiness of the sandbox shop', 'GET', '/agent/v1/setup');
     await api('listEndpoints', 'endpoints', 'The shop’s endpoints', 'GET', '/agent/v1/endpoints');
@@ -307,6 +311,7 @@ export async function recordExamples(): Promise<Recordings> {
     );
     const createdDone = await confirm('endpoint_create', created.body.id);
     const newEndpoint = createdDone.body.result?.endpoint_id as string;
+    await api('getEndpoint', 'created', 'The endpoint just created', 'GET', `/agent/v1/endpoints/${newEndpoint}`);
     advance(1_000);
 
     const edit = await api(
@@ -331,6 +336,13 @@ export async function recordExamples(): Promise<Recordings> {
       { body: { overlap_hours: 24 } },
     );
     await confirm('secret_rotate', rotate.body.id);
+    await api(
+      'getEndpoint',
+      'rotated',
+      'An endpoint while its previous secret still verifies',
+      'GET',
+      `/agent/v1/endpoints/${newEndpoint}`,
+    );
     advance(1_000);
 
     const archive = await api(
