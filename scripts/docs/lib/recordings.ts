@@ -66,6 +66,9 @@ export async function recordExamples(): Promise<Recordings> {
     now: () => clock,
     configure: (config) => ({ ...config, siteDir: fixtureSite(config.dataDir) }),
   });
+  // The alert monitor ticks on a real 30 s timer: on a slow machine a tick during the run would
+  // open incidents (and post to the recorded subscription's URL). Incidents are not recorded.
+  await server.runtime.alerts?.stop();
   const raw: RawExchange[] = [];
   const secrets = new Map<string, string>();
   try {
@@ -395,7 +398,7 @@ export async function recordExamples(): Promise<Recordings> {
       const row = await services.db.get<{ state: string }>('SELECT state FROM action_intents WHERE id = ?', [
         bulk.body.id,
       ]);
-      if (row?.state !== 'executing') break;
+      if (row?.state !== 'confirmed') break;
       await new Promise((r) => setTimeout(r, 20));
     }
     await settle();
