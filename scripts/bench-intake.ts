@@ -35,6 +35,8 @@ const ROUND_SECONDS = Math.max(1, Number(process.env.BENCH_ROUND_SECONDS ?? 2));
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? (STORE === 'sqlite' ? '32,64,128' : '64'))
   .split(',')
   .map(Number);
+/** Flowport's log level: `info` (default, what `npm start` runs: one line per request, to /dev/null here) or `silent`. */
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL === 'silent' ? 'silent' : 'info';
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 /** Issue 31: bare µs per request ÷ Flowport µs per event. */
 const CPU_GOAL = STORE === 'sqlite' ? 0.5 : 0.35;
@@ -55,7 +57,7 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   console.log(`bench:intake — ${loadLine(availableParallelism())} at start.`);
   // ---- Flowport (worker off so only intake is measured) and the bare node:http baseline
-  const fp = await startBenchFlowport({ store: STORE, worker: false });
+  const fp = await startBenchFlowport({ store: STORE, worker: false, logLevel: LOG_LEVEL });
   const { creds, storeLabel } = fp;
   try {
     const postmaster = STORE === 'postgres' ? await localPostmasterPid(testDatabaseUrl()) : null;
@@ -70,7 +72,7 @@ async function main(): Promise<void> {
     const bareUrl = `http://127.0.0.1:${bport}/`;
     const requests = signedRequests(creds);
     console.log(
-      `Store: ${storeLabel}; HMAC-signed ~1 KiB events, worker off. At each concurrency ${WARMUP_SECONDS} s of warm-up per server, then ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s per server.`,
+      `Store: ${storeLabel}; HMAC-signed ~1 KiB events, worker off, log level ${LOG_LEVEL}. At each concurrency ${WARMUP_SECONDS} s of warm-up per server, then ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s per server.`,
     );
     if (STORE === 'postgres')
       console.log(

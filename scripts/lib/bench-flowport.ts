@@ -70,6 +70,8 @@ export async function startBenchFlowport(options: {
   wrap?: readonly string[];
   /** The source tree to run (default this one), e.g. a worktree of another commit (bench:ab). */
   root?: string;
+  /** FLOWPORT_LOG_LEVEL (default silent); `info` is what `npm start` runs with. Lines go to /dev/null. */
+  logLevel?: 'silent' | 'info';
 }): Promise<BenchFlowport> {
   const tree = options.root ?? root;
   const dataDir = mkdtempSync(join(tmpdir(), 'flowport-bench-'));
@@ -88,7 +90,7 @@ export async function startBenchFlowport(options: {
       HOST: '127.0.0.1',
       FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
       FLOWPORT_WORKER: options.worker ? 'on' : 'off',
-      FLOWPORT_LOG_LEVEL: 'silent',
+      FLOWPORT_LOG_LEVEL: options.logLevel ?? 'silent',
       FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
       ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
     },
