@@ -7,9 +7,10 @@
 // latency are printed beside it.
 //   --store sqlite (default): WAL, every write fsynced before it is answered, in the data dir.
 //   --store postgres: a fresh schema in FLOWPORT_TEST_DATABASE_URL (default: the local
-//     `test` database), dropped afterwards. When the cluster runs on this machine its CPU (the
-//     postmaster and every process it started: backends, WAL writer, checkpointer) is read
-//     from /proc and reported separately.
+//     `test` database), dropped afterwards. When the cluster runs on this machine its CPU is read
+//     from /proc and reported separately: the backends serving Flowport's connections (found by
+//     client port in pg_stat_activity; other clients of a shared cluster are left out), and the
+//     WAL writer, checkpointer and background writer (shared).
 //   Options (env): BENCH_ROUNDS (default 6, at least 5) rounds per server and concurrency,
 //   BENCH_ROUND_SECONDS (default 2), BENCH_CONNECTIONS (default "32,64,128" on SQLite, "64" on
 //   PostgreSQL), BENCH_WARMUP_SECONDS (default 2: each server is loaded this long, unmeasured,
@@ -24,7 +25,8 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { freePort, parseStore, startBenchFlowport, waitFor } from './lib/bench-flowport.ts';
 import { BARE_SERVER, type Figures, load, median, signedRequests } from './lib/intake-load.ts';
-import { familyCpu, familyDelta, loadLine, localPostmasterPid } from './lib/proc-cpu.ts';
+import pg from 'pg';
+import { familyDelta, loadLine, localPostmasterPid, pgServerCpu } from './lib/proc-cpu.ts';
 import { testDatabaseUrl } from '../tests/helpers/store.ts';
 
 const NODE = process.execPath;
@@ -45,8 +47,8 @@ const CPU_STRETCH = STORE === 'sqlite' ? 0.6 : null;
 const RATE_GOAL = STORE === 'postgres' ? { connections: 64, ratio: 0.3 } : null;
 
 interface Round extends Figures {
-  /** Database server CPU µs per 2xx (PostgreSQL on this machine). */
-  dbCpu?: number;
+  /** PostgreSQL CPU µs per 2xx: the backends serving Flowport's connections, and the shared WAL writer, checkpointer and background writer. */
+  dbCpu?: { backends: number; background: number };
 }
 
 function us(x: number): string {
@@ -80,11 +82,21 @@ async function main(): Promise<void> {
           ? `PostgreSQL runs here (postmaster pid ${postmaster}): its CPU is read from /proc and reported separately.`
           : 'PostgreSQL does not run in this pid namespace: its CPU is not measured.',
       );
+    const admin = postmaster ? new pg.Client({ connectionString: testDatabaseUrl() }) : null;
+    await admin?.connect();
     const flowportRound = async (connections: number): Promise<Round> => {
-      const before = postmaster ? familyCpu(postmaster) : null;
+      const before = admin ? await pgServerCpu(admin, fp.pid) : null;
       const f = await load(creds.ingest_url, requests, connections, ROUND_SECONDS, fp.pid);
-      if (!before || !postmaster) return f;
-      return { ...f, dbCpu: (familyDelta(before, familyCpu(postmaster)) * 1e6) / Math.max(1, f.ok) };
+      if (!before || !admin) return f;
+      const after = await pgServerCpu(admin, fp.pid);
+      const per = (x: number) => (x * 1e6) / Math.max(1, f.ok);
+      return {
+        ...f,
+        dbCpu: {
+          backends: per(familyDelta(before.backends, after.backends)),
+          background: per(familyDelta(before.background, after.background)),
+        },
+      };
     };
     let answered = 0;
     const verdicts: string[] = [];
@@ -116,9 +128,11 @@ async function main(): Promise<void> {
       console.log(`  load generator: ${us(m(mine.map((f) => f.cpu?.loader ?? Number.NaN)))} CPU per Flowport event`);
       const db = mine.flatMap((f) => (f.dbCpu === undefined ? [] : [f.dbCpu]));
       if (db.length === mine.length && db.length > 0) {
-        const withDb = mine.map((f, r) => cpuOf(base[r] as Figures) / (cpuOf(f) + (f.dbCpu as number)));
+        const withDb = mine.map((f, r) => cpuOf(base[r] as Figures) / (cpuOf(f) + (f.dbCpu?.backends ?? 0)));
+        const be = db.map((d) => d.backends);
+        const bg = db.map((d) => d.background);
         console.log(
-          `  PostgreSQL server: ${us(m(db))} CPU per event (rounds ${fmt(db)}); ratio counting it too: ${m(withDb).toFixed(2)}`,
+          `  PostgreSQL server: ${us(m(be))} CPU per event in the backends of Flowport's connections (rounds ${fmt(be)}), ${us(m(bg))} in the cluster's WAL writer, checkpointer and background writer (shared with its other clients); ratio counting the backends too: ${m(withDb).toFixed(2)}`,
         );
       }
       const cpuRatio = m(cpuRatios);
@@ -145,6 +159,7 @@ async function main(): Promise<void> {
       `Events stored (queued): ${stored}; 2xx answered (warm-up included): ${answered}${stored >= answered ? ' (every 2xx is in the store)' : ' (MISMATCH)'}`,
     );
     if (stored < answered) process.exitCode = 1;
+    await admin?.end();
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     await fp.stop();

@@ -1,6 +1,6 @@
 // CPU time of processes from Linux /proc, for benchmarks that judge a server by the CPU it spends
 // per unit of work (the load generator shares the cores, so its rate alone misleads).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 
@@ -88,4 +88,62 @@ export function loadLine(cpus: number): string {
   return `load average ${loadavg()
     .map((x) => x.toFixed(2))
     .join(' ')} (${cpus} CPUs)`;
+}
+
+/** Local TCP ports of a process's open sockets (/proc/<pid>/fd and /proc/net/tcp{,6}). */
+export function localTcpPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m?.[1]) inodes.add(m[1]);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  } catch {
+    return [];
+  }
+  const ports: number[] = [];
+  for (const table of [`/proc/${pid}/net/tcp`, `/proc/${pid}/net/tcp6`]) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local_address is "HEXIP:HEXPORT"; the inode is the tenth field.
+      if (f.length > 9 && inodes.has(f[9] as string)) ports.push(Number.parseInt((f[1] ?? '').split(':')[1] ?? '', 16));
+    }
+  }
+  return ports;
+}
+
+/**
+ * CPU seconds so far of the PostgreSQL server processes that work for `clientPid` (the backends
+ * of its connections, found by their client ports in pg_stat_activity), and of the cluster's
+ * WAL writer, checkpointer and background writer (shared with any other client of the cluster).
+ * Other clients' backends are left out: the cluster may be shared.
+ */
+export async function pgServerCpu(
+  admin: pg.Client,
+  clientPid: number,
+): Promise<{ backends: Map<number, number>; background: Map<number, number> }> {
+  const ports = localTcpPorts(clientPid);
+  const { rows } = await admin.query<{ pid: number; kind: string }>(
+    `SELECT pid, CASE WHEN client_port = ANY($1::int[]) THEN 'mine' ELSE 'background' END AS kind
+       FROM pg_stat_activity
+      WHERE client_port = ANY($1::int[]) OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`,
+    [ports],
+  );
+  const backends = new Map<number, number>();
+  const background = new Map<number, number>();
+  for (const r of rows) {
+    const t = processCpuSeconds(Number(r.pid));
+    if (t !== null) (r.kind === 'mine' ? backends : background).set(Number(r.pid), t);
+  }
+  return { backends, background };
 }

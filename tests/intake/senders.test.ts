@@ -493,7 +493,8 @@ describe('rotation, endpoint states, cap, batching', () => {
       firsts.set(d, r.json.event_id as string);
     }
     // Old and new ids mixed in concurrent requests (one or a few batches), each new id twice.
-    const fresh = Array.from({ length: 10 }, () => crypto.randomUUID());
+    // One id with the characters an array literal must quote (PostgreSQL reads them in one query).
+    const fresh = [...Array.from({ length: 9 }, () => crypto.randomUUID()), `odd "id", \\ {x} ${crypto.randomUUID()}`];
     const sent = [...old, ...fresh, ...fresh];
     const results = await Promise.all(sent.map((d) => send(d)));
     for (const [i, d] of sent.entries()) {

@@ -184,6 +184,11 @@ interface DedupeLookup {
   rows: Map<string, { id: string; received_at: number }[]>;
 }
 
+/** A PostgreSQL array literal of texts, each element quoted (an external id may hold any character). */
+function pgTextArray(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
+}
+
 /** At most this many external ids in one dedupe query (well under both stores' parameter limits). */
 const DEDUPE_LOOKUP_MAX = 500;
 
@@ -483,11 +488,19 @@ export class Intake {
       }
       // A minute of slack: requests of one batch were received moments apart; each is checked against its own window below.
       const from = since - 60_000;
+      // PostgreSQL: one index probe per id (LATERAL), the plan of the single-id query; an IN list
+      // there was planned as a range scan of the endpoint's whole window when the table's
+      // statistics were young (measured: 19 ms against 0.03 ms). SQLite probes an IN list itself.
       const rows = await tx.all<{ ext: string; id: string; received_at: number }>(
-        `SELECT external_event_id AS ext, id, received_at FROM events
-          WHERE endpoint_id = ? AND external_event_id IN (${ids.map(() => '?').join(', ')}) AND received_at >= ?
-            AND duplicate_of IS NULL AND replay_of IS NULL`,
-        [endpointId, ...ids, from],
+        tx.dialect === 'postgres'
+          ? `SELECT k.ext, e.id, e.received_at FROM unnest(?::text[]) AS k(ext)
+               CROSS JOIN LATERAL (SELECT id, received_at FROM events
+                 WHERE endpoint_id = ? AND external_event_id = k.ext AND received_at >= ?
+                   AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1) e`
+          : `SELECT external_event_id AS ext, id, received_at FROM events
+              WHERE external_event_id IN (${ids.map(() => '?').join(', ')}) AND endpoint_id = ? AND received_at >= ?
+                AND duplicate_of IS NULL AND replay_of IS NULL`,
+        tx.dialect === 'postgres' ? [pgTextArray(ids), endpointId, from] : [...ids, endpointId, from],
       );
       const lookup: DedupeLookup = { from, covered: new Set(ids), rows: new Map() };
       for (const r of rows) {
