@@ -34,9 +34,7 @@ const { values: args } = parseArgs({ options: { store: { type: 'string', default
 const STORE = parseStore(args.store);
 const ROUNDS = Math.max(5, Number(process.env.BENCH_ROUNDS ?? 6));
 const ROUND_SECONDS = Math.max(1, Number(process.env.BENCH_ROUND_SECONDS ?? 2));
-const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? (STORE === 'sqlite' ? '32,64,128' : '64'))
-  .split(',')
-  .map(Number);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? (STORE === 'sqlite' ? '32,64,128' : '64')).split(',').map(Number);
 /** Flowport's log level: `info` (default, what `npm start` runs: one line per request, to /dev/null here) or `silent`. */
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL === 'silent' ? 'silent' : 'info';
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);

@@ -28,7 +28,11 @@ const START_GOAL_S = 5;
 const BUILD_GOAL_S = 40;
 
 /** Spawns `command` in its own process group (npm runs node under a shell), so stop() ends all of it. */
-function start(command: string, argv: string[], env: Record<string, string>): { child: ChildProcess; stop(): Promise<void> } {
+function start(
+  command: string,
+  argv: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; stop(): Promise<void> } {
   const child = spawn(command, argv, { cwd: root, env: { ...process.env, ...env }, stdio: 'ignore', detached: true });
   return {
     child,

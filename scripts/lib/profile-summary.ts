@@ -35,5 +35,7 @@ if (import.meta.main) {
   console.log(`busy (not idle): ${(total / Number(units)).toFixed(1)} µs per unit`);
   const per = Number(units);
   for (const r of rows.filter((x) => x.name !== '(idle)').slice(0, Number(top)))
-    console.log(`${(r.us / per).toFixed(2).padStart(8)} µs  ${((100 * r.us) / total).toFixed(1).padStart(5)}%  ${r.name}`);
+    console.log(
+      `${(r.us / per).toFixed(2).padStart(8)} µs  ${((100 * r.us) / total).toFixed(1).padStart(5)}%  ${r.name}`,
+    );
 }

@@ -141,7 +141,7 @@ describe('structured logs', () => {
     expect(() => JSON.parse(text)).toThrow();
   });
 
-  it('censors secret-named fields at the top level and one level down, leaving the caller\'s object alone', () => {
+  it("censors secret-named fields at the top level and one level down, leaving the caller's object alone", () => {
     const out: string[] = [];
     const w = new Writable({
       write(c, _e, d) {

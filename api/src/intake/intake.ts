@@ -477,7 +477,13 @@ export class Intake {
    * that answer: on PostgreSQL a query per request was a round trip each, inside the one batch in
    * flight. An id the batch's query did not cover is read alone.
    */
-  private async dedupeLookup(tx: Db, batch: Batch, endpointId: string, ext: string, since: number): Promise<string | undefined> {
+  private async dedupeLookup(
+    tx: Db,
+    batch: Batch,
+    endpointId: string,
+    ext: string,
+    since: number,
+  ): Promise<string | undefined> {
     const key = `dedupe:${endpointId}`;
     let found = batch.scratch.get(key) as DedupeLookup | undefined;
     if (!found) {
