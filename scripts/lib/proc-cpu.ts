@@ -33,26 +33,8 @@ export function rssBytes(pid: number): number | null {
   }
 }
 
-/** CPU seconds of `root` and every process whose parent it is, by pid (a PostgreSQL cluster: postmaster and backends). */
-export function familyCpu(root: number): Map<number, number> {
-  const out = new Map<number, number>();
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
-  } catch {
-    return out;
-  }
-  for (const p of pids) {
-    const pid = Number(p);
-    const f = statFields(pid);
-    if (!f || (pid !== root && Number(f[1]) !== root)) continue;
-    out.set(pid, (Number(f[11]) + Number(f[12])) / TICKS);
-  }
-  return out;
-}
-
 /**
- * CPU seconds the family used between two familyCpu() samples: a process that started in between
+ * CPU seconds a set of processes used between two samples (pid → CPU seconds): a process that started in between
  * counts whole; one that exited in between is lost (its last ticks cannot be read).
  */
 export function familyDelta(before: Map<number, number>, after: Map<number, number>): number {

@@ -38,7 +38,7 @@ function censored(o: Record<string, unknown>): Record<string, unknown> | null {
 }
 
 /** A copy of `o` with every REDACT field (top level, or inside a top-level object) censored; `o` itself when there is none. */
-export function redactFields(o: Record<string, unknown>): Record<string, unknown> {
+function redactFields(o: Record<string, unknown>): Record<string, unknown> {
   let out: Record<string, unknown> | null = null;
   for (const k in o) {
     if (!Object.hasOwn(o, k)) continue;
