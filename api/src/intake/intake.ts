@@ -22,7 +22,7 @@ import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.t
 import type { Services } from '../core/types.ts';
 import { planOf, type Plan } from '../plans.ts';
 import { decryptedSecrets, endpointConfig, type EndpointConfig, type EndpointRow } from '../services/endpoints.ts';
-import { type Db, insertMany, type SqlParam } from '../store/db.ts';
+import { type Db, insertMany, pgArrayLiteral, type SqlParam } from '../store/db.ts';
 import { periodBounds, usagePeriod } from '../usage/meters.ts';
 import { type Batch, GroupCommitter } from '../store/committer.ts';
 import { BODY_NEVER_WHOLE } from '../errors/codes/intake.ts';
@@ -170,7 +170,7 @@ function batchRows(batch: Batch): BatchRows {
     rows = r;
     batch.scratch.set('rows', r);
     batch.beforeCommit(async (tx) => {
-      await insertMany(tx, 'events', EVENT_COLUMNS, r.events, EVENT_PLACEHOLDERS);
+      await insertMany(tx, 'events', EVENT_COLUMNS, r.events, EVENT_PLACEHOLDERS, { columnar: true });
       await insertMany(tx, 'receipts', RECEIPT_COLUMNS, r.receipts);
     });
   }
@@ -182,11 +182,6 @@ interface DedupeLookup {
   from: number;
   covered: Set<string>;
   rows: Map<string, { id: string; received_at: number }[]>;
-}
-
-/** A PostgreSQL array literal of texts, each element quoted (an external id may hold any character). */
-function pgTextArray(values: readonly string[]): string {
-  return `{${values.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
 }
 
 /** At most this many external ids in one dedupe query (well under both stores' parameter limits). */
@@ -506,7 +501,7 @@ export class Intake {
           : `SELECT external_event_id AS ext, id, received_at FROM events
               WHERE external_event_id IN (${ids.map(() => '?').join(', ')}) AND endpoint_id = ? AND received_at >= ?
                 AND duplicate_of IS NULL AND replay_of IS NULL`,
-        tx.dialect === 'postgres' ? [pgTextArray(ids), endpointId, from] : [...ids, endpointId, from],
+        tx.dialect === 'postgres' ? [pgArrayLiteral(ids), endpointId, from] : [...ids, endpointId, from],
       );
       const lookup: DedupeLookup = { from, covered: new Set(ids), rows: new Map() };
       for (const r of rows) {
