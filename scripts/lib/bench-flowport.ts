@@ -15,6 +15,17 @@ export { freePort };
 const root = join(import.meta.dirname, '..', '..');
 const NODE = process.execPath;
 
+/**
+ * The Node options `npm start` passes (package.json's start script, e.g. V8 heap sizes): the
+ * benchmarks run the server with the same ones. BENCH_NODE_FLAGS replaces them (space-separated;
+ * empty for none) to measure another setting.
+ */
+export function startNodeFlags(tree = root): string[] {
+  if (process.env.BENCH_NODE_FLAGS !== undefined) return process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean);
+  const pkg = JSON.parse(readFileSync(join(tree, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  return (pkg.scripts?.start ?? '').split(/\s+/).filter((a) => a.startsWith('--'));
+}
+
 export type BenchStore = 'sqlite' | 'postgres';
 
 export function parseStore(value: string | undefined): BenchStore {
@@ -80,7 +91,7 @@ export async function startBenchFlowport(options: {
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the Flowport process there (on exit).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const [command, ...args] = [...(options.wrap ?? []), NODE, ...profile, join(tree, 'api/src/main.ts')];
+  const [command, ...args] = [...(options.wrap ?? []), NODE, ...startNodeFlags(tree), ...profile, join(tree, 'api/src/main.ts')];
   const child = spawn(command as string, args, {
     cwd: tree,
     env: {
