@@ -91,7 +91,13 @@ export async function startBenchFlowport(options: {
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the Flowport process there (on exit).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const [command, ...args] = [...(options.wrap ?? []), NODE, ...startNodeFlags(tree), ...profile, join(tree, 'api/src/main.ts')];
+  const [command, ...args] = [
+    ...(options.wrap ?? []),
+    NODE,
+    ...startNodeFlags(tree),
+    ...profile,
+    join(tree, 'api/src/main.ts'),
+  ];
   const child = spawn(command as string, args, {
     cwd: tree,
     env: {
