@@ -15,7 +15,10 @@
 //   BENCH_ROUND_SECONDS (default 2), BENCH_CONNECTIONS (default "32,64,128" on SQLite, "64" on
 //   PostgreSQL), BENCH_WARMUP_SECONDS (default 2: each server is loaded this long, unmeasured,
 //   before the rounds at each concurrency, so JIT compilation and first-touch file growth are
-//   not measured).
+//   not measured), BENCH_LOG_LEVEL (default info, what `npm start` runs; `silent` to compare),
+//   BENCH_CPU_PROF=<dir> (a V8 CPU profile of Flowport, written when it stops; summarise it with
+//   `node scripts/lib/profile-summary.ts <file> <events> [top]`), BENCH_NODE_FLAGS (Node options
+//   for Flowport instead of npm start's).
 // CPU per event: utime + stime of the whole server process (every thread: /proc/<pid>/stat)
 // before and after each round, over the round's 2xx answers. Rounds alternate (Flowport, bare,
 // Flowport, …) so drift in the shared machine's speed hits both sides; each ratio printed is the
