@@ -10,6 +10,8 @@
 //   --connections 32,128 (default 32,128,256)
 //   --rounds 16          rounds per concurrency (default 16)
 //   --seconds 2          seconds per round and side (default 2)
+//   --store postgres     (default sqlite)
+//   --log-level info     Flowport's log level (default silent; info is what `npm start` runs)
 // The base runs from a temporary `git worktree` of <ref> sharing this tree's node_modules, removed
 // at the end. Not part of `npm run bench`: it compares versions, not Flowport with a baseline.
 import { execFileSync } from 'node:child_process';
@@ -17,7 +19,7 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type BenchFlowport, startBenchFlowport } from './lib/bench-flowport.ts';
+import { type BenchFlowport, parseStore, startBenchFlowport } from './lib/bench-flowport.ts';
 import { type Figures, load, median, signedRequests } from './lib/intake-load.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -27,8 +29,12 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '32,128,256' },
     rounds: { type: 'string', default: '16' },
     seconds: { type: 'string', default: '2' },
+    store: { type: 'string', default: 'sqlite' },
+    'log-level': { type: 'string', default: 'silent' },
   },
 });
+const STORE = parseStore(args.store);
+const LOG_LEVEL = args['log-level'] === 'info' ? 'info' : 'silent';
 const CONNECTIONS = (args.connections as string).split(',').map(Number);
 const ROUNDS = Math.max(1, Number(args.rounds));
 const SECONDS = Math.max(1, Number(args.seconds));
@@ -48,15 +54,15 @@ async function main(): Promise<void> {
   const started: BenchFlowport[] = [];
   try {
     symlinkSync(join(root, 'node_modules'), join(worktree, 'node_modules'), 'dir');
-    const a = await startBenchFlowport({ store: 'sqlite', worker: false, root: worktree });
+    const a = await startBenchFlowport({ store: STORE, worker: false, root: worktree, logLevel: LOG_LEVEL });
     started.push(a);
-    const b = await startBenchFlowport({ store: 'sqlite', worker: false });
+    const b = await startBenchFlowport({ store: STORE, worker: false, logLevel: LOG_LEVEL });
     started.push(b);
     console.log(
       `bench:ab — A: ${args.base} (${commit.slice(0, 10)}); B: this working tree (${git('rev-parse', '--short=10', 'HEAD')}${dirty ? ' with uncommitted changes' : ''}).`,
     );
     console.log(
-      `SQLite, every write fsynced before it is answered; ~1 KiB signed events; ${ROUNDS} rounds of ${SECONDS} s per side, order flipped each round.`,
+      `${b.storeLabel}; log level ${LOG_LEVEL}; ~1 KiB signed events; ${ROUNDS} rounds of ${SECONDS} s per side, order flipped each round.`,
     );
     for (const connections of CONNECTIONS) {
       // Warm-up, unmeasured: the JIT compiles the hot paths, the files reach their working size.
@@ -72,13 +78,18 @@ async function main(): Promise<void> {
         for (const [side, fp] of order) sides[side].push(await round(fp, connections, SECONDS));
       }
       const ratios = sides.B.map((r, i) => r.rps / (sides.A[i] as Figures).rps);
+      const cpu = (r: Figures) => r.cpu?.all ?? Number.NaN;
+      const cpuRatios = sides.B.map((r, i) => cpu(r) / cpu(sides.A[i] as Figures));
       const line = (side: 'A' | 'B') => {
         const rs = sides[side];
-        return `${side} ${median(rs.map((r) => r.rps)).toFixed(0)} ev/s, p99 ${median(rs.map((r) => r.p99))} ms, main thread busy ${(100 * median(rs.map((r) => r.busy))).toFixed(0)}%`;
+        return `${side} ${median(rs.map((r) => r.rps)).toFixed(0)} ev/s, p99 ${median(rs.map((r) => r.p99))} ms, main thread busy ${(100 * median(rs.map((r) => r.busy))).toFixed(0)}%, CPU ${median(rs.map(cpu)).toFixed(0)} µs per event (all threads)`;
       };
       console.log(`\n${connections} connections:\n  ${line('A')}\n  ${line('B')}`);
       console.log(
         `  B/A: ${median(ratios).toFixed(3)} (median; rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
+      );
+      console.log(
+        `  CPU per event B/A: ${median(cpuRatios).toFixed(3)} (median; rounds: ${cpuRatios.map((r) => r.toFixed(2)).join(', ')})`,
       );
     }
   } finally {

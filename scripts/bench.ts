@@ -3,7 +3,8 @@
 // stores, many shops with one hot shop against its Shopify bucket (both stores, and two worker
 // processes on PostgreSQL), events-list reads at a million events (both stores), then what verifying each auth mode's signature costs, then intake's instructions per
 // request against the bare baseline, counted by callgrind (needs valgrind), then the CLI's start
-// and an agent read beside `node -e 0`. Each prints its own
+// and an agent read beside `node -e 0`, the server's start-up (`npm start` until the API and docs
+// answer), and a memory soak (10 minutes unless BENCH_SOAK_SECONDS says less). Each prints its own
 // figures; this exits non-zero if one fails.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -49,6 +50,8 @@ const runs: [string, string[]][] = [
   ['sender verification, per auth mode', ['scripts/bench-verify.ts']],
   ['intake instructions per request (callgrind)', ['scripts/bench-instructions.ts']],
   ['CLI start and an agent read', ['scripts/bench-cli.ts']],
+  ['server start-up (npm start) and the first site build', ['scripts/bench-start.ts']],
+  ['memory soak at half the intake capacity (BENCH_SOAK_SECONDS, default 600)', ['scripts/bench-soak.ts']],
 ];
 let failed = 0;
 for (const [name, args] of runs) {

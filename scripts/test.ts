@@ -1,18 +1,19 @@
 // `npm test`: every check, in the order CI runs them, on a machine with nothing installed by hand.
 //   typecheck → lint → format → generated files fresh → build the docs site
 //   → find or provide PostgreSQL, Chromium and zsh (tests/helpers/test-environment.ts)
-//   → all tests on SQLite (vitest) → the non-browser tests again on PostgreSQL.
+//   → all tests on SQLite (vitest) → the tests where the store plays a part again on PostgreSQL.
 // A failed check stops the run before the tests (they would test stale or broken code). The two
 // test phases always both run, even when the first fails: each prints its result and time, and the
 // run exits non-zero if either failed. Whatever the run started (an embedded PostgreSQL, a database
 // made for this run) is stopped and removed at the end, also on failure, Ctrl-C or SIGTERM.
 // The PostgreSQL phase sets FLOWPORT_TEST_STORE=postgres: every test server (and every test that
 // opens its store through tests/helpers/store.ts) gets a fresh schema in the run's database,
-// dropped when it closes. Not repeated there: the browser tests (they exercise the docs site, not
-// the store), the files that pin PostgreSQL already (tests/scale/**, *postgres.test.ts) and the
-// test of this setup (tests/setup/**).
+// dropped when it closes. What is not repeated there is SQLITE_ONLY below, with the reasons.
+// After each phase it prints that phase's slowest test files.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { redactUrl } from '../api/src/store/postgres.ts';
 import { TEST_STORE_ENV } from '../tests/helpers/store.ts';
 import {
@@ -70,6 +71,24 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
+const reports = mkdtempSync(join(tmpdir(), 'flowport-test-report-'));
+
+/** The slowest test files of a phase, from vitest's JSON report, so a slow suite shows where. */
+function slowest(reportFile: string, count = 8): string[] {
+  try {
+    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as {
+      testResults: { name: string; startTime: number; endTime: number }[];
+    };
+    return report.testResults
+      .map((f) => ({ name: relative(root, f.name), ms: f.endTime - f.startTime }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, count)
+      .map((f) => `${(f.ms / 1000).toFixed(1).padStart(6)} s  ${f.name}`);
+  } catch {
+    return [];
+  }
+}
+
 function seconds(started: number): string {
   return `${((Date.now() - started) / 1000).toFixed(1)} s`;
 }
@@ -82,6 +101,22 @@ const checks: [name: string, run: () => Promise<boolean>][] = [
   ['build the docs site', () => npm(['run', '--silent', 'build:site'])],
   // After the build: site/tsconfig.json takes Astro's generated content types from site/.astro.
   ['typecheck the docs site', () => npm(['run', '--silent', 'typecheck:site'])],
+];
+
+/**
+ * What the PostgreSQL phase leaves out, because the store plays no part in it or it ran on
+ * PostgreSQL already: the docs site's tests (pages, links, afdocs, the runnable shell blocks), every
+ * browser test (they drive pages, not the store: the store behind the Shopify sign-in and OAuth
+ * consent is covered by their HTTP-level twins, which run on both), the architecture checks (they
+ * read the source), the files that pin PostgreSQL already, and the test of this setup.
+ */
+const SQLITE_ONLY = [
+  'tests/site/**',
+  'tests/**/*.browser.test.ts',
+  'tests/architecture/**',
+  'tests/scale/**',
+  'tests/**/*postgres.test.ts',
+  'tests/setup/**',
 ];
 
 const results: string[] = [];
@@ -118,28 +153,24 @@ try {
 
     const phases: [name: string, args: string[], store: string][] = [
       ['tests on SQLite', [], 'sqlite'],
-      [
-        'tests on PostgreSQL (non-browser)',
-        [
-          '--',
-          '--exclude',
-          'tests/site/**/*.browser.test.ts',
-          '--exclude',
-          'tests/scale/**',
-          '--exclude',
-          'tests/**/*postgres.test.ts',
-          '--exclude',
-          'tests/setup/**',
-        ],
-        'postgres',
-      ],
+      ['tests on PostgreSQL', ['--', ...SQLITE_ONLY.flatMap((glob) => ['--exclude', glob])], 'postgres'],
     ];
     for (const [name, args, store] of phases) {
       if (stopping) break;
       const phaseStarted = Date.now();
       console.log(`\n=== ${name}`);
-      const ok = await npm(['run', '--silent', 'test:unit', ...args], { ...runEnv, [TEST_STORE_ENV]: store });
+      const reportFile = join(reports, `${store}.json`);
+      const ok = await npm(['run', '--silent', 'test:unit', ...args], {
+        ...runEnv,
+        [TEST_STORE_ENV]: store,
+        FLOWPORT_TEST_REPORT: reportFile,
+      });
       console.log(`=== ${name}: ${ok ? 'ok' : 'FAILED'} (${seconds(phaseStarted)})`);
+      const slow = slowest(reportFile);
+      if (slow.length)
+        console.log(
+          `  slowest files (each file's own time; two run at once):\n${slow.map((l) => `    ${l}`).join('\n')}`,
+        );
       results.push(`${name}: ${ok ? 'ok' : 'FAILED'} (${seconds(phaseStarted)})`);
       if (!ok) failed = true;
     }
@@ -149,6 +180,7 @@ try {
   console.error(`\n=== the run could not continue: ${err instanceof Error ? (err.stack ?? err.message) : err}`);
 } finally {
   await postgres?.close().catch((err) => console.error(`could not clean up PostgreSQL: ${err}`));
+  rmSync(reports, { recursive: true, force: true });
 }
 
 console.log(`\n=== summary\n${results.map((r) => `  ${r}`).join('\n')}`);

@@ -22,6 +22,8 @@ import {
   renderApiOperation,
 } from './lib/api-reference.ts';
 import { authModeDirectives } from './lib/auth-mode-pages.ts';
+import { readRecordings } from '../../api/src/http/openapi-examples.ts';
+import { RECORDED_DIRECTIVE, renderDirective, renderOperationExamples } from './lib/recorded-examples.ts';
 import { renderMetricsTable } from './lib/metrics-table.ts';
 import { type Crumb, page } from './lib/markdown.ts';
 import { errorAreaLabel } from './lib/error-areas.ts';
@@ -89,6 +91,7 @@ export function generate(): GenerateResult {
   const catalog = ERROR_CATALOG as Record<string, ErrorDef>;
   const codes = Object.keys(catalog).sort();
   const plans = PLAN_IDS.map((id) => PLANS[id]);
+  const recordings = readRecordings();
 
   const directives: Record<string, () => string> = {
     'tier-table': renderTierTable,
@@ -126,14 +129,20 @@ export function generate(): GenerateResult {
     const rel = relative(CONTENT_DIR, file);
     if (!/\.md$/.test(rel))
       throw new Error(`content/${rel}: only .md pages belong in content/ (MDX would make the Markdown twins lossy).`);
-    const text = readFileSync(file, 'utf8').replace(/<!--\s*generated:([a-z0-9-]+)\s*-->/g, (_m, name: string) => {
-      const render = directives[name];
-      if (!render)
-        throw new Error(
-          `content/${rel}: unknown directive generated:${name} (known: ${Object.keys(directives).join(', ')})`,
-        );
-      return render();
-    });
+    const text = readFileSync(file, 'utf8')
+      // A recorded exchange (openapi/examples/FILE.json, entry NAME): `recorded:FILE/NAME` shows the
+      // request and the answer, `recorded-answer:FILE/NAME [keys]` the answer (cut to those keys).
+      .replace(RECORDED_DIRECTIVE, (_m, kind: string, ref: string, keys?: string) =>
+        renderDirective(recordings, kind, ref, keys ? keys.split(',') : []),
+      )
+      .replace(/<!--\s*generated:([a-z0-9-]+)\s*-->/g, (_m, name: string) => {
+        const render = directives[name];
+        if (!render)
+          throw new Error(
+            `content/${rel}: unknown directive generated:${name} (known: ${Object.keys(directives).join(', ')})`,
+          );
+        return render();
+      });
     write(rel, text, written);
   }
 
@@ -171,8 +180,13 @@ export function generate(): GenerateResult {
             sidebar: { order: ++order, label: title },
             breadcrumb: [REFERENCE, API, { label: `${familyLabel(family)} operations`, href: '/reference/api/' }],
           },
-          renderApiOperation(openapi, listed, codes),
-          src('openapi/agent-operations.openapi.json'),
+          renderApiOperation(
+            openapi,
+            listed,
+            codes,
+            renderOperationExamples(recordings, listed.op.operationId ?? '', '/reference/openapi/'),
+          ),
+          src('openapi/agent-operations.openapi.json', `openapi/examples/${listed.op.operationId}.json`),
         ),
         written,
       );
@@ -313,7 +327,14 @@ export function generate(): GenerateResult {
             },
           ],
         },
-        renderErrorPage(c, def, origin),
+        renderErrorPage(
+          c,
+          def,
+          origin,
+          Object.values(recordings)
+            .flat()
+            .find((e) => (e.response.body as { code?: string } | null)?.code === c),
+        ),
         src('api/src/errors/catalog.ts'),
       ),
       written,

@@ -15,6 +15,17 @@ export { freePort };
 const root = join(import.meta.dirname, '..', '..');
 const NODE = process.execPath;
 
+/**
+ * The Node options `npm start` passes (package.json's start script, e.g. V8 heap sizes): the
+ * benchmarks run the server with the same ones. BENCH_NODE_FLAGS replaces them (space-separated;
+ * empty for none) to measure another setting.
+ */
+export function startNodeFlags(tree = root): string[] {
+  if (process.env.BENCH_NODE_FLAGS !== undefined) return process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean);
+  const pkg = JSON.parse(readFileSync(join(tree, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  return (pkg.scripts?.start ?? '').split(/\s+/).filter((a) => a.startsWith('--'));
+}
+
 export type BenchStore = 'sqlite' | 'postgres';
 
 export function parseStore(value: string | undefined): BenchStore {
@@ -81,6 +92,8 @@ export async function startBenchFlowport(options: {
   keep?: { dataDir: string; databaseUrl: string | null };
   /** Extra environment for the Flowport process (e.g. FLOWPORT_WORKER_CONCURRENCY_PER_SHOP). */
   env?: Record<string, string>;
+  /** FLOWPORT_LOG_LEVEL (default silent); `info` is what `npm start` runs with. Lines go to /dev/null. */
+  logLevel?: 'silent' | 'info';
 }): Promise<BenchFlowport> {
   const tree = options.root ?? root;
   const keep = options.keep;
@@ -96,7 +109,13 @@ export async function startBenchFlowport(options: {
   const port = await freePort();
   // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the Flowport process there (on exit).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const [command, ...args] = [...(options.wrap ?? []), NODE, ...profile, join(tree, 'api/src/main.ts')];
+  const [command, ...args] = [
+    ...(options.wrap ?? []),
+    NODE,
+    ...startNodeFlags(tree),
+    ...profile,
+    join(tree, 'api/src/main.ts'),
+  ];
   const child = spawn(command as string, args, {
     cwd: tree,
     env: {
@@ -106,7 +125,7 @@ export async function startBenchFlowport(options: {
       HOST: '127.0.0.1',
       FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
       FLOWPORT_WORKER: options.worker ? 'on' : 'off',
-      FLOWPORT_LOG_LEVEL: 'silent',
+      FLOWPORT_LOG_LEVEL: options.logLevel ?? 'silent',
       FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
       ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
       ...options.env,

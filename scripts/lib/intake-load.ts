@@ -31,34 +31,29 @@ http.createServer((req, res) => {
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
-function makeBodies(secret: string, n: number): { body: string; sig: string }[] {
-  const out: { body: string; sig: string }[] = [];
-  for (let i = 0; i < n; i++) {
-    const base = { type: 'order.paid', id: `bench_${i}`, order_id: 1000 + i, total: '42.00', note: '' };
-    base.note = 'x'.repeat(Math.max(0, 1024 - JSON.stringify(base).length));
-    const body = JSON.stringify(base);
-    out.push({ body, sig: `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` });
-  }
-  return out;
-}
-
 /**
- * autocannon requests carrying 2,000 different ~1 KiB bodies, each signed for the sandbox endpoint.
- * The same generator loads the bare server too, so the load generator's own cost is the same on
- * both sides of a ratio.
+ * autocannon requests carrying ~1 KiB bodies, each with its own sender event id (the sandbox
+ * endpoint dedupes on `id`, so a repeated id would be a suppressed duplicate, not a new event),
+ * signed for the sandbox endpoint when sent. The same generator loads the bare server too, so the
+ * load generator's own cost is the same on both sides of a ratio.
  */
 export function signedRequests(creds: SandboxCredentials): AcRequest[] {
-  const bodies = makeBodies(creds.signing_secret, 2000);
+  // Unique across runs and processes sharing a store: the load generator's pid and start time.
+  const prefix = `bench_${process.pid}_${Date.now().toString(36)}_`;
+  const base = { type: 'order.paid', id: `${prefix}00000000`, order_id: 1000, total: '42.00', note: '' };
+  const note = 'x'.repeat(Math.max(0, 1024 - JSON.stringify(base).length));
   let i = 0;
   return [
     {
       method: 'POST',
       setupRequest: (req) => {
-        const b = bodies[i++ % bodies.length] as { body: string; sig: string };
+        const n = i++;
+        const body = `{"type":"order.paid","id":"${prefix}${String(n).padStart(8, '0')}","order_id":${1000 + (n % 100_000)},"total":"42.00","note":"${note}"}`;
+        const sig = `sha256=${createHmac('sha256', creds.signing_secret).update(body).digest('hex')}`;
         return {
           ...req,
-          body: b.body,
-          headers: { ...req.headers, 'content-type': 'application/json', [creds.signature_header]: b.sig },
+          body,
+          headers: { ...req.headers, 'content-type': 'application/json', [creds.signature_header]: sig },
         };
       },
     },

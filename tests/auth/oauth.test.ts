@@ -2,17 +2,21 @@
 // on loopback with the sandbox playing Shopify for the merchant's sign-in. The MCP SDK's own OAuth
 // client (both generations) discovers Flowport, registers and gets the authorization URL; the
 // merchant approves on the consent page; the client lists tools and calls a read with its token.
-// Then every refusal: PKCE, reused code, redirect URI, resource, refresh reuse, consent, CSRF.
+// Then every refusal: PKCE, reused code, redirect URI, resource, refresh reuse, consent, CSRF; the
+// consent across several stores (ADR 1410); and a Client ID Metadata Document served over https
+// on loopback, used as client_id by both SDK generations with no registration.
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { auth as authV2, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { Writable } from 'node:stream';
+import { auth as authV2 } from '@modelcontextprotocol/client';
 import { auth as authV1 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
 import { resolveClient } from '../../api/src/auth/oauth/clients.ts';
 import { connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
+import { memoryProvider, recordingFetch, serveMetadataDocuments, type MetadataDocumentServer } from './helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { absolute, CookieJar, go, install, uniqueShop } from '../shopify/helpers.ts';
+import { absolute, authorize, CookieJar, go, install, uniqueShop } from '../shopify/helpers.ts';
 
 let server: TestServer;
 let jar: CookieJar;
@@ -23,8 +27,16 @@ let cimdHits = 0;
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const CONFIRM_TOOL = 'confirm_action_intent';
 
+/** The server's log lines (to check that no token or code is ever logged). */
+const logLines: string[] = [];
 beforeAll(async () => {
-  server = await startTestServer({ worker: false });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const l of String(chunk).split('\n')) if (l) logLines.push(l);
+      done();
+    },
+  });
+  server = await startTestServer({ worker: false, env: { FLOWPORT_LOG_LEVEL: 'info' }, logDestination: sink });
   shop = uniqueShop('oauth');
   jar = await install(server, shop);
   // A Client ID Metadata Document served on loopback (accepted for http loopback in sandbox mode only).
@@ -77,16 +89,17 @@ function authorizeUrl(p: Record<string, string>): string {
 async function openConsent(
   url: string,
   j = jar,
-): Promise<{ csrf: string; consentId: string; shopId: string; html: string }> {
+): Promise<{ csrf: string; consentId: string; shop: string; html: string }> {
   const res = await go(j, url);
   const html = await res.text();
   expect(res.status, html.slice(0, 400)).toBe(200);
   const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? '';
-  return { csrf: field('csrf_token'), consentId: field('consent_id'), shopId: field('shop_id'), html };
+  // The store selector's first option is the one checked (the store the merchant page shows).
+  return { csrf: field('csrf_token'), consentId: field('consent_id'), shop: field('shop'), html };
 }
 
 async function decide(
-  consent: { csrf: string; consentId: string; shopId: string },
+  consent: { csrf: string; consentId: string; shop: string },
   fields: Record<string, string> = {},
   j = jar,
 ): Promise<Response> {
@@ -96,7 +109,7 @@ async function decide(
     body: new URLSearchParams({
       csrf_token: consent.csrf,
       consent_id: consent.consentId,
-      shop_id: consent.shopId,
+      shop: consent.shop,
       tier: 'observer',
       expires_in_days: '7',
       decision: 'approve',
@@ -206,30 +219,7 @@ for (const [era, authFn, connect] of [
 ] as const) {
   describe(`the ${era} OAuth client provider flow`, () => {
     it('discovers, registers, gets the authorization URL; the merchant approves; tools list and a read answers', async () => {
-      const state: { client?: unknown; tokens?: { access_token: string }; verifier?: string; url?: URL } = {};
-      const provider = {
-        get redirectUrl() {
-          return REDIRECT;
-        },
-        get clientMetadata() {
-          return { client_name: `${era} agent`, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
-        },
-        clientInformation: () => state.client,
-        saveClientInformation: (c: unknown) => {
-          state.client = c;
-        },
-        tokens: () => state.tokens,
-        saveTokens: (t: { access_token: string }) => {
-          state.tokens = t;
-        },
-        redirectToAuthorization: (url: URL) => {
-          state.url = url;
-        },
-        saveCodeVerifier: (v: string) => {
-          state.verifier = v;
-        },
-        codeVerifier: () => state.verifier ?? '',
-      } as unknown as OAuthClientProvider;
+      const { provider, state } = memoryProvider({ redirectUrl: REDIRECT, clientName: `${era} agent` });
       const serverUrl = `${server.url}${MCP_PATH}`;
       expect(await (authFn as any)(provider, { serverUrl, scope: 'observer' })).toBe('REDIRECT');
       expect(state.url?.toString()).toContain(`${server.url}/oauth/authorize?`);
@@ -322,6 +312,14 @@ describe('tokens', () => {
       client_id: c.clientId,
     });
     expect(next.status).toBe(400);
+    // No code or token appears in a log line or an audit entry (they keep a short hint at most).
+    const auditDump = JSON.stringify(await server.runtime.services.db.all('SELECT * FROM audit_log'));
+    expect(logLines.length).toBeGreaterThan(0);
+    for (const secret of [c.code, access, refresh, rotated.body.access_token, rotated.body.refresh_token]) {
+      expect(secret?.length).toBeGreaterThan(20);
+      expect(logLines.filter((l) => l.includes(secret ?? ''))).toEqual([]);
+      expect(auditDump).not.toContain(secret);
+    }
   });
 
   it('RFC 7009 revocation and revoking the grant end the tokens; no token is stored in clear', async () => {
@@ -535,6 +533,90 @@ describe('refusals', () => {
   });
 });
 
+describe('the consent across several stores (ADR 1410)', () => {
+  it('lists the stores this browser signed in to, signs in to another and comes back, and grants only a chosen, signed-in store', async () => {
+    const first = uniqueShop('first');
+    const second = uniqueShop('second');
+    const elsewhere = uniqueShop('elsewhere');
+    // Flowport is installed on all three; this browser signs in to the first only, for now.
+    await install(server, second);
+    await install(server, elsewhere);
+    const browser = await install(server, first);
+    const clientId = await register();
+    const { challenge } = pkce();
+    const url = authorizeUrl({ client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge, state: 'm' });
+    const one = await openConsent(url, browser);
+    expect(one.shop).toBe(first);
+    expect(one.html).not.toContain(second);
+    // "Sign in to another store" returns to this consent (the authorize URL, and nothing else).
+    const link =
+      /href="([^"]*\/merchant\/sign-in\?return_to=[^"]+)"/.exec(one.html)?.[1]?.replaceAll('&amp;', '&') ?? '';
+    expect(decodeURIComponent(link)).toContain('/oauth/authorize?');
+    const signInPage = await go(browser, absolute(server, link));
+    expect(signInPage.status).toBe(200);
+    expect(await signInPage.text()).toContain('name="return_to"');
+    const returnTo = new URL(absolute(server, link)).searchParams.get('return_to') ?? '';
+    const start = `/merchant/sign-in?${new URLSearchParams({ shop: second, return_to: returnTo })}`;
+    const back = await go(browser, await authorize(server, browser, second, 'install', start));
+    expect(back.status).toBe(303);
+    expect(absolute(server, back.headers.get('location'))).toBe(url);
+
+    // Back on the consent page: both stores, the newest sign-in checked.
+    const two = await openConsent(url, browser);
+    expect(two.html).toContain(`name="shop" value="${first}"`);
+    expect(two.html).toContain(`name="shop" value="${second}"`);
+    expect(two.html).not.toContain(elsewhere);
+    expect(two.shop).toBe(second);
+
+    const db = server.runtime.services.db;
+    const grantsOf = async (domain: string) =>
+      (
+        await db.all<{ id: string; actor_client: string | null }>(
+          'SELECT g.id, g.actor_client FROM grants g JOIN shops s ON s.id = g.shop_id WHERE s.domain = ?',
+          [domain],
+        )
+      ).filter((g) => g.actor_client === clientId);
+    // A store Flowport knows but this browser is not signed in to: refused with its code, nothing made.
+    const forged = await decide(two, { shop: elsewhere }, browser);
+    expect(forged.status).toBe(403);
+    expect(forged.headers.get('location')).toBeNull();
+    const page = await forged.text();
+    expect(page).toContain('<code>oauth_shop_not_signed_in</code>');
+    expect(page).toContain('/reference/errors/oauth_shop_not_signed_in/');
+    for (const shop of [first, second, elsewhere]) expect(await grantsOf(shop)).toEqual([]);
+    expect(
+      Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM oauth_codes WHERE client_id = ?', [clientId]))?.n),
+    ).toBe(0);
+
+    // The merchant chooses the first store (not the one checked): the grant is made there only.
+    const approved = await decide(two, { shop: first }, browser);
+    expect(approved.status).toBe(303);
+    expect(new URL(approved.headers.get('location') ?? '').searchParams.get('code')).toBeTruthy();
+    expect(await grantsOf(first)).toHaveLength(1);
+    expect(await grantsOf(second)).toEqual([]);
+    // Audited in the first store's chain, by who signed in to it.
+    const audit = await db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM audit_log a JOIN shops s ON s.id = a.shop_id WHERE s.domain = ? AND a.action = 'grant.create' AND a.target_id = ?",
+      [first, (await grantsOf(first))[0]?.id ?? ''],
+    );
+    expect(Number(audit?.n)).toBe(1);
+
+    // A second consent, for the second store, lands there.
+    const again = await openConsent(url, browser);
+    expect((await decide(again, { shop: second }, browser)).status).toBe(303);
+    expect(await grantsOf(second)).toHaveLength(1);
+    expect(await grantsOf(first)).toHaveLength(1);
+
+    // The merchant page shows the newest store and switches to the other without signing in again.
+    const merchant = await (await go(browser, `${server.url}/merchant`)).text();
+    expect(merchant).toContain(`<h1>${second}</h1>`);
+    expect(merchant).toContain(`Switch to ${first}`);
+    const switched = await go(browser, `${server.url}/merchant?shop=${first}`);
+    expect(switched.status).toBe(303);
+    expect(await (await go(browser, `${server.url}/merchant`)).text()).toContain(`<h1>${first}</h1>`);
+  });
+});
+
 describe('Client ID Metadata Documents outside sandbox mode', () => {
   it('refuse http and non-public addresses (SSRF guard) before fetching anything', async () => {
     const services = server.runtime.services;
@@ -592,4 +674,106 @@ describe('Client ID Metadata Documents', () => {
     expect(huge.status).toBe(400);
     expect(await huge.text()).toContain('oauth_invalid_client');
   });
+});
+
+describe('a Client ID Metadata Document over https, through the MCP SDK (both generations)', () => {
+  // The document is served over https on loopback (see serveMetadataDocuments for the certificate
+  // and why Flowport, in sandbox mode, fetches it from 127.0.0.1).
+  let docs: MetadataDocumentServer;
+  beforeAll(async () => {
+    docs = await serveMetadataDocuments([REDIRECT]);
+  });
+  afterAll(async () => {
+    await docs?.close();
+  });
+
+  for (const [era, slug, authFn, connect] of [
+    ['v2 SDK', 'v2', authV2, connectModern],
+    ['v1 SDK', 'v1', authV1, connectLegacy],
+  ] as const) {
+    it(`the ${era} uses the document URL as client_id (no registration); the merchant approves; tools list, a read answers, an observer may not confirm`, async () => {
+      const clientMetadataUrl = docs.urlOf(slug);
+      const calls: string[] = [];
+      const fetchFn = recordingFetch(calls);
+      const { provider, state, accessToken } = memoryProvider({
+        redirectUrl: REDIRECT,
+        clientName: `${era} agent`,
+        clientMetadataUrl,
+      });
+      const db = server.runtime.services.db;
+      const dynamicClients = async () =>
+        Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM oauth_clients WHERE kind = 'dynamic'"))?.n);
+      const dynamicBefore = await dynamicClients();
+
+      /** One authorization for `serverUrl` (the MCP endpoint or the HTTP API): its access token. */
+      const connectTo = async (serverUrl: string): Promise<string> => {
+        delete state.tokens;
+        expect(await (authFn as any)(provider, { serverUrl, scope: 'observer', fetchFn })).toBe('REDIRECT');
+        expect(state.url?.searchParams.get('client_id')).toBe(clientMetadataUrl);
+        const consent = await openConsent(state.url?.toString() ?? '');
+        // The name comes from the document Flowport fetched, not from the SDK's clientMetadata.
+        expect(consent.html).toContain(docs.nameOf(slug));
+        expect(consent.html).toContain(`<code>${clientMetadataUrl}</code>`);
+        const res = await decide(consent);
+        const back = new URL(res.headers.get('location') ?? '').searchParams;
+        expect(
+          await (authFn as any)(provider, {
+            serverUrl,
+            authorizationCode: back.get('code') ?? '',
+            iss: back.get('iss') ?? '',
+            fetchFn,
+          }),
+        ).toBe('AUTHORIZED');
+        return accessToken();
+      };
+
+      const mcpToken = await connectTo(`${server.url}${MCP_PATH}`);
+      expect(state.client?.client_id).toBe(clientMetadataUrl);
+      // Discovery and the token request went to Flowport; registration never did.
+      expect(calls).toContain('POST /oauth/token');
+      expect(calls.filter((c) => c.includes('/oauth/register'))).toEqual([]);
+      expect(await dynamicClients()).toBe(dynamicBefore);
+      // Flowport fetched the document once, and keeps it as a metadata-document client.
+      expect(docs.hits.get(slug)).toBe(1);
+      const row = await db.get<{ kind: string }>('SELECT kind FROM oauth_clients WHERE client_id = ?', [
+        clientMetadataUrl,
+      ]);
+      expect(row?.kind).toBe('metadata_document');
+
+      const client = await connect(server.url, mcpToken);
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toContain('list_events');
+        const read = await client.callTool('get_grant', {});
+        expect(read.isError ?? false).toBe(false);
+        expect(read.structuredContent?.tier).toBe('observer');
+        // Over MCP a refusal is a tool result (ADR 0500): the problem names the scope it lacks.
+        const refused = await client.callTool(CONFIRM_TOOL, {
+          intent_id: 'int_00000000000000000000000000',
+          idempotency_key: `k-cimd-${slug}`,
+        });
+        expect(refused.isError).toBe(true);
+        const problem = problemOf(refused);
+        expect(problem.code).toBe('missing_scope');
+        expect(problem.docs_url).toBe(`${server.url}/reference/errors/missing_scope/`);
+      } finally {
+        await client.close();
+      }
+
+      // Over HTTP (a token for the API, from the same client and document): 403 insufficient_scope.
+      const apiToken = await connectTo(`${server.url}/agent/v1`);
+      expect(docs.hits.get(slug)).toBe(1);
+      const confirm = await fetch(`${server.url}/agent/v1/action-intents/int_00000000000000000000000000/confirm`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiToken}`, 'idempotency-key': `k-cimd-http-${slug}` },
+      });
+      expect(confirm.status).toBe(403);
+      const challenge = confirm.headers.get('www-authenticate') ?? '';
+      expect(challenge).toMatch(/^Bearer error="insufficient_scope", scope="[^"]+"/);
+      expect(challenge).toContain(`resource_metadata="${server.url}/.well-known/oauth-protected-resource/agent/v1"`);
+      const body = (await confirm.json()) as { code: string; docs_url: string };
+      expect(body.code).toBe('missing_scope');
+      expect(body.docs_url).toBe(`${server.url}/reference/errors/missing_scope/`);
+      expect(calls.filter((c) => c.includes('/oauth/register'))).toEqual([]);
+    });
+  }
 });

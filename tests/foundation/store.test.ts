@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../../api/src/ids.ts';
 import { migrate, migrationFiles } from '../../api/src/store/migrate.ts';
+import { insertMany } from '../../api/src/store/db.ts';
 import { PostgresDb } from '../../api/src/store/postgres.ts';
 import { SqliteDb } from '../../api/src/store/sqlite.ts';
 import { tempDir } from '../helpers/runtime.ts';
@@ -67,6 +68,31 @@ describe('postgres', () => {
     const row = await db.get<{ id: string; created_at: number }>('SELECT id, created_at FROM shops WHERE id = ?', [id]);
     expect(row?.id).toBe(id);
     expect(typeof row?.created_at).toBe('number');
+    await db.close();
+  });
+
+  it('inserts many rows as column arrays (unnest) with texts that need quoting, NULLs and numbers intact', async () => {
+    const db = await PostgresDb.connect(`${PG_URL}?options=-c%20search_path%3D${schema}`);
+    const odd = ['plain', 'a "quoted", {braced} \\ back\\slash', 'NULL', '', 'ünïcode ✓', '{"json": [1, "x"]}'];
+    const rows = odd.map((domain, i) => [
+      newId('shop'),
+      domain,
+      i % 2 ? null : `https://admin-${i}.example`,
+      1_700_000_000_000 + i,
+      i,
+    ]);
+    await db.tx(async (tx) => {
+      await insertMany(tx, 'shops', ['id', 'domain', 'admin_base_url', 'created_at', 'updated_at'], rows, undefined, {
+        columnar: true,
+      });
+    });
+    const back = await db.all<{ id: string; domain: string; admin_base_url: string | null; created_at: number }>(
+      `SELECT id, domain, admin_base_url, created_at FROM shops WHERE id IN (${rows.map(() => '?').join(', ')})`,
+      rows.map((r) => r[0] as string),
+    );
+    const byId = new Map(back.map((r) => [r.id, r]));
+    for (const r of rows)
+      expect(byId.get(r[0] as string)).toEqual({ id: r[0], domain: r[1], admin_base_url: r[2], created_at: r[3] });
     await db.close();
   });
 

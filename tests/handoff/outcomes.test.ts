@@ -28,9 +28,10 @@ import {
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
 let server: TestServer;
+// 20 attempts: the 50%-failure test below must not exhaust them (0.5^20 per event).
 const MAX_ATTEMPTS = 20;
 const CONCURRENCY = 2;
-const PROBE_MS = 150;
+const PROBE_MS = 50;
 
 beforeAll(async () => {
   server = await startTestServer({

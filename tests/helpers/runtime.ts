@@ -44,6 +44,8 @@ export interface TestServerOptions {
   store?: 'suite' | 'sqlite';
   /** Where the runtime's structured log lines go (a test capturing them); default stdout. */
   logDestination?: NonNullable<Parameters<typeof createRuntime>[1]>['logDestination'];
+  /** The runtime's clock (default Date.now), e.g. a clock a recording advances by hand. */
+  now?: () => number;
 }
 
 export function tempDir(prefix = 'flowport-test-'): string {
@@ -99,6 +101,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     runtime = await createRuntime(config, {
       ...(options.operations ? { operations: options.operations } : {}),
       ...(options.logDestination ? { logDestination: options.logDestination } : {}),
+      ...(options.now ? { now: options.now } : {}),
     });
   } catch (err) {
     server.close();

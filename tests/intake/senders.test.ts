@@ -476,6 +476,39 @@ describe('rotation, endpoint states, cap, batching', () => {
     ).toHaveLength(19);
   });
 
+  it('concurrent different ids, some sent before: each old id is a duplicate of its first copy, each new id accepted once', async () => {
+    const { endpoint, secret } = await newEndpoint(server.runtime.services, shopId, { authMode: 'github' });
+    const send = async (delivery: string) => {
+      const body = JSON.stringify({ delivery });
+      return post(url(endpoint.id), body, {
+        'x-hub-signature-256': await octokitSign(secret, body),
+        'x-github-delivery': delivery,
+      });
+    };
+    const old = Array.from({ length: 5 }, () => crypto.randomUUID());
+    const firsts = new Map<string, string>();
+    for (const d of old) {
+      const r = await send(d);
+      expect(r.status).toBe(202);
+      firsts.set(d, r.json.event_id as string);
+    }
+    // Old and new ids mixed in concurrent requests (one or a few batches), each new id twice.
+    // One id with the characters an array literal must quote (PostgreSQL reads them in one query).
+    const fresh = [...Array.from({ length: 9 }, () => crypto.randomUUID()), `odd "id", \\ {x} ${crypto.randomUUID()}`];
+    const sent = [...old, ...fresh, ...fresh];
+    const results = await Promise.all(sent.map((d) => send(d)));
+    for (const [i, d] of sent.entries()) {
+      const r = results[i] as (typeof results)[number];
+      if (firsts.has(d)) expect([r.status, r.json.duplicate_of]).toEqual([200, firsts.get(d)]);
+    }
+    for (const d of fresh) {
+      const mine = results.filter((_, i) => sent[i] === d);
+      expect(mine.map((r) => r.status).sort()).toEqual([200, 202]);
+      const accepted = mine.find((r) => r.status === 202);
+      expect(mine.find((r) => r.status === 200)?.json.duplicate_of).toBe(accepted?.json.event_id);
+    }
+  });
+
   it('rejections get receipts with their facts, then a per-minute tally', async () => {
     const { endpoint } = await newEndpoint(server.runtime.services, shopId, { authMode: 'hmac_sha256' });
     const first = await post(url(endpoint.id), '{"a":1}', { 'x-flowport-signature': `sha256=${'0'.repeat(64)}` });

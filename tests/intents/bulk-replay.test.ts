@@ -349,7 +349,7 @@ describe('bulk replay', () => {
   });
 
   it('1,000 failed events replayed while the Shopify stand-in throttles: every event accounted for', async () => {
-    const s = await server({ FLOWPORT_BULK_REPLAY_RATE: '100' });
+    const s = await server({ FLOWPORT_BULK_REPLAY_RATE: '500' });
     const services = s.runtime.services;
     const sb = s.sandbox as NonNullable<TestServer['sandbox']>;
     const token = await recoveryToken(s);

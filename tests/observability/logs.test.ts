@@ -140,4 +140,37 @@ describe('structured logs', () => {
     expect(text).toContain('req_x');
     expect(() => JSON.parse(text)).toThrow();
   });
+
+  it("censors secret-named fields at the top level and one level down, leaving the caller's object alone", () => {
+    const out: string[] = [];
+    const w = new Writable({
+      write(c, _e, d) {
+        out.push(String(c));
+        d();
+      },
+    });
+    const log = createLogger({ logLevel: 'info' }, { destination: w });
+    const fields = {
+      kind: 'request',
+      token: 'token-marker',
+      authorization: 'Bearer abc',
+      request: { headers: { a: 'b' }, signature: 'sig-marker', route: '/x' },
+      list: [{ secret: 'deep-in-array' }],
+      status: 202,
+    };
+    log.info(fields, 'request');
+    const line = JSON.parse(out.join('')) as Record<string, unknown>;
+    expect(line).toMatchObject({
+      kind: 'request',
+      token: '[redacted]',
+      authorization: '[redacted]',
+      request: { headers: '[redacted]', signature: '[redacted]', route: '/x' },
+      status: 202,
+    });
+    expect(out.join('')).not.toContain('sig-marker');
+    expect(out.join('')).not.toContain('token-marker');
+    // Redaction copies: what the caller passed is unchanged.
+    expect(fields.request.signature).toBe('sig-marker');
+    expect(fields.authorization).toBe('Bearer abc');
+  });
 });

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_PATHS, errorDocsPath } from '../../api/src/docs-paths.ts';
 import { ERROR_CODES } from '../../api/src/errors/catalog.ts';
+import { readRecordings } from '../../api/src/http/openapi-examples.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { ensureSiteBuilt, readDist, resolveInDist, siteOrigin, twinOf } from './helpers/site.ts';
 
@@ -72,10 +73,18 @@ describe('docs URLs the product emits', () => {
       if (p.refusal) p.refusal.reason = '<REASON>';
       return p;
     };
-    // A refusal (authority layer) and a plain error.
+    // A refusal with a recording (openapi/examples/, ADR 0009) shows the recorded answer, which
+    // tests/site/recorded-examples keeps equal to the product's; here, the same fields as a live one.
     const refused = await fetch(`${server.url}/agent/v1/events`);
     expect(refused.status).toBe(401);
-    expect(asDocumented((await refused.json()) as Record<string, unknown>)).toEqual(exampleResponse('missing_token'));
+    const recorded = Object.values(readRecordings())
+      .flat()
+      .find((e) => (e.response.body as { code?: string } | null)?.code === 'missing_token');
+    expect(exampleResponse('missing_token')).toEqual(recorded?.response.body);
+    expect(Object.keys(exampleResponse('missing_token')).sort()).toEqual(
+      Object.keys((await refused.json()) as Record<string, unknown>).sort(),
+    );
+    // A plain error without a recording: the catalog's problem, values aside.
     const missing = await fetch(`${server.url}/agent/v1/no-such-operation`);
     expect(missing.status).toBe(404);
     expect(asDocumented((await missing.json()) as Record<string, unknown>)).toEqual(exampleResponse('route_not_found'));

@@ -10,18 +10,21 @@
 //                            block printed (at the start: the sandbox endpoint and one delivered event)
 //   <IDEMPOTENCY_KEY>      → a fresh UUID per block
 // Each block must exit 0 and print JSON. When the page shows the answer (a ```json block right
-// after the command), every key it shows must be in the real answer, and the values of the keys
+// after the command, or a recorded answer the generator puts there), every key it shows must be in the real answer, and the values of the keys
 // that name an outcome (`state`, `status`, `kind`, `object`, `code`) must be the same.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readRecordings } from '../../api/src/http/openapi-examples.ts';
+import { directiveAnswer, RECORDED_DIRECTIVE } from '../../scripts/docs/lib/recorded-examples.ts';
 import { waitFor } from '../handoff/helpers.ts';
 import { REPO_ROOT } from '../helpers/process.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 
 const CONTENT = join(REPO_ROOT, 'content');
+const RECORDINGS = readRecordings();
 const OUTCOME_KEYS = new Set(['state', 'status', 'kind', 'object', 'code']);
 
 interface RunnableBlock {
@@ -49,13 +52,20 @@ function runnableBlocks(markdown: string): RunnableBlock[] {
     const [lang, ...meta] = b.info.split(/\s+/);
     if (!(lang === 'sh' && meta.includes('runnable'))) return;
     const next = blocks[i + 1];
-    // The answer belongs to the command when only prose without another heading lies between them.
-    const between = next ? markdown.slice(b.end, next.start) : '';
+    // The answer belongs to the command when only prose without another heading lies between them:
+    // a ```json block, or a recorded answer the generator puts there (<!-- generated:recorded-answer:… -->).
+    const between = markdown.slice(b.end, next ? next.start : markdown.length);
+    const untilHeading = between.split(/^#/m)[0] ?? '';
+    const directive = [...untilHeading.matchAll(RECORDED_DIRECTIVE)].find((m) => m[1] === 'recorded-answer');
     const isAnswer = next && next.info.split(/\s+/)[0] === 'json' && !/^#/m.test(between);
     out.push({
       line: markdown.slice(0, b.start).split('\n').length,
       script: b.body,
-      answer: isAnswer ? JSON.parse(next.body) : null,
+      answer: directive
+        ? directiveAnswer(RECORDINGS, { ref: directive[2] as string, keys: directive[3]?.split(',') ?? [] })
+        : isAnswer
+          ? JSON.parse(next.body)
+          : null,
     });
   });
   return out;

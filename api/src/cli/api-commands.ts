@@ -65,7 +65,7 @@ let cacheFor: readonly AnyOperation[] | null = null;
 /** Every operation with `cli` words as a command, built from the OpenAPI document of `operations`. */
 export function agentCommands(operations: readonly AnyOperation[]): AgentCommand[] {
   if (cache && cacheFor === operations) return cache;
-  const doc = buildOpenApiDocument(operations) as unknown as {
+  const doc = buildOpenApiDocument(operations, {}) as unknown as {
     paths: Record<string, Record<string, Json>>;
     components?: { schemas?: Record<string, Json> };
   };

@@ -41,6 +41,11 @@ export interface AppErrorOptions {
   /** Refusal reason (short, human-readable); defaults to the detail. */
   reason?: string;
   requiredScope?: string;
+  /**
+   * `missing_scope` when any one of several scopes would do and which is not known (confirming an
+   * intent without any execute scope): named in the `WWW-Authenticate` challenge, not the body.
+   */
+  anyOfScopes?: readonly string[];
   retryAfterS?: number;
   errors?: FieldError[];
   /** Extra members added to the problem object (must be safe to show). */

@@ -147,7 +147,7 @@ export function responseHeaders(status: number, codes: readonly ErrorCode[]): Re
 /** Sent with a 403 `missing_scope` (RFC 6750 §3.1), not with the other 403s. */
 const INSUFFICIENT_SCOPE_HEADER: HeaderSpec = {
   description:
-    'With `missing_scope` only: `Bearer error="insufficient_scope", scope="<required scope>", resource_metadata="<protected resource metadata URL>"`, so an OAuth client can ask the merchant for a grant that covers the call.',
+    'With `missing_scope` only: `Bearer error="insufficient_scope", scope="<required scope>", resource_metadata="<protected resource metadata URL>"`, so an OAuth client can ask the merchant for a grant that covers the call. Confirming an intent with a grant that holds no execute scope names every execute scope (space-separated; the intent kind\'s one is enough).',
   schema: { type: 'string' },
 };
 

@@ -7,6 +7,8 @@
 // - every JSON request body gets an `example` made of its required fields (or, when none is
 //   required, its first plain text field): no field the product refuses (`payload_override`) and no
 //   safety acknowledgement pre-set (`acknowledge_recent_delivery`); choosing those is the user's call.
+//   The recorded request (openapi-examples.ts, ADR 0009) replaces it wherever there is one, which
+//   is every operation of the registry; this stays for an operation not recorded yet.
 import { FAMILY_LABELS } from '../operations/families.ts';
 import type { Family } from '../core/types.ts';
 

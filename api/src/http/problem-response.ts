@@ -45,10 +45,11 @@ export function problemParts(
     headers['WWW-Authenticate'] = 'Bearer error="invalid_token"';
   }
   // RFC 6750 §3.1 and the MCP authorization spec: name the scope needed and where to learn how to get it.
-  if (err.code === 'missing_scope' && err.options.requiredScope) {
+  const scope = err.options.requiredScope ?? err.options.anyOfScopes?.join(' ');
+  if (err.code === 'missing_scope' && scope) {
     const metadata = joinUrl(ctx.publicUrl, `/.well-known/oauth-protected-resource${AGENT_API_PREFIX}`);
     headers['WWW-Authenticate'] =
-      `Bearer error="insufficient_scope", scope="${err.options.requiredScope}", resource_metadata="${metadata}"`;
+      `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadata}"`;
   }
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }

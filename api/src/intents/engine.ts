@@ -2,7 +2,7 @@
 // failed (or refused, expired, cancelled). One engine for all kinds; a kind only
 // inspects its target and executes. Every step is audited with its actor.
 import { type AuditEntry, appendAudit } from '../audit/log.ts';
-import { executeScope, previewScope } from '../auth/scopes.ts';
+import { ACTIONS, executeScope, previewScope } from '../auth/scopes.ts';
 import { errorDef } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
@@ -24,6 +24,9 @@ import { type BulkReplayProgress, bulkReplayProgress } from './bulk-replay-progr
 import { INTENT_KINDS } from './kinds/index.ts';
 import { assertExecutionAvailable, consumeExecution } from './usage.ts';
 import type { CapUse, IntentKind, IntentKindDef, IntentRow, IntentState, KindContext, PreviewBody } from './types.ts';
+
+/** Every execute scope: one of them (the intent kind's) is needed to confirm. */
+const INTENT_SCOPES_EXECUTE: readonly string[] = ACTIONS.map(executeScope);
 
 export interface StoredPreview {
   preview: PreviewBody;
@@ -351,6 +354,8 @@ export async function confirmIntent(
       detail:
         'Confirming an action intent needs the execute scope of its kind (for example `replay:execute`); this grant holds no execute scope.',
       reason: 'The grant holds no <action>:execute scope.',
+      // Which one depends on the intent's kind, not looked up for a grant that can execute nothing.
+      anyOfScopes: INTENT_SCOPES_EXECUTE,
     });
   }
   const row = await loadIntent(services.db, principal.shopId, intentId);

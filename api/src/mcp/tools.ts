@@ -116,7 +116,8 @@ const openApiDocs = new WeakMap<readonly AnyOperation[], Json>();
 function openApiFor(operations: readonly AnyOperation[]): Json {
   let doc = openApiDocs.get(operations);
   if (!doc) {
-    doc = JSON.parse(JSON.stringify(buildOpenApiDocument(operations))) as Json;
+    // Without the recorded examples: tools need the schemas only (and the server reads no example files).
+    doc = JSON.parse(JSON.stringify(buildOpenApiDocument(operations, {}))) as Json;
     openApiDocs.set(operations, doc);
   }
   return doc;

@@ -19,9 +19,9 @@ import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { AppEnv } from '../http/types.ts';
 import { newId } from '../ids.ts';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
-import { errorPage } from './merchant/html.ts';
-import { takeOAuthReturn } from './merchant/oauth-return.ts';
-import { createMerchantSession, isSecureUrl, setSessionCookie } from './merchant/session.ts';
+import { errorPage, signInPage } from './merchant/html.ts';
+import { oauthReturnPath, rememberOAuthReturn, takeOAuthReturn } from './merchant/oauth-return.ts';
+import { addSessionToBrowser, createMerchantSession, isSecureUrl } from './merchant/session.ts';
 import type { Services } from '../core/types.ts';
 import { requestToken, type TokenResponse } from '../handoff/shop-tokens.ts';
 import { SHOP_DOMAIN_RE } from '../services/shops.ts';
@@ -334,6 +334,10 @@ export function oauthRoutes(getServices: () => Services): Hono<AppEnv> {
   app.get(`${SHOPIFY_APP_PATHS.merchant}/sign-in`, (c) => {
     const services = getServices();
     return asPage(c, services, async () => {
+      // "Sign in to another store" on the MCP consent page: the store is asked for first, and the
+      // sign-in returns to the consent (only ever Flowport's own authorize path).
+      const returnTo = oauthReturnPath(c.req.query('return_to'));
+      if (returnTo && !c.req.query('shop')) return signInPage(c, services.config.publicUrl, { returnTo });
       const shop = validShop(c.req.query('shop'));
       const row = await services.db.get<{ connection_status: string }>(
         'SELECT connection_status FROM shops WHERE domain = ?',
@@ -341,6 +345,7 @@ export function oauthRoutes(getServices: () => Services): Hono<AppEnv> {
       );
       if (!row || row.connection_status === 'uninstalled')
         throw new AppError('shopify_shop_not_installed', { detail: `Flowport is not installed on ${shop}.` });
+      if (returnTo) rememberOAuthReturn(c, services.config.publicUrl, returnTo);
       return startOAuth(c, services, shop, 'online');
     });
   });
@@ -361,7 +366,8 @@ export function oauthRoutes(getServices: () => Services): Hono<AppEnv> {
         mode === 'offline'
           ? await completeInstall(services, shop, token, requestId)
           : await completeSignIn(services, shop, token, requestId);
-      setSessionCookie(c, services.config.publicUrl, cookie);
+      // Added to the browser's other shops' sessions (ADR 1410).
+      await addSessionToBrowser(c, services, cookie);
       // A sign-in the MCP consent screen started goes back to it (only ever Flowport's own authorize path).
       return c.redirect(takeOAuthReturn(c) ?? SHOPIFY_APP_PATHS.merchant, 303);
     });

@@ -67,6 +67,11 @@ export async function insertMany(
   rows: readonly (readonly SqlParam[])[],
   /** The value expression of each column (default `?`), e.g. `CAST(? AS TEXT)` to store bytes as text. */
   placeholders: readonly string[] = columns.map(() => '?'),
+  /**
+   * `columnar`: on PostgreSQL, send each column as one array and insert `SELECT * FROM unnest(…)`
+   * (texts and numbers only; the placeholders are not used then).
+   */
+  options: { columnar?: boolean } = {},
 ): Promise<void> {
   if (rows.length === 0) return;
   const one = `(${placeholders.join(', ')})`;
@@ -75,6 +80,17 @@ export async function insertMany(
     const sql = head + one;
     for (const row of rows) await tx.run(sql, row);
     return;
+  }
+  if (options.columnar && rows.length > 1) {
+    const types = await pgColumnTypes(tx, table, columns);
+    if (types) {
+      // One array parameter per column: a short statement whatever the row count, where VALUES
+      // lists take one parameter per cell for the server to parse and plan on every batch.
+      const select = types.map((t) => `?::${t}[]`).join(', ');
+      const arrays = columns.map((_, c) => pgArrayLiteral(rows.map((r) => r[c] ?? null)));
+      await tx.run(`INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM unnest(${select})`, arrays);
+      return;
+    }
   }
   // Postgres allows 65,535 parameters per statement; large bodies also split a chunk (~8 MB).
   const maxRows = Math.max(1, Math.min(500, Math.floor(60_000 / columns.length)));
@@ -92,6 +108,42 @@ export async function insertMany(
     if (part.length >= maxRows || bytes >= 8_000_000) await flush();
   }
   await flush();
+}
+
+/** Column types by table, read once per process (every schema of one Flowport version has the same). */
+const PG_TYPES = new Map<string, Map<string, string>>();
+const PG_ARRAY_TYPES = new Set(['text', 'bigint', 'integer', 'smallint', 'boolean', 'double precision', 'real']);
+
+/** The PostgreSQL types of `columns`, or null when one is not a plain text or number type. */
+async function pgColumnTypes(tx: Db, table: string, columns: readonly string[]): Promise<string[] | null> {
+  let types = PG_TYPES.get(table);
+  if (!types) {
+    const rows = await tx.all<{ column_name: string; data_type: string }>(
+      'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
+      [table],
+    );
+    types = new Map(rows.map((r) => [r.column_name, r.data_type]));
+    PG_TYPES.set(table, types);
+  }
+  const out: string[] = [];
+  for (const c of columns) {
+    const t = types.get(c);
+    if (!t || !PG_ARRAY_TYPES.has(t)) return null;
+    out.push(t);
+  }
+  return out;
+}
+
+/** A PostgreSQL array literal of texts and numbers; every text quoted, NULL for null. */
+export function pgArrayLiteral(values: readonly SqlParam[]): string {
+  const parts: string[] = [];
+  for (const v of values) {
+    if (v === null) parts.push('NULL');
+    else if (typeof v === 'number' || typeof v === 'bigint') parts.push(String(v));
+    else if (typeof v === 'string') parts.push(`"${v.replace(/[\\"]/g, '\\$&')}"`);
+    else throw new Error('pgArrayLiteral: bytes are not supported');
+  }
+  return `{${parts.join(',')}}`;
 }
 
 /** Two-key advisory lock space used by lockKeys (ASCII "Flpw"), apart from the audit log's one-key lock. */

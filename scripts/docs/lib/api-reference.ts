@@ -144,6 +144,8 @@ export function renderApiOperation(
   doc: OpenApiDocument,
   listed: ListedOperation,
   knownCodes: readonly string[],
+  /** The operation's recorded examples, rendered (recorded-examples.ts); '' when none. */
+  examples = '',
 ): string {
   const resolve = refResolver(doc);
   const { method, path, op } = listed;
@@ -210,6 +212,8 @@ export function renderApiOperation(
       parts.push('', `Response ${code(status)} body (${code(type)}):`, '', fieldTable(media.schema, resolve));
     }
   }
+
+  if (examples) parts.push('', examples);
 
   const codes = operationErrorCodes(op, knownCodes);
   parts.push('', '## Error codes', '');

@@ -23,6 +23,8 @@ import { familyLabel } from '../../../api/src/operations/families.ts';
 import { mcpToolDefinitions } from '../../../api/src/mcp/tools.ts';
 import { operationPagePath } from './api-reference.ts';
 import { errorAreaLabel } from './error-areas.ts';
+import type { RecordedExchange } from '../../../api/src/http/openapi-examples.ts';
+import { requestBlock, responseBlock } from './recorded-examples.ts';
 import { flattenFields, type JsonSchema, refResolver } from './json-schema.ts';
 import { code, table } from './markdown.ts';
 
@@ -397,7 +399,13 @@ const LAYER_TEXT: Record<string, string> = {
   product_boundary: 'product_boundary: outside what Flowport does',
 };
 
-export function renderErrorPage(codeName: string, def: ErrorDef, origin: string): string {
+export function renderErrorPage(
+  codeName: string,
+  def: ErrorDef,
+  origin: string,
+  /** A recorded exchange the product answered with this code (openapi/examples/), when there is one. */
+  recorded?: RecordedExchange,
+): string {
   // The example is what the product answers (toProblem), with per-request values as placeholders.
   const problem = toProblem(new AppError(codeName as ErrorCode, { detail: '<DETAIL>', reason: '<REASON>' }), {
     publicUrl: origin,
@@ -438,6 +446,19 @@ export function renderErrorPage(codeName: string, def: ErrorDef, origin: string)
       '',
       'More in [refusals](/agent-access/refusals/).',
     );
+  }
+  if (recorded) {
+    parts.push(
+      '',
+      '## Example response',
+      '',
+      `Recorded from Flowport in sandbox mode (\`npm run docs:record\`): ${recorded.summary.replace(/^Refused: /, '').replace(/^./, (ch) => ch.toLowerCase())}. Ids, tokens and hosts are placeholders.`,
+      '',
+      requestBlock(recorded),
+      '',
+      responseBlock(recorded, 'the [API reference](/reference/api/)'),
+    );
+    return parts.join('\n');
   }
   parts.push(
     '',

@@ -19,19 +19,33 @@ export async function withAxe(context: BrowserContext): Promise<void> {
   await context.addInitScript({ content: AXE_SOURCE });
 }
 
-/** axe's violations on the page as loaded (only violations are computed). */
-export function axeViolations(page: Page): Promise<AxeViolation[]> {
-  return page.evaluate(async (tags) => {
-    // This runs in the page; axe's context defaults to the whole document.
-    const axe = (globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
-    const r = await axe.run({ runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      nodes: v.nodes.map((n) => ({ target: n.target })),
-    }));
-  }, WCAG_TAGS);
+/**
+ * axe's violations on the page as loaded (only violations are computed). `exclude` leaves elements
+ * out (CSS selectors); the page-level rules still run, as the context is still the whole document.
+ */
+export function axeViolations(page: Page, exclude: string[] = []): Promise<AxeViolation[]> {
+  return page.evaluate(
+    async ({ tags, exclude }) => {
+      // This runs in the page; axe's context defaults to the whole document.
+      const axe = (
+        globalThis as unknown as { axe: { run(c: unknown, o: unknown): Promise<{ violations: AxeViolation[] }> } }
+      ).axe;
+      const r = await axe.run(
+        { exclude },
+        {
+          runOnly: { type: 'tag', values: tags },
+          resultTypes: ['violations'],
+        },
+      );
+      return r.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        nodes: v.nodes.map((n) => ({ target: n.target })),
+      }));
+    },
+    { tags: WCAG_TAGS, exclude },
+  );
 }
 
 /** The serious and critical violations, each with up to five of its targets (empty when none). */

@@ -54,6 +54,16 @@ export const OAUTH_ERRORS = {
       'The consent form was submitted after its request expired (10 minutes), was already answered, or belongs to another sign-in. No grant was created.',
     fix: 'Start the connection again from the MCP client; it opens a fresh consent page.',
   },
+  oauth_shop_not_signed_in: {
+    status: 403,
+    title: 'Not signed in to that store',
+    layer: 'authority',
+    retry: 'no',
+    area: 'auth',
+    description:
+      'The consent form named a store this browser is not signed in to. The consent page lists only the stores the merchant signed in to through Shopify in this browser, and the grant can be made only for one of them. No grant was created, and the consent request is still open.',
+    fix: 'Choose one of the stores listed on the consent page, or use "Sign in to another store" there: sign in to that store through Shopify and you come back to the consent page with it listed.',
+  },
   oauth_registration_rate_limited: {
     status: 429,
     title: 'Too many client registrations',

@@ -7,6 +7,7 @@ import { DOCS_PATHS, errorDocsPath, joinUrl } from '../../docs-paths.ts';
 import { ERROR_CATALOG } from '../../errors/catalog.ts';
 import type { AppError } from '../../errors/problem.ts';
 import type { AppEnv } from '../../http/types.ts';
+import { SHOPIFY_APP_PATHS } from '../../lib/shopify-app.ts';
 
 /** Text made safe for HTML content and attribute values. */
 export function esc(value: unknown): string {
@@ -107,5 +108,26 @@ export function errorPage(c: Context<AppEnv>, publicUrl: string, err: AppError):
 <p>Error code: <code>${err.code}</code></p></div>
 <h2>What to do</h2><p>${def.fix}</p>
 <p><a href="${docs}">Read about <code>${err.code}</code></a> · <a href="${joinUrl(publicUrl, DOCS_PATHS.installOnAStore)}">Install on a store</a></p>`,
+  });
+}
+
+/**
+ * The sign-in page: a store's domain, then Shopify's sign-in. `returnTo` (only ever Flowport's own
+ * authorize path, checked by the caller) is where the sign-in goes back to: the MCP consent page.
+ */
+export function signInPage(
+  c: Context<AppEnv>,
+  publicUrl: string,
+  opts: { status?: number; returnTo?: string } = {},
+): Response {
+  return page(c, {
+    title: 'Sign in',
+    status: opts.status ?? 200,
+    body: html`<h1>${opts.returnTo ? 'Sign in to another store' : 'Sign in to Flowport'}</h1>
+<p>${opts.returnTo ? 'Sign in with the store you want to connect the MCP client to; you then come back to the consent page.' : 'Flowport hands events from outside systems to Shopify Flow. Sign in with the store the app is installed on; Shopify asks you to confirm.'}</p>
+<form method="get" action="${SHOPIFY_APP_PATHS.merchant}/sign-in" class="card"><label for="shop">Store domain</label>
+<input id="shop" name="shop" type="text" required pattern="[a-z0-9][a-z0-9\\-]*\\.myshopify\\.com" placeholder="example.myshopify.com" autocomplete="off">
+${opts.returnTo ? html`<input type="hidden" name="return_to" value="${opts.returnTo}">` : ''}<p><button type="submit">Sign in with Shopify</button></p></form>
+<p>Not installed yet? <a href="${joinUrl(publicUrl, DOCS_PATHS.installOnAStore)}">Install Flowport on a store</a>.</p>`,
   });
 }

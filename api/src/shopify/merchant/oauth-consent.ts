@@ -4,7 +4,6 @@
 // `flowport grants create` does (actor kind agent, named after the client).
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { setCookie } from 'hono/cookie';
 import { MAX_GRANT_DAYS } from '../../auth/grants.ts';
 import { isScope, TIER_DESCRIPTIONS, TIER_SCOPES, TIERS, type Tier } from '../../auth/scopes.ts';
 import type { Services } from '../../core/types.ts';
@@ -19,7 +18,7 @@ import { html, page } from './html.ts';
 import { SHOPIFY_APP_PATHS } from '../../lib/shopify-app.ts';
 
 const MERCHANT_PATH = SHOPIFY_APP_PATHS.merchant;
-import { CSRF_FIELD, checkCsrf, currentSession, isSecureUrl, type MerchantSession } from './session.ts';
+import { browserSessions, CSRF_FIELD, checkCsrf, type MerchantSession } from './session.ts';
 import { type OAuthClient, OAuthProtocolError, registerClient, resolveClient } from '../../auth/oauth/clients.ts';
 import {
   authorizationServerMetadata,
@@ -28,7 +27,7 @@ import {
   OAUTH_PATHS,
   resourcesOf,
 } from '../../auth/oauth/metadata.ts';
-import { OAUTH_RETURN_COOKIE } from './oauth-return.ts';
+import { rememberOAuthReturn } from './oauth-return.ts';
 import { exchangeCode, issueAuthorizationCode, refreshTokens, revokeToken } from '../../auth/oauth/tokens.ts';
 
 interface AuthorizationRequest {
@@ -154,10 +153,18 @@ function redirectWith(
 function consentPage(
   c: Context<AppEnv>,
   services: Services,
-  session: MerchantSession,
+  /** This browser's sessions, one per shop; the first is the one the consent is bound to. */
+  sessions: readonly [MerchantSession, ...MerchantSession[]],
   consentId: string,
   req: AuthorizationRequest,
 ): Response {
+  const [session] = sessions;
+  const url = new URL(c.req.url);
+  const anotherStore = `${MERCHANT_PATH}/sign-in?return_to=${encodeURIComponent(`${url.pathname}${url.search}`)}`;
+  const shops = sessions.map(
+    (s) =>
+      html`<label><input style="min-height:0;margin:0 .4rem 0 0" type="radio" name="shop" value="${s.shop_domain}"${s === session ? html` checked` : ''}> ${s.shop_domain}</label>`,
+  );
   const host = new URL(req.redirect_uri).host;
   const tiers = tiersWithin(req.requested_tier).map(
     (t) =>
@@ -166,14 +173,14 @@ function consentPage(
   const csrf = html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrf_token}"><input type="hidden" name="consent_id" value="${consentId}">`;
   const res = page(c, {
     title: `Connect ${req.client_name}`,
-    header: html`<span class="muted">${session.shop_domain} · ${session.user_name}</span>`,
+    header: html`<span class="muted">${session.user_name}</span>`,
     body: html`<h1>Connect ${req.client_name} to Flowport?</h1>
-<div class="card notice"><p><strong>${req.client_name}</strong> wants an agent grant for <strong>${session.shop_domain}</strong>.</p>
+<div class="card notice"><p><strong>${req.client_name}</strong> wants an agent grant for ${sessions.length > 1 ? 'one of your stores' : html`<strong>${session.shop_domain}</strong>`}.</p>
 <p>After you approve, you are sent back to <code>${host}</code>. The client is identified as <code>${req.client_id}</code>.</p>
 <p>It asked for the <strong>${req.requested_tier}</strong> tier, for <code>${req.resource}</code>.</p></div>
 <form method="post" action="${OAUTH_PATHS.authorize}" class="card">${csrf}
-<fieldset><legend>Shop</legend><label><input style="min-height:0;margin:0 .4rem 0 0" type="radio" name="shop_id" value="${session.shop_id}" checked> ${session.shop_domain}</label>
-<p class="muted">To connect another store, sign in to that store first.</p></fieldset>
+<fieldset><legend>Store</legend>${shops}
+<p class="muted">Only the stores this browser is signed in to are listed. <a href="${anotherStore}">Sign in to another store</a></p></fieldset>
 <fieldset><legend>Tier (you can lower it)</legend>${tiers}</fieldset>
 <label for="expires-days">Expires in (days, at most ${MAX_GRANT_DAYS})</label><input id="expires-days" name="expires_in_days" type="number" min="1" max="${MAX_GRANT_DAYS}" value="30" required>
 <p><button type="submit" name="decision" value="approve">Approve</button> <button class="secondary" type="submit" name="decision" value="deny">Deny</button></p>
@@ -265,16 +272,11 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
     return asPage(c, services, async () => {
       // Sign in first (through Shopify; the sign-in comes back here). Before anything else, so an
       // anonymous request never makes Flowport fetch a client's metadata document.
-      const session = await currentSession(c, services);
+      const sessions = await browserSessions(c, services);
+      const [session] = sessions;
       if (!session) {
         const url = new URL(c.req.url);
-        setCookie(c, OAUTH_RETURN_COOKIE, `${url.pathname}${url.search}`, {
-          httpOnly: true,
-          sameSite: 'Lax',
-          secure: isSecureUrl(services.config.publicUrl),
-          path: '/',
-          maxAge: CONSENT_TTL_MS / 1000,
-        });
+        rememberOAuthReturn(c, services.config.publicUrl, `${url.pathname}${url.search}`);
         return c.redirect(MERCHANT_PATH, 303);
       }
       const r = await readAuthorizationRequest(services, c.req.query());
@@ -299,24 +301,29 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
         `INSERT INTO oauth_consents (id, session_id, client_id, request_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
         [consentId, session.id, req.client_id, JSON.stringify(req), now, now + CONSENT_TTL_MS],
       );
-      return consentPage(c, services, session, consentId, req);
+      return consentPage(c, services, [session, ...sessions.slice(1)], consentId, req);
     });
   });
 
   app.post(OAUTH_PATHS.authorize, (c) => {
     const services = getServices();
     return asPage(c, services, async () => {
-      const session = await currentSession(c, services);
-      if (!session) throw new AppError('merchant_sign_in_required');
+      const sessions = await browserSessions(c, services);
+      if (sessions.length === 0) throw new AppError('merchant_sign_in_required');
       const form = await formOf(c);
-      checkCsrf(c, session, form, services.config.publicUrl);
       const now = services.now();
       const consentId = str(form.consent_id) ?? '';
-      const row = await services.db.get<{ request_json: string; expires_at: number; used_at: number | null }>(
-        'SELECT request_json, expires_at, used_at FROM oauth_consents WHERE id = ? AND session_id = ?',
-        [consentId, session.id],
-      );
-      if (!row || row.used_at !== null || Number(row.expires_at) <= now) throw new AppError('oauth_consent_expired');
+      const row = await services.db.get<{
+        session_id: string;
+        request_json: string;
+        expires_at: number;
+        used_at: number | null;
+      }>('SELECT session_id, request_json, expires_at, used_at FROM oauth_consents WHERE id = ?', [consentId]);
+      // The consent belongs to the session that was shown it; the form carries that session's CSRF token.
+      const owner = sessions.find((s) => s.id === row?.session_id);
+      checkCsrf(c, owner ?? (sessions[0] as MerchantSession), form, services.config.publicUrl);
+      if (!row || !owner || row.used_at !== null || Number(row.expires_at) <= now)
+        throw new AppError('oauth_consent_expired');
       // A consent is answered once: claimed with the answer (in the grant's transaction on approval),
       // so a form refused for a bad field can be corrected and sent again.
       const claim = async (db: Services['db']) => {
@@ -338,8 +345,12 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
       const tier = str(form.tier) as Tier | undefined;
       if (!tier || !tiersWithin(req.requested_tier).includes(tier))
         throw new AppError('oauth_invalid_request', { detail: `Choose ${req.requested_tier} or a lower tier.` });
-      if (str(form.shop_id) !== session.shop_id)
-        throw new AppError('oauth_invalid_request', { detail: 'The shop must be the one you are signed in to.' });
+      // The grant is for the store the merchant chose, and only a store this browser is signed in to.
+      const shop = sessions.find((s) => s.shop_domain === str(form.shop));
+      if (!shop)
+        throw new AppError('oauth_shop_not_signed_in', {
+          detail: `This browser is not signed in to ${(str(form.shop) ?? 'the store').slice(0, 100)}: choose one of the stores listed on the consent page, or sign in to the store first.`,
+        });
       const days = Number(str(form.expires_in_days));
       if (!Number.isInteger(days) || days < 1 || days > MAX_GRANT_DAYS)
         throw new AppError('oauth_invalid_request', { detail: `Expiry must be 1 to ${MAX_GRANT_DAYS} days.` });
@@ -347,7 +358,7 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
         await claim(tx);
         const g = await createGrantAsMerchant(
           tx,
-          { session, requestId: c.get('requestId'), at: now },
+          { session: shop, requestId: c.get('requestId'), at: now },
           { tier, actorKind: 'agent', actorName: req.client_name, actorClient: req.client_id, days },
           { via: 'oauth_consent', client_id: req.client_id, resource: req.resource },
         );

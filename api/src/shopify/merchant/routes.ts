@@ -22,16 +22,17 @@ import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../../lib/shopify-app.
 import { describeReadiness, flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
 import { asPage, startOAuth } from '../oauth.ts';
 import { createGrantAsMerchant } from './grants.ts';
-import { Html, html, page } from './html.ts';
+import { Html, html, page, signInPage } from './html.ts';
 import {
+  addSessionToBrowser,
+  browserSessions,
   CSRF_FIELD,
   checkCsrf,
   clearSessionCookie,
   createMerchantSession,
-  currentSession,
   type MerchantSession,
   requireSession,
-  setSessionCookie,
+  switchToShop,
 } from './session.ts';
 
 export const MERCHANT_PATH = SHOPIFY_APP_PATHS.merchant;
@@ -54,8 +55,11 @@ function csrfInput(session: MerchantSession): Html {
   return html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrf_token}">`;
 }
 
-function headerFor(session: MerchantSession): Html {
-  return html`<span class="muted">${session.shop_domain} · ${session.user_name}</span>
+function headerFor(session: MerchantSession, others: readonly MerchantSession[]): Html {
+  const switchTo = others.map(
+    (o) => html` · <a href="${MERCHANT_PATH}?shop=${encodeURIComponent(o.shop_domain)}">Switch to ${o.shop_domain}</a>`,
+  );
+  return html`<span class="muted">${session.shop_domain} · ${session.user_name}${switchTo}</span>
 <form class="inline" method="post" action="${MERCHANT_PATH}/sign-out">${csrfInput(session)}<button class="secondary" type="submit">Sign out</button></form>`;
 }
 
@@ -164,27 +168,16 @@ async function renderMerchantPage(
   services: Services,
   session: MerchantSession,
   notice?: Html,
+  /** The other shops this browser is signed in to (links to switch to them). */
+  others: readonly MerchantSession[] = [],
 ): Promise<Response> {
   const ctx: SectionContext = { services, session, csrf: csrfInput(session), now: services.now() };
   const sections: Html[] = [];
   for (const s of MERCHANT_SECTIONS) sections.push(await s(ctx));
   return page(c, {
     title: session.shop_domain,
-    header: headerFor(session),
+    header: headerFor(session, others),
     body: html`<h1>${session.shop_domain}</h1>${notice ?? ''}${sections}`,
-  });
-}
-
-function signInPage(c: Context<AppEnv>, services: Services, status = 200): Response {
-  return page(c, {
-    title: 'Sign in',
-    status,
-    body: html`<h1>Sign in to Flowport</h1>
-<p>Flowport hands events from outside systems to Shopify Flow. Sign in with the store the app is installed on; Shopify asks you to confirm.</p>
-<form method="get" action="${MERCHANT_PATH}/sign-in" class="card"><label for="shop">Store domain</label>
-<input id="shop" name="shop" type="text" required pattern="[a-z0-9][a-z0-9\\-]*\\.myshopify\\.com" placeholder="example.myshopify.com" autocomplete="off">
-<p><button type="submit">Sign in with Shopify</button></p></form>
-<p>Not installed yet? <a href="${joinUrl(services.config.publicUrl, DOCS_PATHS.installOnAStore)}">Install Flowport on a store</a>.</p>`,
   });
 }
 
@@ -281,12 +274,15 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
       const idToken = c.req.query('id_token');
       if (idToken) {
         const token = await sessionFromIdToken(services, idToken, c.req.query('shop'));
-        setSessionCookie(c, services.config.publicUrl, token);
+        await addSessionToBrowser(c, services, token);
         return c.redirect(MERCHANT_PATH, 303);
       }
-      const session = await currentSession(c, services);
+      const sessions = await browserSessions(c, services);
+      const session = sessions[0];
       const shopParam = c.req.query('shop')?.trim().toLowerCase();
       if (shopParam && SHOP_DOMAIN_RE.test(shopParam) && session?.shop_domain !== shopParam) {
+        // A store this browser is signed in to already: show it (ADR 1410).
+        if (await switchToShop(c, services, shopParam)) return c.redirect(MERCHANT_PATH, 303);
         // Opened from the Shopify admin (application_url?shop=…): sign in to that store through
         // Shopify, or install the app there when it is not installed.
         const row = await services.db.get<{ connection_status: string }>(
@@ -296,8 +292,8 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
         const installed = row !== undefined && row.connection_status !== 'uninstalled';
         return startOAuth(c, services, shopParam, installed ? 'online' : 'offline');
       }
-      if (!session) return signInPage(c, services);
-      return renderMerchantPage(c, services, session);
+      if (!session) return signInPage(c, services.config.publicUrl);
+      return renderMerchantPage(c, services, session, undefined, sessions.slice(1));
     });
   });
 
@@ -365,23 +361,27 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
 
   app.post(
     `${MERCHANT_PATH}/sign-out`,
-    merchantForm(getServices, async (c, services, session) => {
+    merchantForm(getServices, async (c, services) => {
       const now = services.now();
+      // Signing out ends this browser's session of every shop it is signed in to.
+      const sessions = await browserSessions(c, services);
       await services.db.tx(async (tx) => {
-        await tx.run('UPDATE merchant_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [
-          now,
-          session.id,
-        ]);
-        await appendAudit(tx, {
-          shopId: session.shop_id,
-          actor: { kind: 'human', name: session.user_name },
-          action: 'merchant.sign_out',
-          targetType: 'merchant_session',
-          targetId: session.id,
-          outcome: 'success',
-          requestId: c.get('requestId'),
-          at: now,
-        });
+        for (const session of sessions) {
+          await tx.run('UPDATE merchant_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [
+            now,
+            session.id,
+          ]);
+          await appendAudit(tx, {
+            shopId: session.shop_id,
+            actor: { kind: 'human', name: session.user_name },
+            action: 'merchant.sign_out',
+            targetType: 'merchant_session',
+            targetId: session.id,
+            outcome: 'success',
+            requestId: c.get('requestId'),
+            at: now,
+          });
+        }
       });
       clearSessionCookie(c, services.config.publicUrl);
       return c.redirect(MERCHANT_PATH, 303);

@@ -1,8 +1,11 @@
-// Merchant sessions (ADR 1200): a signed-in merchant of one shop, from Shopify's OAuth (install,
-// or online per-user sign-in) or a verified Shopify session token. The browser holds a random
-// token in an HttpOnly, SameSite=Lax cookie (Secure when the public URL is https); the store holds
-// its hash, the shop, who signed in, and the session's CSRF token. A session ends at expiry, on
-// sign-out, or when the app is uninstalled from its shop.
+// Merchant sessions (ADR 1200, ADR 1410): a signed-in merchant of one shop, from Shopify's OAuth
+// (install, or online per-user sign-in) or a verified Shopify session token. A browser may be
+// signed in to several shops: one session per shop, each from its own verified sign-in, with its
+// own CSRF token, expiry and revocation. The browser holds their random tokens in one HttpOnly,
+// SameSite=Lax cookie (Secure when the public URL is https), newest first; the first live one is
+// the shop the merchant page shows. The store holds each token's hash, the shop, who signed in,
+// and the session's CSRF token. A session ends at expiry, on sign-out, or when the app is
+// uninstalled from its shop.
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { AppError } from '../../errors/problem.ts';
@@ -14,6 +17,9 @@ import type { Db } from '../../store/db.ts';
 
 export const MERCHANT_SESSION_COOKIE = 'flowport_merchant';
 export const MERCHANT_SESSION_MS = 8 * 3_600_000;
+/** How many shops one browser can be signed in to at once (the cookie lists one token per shop). */
+export const MAX_SHOPS_PER_BROWSER = 10;
+const TOKEN_RE = /^[A-Za-z0-9_-]{20,80}$/;
 /** The hidden form field every merchant-page form carries. */
 export const CSRF_FIELD = 'csrf_token';
 
@@ -62,8 +68,8 @@ export async function createMerchantSession(
   return { id, token };
 }
 
-export function setSessionCookie(c: Context<AppEnv>, publicUrl: string, token: string): void {
-  setCookie(c, MERCHANT_SESSION_COOKIE, token, {
+function writeSessionCookie(c: Context<AppEnv>, publicUrl: string, tokens: readonly string[]): void {
+  setCookie(c, MERCHANT_SESSION_COOKIE, tokens.join('.'), {
     httpOnly: true,
     sameSite: 'Lax',
     secure: isSecureUrl(publicUrl),
@@ -81,20 +87,53 @@ export function clearSessionCookie(c: Context<AppEnv>, publicUrl: string): void 
   });
 }
 
-/** The request's live session (not expired, revoked, or of an uninstalled shop), or null. */
-export async function currentSession(c: Context<AppEnv>, services: Services): Promise<MerchantSession | null> {
-  const token = getCookie(c, MERCHANT_SESSION_COOKIE);
-  if (!token || token.length > 200) return null;
-  const row = await services.db.get<MerchantSession & { connection_status: string }>(
-    `SELECT m.id, m.shop_id, s.domain AS shop_domain, m.user_name, m.user_id, m.source, m.csrf_token, m.expires_at,
+/** The session tokens the browser's cookie lists, newest first (malformed entries dropped). */
+function cookieTokens(c: Context<AppEnv>): string[] {
+  const value = getCookie(c, MERCHANT_SESSION_COOKIE);
+  if (!value || value.length > 100 * MAX_SHOPS_PER_BROWSER) return [];
+  return value
+    .split('.')
+    .filter((t) => TOKEN_RE.test(t))
+    .slice(0, MAX_SHOPS_PER_BROWSER);
+}
+
+type SessionRow = MerchantSession & { token_hash: string; connection_status: string };
+
+/** The live sessions (not expired, revoked, or of an uninstalled shop) of some tokens, in their order, one per shop. */
+async function liveSessions(
+  services: Services,
+  tokens: readonly string[],
+): Promise<(MerchantSession & { token: string })[]> {
+  if (tokens.length === 0) return [];
+  const hashes = tokens.map(sha256Hex);
+  const rows = await services.db.all<SessionRow>(
+    `SELECT m.id, m.token_hash, m.shop_id, s.domain AS shop_domain, m.user_name, m.user_id, m.source, m.csrf_token, m.expires_at,
             s.connection_status
        FROM merchant_sessions m JOIN shops s ON s.id = m.shop_id
-      WHERE m.token_hash = ? AND m.revoked_at IS NULL AND m.expires_at > ?`,
-    [sha256Hex(token), services.now()],
+      WHERE m.token_hash IN (${hashes.map(() => '?').join(', ')}) AND m.revoked_at IS NULL AND m.expires_at > ?`,
+    [...hashes, services.now()],
   );
-  if (!row || row.connection_status === 'uninstalled') return null;
-  const { connection_status: _c, ...session } = row;
-  return { ...session, expires_at: Number(session.expires_at) };
+  const byHash = new Map(rows.map((r) => [r.token_hash, r]));
+  const seen = new Set<string>();
+  const out: (MerchantSession & { token: string })[] = [];
+  tokens.forEach((token, i) => {
+    const row = byHash.get(hashes[i] as string);
+    if (!row || row.connection_status === 'uninstalled' || seen.has(row.shop_id)) return;
+    seen.add(row.shop_id);
+    const { connection_status: _c, token_hash: _h, ...session } = row;
+    out.push({ ...session, expires_at: Number(session.expires_at), token });
+  });
+  return out;
+}
+
+/** Every live session of this browser, one per shop, the shop the merchant page shows first. */
+export async function browserSessions(c: Context<AppEnv>, services: Services): Promise<MerchantSession[]> {
+  return (await liveSessions(services, cookieTokens(c))).map(({ token: _t, ...s }) => s);
+}
+
+/** The session of the shop the merchant page shows (the newest live sign-in, or the one switched to), or null. */
+export async function currentSession(c: Context<AppEnv>, services: Services): Promise<MerchantSession | null> {
+  return (await browserSessions(c, services))[0] ?? null;
 }
 
 /** The session, or merchant_sign_in_required. */
@@ -102,6 +141,37 @@ export async function requireSession(c: Context<AppEnv>, services: Services): Pr
   const s = await currentSession(c, services);
   if (!s) throw new AppError('merchant_sign_in_required');
   return s;
+}
+
+/**
+ * Adds a fresh sign-in (its cookie value from createMerchantSession) to the browser, first. The
+ * browser keeps its other shops' live sessions; an earlier session of the same shop is replaced,
+ * and revoked, since no browser holds it any more.
+ */
+export async function addSessionToBrowser(c: Context<AppEnv>, services: Services, token: string): Promise<void> {
+  const [fresh] = await liveSessions(services, [token]);
+  if (!fresh) return;
+  const previous = await liveSessions(services, cookieTokens(c));
+  for (const s of previous)
+    if (s.shop_id === fresh.shop_id && s.id !== fresh.id)
+      await services.db.run('UPDATE merchant_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [
+        services.now(),
+        s.id,
+      ]);
+  const kept = previous.filter((s) => s.shop_id !== fresh.shop_id).map((s) => s.token);
+  writeSessionCookie(c, services.config.publicUrl, [fresh.token, ...kept].slice(0, MAX_SHOPS_PER_BROWSER));
+}
+
+/** Shows `shopDomain` on the merchant page when this browser is signed in to it. Returns whether it is. */
+export async function switchToShop(c: Context<AppEnv>, services: Services, shopDomain: string): Promise<boolean> {
+  const sessions = await liveSessions(services, cookieTokens(c));
+  const chosen = sessions.find((s) => s.shop_domain === shopDomain);
+  if (!chosen) return false;
+  writeSessionCookie(c, services.config.publicUrl, [
+    chosen.token,
+    ...sessions.filter((s) => s !== chosen).map((s) => s.token),
+  ]);
+  return true;
 }
 
 /**

@@ -1,0 +1,118 @@
+// OAuth test helpers (issue 28): an MCP client's OAuthClientProvider kept in memory, and Client ID
+// Metadata Documents served over https on loopback.
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import { getCACertificates, setDefaultCACertificates } from 'node:tls';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
+import { generate as selfSigned } from 'selfsigned';
+
+/** What the provider's callbacks saved: the client, the tokens, the PKCE verifier, the authorization URL. */
+export interface ProviderState {
+  client?: { client_id: string };
+  tokens?: { access_token: string };
+  verifier?: string;
+  url?: URL;
+}
+
+/**
+ * A public client's provider that keeps everything in `state` and, instead of opening a browser,
+ * saves the authorization URL. With `clientMetadataUrl` the SDK uses that URL as client_id
+ * (a Client ID Metadata Document) when the server supports it; without it, it registers
+ * dynamically with `clientName`. Typed as the v2 SDK's provider; the v1 SDK takes the same shape.
+ */
+export function memoryProvider(opts: { redirectUrl: string; clientName: string; clientMetadataUrl?: string }): {
+  provider: OAuthClientProvider;
+  state: ProviderState;
+  /** The access token saveTokens last saved ('' if none). */
+  accessToken: () => string;
+} {
+  const state: ProviderState = {};
+  const provider = {
+    get redirectUrl() {
+      return opts.redirectUrl;
+    },
+    ...(opts.clientMetadataUrl ? { clientMetadataUrl: opts.clientMetadataUrl } : {}),
+    get clientMetadata() {
+      return { client_name: opts.clientName, redirect_uris: [opts.redirectUrl], token_endpoint_auth_method: 'none' };
+    },
+    clientInformation: () => state.client,
+    saveClientInformation: (c: { client_id: string }) => {
+      state.client = c;
+    },
+    tokens: () => state.tokens,
+    saveTokens: (t: { access_token: string }) => {
+      state.tokens = t;
+    },
+    redirectToAuthorization: (url: URL) => {
+      state.url = url;
+    },
+    saveCodeVerifier: (v: string) => {
+      state.verifier = v;
+    },
+    codeVerifier: () => state.verifier ?? '',
+  } as unknown as OAuthClientProvider;
+  return { provider, state, accessToken: () => state.tokens?.access_token ?? '' };
+}
+
+/** A fetch for the SDK's `fetchFn` that records each request as "METHOD /path" in `calls`. */
+export function recordingFetch(calls: string[]): typeof fetch {
+  return (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    calls.push(`${init?.method ?? (input instanceof Request ? input.method : 'GET')} ${url.pathname}`);
+    return fetch(input, init);
+  };
+}
+
+export interface MetadataDocumentServer {
+  /** The document URL (the client_id) for a slug: https://127.0.0.1:<port>/clients/<slug>.json. */
+  urlOf(slug: string): string;
+  /** The client_name in the slug's document (what the consent page must show). */
+  nameOf(slug: string): string;
+  /** How often each slug's document was fetched. */
+  hits: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves a Client ID Metadata Document for any slug, listing `redirectUris`, over https on
+ * 127.0.0.1 with a certificate made here.
+ *
+ * The SDKs send a metadata document URL as client_id only if it is https. Flowport fetches the
+ * document with Node's fetch, which trusts Node's CA store; an operator adds a private CA to that
+ * store with NODE_EXTRA_CA_CERTS. The test's Flowport runs in the test process, so this adds the
+ * certificate to the same store with tls.setDefaultCACertificates (what NODE_EXTRA_CA_CERTS does
+ * at start-up). Flowport's code and configuration are unchanged, and only the test process trusts
+ * the certificate. The SSRF guard (lib/outbound-target.ts) refuses loopback documents outside
+ * sandbox mode; test servers run in sandbox mode, the one exception, so 127.0.0.1 is fetched.
+ */
+export async function serveMetadataDocuments(redirectUris: string[]): Promise<MetadataDocumentServer> {
+  const pems = await selfSigned([{ name: 'commonName', value: '127.0.0.1' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+  });
+  setDefaultCACertificates([...getCACertificates('default'), pems.cert]);
+  let origin = '';
+  const hits = new Map<string, number>();
+  const urlOf = (slug: string) => `${origin}/clients/${slug}.json`;
+  const nameOf = (slug: string) => `Metadata document ${slug} agent`;
+  const docs: Server = createHttpsServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+    const slug = /^\/clients\/([a-z0-9-]+)\.json$/.exec(req.url ?? '')?.[1];
+    if (!slug) return res.writeHead(404).end();
+    hits.set(slug, (hits.get(slug) ?? 0) + 1);
+    res.setHeader('content-type', 'application/json');
+    res.end(
+      JSON.stringify({
+        client_id: urlOf(slug),
+        client_name: nameOf(slug),
+        redirect_uris: redirectUris,
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      }),
+    );
+  });
+  await new Promise<void>((r) => docs.listen(0, '127.0.0.1', r));
+  const addr = docs.address();
+  origin = `https://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  return { urlOf, nameOf, hits, close: () => new Promise((r) => docs.close(() => r())) };
+}
