@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { setBucket } from '../../api/src/sandbox/app.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { eventRow, insertEvent, makeShop, waitFor, workerSettings } from './helpers.ts';
+import { attemptsOf, eventRow, insertEvent, makeShop, waitFor, workerSettings } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -33,7 +33,11 @@ it('after the first THROTTLED, no call reaches Shopify before the bucket it desc
   // An empty bucket that restores 2 points a second: the first call is THROTTLED and says so.
   setBucket(standIn(), shop.domain, { maximumAvailable: 4, restoreRate: 2, currentlyAvailable: 0 });
   const first = await insertEvent(services(), shop.id, endpointId);
-  await waitFor(() => (standIn().throttled.get(shop.domain) ?? 0) >= 1, 'the first THROTTLED answer');
+  // The worker has read that answer once it recorded the attempt (it paces before it records).
+  await waitFor(
+    async () => (await attemptsOf(services(), first)).some((a) => a.outcome === 'throttled'),
+    'the first THROTTLED answer, recorded',
+  );
   // More events while the bucket is still empty: without pacing they would all be sent at once
   // when the shop's pause ended, and all but the bucket's few points would be THROTTLED.
   const ids = [first];
