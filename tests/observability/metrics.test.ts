@@ -82,14 +82,17 @@ describe('/metrics', () => {
     const badToken = await fetch(`${server.url}/agent/v1/events`, { headers: { authorization: 'Bearer nope' } });
     expect(badToken.status).toBe(401);
     const badCode = ((await badToken.json()) as { code: string }).code;
-    // Every accepted event reaches Flow.
+    // Every accepted event reaches Flow: the worker has counted the calls and the store holds the
+    // outcomes (the counter moves when Shopify answers, the row when the outcome is committed).
     await waitFor(async () => {
-      const f = (await scrape()).get('flowport_worker_attempts_total');
-      return value(f, { outcome: 'delivered' }) -
-        value(before.get('flowport_worker_attempts_total'), { outcome: 'delivered' }) >=
-        ACCEPTED
-        ? true
-        : null;
+      const now = await scrape();
+      const calls =
+        value(now.get('flowport_worker_attempts_total'), { outcome: 'delivered' }) -
+        value(before.get('flowport_worker_attempts_total'), { outcome: 'delivered' });
+      const rows =
+        value(now.get('flowport_events'), { state: 'delivered' }) -
+        value(before.get('flowport_events'), { state: 'delivered' });
+      return calls >= ACCEPTED && rows >= ACCEPTED ? true : null;
     }, 'every accepted event delivered');
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string>) =>
