@@ -609,6 +609,22 @@ describe('accessibility', () => {
     expect(problems).toEqual([]);
   }, 1_800_000);
 
+  // What a page's words alone could break, on the pages the sweep reaches through another page of
+  // their markup: a heading or link left empty where the template puts a string.
+  it('no page has an empty heading or link in its main content', () => {
+    const empty: string[] = [];
+    for (const path of htmlPages()) {
+      const html = readDist(`${path}index.html`);
+      const main = html.slice(html.indexOf('<main'), html.indexOf('</main>'));
+      for (const m of main.matchAll(/<(h[1-6]|a)\b([^>]*)>([\s\S]*?)<\/\1>/g)) {
+        const text = (m[3] ?? '').replace(/<[^>]*>/g, '').trim();
+        if (!text && !/aria-label(ledby)?="[^"]+"/.test(m[2] ?? '') && !/<img[^>]*alt="[^"]+"/.test(m[3] ?? ''))
+          empty.push(`${path}: <${m[1]}${m[2]}>`);
+      }
+    }
+    expect(empty).toEqual([]);
+  });
+
   it('pages that differ only in their text share a markup; a different element or class does not', () => {
     const page = (main: string) => `<html><nav>x</nav><main data-x>${main}</main><aside>y</aside></html>`;
     expect(markupKey(page('<h1 class="t">One</h1><p>a <code>b</code></p><ul><li>c</li></ul>'))).toBe(
