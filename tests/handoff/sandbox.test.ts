@@ -310,7 +310,10 @@ describe('the record of received triggers', () => {
           headers: { 'content-type': 'application/json', 'x-shopify-access-token': TOKEN },
           body: JSON.stringify({
             query: FLOW_TRIGGER_MUTATION,
-            variables: { handle: 'external-event', payload: buildFlowPayload('external_event', { ...ev, id: `evt_${i}` }) },
+            variables: {
+              handle: 'external-event',
+              payload: buildFlowPayload('external_event', { ...ev, id: `evt_${i}` }),
+            },
           }),
         });
         expect(res.status).toBe(200);
