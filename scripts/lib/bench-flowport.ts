@@ -127,6 +127,9 @@ export async function startBenchFlowport(options: {
       FLOWPORT_WORKER: options.worker ? 'on' : 'off',
       FLOWPORT_LOG_LEVEL: options.logLevel ?? 'silent',
       FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
+      // Node's compile cache, as `npm start`'s entry turns it on (scripts/start-entry.js, in the
+      // same default directory): warm, it keeps Node's TypeScript stripper out of the process.
+      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'node-compile-cache'),
       ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
       ...options.env,
     },

@@ -1,6 +1,7 @@
 // `npm start` as a newcomer runs it: one process, the manifest and docs answer,
 // and the banner's curl — pasted as is into a shell — gets a 202 and is delivered.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { tempDir } from '../helpers/runtime.ts';
@@ -19,7 +20,11 @@ it('starts within 60 s, serves the manifest, and the banner curl is delivered', 
   // site/dist is built for the suite's origin; a start on another port would rebuild it
   // (its links name the server's origin) under the site tests running beside this one.
   // A site directory of its own is served as is, with no build.
-  child = spawn(process.execPath, ['scripts/start.ts'], {
+  // Exactly what `npm start` runs (package.json): its Node options and its entry.
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const [node, ...args] = pkg.scripts.start.split(/\s+/);
+  expect(node).toBe('node');
+  child = spawn(process.execPath, args, {
     cwd: root,
     env: {
       ...process.env,

@@ -8,7 +8,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callFlowTriggerReceive, FLOW_TRIGGER_MUTATION, graphqlUrl } from '../../api/src/handoff/flow-client.ts';
 import { buildFlowPayload } from '../../api/src/handoff/payload.ts';
-import { createSandboxState, SANDBOX_MOUNT_PATH, sandboxApp } from '../../api/src/sandbox/app.ts';
+import { createSandboxState, RECORDED_TRIGGERS, SANDBOX_MOUNT_PATH, sandboxApp } from '../../api/src/sandbox/app.ts';
 import { type SandboxServer, startSandboxServer } from '../../api/src/sandbox/server.ts';
 import { uniqueDomain } from './helpers.ts';
 
@@ -294,6 +294,38 @@ describe('a keep-alive connection serving many calls', () => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+    }
+  });
+});
+
+describe('the record of received triggers', () => {
+  it('keeps at most its size, dropping the oldest first, and the stand-in in Flowport keeps RECORDED_TRIGGERS', async () => {
+    expect(createSandboxState().maxRecorded).toBe(RECORDED_TRIGGERS);
+    const small = await startSandboxServer({ maxRecorded: 10 });
+    try {
+      const shop = uniqueDomain();
+      for (let i = 0; i < 25; i++) {
+        const res = await fetch(graphqlUrl(small.adminBaseUrl(shop), '2026-10'), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-shopify-access-token': TOKEN },
+          body: JSON.stringify({
+            query: FLOW_TRIGGER_MUTATION,
+            variables: {
+              handle: 'external-event',
+              payload: buildFlowPayload('external_event', { ...ev, id: `evt_${i}` }),
+            },
+          }),
+        });
+        expect(res.status).toBe(200);
+      }
+      const ids = small.state.triggers.map((t) => t.payload['Flowport event id']);
+      expect(ids.length).toBeGreaterThan(0);
+      expect(ids.length).toBeLessThanOrEqual(10);
+      // The newest are kept, in order.
+      expect(ids).toEqual(Array.from({ length: ids.length }, (_, k) => `evt_${25 - ids.length + k}`));
+      expect(small.state.calls.get(shop)).toBe(25);
+    } finally {
+      await small.close();
     }
   });
 });

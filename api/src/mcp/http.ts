@@ -6,7 +6,7 @@
 // (401 with a resource_metadata challenge) → MCP. Scope refusals are not HTTP
 // errors here: they come back as `isError` tool results carrying the same
 // problem object the HTTP API returns (see docs/adr/0500-mcp-endpoint.md).
-import { type AuthInfo, createMcpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
+import type { AuthInfo, McpServerFactory } from '@modelcontextprotocol/server';
 import { type Context, Hono } from 'hono';
 import { issuerOf, REQUESTABLE_SCOPES, resourcesOf } from '../auth/oauth/metadata.ts';
 import type { Config } from '../config.ts';
@@ -17,7 +17,7 @@ import type { AppEnv } from '../http/types.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { authenticateToken } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
-import { createFlowportMcpServer, type McpCallContext } from './server.ts';
+import type { McpCallContext } from './server.ts';
 
 export const PROTECTED_RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource';
 export const MCP_RESOURCE_METADATA_PATH = `${PROTECTED_RESOURCE_METADATA_PREFIX}${MCP_PATH}`;
@@ -72,17 +72,27 @@ interface FlowportAuthExtra extends Record<string, unknown> {
 }
 
 export function mcpApp(getServices: () => Services, operations: readonly AnyOperation[]): Hono<AppEnv> {
-  const factory: McpServerFactory = (ctx) => {
-    const extra = ctx.authInfo?.extra as FlowportAuthExtra | undefined;
-    if (!extra?.call) throw new Error('MCP request reached the server factory without an authenticated grant.');
-    return createFlowportMcpServer(extra.call);
+  // The MCP SDK (with its JSON Schema validator) and the tool definitions load on the first MCP
+  // request, not at start: a process that only takes in events never holds them (issue 31 goal 6,
+  // ADR 1330).
+  let handler: Promise<{ fetch(req: Request, options: { authInfo: AuthInfo }): Promise<Response> }> | undefined;
+  const loadHandler = async () => {
+    const [{ createMcpHandler }, { createFlowportMcpServer }] = await Promise.all([
+      import('@modelcontextprotocol/server'),
+      import('./server.ts'),
+    ]);
+    const factory: McpServerFactory = (ctx) => {
+      const extra = ctx.authInfo?.extra as FlowportAuthExtra | undefined;
+      if (!extra?.call) throw new Error('MCP request reached the server factory without an authenticated grant.');
+      return createFlowportMcpServer(extra.call);
+    };
+    return createMcpHandler(factory, {
+      legacy: 'stateless',
+      onerror: (error) => {
+        if (getServices().config.logLevel === 'debug') console.error('[mcp]', error.message);
+      },
+    });
   };
-  const handler = createMcpHandler(factory, {
-    legacy: 'stateless',
-    onerror: (error) => {
-      if (getServices().config.logLevel === 'debug') console.error('[mcp]', error.message);
-    },
-  });
 
   const app = new Hono<AppEnv>();
   app.all('/', async function mcpEndpoint(c) {
@@ -136,7 +146,11 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
       expiresAt: Math.floor(principal.expiresAt / 1000),
       extra: { call } satisfies FlowportAuthExtra,
     };
-    return handler.fetch(c.req.raw, { authInfo });
+    handler ??= loadHandler().catch((err: unknown) => {
+      handler = undefined;
+      throw err;
+    });
+    return (await handler).fetch(c.req.raw, { authInfo });
   });
   return app;
 }

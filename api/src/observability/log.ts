@@ -6,9 +6,9 @@
 // codes, durations, counts. Never a header value, a token, a secret, a signature, a query string or
 // a body: callers pass named facts, not requests. The redact list below is a second net for the
 // field names a secret would travel under, should a caller ever pass one.
+import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { type DestinationStream, type Logger, pino } from 'pino';
-import PinoPretty from 'pino-pretty';
 import type { Config } from '../config.ts';
 import { ID_PREFIXES } from '../ids.ts';
 
@@ -82,7 +82,9 @@ export function createLogger(config: Pick<Config, 'logLevel'>, options: LoggerOp
   };
   const pretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
   if (pretty) {
-    // In-process and synchronous: no worker thread, nothing lost when the process exits.
+    // In-process and synchronous: no worker thread, nothing lost when the process exits. Loaded
+    // only here: a server writing JSON lines never holds pino-pretty's 30 modules (ADR 1330).
+    const PinoPretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
     const stream = PinoPretty({
       colorize: process.stdout.isTTY === true,
       sync: true,

@@ -93,7 +93,7 @@ export interface SandboxOptions {
   definitions?: TriggerDefinition[];
   /** Leaky bucket per shop (Shopify's standard: 2000 points, 100/s). */
   bucket?: { maximumAvailable: number; restoreRate: number };
-  /** Received triggers kept in memory (oldest dropped first). */
+  /** Received triggers kept in memory (oldest dropped first; default RECORDED_TRIGGERS). */
   maxRecorded?: number;
 }
 
@@ -113,6 +113,14 @@ export const SHOPIFY_BUCKETS = {
   advanced: { maximumAvailable: 4_000, restoreRate: 200 },
   plus: { maximumAvailable: 20_000, restoreRate: 1_000 },
 } as const satisfies Record<string, BucketSpec>;
+
+/**
+ * How many received triggers the stand-in keeps by default. Each holds its payload (about 1.3 KB
+ * of heap for a 1 KiB event), and the stand-in mounted in Flowport shares Flowport's memory: 5,000
+ * keep the record under 10 MB however long Flowport runs (issue 31 goal 6, ADR 1330). The stand-in
+ * on its own port (`flowport sandbox --port`) is told to keep more (server.ts).
+ */
+export const RECORDED_TRIGGERS = 5_000;
 
 export interface SandboxState {
   definitions: Map<string, TriggerDefinition>;
@@ -148,7 +156,7 @@ export function createSandboxState(options: SandboxOptions | Iterable<string> = 
     bucket: opts.bucket ?? { ...SHOPIFY_BUCKETS.standard },
     shopBuckets: new Map(),
     throttled: new Map(),
-    maxRecorded: opts.maxRecorded ?? 100_000,
+    maxRecorded: opts.maxRecorded ?? RECORDED_TRIGGERS,
     seq: 0,
     listeners: new Set(),
     knownHandles: new Set(defs.map((d) => d.handle)),
@@ -503,7 +511,11 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
       tokenSha256: createHash('sha256').update(token).digest('hex').slice(0, 12),
     };
     state.triggers.push(received);
-    if (state.triggers.length > state.maxRecorded) state.triggers.splice(0, state.triggers.length - state.maxRecorded);
+    // Drop the oldest in slices of a tenth, not one per call: shifting the array on every call
+    // would cost time in proportion to the record's length.
+    if (state.triggers.length > state.maxRecorded) {
+      state.triggers.splice(0, state.triggers.length - state.maxRecorded + Math.floor(state.maxRecorded / 10));
+    }
     for (const l of state.listeners) l(received);
     return reply([]);
   });

@@ -63,7 +63,13 @@ export async function runSandboxProcess(argv: string[], out: (line: string) => v
   const port = typeof values.port === 'string' ? Number(values.port) : 4100;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be 0–65535, got ${values.port}`);
-  const s = await startSandboxServer({ port, host: typeof values.host === 'string' ? values.host : '127.0.0.1' });
+  // A process of its own: its record does not share Flowport's memory, and benchmarks read back
+  // every trigger of a long run (bench:handoff).
+  const s = await startSandboxServer({
+    port,
+    host: typeof values.host === 'string' ? values.host : '127.0.0.1',
+    maxRecorded: 100_000,
+  });
   out(
     JSON.stringify({
       sandbox: s.url,
