@@ -14,8 +14,10 @@ import { AppError } from '../errors/problem.ts';
 import type { Guard } from '../core/types.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { admitUsage } from '../usage/admit.ts';
+import { limitsOfShopRow } from '../usage/meters.ts';
 import { firstRefusalOfWindow, RATE_WINDOW_MS, refusalAuditKey } from '../usage/rate-limit.ts';
 import { hashGrantToken, isWellFormedGrantToken } from './grant-tokens.ts';
+import { recordGrantUse } from './grant-use.ts';
 import type { GrantRow } from './grants.ts';
 import { ACCESS_TOKEN_PREFIX, findAccessToken } from './oauth/tokens.ts';
 
@@ -25,6 +27,18 @@ function refusalDetails(details: Record<string, unknown>, previousWindow: number
     ? { ...details, refused_in_previous_window: previousWindow, window_s: RATE_WINDOW_MS / 1000 }
     : details;
 }
+
+/**
+ * A grant with its shop's limits in the same query: admission needs them next, and one round trip
+ * fewer per call matters on PostgreSQL (ADR 0308).
+ */
+const GRANT_WITH_SHOP =
+  'SELECT g.*, s.plan AS shop_plan, s.limits_json AS shop_limits_json, s.sandbox AS shop_sandbox FROM grants g LEFT JOIN shops s ON s.id = g.shop_id';
+type GrantWithShop = GrantRow & {
+  shop_plan: string | null;
+  shop_limits_json: string | null;
+  shop_sandbox: number | null;
+};
 
 export function principalOf(row: GrantRow): Principal {
   return {
@@ -46,7 +60,12 @@ function actorOf(p: Principal) {
  * grant checked exactly as a grant token's is. The principal carries the token's resource; the
  * transport checks it names the resource being called.
  */
-async function authenticateAccessToken(token: string, services: Services, requestId?: string): Promise<Principal> {
+async function authenticateAccessToken(
+  token: string,
+  services: Services,
+  requestId?: string,
+  deferUse = false,
+): Promise<Principal> {
   const row = await findAccessToken(services, token);
   if (!row) throw new AppError('invalid_token', { reason: 'No access token matches this token.' });
   if (row.revoked_at !== null || Number(row.expires_at) <= services.now())
@@ -54,9 +73,9 @@ async function authenticateAccessToken(token: string, services: Services, reques
       reason: `The access token ${row.token_hint} ${row.revoked_at !== null ? 'was revoked' : 'has expired'}.`,
       extra: { grant_id: row.grant_id },
     });
-  const grant = await services.db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]);
+  const grant = await services.db.get<GrantWithShop>(`${GRANT_WITH_SHOP} WHERE g.id = ?`, [row.grant_id]);
   if (!grant) throw new AppError('invalid_token', { reason: 'No grant matches this token.' });
-  const principal = await checkGrantRow(grant, services, requestId);
+  const principal = await checkGrantRow(grant, services, requestId, deferUse);
   return { ...principal, resource: row.resource };
 }
 
@@ -64,18 +83,30 @@ export async function authenticateGrant(
   token: string | null,
   services: Services,
   requestId?: string,
+  options: { deferUse?: boolean } = {},
 ): Promise<Principal> {
+  const deferUse = options.deferUse ?? false;
   if (token === null) throw new AppError('missing_token', { reason: 'No Authorization: Bearer header was sent.' });
-  if (token.startsWith(ACCESS_TOKEN_PREFIX)) return authenticateAccessToken(token, services, requestId);
+  if (token.startsWith(ACCESS_TOKEN_PREFIX)) return authenticateAccessToken(token, services, requestId, deferUse);
   if (!isWellFormedGrantToken(token))
     throw new AppError('invalid_token', { reason: 'The token is malformed or its checksum is wrong.' });
-  const row = await services.db.get<GrantRow>('SELECT * FROM grants WHERE token_hash = ?', [hashGrantToken(token)]);
+  const row = await services.db.get<GrantWithShop>(`${GRANT_WITH_SHOP} WHERE g.token_hash = ?`, [
+    hashGrantToken(token),
+  ]);
   if (!row) throw new AppError('invalid_token', { reason: 'No grant matches this token.' });
-  return checkGrantRow(row, services, requestId);
+  return checkGrantRow(row, services, requestId, deferUse);
 }
 
-/** A grant's revocation and expiry (refusals audited once per window), then its use recorded. */
-async function checkGrantRow(row: GrantRow, services: Services, requestId?: string): Promise<Principal> {
+/**
+ * A grant's revocation and expiry (refusals audited once per window), then its use recorded, or
+ * left to the call's next write with `deferUse` (the pipeline's admission, ADR 0308).
+ */
+async function checkGrantRow(
+  row: GrantWithShop,
+  services: Services,
+  requestId?: string,
+  deferUse = false,
+): Promise<Principal> {
   const now = services.now();
   let refusal: AppError | null = null;
   if (row.revoked_at !== null) {
@@ -110,8 +141,23 @@ async function checkGrantRow(row: GrantRow, services: Services, requestId?: stri
     });
     throw refusal;
   }
-  await services.db.run('UPDATE grants SET last_used_at = ?, use_count = use_count + 1 WHERE id = ?', [now, row.id]);
-  return principalOf(row);
+  const principal: Principal = {
+    ...principalOf(row),
+    useDeferred: true,
+    ...(row.shop_plan != null
+      ? {
+          limits: limitsOfShopRow({
+            plan: row.shop_plan,
+            limits_json: row.shop_limits_json,
+            sandbox: Number(row.shop_sandbox),
+          }),
+        }
+      : {}),
+  };
+  if (deferUse) return principal;
+  // Bookkeeping, not a promise to the caller: committed without waiting for the disk (ADR 0308).
+  await services.db.tx((tx) => recordGrantUse(tx, principal, now), { durability: 'lazy' });
+  return principal;
 }
 
 export async function authorizeScope(
@@ -126,6 +172,7 @@ export async function authorizeScope(
     // once per window per grant and operation, counted otherwise.
     const now = services.now();
     await services.db.tx(async (tx) => {
+      await recordGrantUse(tx, principal, now);
       const first = await firstRefusalOfWindow(tx, refusalAuditKey(principal.grantId, `scope:${op.operationId}`), now);
       if (!first) return;
       await appendAudit(tx, {

@@ -12,6 +12,7 @@ import type { Config } from '../config.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import type { Db } from '../store/db.ts';
+import type { ShopLimits } from '../usage/meters.ts';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
 
@@ -37,6 +38,10 @@ export interface Principal {
   expiresAt: number;
   /** OAuth access tokens only: the resource (RFC 8707 audience) the token was issued for. */
   resource?: string;
+  /** The call is not yet counted as the grant's use: the next write for it does so (auth/grant-use.ts). */
+  useDeferred?: boolean;
+  /** The shop's limits, read with the grant when it was authenticated (admission uses them). */
+  limits?: ShopLimits;
 }
 
 /** Long-lived parts every operation may use. Built once per process. */
@@ -79,7 +84,12 @@ export interface OperationContext {
 /** Implemented by the auth subsystem (api/src/auth/guard.ts); installed with installGuard (api/src/operations/pipeline.ts). */
 export interface Guard {
   /** Resolves a bearer token to a principal or throws an `authority`-layer AppError. */
-  authenticate(token: string | null, services: Services, requestId?: string): Promise<Principal>;
+  authenticate(
+    token: string | null,
+    services: Services,
+    requestId?: string,
+    options?: { deferUse?: boolean },
+  ): Promise<Principal>;
   /** Throws a refusal naming the missing scope. */
   authorize(principal: Principal, op: AnyOperation, services?: Services, requestId?: string): void | Promise<void>;
   /**

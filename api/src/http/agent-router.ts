@@ -9,6 +9,7 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/
 import { closestName } from '../lib/suggest.ts';
 import { resourcesOf } from '../auth/oauth/metadata.ts';
 import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
+import { recordGrantUse } from '../auth/grant-use.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
@@ -286,15 +287,25 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
     const successStatus = op.successStatus ?? 200;
     // A grant-scoped call is authenticated before its input is validated, as over MCP: without a
     // valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
+    // The grant's use is counted by the call's admission (one write per read, ADR 0308), or here
+    // once the answer is made if nothing wrote for the call (refused input, wrong audience).
     const authenticateFirst = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-      const principal = await authenticateToken(bearerToken(c), getServices(), c.get('requestId'));
-      // An OAuth access token names the resource it was issued for (RFC 8707, ADR 1400).
-      if (principal.resource !== undefined && principal.resource !== resourcesOf(getServices().config).api)
-        throw new AppError('token_audience_mismatch', {
-          reason: `This access token was issued for ${principal.resource}, not the Agent Operations API.`,
-        });
-      c.set('principal', principal);
-      await next();
+      const services = getServices();
+      const principal = await authenticateToken(bearerToken(c), services, c.get('requestId'), { deferUse: true });
+      try {
+        // An OAuth access token names the resource it was issued for (RFC 8707, ADR 1400).
+        if (principal.resource !== undefined && principal.resource !== resourcesOf(services.config).api)
+          throw new AppError('token_audience_mismatch', {
+            reason: `This access token was issued for ${principal.resource}, not the Agent Operations API.`,
+          });
+        c.set('principal', principal);
+        await next();
+      } finally {
+        if (principal.useDeferred)
+          await services.db
+            .tx((tx) => recordGrantUse(tx, principal, services.now()), { durability: 'lazy' })
+            .catch(() => {});
+      }
     };
     // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.
     const closedInput = async (c: Context<AppEnv>, next: () => Promise<void>) => {

@@ -34,9 +34,10 @@ export async function authenticateToken(
   token: string | null,
   services: Services,
   requestId?: string,
+  options?: { deferUse?: boolean },
 ): Promise<Principal> {
   if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
-  return guard.authenticate(token, services, requestId).catch((err: unknown) => {
+  return guard.authenticate(token, services, requestId, options).catch((err: unknown) => {
     countRefusal(services, err);
     throw asStoreFull(err);
   });
@@ -70,7 +71,9 @@ async function invokeChecked(op: AnyOperation, args: InvokeArgs): Promise<unknow
   let admission: Admission | null = null;
   if (op.scope !== null) {
     if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
-    principal = args.principal ?? (await guard.authenticate(args.token, args.services, args.requestId));
+    // The grant's use is counted in admission's transaction (or a scope refusal's): one write per call.
+    principal =
+      args.principal ?? (await guard.authenticate(args.token, args.services, args.requestId, { deferUse: true }));
     await guard.authorize(principal, op, args.services, args.requestId);
     admission = (await guard.admit(principal, op, args.services, args.requestId)) ?? null;
   }

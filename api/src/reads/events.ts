@@ -20,7 +20,7 @@ import { isErrorCode } from '../errors/catalog.ts';
 import type { Services } from '../core/types.ts';
 import type { AuthMode } from '../services/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
-import { consumeCapRemaining } from './usage-view.ts';
+import { limitsOfShopRow, meterCap, type ShopLimitsRow, usagePeriod } from '../usage/meters.ts';
 import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 
 const ACCEPTED_CODE = INTAKE_SUPPORT_CODES.accepted.code;
@@ -105,12 +105,16 @@ export interface ShopFacts {
 }
 
 export async function shopFacts(db: Db, shopId: string, now: number): Promise<ShopFacts> {
-  const shop = await db.get<{ connection_status: string }>('SELECT connection_status FROM shops WHERE id = ?', [
-    shopId,
-  ]);
+  // One query: the shop's status, its limits and this period's replays.
+  const shop = await db.get<ShopLimitsRow & { connection_status: string; replays_used: number | null }>(
+    `SELECT s.connection_status, s.plan, s.limits_json, s.sandbox,
+       (SELECT u.count FROM usage_counters u WHERE u.shop_id = s.id AND u.period = ? AND u.meter = 'replays') AS replays_used
+     FROM shops s WHERE s.id = ?`,
+    [usagePeriod(now), shopId],
+  );
   return {
     connection_status: shop?.connection_status ?? 'connected',
-    replaysRemaining: await consumeCapRemaining(db, shopId, 'replays', now),
+    replaysRemaining: Math.max(0, meterCap(limitsOfShopRow(shop), 'replays') - Number(shop?.replays_used ?? 0)),
     now,
   };
 }

@@ -15,6 +15,14 @@ export interface TxOptions {
    * committed and must not be run again (the group committer relies on this).
    */
   onCommit?: () => void;
+  /**
+   * `lazy`: tx() resolves once the transaction has committed, without waiting for it to reach
+   * disk (SQLite: the WAL sync still starts at once; PostgreSQL: `synchronous_commit = off` for
+   * this transaction). Both stores write their log in order, so any later durable write makes
+   * it durable too. Only for bookkeeping a crash may lose without harm: rate-limit windows,
+   * read meters, a grant's last use (ADR 0308). Default `wait`.
+   */
+  durability?: 'wait' | 'lazy';
 }
 
 export interface Db {

@@ -23,6 +23,26 @@ export function toPgSql(sql: string): string {
 }
 
 /**
+ * A statement with parameters runs as a named prepared statement: each pooled connection parses
+ * and plans it once, then binds and executes (PostgreSQL keeps a generic plan once it costs no
+ * more than the custom ones). A page of the events list at a million events took 0.34 ms per
+ * query unnamed against 0.18 named, p99 1.6 against 0.37 (ADR 0601). At most PREPARED_MAX texts
+ * get a name; the rest (rare shapes, such as IN lists of unusual lengths) run unnamed.
+ */
+const PREPARED_MAX = 2_000;
+const prepared = new Map<string, pg.QueryConfig>();
+
+export function pgQuery(sql: string, params: readonly SqlParam[]): pg.QueryConfig {
+  let config = prepared.get(sql);
+  if (!config) {
+    const text = toPgSql(sql);
+    config = prepared.size < PREPARED_MAX ? { text, name: `fp_${prepared.size.toString(36)}` } : { text };
+    prepared.set(sql, config);
+  }
+  return params.length === 0 ? { text: config.text } : { ...config, values: params as unknown[] };
+}
+
+/**
  * The same database URL with every unqualified table name resolved in `schema`
  * (libpq `options=-c search_path=…`). Tests and benchmarks use a fresh schema each.
  */
@@ -44,7 +64,7 @@ export function redactUrl(url: string): string {
 }
 
 interface Queryable {
-  query(sql: string, params?: unknown[]): Promise<pg.QueryResult>;
+  query(query: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult>;
 }
 
 /**
@@ -70,10 +90,10 @@ class OneAtATime implements Queryable {
     return result;
   }
 
-  query(sql: string, params?: unknown[]): Promise<pg.QueryResult> {
+  query(query: string | pg.QueryConfig, params?: unknown[]): Promise<pg.QueryResult> {
     return this.enqueue(() => {
       if (this.ended) return Promise.reject(new Error('The transaction has ended; this query was not run.'));
-      return this.client.query(sql, params);
+      return typeof query === 'string' ? this.client.query(query, params) : this.client.query(query);
     });
   }
 
@@ -100,13 +120,13 @@ function handle(q: Queryable, tx: Db['tx']): Db {
   return {
     dialect: 'postgres',
     async all<T>(sql: string, params: readonly SqlParam[] = []) {
-      return (await q.query(toPgSql(sql), params as unknown[])).rows as T[];
+      return (await q.query(pgQuery(sql, params))).rows as T[];
     },
     async get<T>(sql: string, params: readonly SqlParam[] = []) {
-      return (await q.query(toPgSql(sql), params as unknown[])).rows[0] as T | undefined;
+      return (await q.query(pgQuery(sql, params))).rows[0] as T | undefined;
     },
     async run(sql: string, params: readonly SqlParam[] = []): Promise<RunResult> {
-      return { changes: (await q.query(toPgSql(sql), params as unknown[])).rowCount ?? 0 };
+      return { changes: (await q.query(pgQuery(sql, params))).rowCount ?? 0 };
     },
     async exec(sql: string) {
       await q.query(sql);
@@ -192,7 +212,8 @@ export class PostgresDb implements Db {
     const client = await this.pool.connect();
     const conn = new OneAtATime(client);
     try {
-      await conn.query('BEGIN');
+      // One message (simple protocol) either way: no round trip is added for a lazy commit.
+      await conn.query(options?.durability === 'lazy' ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN');
       const inner: Db = handle(conn, (f) => f(inner));
       const out = await fn(inner);
       await conn.end('COMMIT');

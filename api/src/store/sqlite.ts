@@ -361,6 +361,11 @@ export class SqliteDb implements Db {
       }
     });
     options?.onCommit?.();
+    if (options?.durability === 'lazy') {
+      // Synced soon all the same; a failure shows on the next durable write (refuseAfterSyncFailure).
+      this.durable(commit).catch(() => {});
+      return out;
+    }
     await this.durable(commit);
     return out;
   }

@@ -109,10 +109,19 @@ export function resolveLimits(planId: string, limitsJson: string | null | undefi
 export const SANDBOX_RATE_PLAN = 'scale';
 
 export async function limitsForShop(db: Db, shopId: string): Promise<ShopLimits> {
-  const row = await db.get<{ plan: string; limits_json: string | null; sandbox: number }>(
-    'SELECT plan, limits_json, sandbox FROM shops WHERE id = ?',
-    [shopId],
-  );
+  const row = await db.get<ShopLimitsRow>('SELECT plan, limits_json, sandbox FROM shops WHERE id = ?', [shopId]);
+  return limitsOfShopRow(row);
+}
+
+/** The columns of `shops` that decide its limits. */
+export interface ShopLimitsRow {
+  plan: string;
+  limits_json: string | null;
+  sandbox: number;
+}
+
+/** A shop's limits from its row (absent: the free plan's). */
+export function limitsOfShopRow(row: ShopLimitsRow | undefined): ShopLimits {
   const limits = resolveLimits(row?.plan ?? 'free', row?.limits_json);
   if (row && Number(row.sandbox) === 1) {
     const o = row.limits_json ? (JSON.parse(row.limits_json) as LimitOverrides) : {};
@@ -153,14 +162,13 @@ export async function consumeUsage(
   cap: number,
   now: number,
 ): Promise<boolean> {
-  const period = usagePeriod(now);
-  await db.run(
-    'INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, ?, 0) ON CONFLICT (shop_id, period, meter) DO NOTHING',
-    [shopId, period, meter],
-  );
+  // One statement (one round trip on PostgreSQL): the first unit of a period inserts the row
+  // (unless the cap is 0), later ones add 1 only below the cap. SQLite needs the SELECT's WHERE to
+  // read ON CONFLICT as the upsert clause.
   const r = await db.run(
-    'UPDATE usage_counters SET count = count + 1 WHERE shop_id = ? AND period = ? AND meter = ? AND count < ?',
-    [shopId, period, meter, cap],
+    `INSERT INTO usage_counters (shop_id, period, meter, count) SELECT ?, ?, ?, 1 WHERE ? > 0
+     ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + 1 WHERE usage_counters.count < ?`,
+    [shopId, usagePeriod(now), meter, cap, cap],
   );
   return r.changes > 0;
 }
