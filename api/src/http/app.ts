@@ -120,7 +120,10 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
     }
     // After a write failed for a full disk, not ready until a write succeeds again: this probe
     // writes one row, so readiness comes back by itself once space is freed.
-    if (services.db.writeBlocked?.()) await probeWrite(services.db, services.now()).catch(() => {});
+    if (services.db.writeBlocked?.())
+      await probeWrite(services.db, services.now())
+        .then(() => services.db.writeRecovered?.())
+        .catch(() => {});
     checks.store_writable = !services.db.writeBlocked?.();
     Object.assign(checks, (await parts.readiness?.()) ?? {});
     const ready = Object.values(checks).every(Boolean);

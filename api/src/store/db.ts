@@ -43,6 +43,8 @@ export interface Db {
   failure?(): string | null;
   /** Why writes are failing now but may succeed again (a full disk, ./full.ts), or null. */
   writeBlocked?(): string | null;
+  /** A write of ordinary size (probeWrite) succeeded: writeBlocked() clears. */
+  writeRecovered?(): void;
 }
 
 /** Small async mutex: SQLite has one writer; we serialize transactions in-process. */

@@ -38,14 +38,16 @@ export function asStoreFull(err: unknown): unknown {
 
 /**
  * Per store: since when writes fail for lack of space (null: writable). Adapters call `failed`
- * with every write error and `wrote` after every write that committed.
+ * with every write error. A small write succeeding says nothing (an in-place update or a row that
+ * fits a page's free space still commits on a full disk), so only a write of ordinary size clears
+ * it: /readyz runs probeWrite while it is set, and `recovered` once that succeeds.
  */
 export class WriteHealth {
   private fullSince: number | null = null;
   failed(err: unknown): void {
     if (isStoreFull(err)) this.fullSince ??= Date.now();
   }
-  wrote(): void {
+  recovered(): void {
     this.fullSince = null;
   }
   /** Why writes are failing now, or null. */

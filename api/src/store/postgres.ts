@@ -175,37 +175,39 @@ export class PostgresDb implements Db {
     return new PostgresDb(pool, url);
   }
 
-  /** Notes a full disk (53100) for writeBlocked(); `wrote` after a statement that may have written. */
-  private async tracked<T>(p: Promise<T>, wrote: boolean): Promise<T> {
+  /** Notes a full disk (53100) for writeBlocked(). */
+  private async tracked<T>(p: Promise<T>): Promise<T> {
     try {
-      const out = await p;
-      if (wrote) this.writeHealth.wrote();
-      return out;
+      return await p;
     } catch (err) {
       this.writeHealth.failed(err);
       throw err;
     }
   }
   all<T>(sql: string, params?: readonly SqlParam[]) {
-    return this.tracked(this.base.all<T>(sql, params), false);
+    return this.tracked(this.base.all<T>(sql, params));
   }
   get<T>(sql: string, params?: readonly SqlParam[]) {
-    return this.tracked(this.base.get<T>(sql, params), false);
+    return this.tracked(this.base.get<T>(sql, params));
   }
   run(sql: string, params?: readonly SqlParam[]) {
-    return this.tracked(this.base.run(sql, params), true);
+    return this.tracked(this.base.run(sql, params));
   }
   exec(sql: string) {
-    return this.tracked(this.base.exec(sql), true);
+    return this.tracked(this.base.exec(sql));
   }
 
   writeBlocked(): string | null {
     return this.writeHealth.blocked();
   }
 
+  writeRecovered(): void {
+    this.writeHealth.recovered();
+  }
+
   /** READ COMMITTED on one pooled connection; nested tx() calls join it. */
   tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
-    return this.tracked(this.txOnce(fn, options), true);
+    return this.tracked(this.txOnce(fn, options));
   }
 
   private async txOnce<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {

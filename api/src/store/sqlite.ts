@@ -290,7 +290,6 @@ export class SqliteDb implements Db {
         return r;
       });
       await this.durable(commit);
-      this.writeHealth.wrote();
       return out;
     } catch (err) {
       this.writeHealth.failed(err);
@@ -317,7 +316,6 @@ export class SqliteDb implements Db {
         return this.committed();
       });
       await this.durable(commit);
-      this.writeHealth.wrote();
     } catch (err) {
       this.writeHealth.failed(err);
       throw err;
@@ -327,7 +325,6 @@ export class SqliteDb implements Db {
   async tx<T>(fn: (tx: Db) => Promise<T>, options?: TxOptions): Promise<T> {
     try {
       const out = await this.txOnce(fn, options);
-      this.writeHealth.wrote();
       return out;
     } catch (err) {
       this.writeHealth.failed(err);
@@ -376,6 +373,10 @@ export class SqliteDb implements Db {
 
   writeBlocked(): string | null {
     return this.writeHealth.blocked();
+  }
+
+  writeRecovered(): void {
+    this.writeHealth.recovered();
   }
 
   /** The handle given to transaction bodies: runs directly, nested tx() joins. */

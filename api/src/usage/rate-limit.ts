@@ -31,37 +31,6 @@ export async function hitRate(db: Db, key: string, now: number): Promise<number>
   return count;
 }
 
-/**
- * Counts one request against each key in one statement (one round trip on PostgreSQL) and
- * returns the new counts in the keys' order.
- */
-export async function hitRates(db: Db, keys: readonly string[], now: number): Promise<number[]> {
-  const start = windowStart(now);
-  const rows = await db.all<{ rate_key: string; count: number }>(
-    `INSERT INTO rate_windows (rate_key, window_start, count) VALUES ${keys.map(() => '(?, ?, 1)').join(', ')}
-     ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + 1
-     RETURNING rate_key, count`,
-    keys.flatMap((k) => [k, start]),
-  );
-  const counts = keys.map((k) => Number(rows.find((r) => r.rate_key === k)?.count ?? 1));
-  // First hit of a new window: drop those keys' old windows (keeps the table tiny).
-  const fresh = keys.filter((_, i) => counts[i] === 1);
-  if (fresh.length > 0)
-    await db.run(
-      `DELETE FROM rate_windows WHERE rate_key IN (${fresh.map(() => '?').join(', ')}) AND window_start < ?`,
-      [...fresh, start],
-    );
-  return counts;
-}
-
-/** Takes back one request counted against `key` in the current window (it was refused elsewhere). */
-export async function unhitRate(db: Db, key: string, now: number): Promise<void> {
-  await db.run('UPDATE rate_windows SET count = count - 1 WHERE rate_key = ? AND window_start = ?', [
-    key,
-    windowStart(now),
-  ]);
-}
-
 /** Requests counted against `key` in the current window (no increment). */
 export async function peekRate(db: Db, key: string, now: number): Promise<number> {
   const row = await db.get<{ count: number }>(
