@@ -73,7 +73,35 @@ interface ShopBucket {
   at: number;
   restoreRate: number;
   maximumAvailable: number;
+  /**
+   * The account is the shop's row in `shop_buckets` as this worker last read or wrote it (Postgres):
+   * claims take points from the row, and only answers written to the row change it.
+   */
+  shared: boolean;
 }
+
+/** A shop's row in `shop_buckets`: the account of its bucket every worker process shares (Postgres). */
+interface SharedBucket {
+  shop_id: string;
+  available: number;
+  /** On the database's clock. */
+  at: number;
+  restore_rate: number;
+  maximum_available: number;
+}
+
+/** Columns of `shop_buckets` a claim reads with the shop, prefixed so they do not mix with the shop's. */
+const SHARED_BUCKET_COLUMNS =
+  'b.available AS bucket_available, b.at AS bucket_at, b.restore_rate AS bucket_restore_rate, ' +
+  'b.maximum_available AS bucket_maximum_available';
+
+/**
+ * How often at most a worker writes a shop's shared account from answers that show the bucket low
+ * (THROTTLED answers, and a low answer for a shop it knows no shared account of, are always
+ * written): claims keep the account between answers, so an answer only catches what they cannot
+ * know (another app's calls), and writing every one would be a write per call.
+ */
+const SHARED_CORRECTION_MS = 100;
 
 /** What one flowTriggerReceive call costs (Shopify charges 1 point; REFERENCE-FACTS.md). */
 export const TRIGGER_COST = 1;
@@ -121,8 +149,10 @@ export class DeliveryWorker {
   private readonly recorder: GroupCommitter;
   /** Shops Shopify asked us to slow down for without a bucket to pace by (Retry-After), until the given time. */
   private readonly shopPausedUntil = new Map<string, number>();
-  /** Each shop's bucket as the last answer described it (pacing; per process, ADR 0600). */
+  /** Each shop's bucket as the last answer (or, on Postgres, its shared row) described it (pacing). */
   private readonly buckets = new Map<string, ShopBucket>();
+  /** When this worker last wrote each shop's shared account from an answer (Postgres). */
+  private readonly sharedWrittenAt = new Map<string, number>();
   /** A wake-up for when a paused shop has points again. */
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeAt = Number.POSITIVE_INFINITY;
@@ -174,7 +204,7 @@ export class DeliveryWorker {
   pointsFor(shopId: string, now: number): number {
     const b = this.buckets.get(shopId);
     if (!b) return Number.POSITIVE_INFINITY;
-    return Math.min(b.maximumAvailable, b.available + ((now - b.at) / 1000) * b.restoreRate);
+    return Math.min(b.maximumAvailable, b.available + (Math.max(0, now - b.at) / 1000) * b.restoreRate);
   }
 
   /** When the shop may be called again (its pause over and a call's points back), or `now`. */
@@ -334,8 +364,10 @@ export class DeliveryWorker {
     for (const shop of this.inflightByShop.keys()) if (room(shop) < 1) skip.add(shop);
     for (const [shop, b] of this.buckets) {
       // An account full for a long while says nothing an answer would not say again: dropped.
-      if (now - b.at > BUCKET_FORGET_MS && this.pointsFor(shop, now) >= b.maximumAvailable) this.buckets.delete(shop);
-      else if (room(shop) < 1) skip.add(shop);
+      if (now - b.at > BUCKET_FORGET_MS && this.pointsFor(shop, now) >= b.maximumAvailable) {
+        this.buckets.delete(shop);
+        this.sharedWrittenAt.delete(shop);
+      } else if (room(shop) < 1) skip.add(shop);
     }
     // A shop left out for pacing is looked at again when its points are back.
     for (const shop of skip) {
@@ -392,7 +424,9 @@ export class DeliveryWorker {
     }
     if (preliminary.length === 0) return [];
     this.stats.claimTransactions++;
-    return db.tx(async (tx) => {
+    // Shops whose shared account the claim read (Postgres), to be looked at again when they have points.
+    const sharedShops: string[] = [];
+    const claimed = await db.tx(async (tx) => {
       let candidates = preliminary;
       if (tx.dialect === 'postgres') {
         // Lock the rows the look found that are still due; a row another worker is claiming is
@@ -413,15 +447,45 @@ export class DeliveryWorker {
       }
       const shopIds = [...new Set(candidates.map((r) => r.shop_id))];
       const inShops = `(${shopIds.map(() => '?').join(', ')})`;
-      // Live leases per shop (every worker's) and the shop itself, in one round trip.
-      const shops = await tx.all<ShopRow & { probe_event_id: string | null; busy: number }>(
+      // Postgres: the shops' shared bucket accounts (ADR 0200, "Pacing"), read and written under
+      // the claim locks taken above. SQLite is one process: the account in memory is the whole one.
+      const sharing = tx.dialect === 'postgres';
+      // Live leases per shop (every worker's), the shop itself and its shared account, in one round trip.
+      const shops = await tx.all<
+        ShopRow & { probe_event_id: string | null; busy: number } & Partial<Record<`bucket_${string}`, number | null>>
+      >(
         `SELECT s.*,
                 (SELECT COUNT(*) FROM events e WHERE e.shop_id = s.id AND e.state = 'delivering' AND e.lease_expires_at >= ?) AS busy
-           FROM shops s WHERE s.id IN ${inShops}`,
+                ${sharing ? `, ${SHARED_BUCKET_COLUMNS}` : ''}
+           FROM shops s ${sharing ? 'LEFT JOIN shop_buckets b ON b.shop_id = s.id' : ''} WHERE s.id IN ${inShops}`,
         [leaseNow, ...shopIds],
       );
       const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
-      const shopRows = new Map(shops.map(({ busy: _b, ...shop }) => [shop.id, shop as ShopRow] as const));
+      const shared = new Map<string, SharedBucket>();
+      const shopRows = new Map<string, ShopRow>();
+      for (const { busy: _b, ...row } of shops) {
+        const {
+          bucket_available: available,
+          bucket_at: at,
+          bucket_restore_rate: restoreRate,
+          bucket_maximum_available: maximumAvailable,
+          ...shop
+        } = row;
+        shopRows.set(shop.id, shop as ShopRow);
+        if (available !== null && available !== undefined)
+          shared.set(shop.id, {
+            shop_id: shop.id,
+            available: Number(available),
+            at: Number(at),
+            restore_rate: Number(restoreRate),
+            maximum_available: Number(maximumAvailable),
+          });
+      }
+      // This worker's picture of each shared account is the row now (whatever other workers did to it).
+      for (const row of shared.values()) {
+        this.mirrorShared(row, now);
+        sharedShops.push(row.shop_id);
+      }
       // Calls each shop's bucket allows now (pacing); shops Shopify has not described are not limited.
       const points = new Map(shopIds.map((id) => [id, Math.floor(this.pointsFor(id, now) / TRIGGER_COST)]));
       // Why a shop's events are held instead of sent (SHOP_HOLDS), and its probe.
@@ -489,6 +553,26 @@ export class DeliveryWorker {
         this.stats.reclaimedLeases += reclaimed.length;
         await this.abandonOrphans(tx, reclaimed, now);
       }
+      // The calls' points come out of the shops' shared accounts, refilled to the database clock,
+      // before the claim locks are let go. Relative to the row as it is then: an answer's
+      // correction written since the read above is kept, and the calls are taken from it.
+      if (shared.size) {
+        const spent = new Map<string, number>();
+        for (const ev of updated) if (shared.has(ev.shop_id)) spent.set(ev.shop_id, (spent.get(ev.shop_id) ?? 0) + 1);
+        if (spent.size) {
+          const rows = await tx.all<SharedBucket>(
+            `UPDATE shop_buckets AS b
+                SET available = LEAST(b.maximum_available, b.available + GREATEST(0, CAST(? AS BIGINT) - b.at) * b.restore_rate / 1000)
+                                - t.n * ${TRIGGER_COST},
+                    at = GREATEST(b.at, CAST(? AS BIGINT))
+               FROM (VALUES ${[...spent].map(() => '(CAST(? AS TEXT), CAST(? AS INTEGER))').join(', ')}) AS t (shop_id, n)
+              WHERE b.shop_id = t.shop_id
+              RETURNING b.shop_id, b.available, b.at, b.restore_rate, b.maximum_available`,
+            [leaseNow, leaseNow, ...[...spent].flat()],
+          );
+          for (const r of rows) this.mirrorShared(r, now);
+        }
+      }
       const out: ClaimedEvent[] = [];
       const attemptRows: SqlParam[][] = [];
       for (const row of chosen) {
@@ -499,7 +583,7 @@ export class DeliveryWorker {
         const trigger = first ? (Number(ev.is_test) ? 'test' : ev.replay_of ? 'replay' : 'initial') : 'automatic';
         attemptRows.push([attemptId, ev.id, ev.shop_id, trigger, now, 'in_progress']);
         const { replay_of: _r, is_test: _t, state: _s, ...payload } = ev;
-        this.spend(ev.shop_id, now);
+        if (!shared.has(ev.shop_id)) this.spend(ev.shop_id, now);
         out.push({
           ...payload,
           attempt_count: Number(ev.attempt_count),
@@ -513,6 +597,13 @@ export class DeliveryWorker {
       await insertMany(tx, 'attempts', ['id', 'event_id', 'shop_id', 'trigger', 'started_at', 'outcome'], attemptRows);
       return out;
     });
+    // A shop its shared account left calls out of (other workers may have taken its points) is
+    // looked at again when it has points.
+    for (const id of sharedShops) {
+      const at = this.readyAt(id, now);
+      if (at > now) this.wakeUpAt(at);
+    }
+    return claimed;
   }
 
   /**
@@ -642,7 +733,7 @@ export class DeliveryWorker {
     });
     token = '';
     const classified = classifyFlowResult(result);
-    this.pace(ev, result, classified);
+    await this.pace(ev, result, classified);
     return this.record(ev, classified, result, null);
   }
 
@@ -660,37 +751,53 @@ export class DeliveryWorker {
    * still in flight (Shopify may not have counted them yet); the claim then starts no call the
    * bucket cannot pay for, and a wake-up comes when it can. So the first THROTTLED waits exactly
    * (cost − currentlyAvailable) / restoreRate, and a success showing the bucket low slows the
-   * shop before it runs dry. Retry-After (429) pauses the shop as asked; a throttled answer
-   * with neither pauses it a second. Other shops are not affected.
+   * shop before it runs dry. On Postgres, once an answer shows the bucket low, the account is the
+   * one all workers share (`correctShared`). Retry-After (429) pauses the shop as asked; a
+   * throttled answer with neither pauses it a second. Other shops are not affected.
    */
-  private pace(ev: ClaimedEvent, result: FlowCallResult, classified: Classified): void {
-    const now = this.services.now();
+  private async pace(ev: ClaimedEvent, result: FlowCallResult, classified: Classified): Promise<void> {
+    let now = this.services.now();
     const shopId = ev.shop_id;
     const status = result.throttleStatus;
     const last = this.buckets.get(shopId);
-    // Answers to calls made together arrive in any order: only one to a call claimed after the
-    // one that last set the account says something newer.
-    if (
-      status &&
-      status.restoreRate > 0 &&
-      Number.isFinite(status.currentlyAvailable) &&
-      !(last && last.seq > ev.seq)
-    ) {
-      // This worker's other calls still in flight: Shopify may not have counted them yet (calls
-      // sent together reach it in any order, so earlier ones count too).
-      const others = (this.inflightSeqs.get(shopId)?.size ?? 1) - 1;
-      this.buckets.set(shopId, {
-        seq: ev.seq,
-        available: status.currentlyAvailable - Math.max(0, others) * TRIGGER_COST,
-        at: now,
-        restoreRate: status.restoreRate,
-        maximumAvailable: status.maximumAvailable,
-      });
+    const throttled = classified.outcome === 'throttled';
+    if (status && status.restoreRate > 0 && Number.isFinite(status.currentlyAvailable)) {
+      // Low: below half, or few enough that the calls a shop may have in flight (its concurrency,
+      // across all workers) could empty it before another answer said so. A bucket far from empty
+      // is not written: the shop's calls are bounded by its concurrency there anyway.
+      const lowAt = Math.max(
+        status.maximumAvailable / 2,
+        2 * this.services.config.worker.concurrencyPerShop * TRIGGER_COST,
+      );
+      const share =
+        this.services.db.dialect === 'postgres' &&
+        (throttled ||
+          (status.currentlyAvailable < lowAt &&
+            (!last?.shared || now - (this.sharedWrittenAt.get(shopId) ?? 0) >= SHARED_CORRECTION_MS)));
+      if (share) {
+        await this.correctShared(ev, status);
+        now = this.services.now();
+      } else if (!last?.shared && !(last && last.seq > ev.seq)) {
+        // Answers to calls made together arrive in any order: only one to a call claimed after the
+        // one that last set the account says something newer. This worker's other calls still in
+        // flight: Shopify may not have counted them yet (calls sent together reach it in any
+        // order, so earlier ones count too).
+        const others = (this.inflightSeqs.get(shopId)?.size ?? 1) - 1;
+        this.buckets.set(shopId, {
+          seq: ev.seq,
+          available: status.currentlyAvailable - Math.max(0, others) * TRIGGER_COST,
+          at: now,
+          restoreRate: status.restoreRate,
+          maximumAvailable: status.maximumAvailable,
+          shared: false,
+        });
+      }
     }
-    if (classified.outcome === 'throttled') {
-      // A THROTTLED answer although this worker's account said a point was there: another client
-      // of the bucket (another worker process) spent it. Leave it the next points, more each time
-      // in a row and with jitter, so the processes sharing a shop's bucket stop calling in step.
+    if (throttled) {
+      // A THROTTLED answer although the account said a point was there: another client of the
+      // bucket spent it (an app outside Flowport, or, before the shop's account is shared on
+      // PostgreSQL, another worker process). Leave it the next points, more each time in a row and with
+      // jitter, so the clients sharing a shop's bucket stop calling in step.
       const streak = (this.throttleStreak.get(shopId) ?? 0) + 1;
       this.throttleStreak.set(shopId, streak);
       const restore = status && status.restoreRate > 0 ? (TRIGGER_COST / status.restoreRate) * 1000 : 0;
@@ -702,8 +809,71 @@ export class DeliveryWorker {
       if ((this.shopPausedUntil.get(shopId) ?? 0) <= now) this.shopPausedUntil.delete(shopId);
     }
     const at = this.readyAt(shopId, now);
-    if (at > now || classified.outcome === 'throttled') this.services.metrics?.throttles.inc();
+    if (at > now || throttled) this.services.metrics?.throttles.inc();
     if (at > now) this.wakeUpAt(at);
+  }
+
+  /**
+   * Lowers the shop's shared account (Postgres; creates it) to what Shopify said, less every
+   * worker's other calls in flight for the shop (live leases: Shopify may not have counted them),
+   * if that is less than the account refilled to now. Only lowered: the claims take every call's
+   * points, so an answer can only add news of points spent elsewhere (another app), while an older
+   * answer arriving late, or one whose count missed a claim committing meanwhile, would hand out
+   * points twice; the row's own values are read after its lock, so a claim's take is never undone.
+   * Awaited before the outcome is recorded: the call's lease still counts, and its slot is not
+   * freed for a claim before the account is written. Bookkeeping a crash may lose (the next answer
+   * writes it again): committed lazily.
+   */
+  private async correctShared(ev: ClaimedEvent, status: NonNullable<FlowCallResult['throttleStatus']>): Promise<void> {
+    const { db } = this.services;
+    const now = this.services.now();
+    const dbNow = Math.round(now + this.leaseClockOffsetMs);
+    this.sharedWrittenAt.set(ev.shop_id, now);
+    try {
+      const row = await db.tx(
+        (tx) =>
+          tx.get<SharedBucket>(
+            `INSERT INTO shop_buckets AS b (shop_id, available, at, restore_rate, maximum_available)
+             VALUES (?, CAST(? AS DOUBLE PRECISION) - ${TRIGGER_COST} * (SELECT COUNT(*) FROM events
+                       WHERE shop_id = ? AND state = 'delivering' AND lease_expires_at >= ? AND id <> ?),
+                     ?, ?, ?)
+             ON CONFLICT (shop_id) DO UPDATE SET
+               available = LEAST(excluded.available, excluded.maximum_available,
+                                 b.available + GREATEST(0, excluded.at - b.at) * b.restore_rate / 1000),
+               at = GREATEST(b.at, excluded.at),
+               restore_rate = excluded.restore_rate, maximum_available = excluded.maximum_available
+             RETURNING shop_id, available, at, restore_rate, maximum_available`,
+            [
+              ev.shop_id,
+              status.currentlyAvailable,
+              ev.shop_id,
+              dbNow,
+              ev.id,
+              dbNow,
+              status.restoreRate,
+              status.maximumAvailable,
+            ],
+          ),
+        { durability: 'lazy' },
+      );
+      if (row) this.mirrorShared(row, now);
+    } catch (err) {
+      // The delivery's outcome must still be recorded; the next answer or claim corrects the account.
+      this.log('shared bucket correction failed:', err);
+    }
+  }
+
+  /** Makes this worker's picture of a shop's bucket the shared row as just read or written (Postgres). */
+  private mirrorShared(row: SharedBucket, now: number): void {
+    this.buckets.set(row.shop_id, {
+      seq: this.buckets.get(row.shop_id)?.seq ?? 0,
+      available: Number(row.available),
+      // The row's time is the database's; the picture's is this worker's, as every `now` here.
+      at: Math.min(now, Number(row.at) - this.leaseClockOffsetMs),
+      restoreRate: Number(row.restore_rate),
+      maximumAvailable: Number(row.maximum_available),
+      shared: true,
+    });
   }
 
   private async record(
