@@ -277,7 +277,11 @@ export async function listEvents(
   shopId: string,
   f: EventFilter,
 ): Promise<{ rows: EventRow[]; hasMore: boolean; facts: ShopFacts }> {
-  const facts = await shopFacts(services.db, shopId, services.now());
+  // The shop's facts are needed to build the query only for the replay filter; otherwise they are
+  // read beside the page (on PostgreSQL, two pooled connections at once: one round trip less).
+  const factsRead = shopFacts(services.db, shopId, services.now());
+  factsRead.catch(() => {}); // awaited below; not an unhandled rejection if the page fails first
+  const facts = f.replayAvailable !== undefined ? await factsRead : null;
   const where = ['e.shop_id = ?'];
   const params: SqlParam[] = [shopId];
   const eq = (col: string, v: string | undefined) => {
@@ -314,7 +318,7 @@ export async function listEvents(
     );
     const c = replayAvailableSql(
       f.replayAvailable,
-      facts,
+      facts as ShopFacts,
       endpoints.map((e) => e.id),
     );
     where.push(c.sql);
@@ -340,9 +344,9 @@ export async function listEvents(
     sql = `${page} ORDER BY e.id ${dir} LIMIT ?`;
     all = [...params, f.limit + 1];
   }
-  const rows = await services.db.all<EventRow>(sql, all);
+  const [rows, shop] = await Promise.all([services.db.all<EventRow>(sql, all), factsRead]);
   const hasMore = rows.length > f.limit;
-  return { rows: hasMore ? rows.slice(0, f.limit) : rows, hasMore, facts };
+  return { rows: hasMore ? rows.slice(0, f.limit) : rows, hasMore, facts: shop };
 }
 
 export async function getShopEvent(db: Db, shopId: string, eventId: string): Promise<EventRow | undefined> {
