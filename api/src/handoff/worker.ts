@@ -7,8 +7,8 @@ import { readinessForDelivery } from './flow-readiness.ts';
 import { withFreshToken } from './shop-tokens.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
-import { insertMany, type SqlParam, tryLockKeys } from '../store/db.ts';
-import { GroupCommitter } from '../store/committer.ts';
+import { type Db, insertMany, pgArrayLiteral, type SqlParam, tryLockKeys } from '../store/db.ts';
+import { type Batch, GroupCommitter } from '../store/committer.ts';
 import type { TriggerVariant } from '../services/endpoints.ts';
 import type { ShopRow } from '../services/shops.ts';
 import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl } from './flow-client.ts';
@@ -108,6 +108,109 @@ export const TRIGGER_COST = 1;
 
 /** How long a shop's bucket account is kept once it is full and unused (bounds the map). */
 const BUCKET_FORGET_MS = 10 * 60_000;
+
+/**
+ * One event's outcome of the common kinds (a final outcome other than a probe's release, or a
+ * plain retry), as its row and its attempt's row are written on PostgreSQL with the rest of
+ * its group commit (`writeOutcomes`).
+ */
+interface BatchedOutcome {
+  event: {
+    id: string;
+    leaseOwner: string;
+    state: string;
+    supportCode: string;
+    errorCode: string | null;
+    nextAttemptAt: number | null;
+    /** A final outcome sets `delivered_at` (null unless delivered); a retry leaves it as it is. */
+    final: boolean;
+    deliveredAt: number | null;
+    updatedAt: number;
+    maybeRan: number;
+  };
+  attempt: {
+    id: string;
+    finishedAt: number;
+    durationMs: number;
+    outcome: string;
+    httpStatus: number | null;
+    errorCode: string | null;
+    flowResponse: string;
+  };
+}
+
+/** The batch scratch key of the outcomes waiting for `writeOutcomes`. */
+const BATCHED_OUTCOMES = 'handoff-outcomes';
+
+/**
+ * The outcomes of this group commit still to be written (PostgreSQL): the first call registers
+ * one `writeOutcomes` before the commit.
+ */
+function batchedOutcomes(batch: Batch): BatchedOutcome[] {
+  let rows = batch.scratch.get(BATCHED_OUTCOMES) as BatchedOutcome[] | undefined;
+  if (!rows) {
+    const r: BatchedOutcome[] = [];
+    rows = r;
+    batch.scratch.set(BATCHED_OUTCOMES, r);
+    batch.beforeCommit((tx) => writeOutcomes(tx, r));
+  }
+  return rows;
+}
+
+/**
+ * Writes and empties `rows` (PostgreSQL): one `UPDATE events` and one `UPDATE attempts`, each
+ * given one array per column, whatever the count; each statement is a round trip, and a delivery
+ * cost two before. Per row the same as one event's own statements (`record`): a lost lease is not
+ * overwritten, and the event rows come before the attempts, as in a re-claim. Each statement takes
+ * its rows in id order (PostgreSQL's plan is a nested loop driven by the unnest, one index look-up
+ * per row), so two batches that share rows (a lease taken over while its first holder records)
+ * lock them in the same order, not each in its own outcomes' finishing order.
+ */
+async function writeOutcomes(tx: Db, rows: BatchedOutcome[]): Promise<void> {
+  if (rows.length === 0) return;
+  const events = rows.map((r) => r.event).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const attempts = rows.map((r) => r.attempt).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  rows.length = 0;
+  const col = <T>(list: readonly T[], f: (row: T) => SqlParam) => pgArrayLiteral(list.map(f));
+  await tx.run(
+    `UPDATE events AS e SET state = v.state, support_code = v.support_code, error_code = v.error_code,
+       lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = v.next_attempt_at,
+       delivered_at = CASE WHEN v.final = 1 THEN v.delivered_at ELSE e.delivered_at END, updated_at = v.updated_at,
+       possible_duplicate_deliveries = e.possible_duplicate_deliveries + v.maybe_ran
+     FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::integer[], ?::bigint[],
+                 ?::bigint[], ?::integer[])
+       AS v (id, lease_owner, state, support_code, error_code, next_attempt_at, final, delivered_at, updated_at, maybe_ran)
+     WHERE e.id = v.id AND e.lease_owner = v.lease_owner`,
+    [
+      col(events, (e) => e.id),
+      col(events, (e) => e.leaseOwner),
+      col(events, (e) => e.state),
+      col(events, (e) => e.supportCode),
+      col(events, (e) => e.errorCode),
+      col(events, (e) => e.nextAttemptAt),
+      col(events, (e) => (e.final ? 1 : 0)),
+      col(events, (e) => e.deliveredAt),
+      col(events, (e) => e.updatedAt),
+      col(events, (e) => e.maybeRan),
+    ],
+  );
+  await tx.run(
+    `UPDATE attempts AS a SET finished_at = v.finished_at, duration_ms = v.duration_ms, outcome = v.outcome,
+       http_status = v.http_status, error_code = v.error_code, flow_response = v.flow_response
+     FROM unnest(?::text[], ?::bigint[], ?::integer[], ?::text[], ?::integer[], ?::text[], ?::text[])
+       AS v (id, finished_at, duration_ms, outcome, http_status, error_code, flow_response)
+     WHERE a.id = v.id`,
+    [
+      col(attempts, (a) => a.id),
+      col(attempts, (a) => a.finishedAt),
+      col(attempts, (a) => a.durationMs),
+      col(attempts, (a) => a.outcome),
+      col(attempts, (a) => a.httpStatus),
+      col(attempts, (a) => a.errorCode),
+      col(attempts, (a) => a.flowResponse),
+    ],
+  );
+}
 
 interface DueRow {
   id: string;
@@ -892,11 +995,68 @@ export class DeliveryWorker {
     const attemptCode = SUPPORT_CODES[c.support];
     // A call that may have reached Flow (timeout, broken connection) is a possible duplicate whatever happens next.
     const maybeRan = c.kind === 'retry' && c.maybeRan ? 1 : 0;
+    const durationMs = Math.round(result?.durationMs ?? 0);
+    const flowResponse = JSON.stringify(summary);
     // Outcomes finishing together share one transaction (one fsync), like intake's batches.
     // The event row first, then its attempt: the same order as a re-claim, so two
     // transactions never wait on each other's rows in a cycle.
-    await this.recorder.submit(async (tx) => {
+    await this.recorder.submit(async (tx, batch) => {
       let attemptOutcome: string = c.outcome;
+      // A retry past the schedule fails the event instead (the attempts are read only near its end).
+      const exhausted =
+        c.kind === 'retry' &&
+        ev.attempt_count >= policy.maxAttempts &&
+        (await this.countedAttempts(tx, ev)) >= policy.maxAttempts;
+      // PostgreSQL: the common kinds (a final outcome other than a probe's release, a plain retry)
+      // are written with the rest of the batch, two statements in all (writeOutcomes). SQLite runs
+      // each statement in-process, no round trip: one prepared statement per row is cheaper there.
+      const batched = tx.dialect === 'postgres' ? batchedOutcomes(batch) : null;
+      if (batched) {
+        const attempt = {
+          id: ev.attemptId,
+          finishedAt: now,
+          durationMs,
+          outcome: c.outcome,
+          httpStatus: result?.httpStatus ?? null,
+          errorCode: attemptCode.errorCode,
+          flowResponse,
+        };
+        const event = { id: ev.id, leaseOwner: ev.leaseOwner, updatedAt: now, maybeRan, deliveredAt: null };
+        if (c.kind === 'final' && !(ev.probe && result)) {
+          const code = SUPPORT_CODES[c.support];
+          batched.push({
+            event: {
+              ...event,
+              state: code.state,
+              supportCode: code.code,
+              errorCode: code.errorCode,
+              nextAttemptAt: null,
+              final: true,
+              deliveredAt: c.outcome === 'delivered' ? now : null,
+            },
+            attempt,
+          });
+          return;
+        }
+        if (c.kind === 'retry' && !exhausted) {
+          batched.push({
+            event: {
+              ...event,
+              state: 'queued',
+              supportCode: attemptCode.code,
+              errorCode: attemptCode.errorCode,
+              nextAttemptAt: now + Math.max(retryDelayMs(policy, ev.attempt_count), c.notBeforeMs),
+              final: false,
+            },
+            attempt,
+          });
+          return;
+        }
+        // A rare kind: the outcomes before it in the batch are written first, so the batch's
+        // statements run in the order its outcomes finished (e.g. a 401 holds the shop's queued
+        // events, a retry of the same shop recorded before it among them).
+        await writeOutcomes(tx, batched);
+      }
       // The event's state is the support code's (SUPPORT_CODES): final, or held for a disconnected shop.
       const setFinal = async (key: SupportCodeKey, delivered: boolean) => {
         const code = SUPPORT_CODES[key];
@@ -950,7 +1110,7 @@ export class DeliveryWorker {
             [held.code, held.errorCode, now, ev.shop_id],
           );
         }
-      } else if (ev.attempt_count >= policy.maxAttempts && (await this.countedAttempts(tx, ev)) >= policy.maxAttempts) {
+      } else if (exhausted) {
         await setFinal('exhausted', false);
       } else {
         const delay = Math.max(retryDelayMs(policy, ev.attempt_count), c.notBeforeMs);
@@ -966,11 +1126,11 @@ export class DeliveryWorker {
          WHERE id = ?`,
         [
           now,
-          Math.round(result?.durationMs ?? 0),
+          durationMs,
           attemptOutcome,
           result?.httpStatus ?? null,
           attemptCode.errorCode,
-          JSON.stringify(summary),
+          flowResponse,
           ev.attemptId,
         ],
       );
