@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FLOW_TRIGGER_MUTATION } from '../../api/src/handoff/flow-client.ts';
 import type { SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
 import type { Db } from '../../api/src/store/db.ts';
 import { openStore } from '../../api/src/store/open.ts';
@@ -186,4 +187,53 @@ export async function startBenchSandbox(): Promise<{ url: string; stop(): Promis
     throw err;
   }
   return { url, stop: () => stopChild(child) };
+}
+
+/** One trigger the stand-in recorded (GET /sandbox/shopify/triggers). */
+export interface StandInTrigger {
+  shop: string;
+  handle: string;
+  apiVersion: string;
+  payload: Record<string, unknown>;
+  receivedAt: number;
+}
+
+/**
+ * The handoff benchmarks' baseline: the same trigger posted by the sender straight to the Shopify
+ * stand-in (no Flowport), timed from the request to the stand-in's arrival stamp. It is the floor
+ * this machine, this sender and this stand-in give a handoff at that moment; Flowport's rounds
+ * alternate with it. `like` is a trigger Flowport delivered (its handle, API version and payload);
+ * each call sends it with `Flowport event id` set to `id`, so the stand-in's record tells them apart.
+ */
+export function standInBaseline(
+  sandboxUrl: string,
+  like: StandInTrigger,
+): (domain: string, id: string) => Promise<{ sentAt: number; ok: boolean }> {
+  return async (domain, id) => {
+    const sentAt = performance.timeOrigin + performance.now();
+    const res = await fetch(`${sandboxUrl}/sandbox/shopify/${domain}/admin/api/${like.apiVersion}/graphql.json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-shopify-access-token': 'bench-baseline' },
+      body: JSON.stringify({
+        query: FLOW_TRIGGER_MUTATION,
+        variables: { handle: like.handle, payload: { ...like.payload, 'Flowport event id': id } },
+      }),
+    }).catch(() => null);
+    const body = res ? ((await res.json().catch(() => null)) as { data?: unknown } | null) : null;
+    return { sentAt, ok: res?.status === 200 && body?.data != null };
+  };
+}
+
+/** Gives a stand-in shop a bucket (the baseline's shops: one large enough never to throttle). */
+export async function setStandInBucket(
+  sandboxUrl: string,
+  domain: string,
+  bucket: { maximumAvailable: number; restoreRate: number },
+): Promise<void> {
+  const res = await fetch(`${sandboxUrl}/sandbox/shopify/_buckets/${domain}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(bucket),
+  });
+  if (!res.ok) throw new Error(`stand-in bucket: ${res.status} ${await res.text()}`);
 }

@@ -14,10 +14,9 @@ import { AppError } from '../errors/problem.ts';
 import type { Guard } from '../core/types.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { admitUsage } from '../usage/admit.ts';
-import { limitsOfShopRow } from '../usage/meters.ts';
 import { firstRefusalOfWindow, RATE_WINDOW_MS, refusalAuditKey } from '../usage/rate-limit.ts';
 import { hashGrantToken, isWellFormedGrantToken } from './grant-tokens.ts';
-import { recordGrantUse } from './grant-use.ts';
+import { recordGrantUse } from '../usage/grant-use.ts';
 import type { GrantRow } from './grants.ts';
 import { ACCESS_TOKEN_PREFIX, findAccessToken } from './oauth/tokens.ts';
 
@@ -145,13 +144,7 @@ async function checkGrantRow(
     ...principalOf(row),
     useDeferred: true,
     ...(row.shop_plan != null
-      ? {
-          limits: limitsOfShopRow({
-            plan: row.shop_plan,
-            limits_json: row.shop_limits_json,
-            sandbox: Number(row.shop_sandbox),
-          }),
-        }
+      ? { shopLimits: { plan: row.shop_plan, limits_json: row.shop_limits_json, sandbox: Number(row.shop_sandbox) } }
       : {}),
   };
   if (deferUse) return principal;

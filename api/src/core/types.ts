@@ -12,7 +12,6 @@ import type { Config } from '../config.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import type { Db } from '../store/db.ts';
-import type { ShopLimits } from '../usage/meters.ts';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
 
@@ -38,10 +37,17 @@ export interface Principal {
   expiresAt: number;
   /** OAuth access tokens only: the resource (RFC 8707 audience) the token was issued for. */
   resource?: string;
-  /** The call is not yet counted as the grant's use: the next write for it does so (auth/grant-use.ts). */
+  /** The call is not yet counted as the grant's use: the next write for it does so (usage/grant-use.ts). */
   useDeferred?: boolean;
-  /** The shop's limits, read with the grant when it was authenticated (admission uses them). */
-  limits?: ShopLimits;
+  /** The shop's row as far as its limits go, read with the grant when it was authenticated (admission uses it). */
+  shopLimits?: ShopLimitsRow;
+}
+
+/** The columns of `shops` that decide a shop's limits (usage/meters.ts resolves them). */
+export interface ShopLimitsRow {
+  plan: string;
+  limits_json: string | null;
+  sandbox: number;
 }
 
 /** Long-lived parts every operation may use. Built once per process. */

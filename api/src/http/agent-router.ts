@@ -9,7 +9,7 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/
 import { closestName } from '../lib/suggest.ts';
 import { resourcesOf } from '../auth/oauth/metadata.ts';
 import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
-import { recordGrantUse } from '../auth/grant-use.ts';
+import { recordGrantUse } from '../usage/grant-use.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';

@@ -17,10 +17,10 @@ import {
   TERMINAL_STATES,
 } from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
-import type { Services } from '../core/types.ts';
+import type { Services, ShopLimitsRow } from '../core/types.ts';
 import type { AuthMode } from '../services/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
-import { limitsOfShopRow, meterCap, type ShopLimitsRow, usagePeriod } from '../usage/meters.ts';
+import { limitsOfShopRow, meterCap, usagePeriod } from '../usage/meters.ts';
 import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 
 const ACCEPTED_CODE = INTAKE_SUPPORT_CODES.accepted.code;

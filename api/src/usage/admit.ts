@@ -4,7 +4,7 @@
 // transaction committed without waiting for the disk (one statement on PostgreSQL). A meter that counts only what the operation
 // creates (COUNTED_ON_SUCCESS: previews) comes back with a refund for a refusal.
 import { appendAudit } from '../audit/log.ts';
-import { recordGrantUse } from '../auth/grant-use.ts';
+import { recordGrantUse } from './grant-use.ts';
 import { AppError } from '../errors/problem.ts';
 import type { Admission } from '../core/types.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
@@ -13,6 +13,7 @@ import {
   COUNTED_ON_SUCCESS,
   consumeUsage,
   limitsForShop,
+  limitsOfShopRow,
   meterCap,
   periodBounds,
   recordUsage,
@@ -199,7 +200,9 @@ export async function admitUsage(
 ): Promise<Admission | undefined> {
   const { db } = services;
   const now = services.now();
-  const limits = principal.limits ?? (await limitsForShop(db, principal.shopId));
+  const limits = principal.shopLimits
+    ? limitsOfShopRow(principal.shopLimits)
+    : await limitsForShop(db, principal.shopId);
   const a: AdmitArgs = { principal, op, limits, now, requestId };
   // Counters, not promises: committed without waiting for the disk; a crash may lose the last few
   // milliseconds' counts, in the caller's favour. A side effect's own transaction is durable and,

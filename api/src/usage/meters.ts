@@ -3,7 +3,7 @@
 // intents record `replays` / `diagnostics_shares`; the operation pipeline records
 // each operation's declared meter. Limits come from the shop's plan, with
 // optional per-shop overrides (`shops.limits_json`).
-import type { Meter } from '../core/types.ts';
+import type { Meter, ShopLimitsRow } from '../core/types.ts';
 import { type Plan, planOf } from '../plans.ts';
 import type { Db } from '../store/db.ts';
 
@@ -111,13 +111,6 @@ export const SANDBOX_RATE_PLAN = 'scale';
 export async function limitsForShop(db: Db, shopId: string): Promise<ShopLimits> {
   const row = await db.get<ShopLimitsRow>('SELECT plan, limits_json, sandbox FROM shops WHERE id = ?', [shopId]);
   return limitsOfShopRow(row);
-}
-
-/** The columns of `shops` that decide its limits. */
-export interface ShopLimitsRow {
-  plan: string;
-  limits_json: string | null;
-  sandbox: number;
 }
 
 /** A shop's limits from its row (absent: the free plan's). */
