@@ -529,177 +529,204 @@ export class DeliveryWorker {
     this.stats.claimTransactions++;
     // Shops whose shared account the claim read (Postgres), to be looked at again when they have points.
     const sharedShops: string[] = [];
-    const claimed = await db.tx(async (tx) => {
-      let candidates = preliminary;
-      if (tx.dialect === 'postgres') {
-        // Lock the rows the look found that are still due; a row another worker is claiming is
-        // skipped, never waited for.
-        candidates = await tx.all<DueRow>(
-          `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
+    // Calls counted in flight by the claim below (pacing), taken back if its transaction fails.
+    const pendingSeqs: [shop: string, seq: number][] = [];
+    const dropPending = () => {
+      for (const [shop, seq] of pendingSeqs) {
+        const seqs = this.inflightSeqs.get(shop);
+        seqs?.delete(seq);
+        if (seqs?.size === 0) this.inflightSeqs.delete(shop);
+      }
+    };
+    const claimed = await db
+      .tx(async (tx) => {
+        let candidates = preliminary;
+        if (tx.dialect === 'postgres') {
+          // Lock the rows the look found that are still due; a row another worker is claiming is
+          // skipped, never waited for.
+          candidates = await tx.all<DueRow>(
+            `SELECT id, shop_id, state, attempt_count, replay_of, is_test FROM events
             WHERE id IN (${preliminary.map(() => '?').join(', ')}) AND ${dueWhere}
             ORDER BY next_attempt_at FOR UPDATE SKIP LOCKED`,
-          [...preliminary.map((r) => r.id), now, leaseNow],
-        );
-        // Another worker claiming for the same shop right now: leave that shop to it this round.
-        const mine = await tryLockKeys(
-          tx,
-          candidates.map((r) => `claim-shop:${r.shop_id}`),
-        );
-        candidates = candidates.filter((r) => mine.has(`claim-shop:${r.shop_id}`));
-        if (candidates.length === 0) return [];
-      }
-      const shopIds = [...new Set(candidates.map((r) => r.shop_id))];
-      const inShops = `(${shopIds.map(() => '?').join(', ')})`;
-      // Postgres: the shops' shared bucket accounts (ADR 0200, "Pacing"), read and written under
-      // the claim locks taken above. SQLite is one process: the account in memory is the whole one.
-      const sharing = tx.dialect === 'postgres';
-      // Live leases per shop (every worker's), the shop itself and its shared account, in one round trip.
-      const shops = await tx.all<
-        ShopRow & { probe_event_id: string | null; busy: number } & Partial<Record<`bucket_${string}`, number | null>>
-      >(
-        `SELECT s.*,
+            [...preliminary.map((r) => r.id), now, leaseNow],
+          );
+          // Another worker claiming for the same shop right now: leave that shop to it this round.
+          const mine = await tryLockKeys(
+            tx,
+            candidates.map((r) => `claim-shop:${r.shop_id}`),
+          );
+          candidates = candidates.filter((r) => mine.has(`claim-shop:${r.shop_id}`));
+          if (candidates.length === 0) return [];
+        }
+        const shopIds = [...new Set(candidates.map((r) => r.shop_id))];
+        const inShops = `(${shopIds.map(() => '?').join(', ')})`;
+        // Postgres: the shops' shared bucket accounts (ADR 0200, "Pacing"), read and written under
+        // the claim locks taken above. SQLite is one process: the account in memory is the whole one.
+        const sharing = tx.dialect === 'postgres';
+        // Live leases per shop (every worker's), the shop itself and its shared account, in one round trip.
+        const shops = await tx.all<
+          ShopRow & { probe_event_id: string | null; busy: number } & Partial<Record<`bucket_${string}`, number | null>>
+        >(
+          `SELECT s.*,
                 (SELECT COUNT(*) FROM events e WHERE e.shop_id = s.id AND e.state = 'delivering' AND e.lease_expires_at >= ?) AS busy
                 ${sharing ? `, ${SHARED_BUCKET_COLUMNS}` : ''}
            FROM shops s ${sharing ? 'LEFT JOIN shop_buckets b ON b.shop_id = s.id' : ''} WHERE s.id IN ${inShops}`,
-        [leaseNow, ...shopIds],
-      );
-      const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
-      const shared = new Map<string, SharedBucket>();
-      const shopRows = new Map<string, ShopRow>();
-      for (const { busy: _b, ...row } of shops) {
-        const {
-          bucket_available: available,
-          bucket_at: at,
-          bucket_restore_rate: restoreRate,
-          bucket_maximum_available: maximumAvailable,
-          ...shop
-        } = row;
-        shopRows.set(shop.id, shop as ShopRow);
-        if (available !== null && available !== undefined)
-          shared.set(shop.id, {
-            shop_id: shop.id,
-            available: Number(available),
-            at: Number(at),
-            restore_rate: Number(restoreRate),
-            maximum_available: Number(maximumAvailable),
-          });
-      }
-      // This worker's picture of each shared account is the row now (whatever other workers did to it).
-      for (const row of shared.values()) {
-        this.mirrorShared(row, now);
-        sharedShops.push(row.shop_id);
-      }
-      // Calls each shop's bucket allows now (pacing); shops Shopify has not described are not limited.
-      const points = new Map(shopIds.map((id) => [id, Math.floor(this.pointsFor(id, now) / TRIGGER_COST)]));
-      // Why a shop's events are held instead of sent (SHOP_HOLDS), and its probe.
-      const holdFor = new Map<string, { support: SupportCodeKey; probe: string | null }>();
-      for (const s of shops) {
-        const hold = shopHoldFor(s.connection_status);
-        if (hold)
-          holdFor.set(s.id, {
-            support: hold.support,
-            probe: isUnavailableShop(s.connection_status) ? s.probe_event_id : null,
-          });
-      }
-      const chosen: DueRow[] = [];
-      const probes = new Set<string>();
-      for (const row of candidates) {
-        if (chosen.length >= limit) break;
-        const reclaimed = row.state === 'delivering';
-        const hold = holdFor.get(row.shop_id);
-        if (hold && hold.probe === row.id) probes.add(row.id);
-        else if (hold) {
-          await this.holdInTx(tx, row.id, hold.support, now, leaseNow, dueWhere, reclaimed);
-          continue;
+          [leaseNow, ...shopIds],
+        );
+        const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
+        const shared = new Map<string, SharedBucket>();
+        const shopRows = new Map<string, ShopRow>();
+        for (const { busy: _b, ...row } of shops) {
+          const {
+            bucket_available: available,
+            bucket_at: at,
+            bucket_restore_rate: restoreRate,
+            bucket_maximum_available: maximumAvailable,
+            ...shop
+          } = row;
+          shopRows.set(shop.id, shop as ShopRow);
+          if (available !== null && available !== undefined)
+            shared.set(shop.id, {
+              shop_id: shop.id,
+              available: Number(available),
+              at: Number(at),
+              restore_rate: Number(restoreRate),
+              maximum_available: Number(maximumAvailable),
+            });
         }
-        if (
-          reclaimed &&
-          row.attempt_count >= config.worker.maxAttempts &&
-          (await this.countedAttempts(tx, row)) >= config.worker.maxAttempts
-        ) {
-          // A crash on every try (a poison event) must not loop forever: the schedule bounds it too.
-          const code = SUPPORT_CODES.exhausted;
-          await tx.run(
-            `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
+        // This worker's picture of each shared account is the row now (whatever other workers did to it).
+        for (const row of shared.values()) {
+          this.mirrorShared(row, now);
+          sharedShops.push(row.shop_id);
+        }
+        // Calls each shop's bucket allows now (pacing); shops Shopify has not described are not limited.
+        const points = new Map(shopIds.map((id) => [id, Math.floor(this.pointsFor(id, now) / TRIGGER_COST)]));
+        // Why a shop's events are held instead of sent (SHOP_HOLDS), and its probe.
+        const holdFor = new Map<string, { support: SupportCodeKey; probe: string | null }>();
+        for (const s of shops) {
+          const hold = shopHoldFor(s.connection_status);
+          if (hold)
+            holdFor.set(s.id, {
+              support: hold.support,
+              probe: isUnavailableShop(s.connection_status) ? s.probe_event_id : null,
+            });
+        }
+        const chosen: DueRow[] = [];
+        const probes = new Set<string>();
+        for (const row of candidates) {
+          if (chosen.length >= limit) break;
+          const reclaimed = row.state === 'delivering';
+          const hold = holdFor.get(row.shop_id);
+          if (hold && hold.probe === row.id) probes.add(row.id);
+          else if (hold) {
+            await this.holdInTx(tx, row.id, hold.support, now, leaseNow, dueWhere, reclaimed);
+            continue;
+          }
+          if (
+            reclaimed &&
+            row.attempt_count >= config.worker.maxAttempts &&
+            (await this.countedAttempts(tx, row)) >= config.worker.maxAttempts
+          ) {
+            // A crash on every try (a poison event) must not loop forever: the schedule bounds it too.
+            const code = SUPPORT_CODES.exhausted;
+            await tx.run(
+              `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, lease_owner = NULL, lease_expires_at = NULL,
                next_attempt_at = NULL, updated_at = ?, possible_duplicate_deliveries = possible_duplicate_deliveries + 1
              WHERE id = ? AND ${dueWhere}`,
-            [code.code, code.errorCode, now, row.id, now, leaseNow],
-          );
-          await this.abandonOrphans(tx, [row.id], now);
-          continue;
+              [code.code, code.errorCode, now, row.id, now, leaseNow],
+            );
+            await this.abandonOrphans(tx, [row.id], now);
+            continue;
+          }
+          if ((busy.get(row.shop_id) ?? 0) >= config.worker.concurrencyPerShop) continue;
+          if ((points.get(row.shop_id) ?? 0) < 1 && !probes.has(row.id)) continue;
+          busy.set(row.shop_id, (busy.get(row.shop_id) ?? 0) + 1);
+          points.set(row.shop_id, (points.get(row.shop_id) ?? 0) - 1);
+          chosen.push(row);
         }
-        if ((busy.get(row.shop_id) ?? 0) >= config.worker.concurrencyPerShop) continue;
-        if ((points.get(row.shop_id) ?? 0) < 1 && !probes.has(row.id)) continue;
-        busy.set(row.shop_id, (busy.get(row.shop_id) ?? 0) + 1);
-        points.set(row.shop_id, (points.get(row.shop_id) ?? 0) - 1);
-        chosen.push(row);
-      }
-      if (chosen.length === 0) return [];
-      // One statement for the whole batch. The lease owner names this worker and this claim, so
-      // only this claim can record the outcome; the condition re-checks that each row is still due.
-      const leaseOwner = `${this.owner}/${newId('request').slice(4)}`;
-      const inChosen = `(${chosen.map(() => '?').join(', ')})`;
-      const updated = await tx.all<Omit<ClaimedEvent, 'attemptId' | 'leaseOwner'> & DueRow>(
-        `UPDATE events SET state = 'delivering', lease_owner = ?, lease_expires_at = ?, updated_at = ?,
+        if (chosen.length === 0) return [];
+        // One statement for the whole batch. The lease owner names this worker and this claim, so
+        // only this claim can record the outcome; the condition re-checks that each row is still due.
+        const leaseOwner = `${this.owner}/${newId('request').slice(4)}`;
+        const inChosen = `(${chosen.map(() => '?').join(', ')})`;
+        const updated = await tx.all<Omit<ClaimedEvent, 'attemptId' | 'leaseOwner'> & DueRow>(
+          `UPDATE events SET state = 'delivering', lease_owner = ?, lease_expires_at = ?, updated_at = ?,
            attempt_count = attempt_count + 1,
            possible_duplicate_deliveries = possible_duplicate_deliveries + CASE WHEN state = 'delivering' THEN 1 ELSE 0 END
          WHERE id IN ${inChosen} AND ${dueWhere}
          RETURNING id, shop_id, endpoint_id, event_type, sender, external_event_id, received_at, body, resource_id,
            attempt_count, replay_of, is_test,
            (SELECT trigger_variant FROM endpoints ep WHERE ep.id = events.endpoint_id) AS trigger_variant`,
-        [leaseOwner, leaseNow + config.worker.leaseMs, now, ...chosen.map((r) => r.id), now, leaseNow],
-      );
-      if (updated.length === 0) return [];
-      const byId = new Map(updated.map((r) => [r.id, r]));
-      const reclaimed = chosen.filter((r) => r.state === 'delivering' && byId.has(r.id)).map((r) => r.id);
-      if (reclaimed.length) {
-        this.stats.reclaimedLeases += reclaimed.length;
-        await this.abandonOrphans(tx, reclaimed, now);
-      }
-      // The calls' points come out of the shops' shared accounts, refilled to the database clock,
-      // before the claim locks are let go. Relative to the row as it is then: an answer's
-      // correction written since the read above is kept, and the calls are taken from it.
-      if (shared.size) {
-        const spent = new Map<string, number>();
-        for (const ev of updated) if (shared.has(ev.shop_id)) spent.set(ev.shop_id, (spent.get(ev.shop_id) ?? 0) + 1);
-        if (spent.size) {
-          const rows = await tx.all<SharedBucket>(
-            `UPDATE shop_buckets AS b
+          [leaseOwner, leaseNow + config.worker.leaseMs, now, ...chosen.map((r) => r.id), now, leaseNow],
+        );
+        if (updated.length === 0) return [];
+        const byId = new Map(updated.map((r) => [r.id, r]));
+        const reclaimed = chosen.filter((r) => r.state === 'delivering' && byId.has(r.id)).map((r) => r.id);
+        if (reclaimed.length) {
+          this.stats.reclaimedLeases += reclaimed.length;
+          await this.abandonOrphans(tx, reclaimed, now);
+        }
+        // The calls' points come out of the shops' shared accounts, refilled to the database clock,
+        // before the claim locks are let go. Relative to the row as it is then: an answer's
+        // correction written since the read above is kept, and the calls are taken from it.
+        if (shared.size) {
+          const spent = new Map<string, number>();
+          for (const ev of updated) if (shared.has(ev.shop_id)) spent.set(ev.shop_id, (spent.get(ev.shop_id) ?? 0) + 1);
+          if (spent.size) {
+            const rows = await tx.all<SharedBucket>(
+              `UPDATE shop_buckets AS b
                 SET available = LEAST(b.maximum_available, b.available + GREATEST(0, CAST(? AS BIGINT) - b.at) * b.restore_rate / 1000)
                                 - t.n * ${TRIGGER_COST},
                     at = GREATEST(b.at, CAST(? AS BIGINT))
                FROM (VALUES ${[...spent].map(() => '(CAST(? AS TEXT), CAST(? AS INTEGER))').join(', ')}) AS t (shop_id, n)
               WHERE b.shop_id = t.shop_id
               RETURNING b.shop_id, b.available, b.at, b.restore_rate, b.maximum_available`,
-            [leaseNow, leaseNow, ...[...spent].flat()],
-          );
-          for (const r of rows) this.mirrorShared(r, now);
+              [leaseNow, leaseNow, ...[...spent].flat()],
+            );
+            for (const r of rows) this.mirrorShared(r, now);
+          }
         }
-      }
-      const out: ClaimedEvent[] = [];
-      const attemptRows: SqlParam[][] = [];
-      for (const row of chosen) {
-        const ev = byId.get(row.id);
-        if (!ev) continue;
-        const attemptId = newId('attempt');
-        const first = Number(ev.attempt_count) === 1;
-        const trigger = first ? (Number(ev.is_test) ? 'test' : ev.replay_of ? 'replay' : 'initial') : 'automatic';
-        attemptRows.push([attemptId, ev.id, ev.shop_id, trigger, now, 'in_progress']);
-        const { replay_of: _r, is_test: _t, state: _s, ...payload } = ev;
-        if (!shared.has(ev.shop_id)) this.spend(ev.shop_id, now);
-        out.push({
-          ...payload,
-          attempt_count: Number(ev.attempt_count),
-          attemptId,
-          leaseOwner,
-          probe: probes.has(ev.id),
-          seq: ++this.callSeq,
-          shop: shopRows.get(ev.shop_id) as ShopRow,
-        });
-      }
-      await insertMany(tx, 'attempts', ['id', 'event_id', 'shop_id', 'trigger', 'started_at', 'outcome'], attemptRows);
-      return out;
-    });
+        const out: ClaimedEvent[] = [];
+        const attemptRows: SqlParam[][] = [];
+        for (const row of chosen) {
+          const ev = byId.get(row.id);
+          if (!ev) continue;
+          const attemptId = newId('attempt');
+          const first = Number(ev.attempt_count) === 1;
+          const trigger = first ? (Number(ev.is_test) ? 'test' : ev.replay_of ? 'replay' : 'initial') : 'automatic';
+          attemptRows.push([attemptId, ev.id, ev.shop_id, trigger, now, 'in_progress']);
+          const { replay_of: _r, is_test: _t, state: _s, ...payload } = ev;
+          const seq = ++this.callSeq;
+          if (!shared.has(ev.shop_id)) this.spend(ev.shop_id, now);
+          // In flight from now on for pacing: an answer arriving before this call is sent (the claim
+          // still waits for its commit) must count it among the calls Shopify has not seen yet, or
+          // resetting the account would hand its point out again.
+          pendingSeqs.push([ev.shop_id, seq]);
+          const seqs = this.inflightSeqs.get(ev.shop_id) ?? new Set<number>();
+          seqs.add(seq);
+          this.inflightSeqs.set(ev.shop_id, seqs);
+          out.push({
+            ...payload,
+            attempt_count: Number(ev.attempt_count),
+            attemptId,
+            leaseOwner,
+            probe: probes.has(ev.id),
+            seq,
+            shop: shopRows.get(ev.shop_id) as ShopRow,
+          });
+        }
+        await insertMany(
+          tx,
+          'attempts',
+          ['id', 'event_id', 'shop_id', 'trigger', 'started_at', 'outcome'],
+          attemptRows,
+        );
+        return out;
+      })
+      .catch((err: unknown) => {
+        dropPending();
+        throw err;
+      });
     // A shop its shared account left calls out of (other workers may have taken its points) is
     // looked at again when it has points.
     for (const id of sharedShops) {
