@@ -21,6 +21,7 @@ import { DEFAULT_HMAC } from '../api/src/services/endpoints.ts';
 import { SHOPIFY_BUCKETS } from '../api/src/sandbox/app.ts';
 import type { Db, SqlParam } from '../api/src/store/db.ts';
 import {
+  alternating,
   parseStore,
   type StandInTrigger,
   setStandInBucket,
@@ -289,16 +290,7 @@ try {
 
   const rounds: { p50: number; p99: number; hotShare: number; throttledAfterFirst: number; base99: number }[] = [];
   const cap = Math.min(HOT_RATE, HOT_BUCKET.restoreRate);
-  for (let round = 0; round < ROUNDS; round++) {
-    let b!: Awaited<ReturnType<typeof baselineRound>>;
-    let f!: Awaited<ReturnType<typeof flowportRound>>;
-    if (round % 2) {
-      f = await flowportRound(round);
-      b = await baselineRound(round);
-    } else {
-      b = await baselineRound(round);
-      f = await flowportRound(round);
-    }
+  await alternating(ROUNDS, baselineRound, flowportRound, (round, b, f) => {
     const r = {
       p50: pct(f.small, 50),
       p99: pct(f.small, 99),
@@ -316,7 +308,7 @@ try {
         `THROTTLED hot ${f.throttled} (${r.throttledAfterFirst} after the first), small ${f.smallThrottled}; ` +
         `baseline (straight to the stand-in) small p50 ${ms(pct(b.small, 50))}, p99 ${ms(r.base99)}${b.failedCalls ? `, ${b.failedCalls} calls failed` : ''}`,
     );
-  }
+  });
   const med = (k: keyof (typeof rounds)[number]) => pct(sorted(rounds.map((r) => r[k])), 50);
   console.log(
     `medians of ${ROUNDS} rounds: small shops p50 ${ms(med('p50'))}, p99 ${ms(med('p99'))} (baseline p99 ${ms(med('base99'))}); ` +

@@ -15,6 +15,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_HMAC } from '../api/src/services/endpoints.ts';
 import {
+  alternating,
   parseStore,
   type StandInTrigger,
   setStandInBucket,
@@ -172,16 +173,7 @@ try {
   }
 
   const rounds: { p50: number; p99: number; e2e99: number; base50: number; base99: number }[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    let base!: Awaited<ReturnType<typeof baselineRound>>;
-    let fp!: Awaited<ReturnType<typeof flowportRound>>;
-    if (round % 2) {
-      fp = await flowportRound(round);
-      base = await baselineRound(round);
-    } else {
-      base = await baselineRound(round);
-      fp = await flowportRound(round);
-    }
+  await alternating(ROUNDS, baselineRound, flowportRound, (round, base, fp) => {
     const r = {
       p50: pct(fp.handoff, 50),
       p99: pct(fp.handoff, 99),
@@ -196,7 +188,7 @@ try {
         `${fp.early ? `, ${fp.early} triggers before the sender read its 202, counted as 0 ms` : ''}); ` +
         `baseline, request sent → trigger received p50 ${fmt(r.base50)}, p99 ${fmt(r.base99)}${base.refused ? ` (${base.refused} refused)` : ''}`,
     );
-  }
+  });
   const med = (k: keyof (typeof rounds)[number]) => pct(sorted(rounds.map((r) => r[k])), 50);
   console.log(
     `medians of ${ROUNDS} rounds: Flowport intake 202 → Flow p50 ${fmt(med('p50'))}, p99 ${fmt(med('p99'))} (request sent → trigger p99 ${fmt(med('e2e99'))}); ` +

@@ -237,3 +237,27 @@ export async function setStandInBucket(
   });
   if (!res.ok) throw new Error(`stand-in bucket: ${res.status} ${await res.text()}`);
 }
+
+/**
+ * Runs `rounds` pairs of a baseline round and a Flowport round, the order flipping each round so
+ * drift in the shared machine's speed hits both; `each` gets every pair as it completes.
+ */
+export async function alternating<B, F>(
+  rounds: number,
+  baseline: (round: number) => Promise<B>,
+  flowport: (round: number) => Promise<F>,
+  each: (round: number, base: B, fp: F) => void,
+): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    let base: B;
+    let fp: F;
+    if (round % 2) {
+      fp = await flowport(round);
+      base = await baseline(round);
+    } else {
+      base = await baseline(round);
+      fp = await flowport(round);
+    }
+    each(round, base, fp);
+  }
+}

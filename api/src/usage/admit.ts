@@ -136,6 +136,16 @@ async function countCallPostgres(db: Db, a: AdmitArgs): Promise<Counted> {
 async function refusalFor(tx: Db, a: AdmitArgs, counted: Counted): Promise<AppError | null> {
   const { principal, op, limits, now, requestId } = a;
   const actor = { grantId: principal.grantId, kind: principal.actor.kind, name: principal.actor.name };
+  const auditRefusal = (details: Record<string, unknown>) =>
+    appendAudit(tx, {
+      shopId: principal.shopId,
+      actor,
+      action: op.operationId,
+      outcome: 'refused',
+      requestId: requestId ?? null,
+      at: now,
+      details,
+    });
   const rates = [
     { count: counted.grant, limit: limits.ratePerMinute.perGrant, who: `grant ${principal.grantId}`, scope: 'grant' },
     { count: counted.shop, limit: limits.ratePerMinute.perShop, who: 'this shop (all grants together)', scope: 'shop' },
@@ -145,15 +155,7 @@ async function refusalFor(tx: Db, a: AdmitArgs, counted: Counted): Promise<AppEr
     const retryAfterS = retryAfterSeconds(now);
     if (r.count === r.limit + 1) {
       // Audit the first refusal of a window only, so a flood cannot grow the log.
-      await appendAudit(tx, {
-        shopId: principal.shopId,
-        actor,
-        action: op.operationId,
-        outcome: 'refused',
-        requestId: requestId ?? null,
-        at: now,
-        details: { code: 'rate_limited', limit_scope: r.scope, limit_per_minute: r.limit },
-      });
+      await auditRefusal({ code: 'rate_limited', limit_scope: r.scope, limit_per_minute: r.limit });
     }
     return new AppError('rate_limited', {
       detail: `Rate limit reached: ${r.who} may make ${r.limit} requests per minute. Retry after ${retryAfterS} s.`,
@@ -169,20 +171,12 @@ async function refusalFor(tx: Db, a: AdmitArgs, counted: Counted): Promise<AppEr
   // Audited once per grant, meter and window like the other repeatable refusals; counted otherwise.
   const first = await firstRefusalOfWindow(tx, refusalAuditKey(principal.grantId, `cap:${op.meter}`), now);
   if (first) {
-    await appendAudit(tx, {
-      shopId: principal.shopId,
-      actor,
-      action: op.operationId,
-      outcome: 'refused',
-      requestId: requestId ?? null,
-      at: now,
-      details: {
-        code: 'plan_limit_reached',
-        meter: op.meter,
-        used,
-        limit: cap,
-        ...(first.previousWindow > 1 ? { refused_in_previous_window: first.previousWindow } : {}),
-      },
+    await auditRefusal({
+      code: 'plan_limit_reached',
+      meter: op.meter,
+      used,
+      limit: cap,
+      ...(first.previousWindow > 1 ? { refused_in_previous_window: first.previousWindow } : {}),
     });
   }
   return new AppError('plan_limit_reached', {
