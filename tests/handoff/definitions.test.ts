@@ -1,7 +1,7 @@
 // Trigger definitions (shopify/extensions/*), the payload builder that reads
 // them, the outcome mapping and the retry schedule.
 import { describe, expect, it } from 'vitest';
-import type { FlowCallResult } from '../../api/src/handoff/flow-client.ts';
+import { flowResult } from './helpers.ts';
 import {
   classifyFlowResult,
   DEFAULT_RETRY_POLICY,
@@ -87,35 +87,19 @@ describe('payload builder', () => {
   });
 });
 
-function result(over: Partial<FlowCallResult>): FlowCallResult {
-  return {
-    httpStatus: 200,
-    hasData: true,
-    userErrors: [],
-    errorCodes: [],
-    throttled: false,
-    throttleStatus: null,
-    throttleWaitMs: 0,
-    retryAfterMs: 0,
-    transportError: null,
-    mayHaveReachedShopify: false,
-    durationMs: 1,
-    summary: { http_status: 200 },
-    ...over,
-  };
-}
-
 describe('outcome mapping', () => {
   it('maps every Flow answer to the documented outcome', () => {
-    expect(classifyFlowResult(result({}))).toMatchObject({ kind: 'final', outcome: 'delivered' });
+    expect(classifyFlowResult(flowResult({}))).toMatchObject({ kind: 'final', outcome: 'delivered' });
     expect(
       classifyFlowResult(
-        result({ userErrors: [{ field: ['body'], message: "Errors validating schema:\n  Invalid handle 'x'.\n" }] }),
+        flowResult({
+          userErrors: [{ field: ['body'], message: "Errors validating schema:\n  Invalid handle 'x'.\n" }],
+        }),
       ),
     ).toMatchObject({ kind: 'final', outcome: 'no_workflow' });
     expect(
       classifyFlowResult(
-        result({
+        flowResult({
           userErrors: [
             {
               field: ['body'],
@@ -125,36 +109,36 @@ describe('outcome mapping', () => {
         }),
       ),
     ).toMatchObject({ kind: 'final', outcome: 'too_large' });
-    expect(classifyFlowResult(result({ userErrors: [{ field: ['handle'], message: 'x' }] }))).toMatchObject({
+    expect(classifyFlowResult(flowResult({ userErrors: [{ field: ['handle'], message: 'x' }] }))).toMatchObject({
       kind: 'final',
       outcome: 'rejected',
     });
-    expect(classifyFlowResult(result({ httpStatus: 401, hasData: false }))).toMatchObject({ kind: 'revoked' });
-    expect(classifyFlowResult(result({ throttled: true, hasData: false, throttleWaitMs: 900 }))).toMatchObject({
+    expect(classifyFlowResult(flowResult({ httpStatus: 401, hasData: false }))).toMatchObject({ kind: 'revoked' });
+    expect(classifyFlowResult(flowResult({ throttled: true, hasData: false, throttleWaitMs: 900 }))).toMatchObject({
       kind: 'retry',
       outcome: 'throttled',
       notBeforeMs: 900,
     });
-    expect(classifyFlowResult(result({ httpStatus: 429, throttled: true, hasData: false }))).toMatchObject({
+    expect(classifyFlowResult(flowResult({ httpStatus: 429, throttled: true, hasData: false }))).toMatchObject({
       kind: 'retry',
       outcome: 'throttled',
     });
-    expect(classifyFlowResult(result({ httpStatus: 503, hasData: false }))).toMatchObject({
+    expect(classifyFlowResult(flowResult({ httpStatus: 503, hasData: false }))).toMatchObject({
       kind: 'retry',
       outcome: 'upstream_error',
     });
-    expect(classifyFlowResult(result({ httpStatus: null, transportError: 'timeout' }))).toMatchObject({
+    expect(classifyFlowResult(flowResult({ httpStatus: null, transportError: 'timeout' }))).toMatchObject({
       kind: 'retry',
       outcome: 'timeout',
     });
-    expect(classifyFlowResult(result({ httpStatus: null, transportError: 'connection_error' }))).toMatchObject({
+    expect(classifyFlowResult(flowResult({ httpStatus: null, transportError: 'connection_error' }))).toMatchObject({
       kind: 'retry',
       outcome: 'connection_error',
     });
     // The app's access denied the GraphQL way (HTTP 200, no data) is the same store refusal as a 403.
     for (const denied of [
-      result({ httpStatus: 403, hasData: false }),
-      result({ httpStatus: 200, hasData: false, errorCodes: ['ACCESS_DENIED'] }),
+      flowResult({ httpStatus: 403, hasData: false }),
+      flowResult({ httpStatus: 200, hasData: false, errorCodes: ['ACCESS_DENIED'] }),
     ])
       expect(classifyFlowResult(denied)).toMatchObject({
         kind: 'unavailable',
@@ -162,8 +146,8 @@ describe('outcome mapping', () => {
         outcome: 'shop_access_denied',
       });
     // An ACCESS_DENIED next to an answer of the mutation is not a refusal of the store.
-    expect(classifyFlowResult(result({ errorCodes: ['ACCESS_DENIED'] }))).toMatchObject({ outcome: 'delivered' });
-    expect(classifyFlowResult(result({ hasData: false, errorCodes: ['INTERNAL_SERVER_ERROR'] }))).toMatchObject({
+    expect(classifyFlowResult(flowResult({ errorCodes: ['ACCESS_DENIED'] }))).toMatchObject({ outcome: 'delivered' });
+    expect(classifyFlowResult(flowResult({ hasData: false, errorCodes: ['INTERNAL_SERVER_ERROR'] }))).toMatchObject({
       outcome: 'upstream_error',
     });
   });

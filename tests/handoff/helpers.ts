@@ -4,6 +4,7 @@ import { createHash, createHmac } from 'node:crypto';
 import type { Config } from '../../api/src/config.ts';
 import { newId } from '../../api/src/ids.ts';
 import type { Services } from '../../api/src/core/types.ts';
+import type { FlowCallResult } from '../../api/src/handoff/flow-client.ts';
 import { DEFAULT_HMAC, insertEndpoint, type TriggerVariant, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { createShop, type ShopRow } from '../../api/src/services/shops.ts';
 
@@ -138,3 +139,29 @@ export const TERMINAL = new Set(['delivered', 'no_workflow', 'failed', 'duplicat
 export function workerSettings(settings: Partial<Config['worker']>): (c: Config) => Config {
   return (c) => ({ ...c, worker: { ...c.worker, pollIntervalMs: 20, ...settings } });
 }
+
+/** A Flow call's result as flow-client.ts reports it: a plain success unless `over` says otherwise. */
+export function flowResult(over: Partial<FlowCallResult> = {}): FlowCallResult {
+  return {
+    httpStatus: 200,
+    hasData: true,
+    userErrors: [],
+    errorCodes: [],
+    throttled: false,
+    throttleStatus: null,
+    throttleWaitMs: 0,
+    retryAfterMs: 0,
+    transportError: null,
+    mayHaveReachedShopify: false,
+    durationMs: 1,
+    summary: { http_status: 200 },
+    ...over,
+  };
+}
+
+/** Worker settings for pacing tests: small retry delays, so a THROTTLED event's retry is the bucket's to decide. */
+export const PACING_WORKER_ENV = {
+  FLOWPORT_RETRY_BASE_MS: '10',
+  FLOWPORT_RETRY_CAP_MS: '50',
+  FLOWPORT_RETRY_MAX_ATTEMPTS: '20',
+};

@@ -13,7 +13,7 @@ import { DeliveryWorker } from '../../api/src/handoff/worker.ts';
 import type { GroupCommitter } from '../../api/src/store/committer.ts';
 import type { Db, SqlParam } from '../../api/src/store/db.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { attemptsOf, eventRow, insertEvent, makeShop } from './helpers.ts';
+import { attemptsOf, eventRow, flowResult, insertEvent, makeShop } from './helpers.ts';
 
 type Claimed = Awaited<ReturnType<DeliveryWorker['claim']>>[number];
 /** The worker's own recording step and group committer (private: driven here so outcomes finish together). */
@@ -50,20 +50,7 @@ function noting(db: Db, seen: string[]): Db {
 
 /** What Shopify's answer looks like to the worker (flow-client.ts), by kind. */
 function answer(kind: 'ok' | 'invalid_handle' | '503' | 'timeout' | '401', durationMs: number): FlowCallResult {
-  const base: FlowCallResult = {
-    httpStatus: 200,
-    hasData: true,
-    userErrors: [],
-    errorCodes: [],
-    throttled: false,
-    throttleStatus: null,
-    throttleWaitMs: 0,
-    retryAfterMs: 0,
-    transportError: null,
-    mayHaveReachedShopify: false,
-    durationMs,
-    summary: { http_status: 200 },
-  };
+  const base = flowResult({ durationMs });
   if (kind === 'invalid_handle') {
     const userErrors = [{ field: ['handle'], message: 'Invalid handle' }];
     return { ...base, userErrors, summary: { http_status: 200, user_errors: userErrors } };

@@ -11,16 +11,10 @@ import { setBucket } from '../../api/src/sandbox/app.ts';
 import { collectOutput, PROJECT_NODE, REPO_ROOT } from '../helpers/process.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { testStore } from '../helpers/store.ts';
-import { eventRow, insertEvent, makeShop, waitFor } from './helpers.ts';
+import { eventRow, insertEvent, makeShop, PACING_WORKER_ENV, waitFor } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
-/** Both processes' worker settings: small retry delays, so a THROTTLED event's retry is the bucket's to decide. */
-const WORKER_ENV = {
-  FLOWPORT_RETRY_BASE_MS: '10',
-  FLOWPORT_RETRY_CAP_MS: '50',
-  FLOWPORT_RETRY_MAX_ATTEMPTS: '20',
-};
 const EVENTS = 100;
 /** The stand-in's bucket for the shop: 10 points, 20 restored a second (100 events take about 5 s). */
 const BUCKET = { maximumAvailable: 10, restoreRate: 20 };
@@ -29,12 +23,18 @@ describe.runIf(testStore() === 'postgres')('two worker processes on one PostgreS
   let server: TestServer;
   let child: ChildProcess | null = null;
   beforeAll(async () => {
-    server = await startTestServer({ env: WORKER_ENV });
+    server = await startTestServer({ env: PACING_WORKER_ENV });
     // The second process, as an operator starts it; sandbox shops resolve to the test server's
     // stand-in through PORT.
     child = spawn(PROJECT_NODE, [join(REPO_ROOT, 'bin/flowport.js'), 'worker'], {
       cwd: REPO_ROOT,
-      env: { ...process.env, ...server.storeEnv, ...WORKER_ENV, PORT: String(server.port), FLOWPORT_LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        ...server.storeEnv,
+        ...PACING_WORKER_ENV,
+        PORT: String(server.port),
+        FLOWPORT_LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const out = collectOutput(child);

@@ -8,16 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { setBucket } from '../../api/src/sandbox/app.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { eventRow, insertEvent, makeShop, waitFor } from './helpers.ts';
+import { eventRow, insertEvent, makeShop, PACING_WORKER_ENV, waitFor } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
-/** Small retry delays, so a THROTTLED event's retry is the bucket's to decide. */
-const WORKER_ENV = {
-  FLOWPORT_RETRY_BASE_MS: '10',
-  FLOWPORT_RETRY_CAP_MS: '50',
-  FLOWPORT_RETRY_MAX_ATTEMPTS: '20',
-};
 /** 20 points restoring 200 a second; events arrive at about 1,000 a second. */
 const BUCKET = { maximumAvailable: 20, restoreRate: 200 };
 const EVENTS = 1000;
@@ -25,7 +19,7 @@ const EVENTS = 1000;
 describe('a worker pacing a shop whose events keep arriving', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ env: WORKER_ENV });
+    server = await startTestServer({ env: PACING_WORKER_ENV });
   });
   afterAll(async () => {
     await server?.close();

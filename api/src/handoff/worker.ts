@@ -399,9 +399,7 @@ export class DeliveryWorker {
         const batch = await this.claim(free);
         for (const ev of batch) {
           this.inflightByShop.set(ev.shop_id, (this.inflightByShop.get(ev.shop_id) ?? 0) + 1);
-          const seqs = this.inflightSeqs.get(ev.shop_id) ?? new Set<number>();
-          seqs.add(ev.seq);
-          this.inflightSeqs.set(ev.shop_id, seqs);
+          // ev.seq is already in inflightSeqs: the claim put it there when it took the call's point.
           const p: Promise<void> = this.deliver(ev)
             .catch((err) => this.log('delivery failed unexpectedly:', err))
             .finally(() => {

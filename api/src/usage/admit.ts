@@ -23,6 +23,7 @@ import {
   usagePeriod,
 } from './meters.ts';
 import {
+  dropOldWindows,
   firstRefusalOfWindow,
   grantRateKey,
   hitRate,
@@ -121,13 +122,9 @@ async function countCallPostgres(db: Db, a: AdmitArgs): Promise<Counted> {
   principal.useDeferred = false;
   const grant = Number(row?.grant_count);
   const shop = row?.shop_count == null ? null : Number(row.shop_count);
-  // First count of a new window: drop those keys' old windows (keeps the table tiny), as hitRate does.
-  const fresh = [
-    grant === 1 ? grantRateKey(principal.grantId) : null,
-    shop === 1 ? shopRateKey(principal.shopId) : null,
-  ];
-  for (const key of fresh)
-    if (key) await db.run('DELETE FROM rate_windows WHERE rate_key = ? AND window_start < ?', [key, start]);
+  // First count of a new window, as hitRate does.
+  if (grant === 1) await dropOldWindows(db, grantRateKey(principal.grantId), now);
+  if (shop === 1) await dropOldWindows(db, shopRateKey(principal.shopId), now);
   const passed = grant <= limits.ratePerMinute.perGrant && shop !== null && shop <= limits.ratePerMinute.perShop;
   return { grant, shop, consumed: passed && op.meter !== null ? row?.used != null : null };
 }

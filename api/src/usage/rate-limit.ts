@@ -26,9 +26,13 @@ export async function hitRate(db: Db, key: string, now: number): Promise<number>
     [key, start],
   );
   const count = Number(row?.count ?? 1);
-  // First hit of a new window: drop this key's old windows (keeps the table tiny).
-  if (count === 1) await db.run('DELETE FROM rate_windows WHERE rate_key = ? AND window_start < ?', [key, start]);
+  if (count === 1) await dropOldWindows(db, key, now);
   return count;
+}
+
+/** After the first hit of a new window: drops the key's older windows (keeps the table tiny). */
+export async function dropOldWindows(db: Db, key: string, now: number): Promise<void> {
+  await db.run('DELETE FROM rate_windows WHERE rate_key = ? AND window_start < ?', [key, windowStart(now)]);
 }
 
 /** Requests counted against `key` in the current window (no increment). */
