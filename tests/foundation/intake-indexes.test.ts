@@ -1,9 +1,10 @@
-// Migration 0700's, 0800's and 1500's indexes on events: the facts they repeat as SQL literals agree
+// Migration 0700's, 0800's, 1500's and 1520's indexes on events: the facts they repeat as SQL literals agree
 // with the code, and on a real SQLite file the queries they serve use them (ADR 0304).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
+import { DUE_SHOPS_SQL, dueRowsSql, firstLookSql } from '../../api/src/handoff/due-look.ts';
 import { RETENTION_CANDIDATES } from '../../api/src/handoff/lifecycle.ts';
 import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
 import { REPLAYS_OF_SQL } from '../../api/src/reads/events.ts';
@@ -79,6 +80,34 @@ describe('query plans on SQLite', () => {
     );
     expect(p).toMatch(/USING (COVERING )?INDEX events_shop_type/);
     expect(p).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("the claim's look reads events_due in due order, then shop by shop from events_queued (migration 1520)", async () => {
+    const first = await plan(firstLookSql('sqlite'), [1, 320, 2, 320]);
+    expect(first).toMatch(/SEARCH events USING INDEX events_due \(next_attempt_at<\?\)/);
+    expect(first).toMatch(/USING INDEX events_leased/);
+    expect(first).not.toMatch(/TEMP B-TREE FOR ORDER BY \| SCAN q/);
+    const shops = await plan(DUE_SHOPS_SQL, [1, 1, 64]);
+    // Every read of events in it is an index search; none walks the table or sorts.
+    expect(
+      shops.match(/(SCAN|SEARCH) (e|events) [^|]*/g)?.every((d) => /USING COVERING INDEX events_queued/.test(d)),
+    ).toBe(true);
+    expect(shops).toMatch(/SEARCH e USING COVERING INDEX events_queued \(shop_id>\?\)/);
+    expect(shops).toMatch(/SEARCH e USING COVERING INDEX events_queued \(shop_id=\? AND next_attempt_at<\?\)/);
+    const rows = await plan(dueRowsSql(2), ['a', 1, 3, 'b', 1, 3]);
+    expect(rows.match(/SEARCH events USING INDEX events_queued \(shop_id=\? AND next_attempt_at<\?\)/g)).toHaveLength(
+      2,
+    );
+    expect(rows).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("a shop's live leases are counted from events_leased", async () => {
+    expect(
+      await plan(
+        `SELECT COUNT(*) FROM events e WHERE e.shop_id = ? AND e.state = 'delivering' AND e.lease_expires_at >= ?`,
+        ['s', 1],
+      ),
+    ).toMatch(/USING COVERING INDEX events_leased \(shop_id=\? AND lease_expires_at>\?\)/);
   });
 
   it('a state filter of the events list reads events_shop_state in id order, no sort', async () => {

@@ -5,6 +5,7 @@
 // See docs/adr/0200-handoff-worker.md for the decisions.
 import { readinessForDelivery } from './flow-readiness.ts';
 import { withFreshToken } from './shop-tokens.ts';
+import { type DueRow, lookForDue } from './due-look.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
 import { type Db, insertMany, pgArrayLiteral, type SqlParam, tryLockKeys } from '../store/db.ts';
@@ -210,15 +211,6 @@ async function writeOutcomes(tx: Db, rows: BatchedOutcome[]): Promise<void> {
       col(attempts, (a) => a.flowResponse),
     ],
   );
-}
-
-interface DueRow {
-  id: string;
-  shop_id: string;
-  state: string;
-  attempt_count: number;
-  replay_of: string | null;
-  is_test: number;
 }
 
 export interface WorkerOptions {
@@ -475,54 +467,25 @@ export class DeliveryWorker {
       const at = this.readyAt(shop, now);
       if (at > now) this.wakeUpAt(at);
     }
-    const notIn = (shops: Set<string>) =>
-      shops.size ? `AND shop_id NOT IN (${[...shops].map(() => '?').join(', ')})` : '';
     const dueWhere = `((state = 'queued' AND next_attempt_at <= ?) OR (state = 'delivering' AND lease_expires_at < ?))`;
-    // On Postgres, shops at their concurrency with every worker's live leases are left out too
-    // (the per-shop check in the transaction stays the exact one).
-    const full =
-      db.dialect === 'postgres'
-        ? `AND shop_id NOT IN (SELECT shop_id FROM events WHERE state = 'delivering' AND lease_expires_at >= ?
-             GROUP BY shop_id HAVING COUNT(*) >= ?)`
-        : '';
-    const fullParams = db.dialect === 'postgres' ? [leaseNow, config.worker.concurrencyPerShop] : [];
-    // A cheap look first, outside any transaction: most polls find nothing and open none. Shops
-    // paused or at their concurrency are left out in the query itself, and a shop with more due
-    // than this worker can take from it now is left out of a second look: a shop with a long
-    // backlog would otherwise fill every row the LIMIT lets through, and no other shop's events
-    // would be claimed until that backlog drained (head-of-line blocking across shops).
-    const look = Math.min(limit * 4, limit + 64);
-    const preliminary: DueRow[] = [];
-    const seen = new Set<string>();
-    const taken = new Map<string, number>();
-    for (let pass = 0; pass < 3; pass++) {
-      // Due queued rows and expired leases, each read in its index's order and merged: one OR
-      // would collect and sort every due row (a long backlog) on every claim.
-      const cols = 'id, shop_id, state, attempt_count, replay_of, is_test, next_attempt_at';
-      const rows = await db.all<DueRow>(
-        `SELECT * FROM (SELECT ${cols} FROM events WHERE state = 'queued' AND next_attempt_at <= ? ${notIn(skip)} ${full}
-            ORDER BY next_attempt_at LIMIT ?) AS q
-         UNION ALL
-         SELECT * FROM (SELECT ${cols} FROM events WHERE state = 'delivering' AND lease_expires_at < ? ${notIn(skip)} ${full}
-            ORDER BY next_attempt_at LIMIT ?) AS d
-         ORDER BY next_attempt_at LIMIT ?`,
-        [now, ...skip, ...fullParams, look, leaseNow, ...skip, ...fullParams, look, look],
-      );
-      let capped = false;
-      for (const r of rows) {
-        if (seen.has(r.id)) continue;
-        seen.add(r.id);
-        const n = taken.get(r.shop_id) ?? 0;
-        if (n >= room(r.shop_id)) {
-          capped = true;
-          skip.add(r.shop_id);
-          continue;
-        }
-        taken.set(r.shop_id, n + 1);
-        preliminary.push(r);
-      }
-      if (!capped || rows.length < look || preliminary.length >= limit) break;
-    }
+    // A cheap look first, outside any transaction: most polls find nothing and open none
+    // (ADR 0203). It reads the oldest due rows of all shops together; shops paused or with no room
+    // now are passed over, and a shop gives no more rows than this worker can take from it now, so
+    // one shop's backlog cannot fill the claim (head-of-line blocking across shops). When the rows
+    // passed over filled the look, other shops' due rows may lie behind them: the look then reads
+    // shop by shop, at a cost that does not grow with any shop's backlog. On Postgres, shops at
+    // their concurrency with every worker's live leases are passed over too (the per-shop check in
+    // the transaction stays the exact one).
+    const preliminary = await lookForDue(
+      db,
+      { now, leaseNow },
+      {
+        look: Math.min(limit * 4, limit + 64),
+        concurrency: config.worker.concurrencyPerShop,
+        skip,
+        room,
+      },
+    );
     if (preliminary.length === 0) return [];
     this.stats.claimTransactions++;
     // Shops whose shared account the claim read (Postgres), to be looked at again when they have points.

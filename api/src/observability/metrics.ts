@@ -279,7 +279,12 @@ export class Metrics {
       registers,
       async collect() {
         const rows = await db.all<{ shop_id: string; n: number }>(
-          `SELECT shop_id, COUNT(*) AS n FROM events WHERE state IN ('queued', 'delivering') GROUP BY shop_id`,
+          // Each state read from its own partial index (events_queued, events_leased: migration 1520).
+          `SELECT shop_id, SUM(n) AS n FROM (
+             SELECT shop_id, COUNT(*) AS n FROM events WHERE state = 'queued' GROUP BY shop_id
+             UNION ALL
+             SELECT shop_id, COUNT(*) AS n FROM events WHERE state = 'delivering' GROUP BY shop_id
+           ) AS d GROUP BY shop_id`,
         );
         this.reset();
         for (const r of rows) this.set({ shop: r.shop_id }, Number(r.n));
