@@ -12,9 +12,9 @@
 // the window. The machine's load average is printed at the start.
 // The sandbox shop's Shopify bucket is Plus-sized by default (BENCH_SOAK_PLAN=standard|advanced|plus),
 // so Shopify's restore rate (a Standard shop's 100 points a second) is not what limits delivery.
-// On a two-core machine the worker still falls behind the soak's rate, and one shop's growing
-// backlog then slows every claim (a known limit, docs/benchmarks.md): the rate printed as sent is
-// the one the soak held.
+// Past the bucket's restore rate the shop's backlog grows; the claim's cost does not grow with it
+// (ADR 0203). The rate printed as sent is the one the soak held. The server gets `npm start`'s
+// environment (scripts/start-env.js) as well as its Node options.
 import { availableParallelism } from 'node:os';
 import { SHOPIFY_BUCKETS } from '../api/src/sandbox/app.ts';
 import { setStandInBucket, startBenchFlowport, startBenchSandbox } from './lib/bench-flowport.ts';

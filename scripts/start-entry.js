@@ -3,7 +3,20 @@
 // earlier start, Node does not load its TypeScript stripper, a WebAssembly module that would stay
 // in the server's memory for its lifetime (about 20 MB of RSS; issue 31 goal 6, ADR 1330).
 // NODE_DISABLE_COMPILE_CACHE=1 turns the cache off.
+//
+// The environment in scripts/start-env.js must be there when the process starts (glibc reads
+// MALLOC_ARENA_MAX then): on Linux, when a variable is missing, the entry first replaces itself
+// (execve: the same process id, so signals and exit codes are npm's as before) with itself and the
+// variable set. A value the operator set is kept.
 import module from 'node:module';
+import { START_ENV } from './start-env.js';
 
+const missing = Object.entries(START_ENV).filter(([name]) => process.env[name] === undefined);
+if (missing.length && process.platform === 'linux' && typeof process.execve === 'function') {
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    ...process.env,
+    ...Object.fromEntries(missing),
+  });
+}
 module.enableCompileCache?.();
 await import('./start.ts');

@@ -8,6 +8,7 @@ import { FLOW_TRIGGER_MUTATION } from '../../api/src/handoff/flow-client.ts';
 import type { SandboxCredentials } from '../../api/src/sandbox/bootstrap.ts';
 import type { Db } from '../../api/src/store/db.ts';
 import { openStore } from '../../api/src/store/open.ts';
+import { START_ENV } from '../start-env.js';
 import { freePort } from '../../tests/helpers/ports.ts';
 import { createPgSchema, testDatabaseUrl } from '../../tests/helpers/store.ts';
 
@@ -131,6 +132,8 @@ export async function startBenchFlowport(options: {
       // Node's compile cache, as `npm start`'s entry turns it on (scripts/start-entry.js, in the
       // same default directory): warm, it keeps Node's TypeScript stripper out of the process.
       NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? join(tmpdir(), 'node-compile-cache'),
+      // And its environment (MALLOC_ARENA_MAX), unless the bench's own sets it.
+      ...Object.fromEntries(Object.entries(START_ENV).filter(([name]) => process.env[name] === undefined)),
       ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
       ...options.env,
     },

@@ -4,6 +4,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { START_ENV } from '../../scripts/start-env.js';
 import { tempDir } from '../helpers/runtime.ts';
 import { freePort } from '../helpers/ports.ts';
 
@@ -24,15 +25,17 @@ it('starts within 60 s, serves the manifest, and the banner curl is delivered', 
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const [node, ...args] = pkg.scripts.start.split(/\s+/);
   expect(node).toBe('node');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    FLOWPORT_DATA_DIR: dataDir,
+    FLOWPORT_PUBLIC_URL: '',
+    FLOWPORT_SITE_DIR: tempDir(),
+  };
+  for (const name of Object.keys(START_ENV)) delete env[name];
   child = spawn(process.execPath, args, {
     cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      FLOWPORT_DATA_DIR: dataDir,
-      FLOWPORT_PUBLIC_URL: '',
-      FLOWPORT_SITE_DIR: tempDir(),
-    },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -72,4 +75,10 @@ it('starts within 60 s, serves the manifest, and the banner curl is delivered', 
   expect(delivered).toBe(true);
   // The banner never prints the signing secret.
   expect(out).not.toMatch(/fpsec_/);
+  // The process started is the server, running with START_ENV: the entry replaced itself with
+  // the variables set (execve keeps the process id), it did not start a child.
+  if (process.platform === 'linux') {
+    const environ = readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
+    for (const [name, value] of Object.entries(START_ENV)) expect(environ).toContain(`${name}=${value}`);
+  }
 }, 90_000);
