@@ -1,7 +1,8 @@
 // `npm run bench`: every benchmark, one after the other: intake throughput (with its
 // bare node:http baseline measured in the same run) and handoff latency, each on both
 // stores, many shops with one hot shop against its Shopify bucket (both stores, and two worker
-// processes on PostgreSQL), events-list reads at a million events (both stores), then what verifying each auth mode's signature costs, then intake's instructions per
+// processes on PostgreSQL), events-list reads at a million events (both stores), the claim's look
+// beside a long backlog (both stores), then what verifying each auth mode's signature costs, then intake's instructions per
 // request against the bare baseline, counted by callgrind (needs valgrind), then the CLI's start
 // and an agent read beside `node -e 0`, the server's start-up (`npm start` until the API and docs
 // answer), and a memory soak (10 minutes unless BENCH_SOAK_SECONDS says less). Each prints its own
@@ -46,6 +47,10 @@ const runs: [string, string[]][] = [
   [
     'reads at a million events, PostgreSQL (store kept between runs)',
     ['scripts/bench-reads.ts', '--store', 'postgres', '--keep'],
+  ],
+  [
+    "the claim's look beside a left-out shop's backlog and many shops waiting for a retry, both stores",
+    ['scripts/bench-claim.ts'],
   ],
   ['sender verification, per auth mode', ['scripts/bench-verify.ts']],
   ['intake instructions per request (callgrind)', ['scripts/bench-instructions.ts']],
