@@ -18,7 +18,7 @@ import type { Db } from '../api/src/store/db.ts';
 import { migrate } from '../api/src/store/migrate.ts';
 import { PostgresDb } from '../api/src/store/postgres.ts';
 import { SqliteDb } from '../api/src/store/sqlite.ts';
-import { makeShop } from '../tests/handoff/helpers.ts';
+import { insertQueuedEvents, makeShop } from '../tests/handoff/helpers.ts';
 import { createPgSchema } from '../tests/helpers/store.ts';
 
 const { values } = parseArgs({
@@ -80,24 +80,12 @@ async function openStore(kind: string): Promise<Store> {
   };
 }
 
-/** `n` events of one shop in one statement, due from `at` on (one a millisecond). */
-async function insertEvents(db: Db, shopId: string, endpointId: string, n: number, at: number, tag: string) {
-  await db.run(
-    `WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
-     INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, event_type, sender, body, body_size, body_sha256,
-       config_version, received_at, updated_at, next_attempt_at)
-     SELECT 'evt_${tag}_' || CAST(n AS TEXT), ?, ?, 'rcp_${tag}_' || CAST(n AS TEXT), 'queued', 'bench.event', 'bench',
-       '{}', 2, 'x', 1, CAST(? AS BIGINT) + n, CAST(? AS BIGINT) + n, CAST(? AS BIGINT) + n FROM g`,
-    [n, shopId, endpointId, at, at, at],
-  );
-}
-
 /** The 20 small shops every store has, one due event each (what the look must find). */
 async function smallShops(services: Services): Promise<void> {
   const now = Date.now();
   for (let i = 0; i < SMALL_SHOPS; i++) {
     const { shop, endpointId } = await makeShop(services);
-    await insertEvents(services.db, shop.id, endpointId, 1, now - 1_000 + i, `small${i}`);
+    await insertQueuedEvents(services.db, shop.id, endpointId, 1, now - 1_000 + i, `small${i}`);
   }
 }
 
@@ -132,7 +120,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 /** A shop the worker leaves out (paced, or at its concurrency) with `BACKLOG` due events, older than the small shops'. */
 async function pacedBacklog(services: Services): Promise<string> {
   const paced = await makeShop(services);
-  await insertEvents(services.db, paced.shop.id, paced.endpointId, BACKLOG, Date.now() - 3_600_000, 'paced');
+  await insertQueuedEvents(services.db, paced.shop.id, paced.endpointId, BACKLOG, Date.now() - 3_600_000, 'paced');
   return paced.shop.id;
 }
 

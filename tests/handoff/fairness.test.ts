@@ -8,29 +8,16 @@ import { loadConfig } from '../../api/src/config.ts';
 import { DeliveryWorker } from '../../api/src/handoff/worker.ts';
 import { SecretBox } from '../../api/src/lib/crypto.ts';
 import type { Services } from '../../api/src/core/types.ts';
-import type { Db } from '../../api/src/store/db.ts';
 import { migrate } from '../../api/src/store/migrate.ts';
 import { PostgresDb } from '../../api/src/store/postgres.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/runtime.ts';
 import { createPgSchema } from '../helpers/store.ts';
-import { eventRow, insertEvent, makeShop, waitFor, workerSettings } from './helpers.ts';
+import { eventRow, insertEvent, insertQueuedEvents, makeShop, waitFor, workerSettings } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
 /** A backlog far larger than any look reads: 5,000 queued events of one shop, due since `at`. */
 const BACKLOG = 5_000;
-
-/** Inserts `n` queued events in one statement (a recursive series: SQLite and PostgreSQL alike). */
-async function insertBacklog(db: Db, shopId: string, endpointId: string, n: number, at: number): Promise<void> {
-  await db.run(
-    `WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
-     INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, event_type, sender, body, body_size, body_sha256,
-       config_version, received_at, updated_at, next_attempt_at)
-     SELECT 'evt_backlog_' || CAST(n AS TEXT), ?, ?, 'rcp_backlog_' || CAST(n AS TEXT), 'queued', 'test.event', 'tests',
-       '{}', 2, 'x', 1, CAST(? AS BIGINT) + n, CAST(? AS BIGINT) + n, CAST(? AS BIGINT) + n FROM g`,
-    [n, shopId, endpointId, at, at, at],
-  );
-}
 
 /**
  * Rows and index entries of the events table read so far, by sequential scans and index scans
@@ -116,7 +103,7 @@ it("Postgres, two workers: a shop at its concurrency with another worker's lease
     const setup = await servicesOn();
     await migrate(setup.db);
     const busy = await makeShop(setup);
-    await insertBacklog(setup.db, busy.shop.id, busy.endpointId, BACKLOG, setup.now() - 60_000);
+    await insertQueuedEvents(setup.db, busy.shop.id, busy.endpointId, BACKLOG, setup.now() - 60_000, 'backlog');
     // As autovacuum would soon after such a burst: a table never analyzed looks empty to the planner.
     await setup.db.run('ANALYZE events');
     const other = await makeShop(setup);

@@ -4,6 +4,7 @@ import { createHash, createHmac } from 'node:crypto';
 import type { Config } from '../../api/src/config.ts';
 import { newId } from '../../api/src/ids.ts';
 import type { Services } from '../../api/src/core/types.ts';
+import type { Db } from '../../api/src/store/db.ts';
 import type { FlowCallResult } from '../../api/src/handoff/flow-client.ts';
 import { DEFAULT_HMAC, insertEndpoint, type TriggerVariant, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { createShop, type ShopRow } from '../../api/src/services/shops.ts';
@@ -86,6 +87,28 @@ export async function insertEvent(
   );
   services.hooks.kickWorker?.();
   return id;
+}
+
+/**
+ * Inserts `n` queued events of one shop in one statement (a recursive series, on either store),
+ * due from `at` on, one a millisecond apart; their ids start with `evt_<tag>_`.
+ */
+export async function insertQueuedEvents(
+  db: Db,
+  shopId: string,
+  endpointId: string,
+  n: number,
+  at: number,
+  tag = 'bulk',
+): Promise<void> {
+  await db.run(
+    `WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
+     INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, event_type, sender, body, body_size, body_sha256,
+       config_version, received_at, updated_at, next_attempt_at)
+     SELECT 'evt_${tag}_' || CAST(n AS TEXT), ?, ?, 'rcp_${tag}_' || CAST(n AS TEXT), 'queued', 'test.event', 'tests',
+       '{}', 2, 'x', 1, CAST(? AS BIGINT) + n, CAST(? AS BIGINT) + n, CAST(? AS BIGINT) + n FROM g`,
+    [n, shopId, endpointId, at, at, at],
+  );
 }
 
 export interface EventRow {
