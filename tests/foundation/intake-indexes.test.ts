@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
-import { DUE_SHOPS_SQL, dueRowsSql, firstLookSql } from '../../api/src/handoff/due-look.ts';
+import { dueRowsSql, dueShopsSql, firstLookSql } from '../../api/src/handoff/due-look.ts';
 import { RETENTION_CANDIDATES } from '../../api/src/handoff/lifecycle.ts';
 import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
 import { REPLAYS_OF_SQL } from '../../api/src/reads/events.ts';
@@ -87,14 +87,14 @@ describe('query plans on SQLite', () => {
     expect(first).toMatch(/SEARCH events USING INDEX events_due \(next_attempt_at<\?\)/);
     expect(first).toMatch(/USING INDEX events_leased/);
     expect(first).not.toMatch(/TEMP B-TREE FOR ORDER BY \| SCAN q/);
-    const shops = await plan(DUE_SHOPS_SQL, [1, 1, 64]);
+    const shops = await plan(dueShopsSql(64), [1, 1]);
     // Every read of events in it is an index search; none walks the table or sorts.
     expect(
       shops.match(/(SCAN|SEARCH) (e|events) [^|]*/g)?.every((d) => /USING COVERING INDEX events_queued/.test(d)),
     ).toBe(true);
     expect(shops).toMatch(/SEARCH e USING COVERING INDEX events_queued \(shop_id>\?\)/);
     expect(shops).toMatch(/SEARCH e USING COVERING INDEX events_queued \(shop_id=\? AND next_attempt_at<\?\)/);
-    const rows = await plan(dueRowsSql(2), ['a', 1, 3, 'b', 1, 3]);
+    const rows = await plan(dueRowsSql('sqlite', 2), ['a', 1, 3, 'b', 1, 3]);
     expect(rows.match(/SEARCH events USING INDEX events_queued \(shop_id=\? AND next_attempt_at<\?\)/g)).toHaveLength(
       2,
     );

@@ -16,7 +16,7 @@
 // - events_queued (shop_id, next_attempt_at) WHERE state = 'queued';
 // - events_leased (shop_id, lease_expires_at) WHERE state = 'delivering': the calls in flight, for
 //   expired leases (a crashed worker's) and each shop's live leases.
-import type { Db } from '../store/db.ts';
+import { type Db, pgArrayLiteral } from '../store/db.ts';
 
 /** What the claim needs of a due row. */
 export interface DueRow {
@@ -58,9 +58,12 @@ export function firstLookSql(dialect: Db['dialect']): string {
  * event's due time and how many are due, counted up to `cap` (the most a worker takes from a shop
  * at once). A skip scan: it walks shop ids in events_queued one seek at a time (neither store has
  * a loose index scan of its own), so a shop's backlog costs two seeks, whatever its size.
- * Parameters: now, now, cap.
+ * `cap` is written into the statement, an integer from the configuration. As a parameter it
+ * made PostgreSQL plan the statement again on each run. Parameters: now, now.
  */
-export const DUE_SHOPS_SQL = `WITH RECURSIVE queued (shop_id) AS (
+export function dueShopsSql(cap: number): string {
+  if (!Number.isSafeInteger(cap) || cap < 1) throw new Error(`the per-shop cap must be a positive integer, got ${cap}`);
+  return `WITH RECURSIVE queued (shop_id) AS (
       SELECT (SELECT shop_id FROM events WHERE state = 'queued' ORDER BY shop_id LIMIT 1)
       UNION ALL
       SELECT (SELECT e.shop_id FROM events e WHERE e.state = 'queued' AND e.shop_id > q.shop_id ORDER BY e.shop_id LIMIT 1)
@@ -76,14 +79,22 @@ export const DUE_SHOPS_SQL = `WITH RECURSIVE queued (shop_id) AS (
     -- sequential scan, expecting to find the first few rows at once.
     SELECT h.shop_id, h.due_at, (SELECT COUNT(*) FROM (SELECT 1 FROM events e
           WHERE e.state = 'queued' AND e.shop_id = h.shop_id AND e.next_attempt_at <= ?
-          ORDER BY e.shop_id, e.next_attempt_at LIMIT ?) AS c) AS due
+          ORDER BY e.shop_id, e.next_attempt_at LIMIT ${cap}) AS c) AS due
       FROM heads h WHERE h.due_at IS NOT NULL`;
+}
 
 /**
  * Step 2's second statement: up to n due rows of each of `shops` shops, oldest due first, one
- * bounded index range per shop. Parameters: shop, now, n for each.
+ * bounded index range per shop. SQLite: a `UNION ALL` of one part a shop, parameters shop, now,
+ * n for each. PostgreSQL: one `LATERAL` range per element of two arrays, parameters shops, ns,
+ * now. It is one statement whatever the number of shops, and PostgreSQL keeps one plan for it.
+ * A `LIMIT` given as a parameter made each run plan again, about 1 ms a look.
  */
-export function dueRowsSql(shops: number): string {
+export function dueRowsSql(dialect: Db['dialect'], shops: number): string {
+  if (dialect === 'postgres')
+    return `SELECT e.* FROM unnest(?::text[], ?::integer[]) AS t (shop_id, n)
+      CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM events WHERE state = 'queued' AND shop_id = t.shop_id
+        AND next_attempt_at <= ? ORDER BY shop_id, next_attempt_at LIMIT t.n) AS e`;
   const parts: string[] = [];
   for (let i = 0; i < shops; i++)
     parts.push(
@@ -131,12 +142,11 @@ export async function firstLook(
   return { rows, queued, atConcurrency };
 }
 
-/** Step 2, first statement (`DUE_SHOPS_SQL`): the shops with due events, oldest due first. */
+/** Step 2, first statement (`dueShopsSql`): the shops with due events, oldest due first. */
 export async function dueShops(db: Db, now: number, cap: number): Promise<DueShop[]> {
-  const rows = await db.all<{ shop_id: string; due_at: number | string; due: number | string }>(DUE_SHOPS_SQL, [
+  const rows = await db.all<{ shop_id: string; due_at: number | string; due: number | string }>(dueShopsSql(cap), [
     now,
     now,
-    cap,
   ]);
   return rows
     .map((r) => ({ shop_id: r.shop_id, due_at: Number(r.due_at), due: Number(r.due) }))
@@ -151,8 +161,10 @@ export async function dueRows(
 ): Promise<DueRow[]> {
   if (take.length === 0) return [];
   const params: (string | number)[] = [];
-  for (const [shop, n] of take) params.push(shop, now, n);
-  return (await db.all<DueRow>(dueRowsSql(take.length), params)).map(asDue);
+  if (db.dialect === 'postgres')
+    params.push(pgArrayLiteral(take.map(([shop]) => shop)), pgArrayLiteral(take.map(([, n]) => n)), now);
+  else for (const [shop, n] of take) params.push(shop, now, n);
+  return (await db.all<DueRow>(dueRowsSql(db.dialect, take.length), params)).map(asDue);
 }
 
 /**
