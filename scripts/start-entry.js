@@ -13,10 +13,16 @@ import { START_ENV } from './start-env.js';
 
 const missing = Object.entries(START_ENV).filter(([name]) => process.env[name] === undefined);
 if (missing.length && process.platform === 'linux' && typeof process.execve === 'function') {
-  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    ...process.env,
-    ...Object.fromEntries(missing),
-  });
+  try {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+      ...process.env,
+      ...Object.fromEntries(missing),
+    });
+  } catch (err) {
+    // The settings save memory; a server that cannot re-execute (a sandbox refusing execve)
+    // still starts, without them.
+    console.error(`npm start: running without ${missing.map(([name]) => name).join(', ')}: ${err}`);
+  }
 }
 module.enableCompileCache?.();
 await import('./start.ts');

@@ -168,8 +168,8 @@ export async function dueRows(
 }
 
 /**
- * Shops one look reads rows of in step 2: bounds the statement (SQLite allows 500 parts to a
- * UNION) and the number of its prepared forms. A look wants at most `limit + 64` rows.
+ * Shops one look reads rows of in step 2: bounds SQLite's statement (500 parts to a UNION at most)
+ * and its prepared forms. A look wants at most `limit + 64` rows.
  */
 const MAX_SHOPS_PER_LOOK = 256;
 

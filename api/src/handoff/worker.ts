@@ -107,6 +107,9 @@ const SHARED_CORRECTION_MS = 100;
 /** What one flowTriggerReceive call costs (Shopify charges 1 point; REFERENCE-FACTS.md). */
 export const TRIGGER_COST = 1;
 
+/** Restore time kept back in a shop's bucket account for the clocks' difference (`callsFor`). */
+const CLOCK_RESERVE_MS = 10;
+
 /** How long a shop's bucket account is kept once it is full and unused (bounds the map). */
 const BUCKET_FORGET_MS = 10 * 60_000;
 
@@ -302,12 +305,25 @@ export class DeliveryWorker {
     return Math.min(b.maximumAvailable, b.available + (Math.max(0, now - b.at) / 1000) * b.restoreRate);
   }
 
+  /**
+   * Whole calls the shop's bucket pays for now, keeping back what it restores in
+   * `CLOCK_RESERVE_MS`: the account restores on this worker's (or the database's) clock and
+   * Shopify's bucket on its own, so a call sent the instant the account has its point can reach
+   * Shopify just before the bucket does. The reserve moves calls later by that much; it does not
+   * lower the rate, which is the bucket's restore rate either way.
+   */
+  private callsFor(shopId: string, now: number): number {
+    const b = this.buckets.get(shopId);
+    const reserve = b ? (b.restoreRate * CLOCK_RESERVE_MS) / 1000 : 0;
+    return Math.floor((this.pointsFor(shopId, now) - reserve) / TRIGGER_COST);
+  }
+
   /** When the shop may be called again (its pause over and a call's points back), or `now`. */
   private readyAt(shopId: string, now: number): number {
     let at = Math.max(now, this.shopPausedUntil.get(shopId) ?? 0);
     const b = this.buckets.get(shopId);
     if (b && b.restoreRate > 0) {
-      const missing = TRIGGER_COST - this.pointsFor(shopId, now);
+      const missing = TRIGGER_COST + (b.restoreRate * CLOCK_RESERVE_MS) / 1000 - this.pointsFor(shopId, now);
       if (missing > 0) at = Math.max(at, now + Math.ceil((missing / b.restoreRate) * 1000));
     }
     return at;
@@ -448,10 +464,7 @@ export class DeliveryWorker {
     // process's deliveries) and, once Shopify has described the shop's bucket, the whole calls
     // the bucket holds by this worker's account (pacing, ADR 0200).
     const room = (shop: string) =>
-      Math.min(
-        config.worker.concurrencyPerShop - (this.inflightByShop.get(shop) ?? 0),
-        Math.floor(this.pointsFor(shop, now) / TRIGGER_COST),
-      );
+      Math.min(config.worker.concurrencyPerShop - (this.inflightByShop.get(shop) ?? 0), this.callsFor(shop, now));
     const skip = new Set<string>();
     for (const [shop, until] of this.shopPausedUntil) if (until > now) skip.add(shop);
     for (const shop of this.inflightByShop.keys()) if (room(shop) < 1) skip.add(shop);
@@ -561,7 +574,7 @@ export class DeliveryWorker {
           sharedShops.push(row.shop_id);
         }
         // Calls each shop's bucket allows now (pacing); shops Shopify has not described are not limited.
-        const points = new Map(shopIds.map((id) => [id, Math.floor(this.pointsFor(id, now) / TRIGGER_COST)]));
+        const points = new Map(shopIds.map((id) => [id, this.callsFor(id, now)]));
         // Why a shop's events are held instead of sent (SHOP_HOLDS), and its probe.
         const holdFor = new Map<string, { support: SupportCodeKey; probe: string | null }>();
         for (const s of shops) {
