@@ -201,6 +201,26 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   // The fast path's latency cells and request log line (the Hono app does both for the rest).
   const metrics = services.metrics as Metrics;
   const intakeCells = [0, 1, 2, 3, 4, 5].map((c) => metrics.httpCell(INTAKE_ROUTE, 'POST', c * 100));
+  // One child logger per endpoint whose shop is known: pino writes a child's bindings (ids and the
+  // route, never a secret-named field) once, so a line serialises only what changes per request.
+  // Undefined values are left out of a line, so every call passes an object of one shape.
+  const lineLoggers = new Map<string, Logger>();
+  const lineLogger = (endpointId: string): Logger => {
+    let child = lineLoggers.get(endpointId);
+    if (child) return child;
+    const shopId = intake?.shopOf(endpointId);
+    if (shopId === undefined) return log;
+    if (lineLoggers.size >= 10_000) lineLoggers.clear();
+    child = log.child({
+      kind: 'request',
+      method: 'POST',
+      route: INTAKE_ROUTE,
+      shop_id: shopId,
+      endpoint_id: endpointId,
+    });
+    lineLoggers.set(endpointId, child);
+    return child;
+  };
   const answered = (
     status: number,
     seconds: number,
@@ -211,19 +231,19 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   ) => {
     intakeCells[Math.floor(status / 100)]?.observe(seconds);
     if (!log.isLevelEnabled('info')) return;
-    const shopId = intake?.shopOf(endpointId);
-    log.info(
+    const line = lineLogger(endpointId);
+    const bound = line !== log;
+    line.info(
       {
-        kind: 'request',
+        kind: bound ? undefined : 'request',
+        method: bound ? undefined : 'POST',
+        route: bound ? undefined : INTAKE_ROUTE,
+        endpoint_id: bound ? undefined : endpointId,
         request_id: requestId,
-        method: 'POST',
-        route: INTAKE_ROUTE,
         status,
         outcome: outcomeOf(status),
-        ...(code ? { error_code: code } : {}),
-        ...(shopId ? { shop_id: shopId } : {}),
-        endpoint_id: endpointId,
-        ...(eventId ? { event_id: eventId } : {}),
+        error_code: code ?? undefined,
+        event_id: eventId ?? undefined,
         duration_ms: Math.round(seconds * 1e6) / 1e3,
       },
       'request',

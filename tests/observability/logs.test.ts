@@ -93,7 +93,17 @@ describe('structured logs', () => {
     expect(typeof ok?.request_id).toBe('string');
     expect(typeof ok?.duration_ms).toBe('number');
     expect(accepted.headers.get('x-request-id')).toBe(ok?.request_id);
-    expect(intake.find((l) => l.status === 401)).toMatchObject({ outcome: 'refused', endpoint_id: sb.endpoint_id });
+    expect(intake.find((l) => l.status === 401)).toMatchObject({
+      outcome: 'refused',
+      error_code: 'signature_mismatch',
+      shop_id: sb.shop_id,
+      endpoint_id: sb.endpoint_id,
+    });
+    expect(intake.find((l) => l.status === 401)).not.toHaveProperty('event_id');
+    // Each field once per line, though an endpoint's fixed fields come from a child logger's bindings.
+    for (const raw of lines.filter((l) => l.includes('"route":"/in/:endpoint_id"')))
+      for (const key of ['kind', 'method', 'route', 'shop_id', 'endpoint_id', 'request_id', 'status'])
+        expect(raw.split(`"${key}":`).length, `${key} in ${raw}`).toBe(2);
     const apiLine = all.find((l) => l.kind === 'request' && l.request_id === api.headers.get('x-request-id'));
     expect(apiLine).toMatchObject({
       route: '/agent/v1/events/:event_id',

@@ -19,9 +19,9 @@ export type { Logger };
  * below it (pino's redact paths `name` and `*.name`). Applied by redactFields, a formatter, rather
  * than pino's `redact` option: that compiles a path walker which cost about a twentieth of the
  * intake hot path's CPU (one line per request), and a line is a flat record of named facts.
- * pino applies the bindings formatter to the root logger's bindings only, not to a child's:
- * Flowport makes no child loggers; one that did would have to pass its bindings through
- * redactFields itself.
+ * pino applies the bindings formatter to the root logger's bindings only, not to a child's: the
+ * one child logger Flowport makes (runtime.ts, an intake endpoint's request lines) binds ids and
+ * the route only; another would have to pass its bindings through redactFields itself.
  */
 const REDACT = new Set(['token', 'secret', 'signature', 'authorization', 'body', 'payload', 'headers']);
 const CENSOR = '[redacted]';
