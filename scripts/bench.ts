@@ -1,5 +1,6 @@
 // `npm run bench`: every benchmark, one after the other: intake throughput (with its
-// bare node:http baseline measured in the same run) and handoff latency, each on both
+// bare node:http baseline measured in the same run), what of intake's CPU the store accounts for
+// (against the same request path with a free store), and handoff latency, each on both
 // stores, many shops with one hot shop against its Shopify bucket (both stores, and two worker
 // processes on PostgreSQL), events-list reads at a million events (both stores), the claim's look
 // beside a long backlog (both stores), then what verifying each auth mode's signature costs, then intake's instructions per
@@ -14,6 +15,11 @@ const root = join(import.meta.dirname, '..');
 const runs: [string, string[]][] = [
   ['intake, SQLite', ['scripts/bench-intake.ts', '--store', 'sqlite']],
   ['intake, PostgreSQL', ['scripts/bench-intake.ts', '--store', 'postgres']],
+  ["intake's floor: what the durable store costs per event, SQLite", ['scripts/bench-floor.ts', '--store', 'sqlite']],
+  [
+    "intake's floor: what the durable store costs per event, PostgreSQL",
+    ['scripts/bench-floor.ts', '--store', 'postgres'],
+  ],
   ['handoff, SQLite', ['scripts/bench-handoff.ts', '--store', 'sqlite']],
   ['handoff, PostgreSQL', ['scripts/bench-handoff.ts', '--store', 'postgres']],
   ['many shops fairly, SQLite', ['scripts/bench-fairness.ts', '--store', 'sqlite']],
