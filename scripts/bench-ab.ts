@@ -16,11 +16,12 @@
 // at the end. Not part of `npm run bench`: it compares versions, not Flowport with a baseline.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type BenchFlowport, parseStore, startBenchFlowport } from './lib/bench-flowport.ts';
 import { type Figures, load, median, signedRequests } from './lib/intake-load.ts';
+import { loadLine } from './lib/proc-cpu.ts';
 
 const root = join(import.meta.dirname, '..');
 const { values: args } = parseArgs({
@@ -36,7 +37,7 @@ const { values: args } = parseArgs({
 const STORE = parseStore(args.store);
 const LOG_LEVEL = args['log-level'] === 'info' ? 'info' : 'silent';
 const CONNECTIONS = (args.connections as string).split(',').map(Number);
-const ROUNDS = Math.max(1, Number(args.rounds));
+const ROUNDS = Math.max(5, Number(args.rounds));
 const SECONDS = Math.max(1, Number(args.seconds));
 const git = (...a: string[]) => execFileSync('git', a, { cwd: root, encoding: 'utf8' }).trim();
 
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     const b = await startBenchFlowport({ store: STORE, worker: false, logLevel: LOG_LEVEL });
     started.push(b);
     console.log(
-      `bench:ab — A: ${args.base} (${commit.slice(0, 10)}); B: this working tree (${git('rev-parse', '--short=10', 'HEAD')}${dirty ? ' with uncommitted changes' : ''}).`,
+      `bench:ab — ${loadLine(availableParallelism())} at start. A: ${args.base} (${commit.slice(0, 10)}); B: this working tree (${git('rev-parse', '--short=10', 'HEAD')}${dirty ? ' with uncommitted changes' : ''}).`,
     );
     console.log(
       `${b.storeLabel}; log level ${LOG_LEVEL}; ~1 KiB signed events; ${ROUNDS} rounds of ${SECONDS} s per side, order flipped each round.`,

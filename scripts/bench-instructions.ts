@@ -15,11 +15,12 @@
 // Needs valgrind (`apt-get install valgrind`); takes 3-5 minutes.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxCredentials } from '../api/src/sandbox/bootstrap.ts';
 import { freePort, startBenchFlowport, waitFor } from './lib/bench-flowport.ts';
 import { autocannon, BARE_SERVER, signedRequests } from './lib/intake-load.ts';
+import { loadLine } from './lib/proc-cpu.ts';
 
 const WARMUP = Number(process.env.BENCH_INSTR_WARMUP ?? 6000);
 const REQUESTS = Number(process.env.BENCH_INSTR_REQUESTS ?? 6000);
@@ -123,7 +124,7 @@ async function flowport(): Promise<Awaited<ReturnType<typeof measure>>> {
 
 try {
   console.log(
-    `bench:instructions — callgrind, ${CONNECTIONS} connections, ~1 KiB signed events: ${WARMUP} requests of warm-up, then ${REQUESTS} counted per server (both servers at once; counts do not depend on timing).`,
+    `bench:instructions — ${loadLine(availableParallelism())} at start (counts do not depend on it). Callgrind, ${CONNECTIONS} connections, ~1 KiB signed events: ${WARMUP} requests of warm-up, then ${REQUESTS} counted per server (both servers at once; counts do not depend on timing).`,
   );
   const [fp, base] = await Promise.all([flowport(), bare()]);
   const k = (n: number) => `${(n / 1000).toFixed(1).padStart(6)} k`;

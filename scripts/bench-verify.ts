@@ -5,13 +5,15 @@
 // most webhook libraries verify: a ratio under 1 means intake verifies for less than that one call
 // (see HmacKey in verify.ts), and a mode far above 1 does avoidable work per request.
 import { createHmac, randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import type { HeaderReader } from '../api/src/intake/intake.ts';
 import { PRESET_HMAC, standardWebhooksKey, verifyRequest, verifySecret } from '../api/src/intake/verify.ts';
 import type { AuthMode } from '../api/src/services/endpoints.ts';
 import { DEFAULT_HMAC, type EndpointConfig } from '../api/src/services/endpoints.ts';
+import { loadLine } from './lib/proc-cpu.ts';
 
 const ITERATIONS = Number(process.env.BENCH_VERIFY_ITERATIONS ?? 50_000);
-const ROUNDS = 3;
+const ROUNDS = Math.max(5, Number(process.env.BENCH_ROUNDS ?? 5));
 const body = Buffer.from(JSON.stringify({ id: randomUUID(), data: { note: 'x'.repeat(940) } }));
 const nowMs = Date.now();
 const ts = Math.floor(nowMs / 1000);
@@ -55,33 +57,57 @@ function reader(headers: Record<string, string>): HeaderReader {
   return { get: (n) => headers[n] ?? null, has: (n) => n in headers };
 }
 
-/** Median µs per call over ROUNDS rounds. */
-function measure(fn: () => void): number {
-  const per: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    const t = process.hrtime.bigint();
-    for (let i = 0; i < ITERATIONS; i++) fn();
-    per.push(Number(process.hrtime.bigint() - t) / ITERATIONS / 1000);
-  }
-  return per.sort((a, b) => a - b)[Math.floor(ROUNDS / 2)] as number;
+/** µs per call of one round. */
+function round(fn: () => void): number {
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < ITERATIONS; i++) fn();
+  return Number(process.hrtime.bigint() - t) / ITERATIONS / 1000;
 }
 
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+/** Medians of ROUNDS rounds of `a` and `b`, alternating (a, b, b, a, …) so drift hits both. */
+function alternate(a: () => void, b: () => void): { a: number; b: number; ratio: number } {
+  const as: number[] = [];
+  const bs: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) {
+      as.push(round(a));
+      bs.push(round(b));
+    } else {
+      bs.push(round(b));
+      as.push(round(a));
+    }
+  }
+  return { a: median(as), b: median(bs), ratio: median(bs.map((x, i) => x / (as[i] as number))) };
+}
+
+console.log(`bench:verify — ${loadLine(availableParallelism())} at start.`);
 const bufferKey = Buffer.from(secret);
 for (const c of CASES) {
   const config = { authMode: c.mode } as EndpointConfig;
   const secrets = [verifySecret(c.mode, c.secret)];
   const req = { headers: reader(c.headers), raw: body, now: nowMs };
   verifyRequest(config, secrets, req); // throws if the signature above is wrong
-  // Interleave the baseline with each mode so drift hits both.
-  const base = measure(() => createHmac('sha256', secret).update(body).digest());
-  const mode = measure(() => verifyRequest(config, secrets, req));
+  // Alternate the baseline with each mode, round by round, so drift hits both.
+  const m = alternate(
+    () => createHmac('sha256', secret).update(body).digest(),
+    () => verifyRequest(config, secrets, req),
+  );
   console.log(
-    `${c.mode.padEnd(18)} ${mode.toFixed(2).padStart(6)} µs per verification   baseline ${base.toFixed(2)} µs   ratio ${(mode / base).toFixed(2)}`,
+    `${c.mode.padEnd(18)} ${m.b.toFixed(2).padStart(6)} µs per verification   baseline ${m.a.toFixed(2)} µs   ratio ${m.ratio.toFixed(2)}`,
   );
 }
-const buffer = measure(() => createHmac('sha256', bufferKey).update(body).digest());
-const base = measure(() => createHmac('sha256', secret).update(body).digest());
-console.log(
-  `\nFor comparison, one HMAC with a Buffer key: ${buffer.toFixed(2)} µs (${(buffer / base).toFixed(1)}x the string-key baseline of ${base.toFixed(2)} µs).`,
+const buffer = alternate(
+  () => createHmac('sha256', secret).update(body).digest(),
+  () => createHmac('sha256', bufferKey).update(body).digest(),
 );
-console.log(`Body ${body.length} bytes, ${ITERATIONS} verifications per round, median of ${ROUNDS} rounds.`);
+console.log(
+  `\nFor comparison, one HMAC with a Buffer key: ${buffer.b.toFixed(2)} µs (${buffer.ratio.toFixed(1)}x the string-key baseline of ${buffer.a.toFixed(2)} µs).`,
+);
+console.log(
+  `Body ${body.length} bytes, ${ITERATIONS} verifications per round; medians of ${ROUNDS} rounds per side, alternating with the baseline.`,
+);
