@@ -27,7 +27,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { freePort, parseStore, startBenchFlowport, waitFor } from './lib/bench-flowport.ts';
-import { BARE_SERVER, type Figures, load, median, signedRequests } from './lib/intake-load.ts';
+import { BARE_SERVER, type Figures, INTAKE_CPU_GOAL, load, median, signedRequests } from './lib/intake-load.ts';
 import pg from 'pg';
 import { familyDelta, loadLine, localPostmasterPid, pgServerCpu } from './lib/proc-cpu.ts';
 import { testDatabaseUrl } from '../tests/helpers/store.ts';
@@ -42,8 +42,8 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? (STORE === 'sqlite' ? '32,
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL === 'silent' ? 'silent' : 'info';
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 /** Issue 31: bare µs per request ÷ Flowport µs per event. */
-const CPU_GOAL = STORE === 'sqlite' ? 0.5 : 0.35;
-const CPU_STRETCH = STORE === 'sqlite' ? 0.6 : null;
+const CPU_GOAL = INTAKE_CPU_GOAL[STORE].goal;
+const CPU_STRETCH = INTAKE_CPU_GOAL[STORE].stretch;
 /** Issue 31, PostgreSQL: Flowport's events/s over bare requests/s at 64 connections. */
 const RATE_GOAL = STORE === 'postgres' ? { connections: 64, ratio: 0.3 } : null;
 

@@ -10,6 +10,7 @@ import type { HeaderReader } from '../api/src/intake/intake.ts';
 import { PRESET_HMAC, standardWebhooksKey, verifyRequest, verifySecret } from '../api/src/intake/verify.ts';
 import type { AuthMode } from '../api/src/services/endpoints.ts';
 import { DEFAULT_HMAC, type EndpointConfig } from '../api/src/services/endpoints.ts';
+import { median } from './lib/intake-load.ts';
 import { loadLine } from './lib/proc-cpu.ts';
 
 const ITERATIONS = Number(process.env.BENCH_VERIFY_ITERATIONS ?? 50_000);
@@ -62,11 +63,6 @@ function round(fn: () => void): number {
   const t = process.hrtime.bigint();
   for (let i = 0; i < ITERATIONS; i++) fn();
   return Number(process.hrtime.bigint() - t) / ITERATIONS / 1000;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
 }
 
 /** Medians of ROUNDS rounds of `a` and `b`, alternating (a, b, b, a, …) so drift hits both. */

@@ -201,24 +201,27 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   // The fast path's latency cells and request log line (the Hono app does both for the rest).
   const metrics = services.metrics as Metrics;
   const intakeCells = [0, 1, 2, 3, 4, 5].map((c) => metrics.httpCell(INTAKE_ROUTE, 'POST', c * 100));
-  // One child logger per endpoint whose shop is known: pino writes a child's bindings (ids and the
-  // route, never a secret-named field) once, so a line serialises only what changes per request.
-  // Undefined values are left out of a line, so every call passes an object of one shape.
+  // Request lines come from a child logger per endpoint: pino writes a child's bindings (ids and
+  // the route, never a secret-named field) once, so a line serialises only what changes per
+  // request, and every call passes an object of one shape (pino leaves undefined values out). Kept
+  // once the endpoint's shop is known; an endpoint not in intake's cache (unknown, or not yet
+  // looked up) gets a child for that line alone, without a shop.
   const lineLoggers = new Map<string, Logger>();
   const lineLogger = (endpointId: string): Logger => {
-    let child = lineLoggers.get(endpointId);
-    if (child) return child;
+    const kept = lineLoggers.get(endpointId);
+    if (kept) return kept;
     const shopId = intake?.shopOf(endpointId);
-    if (shopId === undefined) return log;
-    if (lineLoggers.size >= 10_000) lineLoggers.clear();
-    child = log.child({
+    const child = log.child({
       kind: 'request',
       method: 'POST',
       route: INTAKE_ROUTE,
-      shop_id: shopId,
+      ...(shopId === undefined ? {} : { shop_id: shopId }),
       endpoint_id: endpointId,
     });
-    lineLoggers.set(endpointId, child);
+    if (shopId !== undefined) {
+      if (lineLoggers.size >= 10_000) lineLoggers.clear();
+      lineLoggers.set(endpointId, child);
+    }
     return child;
   };
   const answered = (
@@ -231,14 +234,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   ) => {
     intakeCells[Math.floor(status / 100)]?.observe(seconds);
     if (!log.isLevelEnabled('info')) return;
-    const line = lineLogger(endpointId);
-    const bound = line !== log;
-    line.info(
+    lineLogger(endpointId).info(
       {
-        kind: bound ? undefined : 'request',
-        method: bound ? undefined : 'POST',
-        route: bound ? undefined : INTAKE_ROUTE,
-        endpoint_id: bound ? undefined : endpointId,
         request_id: requestId,
         status,
         outcome: outcomeOf(status),
@@ -249,6 +246,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       'request',
     );
   };
+
   const listener = withIntakeFastPath(
     getIntake,
     config.publicUrl,

@@ -74,6 +74,12 @@ export function cpuOf(pid: number): { all: number; main: number } | null {
   }
 }
 
+/** Issue 31's intake CPU goal per store: bare µs per request ÷ Flowport µs per durable event (bench:intake, bench:floor). */
+export const INTAKE_CPU_GOAL: Readonly<Record<'sqlite' | 'postgres', { goal: number; stretch: number | null }>> = {
+  sqlite: { goal: 0.5, stretch: 0.6 },
+  postgres: { goal: 0.35, stretch: null },
+};
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
