@@ -1,7 +1,7 @@
 // Shared by the benchmarks: start Flowport (and the Shopify stand-in) as child
 // processes the way an operator runs them, wait until they answer, and stop them.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FLOW_TRIGGER_MUTATION } from '../../api/src/handoff/flow-client.ts';
@@ -94,7 +94,11 @@ export async function startBenchFlowport(options: {
   keep?: { dataDir: string; databaseUrl: string | null };
   /** Extra environment for the Flowport process (e.g. FLOWPORT_WORKER_CONCURRENCY_PER_SHOP). */
   env?: Record<string, string>;
-  /** FLOWPORT_LOG_LEVEL (default silent); `info` is what `npm start` runs with. Lines go to /dev/null. */
+  /**
+   * FLOWPORT_LOG_LEVEL (default silent); `info` is what `npm start` runs with. Lines go to /dev/null,
+   * or with BENCH_SERVER_LOG=<file> to that file (level info unless set here), e.g. to read each
+   * request's `duration_ms` as the server saw it.
+   */
   logLevel?: 'silent' | 'info';
 }): Promise<BenchFlowport> {
   const tree = options.root ?? root;
@@ -109,6 +113,7 @@ export async function startBenchFlowport(options: {
       : null;
   const storeConfig = { dataDir, databaseUrl: pg?.url ?? null };
   const port = await freePort();
+  const serverLog = process.env.BENCH_SERVER_LOG;
   // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the Flowport process there (on exit).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const [command, ...args] = [
@@ -127,7 +132,7 @@ export async function startBenchFlowport(options: {
       HOST: '127.0.0.1',
       FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
       FLOWPORT_WORKER: options.worker ? 'on' : 'off',
-      FLOWPORT_LOG_LEVEL: options.logLevel ?? 'silent',
+      FLOWPORT_LOG_LEVEL: options.logLevel ?? (serverLog ? 'info' : 'silent'),
       FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
       // Node's compile cache, as `npm start`'s entry turns it on (scripts/start-entry.js, in the
       // same default directory): warm, it keeps Node's TypeScript stripper out of the process.
@@ -137,7 +142,7 @@ export async function startBenchFlowport(options: {
       ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
       ...options.env,
     },
-    stdio: 'ignore',
+    stdio: serverLog ? ['ignore', openSync(serverLog, 'w'), 'inherit'] : 'ignore',
   });
   const stop = async () => {
     await stopChild(child);

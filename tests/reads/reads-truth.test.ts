@@ -5,7 +5,7 @@
 // body expires before the preview does. Real HTTP, worker and sandbox Flow (both stores).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { api, deliveredEvent } from '../intents/helpers.ts';
+import { api, confirm, deliveredEvent, waitDelivered } from '../intents/helpers.ts';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -41,6 +41,37 @@ describe('replay availability', () => {
       acknowledge_recent_delivery: true,
     });
     expect(acknowledged.status, acknowledged.text).toBe(201);
+  });
+
+  it('an original delivered an hour ago needs the acknowledgement while its replay just reached Flow; one nothing replays does not (list and detail agree with the preview)', async () => {
+    const db = server.runtime.services.db;
+    const original = await deliveredEvent(server);
+    const alone = await deliveredEvent(server);
+    const p = await api(server, token, 'POST', `/agent/v1/events/${original}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(p.status, p.text).toBe(201);
+    const done = await confirm(server, token, p.json.id);
+    expect(done.status, done.text).toBe(200);
+    const replay = done.json.result.event_id as string;
+    await waitDelivered(server, replay);
+    // Both senders' events reached Flow an hour ago; only the original's replay reached it now.
+    await db.run('UPDATE events SET delivered_at = ? WHERE id IN (?, ?)', [Date.now() - 3_600_000, original, alone]);
+    const listed = await api(server, token, 'GET', `/agent/v1/events?limit=100`);
+    expect(listed.status).toBe(200);
+    const item = (id: string) => listed.json.data.find((e: { id: string }) => e.id === id);
+    for (const id of [original, replay]) {
+      const detail = await api(server, token, 'GET', `/agent/v1/events/${id}`);
+      expect(detail.json.replay).toMatchObject({ available: true, reason: 'recent_delivery' });
+      expect(item(id).replay).toEqual(detail.json.replay);
+      const plain = await api(server, token, 'POST', `/agent/v1/events/${id}/replay-intents`, {});
+      expect(plain.json.code).toBe('replay_recent_delivery');
+    }
+    const detail = await api(server, token, 'GET', `/agent/v1/events/${alone}`);
+    expect(detail.json.replay).toEqual({ available: true, reason: null, detail: null, acknowledgements: [] });
+    expect(item(alone).replay).toEqual(detail.json.replay);
+    const plain = await api(server, token, 'POST', `/agent/v1/events/${alone}/replay-intents`, {});
+    expect(plain.status, plain.text).toBe(201);
   });
 
   it('a replay preview warns when the body expires before the preview does', async () => {
