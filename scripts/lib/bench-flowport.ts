@@ -1,7 +1,7 @@
 // Shared by the benchmarks: start Flowport (and the Shopify stand-in) as child
 // processes the way an operator runs them, wait until they answer, and stop them.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, openSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FLOW_TRIGGER_MUTATION } from '../../api/src/handoff/flow-client.ts';
@@ -113,7 +113,7 @@ export async function startBenchFlowport(options: {
       : null;
   const storeConfig = { dataDir, databaseUrl: pg?.url ?? null };
   const port = await freePort();
-  const serverLog = process.env.BENCH_SERVER_LOG;
+  const serverOut = process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, 'w') : null;
   // BENCH_CPU_PROF=<dir>: write a V8 CPU profile of the Flowport process there (on exit).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const [command, ...args] = [
@@ -132,7 +132,7 @@ export async function startBenchFlowport(options: {
       HOST: '127.0.0.1',
       FLOWPORT_PUBLIC_URL: `http://127.0.0.1:${port}`,
       FLOWPORT_WORKER: options.worker ? 'on' : 'off',
-      FLOWPORT_LOG_LEVEL: options.logLevel ?? (serverLog ? 'info' : 'silent'),
+      FLOWPORT_LOG_LEVEL: options.logLevel ?? (serverOut === null ? 'silent' : 'info'),
       FLOWPORT_SITE_DIR: join(dataDir, 'no-site'),
       // Node's compile cache, as `npm start`'s entry turns it on (scripts/start-entry.js, in the
       // same default directory): warm, it keeps Node's TypeScript stripper out of the process.
@@ -142,8 +142,9 @@ export async function startBenchFlowport(options: {
       ...(pg ? { FLOWPORT_DATABASE_URL: pg.url } : {}),
       ...options.env,
     },
-    stdio: serverLog ? ['ignore', openSync(serverLog, 'w'), 'inherit'] : 'ignore',
+    stdio: serverOut === null ? 'ignore' : ['ignore', serverOut, 'inherit'],
   });
+  if (serverOut !== null) closeSync(serverOut); // the child holds its own copy
   const stop = async () => {
     await stopChild(child);
     if (keep) return;

@@ -61,7 +61,7 @@ export interface StoredEvent {
 export interface EventRow extends Omit<StoredEvent, 'body'> {
   /** 1 when the body is still stored (the body itself is never selected). */
   has_body: number;
-  /** 1 when another event is a replay of this one (withRecentDeliveries then reads the family). */
+  /** 1 when another event is a replay of this one (lastFamilyDeliveries then reads the family). */
   has_replays: number;
   ep_status: string;
   ep_deleted_at: number | null;
@@ -126,19 +126,24 @@ export async function shopFacts(db: Db, shopId: string, now: number): Promise<Sh
  * The latest Flow delivery of each event's sender event: the original and every replay of it at
  * any depth, so replaying an older replay cannot skip the acknowledgement a fresh delivery
  * needs. Batched for a page of events: one parent lookup per replay depth, then one recursive
- * query over the families (the events_replays index), whatever the page size.
+ * query over the families (the events_replays index), whatever the page size. An original read
+ * with `has_replays` 0 (EVENT_COLUMNS) is a family of one, its own delivery the last: a page of
+ * events never replayed takes no query.
  */
 export async function lastFamilyDeliveries(
   db: Db,
   shopId: string,
-  events: readonly { id: string; replay_of: string | null }[],
+  events: readonly { id: string; replay_of: string | null; has_replays?: number; delivered_at?: number | null }[],
 ): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
   const rootOf = new Map<string, string>();
   // Walk up replay_of until every event has its original (the family root).
   let pending = new Map<string, string>(); // event id -> the ancestor to look up next
   for (const ev of events) {
     if (ev.replay_of) pending.set(ev.id, ev.replay_of);
-    else rootOf.set(ev.id, ev.id);
+    else if (ev.has_replays !== undefined && Number(ev.has_replays) === 0) {
+      if (ev.delivered_at != null) out.set(ev.id, Number(ev.delivered_at));
+    } else rootOf.set(ev.id, ev.id);
   }
   for (let depth = 0; pending.size > 0 && depth < 100; depth++) {
     const ids = [...new Set(pending.values())];
@@ -157,7 +162,6 @@ export async function lastFamilyDeliveries(
   }
   for (const [id, ancestor] of pending) rootOf.set(id, ancestor);
   const roots = [...new Set(rootOf.values())];
-  const out = new Map<string, number>();
   if (roots.length === 0) return out;
   const rows = await db.all<{ root: string; last: number | string | null }>(
     `WITH RECURSIVE family(root, id) AS (
@@ -187,10 +191,7 @@ export async function lastFamilyDelivery(
 /**
  * Fills facts.recentDeliveries for the rows read whose replay is otherwise available: the
  * same recent-delivery check a replay preview makes, so a read never shows a replay a plain
- * preview would refuse without saying which acknowledgement it needs. An original nothing
- * replays (`has_replays`, read with the row through the events_replays index) is a family of
- * one, its own delivery the last: only the other rows need lastFamilyDeliveries' queries, so a
- * page of events never replayed takes no round trip more.
+ * preview would refuse without saying which acknowledgement it needs.
  */
 export async function withRecentDeliveries(
   db: Db,
@@ -199,14 +200,8 @@ export async function withRecentDeliveries(
   rows: readonly EventRow[],
   windowMs: number,
 ): Promise<ShopFacts> {
-  const families: EventRow[] = [];
-  const last = new Map<string, number>();
-  for (const row of rows) {
-    if (!eventReplay(row, facts).available) continue;
-    if (row.replay_of !== null || Number(row.has_replays) !== 0) families.push(row);
-    else if (row.delivered_at !== null) last.set(row.id, Number(row.delivered_at));
-  }
-  for (const [id, at] of await lastFamilyDeliveries(db, shopId, families)) last.set(id, at);
+  const candidates = rows.filter((row) => eventReplay(row, facts).available);
+  const last = await lastFamilyDeliveries(db, shopId, candidates);
   const recent = new Map<string, number>();
   for (const [id, at] of last) if (facts.now - at < windowMs) recent.set(id, at);
   facts.recentDeliveries = recent;
