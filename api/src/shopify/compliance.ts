@@ -1,7 +1,9 @@
 // Shopify's mandatory privacy (compliance) webhooks: customers/data_request, customers/redact
 // and shop/redact, all on one URL (the app configuration's `compliance_topics`). Each request
 // is verified over its raw bytes with the app's client secret (constant time) before anything
-// else; the effects purge retained bodies as retention does and are recorded in the audit log
+// else; the shop is the payload's signed `shop_domain` (X-Shopify-Shop-Domain must agree), the
+// topic header must fit the payload's shape, and a webhook id is handled once per shop and topic
+// (ADR 1210); the effects purge retained bodies as retention does and are recorded in the audit log
 // with ids and counts only, never the customer data itself.
 import { Hono } from 'hono';
 import { ENV } from '../config.ts';
@@ -18,6 +20,7 @@ import { ERASED_RETENTION_STATE } from '../handoff/lifecycle.ts';
 import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { Services } from '../core/types.ts';
 import type { SqlParam } from '../store/db.ts';
+import { assertTopicFits, boundShop, firstDelivery, webhookIdOf, webhookPayload } from './webhook-binding.ts';
 
 export { COMPLIANCE_WEBHOOK_PATH } from '../lib/package-info.ts';
 export const COMPLIANCE_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const;
@@ -131,25 +134,24 @@ export function complianceRoutes(getServices: () => Services): Hono<AppEnv> {
         detail: `This URL answers ${COMPLIANCE_TOPICS.join(', ')}; X-Shopify-Topic was ${topic ? `\`${topic.slice(0, 100)}\`` : 'missing'}.`,
       });
     }
-    let payload: CompliancePayload;
-    try {
-      payload = JSON.parse(new TextDecoder().decode(raw)) as CompliancePayload;
-    } catch {
-      throw new AppError('invalid_json', { detail: 'The request body is not valid JSON.' });
-    }
-    if (!payload || typeof payload !== 'object' || Array.isArray(payload) || typeof payload.shop_domain !== 'string') {
+    const body = webhookPayload(raw, 'privacy webhook');
+    if (typeof body.shop_domain !== 'string') {
       throw new AppError('invalid_json', {
         detail: 'The body is not a Shopify privacy webhook payload (no `shop_domain`).',
       });
     }
     // Matched against the store: a NUL would fail on PostgreSQL (issue 24); Shopify never sends one.
     refuseControlCharacters({
-      shop_domain: payload.shop_domain,
-      orders_to_redact: payload.orders_to_redact,
-      orders_requested: payload.orders_requested,
+      shop_domain: body.shop_domain,
+      orders_to_redact: body.orders_to_redact,
+      orders_requested: body.orders_requested,
     });
+    // The store and the action are the signed payload's, never the unsigned headers' alone.
+    const shopDomain = boundShop(body.shop_domain, c.req.header('x-shopify-shop-domain'), topic);
+    assertTopicFits(topic, body);
+    const payload = { ...(body as CompliancePayload), shop_domain: shopDomain };
     const result = await handleCompliance(services, topic as ComplianceTopic, payload, {
-      webhookId: c.req.header('x-shopify-webhook-id')?.slice(0, 200) ?? null,
+      webhookId: webhookIdOf((name) => c.req.header(name)),
       requestId: c.get('requestId'),
     });
     return c.json({ received: true, topic, ...result }, 200);
@@ -192,7 +194,6 @@ export async function handleCompliance(
 ): Promise<ComplianceResult> {
   const domain = String(payload.shop_domain).trim().toLowerCase();
   const action = COMPLIANCE_AUDIT_ACTIONS[topic];
-  const shop = await services.db.get<{ id: string }>('SELECT id FROM shops WHERE LOWER(domain) = ?', [domain]);
   const audit = (db: Db, shopId: string | null, details: Record<string, unknown>) =>
     appendAudit(db, {
       shopId,
@@ -204,17 +205,6 @@ export async function handleCompliance(
       requestId: meta.requestId,
       details: { topic, shopify_shop_id: payload.shop_id ?? null, ...details },
     });
-  if (!shop) {
-    await audit(services.db, null, { shop_known: false, events: 0 });
-    return { shop_known: false, events: 0 };
-  }
-  if (meta.webhookId) {
-    const seen = await services.db.get(
-      'SELECT 1 AS seen FROM audit_log WHERE shop_id = ? AND action = ? AND target_id = ? LIMIT 1',
-      [shop.id, action, meta.webhookId],
-    );
-    if (seen) return { shop_known: true, events: 0, duplicate: true };
-  }
   const now = services.now();
   const orderIds = (topic === 'customers/redact' ? payload.orders_to_redact : payload.orders_requested) ?? [];
   const orders = Array.isArray(orderIds) ? orderIds.filter((o) => typeof o === 'number' || typeof o === 'string') : [];
@@ -222,7 +212,15 @@ export async function handleCompliance(
     customer_id: payload.customer?.id ?? null,
     orders: orders.length,
   };
-  return services.db.tx(async (tx) => {
+  return services.db.tx(async (tx): Promise<ComplianceResult> => {
+    const shop = await tx.get<{ id: string }>('SELECT id FROM shops WHERE LOWER(domain) = ?', [domain]);
+    // A redelivery (or a concurrent twin) of this shop's webhook id changes nothing: the insert decides.
+    if (meta.webhookId && !(await firstDelivery(tx, { shopDomain: domain, topic, webhookId: meta.webhookId }, now)))
+      return { shop_known: shop !== undefined, events: 0, duplicate: true };
+    if (!shop) {
+      await audit(tx, null, { shop_known: false, events: 0 });
+      return { shop_known: false, events: 0 };
+    }
     if (topic === 'shop/redact') {
       await stopUndelivered(tx, now, 'shop_id = ?', [shop.id]);
       const purged = await tx.run(

@@ -15,7 +15,13 @@ import { SHOPIFY_APP_PATHS, shopifyAppCredentials, webhookBodyVerified } from '.
 /** The largest lifecycle body read (Flow's is a few hundred bytes). */
 const MAX_LIFECYCLE_BYTES = 16 * 1024;
 
-function parseSignal(raw: Uint8Array): FlowLifecycleSignal {
+/**
+ * How far ahead of this server's clock a signal's timestamp may be. The newest signal wins, so one
+ * dated far ahead (signed, e.g. year 9999) would win over every real one after it (ADR 1210).
+ */
+export const LIFECYCLE_FUTURE_TOLERANCE_MS = 5 * 60_000;
+
+function parseSignal(raw: Uint8Array, now: number): FlowLifecycleSignal {
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(Buffer.from(raw).toString('utf8')) as Record<string, unknown>;
@@ -43,6 +49,10 @@ function parseSignal(raw: Uint8Array): FlowLifecycleSignal {
       detail:
         'The lifecycle callback needs flow_trigger_definition_id (string), shopify_domain (string), has_enabled_flow (boolean) and timestamp (ISO 8601).',
     });
+  if (signalAt > now + LIFECYCLE_FUTURE_TOLERANCE_MS)
+    throw new AppError('shopify_lifecycle_timestamp_future', {
+      detail: `The signal is dated ${new Date(Math.min(signalAt, 8.64e15)).toISOString()}, more than ${LIFECYCLE_FUTURE_TOLERANCE_MS / 60_000} minutes after this server's clock.`,
+    });
   return {
     shopDomain: domain.trim().toLowerCase(),
     handle: triggerHandleOf(handle),
@@ -69,8 +79,9 @@ export function flowLifecycleRoutes(getServices: () => Services): Hono<AppEnv> {
           ? 'X-Shopify-Hmac-Sha256 is missing or does not match the HMAC-SHA256 of the body.'
           : 'No Shopify client secret is configured, so the lifecycle callback cannot be verified.',
       });
-    const signal = parseSignal(raw);
-    const applied = await recordLifecycleSignal(services.db, signal, services.now());
+    const now = services.now();
+    const signal = parseSignal(raw, now);
+    const applied = await recordLifecycleSignal(services.db, signal, now);
     return c.json({ ok: true, applied });
   });
   return app;

@@ -1,6 +1,7 @@
 // `app/uninstalled`: Shopify says the merchant removed the app; the token is already invalid.
-// Verified like every Shopify webhook (X-Shopify-Hmac-Sha256 over the raw body), deduped on
-// X-Shopify-Webhook-Id, then in one audited transaction: the shop is marked `uninstalled`, its
+// Verified like every Shopify webhook (X-Shopify-Hmac-Sha256 over the raw body); the shop is the
+// one the signed payload (the Shop resource) names, and must match X-Shopify-Shop-Domain when sent;
+// deduped on X-Shopify-Webhook-Id per shop (ADR 1210), then in one audited transaction: the shop is marked `uninstalled`, its
 // token deleted, its waiting events held (support code FP-H-UNIN, action reinstall_app), and every
 // grant and merchant session of the shop revoked. A reinstall (oauth.ts) restores it (ADR 1200).
 import { Hono } from 'hono';
@@ -13,11 +14,11 @@ import { readBodyCapped } from '../http/intake-routes.ts';
 import { revokeShopSessions } from './merchant/session.ts';
 import type { Services } from '../core/types.ts';
 import { SHOPIFY_APP_PATHS, shopifyAppCredentials, webhookBodyVerified } from '../lib/shopify-app.ts';
+import { assertTopicFits, boundShop, firstDelivery, webhookIdOf, webhookPayload } from './webhook-binding.ts';
 
 export const APP_UNINSTALLED_TOPIC = 'app/uninstalled';
 export const UNINSTALL_ACTOR: AuditActor = { kind: 'system', name: 'Shopify (app/uninstalled webhook)' };
 const MAX_WEBHOOK_BYTES = 256 * 1024;
-const WEBHOOK_ID_KEEP_MS = 7 * 86_400_000;
 
 export interface UninstallResult {
   duplicate: boolean;
@@ -27,22 +28,20 @@ export interface UninstallResult {
   revokedSessions: number;
 }
 
-/** Applies one verified app/uninstalled delivery (idempotent per webhook id). */
+/** Applies one verified app/uninstalled delivery (idempotent per shop and webhook id). */
 export async function applyUninstall(
   services: Services,
   input: { webhookId: string; shopDomain: string; requestId: string | null },
 ): Promise<UninstallResult> {
   const now = services.now();
   return services.db.tx(async (tx) => {
-    // Shopify retries a webhook for up to 48 hours; ids older than a week cannot come back.
-    await tx.run('DELETE FROM shopify_webhook_deliveries WHERE received_at < ?', [now - WEBHOOK_ID_KEEP_MS]);
-    const first = await tx.run(
-      `INSERT INTO shopify_webhook_deliveries (webhook_id, topic, shop_domain, received_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (webhook_id) DO NOTHING`,
-      [input.webhookId, APP_UNINSTALLED_TOPIC, input.shopDomain, now],
+    const first = await firstDelivery(
+      tx,
+      { shopDomain: input.shopDomain, topic: APP_UNINSTALLED_TOPIC, webhookId: input.webhookId },
+      now,
     );
     const none = { shopId: null, heldEvents: 0, revokedGrants: 0, revokedSessions: 0 };
-    if (first.changes === 0) return { duplicate: true, ...none };
+    if (!first) return { duplicate: true, ...none };
     const shop = await tx.get<{ id: string; connection_status: string }>(
       'SELECT id, connection_status FROM shops WHERE domain = ?',
       [input.shopDomain],
@@ -118,11 +117,18 @@ export function uninstallRoutes(getServices: () => Services): Hono<AppEnv> {
       throw new AppError('shopify_webhook_topic_unknown', {
         detail: `This URL takes ${APP_UNINSTALLED_TOPIC} only, got ${JSON.stringify(topic ?? null)}.`,
       });
-    const shopDomain = (c.req.header('x-shopify-shop-domain') ?? '').trim().toLowerCase();
-    const webhookId = (c.req.header('x-shopify-webhook-id') ?? c.req.header('x-shopify-event-id') ?? '').trim();
-    if (!shopDomain || !webhookId || webhookId.length > 200)
+    // The payload is the Shop resource: the store is the one it names (signed), not the header's.
+    const payload = webhookPayload(raw, APP_UNINSTALLED_TOPIC);
+    assertTopicFits(APP_UNINSTALLED_TOPIC, payload);
+    const shopDomain = boundShop(
+      payload.myshopify_domain ?? payload.domain,
+      c.req.header('x-shopify-shop-domain'),
+      APP_UNINSTALLED_TOPIC,
+    );
+    const webhookId = webhookIdOf((name) => c.req.header(name));
+    if (!webhookId)
       throw new AppError('invalid_request', {
-        detail: 'app/uninstalled needs X-Shopify-Shop-Domain and X-Shopify-Webhook-Id headers.',
+        detail: 'app/uninstalled needs an X-Shopify-Webhook-Id header (at most 200 characters).',
       });
     const r = await applyUninstall(services, { webhookId, shopDomain, requestId: c.get('requestId') });
     return c.json({ ok: true, duplicate: r.duplicate });

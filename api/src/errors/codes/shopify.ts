@@ -84,8 +84,17 @@ export const SHOPIFY_ERRORS = {
     retry: 'no',
     area: 'shopify',
     description:
-      "The `id_token` Shopify passed when the app opened in the Shopify admin is not an HS256 JWT signed with the app's client secret, is expired or not yet valid, was issued for another app (`aud`), or names another store (`dest`). No session was created.",
-    fix: 'Open Flowport again from the Shopify admin (session tokens last a minute), or sign in on `/merchant`.',
+      "The Shopify session token (`id_token`, sent in a POST to `/merchant` or as `Authorization: Bearer`) is not an HS256 JWT signed with the app's client secret, is expired or not yet valid, was issued for another app (`aud`), has no `jti`, or names another store (`dest`). No session was created.",
+    fix: 'Open Flowport again from the Shopify admin (session tokens last a minute), or sign in on `/merchant`. A link carrying `?id_token=` signs nobody in.',
+  },
+  shopify_session_token_reused: {
+    status: 401,
+    title: 'Shopify session token already used',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The Shopify session token (`id_token`) was already exchanged for a merchant session: each token's `jti` signs a browser in once, so a copied or replayed token cannot open more sessions. A token without a `jti` is refused as not valid. No session was created.",
+    fix: 'Open Flowport again from the Shopify admin: App Bridge fetches a fresh session token (`shopify.idToken()`) for each sign-in. Send it in a POST or in the `Authorization: Bearer` header, once.',
   },
   merchant_sign_in_required: {
     status: 401,
@@ -104,6 +113,33 @@ export const SHOPIFY_ERRORS = {
     description:
       "A form on the merchant page was sent without the page's anti-forgery token, with one from another session, or from another site. Only a form Flowport rendered in your session can change anything. Nothing was changed.",
     fix: 'Reload the merchant page and send the form again.',
+  },
+  shopify_webhook_shop_mismatch: {
+    status: 400,
+    title: 'Shopify webhook names another store',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "A verified Shopify webhook (`app/uninstalled` or a privacy webhook) whose signed payload names no store's myshopify.com domain (`myshopify_domain`/`domain` of the Shop resource, `shop_domain` of a privacy webhook), or whose `X-Shopify-Shop-Domain` header names another store than the payload. Only the body is signed, so Flowport acts on the store the payload names and refuses a header that disagrees. Nothing was changed and the webhook id was not recorded.",
+    fix: 'Nothing to do for deliveries from Shopify, which always agree. A tool that replays Shopify webhooks must send the body unaltered, with the header naming the same store as the body.',
+  },
+  shopify_webhook_topic_mismatch: {
+    status: 400,
+    title: 'Shopify webhook topic does not fit its payload',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "The `X-Shopify-Topic` header (unsigned) does not fit the signed payload's shape: `app/uninstalled` carries the Shop resource (`myshopify_domain`, `domain`); `customers/data_request` carries `data_request`; `customers/redact` carries `customer` and `orders_to_redact`; `shop/redact` carries none of these. A signed request of one kind relabelled as another is refused, so a data request cannot erase a shop. Nothing was changed and the webhook id was not recorded.",
+    fix: 'Nothing to do for deliveries from Shopify. A tool that replays Shopify webhooks must keep each body with its own topic, and send `app/uninstalled` to its own URL and the privacy topics to the privacy webhook URL.',
+  },
+  shopify_lifecycle_timestamp_future: {
+    status: 400,
+    title: 'Flow lifecycle signal dated in the future',
+    retry: 'no',
+    area: 'shopify',
+    description:
+      "A verified Flow trigger lifecycle callback whose `timestamp` is more than 5 minutes after this server's clock. The newest signal per store and trigger wins, so a signal dated far ahead would outrank every real one after it. Nothing was stored; the trigger's readiness is unchanged.",
+    fix: "Check this server's clock (NTP). Flow sends the time of the change; a signal from Shopify is never hours ahead, and the next one is taken as usual.",
   },
   event_expired_while_held: {
     status: 410,
