@@ -141,12 +141,11 @@ describe('OAuth install', () => {
     );
   });
 
-  it('refuses sign-in on a store where the app is not installed', async () => {
-    const res = await go(
-      new CookieJar(),
-      `${server.url}${SHOPIFY_APP_PATHS.merchant}/sign-in?shop=${uniqueShop('none')}`,
-    );
-    await expectRefusalPage(res, 404, 'shopify_shop_not_installed');
+  it('refuses sign-in on a store where the app is not installed, once Shopify signed the staff member in', async () => {
+    const shop = uniqueShop('none');
+    const jar = new CookieJar();
+    const callback = await authorize(server, jar, shop, 'install', `${SHOPIFY_APP_PATHS.merchant}/sign-in?shop=${shop}`);
+    await expectRefusalPage(await go(jar, callback), 404, 'shopify_shop_not_installed');
   });
 });
 
@@ -303,13 +302,20 @@ describe('Shopify session token (opened inside the Shopify admin)', () => {
         .setProtectedHeader({ alg: 'HS256' })
         .setAudience((claims.aud as string) ?? client_id)
         .setIssuedAt(now)
+        .setJti(crypto.randomUUID())
         .setNotBefore(now - 5)
         .setExpirationTime((claims.exp as number) ?? now + 60)
         .sign(new TextEncoder().encode(secret));
-    const open = (token: string) =>
-      go(new CookieJar(), `${server.url}${SHOPIFY_APP_PATHS.merchant}?shop=${shop}&id_token=${token}`);
+    // App Bridge's way: a POST (or the Authorization header), never a link (tests/shopify/merchant-sign-in.test.ts).
+    const post = (jar: CookieJar, token: string) =>
+      go(jar, `${server.url}${SHOPIFY_APP_PATHS.merchant}?shop=${shop}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ id_token: token }).toString(),
+      });
+    const open = (token: string) => post(new CookieJar(), token);
     const ok = new CookieJar();
-    const res = await go(ok, `${server.url}${SHOPIFY_APP_PATHS.merchant}?shop=${shop}&id_token=${await sign({})}`);
+    const res = await post(ok, await sign({}));
     expect(res.status).toBe(303);
     const page = await go(ok, `${server.url}${SHOPIFY_APP_PATHS.merchant}`);
     expect(await page.text()).toContain('Shopify user 42');
@@ -347,10 +353,12 @@ describe('cookies on an https public URL', () => {
       const token = await new SignJWT({ dest: `https://${shop}`, sub: '7' })
         .setProtectedHeader({ alg: 'HS256' })
         .setAudience(client_id)
+        .setJti(crypto.randomUUID())
         .setNotBefore(now - 5)
         .setExpirationTime(now + 60)
         .sign(new TextEncoder().encode(client_secret));
-      const signedIn = await fetch(`${https.url}${SHOPIFY_APP_PATHS.merchant}?id_token=${token}`, {
+      const signedIn = await fetch(`${https.url}${SHOPIFY_APP_PATHS.merchant}`, {
+        headers: { authorization: `Bearer ${token}` },
         redirect: 'manual',
       });
       expect(signedIn.status).toBe(303);

@@ -4,7 +4,8 @@
 // timestamp and the state, exchanges the code for the offline token, then creates or reconnects the
 // shop (releasing its held events) and signs the merchant in, in one audited transaction.
 // `GET /merchant/sign-in?shop=…` is the same round trip in online (per-user) mode: it signs a
-// staff member of an installed store in and stores no token. Every refusal is a page with a stable
+// staff member of an installed store in and stores no token (a store without the app is refused
+// only after Shopify's sign-in, so the first answer does not tell who has Flowport installed). Every refusal is a page with a stable
 // code and its docs link; a refused callback writes nothing but the spent state (and starting an
 // install writes nothing at all: the state is signed, not stored).
 import { createHmac } from 'node:crypto';
@@ -339,12 +340,8 @@ export function oauthRoutes(getServices: () => Services): Hono<AppEnv> {
       const returnTo = oauthReturnPath(c.req.query('return_to'));
       if (returnTo && !c.req.query('shop')) return signInPage(c, services.config.publicUrl, { returnTo });
       const shop = validShop(c.req.query('shop'));
-      const row = await services.db.get<{ connection_status: string }>(
-        'SELECT connection_status FROM shops WHERE domain = ?',
-        [shop],
-      );
-      if (!row || row.connection_status === 'uninstalled')
-        throw new AppError('shopify_shop_not_installed', { detail: `Flowport is not installed on ${shop}.` });
+      // Every store gets the same answer (Shopify's sign-in), installed or not: whether Flowport is
+      // installed is told only after Shopify signed a staff member of that store in (completeSignIn).
       if (returnTo) rememberOAuthReturn(c, services.config.publicUrl, returnTo);
       return startOAuth(c, services, shop, 'online');
     });

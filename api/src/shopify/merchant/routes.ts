@@ -31,6 +31,7 @@ import {
   clearSessionCookie,
   createMerchantSession,
   type MerchantSession,
+  refuseCrossSite,
   requireSession,
   switchToShop,
 } from './session.ts';
@@ -181,7 +182,14 @@ async function renderMerchantPage(
   });
 }
 
-/** A Shopify session token (embedded app load): HS256, signed with the client secret; aud, dest, exp, nbf. */
+/** The longest `jti` kept (Shopify's are UUIDs). */
+const MAX_JTI = 200;
+
+/**
+ * A Shopify session token (App Bridge's `shopify.idToken()`): HS256, signed with the client
+ * secret; aud, dest, exp, nbf and jti. Each token's jti makes one session: the insert into
+ * shopify_id_token_uses decides, in the transaction that creates the session (ADR 1210).
+ */
 async function sessionFromIdToken(services: Services, idToken: string, shopParam: string | undefined) {
   const app = shopifyAppCredentials(services.config);
   if (!app) throw new AppError('shopify_install_not_configured');
@@ -190,15 +198,18 @@ async function sessionFromIdToken(services: Services, idToken: string, shopParam
     ({ payload } = await jwtVerify(idToken, new TextEncoder().encode(app.clientSecret), {
       algorithms: ['HS256'],
       audience: app.clientId,
-      clockTolerance: 5,
+      clockTolerance: ID_TOKEN_CLOCK_TOLERANCE_S,
       currentDate: new Date(services.now()),
-      requiredClaims: ['exp', 'nbf', 'dest'],
+      requiredClaims: ['exp', 'nbf', 'dest', 'jti'],
     }));
   } catch (err) {
     throw new AppError('shopify_session_token_invalid', {
       detail: `The session token was refused (${(err as Error).message}).`,
     });
   }
+  const jti = typeof payload.jti === 'string' ? payload.jti : '';
+  if (jti.length === 0 || jti.length > MAX_JTI)
+    throw new AppError('shopify_session_token_invalid', { detail: 'The session token has no usable jti.' });
   const dest = typeof payload.dest === 'string' ? payload.dest : '';
   const host = (() => {
     try {
@@ -220,7 +231,16 @@ async function sessionFromIdToken(services: Services, idToken: string, shopParam
   const now = services.now();
   const userId = typeof payload.sub === 'string' ? payload.sub : null;
   const userName = `Shopify user ${userId ?? 'unknown'}`;
+  // Past its expiry (and the clock tolerance) jwtVerify refuses the token, so its jti can go.
+  const usableUntil = Number(payload.exp) * 1000 + ID_TOKEN_CLOCK_TOLERANCE_S * 1000;
   return services.db.tx(async (tx) => {
+    await tx.run('DELETE FROM shopify_id_token_uses WHERE expires_at < ?', [now]);
+    const first = await tx.run(
+      `INSERT INTO shopify_id_token_uses (jti, shop_domain, used_at, expires_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (jti) DO NOTHING`,
+      [jti, host, now, usableUntil],
+    );
+    if (first.changes !== 1) throw new AppError('shopify_session_token_reused');
     const s = await createMerchantSession(tx, { shopId: shop.id, userName, userId, source: 'session_token' }, now);
     await appendAudit(tx, {
       shopId: shop.id,
@@ -234,6 +254,25 @@ async function sessionFromIdToken(services: Services, idToken: string, shopParam
     });
     return s.token;
   });
+}
+
+const ID_TOKEN_CLOCK_TOLERANCE_S = 5;
+
+/** The id token of an `Authorization: Bearer` header (App Bridge's way), or null. */
+function bearerIdToken(c: Context<AppEnv>): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+  return m?.[1] ?? null;
+}
+
+/**
+ * Signs the browser in from a session token sent in the Authorization header or a POST's
+ * `id_token` field, never from a URL: a link or a form on another site cannot sign a victim's
+ * browser in to someone else's store (login CSRF). A POST must come from this origin.
+ */
+async function signInWithIdToken(c: Context<AppEnv>, services: Services, idToken: string): Promise<Response> {
+  const token = await sessionFromIdToken(services, idToken, c.req.query('shop'));
+  await addSessionToBrowser(c, services, token);
+  return c.redirect(MERCHANT_PATH, 303);
 }
 
 async function formOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
@@ -271,12 +310,9 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
   app.get(MERCHANT_PATH, async (c) => {
     const services = getServices();
     return asPage(c, services, async () => {
-      const idToken = c.req.query('id_token');
-      if (idToken) {
-        const token = await sessionFromIdToken(services, idToken, c.req.query('shop'));
-        await addSessionToBrowser(c, services, token);
-        return c.redirect(MERCHANT_PATH, 303);
-      }
+      // App Bridge sends the session token as a header; `?id_token=` in a URL signs nobody in.
+      const bearer = bearerIdToken(c);
+      if (bearer) return signInWithIdToken(c, services, bearer);
       const sessions = await browserSessions(c, services);
       const session = sessions[0];
       const shopParam = c.req.query('shop')?.trim().toLowerCase();
@@ -294,6 +330,20 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
       }
       if (!session) return signInPage(c, services.config.publicUrl);
       return renderMerchantPage(c, services, session, undefined, sessions.slice(1));
+    });
+  });
+
+  app.post(MERCHANT_PATH, async (c) => {
+    const services = getServices();
+    return asPage(c, services, async () => {
+      refuseCrossSite(c, services.config.publicUrl);
+      const form = await formOf(c);
+      const idToken = bearerIdToken(c) ?? (typeof form.id_token === 'string' ? form.id_token : '');
+      if (!idToken)
+        throw new AppError('shopify_session_token_invalid', {
+          detail: 'Send the session token as `Authorization: Bearer <token>` or in the form field `id_token`.',
+        });
+      return signInWithIdToken(c, services, idToken);
     });
   });
 

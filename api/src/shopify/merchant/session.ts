@@ -193,6 +193,20 @@ export function checkCsrf(
     throw new AppError('merchant_form_expired');
 }
 
+/**
+ * A sign-in POST (no session yet, so no synchronizer token): refused when the browser says it
+ * comes from another site (`Origin`, `Sec-Fetch-Site`). Clients that are not browsers send neither.
+ */
+export function refuseCrossSite(c: Context<AppEnv>, publicUrl: string): void {
+  const origin = c.req.header('origin');
+  const site = c.req.header('sec-fetch-site');
+  const own = [new URL(publicUrl).origin, new URL(c.req.url).origin];
+  if ((origin !== undefined && !own.includes(origin)) || (site !== undefined && site !== 'same-origin' && site !== 'none'))
+    throw new AppError('merchant_form_expired', {
+      detail: 'A sign-in was posted from another site; only a page of Flowport can sign this browser in.',
+    });
+}
+
 /** Revokes every live session of a shop (uninstall). Returns how many. */
 export async function revokeShopSessions(tx: Db, shopId: string, now: number): Promise<number> {
   const r = await tx.run('UPDATE merchant_sessions SET revoked_at = ? WHERE shop_id = ? AND revoked_at IS NULL', [
