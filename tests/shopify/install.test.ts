@@ -144,7 +144,13 @@ describe('OAuth install', () => {
   it('refuses sign-in on a store where the app is not installed, once Shopify signed the staff member in', async () => {
     const shop = uniqueShop('none');
     const jar = new CookieJar();
-    const callback = await authorize(server, jar, shop, 'install', `${SHOPIFY_APP_PATHS.merchant}/sign-in?shop=${shop}`);
+    const callback = await authorize(
+      server,
+      jar,
+      shop,
+      'install',
+      `${SHOPIFY_APP_PATHS.merchant}/sign-in?shop=${shop}`,
+    );
     await expectRefusalPage(await go(jar, callback), 404, 'shopify_shop_not_installed');
   });
 });

@@ -146,7 +146,8 @@ describe('/merchant/sign-in does not tell whether a store has Flowport installed
     const installed = uniqueShop('known');
     await install(server, installed);
     const unknown = uniqueShop('unknown');
-    const start = (shop: string) => go(new CookieJar(), `${server.url}${SHOPIFY_APP_PATHS.merchant}/sign-in?shop=${shop}`);
+    const start = (shop: string) =>
+      go(new CookieJar(), `${server.url}${SHOPIFY_APP_PATHS.merchant}/sign-in?shop=${shop}`);
     const a = await start(installed);
     const b = await start(unknown);
     expect(b.status).toBe(a.status);
@@ -161,7 +162,13 @@ describe('/merchant/sign-in does not tell whether a store has Flowport installed
     ]);
     // The round trip through Shopify (a signed-in staff member of that store) ends refused, writing nothing.
     const jar = new CookieJar();
-    const callback = await authorize(server, jar, unknown, 'install', `${SHOPIFY_APP_PATHS.merchant}/sign-in?shop=${unknown}`);
+    const callback = await authorize(
+      server,
+      jar,
+      unknown,
+      'install',
+      `${SHOPIFY_APP_PATHS.merchant}/sign-in?shop=${unknown}`,
+    );
     await expectRefusalPage(await go(jar, callback), 404, 'shopify_shop_not_installed');
     expect(await server.runtime.services.db.get('SELECT id FROM shops WHERE domain = ?', [unknown])).toBeUndefined();
   });

@@ -62,7 +62,8 @@ function uninstall(
     'x-shopify-hmac-sha256': headers.hmac ?? signWebhookBody(SECRET, body),
     'x-shopify-webhook-id': headers.id ?? `wh-${Math.random().toString(36).slice(2)}`,
   };
-  if (headers.shop !== null) h['x-shopify-shop-domain'] = headers.shop ?? (payload as { myshopify_domain: string }).myshopify_domain;
+  if (headers.shop !== null)
+    h['x-shopify-shop-domain'] = headers.shop ?? (payload as { myshopify_domain: string }).myshopify_domain;
   return fetch(`${server.url}${SHOPIFY_APP_PATHS.appUninstalledWebhook}`, { method: 'POST', headers: h, body });
 }
 
@@ -108,7 +109,11 @@ describe('app/uninstalled acts on the shop its signed body names', () => {
   it('refuses a body signed for one store sent with another store in X-Shopify-Shop-Domain; both stay installed', async () => {
     const a = await connectedShop('bind-a');
     const b = await connectedShop('bind-b');
-    await expectProblem(await uninstall(shopPayload(a.domain), { shop: b.domain }), 400, 'shopify_webhook_shop_mismatch');
+    await expectProblem(
+      await uninstall(shopPayload(a.domain), { shop: b.domain }),
+      400,
+      'shopify_webhook_shop_mismatch',
+    );
     expect(await statusOf(a.id)).toBe('connected');
     expect(await statusOf(b.id)).toBe('connected');
     expect(await auditCount(b.id, 'shop.uninstall')).toBe(0);
@@ -168,9 +173,17 @@ describe('privacy webhooks act on the signed shop and the signed shape', () => {
     const a = await connectedShop('relabel');
     for (const payload of [dataRequest(a.domain), customersRedact(a.domain)])
       await expectProblem(await privacy('shop/redact', payload), 400, 'shopify_webhook_topic_mismatch');
-    await expectProblem(await privacy('customers/redact', dataRequest(a.domain)), 400, 'shopify_webhook_topic_mismatch');
+    await expectProblem(
+      await privacy('customers/redact', dataRequest(a.domain)),
+      400,
+      'shopify_webhook_topic_mismatch',
+    );
     await expectProblem(await privacy('customers/redact', shopRedact(a.domain)), 400, 'shopify_webhook_topic_mismatch');
-    await expectProblem(await privacy('customers/data_request', shopRedact(a.domain)), 400, 'shopify_webhook_topic_mismatch');
+    await expectProblem(
+      await privacy('customers/data_request', shopRedact(a.domain)),
+      400,
+      'shopify_webhook_topic_mismatch',
+    );
     const row = await db().get<{ connection_status: string; access_token_enc: string | null }>(
       'SELECT connection_status, access_token_enc FROM shops WHERE id = ?',
       [a.id],
@@ -189,7 +202,11 @@ describe('privacy webhooks act on the signed shop and the signed shape', () => {
   it('refuses a payload for one store sent with another store in X-Shopify-Shop-Domain', async () => {
     const a = await connectedShop('priv-a');
     const b = await connectedShop('priv-b');
-    await expectProblem(await privacy('shop/redact', shopRedact(a.domain), { shop: b.domain }), 400, 'shopify_webhook_shop_mismatch');
+    await expectProblem(
+      await privacy('shop/redact', shopRedact(a.domain), { shop: b.domain }),
+      400,
+      'shopify_webhook_shop_mismatch',
+    );
     expect(await statusOf(a.id)).toBe('connected');
     expect(await statusOf(b.id)).toBe('connected');
   });
@@ -229,7 +246,11 @@ describe('Flow lifecycle signal from the future', () => {
 
   it('refuses a signed signal dated year 9999 (stores nothing), so a later real signal still wins', async () => {
     const domain = uniqueShop('future');
-    await expectProblem(await post(signal(domain, '9999-12-31T00:00:00Z', false)), 400, 'shopify_lifecycle_timestamp_future');
+    await expectProblem(
+      await post(signal(domain, '9999-12-31T00:00:00Z', false)),
+      400,
+      'shopify_lifecycle_timestamp_future',
+    );
     await expectProblem(
       await post(signal(domain, new Date(Date.now() + 60 * 60_000).toISOString(), false)),
       400,

@@ -59,7 +59,10 @@ export function assertTopicFits(topic: string, p: Record<string, unknown>): void
   let fits: boolean;
   switch (topic) {
     case 'app/uninstalled':
-      fits = (has(p, 'myshopify_domain') || has(p, 'domain')) && !has(p, 'shop_domain') && !customerKeys.some((k) => has(p, k));
+      fits =
+        (has(p, 'myshopify_domain') || has(p, 'domain')) &&
+        !has(p, 'shop_domain') &&
+        !customerKeys.some((k) => has(p, k));
       break;
     case 'customers/data_request':
       fits = isObject(p.data_request) && !has(p, 'orders_to_redact');

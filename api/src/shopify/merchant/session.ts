@@ -201,7 +201,10 @@ export function refuseCrossSite(c: Context<AppEnv>, publicUrl: string): void {
   const origin = c.req.header('origin');
   const site = c.req.header('sec-fetch-site');
   const own = [new URL(publicUrl).origin, new URL(c.req.url).origin];
-  if ((origin !== undefined && !own.includes(origin)) || (site !== undefined && site !== 'same-origin' && site !== 'none'))
+  if (
+    (origin !== undefined && !own.includes(origin)) ||
+    (site !== undefined && site !== 'same-origin' && site !== 'none')
+  )
     throw new AppError('merchant_form_expired', {
       detail: 'A sign-in was posted from another site; only a page of Flowport can sign this browser in.',
     });
