@@ -111,7 +111,7 @@ export const SHOPIFY_ERRORS = {
     retry: 'no',
     area: 'shopify',
     description:
-      "A form on the merchant page was sent without the page's anti-forgery token, with one from another session, or from another site. Only a form Flowport rendered in your session can change anything. Nothing was changed.",
+      "A form on the merchant page was sent without the page's anti-forgery token, with one from another session, or from another site; or a sign-in with a Shopify session token was posted from another site (`Origin`, `Sec-Fetch-Site`). Only a form Flowport rendered in your session can change anything, and only Flowport's own pages can sign a browser in. Nothing was changed.",
     fix: 'Reload the merchant page and send the form again.',
   },
   shopify_webhook_shop_mismatch: {
