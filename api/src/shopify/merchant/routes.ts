@@ -184,6 +184,8 @@ async function renderMerchantPage(
 
 /** The longest `jti` kept (Shopify's are UUIDs). */
 const MAX_JTI = 200;
+/** Clock skew allowed on a session token's exp and nbf. */
+const ID_TOKEN_CLOCK_TOLERANCE_S = 5;
 
 /**
  * A Shopify session token (App Bridge's `shopify.idToken()`): HS256, signed with the client
@@ -255,8 +257,6 @@ async function sessionFromIdToken(services: Services, idToken: string, shopParam
     return s.token;
   });
 }
-
-const ID_TOKEN_CLOCK_TOLERANCE_S = 5;
 
 /** The id token of an `Authorization: Bearer` header (App Bridge's way), or null. */
 function bearerIdToken(c: Context<AppEnv>): string | null {
