@@ -30,7 +30,7 @@ function oneWinner(answers: TokenAnswer[]): TokenAnswer {
   const winners = answers.filter((a) => a.status === 200);
   expect(winners.length, JSON.stringify(answers.map((a) => [a.status, a.body.error]))).toBe(1);
   for (const a of answers.filter((x) => x.status !== 200)) {
-    expect(a.status).toBe(400);
+    expect(a.status, JSON.stringify(a.body)).toBe(400);
     expect(a.body).toMatchObject({ error: 'invalid_grant', flowport_code: 'oauth_invalid_grant' });
     expect(a.body.docs_url).toContain('/reference/errors/oauth_invalid_grant/');
     expect(a.body.access_token).toBeUndefined();
