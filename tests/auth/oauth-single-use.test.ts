@@ -106,6 +106,30 @@ describe('a refresh token', () => {
   });
 });
 
+describe('a revocation racing a refresh', () => {
+  it('RFC 7009 revocation sent with a refresh of the same family leaves no live token, whichever runs first', async () => {
+    const rounds = await race(8, async () => {
+      const c = await oauth.codeFor();
+      const issued = await oauth.exchange(c);
+      expect(issued.status).toBe(200);
+      const [refreshed] = await Promise.all([
+        oauth.refresh(c.clientId, issued.body.refresh_token ?? ''),
+        fetch(`${server.url}/oauth/revoke`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token: issued.body.access_token ?? '' }).toString(),
+        }).then((r) => expect(r.status).toBe(200)),
+      ]);
+      return { clientId: c.clientId, refreshed };
+    });
+    for (const r of rounds) {
+      expect((await tokensOf(r.clientId)).live).toBe(0);
+      if (r.refreshed.status === 200) expect((await agentApi(r.refreshed.body.access_token)).status).toBe(401);
+      else expect(r.refreshed.body.error).toBe('invalid_grant');
+    }
+  });
+});
+
 describe('a consent', () => {
   it(`approved ${RACERS} times at once: one code and one grant, the other answers oauth_consent_expired`, async () => {
     const c = await oauth.consent();
