@@ -1,9 +1,13 @@
-// OAuth test helpers (issue 28): an MCP client's OAuthClientProvider kept in memory, and Client ID
-// Metadata Documents served over https on loopback.
+// OAuth test helpers (issue 28): an MCP client's OAuthClientProvider kept in memory, Client ID
+// Metadata Documents served over https on loopback, and a driver for the consent and token endpoints.
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import { generate as selfSigned } from 'selfsigned';
+import { AGENT_API_PREFIX } from '../../api/src/lib/package-info.ts';
+import type { TestServer } from '../helpers/runtime.ts';
+import { type CookieJar, go } from '../shopify/helpers.ts';
 
 /** What the provider's callbacks saved: the client, the tokens, the PKCE verifier, the authorization URL. */
 export interface ProviderState {
@@ -115,4 +119,98 @@ export async function serveMetadataDocuments(redirectUris: string[]): Promise<Me
   const addr = docs.address();
   origin = `https://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   return { urlOf, nameOf, hits, close: () => new Promise((r) => docs.close(() => r())) };
+}
+
+/** A PKCE pair (S256). */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** A token endpoint answer: the status and the JSON body (tokens, or an RFC 6749 §5.2 error). */
+export interface TokenAnswer {
+  status: number;
+  body: Record<string, string>;
+}
+
+/**
+ * Drives Flowport's OAuth server over HTTP as a registered public client would, with the merchant
+ * signed in in `jar`: register, open the consent page, approve, and call the token endpoint.
+ */
+export function oauthDriver(server: TestServer, jar: CookieJar, redirect = 'http://127.0.0.1:9/callback') {
+  const apiResource = `${server.url}${AGENT_API_PREFIX}`;
+  async function register(): Promise<string> {
+    const res = await fetch(`${server.url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Test agent', redirect_uris: [redirect] }),
+    });
+    if (res.status !== 201) throw new Error(`register answered ${res.status}: ${await res.text()}`);
+    return ((await res.json()) as { client_id: string }).client_id;
+  }
+  /** Opens the consent page for a new client; returns what its form posts back. */
+  async function consent(resource = apiResource) {
+    const clientId = await register();
+    const { verifier, challenge } = pkcePair();
+    const url = new URL(`${server.url}/oauth/authorize`);
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      code_challenge_method: 'S256',
+      client_id: clientId,
+      redirect_uri: redirect,
+      code_challenge: challenge,
+      scope: 'observer',
+      resource,
+    }))
+      url.searchParams.set(k, v);
+    const res = await go(jar, url.toString());
+    const html = await res.text();
+    if (res.status !== 200) throw new Error(`consent page answered ${res.status}: ${html.slice(0, 400)}`);
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)?.[1] ?? '';
+    const form = new URLSearchParams({
+      csrf_token: field('csrf_token'),
+      consent_id: field('consent_id'),
+      shop: field('shop'),
+      tier: 'observer',
+      expires_in_days: '7',
+      decision: 'approve',
+    });
+    return { clientId, verifier, resource, form };
+  }
+  /** Posts a consent form (approve) in the merchant's session. */
+  const decide = (form: URLSearchParams) =>
+    go(jar, `${server.url}/oauth/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+      body: form.toString(),
+    });
+  /** A new client's authorization code, approved by the merchant. */
+  async function codeFor(resource = apiResource) {
+    const c = await consent(resource);
+    const res = await decide(c.form);
+    if (res.status !== 303) throw new Error(`consent answered ${res.status}`);
+    const code = new URL(res.headers.get('location') ?? '').searchParams.get('code');
+    if (!code) throw new Error('the consent redirect carries no code');
+    return { clientId: c.clientId, verifier: c.verifier, resource, code };
+  }
+  async function token(form: Record<string, string>): Promise<TokenAnswer> {
+    const res = await fetch(`${server.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, string> };
+  }
+  const exchange = (c: { clientId: string; verifier: string; code: string; resource: string }) =>
+    token({
+      grant_type: 'authorization_code',
+      code: c.code,
+      client_id: c.clientId,
+      redirect_uri: redirect,
+      code_verifier: c.verifier,
+      resource: c.resource,
+    });
+  const refresh = (clientId: string, refreshToken: string) =>
+    token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+  return { apiResource, register, consent, decide, codeFor, token, exchange, refresh };
 }

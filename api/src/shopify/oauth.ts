@@ -159,9 +159,10 @@ async function checkCallback(c: Context<AppEnv>, services: Services): Promise<{ 
     throw new AppError('shopify_oauth_state_invalid', { detail: 'This state is more than 10 minutes old.' });
   if (claims.shop !== shop)
     throw new AppError('shopify_oauth_state_invalid', { detail: 'This state was issued for another store.' });
-  // Spent once: the first callback records it; a replay finds it recorded. Spent states are kept
-  // until they would have expired anyway.
-  await services.db.run('DELETE FROM shopify_oauth_states WHERE expires_at < ?', [now]);
+  // Spent once, by one conditional write (ADR 1420): the first callback's insert records it; a
+  // replay, or a simultaneous callback, finds it recorded (changes 0). Spent states are kept one
+  // lifetime past their expiry, so a callback delayed past that moment never finds its row purged.
+  await services.db.run('DELETE FROM shopify_oauth_states WHERE expires_at < ?', [now - OAUTH_STATE_TTL_MS]);
   const spent = await services.db.run(
     `INSERT INTO shopify_oauth_states (state_hash, shop_domain, mode, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (state_hash) DO NOTHING`,

@@ -2,12 +2,14 @@
 // random strings with a recognisable prefix; only their SHA-256 is stored, with a short hint for
 // people. An access token lives an hour and names one resource (its audience); a refresh token
 // lives as long as its grant and is rotated on every use, and a rotated one used again revokes its
-// whole family (audited). Revoking the grant ends every token of it: tokens are checked against
-// their grant on every use.
+// whole family (audited). Codes and refresh tokens are consumed by one conditional write, so of
+// simultaneous redemptions exactly one wins and the others count as replays (ADR 1420). Revoking
+// the grant ends every token of it: tokens are checked against their grant on every use.
 import { createHash } from 'node:crypto';
 import { appendAudit } from '../../audit/log.ts';
 import type { GrantRow } from '../grants.ts';
 import type { Services } from '../../core/types.ts';
+import type { SqlParam } from '../../store/db.ts';
 import { newId } from '../../ids.ts';
 import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import { OAuthProtocolError } from './clients.ts';
@@ -118,10 +120,80 @@ function liveGrant(grant: GrantRow | undefined, now: number): GrantRow {
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-/** authorization_code → tokens: one use, same client, same redirect URI, same resource, PKCE S256. */
+/**
+ * On PostgreSQL, redemptions and revocations of one grant's codes and tokens take turns: a
+ * transaction-scoped advisory lock named after the grant, taken before any of its rows is written.
+ * Without it the losers of a race deadlock: an UPDATE that waited for the winner keeps its lock on
+ * the row even when the row no longer matches, and then each loser's family revocation waits for
+ * the rows the others hold. SQLite has one writer at a time already. The turn orders the work; the
+ * conditional writes below are what make each redemption single-use, on both stores.
+ */
+async function takeGrantTurn(tx: Tx, grantId: string): Promise<void> {
+  if (tx.dialect === 'postgres')
+    await tx.get('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`flowport:oauth-grant:${grantId}`]);
+}
+
+/**
+ * Revokes the live tokens of one grant that `where` names (in the grant's turn), until none is
+ * left: under READ COMMITTED one pass does not see rows a concurrent rotation commits after it
+ * began, so passes repeat until one changes nothing (a rotation cannot follow the last: its
+ * conditional write finds its refresh token revoked).
+ */
+async function revokeTokensWhere(
+  tx: Tx,
+  grantId: string,
+  where: string,
+  params: readonly SqlParam[],
+  now: number,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const r = await tx.run(
+      `UPDATE oauth_tokens SET revoked_at = ? WHERE grant_id = ? AND ${where} AND revoked_at IS NULL`,
+      [now, grantId, ...params],
+    );
+    if (r.changes === 0) return total;
+    total += r.changes;
+  }
+}
+
+/** Audits a second redemption (of a code, or of a refresh token) and what it revoked. */
+async function auditReuse(
+  tx: Tx,
+  grantId: string,
+  p: { action: string; at: number; requestId: string | null; details: Record<string, unknown> },
+): Promise<void> {
+  const grant = await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [grantId]);
+  if (!grant) return;
+  await appendAudit(tx, {
+    shopId: grant.shop_id,
+    actor: { grantId: grant.id, kind: grant.actor_kind, name: grant.actor_name },
+    action: p.action,
+    targetType: 'grant',
+    targetId: grant.id,
+    outcome: 'refused',
+    requestId: p.requestId,
+    at: p.at,
+    details: { code: 'oauth_invalid_grant', ...p.details },
+  });
+}
+
+/**
+ * authorization_code → tokens: one use, same client, same redirect URI, same resource, PKCE S256.
+ * The code is consumed by one conditional write (ADR 1420): of simultaneous redemptions exactly one
+ * changes its row; every other one is a replay, refused, and revokes what the code issued (RFC 6749
+ * §4.1.2), the winner's pair included. A refusal for a bad field rolls the consumption back.
+ */
 export async function exchangeCode(
   services: Pick<Services, 'db' | 'now'>,
-  p: { code: string; clientId: string; redirectUri: string; codeVerifier: string; resource: string | undefined },
+  p: {
+    code: string;
+    clientId: string;
+    redirectUri: string;
+    codeVerifier: string;
+    resource: string | undefined;
+    requestId?: string;
+  },
 ): Promise<OAuthTokens> {
   const now = services.now();
   const result = await services.db.tx(async (tx): Promise<OAuthTokens | 'reused'> => {
@@ -133,18 +205,24 @@ export async function exchangeCode(
       code_challenge: string;
       resource: string;
       expires_at: number;
-      used_at: number | null;
     }>('SELECT * FROM oauth_codes WHERE code_hash = ?', [sha256Hex(p.code)]);
     if (!row) throw new OAuthProtocolError('invalid_grant', 'The authorization code is unknown.');
-    if (row.used_at !== null) {
-      // A code presented twice may have been stolen: end what the first use issued (RFC 6749 §4.1.2).
-      await tx.run(
-        'UPDATE oauth_tokens SET revoked_at = ? WHERE grant_id = ? AND client_id = ? AND revoked_at IS NULL',
-        [now, row.grant_id, row.client_id],
-      );
+    await takeGrantTurn(tx, row.grant_id);
+    const consumed = await tx.run('UPDATE oauth_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL', [
+      now,
+      row.code_hash,
+    ]);
+    if (consumed.changes !== 1) {
+      // Presented again: it may have been stolen. End what its use issued (one grant per code).
+      const revoked = await revokeTokensWhere(tx, row.grant_id, 'client_id = ?', [row.client_id], now);
+      await auditReuse(tx, row.grant_id, {
+        action: 'oauth.code_reuse',
+        at: now,
+        requestId: p.requestId ?? null,
+        details: { tokens_revoked: revoked },
+      });
       return 'reused';
     }
-    await tx.run('UPDATE oauth_codes SET used_at = ? WHERE code_hash = ?', [now, row.code_hash]);
     if (Number(row.expires_at) <= now)
       throw new OAuthProtocolError('invalid_grant', 'The authorization code has expired.');
     if (row.client_id !== p.clientId)
@@ -168,48 +246,55 @@ export async function exchangeCode(
   return result;
 }
 
-/** refresh_token → a new pair (rotation). A rotated token used again revokes its family, audited. */
+/**
+ * refresh_token → a new pair (rotation). The token is consumed by one conditional write (ADR 1420):
+ * of simultaneous uses exactly one rotates it; a rotated token used again, by a loser of that race
+ * or later, revokes its whole family (the new pair too), audited.
+ */
 export async function refreshTokens(
   services: Pick<Services, 'db' | 'now'>,
   p: { refreshToken: string; clientId: string; resource: string | undefined; requestId?: string },
 ): Promise<OAuthTokens> {
   const now = services.now();
   const reuse = await services.db.tx(async (tx) => {
+    const hash = sha256Hex(p.refreshToken);
     const row = await tx.get<OAuthTokenRow>("SELECT * FROM oauth_tokens WHERE token_hash = ? AND kind = 'refresh'", [
-      sha256Hex(p.refreshToken),
+      hash,
     ]);
     if (!row || row.client_id !== p.clientId)
       throw new OAuthProtocolError('invalid_grant', 'The refresh token is unknown.');
-    if (row.rotated_at !== null) {
-      await tx.run('UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL', [
-        now,
-        row.family_id,
-      ]);
-      const grant = await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]);
-      if (grant)
-        await appendAudit(tx, {
-          shopId: grant.shop_id,
-          actor: { grantId: grant.id, kind: grant.actor_kind, name: grant.actor_name },
-          action: 'oauth.refresh_reuse',
-          targetType: 'grant',
-          targetId: grant.id,
-          outcome: 'refused',
-          requestId: p.requestId ?? null,
-          at: now,
-          details: { code: 'oauth_invalid_grant', token_hint: row.token_hint, family_revoked: true },
-        });
-      return true;
-    }
-    if (row.revoked_at !== null || Number(row.expires_at) <= now)
-      throw new OAuthProtocolError('invalid_grant', 'The refresh token was revoked or has expired.');
-    if (p.resource !== undefined && p.resource !== row.resource)
-      throw new OAuthProtocolError(
-        'invalid_target',
-        'resource differs from the one this authorization was issued for.',
+    await takeGrantTurn(tx, row.grant_id);
+    if (row.rotated_at === null) {
+      if (row.revoked_at !== null || Number(row.expires_at) <= now)
+        throw new OAuthProtocolError('invalid_grant', 'The refresh token was revoked or has expired.');
+      if (p.resource !== undefined && p.resource !== row.resource)
+        throw new OAuthProtocolError(
+          'invalid_target',
+          'resource differs from the one this authorization was issued for.',
+        );
+      const grant = liveGrant(await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]), now);
+      const rotated = await tx.run(
+        'UPDATE oauth_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL AND revoked_at IS NULL',
+        [now, hash],
       );
-    const grant = liveGrant(await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]), now);
-    await tx.run('UPDATE oauth_tokens SET rotated_at = ? WHERE token_hash = ?', [now, row.token_hash]);
-    return issuePair(tx, grant, { clientId: row.client_id, resource: row.resource, familyId: row.family_id }, now);
+      if (rotated.changes === 1)
+        return issuePair(tx, grant, { clientId: row.client_id, resource: row.resource, familyId: row.family_id }, now);
+      // Lost to a concurrent request: a rotation (then this is a reuse) or a revocation.
+      const after = await tx.get<{ rotated_at: number | null }>(
+        'SELECT rotated_at FROM oauth_tokens WHERE token_hash = ?',
+        [hash],
+      );
+      if (after?.rotated_at === null || after?.rotated_at === undefined)
+        throw new OAuthProtocolError('invalid_grant', 'The refresh token was revoked or has expired.');
+    }
+    await revokeTokensWhere(tx, row.grant_id, 'family_id = ?', [row.family_id], now);
+    await auditReuse(tx, row.grant_id, {
+      action: 'oauth.refresh_reuse',
+      at: now,
+      requestId: p.requestId ?? null,
+      details: { token_hint: row.token_hint, family_revoked: true },
+    });
+    return true;
   });
   // The family's revocation is committed before the refusal is answered.
   if (reuse === true)
@@ -222,14 +307,15 @@ export async function refreshTokens(
 
 /** RFC 7009: revokes the token's family (an access or refresh token); unknown tokens are not an error. */
 export async function revokeToken(services: Pick<Services, 'db' | 'now'>, token: string): Promise<void> {
-  const row = await services.db.get<OAuthTokenRow>('SELECT family_id FROM oauth_tokens WHERE token_hash = ?', [
-    sha256Hex(token),
-  ]);
+  const row = await services.db.get<OAuthTokenRow>(
+    'SELECT grant_id, family_id FROM oauth_tokens WHERE token_hash = ?',
+    [sha256Hex(token)],
+  );
   if (!row) return;
-  await services.db.run('UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL', [
-    services.now(),
-    row.family_id,
-  ]);
+  await services.db.tx(async (tx) => {
+    await takeGrantTurn(tx, row.grant_id);
+    await revokeTokensWhere(tx, row.grant_id, 'family_id = ?', [row.family_id], services.now());
+  });
 }
 
 /** The access token's row and grant when it is live; null when it is unknown. Throws nothing. */

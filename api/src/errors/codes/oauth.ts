@@ -41,8 +41,8 @@ export const OAUTH_ERRORS = {
     retry: 'no',
     area: 'auth',
     description:
-      'The token endpoint refused a code or refresh token: it is unknown, expired or already used, was issued to another client, the `redirect_uri` or `resource` differs from the authorization request, or the PKCE `code_verifier` does not match. Reusing a refresh token that was already rotated revokes every token of that authorization (the family) and is audited, since it means a token may have leaked.',
-    fix: 'Start the authorization again from the MCP client; the merchant approves once more. Keep only the newest refresh token.',
+      'The token endpoint refused a code or refresh token: it is unknown, expired or already used, was issued to another client, the `redirect_uri` or `resource` differs from the authorization request, or the PKCE `code_verifier` does not match. A code or refresh token works once, even when requests race: of simultaneous redemptions exactly one succeeds. Presenting a code again revokes the tokens it was exchanged for; reusing a refresh token that was already rotated revokes every token of that authorization (the family). Both are audited, since they mean a code or token may have leaked.',
+    fix: 'Start the authorization again from the MCP client; the merchant approves once more. Send one refresh at a time and keep only the newest refresh token.',
   },
   oauth_consent_expired: {
     status: 403,

@@ -394,6 +394,7 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
           redirectUri: str(form.redirect_uri) ?? '',
           codeVerifier: str(form.code_verifier) ?? '',
           resource,
+          requestId: c.get('requestId'),
         });
         return c.json(tokens);
       }
