@@ -190,7 +190,7 @@ describe('an event has at most one replay in flight', () => {
     expect(refused.status, refused.text).toBe(409);
     expect(refused.json.code).toBe('replay_in_flight');
     expect(refused.json.detail).toContain(bulk.json.id);
-    expect(refused.json.type).toMatch(/replay_in_flight$/);
+    expect(refused.json.type).toMatch(/replay_in_flight\/?$/);
     const row = await services.db.get<{ state: string; error_code: string }>(
       'SELECT state, error_code FROM action_intents WHERE id = ?',
       [single.json.id],
