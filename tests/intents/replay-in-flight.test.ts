@@ -14,6 +14,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import type { Services } from '../../api/src/core/types.ts';
 import { BulkReplayRunner } from '../../api/src/intents/bulk-replay-runner.ts';
+import { migrate } from '../../api/src/store/migrate.ts';
 import { waitFor, workerSettings } from '../handoff/helpers.ts';
 import { collectOutput, PROJECT_NODE, REPO_ROOT } from '../helpers/process.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -281,6 +282,44 @@ describe('an event has at most one replay in flight', () => {
       [last],
     );
     expect(claim).toEqual({ intent_id: next.json.id, replay_event_id: second.json.result.event_id });
+  });
+
+  it('upgrading a store claims what is in flight: runs pending on the same events replay each once', async () => {
+    const s = await server();
+    const services = s.runtime.services;
+    const sb = sandboxOf(s);
+    const ids = await failedEvents(services, sb.shop_id, sb.endpoint_id, 6, { errorCode: 'upgrade' });
+    const [other] = await failedEvents(services, sb.shop_id, sb.endpoint_id, 1, { errorCode: 'single' });
+    const token = await recoveryToken(s, 'agent');
+    const pa = await api(s, token, 'POST', '/agent/v1/bulk-replay-intents', { error_code: 'upgrade' });
+    const pb = await api(s, token, 'POST', '/agent/v1/bulk-replay-intents', { error_code: 'upgrade' });
+    const single = await api(s, token, 'POST', `/agent/v1/events/${other}/replay-intents`, {});
+    for (const p of [pa, pb, single]) expect((await confirm(s, token, p.json.id)).status).toBe(200);
+    // The store as it was before migration 1600: both runs pending on the same events, no claims.
+    await services.db.run(`UPDATE bulk_replay_items SET status = 'pending', reason = NULL, finished_at = NULL`);
+    await services.db.run('DROP TABLE replay_claims');
+    await services.db.run('DELETE FROM schema_migrations WHERE version = ?', ['1600_replay_claims.sql']);
+    expect(await migrate(services.db)).toEqual(['1600_replay_claims.sql']);
+    const claims = await services.db.all<{
+      event_id: string;
+      intent_id: string | null;
+      replay_event_id: string | null;
+    }>('SELECT event_id, intent_id, replay_event_id FROM replay_claims ORDER BY event_id');
+    const singleReplay = (await replaysOf(services, [other as string]))[other as string];
+    expect(singleReplay).toBe(1);
+    expect(claims).toHaveLength(7);
+    for (const c of claims.filter((x) => x.event_id !== other)) expect(c).toMatchObject({ intent_id: pa.json.id });
+    expect(claims.find((c) => c.event_id === other)?.replay_event_id).toMatch(/^evt_/);
+    // The replay made before the upgrade still holds its event.
+    const again = await api(s, token, 'POST', `/agent/v1/events/${other}/replay-intents`, {});
+    expect(again.json.code).toBe('replay_in_flight');
+    // The run that does not hold an event's claim does not replay it.
+    runner(s);
+    await executed(services, [pa.json.id, pb.json.id]);
+    expect(await replaysOf(services, ids)).toEqual(once(ids));
+    const items = await itemsOf(services, [pb.json.id]);
+    expect(items.map((i) => [i.status, i.reason])).toEqual(ids.map(() => ['refused', 'replay_in_flight']));
+    await claimsConsistent(services, ids);
   });
 
   it('survives kill -9 of the process running a bulk replay: one replay per event, the claims agree', async () => {
