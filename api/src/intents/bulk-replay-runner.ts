@@ -216,8 +216,9 @@ export class BulkReplayRunner {
       });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      // Refused inside the transaction (a cap reached, the body purged meanwhile): it rolled back,
-      // so nothing was metered or replayed; the item records why.
+      // Refused inside the transaction (a cap reached, the body purged meanwhile, the event's claim
+      // not this run's): it rolled back, so nothing was metered or replayed; the item records why
+      // and gives back its claim, if it held one.
       const code = err.code;
       return db.tx(async (tx) => {
         const r = await tx.run(

@@ -48,7 +48,7 @@ export async function claimReplay(
 
 /**
  * Claims events for a bulk replay's items (no replay yet). The ones another claim holds stay
- * theirs: the caller finds which by reading the claims back (claimedBy).
+ * theirs: the caller finds which by reading back the claims its intent got.
  */
 export async function claimReplays(
   tx: Db,
