@@ -16,7 +16,7 @@ import { flowport } from '../cli/helpers.ts';
 import { waitFor, workerSettings } from '../handoff/helpers.ts';
 import { PROJECT_NODE, REPO_ROOT } from '../helpers/process.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { api, confirm } from './helpers.ts';
+import { api, confirm, failedEvents } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
 
@@ -50,43 +50,6 @@ async function recoveryToken(s: TestServer): Promise<string> {
     expiresInMs: 3_600_000,
   });
   return g.token;
-}
-
-/** `n` failed events of the sandbox endpoint, written in one transaction. */
-async function failedEvents(
-  services: Services,
-  shopId: string,
-  endpointId: string,
-  n: number,
-  opts: { errorCode?: string; receivedAt?: number } = {},
-): Promise<string[]> {
-  const ids: string[] = [];
-  const now = opts.receivedAt ?? services.now() - 3_600_000;
-  await services.db.tx(async (tx) => {
-    for (let i = 0; i < n; i++) {
-      const id = newId('event');
-      const body = JSON.stringify({ type: 'bulk.test', i, id });
-      await tx.run(
-        `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, error_code, event_type, sender, body, body_size, body_sha256,
-           config_version, received_at, updated_at, attempt_count)
-         VALUES (?, ?, ?, ?, 'failed', ?, 'bulk.test', 'tests', ?, ?, ?, 1, ?, ?, 8)`,
-        [
-          id,
-          shopId,
-          endpointId,
-          newId('receipt'),
-          opts.errorCode ?? 'flow_unavailable',
-          body,
-          Buffer.byteLength(body),
-          'x'.repeat(64),
-          now + i,
-          now + i,
-        ],
-      );
-      ids.push(id);
-    }
-  });
-  return ids;
 }
 
 async function intentRow(services: Services, id: string) {

@@ -3,6 +3,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import type { Scope, Tier } from '../../api/src/auth/scopes.ts';
+import type { Services } from '../../api/src/core/types.ts';
+import { newId } from '../../api/src/ids.ts';
 import type { TestServer } from '../helpers/runtime.ts';
 
 export interface ApiResult {
@@ -117,4 +119,41 @@ export async function deliveredEvent(
   if (ack.status !== 202) throw new Error(`intake answered ${ack.status}: ${JSON.stringify(ack.json)}`);
   await waitDelivered(server, ack.json.event_id);
   return ack.json.event_id as string;
+}
+
+/** `n` failed events of the sandbox endpoint, written in one transaction. */
+export async function failedEvents(
+  services: Services,
+  shopId: string,
+  endpointId: string,
+  n: number,
+  opts: { errorCode?: string; receivedAt?: number } = {},
+): Promise<string[]> {
+  const ids: string[] = [];
+  const now = opts.receivedAt ?? services.now() - 3_600_000;
+  await services.db.tx(async (tx) => {
+    for (let i = 0; i < n; i++) {
+      const id = newId('event');
+      const body = JSON.stringify({ type: 'bulk.test', i, id });
+      await tx.run(
+        `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, error_code, event_type, sender, body, body_size, body_sha256,
+           config_version, received_at, updated_at, attempt_count)
+         VALUES (?, ?, ?, ?, 'failed', ?, 'bulk.test', 'tests', ?, ?, ?, 1, ?, ?, 8)`,
+        [
+          id,
+          shopId,
+          endpointId,
+          newId('receipt'),
+          opts.errorCode ?? 'flow_unavailable',
+          body,
+          Buffer.byteLength(body),
+          'x'.repeat(64),
+          now + i,
+          now + i,
+        ],
+      );
+      ids.push(id);
+    }
+  });
+  return ids;
 }

@@ -3,7 +3,9 @@
 // items are replayed one by one, oldest first, at the run's rate. Each item is replayed in ONE
 // transaction that moves it from pending to replayed (or refused), meters it, and inserts its
 // replay event: a process killed at any point leaves each item either done with exactly one
-// replay, or pending with none, so a bulk replay never replays an event twice (ADR 1300).
+// replay, or pending with none, so a bulk replay never replays an event twice (ADR 1300). An item
+// is replayed only while its intent holds the event's claim (ADR 0410): the replay is bound to the
+// claim in that same transaction, and a refused item releases it.
 import { type AuditActor, appendAudit } from '../audit/log.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
@@ -16,6 +18,7 @@ import type { Db } from '../store/db.ts';
 import { bulkReplayProgress } from './bulk-replay-progress.ts';
 import type { EventRow } from './kinds/common.ts';
 import { BULK_REFUSAL_CODE } from './kinds/bulk-replay.ts';
+import { bindReplay, releaseClaim, releaseIntentClaims } from './replay-claims.ts';
 import { consumeExecution } from './usage.ts';
 
 const POLL_MS = 500;
@@ -181,10 +184,14 @@ export class BulkReplayRunner {
             intentId,
             seq,
           ]);
+          await releaseClaim(tx, eventId, intentId);
           return { status: 'refused', reason: refused };
         }
-        await consumeExecution(tx, shopId, 'replays', now);
         const id = newId('event', now);
+        // Only while this run holds the event's claim, and the replay is bound to it here: another
+        // replay of the event cannot start until this one is terminal.
+        if (!(await bindReplay(tx, eventId, intentId, id))) throw new AppError('replay_in_flight');
+        await consumeExecution(tx, shopId, 'replays', now);
         const endpointVersion = await tx.get<{ config_version: number | string }>(
           'SELECT n.config_version FROM endpoints n JOIN events e ON e.endpoint_id = n.id WHERE e.id = ?',
           [eventId],
@@ -209,13 +216,19 @@ export class BulkReplayRunner {
       });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      // Refused inside the transaction (a cap reached, the body purged meanwhile): it rolled back,
-      // so nothing was metered or replayed; the item records why.
-      const r = await db.run(
-        `UPDATE bulk_replay_items SET status = 'refused', reason = ?, finished_at = ? WHERE intent_id = ? AND seq = ? AND status = 'pending'`,
-        [err.code, this.services.now(), intentId, seq],
-      );
-      return r.changes === 1 ? { status: 'refused', reason: err.code } : null;
+      // Refused inside the transaction (a cap reached, the body purged meanwhile, the event's claim
+      // not this run's): it rolled back, so nothing was metered or replayed; the item records why
+      // and gives back its claim, if it held one.
+      const code = err.code;
+      return db.tx(async (tx) => {
+        const r = await tx.run(
+          `UPDATE bulk_replay_items SET status = 'refused', reason = ?, finished_at = ? WHERE intent_id = ? AND seq = ? AND status = 'pending'`,
+          [code, this.services.now(), intentId, seq],
+        );
+        if (r.changes !== 1) return null;
+        await releaseClaim(tx, eventId, intentId);
+        return { status: 'refused', reason: code };
+      });
     }
   }
 
@@ -254,6 +267,8 @@ export class BulkReplayRunner {
         'UPDATE bulk_replay_runs SET lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE intent_id = ?',
         [now, intentId],
       );
+      // Nothing is pending now: no claim of this run can be left without its replay.
+      await releaseIntentClaims(tx, intentId);
       if (done.changes !== 1) return;
       const who = await tx.get<{ id: string; actor_kind: string; actor_name: string }>(
         `SELECT g.id, g.actor_kind, g.actor_name FROM action_intents i JOIN grants g ON g.id = i.confirmed_by_grant WHERE i.id = ?`,

@@ -22,6 +22,7 @@ import {
 } from './idempotency.ts';
 import { type BulkReplayProgress, bulkReplayProgress } from './bulk-replay-progress.ts';
 import { INTENT_KINDS } from './kinds/index.ts';
+import { releaseIntentClaims } from './replay-claims.ts';
 import { assertExecutionAvailable, consumeExecution } from './usage.ts';
 import type { CapUse, IntentKind, IntentKindDef, IntentRow, IntentState, KindContext, PreviewBody } from './types.ts';
 
@@ -427,7 +428,7 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
       // Expired whether or not an earlier confirmation already recorded it: the same refusal every time.
       if (effectiveState(row, now) === 'expired') return { kind: 'expired' };
       if (row.state !== 'previewed') return { kind: 'not_confirmable', state: row.state };
-      const ctx = kc(caller, tx, shop);
+      const ctx = { ...kc(caller, tx, shop), confirming: true };
       const inspection = await def.inspect(ctx, row.target_id, params);
       const stored = JSON.parse(row.preview_json) as StoredPreview;
       if (fingerprintHash(inspection.fingerprint) !== stored.fingerprint_hash) return { kind: 'stale' };
@@ -554,6 +555,8 @@ export async function cancelIntent(caller: Caller, intentId: string): Promise<In
         `UPDATE bulk_replay_items SET status = 'cancelled', finished_at = ? WHERE intent_id = ? AND status = 'pending'`,
         [now, row.id],
       );
+      // The events it will not replay are free for another replay at once (ADR 0410).
+      await releaseIntentClaims(tx, row.id);
       await audit(tx, caller, ref, 'cancel', 'success', { progress: await bulkReplayProgress(tx, row.id) });
       return true;
     });

@@ -49,6 +49,8 @@ export interface KindContext {
   principal: Principal;
   requestId: string;
   now: number;
+  /** True while a confirmation re-inspects the target (false or absent for a preview). */
+  confirming?: boolean;
 }
 
 export interface CapUse {

@@ -123,6 +123,16 @@ export const INTENT_ERRORS = {
       "The event exists but its state rules out a replay: it was suppressed as a duplicate (replay the first event it links to), or the shop is disconnected from Shopify so nothing can reach Flow. The refusal's `reason` says which.",
     fix: 'Follow the reason: replay the event named in `duplicate_of`, or have the merchant reconnect the Shopify app (held events are released then) and preview again.',
   },
+  replay_in_flight: {
+    status: 409,
+    title: 'The event already has a replay in flight',
+    layer: 'target_state',
+    retry: 'client',
+    area: 'intent',
+    description:
+      'An event has at most one replay in flight, whoever asks: another replay of this event is queued or being delivered, or a confirmed bulk replay still has the event pending. Flow has no idempotency, so a second replay now would start a second workflow run (a second email, a second tag). The store decides, so two confirmations at the same moment cannot both win. The refusal names what holds the event: `held_by_intent_id` and `replay_event_id` (null while a bulk replay has not reached the event yet). In a bulk replay, an event some other replay holds is not replayed: its item is refused with this code and counted in `refused_by_reason`.',
+    fix: 'Wait until the replay in flight is `delivered`, `no_workflow` or `failed` (`GET /agent/v1/events/{replay_event_id}`), or until the bulk replay holding the event finishes (or cancel it), then preview again if another run is really intended.',
+  },
   // ---- usage caps ----
   replay_limit_reached: {
     status: 402,

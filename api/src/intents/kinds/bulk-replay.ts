@@ -10,6 +10,7 @@ import { type ReplayUnavailableReason, replayAvailability } from '../../handoff/
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { EndpointRow } from '../../services/endpoints.ts';
 import type { Db } from '../../store/db.ts';
+import { claimReplays, heldClaims } from '../replay-claims.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { limitsForShop, meterCap, usageFor } from '../../usage/meters.ts';
 import { assertCapAvailable, capUse } from '../usage.ts';
@@ -41,12 +42,13 @@ export interface BulkReplayParams {
 }
 
 /** Why an event the filter matched would not be replayed. */
-export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed';
+export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed' | 'replay_in_flight';
 
 export const BULK_REFUSAL_CODE: Record<BulkRefusal, ErrorCode> = {
   ...REPLAY_REFUSAL_CODE,
   recent_delivery: 'replay_recent_delivery',
   already_replayed: 'event_not_replayable',
+  replay_in_flight: 'replay_in_flight',
 };
 
 const ms = (value: string | undefined, name: string): number | null => {
@@ -63,6 +65,13 @@ const ms = (value: string | undefined, name: string): number | null => {
 export interface Selection {
   matched: number;
   eligible: string[];
+  /**
+   * What a confirmation freezes, in run order: the eligible events, and those refused only because
+   * another replay holds them now (ADR 0410). Those are frozen too, as items refused
+   * replay_in_flight unless their claim is free by then, so that a run confirmed a moment after
+   * another covering the same events is told, event by event, why it skips them.
+   */
+  frozen: string[];
   refused: Partial<Record<BulkRefusal, number>>;
   refusedSample: { event_id: string; reason: BulkRefusal }[];
 }
@@ -138,24 +147,28 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
     [kc.shop.id],
   );
   const replayed = new Map(replays.map((r) => [r.replay_of, r]));
-  const sel: Selection = { matched: rows.length, eligible: [], refused: {}, refusedSample: [] };
+  const sel: Selection = { matched: rows.length, eligible: [], frozen: [], refused: {}, refusedSample: [] };
   const refuse = (id: string, reason: BulkRefusal) => {
     sel.refused[reason] = (sel.refused[reason] ?? 0) + 1;
     if (sel.refusedSample.length < BULK_REPLAY_SAMPLE) sel.refusedSample.push({ event_id: id, reason });
   };
-  for (const ev of rows) {
+  const available = (ev: Candidate) => {
     const endpoint = endpoints.get(ev.endpoint_id);
     const facts = { ...ev, body: ev.has_body ? '' : null } as unknown as EventRow;
     const availability = endpoint
       ? replayAvailability(facts, endpoint, kc.shop)
       : { available: false, reason: 'endpoint_deleted' as const };
     const bodyExpired = ev.body_expires_at !== null && Number(ev.body_expires_at) <= kc.now;
-    if (!availability.available || bodyExpired) {
-      refuse(ev.id, availability.reason ?? 'retention_expired');
-      continue;
-    }
-    if (replayed.has(ev.id)) {
-      refuse(ev.id, 'already_replayed');
+    return !availability.available || bodyExpired ? (availability.reason ?? 'retention_expired') : null;
+  };
+  const held = await heldClaims(
+    db,
+    rows.filter((ev) => available(ev) === null).map((ev) => ev.id),
+  );
+  for (const ev of rows) {
+    const unavailable = available(ev);
+    if (unavailable) {
+      refuse(ev.id, unavailable);
       continue;
     }
     const last = ev.delivered_at === null ? null : Number(ev.delivered_at);
@@ -163,7 +176,17 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
       refuse(ev.id, 'recent_delivery');
       continue;
     }
+    if (held.has(ev.id)) {
+      refuse(ev.id, 'replay_in_flight');
+      sel.frozen.push(ev.id);
+      continue;
+    }
+    if (replayed.has(ev.id)) {
+      refuse(ev.id, 'already_replayed');
+      continue;
+    }
     sel.eligible.push(ev.id);
+    sel.frozen.push(ev.id);
   }
   return sel;
 }
@@ -195,7 +218,9 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
     };
     const count = sel.eligible.length;
     const refusedTotal = Object.values(sel.refused).reduce((a, b) => a + (b ?? 0), 0);
-    if (count === 0)
+    // A preview with nothing to replay now is refused. A confirmation goes on while it has events
+    // frozen: those another replay holds by then are skipped, each with its reason (ADR 0410).
+    if (kc.confirming ? sel.frozen.length === 0 : count === 0)
       throw new AppError('bulk_replay_no_events', {
         detail: `No event matching the filter can be replayed (${sel.matched} matched, ${refusedTotal} would be refused). See refused for why.`,
         extra: { matched: sel.matched, refused: sel.refused, refused_sample: sel.refusedSample },
@@ -214,17 +239,23 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
       );
     if (params.acknowledge_recent_delivery === true)
       warnings.push('Acknowledged: events delivered to Flow minutes ago are replayed too.');
+    const inFlight = sel.refused.replay_in_flight ?? 0;
+    if (inFlight > 0)
+      warnings.push(
+        `${inFlight} matching event${inFlight === 1 ? ' has' : 's have'} a replay in flight now (another replay or bulk replay holds ${inFlight === 1 ? 'it' : 'them'}). An event has one replay in flight at a time: this run skips ${inFlight === 1 ? 'it' : 'them'}, each counted as refused replay_in_flight, unless the other run drops ${inFlight === 1 ? 'it' : 'them'} first.`,
+      );
     return {
       targetType: 'shop',
       targetId: kc.shop.id,
-      // What is confirmed is what was previewed: the same eligible events, in the same order.
-      fingerprint: { eligible: sha256Hex(sel.eligible.join(',')), count },
+      // What is confirmed is what was previewed: the same events, in the same order (those in flight
+      // included: whether another replay still holds them is settled, event by event, at confirmation).
+      fingerprint: { frozen: sha256Hex(sel.frozen.join(',')), count: sel.frozen.length },
       preview: {
         summary: `Replay ${count} event${count === 1 ? '' : 's'} to Shopify Flow as new events linked by replay_of, in the background at ${rate} per second (about ${seconds} s).`,
         target: { shop_id: kc.shop.id, shop_domain: kc.shop.domain },
         current_config: null,
         effects: [
-          `Freezes the ${count} eligible events as this intent's items, oldest first.`,
+          `Freezes the ${count} eligible events as this intent's items, oldest first, and claims each for this run: an event another replay holds by then is skipped (refused replay_in_flight).`,
           `A background runner replays them at most ${rate} per second: each becomes a new queued event linked by replay_of, and the delivery worker hands it to Flow.`,
           'Each replay counts 1 replay and 1 execution against the monthly plan when it is made (the confirmation counts 1 execution).',
           'Progress, per-event results and cancellation: read or cancel this intent.',
@@ -258,19 +289,29 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
     const sel = await selectEvents(kc, kc.db, params);
     const rate = bulkReplayRate(kc);
     const CHUNK = 200;
-    for (let i = 0; i < sel.eligible.length; i += CHUNK) {
-      const part = sel.eligible.slice(i, i + CHUNK);
+    for (let i = 0; i < sel.frozen.length; i += CHUNK) {
+      const part = sel.frozen.slice(i, i + CHUNK);
       await kc.db.run(
         `INSERT INTO bulk_replay_items (intent_id, seq, event_id, status) VALUES ${part.map(() => "(?, ?, ?, 'pending')").join(', ')}`,
         part.flatMap((id, j) => [intent.id, i + j, id]),
       );
     }
+    // Each event is claimed for this run, by the store (ADR 0410): one another replay or bulk
+    // replay holds (confirmed a moment ago, maybe in another process) stays theirs, and its item
+    // is refused replay_in_flight now, in this transaction.
+    await claimReplays(kc.db, { eventIds: sel.frozen, shopId: kc.shop.id, intentId: intent.id, now: kc.now });
+    await kc.db.run(
+      `UPDATE bulk_replay_items SET status = 'refused', reason = 'replay_in_flight', finished_at = ?
+        WHERE intent_id = ? AND status = 'pending'
+          AND NOT EXISTS (SELECT 1 FROM replay_claims c WHERE c.event_id = bulk_replay_items.event_id AND c.intent_id = ?)`,
+      [kc.now, intent.id, intent.id],
+    );
     await kc.db.run(
       'INSERT INTO bulk_replay_runs (intent_id, shop_id, rate_per_second, started_at, updated_at) VALUES (?, ?, ?, ?, ?)',
       [intent.id, kc.shop.id, rate, kc.now, kc.now],
     );
     return {
-      result: { total: sel.eligible.length, rate_per_second: rate, started_at: iso(kc.now) },
+      result: { total: sel.frozen.length, rate_per_second: rate, started_at: iso(kc.now) },
       background: true,
       after: () => kc.services.hooks.kickBulkReplay?.(),
     };

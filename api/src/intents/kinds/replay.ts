@@ -9,6 +9,7 @@ import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import { lastFamilyDelivery, replayedBy } from '../../reads/events.ts';
 import { configFromSnake, configToSnake, type EndpointRow } from '../../services/endpoints.ts';
+import { assertNoReplayInFlight, claimReplay, heldClaims, replayInFlight } from '../replay-claims.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
 import { endpointSnapshot, type EventRow, iso, jsonDiff, loadEvent, NEW_EVENT_ID } from './common.ts';
@@ -67,6 +68,10 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     const cap = await assertCapAvailable(kc.db, kc.shop.id, 'replays', kc.now);
 
     const chain = await replayedBy(kc.db, kc.shop.id, ev.id);
+    // One replay in flight per event (ADR 0410): said by the preview, decided by the claim at
+    // confirmation. Read after the replays: a replay seen there has its claim seen here (one
+    // transaction wrote both), so a replay confirmed a moment ago is refused as in flight, not stale.
+    await assertNoReplayInFlight(kc.db, ev.id);
     const lastDelivery = await lastFamilyDelivery(kc.db, kc.shop.id, ev);
     const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
     const recent = lastDelivery !== null && kc.now - lastDelivery < windowMs;
@@ -191,6 +196,18 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       ev.endpoint_id,
     ])) as EndpointRow;
     const id = newId('event', kc.now);
+    // The event is claimed for this replay in the confirmation's transaction, by the store: a
+    // replay or bulk replay in flight for it (confirmed a moment ago, in another process) keeps it.
+    if (
+      !(await claimReplay(kc.db, {
+        eventId: ev.id,
+        shopId: ev.shop_id,
+        intentId: intent.id,
+        replayEventId: id,
+        now: kc.now,
+      }))
+    )
+      throw replayInFlight(ev.id, (await heldClaims(kc.db, [ev.id])).get(ev.id));
     // The replay shares the original's receipt (no new sender request arrived) and its body expiry (replaying never extends retention).
     // The body is copied in the same statement that checks it is still there: the retention sweep may
     // purge it after this confirmation checked the event (Postgres, read committed).

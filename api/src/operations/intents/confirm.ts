@@ -45,6 +45,7 @@ export const confirmActionIntent = defineOperation({
     'event_erased',
     'endpoint_archived',
     'endpoint_not_archived',
+    'replay_in_flight',
     'replay_limit_reached',
     'diagnostics_share_limit_reached',
     // The monthly execution cap, counted when the action runs (the request itself is not metered).

@@ -65,6 +65,7 @@ const PREVIEWS = [
       'retention_expired',
       'event_erased',
       'endpoint_archived',
+      'replay_in_flight',
       'replay_limit_reached',
       'replay_recent_delivery',
       'outside_product_boundary',

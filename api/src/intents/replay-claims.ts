@@ -1,0 +1,139 @@
+// One replay in flight per event, whoever asks (issue 40, ADR 0410). An event is claimed in
+// `replay_claims` (its primary key) by the intent that replays it, in the same transaction that
+// confirms that intent: a single replay with the replay event it makes, a bulk replay for each
+// item it freezes (the runner binds the replay it makes to the claim, and releases the claim of an
+// item it refuses; a cancel releases those of the items left). A second claim of the same event
+// conflicts, and takes the row over only when the claim held no longer blocks. The store decides,
+// on both stores: a conditional upsert, never a read and then a write.
+import { AppError } from '../errors/problem.ts';
+import { TERMINAL_STATES } from '../handoff/outcomes.ts';
+import type { Db } from '../store/db.ts';
+
+const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
+/** Intent states a bulk replay ends in: its runner will make no more replays. */
+const ENDED_INTENT_SQL = `'executed', 'cancelled', 'failed', 'refused', 'expired'`;
+
+/**
+ * When the claim in the row `replay_claims` no longer blocks: its replay is terminal, or it holds
+ * no replay and its intent has ended. Written only in the positive (the replay IS terminal, the
+ * intent HAS ended): on PostgreSQL an upsert judges the latest version of the row, but reads
+ * events and intents as of its statement's start, so a replay or intent too new to be seen must
+ * read as "still blocking", never as "gone". Both only ever move forward, so seen late, a claim
+ * blocks a moment longer; never less.
+ */
+const RELEASED = `((replay_claims.replay_event_id IS NOT NULL AND EXISTS (
+      SELECT 1 FROM events r WHERE r.id = replay_claims.replay_event_id AND r.state IN (${TERMINAL_SQL})))
+   OR (replay_claims.replay_event_id IS NULL AND EXISTS (
+      SELECT 1 FROM action_intents h WHERE h.id = replay_claims.intent_id AND h.state IN (${ENDED_INTENT_SQL}))))`;
+
+const UPSERT = `INSERT INTO replay_claims (event_id, shop_id, intent_id, replay_event_id, claimed_at) VALUES `;
+const TAKE_OVER = ` ON CONFLICT (event_id) DO UPDATE SET shop_id = excluded.shop_id, intent_id = excluded.intent_id,
+    replay_event_id = excluded.replay_event_id, claimed_at = excluded.claimed_at
+  WHERE ${RELEASED}`;
+
+/** Claims one event for a single replay and the replay event it makes; false when another holds it. */
+export async function claimReplay(
+  tx: Db,
+  c: { eventId: string; shopId: string; intentId: string; replayEventId: string; now: number },
+): Promise<boolean> {
+  const r = await tx.run(`${UPSERT}(?, ?, ?, ?, ?)${TAKE_OVER}`, [
+    c.eventId,
+    c.shopId,
+    c.intentId,
+    c.replayEventId,
+    c.now,
+  ]);
+  return r.changes === 1;
+}
+
+/**
+ * Claims events for a bulk replay's items (no replay yet). The ones another claim holds stay
+ * theirs: the caller finds which by reading back the claims its intent got.
+ */
+export async function claimReplays(
+  tx: Db,
+  c: { eventIds: readonly string[]; shopId: string; intentId: string; now: number },
+): Promise<void> {
+  const CHUNK = 200;
+  for (let i = 0; i < c.eventIds.length; i += CHUNK) {
+    const part = c.eventIds.slice(i, i + CHUNK);
+    await tx.run(
+      `${UPSERT}${part.map(() => '(?, ?, ?, NULL, ?)').join(', ')}${TAKE_OVER}`,
+      part.flatMap((id) => [id, c.shopId, c.intentId, c.now]),
+    );
+  }
+}
+
+/**
+ * Binds the replay a bulk replay's runner makes to the claim its intent holds. False when the
+ * intent does not hold the event's claim (then the runner must not replay it).
+ */
+export async function bindReplay(tx: Db, eventId: string, intentId: string, replayEventId: string): Promise<boolean> {
+  const r = await tx.run(
+    'UPDATE replay_claims SET replay_event_id = ? WHERE event_id = ? AND intent_id = ? AND replay_event_id IS NULL',
+    [replayEventId, eventId, intentId],
+  );
+  return r.changes === 1;
+}
+
+/** Releases an intent's claim on an event it did not replay (its item refused). */
+export async function releaseClaim(tx: Db, eventId: string, intentId: string): Promise<void> {
+  await tx.run('DELETE FROM replay_claims WHERE event_id = ? AND intent_id = ? AND replay_event_id IS NULL', [
+    eventId,
+    intentId,
+  ]);
+}
+
+/** Releases every claim of an intent that holds no replay (a bulk replay cancelled or finished). */
+export async function releaseIntentClaims(tx: Db, intentId: string): Promise<void> {
+  await tx.run('DELETE FROM replay_claims WHERE intent_id = ? AND replay_event_id IS NULL', [intentId]);
+}
+
+export interface Holder {
+  event_id: string;
+  intent_id: string | null;
+  replay_event_id: string | null;
+  replay_state: string | null;
+}
+
+/** The claims that still block, of these events (for previews and refusals). */
+export async function heldClaims(db: Db, eventIds: readonly string[]): Promise<Map<string, Holder>> {
+  const out = new Map<string, Holder>();
+  const CHUNK = 500;
+  for (let i = 0; i < eventIds.length; i += CHUNK) {
+    const part = eventIds.slice(i, i + CHUNK);
+    const rows = await db.all<Holder>(
+      `SELECT replay_claims.event_id, replay_claims.intent_id, replay_claims.replay_event_id, e.state AS replay_state
+         FROM replay_claims LEFT JOIN events e ON e.id = replay_claims.replay_event_id
+        WHERE replay_claims.event_id IN (${part.map(() => '?').join(', ')}) AND NOT ${RELEASED}`,
+      part,
+    );
+    for (const r of rows) out.set(r.event_id, r);
+  }
+  return out;
+}
+
+/** The refusal of a replay of an event another replay holds, naming what holds it. */
+export function replayInFlight(eventId: string, holder: Holder | undefined): AppError {
+  const by = holder?.intent_id ? ` (intent ${holder.intent_id})` : '';
+  const what = !holder
+    ? 'another replay of it is in flight'
+    : holder.replay_event_id
+      ? `its replay ${holder.replay_event_id}${by} is ${holder.replay_state ?? 'not finished'}`
+      : `it is pending in bulk replay ${holder.intent_id}, which has not replayed it yet`;
+  return new AppError('replay_in_flight', {
+    detail: `Event ${eventId} already has a replay in flight: ${what}. One replay at a time: wait until that one is delivered, no_workflow or failed (or cancel the bulk replay), then preview again if another run is really intended.`,
+    reason: 'Another replay of this event is in flight.',
+    extra: {
+      event_id: eventId,
+      held_by_intent_id: holder?.intent_id ?? null,
+      replay_event_id: holder?.replay_event_id ?? null,
+    },
+  });
+}
+
+/** Refuses with replay_in_flight when another claim holds the event. */
+export async function assertNoReplayInFlight(db: Db, eventId: string): Promise<void> {
+  const held = (await heldClaims(db, [eventId])).get(eventId);
+  if (held) throw replayInFlight(eventId, held);
+}
