@@ -83,8 +83,9 @@ export const ProblemSchema = z
  */
 export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
   const takesInput = Boolean(op.request.params || op.request.query || op.request.body || op.headers?.length);
-  // Every operation refuses a query parameter (and a body field) it does not define.
-  const closed: ErrorCode[] = ['unknown_field'];
+  // Every operation refuses a query parameter (and a body field) it does not define, and (the app's
+  // input guard, ./input-guard.ts) a control character in its path or query string.
+  const closed: ErrorCode[] = ['unknown_field', 'invalid_characters'];
   const capped = op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(op.operationId);
   const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
     (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
