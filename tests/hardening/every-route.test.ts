@@ -184,6 +184,7 @@ function declaredHuge(method: string, path: string, length: number, ms = 3_000):
 /** Routes that verify a signature over the raw bytes (the guard's table says so): they read their own fields. */
 const rawBody = (path: string) => bodyLimitFor(path, s.runtime.config).body === 'raw';
 
+// Inside the walks, soft assertions: a run reports every route that fails, not only the first.
 describe('walking the router', () => {
   it('every route is classified (public or the credential it needs), and every operation is routed', () => {
     const all = routes();
@@ -204,11 +205,11 @@ describe('walking the router', () => {
             ...(takesBody(method) ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
           }),
         );
-        expect(a.status, `${method} ${r.key}: ${a.text}`).not.toBe(500);
+        expect.soft(a.status, `${method} ${r.key}: ${a.text}`).not.toBe(500);
         if (r.auth === 'public' || r.auth === 'loopback only' || r.auth === undefined) continue;
         // An ALL entry also matches methods its route refuses with 405 first.
         if (a.status === 405 || a.status === 404) continue;
-        expect(UNAUTHENTICATED[r.auth], `${method} ${r.key} (${r.auth}): ${a.text}`).toContain(a.status);
+        expect.soft(UNAUTHENTICATED[r.auth], `${method} ${r.key} (${r.auth}): ${a.text}`).toContain(a.status);
       }
     }
   });
@@ -220,14 +221,14 @@ describe('walking the router', () => {
       for (const method of methodsOf(r)) {
         const path = concrete(r.pattern);
         const line = await declaredHuge(method, path, huge);
-        expect(line, `${method} ${path}: no answer without the body`).not.toBeNull();
+        expect.soft(line, `${method} ${path}: no answer without the body`).not.toBeNull();
         // Intake's routes other than an endpoint's answer their 404 without reading either.
         if (path.startsWith('/in/') && path !== `/in/${s.sandbox?.endpoint_id}`) {
-          expect(line, `${method} ${path}`).toMatch(/^HTTP\/1\.1 4\d\d /);
+          expect.soft(line, `${method} ${path}`).toMatch(/^HTTP\/1\.1 4\d\d /);
           continue;
         }
         // A GET to intake's endpoint answers 405 (intake takes POST only) before any body.
-        expect(line, `${method} ${path}`).toMatch(path.startsWith('/in/') && method === 'GET' ? / 405 / : / 413 /);
+        expect.soft(line, `${method} ${path}`).toMatch(path.startsWith('/in/') && method === 'GET' ? / 405 / : / 413 /);
       }
     }
     // Nothing waited for 400 MiB: the whole walk takes seconds.
@@ -259,9 +260,9 @@ describe('walking the router', () => {
             }),
           );
           // A HEAD answer has no body to name the code.
-          expect([a.status, a.code], `${method} ${r.key}?${query}: ${a.text}`).toEqual(
-            method === 'HEAD' ? [400, ''] : [400, 'invalid_characters'],
-          );
+          expect
+            .soft([a.status, a.code], `${method} ${r.key}?${query}: ${a.text}`)
+            .toEqual(method === 'HEAD' ? [400, ''] : [400, 'invalid_characters']);
         }
       }
     }
@@ -286,9 +287,11 @@ describe('walking the router', () => {
               body: b.body,
             }),
           );
-          expect(a.status, `${method} ${r.key} ${b.body}: ${a.text}`).toBeLessThan(500);
+          expect.soft(a.status, `${method} ${r.key} ${b.body}: ${a.text}`).toBeLessThan(500);
           if (rawBody(path)) continue;
-          expect([a.status, a.code], `${method} ${r.key} ${b.body}: ${a.text}`).toEqual([400, 'invalid_characters']);
+          expect
+            .soft([a.status, a.code], `${method} ${r.key} ${b.body}: ${a.text}`)
+            .toEqual([400, 'invalid_characters']);
         }
       }
     }
@@ -310,8 +313,8 @@ describe('walking the router', () => {
               ...(takesBody(method) ? { body } : {}),
             }),
           );
-          expect(a.status, `${method} ${r.key}: ${a.text}`).not.toBe(500);
-          expect(a.code, `${method} ${r.key}`).not.toBe('internal_error');
+          expect.soft(a.status, `${method} ${r.key}: ${a.text}`).not.toBe(500);
+          expect.soft(a.code, `${method} ${r.key}`).not.toBe('internal_error');
         }
       }
     }
@@ -330,9 +333,9 @@ describe('walking the router', () => {
       );
       const res = await rawMcpPost(s.url, call, { ...headers, 'mcp-protocol-version': '2025-11-25' });
       const text = await res.text();
-      expect(res.status, `${name}: ${text.slice(0, 300)}`).toBe(200);
-      expect(text, name).not.toContain('internal_error');
-      expect(text, name).toMatch(/"isError":true|"error":/);
+      expect.soft(res.status, `${name}: ${text.slice(0, 300)}`).toBe(200);
+      expect.soft(text, name).not.toContain('internal_error');
+      expect.soft(text, name).toMatch(/"isError":true|"error":/);
     }
   });
 });
@@ -392,7 +395,9 @@ describe('the unauthenticated OAuth endpoints do not buffer what they will refus
     for (const path of ['/oauth/register', '/oauth/token', '/oauth/revoke']) {
       const limit = bodyLimitFor(path, s.runtime.config).maxBytes;
       const a = await sendExpectingEarlyAnswer(`${s.url}${path}`, {
-        headers: { 'content-type': path === '/oauth/register' ? 'application/json' : 'application/x-www-form-urlencoded' },
+        headers: {
+          'content-type': path === '/oauth/register' ? 'application/json' : 'application/x-www-form-urlencoded',
+        },
         body: path === '/oauth/register' ? '{"client_name":"' : 'token=',
         chunked: { total: 64 * limit },
       });

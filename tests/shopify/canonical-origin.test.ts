@@ -61,7 +61,8 @@ describe('one canonical origin for the install and OAuth pages', () => {
     expect(res.status, await res.clone().text()).toBe(200);
     const authorizeUrl = new URL(url);
     const form = new URLSearchParams();
-    for (const k of ['client_id', 'scope', 'redirect_uri', 'state']) form.set(k, authorizeUrl.searchParams.get(k) ?? '');
+    for (const k of ['client_id', 'scope', 'redirect_uri', 'state'])
+      form.set(k, authorizeUrl.searchParams.get(k) ?? '');
     form.set('decision', 'install');
     const decided = await browser.go(url, {
       method: 'POST',

@@ -72,7 +72,7 @@ export const API_ERRORS = {
     retry: 'no',
     area: 'api',
     description:
-      'The request body is larger than the limit for this route: 1 MiB for Agent Operations requests and MCP messages, 1 MiB by default for sender intake and Shopify compliance webhooks, 16 KiB for OAuth requests and the merchant page\'s forms (every route has one). A declared `Content-Length` over the limit is refused before the body is read; a body sent without one is cut off at the limit. Either way the connection closes.',
+      "The request body is larger than the limit for this route: 1 MiB for Agent Operations requests and MCP messages, 1 MiB by default for sender intake and Shopify compliance webhooks, 16 KiB for OAuth requests and the merchant page's forms (every route has one). A declared `Content-Length` over the limit is refused before the body is read; a body sent without one is cut off at the limit. Either way the connection closes.",
     fix: 'Send a smaller body. For sender intake, trim the event to the fields your Flow workflow needs.',
   },
   headers_too_large: {
