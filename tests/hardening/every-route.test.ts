@@ -1,7 +1,9 @@
 // Issue 40 (defects 3, 6, 7; point 3): one body limit and one input guard for every route. This
 // suite walks the router: every route the real app registers (Hono's `app.routes`) and every
 // operation of the registry, and for each checks over loopback that
-// - a declared body over the route's limit is answered 413 at once, without the body being sent;
+// - a declared body over the route's limit is answered 413 at once, without the body being sent
+//   (over a real socket: the point is what the server does before reading; the other checks call
+//   the app in process);
 // - a NUL in the query string, a JSON body or a form field is refused with 400 `invalid_characters`
 //   (routes that verify a signature over the raw bytes check the fields they read: never 5xx);
 // - a JSON body (or MCP tool arguments) with `__proto__` and `constructor` keys never answers 5xx;
@@ -13,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyLimitFor } from '../../api/src/http/input-guard.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { INITIALIZE_2025, rawMcpPost } from '../mcp/helpers.ts';
+import { sendExpectingEarlyAnswer } from '../helpers/early-answer.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { grant } from '../intents/helpers.ts';
 import { csrfOf, go, install, uniqueShop } from '../shopify/helpers.ts';
@@ -39,6 +42,7 @@ type Auth =
   | 'grant'
   | 'merchant session'
   | 'shopify signature'
+  | 'sender signature'
   | 'signed callback'
   | 'share token'
   | 'loopback only'
@@ -47,6 +51,7 @@ const UNAUTHENTICATED: Record<Exclude<Auth, 'public' | 'loopback only'>, number[
   grant: [401],
   'merchant session': [401],
   'shopify signature': [401],
+  'sender signature': [401],
   'signed callback': [400],
   'share token': [404],
   'shop parameter': [400],
@@ -59,7 +64,7 @@ const AUTH: Record<string, Auth> = {
   'HEAD /*': 'public',
   'GET /healthz': 'public',
   'GET /readyz': 'public',
-  'POST /in/:endpoint_id': 'shopify signature',
+  'POST /in/:endpoint_id': 'sender signature',
   'ALL /in/:endpoint_id': 'public',
   'ALL /in/*': 'public',
   'ALL /sandbox/shopify/*': 'loopback only',
@@ -144,6 +149,13 @@ function concrete(pattern: string): string {
 const methodsOf = (r: Route) => (r.method === 'ALL' ? ['GET', 'POST'] : [r.method]);
 const takesBody = (m: string) => m !== 'GET' && m !== 'HEAD';
 
+/**
+ * The app in process (`app.request`): the checks that are not about the socket skip it. Routes
+ * that need a loopback peer (the sandbox stand-in, /metrics) refuse such a request after the
+ * guard, which is what these checks look at.
+ */
+const inProcess = (path: string, init: RequestInit) => s.runtime.app.request(`${s.url}${path}`, init);
+
 async function answer(res: Response) {
   const text = await res.text();
   let code = '';
@@ -199,7 +211,7 @@ describe('walking the router', () => {
     for (const r of routes()) {
       for (const method of methodsOf(r)) {
         const a = await answer(
-          await fetch(`${s.url}${concrete(r.pattern)}`, {
+          await inProcess(concrete(r.pattern), {
             method,
             redirect: 'manual',
             ...(takesBody(method) ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
@@ -208,7 +220,7 @@ describe('walking the router', () => {
         expect.soft(a.status, `${method} ${r.key}: ${a.text}`).not.toBe(500);
         if (r.auth === 'public' || r.auth === 'loopback only' || r.auth === undefined) continue;
         // An ALL entry also matches methods its route refuses with 405 first.
-        if (a.status === 405 || a.status === 404) continue;
+        if (r.method === 'ALL' && a.status === 405) continue;
         expect.soft(UNAUTHENTICATED[r.auth], `${method} ${r.key} (${r.auth}): ${a.text}`).toContain(a.status);
       }
     }
@@ -253,7 +265,7 @@ describe('walking the router', () => {
       for (const method of methodsOf(r)) {
         for (const query of ['x=%00', 'x=a%00b', `${encodeURIComponent('k\u0000')}=1`, 'x=%1b%5b31m']) {
           const a = await answer(
-            await fetch(`${s.url}${concrete(r.pattern)}?${query}`, {
+            await inProcess(`${concrete(r.pattern)}?${query}`, {
               method,
               redirect: 'manual',
               ...(takesBody(method) ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}),
@@ -280,7 +292,7 @@ describe('walking the router', () => {
         const path = concrete(r.pattern);
         for (const b of bodies) {
           const a = await answer(
-            await fetch(`${s.url}${path}`, {
+            await inProcess(path, {
               method,
               redirect: 'manual',
               headers: { 'content-type': b.type, authorization: `Bearer ${admin}` },
@@ -303,7 +315,7 @@ describe('walking the router', () => {
       for (const method of methodsOf(r)) {
         for (const token of [admin, observer]) {
           const a = await answer(
-            await fetch(`${s.url}${concrete(r.pattern)}${takesBody(method) ? '' : '?__proto__=1&constructor=2'}`, {
+            await inProcess(`${concrete(r.pattern)}${takesBody(method) ? '' : '?__proto__=1&constructor=2'}`, {
               method,
               redirect: 'manual',
               headers: {
@@ -389,20 +401,26 @@ describe('merchant and OAuth pages with a session: a NUL never reaches the store
   });
 });
 
-describe('the unauthenticated OAuth endpoints do not buffer what they will refuse', () => {
-  it('/oauth/register, /oauth/token, /oauth/revoke: a chunked body is cut at the limit with 413', async () => {
-    const { sendExpectingEarlyAnswer } = await import('../helpers/early-answer.ts');
-    for (const path of ['/oauth/register', '/oauth/token', '/oauth/revoke']) {
-      const limit = bodyLimitFor(path, s.runtime.config).maxBytes;
-      const a = await sendExpectingEarlyAnswer(`${s.url}${path}`, {
-        headers: {
-          'content-type': path === '/oauth/register' ? 'application/json' : 'application/x-www-form-urlencoded',
-        },
-        body: path === '/oauth/register' ? '{"client_name":"' : 'token=',
-        chunked: { total: 64 * limit },
+describe('a body sent without a Content-Length is cut at the limit', () => {
+  it('OAuth (no credentials needed), the consent and merchant forms, MCP: 413, the connection closed', async () => {
+    const cases = [
+      { path: '/oauth/register', type: 'application/json', start: '{"client_name":"' },
+      { path: '/oauth/token', type: 'application/x-www-form-urlencoded', start: 'code=' },
+      { path: '/oauth/revoke', type: 'application/x-www-form-urlencoded', start: 'token=' },
+      { path: '/oauth/authorize', type: 'application/x-www-form-urlencoded', start: 'consent_id=' },
+      { path: '/merchant/grants', type: 'application/x-www-form-urlencoded', start: 'actor_name=' },
+      { path: '/agent/v1/mcp', type: 'application/json', start: '{"jsonrpc":"2.0","method":"' },
+    ];
+    for (const c of cases) {
+      const limit = bodyLimitFor(c.path, s.runtime.config).maxBytes;
+      const a = await sendExpectingEarlyAnswer(`${s.url}${c.path}`, {
+        headers: { 'content-type': c.type },
+        body: c.start,
+        chunked: { total: 16 * limit },
       });
-      expect(a.status, `${path}: ${a.text}`).toBe(413);
+      expect(a.status, `${c.path}: ${a.text}`).toBe(413);
       expect(JSON.parse(a.text).code).toBe('payload_too_large');
+      expect(a.headers.connection).toBe('close');
     }
   });
 });
