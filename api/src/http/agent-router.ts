@@ -1,10 +1,9 @@
 // Derives the /agent/v1 HTTP routes (and the OpenAPI document) from the registry.
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
-import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import { PRODUCT } from '../lib/package-info.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/idempotency.ts';
 import { closestName } from '../lib/suggest.ts';
 import { resourcesOf } from '../auth/oauth/metadata.ts';
@@ -19,12 +18,8 @@ import { polishOpenApiDocument } from './openapi-polish.ts';
 
 export const GRANT_SECURITY_SCHEME = 'grantToken';
 
-/**
- * The largest request body an Agent Operations call takes (the biggest, a test event payload,
- * must fit Flow's 50 kB). Refused as it streams in, before authentication, so nobody can make
- * the server buffer and parse an arbitrarily large body.
- */
-export const AGENT_API_MAX_BODY_BYTES = 1_048_576;
+/** Enforced, with every route's limit, by the app's input guard (./input-guard.ts) before authentication. */
+export { AGENT_API_MAX_BODY_BYTES } from './input-guard.ts';
 
 const RefusalSchema = z
   .object({
@@ -88,8 +83,9 @@ export const ProblemSchema = z
  */
 export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
   const takesInput = Boolean(op.request.params || op.request.query || op.request.body || op.headers?.length);
-  // Every operation refuses a query parameter (and a body field) it does not define.
-  const closed: ErrorCode[] = ['unknown_field'];
+  // Every operation refuses a query parameter (and a body field) it does not define, and (the app's
+  // input guard, ./input-guard.ts) a control character in its path or query string.
+  const closed: ErrorCode[] = ['unknown_field', 'invalid_characters'];
   const capped = op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(op.operationId);
   const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
     (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
@@ -233,18 +229,6 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
     scheme: 'bearer',
     description:
       'A grant token created by a human with `flowport grants create`, or an OAuth access token issued for the resource `/agent/v1` after the merchant approved (see `/.well-known/oauth-authorization-server`). Send `Authorization: Bearer <TOKEN>`.',
-  });
-
-  router.use(`${AGENT_API_PREFIX}/*`, async (c, next) => {
-    if (c.req.path === MCP_PATH || c.req.path.startsWith(`${MCP_PATH}/`)) return next();
-    return bodyLimit({
-      maxSize: AGENT_API_MAX_BODY_BYTES,
-      onError: () => {
-        throw new AppError('payload_too_large', {
-          detail: `Agent Operations request bodies are limited to ${AGENT_API_MAX_BODY_BYTES} bytes.`,
-        });
-      },
-    })(c, next);
   });
 
   for (const op of operations) {

@@ -10,6 +10,8 @@ import { isStoreFull, probeWrite, storeFullError } from '../store/full.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
 import { buildAgentRouter } from './agent-router.ts';
+import { inputGuard } from './input-guard.ts';
+import { canonicalOrigin } from './canonical-origin.ts';
 import { problemResponse } from './problem-response.ts';
 import { mountStaticSite } from './static-site.ts';
 import type { AppEnv } from './types.ts';
@@ -73,6 +75,11 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
       );
     }
   });
+
+  // Before any route (mounts included): the body limit and input guard of every route (ADR 1102).
+  app.use('*', inputGuard(services.config));
+  // The install and OAuth pages only on the public URL's host (their cookies come back there).
+  app.use('*', canonicalOrigin(publicUrl));
 
   app.onError((err, c) => {
     if (err instanceof AppError) c.set('errorCode', err.code);
