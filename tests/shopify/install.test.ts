@@ -369,9 +369,8 @@ describe('cookies on an https public URL', () => {
         .setExpirationTime(now + 60)
         .sign(new TextEncoder().encode(client_secret));
       const signedIn = await fetch(`${https.url}${SHOPIFY_APP_PATHS.merchant}`, {
-        headers: { authorization: `Bearer ${token}` },
+        headers: { ...proxied, authorization: `Bearer ${token}` },
         redirect: 'manual',
-        headers: proxied,
       });
       expect(signedIn.status).toBe(303);
       const session = signedIn.headers.getSetCookie().find((c) => c.startsWith('flowport_merchant='));
