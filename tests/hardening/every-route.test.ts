@@ -42,6 +42,7 @@ type Auth =
   | 'grant'
   | 'merchant session'
   | 'shopify signature'
+  | 'shopify id token'
   | 'sender signature'
   | 'signed callback'
   | 'share token'
@@ -51,6 +52,7 @@ const UNAUTHENTICATED: Record<Exclude<Auth, 'public' | 'loopback only'>, number[
   grant: [401],
   'merchant session': [401],
   'shopify signature': [401],
+  'shopify id token': [401],
   'sender signature': [401],
   'signed callback': [400],
   'share token': [404],
@@ -93,6 +95,8 @@ const AUTH: Record<string, Auth> = {
   'GET /shopify/oauth/callback': 'signed callback',
   // The sign-in page when no session: public by design.
   'GET /merchant': 'public',
+  // Sign-in by a Shopify id token (App Bridge's session token) in a form field or the header.
+  'POST /merchant': 'shopify id token',
   'POST /merchant/grants': 'merchant session',
   'POST /merchant/grants/:grantId/revoke': 'merchant session',
   'POST /merchant/sign-out': 'merchant session',
