@@ -1,55 +1,72 @@
-// Where Flowport may send a request a tenant chose (alert webhooks): not into the network it
-// runs in. A URL whose host is, or resolves to, a loopback, private, link-local, shared,
-// multicast or reserved address is refused unless the deployment allows private targets
-// (sandbox mode does, so a receiver on this machine works in development and tests).
+// Where Flowport may send a request a tenant chose (alert webhooks, OAuth client metadata
+// documents): not into the network it runs in. A URL whose host is, or resolves to, anything but
+// a public unicast address is refused unless the deployment allows private targets (sandbox mode
+// does, so a receiver on this machine works in development and tests).
+//
+// The special-purpose ranges are ipaddr.js's tables (IANA's IPv4 and IPv6 special-purpose
+// registries), not a list kept here: only its `unicast` class is public. An IPv6 address that
+// carries an IPv4 one (mapped, compatible, SIIT, NAT64, 6to4, Teredo) is judged by the IPv4 it
+// carries, which is where a translator or tunnel sends the request. docs/adr/1103.
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, cloud metadata services
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const)
-  PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96], // NAT64 of any IPv4 address
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-] as const)
-  PRIVATE.addSubnet(net, prefix, 'ipv6');
+type IPv4 = ipaddr.IPv4;
+type IPv6 = ipaddr.IPv6;
 
-/** Whether an IP address (v4, v6, or IPv4-mapped v6) lies outside the public internet. */
+function v4(bytes: number[]): IPv4 {
+  return new ipaddr.IPv4(bytes);
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries, or null when it carries none. Throws for a
+ * translation prefix whose layout the deployment chooses (NAT64 local-use, RFC 8215), which
+ * cannot be read and so is never public.
+ */
+function embeddedIPv4(address: IPv6): IPv4[] | null {
+  const b = address.toByteArray();
+  const tail = v4(b.slice(12, 16));
+  switch (address.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // SIIT, ::ffff:0:a.b.c.d
+      return [tail];
+    case 'rfc6052': // NAT64: the well-known prefix 64:ff9b::/96 carries it last
+      if (address.match(ipaddr.IPv6.parse('64:ff9b::'), 96)) return [tail];
+      throw new RangeError('local-use NAT64 prefix');
+    case '6to4': // 2002:AABB:CCDD::/48
+      return [v4(b.slice(2, 6))];
+    case 'teredo': // 2001:0:<server>:<flags>:<port>:<client, inverted>
+      return [v4(b.slice(4, 8)), v4(b.slice(12, 16).map((x) => x ^ 0xff))];
+    case 'unicast': // IPv4-compatible, ::a.b.c.d (deprecated; ipaddr.js counts it unicast)
+      return b.slice(0, 12).every((x) => x === 0) ? [tail] : null;
+    default:
+      return null;
+  }
+}
+
+function isPublic(address: IPv4 | IPv6): boolean {
+  if (address.kind() === 'ipv4') return address.range() === 'unicast';
+  let carried: IPv4[] | null;
+  try {
+    carried = embeddedIPv4(address as IPv6);
+  } catch {
+    return false;
+  }
+  return carried === null ? address.range() === 'unicast' : carried.every(isPublic);
+}
+
+/** Whether an IP address (v4, v6 in any spelling, bracketed or not) lies outside the public internet. */
 export function isPrivateAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return PRIVATE.check(mapped[1] as string, 'ipv4');
-  const family = isIP(bare);
-  if (family === 4) return PRIVATE.check(bare, 'ipv4');
-  if (family === 6) return PRIVATE.check(bare, 'ipv6');
-  return true; // not an address: never treat it as public
+  // Only the standard spellings (node:net's); ipaddr.js also reads `0x7f.1`, `127.1` and the like.
+  if (isIP(bare) === 0) return true; // not an address: never treat it as public
+  return !isPublic(ipaddr.parse(bare));
 }
 
 /**
  * Why `url` may not be the target of a request Flowport sends for a tenant, or null when it may.
- * Resolves the host (every address it has must be public). Checked when the target is chosen
- * and again before each send, as a name can be re-pointed.
+ * Resolves the host (every address it has must be public, by the same check as a literal).
+ * Checked when the target is chosen and again before each send, as a name can be re-pointed.
  */
 export async function privateTargetReason(url: URL, allowPrivate: boolean): Promise<string | null> {
   if (allowPrivate) return null;
