@@ -311,8 +311,7 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
   },
   siteDir: {
     default: code('site/dist'),
-    about:
-      `Where the built docs site is served from: the output of \`npm run build:site\` (its \`${SITE_STAMP_FILE}\`, written last, marks a complete build; without it nothing there is served).`,
+    about: `Where the built docs site is served from: the output of \`npm run build:site\` (its \`${SITE_STAMP_FILE}\`, written last, marks a complete build; without it nothing there is served).`,
   },
   buildCommit: {
     default: '`unknown` (`npm start` sets the git commit)',
