@@ -11,48 +11,33 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-type IPv4 = ipaddr.IPv4;
-type IPv6 = ipaddr.IPv6;
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parse('64:ff9b::');
 
-function v4(bytes: number[]): IPv4 {
-  return new ipaddr.IPv4(bytes);
+function isPublicIPv4(address: ipaddr.IPv4): boolean {
+  return address.range() === 'unicast';
 }
 
-/**
- * The IPv4 addresses an IPv6 address carries, or null when it carries none. Throws for a
- * translation prefix whose layout the deployment chooses (NAT64 local-use, RFC 8215), which
- * cannot be read and so is never public.
- */
-function embeddedIPv4(address: IPv6): IPv4[] | null {
+/** A public unicast IPv6 address; one that carries an IPv4 address only if that one is public too. */
+function isPublicIPv6(address: ipaddr.IPv6): boolean {
   const b = address.toByteArray();
-  const tail = v4(b.slice(12, 16));
+  const carried = (from: number, invert = 0) => new ipaddr.IPv4(b.slice(from, from + 4).map((x) => x ^ invert));
   switch (address.range()) {
     case 'ipv4Mapped': // ::ffff:a.b.c.d
     case 'rfc6145': // SIIT, ::ffff:0:a.b.c.d
-      return [tail];
-    case 'rfc6052': // NAT64: the well-known prefix 64:ff9b::/96 carries it last
-      if (address.match(ipaddr.IPv6.parse('64:ff9b::'), 96)) return [tail];
-      throw new RangeError('local-use NAT64 prefix');
+      return isPublicIPv4(carried(12));
+    // NAT64: the well-known prefix carries it last. Local-use (64:ff9b:1::/48, RFC 8215) never
+    // passes: where it carries the IPv4 is the operator's choice.
+    case 'rfc6052':
+      return address.match(NAT64_WELL_KNOWN, 96) && isPublicIPv4(carried(12));
     case '6to4': // 2002:AABB:CCDD::/48
-      return [v4(b.slice(2, 6))];
-    case 'teredo': // 2001:0:<server>:<flags>:<port>:<client, inverted>
-      return [v4(b.slice(4, 8)), v4(b.slice(12, 16).map((x) => x ^ 0xff))];
-    case 'unicast': // IPv4-compatible, ::a.b.c.d (deprecated; ipaddr.js counts it unicast)
-      return b.slice(0, 12).every((x) => x === 0) ? [tail] : null;
+      return isPublicIPv4(carried(2));
+    case 'teredo': // 2001:0:<server>:<flags>:<port>:<client, bits inverted>
+      return isPublicIPv4(carried(4)) && isPublicIPv4(carried(12, 0xff));
+    case 'unicast': // IPv4-compatible ::a.b.c.d is deprecated, and ipaddr.js counts it unicast
+      return b.slice(0, 12).some((x) => x !== 0) || isPublicIPv4(carried(12));
     default:
-      return null;
+      return false;
   }
-}
-
-function isPublic(address: IPv4 | IPv6): boolean {
-  if (address.kind() === 'ipv4') return address.range() === 'unicast';
-  let carried: IPv4[] | null;
-  try {
-    carried = embeddedIPv4(address as IPv6);
-  } catch {
-    return false;
-  }
-  return carried === null ? address.range() === 'unicast' : carried.every(isPublic);
 }
 
 /** Whether an IP address (v4, v6 in any spelling, bracketed or not) lies outside the public internet. */
@@ -60,7 +45,8 @@ export function isPrivateAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '');
   // Only the standard spellings (node:net's); ipaddr.js also reads `0x7f.1`, `127.1` and the like.
   if (isIP(bare) === 0) return true; // not an address: never treat it as public
-  return !isPublic(ipaddr.parse(bare));
+  const parsed = ipaddr.parse(bare);
+  return !(parsed.kind() === 'ipv4' ? isPublicIPv4(parsed as ipaddr.IPv4) : isPublicIPv6(parsed as ipaddr.IPv6));
 }
 
 /**
