@@ -1,6 +1,7 @@
 // Every configuration name the process reads lives here, with its default.
 // Services never read process.env; they receive a Config.
 import { resolve } from 'node:path';
+import { SITE_STAMP_FILE } from './docs-paths.ts';
 
 export interface Config {
   port: number;
@@ -308,7 +309,10 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     about:
       'Bearer token (at least 32 characters) that lets a scraper on another machine read `/metrics` (`Authorization: Bearer <METRICS_TOKEN>`) while it stays closed to everyone else. A secret: never logged or shown.',
   },
-  siteDir: { default: code('site/dist'), about: 'Where the built docs site is served from.' },
+  siteDir: {
+    default: code('site/dist'),
+    about: `Where the built docs site is served from: the output of \`npm run build:site\` (its \`${SITE_STAMP_FILE}\`, written last, marks a complete build; without it nothing there is served).`,
+  },
   buildCommit: {
     default: '`unknown` (`npm start` sets the git commit)',
     about: 'Build identifier reported by the manifest (`/agent/v1/manifest`).',

@@ -10,9 +10,8 @@ import { flowLifecycleRoutes } from './shopify/flow-lifecycle.ts';
 import { oauthRoutes } from './shopify/oauth.ts';
 import { uninstallRoutes } from './shopify/uninstall.ts';
 import { merchantRoutes } from './shopify/merchant/routes.ts';
-import { existsSync } from 'node:fs';
+import { docsServed } from './docs-paths.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { grantGuard } from './auth/guard.ts';
@@ -161,7 +160,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     services,
     operations,
     mounts,
-    readiness: async () => ({ site: existsSync(join(config.siteDir, 'index.html')) }),
+    readiness: async () => ({ site: docsServed(config.siteDir) }),
   });
 
   // Confirmed bulk replays run in every process that runs a delivery worker, started and stopped with it.
