@@ -19,6 +19,14 @@ export const CONSENT_TTL_MS = 10 * 60_000;
 /** Dynamic registrations allowed per network address per hour. */
 export const REGISTRATIONS_PER_HOUR = 20;
 
+/** Where a protected resource's RFC 9728 metadata is served: this prefix, then the resource's path. */
+export const PROTECTED_RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource';
+
+/** The RFC 9728 metadata URL of the resource at `resourcePath` (MCP_PATH or AGENT_API_PREFIX). */
+export function resourceMetadataUrl(publicUrl: string, resourcePath: string): string {
+  return joinUrl(publicUrl, `${PROTECTED_RESOURCE_METADATA_PREFIX}${resourcePath}`);
+}
+
 /** The issuer is the public origin (and path, if any) of this Flowport. */
 export function issuerOf(config: Config): string {
   return config.publicUrl.replace(/\/+$/, '');
