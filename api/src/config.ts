@@ -1,6 +1,7 @@
 // Every configuration name the process reads lives here, with its default.
 // Services never read process.env; they receive a Config.
 import { resolve } from 'node:path';
+import { parseTrustedProxies } from './lib/trusted-proxies.ts';
 
 export interface Config {
   port: number;
@@ -14,6 +15,12 @@ export interface Config {
      * on intake with a receipt (api/src/http/request-timeout.ts).
      */
     requestTimeoutMs: number;
+    /** Proxies (addresses, CIDR ranges) whose X-Forwarded-For names the client (http/client-address.ts). */
+    trustedProxies: string[];
+  };
+  oauth: {
+    /** Dynamic client registrations allowed per hour, from all addresses together. */
+    registrationsPerHour: number;
   };
   dataDir: string;
   databaseUrl: string | null;
@@ -124,6 +131,8 @@ export const ENV = {
   alertIntervalMs: 'FLOWPORT_ALERT_INTERVAL_MS',
   alertPrivateTargets: 'FLOWPORT_ALERT_PRIVATE_TARGETS',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
+  trustedProxies: 'FLOWPORT_TRUSTED_PROXIES',
+  oauthRegistrationsPerHour: 'FLOWPORT_OAUTH_REGISTRATIONS_PER_HOUR',
   metricsRemote: 'FLOWPORT_METRICS_REMOTE',
   metricsToken: 'FLOWPORT_METRICS_TOKEN',
   siteDir: 'FLOWPORT_SITE_DIR',
@@ -152,6 +161,8 @@ export const DEFAULTS = {
   // Senders post at most 1 MiB; 30 s is generous for that and keeps a slow or stalled client from
   // holding a connection for Node's default 5 minutes.
   httpRequestTimeoutMs: 30_000,
+  // Registrations from all addresses per clock hour: room for many new MCP clients, not a flood.
+  oauthRegistrationsPerHour: 500,
   databasePoolSize: 10,
   workerLeaseMs: 30_000,
   // Calls in flight a shop needs = the rate Shopify allows it × a call's time (Little's law): a
@@ -298,6 +309,16 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     default: 'empty',
     about: 'Extra browser origins allowed to call the MCP endpoint (comma-separated).',
   },
+  trustedProxies: {
+    default: 'empty: the socket peer is the client',
+    about:
+      'Reverse proxies in front of Flowport (comma-separated addresses or CIDR ranges, e.g. `10.0.0.0/8, ::1`). When a request comes from one, the client is the right-most `X-Forwarded-For` entry that is not a trusted proxy; per-address limits (client registration) key on it. Leave empty when clients connect directly: a forwarded header is then ignored.',
+  },
+  oauthRegistrationsPerHour: {
+    default: code(DEFAULTS.oauthRegistrationsPerHour),
+    about:
+      'Dynamic client registrations (`/oauth/register`) allowed per clock hour from all addresses together (each address also has at most 20). Past it: 429 `oauth_registration_cap_reached`.',
+  },
   metricsRemote: {
     default: code('off'),
     about:
@@ -370,7 +391,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     host: env[ENV.host] ?? '0.0.0.0',
     publicUrl: publicUrlFrom(env),
-    http: { requestTimeoutMs: int(env, ENV.httpRequestTimeoutMs, DEFAULTS.httpRequestTimeoutMs) },
+    http: {
+      requestTimeoutMs: int(env, ENV.httpRequestTimeoutMs, DEFAULTS.httpRequestTimeoutMs),
+      trustedProxies: (env[ENV.trustedProxies] ?? '')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    },
+    oauth: {
+      registrationsPerHour: Math.max(1, int(env, ENV.oauthRegistrationsPerHour, DEFAULTS.oauthRegistrationsPerHour)),
+    },
     dataDir: resolve(root, env[ENV.dataDir] ?? 'data'),
     databaseUrl: env[ENV.databaseUrl] || null,
     databasePoolSize: int(env, ENV.databasePoolSize, DEFAULTS.databasePoolSize),
@@ -422,6 +452,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: (env[ENV.logLevel] as Config['logLevel']) || 'info',
   };
   checkWorkerConfig(base);
+  parseTrustedProxies(base.http.trustedProxies);
   if (base.metrics.token !== null && base.metrics.token.length < 32)
     throw new Error(`${ENV.metricsToken} must be at least 32 characters (a random secret)`);
   if (base.http.requestTimeoutMs < MIN_HTTP_REQUEST_TIMEOUT_MS)

@@ -274,7 +274,7 @@ describe('least privilege by default', () => {
   });
 
   it('without trusted proxies, X-Forwarded-For does not give a client a fresh per-address budget', async () => {
-    await server.runtime.services.db.run('DELETE FROM oauth_clients');
+    await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
     const statuses: number[] = [];
     for (let i = 0; i < 21; i++)
       statuses.push((await register(server, { 'x-forwarded-for': `198.51.100.${i + 1}` })).status);

@@ -21,7 +21,14 @@ import { SHOPIFY_APP_PATHS } from '../../lib/shopify-app.ts';
 
 const MERCHANT_PATH = SHOPIFY_APP_PATHS.merchant;
 import { browserSessions, CSRF_FIELD, checkCsrf, isSecureUrl, type MerchantSession } from './session.ts';
-import { type OAuthClient, OAuthProtocolError, registerClient, resolveClient } from '../../auth/oauth/clients.ts';
+import {
+  markClientUsed,
+  type OAuthClient,
+  OAuthProtocolError,
+  registerClient,
+  resolveClient,
+} from '../../auth/oauth/clients.ts';
+import { clientAddress } from '../../http/client-address.ts';
 import {
   authorizationServerMetadata,
   CONSENT_TTL_MS,
@@ -61,7 +68,7 @@ function oauthJsonError(c: Context<AppEnv>, services: Services, err: OAuthProtoc
   if (err.status === 429) c.header('Retry-After', '3600');
   return c.json(
     {
-      error: err.error === 'oauth_registration_rate_limited' ? 'invalid_request' : err.error,
+      error: err.error.startsWith('oauth_registration_') ? 'invalid_request' : err.error,
       error_description: err.message,
       flowport_code: code,
       docs_url: joinUrl(services.config.publicUrl, errorDocsPath(code)),
@@ -282,12 +289,6 @@ async function formOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
-/** The caller's network address for the registration rate limit (the socket peer; proxies are the operator's concern). */
-function peerOf(c: Context<AppEnv>): string {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress ?? 'unknown';
-}
-
 export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
@@ -335,7 +336,7 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
       );
     }
     try {
-      const info = await registerClient(services, body, peerOf(c));
+      const info = await registerClient(services, body, clientAddress(c, services.config));
       c.header('Cache-Control', 'no-store');
       return c.json(info, 201);
     } catch (err) {
@@ -442,6 +443,7 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
           { via: 'oauth_consent', client_id: req.client_id, resource: req.resource },
         );
         await tx.run("UPDATE grants SET issued_via = 'oauth' WHERE id = ?", [g.id]);
+        await markClientUsed(tx, req.client_id, now);
         return issueAuthorizationCode(
           tx,
           {
