@@ -312,6 +312,17 @@ describe('registration behind a trusted proxy, with a global cap', () => {
     expect(capped.body.flowport_code).toBe('oauth_registration_cap_reached');
     expect(capped.body.error_description).toContain('25');
   });
+
+  it('holds the cap under concurrent registrations (counted by the store)', async () => {
+    await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
+    const statuses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => register(server, { 'x-forwarded-for': `198.51.100.${i + 1}` })),
+    );
+    expect(statuses.filter((r) => r.status === 201)).toHaveLength(25);
+    expect(statuses.filter((r) => r.status === 429).every((r) => r.body.flowport_code === 'oauth_registration_cap_reached')).toBe(
+      true,
+    );
+  });
 });
 
 describe('the client address helper', () => {
