@@ -179,7 +179,10 @@ describe('least privilege by default', () => {
           jsonrpc: '2.0',
           id: 7,
           method: 'tools/call',
-          params: { name: 'preview_endpoint_create', arguments: { name: 'Step up' } },
+          params: {
+            name: 'preview_endpoint_create',
+            arguments: { name: 'Step up', trigger_variant: 'external_event', auth_mode: 'github' },
+          },
         },
         { authorization: `Bearer ${token}` },
       );
@@ -199,7 +202,9 @@ describe('least privilege by default', () => {
     const raised = await tokenFor('observer endpoint_create:preview');
     const ok = await call(raised);
     expect(ok.status).toBe(200);
-    expect(await ok.text()).not.toContain('missing_scope');
+    const text = await ok.text();
+    expect(text).toContain('endpoint_create');
+    expect(text).not.toContain('"isError":true');
   });
 
   it('never pre-selects a store this browser signed in to during the authorization flow', async () => {
