@@ -1,7 +1,7 @@
 // Every configuration name the process reads lives here, with its default.
 // Services never read process.env; they receive a Config.
 import { resolve } from 'node:path';
-import { parseTrustedProxies } from './lib/trusted-proxies.ts';
+import { BlockList, isIP } from 'node:net';
 
 export interface Config {
   port: number;
@@ -464,4 +464,42 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
 export function isSandbox(config: Config): boolean {
   return config.shopify.adminBaseUrl === null;
+}
+
+// ---------------------------------------------------------------- trusted proxies
+// FLOWPORT_TRUSTED_PROXIES parsed (ADR 1430); CIDR matching is Node's own net.BlockList. The
+// client address they give a request: api/src/http/client-address.ts.
+
+/** The proxies whose X-Forwarded-For is believed: addresses and CIDR ranges, IPv4 and IPv6. */
+export interface TrustedProxies {
+  readonly list: BlockList;
+  readonly empty: boolean;
+}
+
+/** `::ffff:10.0.0.1` → `10.0.0.1`; brackets and zone ids dropped; null when not an IP address. */
+export function normalizeAddress(raw: string): string | null {
+  let a = raw.trim();
+  if (a.startsWith('[') && a.includes(']')) a = a.slice(1, a.indexOf(']'));
+  a = a.replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
+  if (mapped?.[1]) a = mapped[1];
+  return isIP(a) ? a : null;
+}
+
+/** Parses FLOWPORT_TRUSTED_PROXIES entries (`10.0.0.0/8`, `192.0.2.5`, `::1`); throws naming a bad one. */
+export function parseTrustedProxies(entries: readonly string[]): TrustedProxies {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [addr = '', prefix, extra] = entry.trim().split('/');
+    const ip = normalizeAddress(addr);
+    const family = ip ? (isIP(ip) === 6 ? 'ipv6' : 'ipv4') : null;
+    const max = family === 'ipv6' ? 128 : 32;
+    const bits = prefix === undefined ? max : /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN;
+    if (!ip || !family || extra !== undefined || !(bits >= 0 && bits <= max))
+      throw new Error(
+        `FLOWPORT_TRUSTED_PROXIES: "${entry.slice(0, 60)}" is not an IP address or CIDR range (e.g. 10.0.0.0/8, ::1).`,
+      );
+    list.addSubnet(ip, bits, family);
+  }
+  return { list, empty: entries.length === 0 };
 }

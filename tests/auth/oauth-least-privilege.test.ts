@@ -50,7 +50,7 @@ interface Consent {
   tiers: string[];
 }
 
-async function openConsent(server: TestServer, jar: CookieJar, url: string): Promise<Consent> {
+async function openConsent(jar: CookieJar, url: string): Promise<Consent> {
   const res = await go(jar, url);
   const html = await res.text();
   expect(res.status, html.slice(0, 400)).toBe(200);
@@ -124,18 +124,18 @@ describe('least privilege by default', () => {
         ...(scope === undefined ? {} : { scope }),
       });
     // What an SDK asks for with no challenge scope: every scope the metadata lists (SEP-835 step 2).
-    const everything = await openConsent(server, jar, url(REQUESTABLE_SCOPES.join(' ')));
+    const everything = await openConsent(jar, url(REQUESTABLE_SCOPES.join(' ')));
     expect(everything.checkedTier).toBe('observer');
     expect(everything.tiers).toEqual(['observer', 'operator', 'recovery_operator', 'admin_assistant']);
     // Each higher tier says what it adds to the pre-selected one.
     expect(everything.html).toMatch(/admin_assistant[\s\S]*Adds[\s\S]*endpoint_delete:execute/);
     expect(everything.html).toMatch(/recovery_operator[\s\S]*Adds[\s\S]*replay:execute/);
     // Nothing asked: observer, alone.
-    const nothing = await openConsent(server, jar, url());
+    const nothing = await openConsent(jar, url());
     expect(nothing.checkedTier).toBe('observer');
     expect(nothing.tiers).toEqual(['observer']);
     // One scope: the lowest tier covering it.
-    const replay = await openConsent(server, jar, url('observer replay:execute'));
+    const replay = await openConsent(jar, url('observer replay:execute'));
     expect(replay.checkedTier).toBe('recovery_operator');
   });
 
@@ -145,7 +145,6 @@ describe('least privilege by default', () => {
     const tokenFor = async (scope: string) => {
       const { verifier, challenge } = pkce();
       const consent = await openConsent(
-        server,
         jar,
         authorizeUrl(server, {
           client_id: client,
@@ -172,20 +171,18 @@ describe('least privilege by default', () => {
       expect(res.status).toBe(200);
       return ((await res.json()) as { access_token: string }).access_token;
     };
-    const call = (token: string) =>
+    const tool = (token: string, name: string, args: Record<string, unknown>) =>
       rawMcpPost(
         server.url,
-        {
-          jsonrpc: '2.0',
-          id: 7,
-          method: 'tools/call',
-          params: {
-            name: 'preview_endpoint_create',
-            arguments: { name: 'Step up', trigger_variant: 'external_event', auth_mode: 'github' },
-          },
-        },
+        { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } },
         { authorization: `Bearer ${token}` },
       );
+    const call = (token: string) =>
+      tool(token, 'preview_endpoint_create', {
+        name: 'Step up',
+        trigger_variant: 'external_event',
+        auth_mode: 'github',
+      });
     const observer = await tokenFor('observer');
     const refused = await call(observer);
     expect(refused.status).toBe(403);
@@ -205,6 +202,19 @@ describe('least privilege by default', () => {
     const text = await ok.text();
     expect(text).toContain('endpoint_create');
     expect(text).not.toContain('"isError":true');
+    // Confirming names the intent kind's execute scope (operator previews; it does not execute).
+    const intentId = /"(int_[0-9a-z]{26})"/.exec(text)?.[1] ?? '';
+    expect(intentId).not.toBe('');
+    const confirm = await tool(raised, 'confirm_action_intent', { intent_id: intentId, idempotency_key: 'k-step-up' });
+    expect(confirm.status).toBe(403);
+    expect(confirm.headers.get('www-authenticate')).toContain('scope="endpoint_create:execute"');
+    // An intent of no kind it can see (unknown id): the tool answers as before, in a tool result.
+    const unknown = await tool(raised, 'confirm_action_intent', {
+      intent_id: 'int_00000000000000000000000000',
+      idempotency_key: 'k-step-up-2',
+    });
+    expect(unknown.status).toBe(200);
+    expect(await unknown.text()).toContain('"isError":true');
   });
 
   it('never pre-selects a store this browser signed in to during the authorization flow', async () => {
@@ -219,12 +229,12 @@ describe('least privilege by default', () => {
       code_challenge: pkce().challenge,
       state: 'csrf',
     });
-    const before = await openConsent(server, browser, url);
+    const before = await openConsent(browser, url);
     expect(before.checkedShop).toBe(first);
     // During the flow, the browser is signed in to another store (as a login CSRF would): it is
     // listed first, but the store signed in to before the flow stays the one checked.
     await install(server, planted, browser);
-    const after = await openConsent(server, browser, url);
+    const after = await openConsent(browser, url);
     expect(after.html).toContain(`name="shop" value="${planted}"`);
     expect(after.checkedShop).toBe(first);
 
@@ -238,11 +248,13 @@ describe('least privilege by default', () => {
     });
     expect((await go(fresh, url2)).status).toBe(303);
     await install(server, planted, fresh);
-    const only = await openConsent(server, fresh, url2);
+    const only = await openConsent(fresh, url2);
     expect(only.html).toContain(`name="shop" value="${planted}"`);
     expect(only.checkedShop).toBeNull();
     // The merchant chooses it: approved.
-    expect((await approve(server, fresh, only, { shop: planted, tier: 'observer' })).searchParams.get('code')).toBeTruthy();
+    expect(
+      (await approve(server, fresh, only, { shop: planted, tier: 'observer' })).searchParams.get('code'),
+    ).toBeTruthy();
   });
 
   it('a dynamically registered client never used expires (refused at use, then purged); a used one stays', async () => {
@@ -251,7 +263,6 @@ describe('least privilege by default', () => {
     const used = (await register(server)).body.client_id ?? '';
     // The used one gets a grant (approved consent).
     const consent = await openConsent(
-      server,
       jar,
       authorizeUrl(server, { client_id: used, redirect_uri: REDIRECT, code_challenge: pkce().challenge, state: 'u' }),
     );
@@ -265,7 +276,6 @@ describe('least privilege by default', () => {
     expect(stale.status).toBe(400);
     expect(await stale.text()).toContain('<code>oauth_invalid_client</code>');
     await openConsent(
-      server,
       jar,
       authorizeUrl(server, { client_id: used, redirect_uri: REDIRECT, code_challenge: pkce().challenge, state: 'y' }),
     );
@@ -324,9 +334,9 @@ describe('registration behind a trusted proxy, with a global cap', () => {
       Array.from({ length: 40 }, (_, i) => register(server, { 'x-forwarded-for': `198.51.100.${i + 1}` })),
     );
     expect(statuses.filter((r) => r.status === 201)).toHaveLength(25);
-    expect(statuses.filter((r) => r.status === 429).every((r) => r.body.flowport_code === 'oauth_registration_cap_reached')).toBe(
-      true,
-    );
+    expect(
+      statuses.filter((r) => r.status === 429).every((r) => r.body.flowport_code === 'oauth_registration_cap_reached'),
+    ).toBe(true);
   });
 });
 

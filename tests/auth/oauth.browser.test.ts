@@ -281,7 +281,9 @@ describe.each(['v2 SDK', 'v1 SDK'] as const)('least privilege by default, with t
       const consent = async (expectTier: string, offered: number) => {
         await page.goto(state.url?.toString() ?? '');
         await expect
-          .poll(() => page.getByRole('heading', { level: 1, name: `Connect Least privilege ${era} to Flowport?` }).count())
+          .poll(() =>
+            page.getByRole('heading', { level: 1, name: `Connect Least privilege ${era} to Flowport?` }).count(),
+          )
           .toBe(1);
         expect(await page.getByLabel(expectTier, { exact: true }).isChecked()).toBe(true);
         expect(await page.getByRole('radio', { name: shop }).isChecked()).toBe(true);
@@ -310,7 +312,7 @@ describe.each(['v2 SDK', 'v1 SDK'] as const)('least privilege by default, with t
         expect((await client.callTool({ name: GRANT_TOOL, arguments: {} })).structuredContent?.tier).toBe('observer');
 
         // 3. A tool that needs more: 403 insufficient_scope naming the scope, then a new consent.
-        state.url = undefined;
+        delete state.url;
         const wanted = {
           name: STEP_UP_TOOL,
           arguments: { name: `Step up ${era}`, trigger_variant: 'external_event', auth_mode: 'github' },
@@ -330,7 +332,9 @@ describe.each(['v2 SDK', 'v1 SDK'] as const)('least privilege by default, with t
         expect(challenges.filter((c) => c.startsWith('403 '))[0]).toBe(
           `403 Bearer error="insufficient_scope", scope="endpoint_create:preview", resource_metadata="${server.url}/.well-known/oauth-protected-resource${MCP_PATH}"`,
         );
-        expect(state.url?.searchParams.get('scope')?.split(' ')).toContain('endpoint_create:preview');
+        expect((state.url as URL | undefined)?.searchParams.get('scope')?.split(' ')).toContain(
+          'endpoint_create:preview',
+        );
         // The lowest tier covering it is checked: operator (offered: it and the lower ones).
         const two = await consent('operator', 2);
         await transport.finishAuth(two.code, two.iss);

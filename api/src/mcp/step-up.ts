@@ -7,13 +7,10 @@
 import { authorizeScope } from '../auth/guard.ts';
 import type { AnyOperation } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
+import { intentKindInShop } from '../intents/kind-of.ts';
 import type { McpCallContext } from './server.ts';
 
-export async function stepUpRefusal(
-  op: AnyOperation,
-  args: unknown,
-  call: McpCallContext,
-): Promise<AppError | null> {
+export async function stepUpRefusal(op: AnyOperation, args: unknown, call: McpCallContext): Promise<AppError | null> {
   const { principal, services } = call;
   if (principal.resource === undefined) return null;
   try {
@@ -25,16 +22,13 @@ export async function stepUpRefusal(
   // Confirm and cancel need the intent kind's scope: named when the intent is this shop's.
   const intentId = (args as { intent_id?: unknown } | undefined)?.intent_id;
   if (!op.scopeAnyOf || typeof intentId !== 'string') return null;
-  const row = await services.db.get<{ kind: string }>('SELECT kind FROM action_intents WHERE id = ? AND shop_id = ?', [
-    intentId,
-    principal.shopId,
-  ]);
-  if (!row) return null;
-  const forKind = op.scopeAnyOf.filter((s) => s.startsWith(`${row.kind}:`));
+  const kind = await intentKindInShop(services.db, principal.shopId, intentId);
+  if (kind === null) return null;
+  const forKind = op.scopeAnyOf.filter((s) => s.startsWith(`${kind}:`));
   if (forKind.length === 0 || forKind.some((s) => principal.scopes.includes(s))) return null;
   const [needed] = forKind as [string];
   return new AppError('missing_scope', {
-    detail: `This ${row.kind} intent needs the \`${needed}\` scope, which this access token does not hold; ask the merchant for it (a new authorization).`,
+    detail: `This ${kind} intent needs the \`${needed}\` scope, which this access token does not hold; ask the merchant for it (a new authorization).`,
     reason: `The grant does not include the ${needed} scope.`,
     requiredScope: needed,
     extra: { intent_id: intentId },
