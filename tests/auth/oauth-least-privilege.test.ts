@@ -25,13 +25,17 @@ const pkce = () => {
 async function register(
   server: TestServer,
   headers: Record<string, string> = {},
-): Promise<{ status: number; body: Record<string, string> }> {
+): Promise<{ status: number; body: Record<string, string>; retryAfter: string | null }> {
   const res = await fetch(`${server.url}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ client_name: 'Least privilege agent', redirect_uris: [REDIRECT] }),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, string> };
+  return {
+    status: res.status,
+    body: (await res.json()) as Record<string, string>,
+    retryAfter: res.headers.get('retry-after'),
+  };
 }
 
 function authorizeUrl(server: TestServer, p: Record<string, string>): string {
@@ -326,6 +330,10 @@ describe('registration behind a trusted proxy, with a global cap', () => {
     expect(capped.status).toBe(429);
     expect(capped.body.flowport_code).toBe('oauth_registration_cap_reached');
     expect(capped.body.error_description).toContain('25');
+    // Retry-After: the seconds left in this clock hour.
+    const left = Number(capped.retryAfter);
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(3600);
   });
 
   it('holds the cap under concurrent registrations (counted by the store)', async () => {

@@ -39,10 +39,13 @@ export interface OAuthClient {
 export class OAuthProtocolError extends Error {
   readonly error: string;
   readonly status: number;
-  constructor(error: string, description: string, status = 400) {
+  /** With a 429: seconds until the client may try again (the Retry-After header). */
+  readonly retryAfterS: number | undefined;
+  constructor(error: string, description: string, status = 400, retryAfterS?: number) {
     super(description);
     this.error = error;
     this.status = status;
+    this.retryAfterS = retryAfterS;
   }
 }
 
@@ -136,6 +139,7 @@ export async function registerClient(
   const now = services.now();
   const window = Math.floor(now / HOUR_MS) * HOUR_MS;
   const cap = services.config.oauth.registrationsPerHour;
+  const nextHourS = Math.max(1, Math.ceil((window + HOUR_MS - now) / 1000));
   const clientId = `${CLIENT_ID_PREFIX}${randomToken(16)}`;
   const info: RegisteredClient = {
     client_id: clientId,
@@ -160,12 +164,14 @@ export async function registerClient(
         'oauth_registration_rate_limited',
         `At most ${REGISTRATIONS_PER_HOUR} registrations per address per hour; reuse an earlier client_id.`,
         429,
+        nextHourS,
       );
     if (!(await admitRegistration(tx, 'all', window, cap)))
       throw new OAuthProtocolError(
         'oauth_registration_cap_reached',
         `This Flowport accepts at most ${cap} client registrations per hour from all addresses together, and that many were made this hour; reuse an earlier client_id or try again next hour.`,
         429,
+        nextHourS,
       );
     await tx.run(
       `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)

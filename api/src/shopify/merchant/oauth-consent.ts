@@ -65,7 +65,7 @@ function oauthJsonError(c: Context<AppEnv>, services: Services, err: OAuthProtoc
   const flowportCode = `oauth_${err.error}`;
   const code = isErrorCode(err.error) ? err.error : isErrorCode(flowportCode) ? flowportCode : 'oauth_invalid_request';
   c.header('Cache-Control', 'no-store');
-  if (err.status === 429) c.header('Retry-After', '3600');
+  if (err.status === 429) c.header('Retry-After', String(err.retryAfterS ?? 3600));
   return c.json(
     {
       error: err.error.startsWith('oauth_registration_') ? 'invalid_request' : err.error,
