@@ -417,7 +417,7 @@ describe('errors at the resource', () => {
     }
     expect(last).toBe(429);
     // Let the other tests register again.
-    await server.runtime.services.db.run('UPDATE oauth_clients SET created_at = 0');
+    await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
   });
 });
 

@@ -282,8 +282,12 @@ describe.each(byId)('%s', (id, op) => {
       const r = await send(op, req, token);
       expect(r.status, `${id} ${code}: ${r.text}`).toBe(401);
       expect(r.json.code).toBe(code);
-      // RFC 6750 §3.1: no error code when the request carried no credentials.
-      expect(r.headers.get('www-authenticate')).toBe(token === null ? 'Bearer' : 'Bearer error="invalid_token"');
+      // RFC 6750 §3.1: no error code when the request carried no credentials (then the read-only scope, ADR 1430).
+      expect(r.headers.get('www-authenticate')).toMatch(
+        token === null
+          ? /^Bearer resource_metadata="[^"]+", scope="observer"$/
+          : /^Bearer resource_metadata="[^"]+", error="invalid_token", error_description="[^"]*"$/,
+      );
       expect(r.json.refusal?.layer).toBe('authority');
       expect(r.json.refusal?.next_steps).toHaveLength(4);
     }

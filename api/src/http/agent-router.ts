@@ -115,7 +115,7 @@ export const RESPONSE_HEADERS = {
   },
   'WWW-Authenticate': {
     description:
-      'The bearer challenge (RFC 6750): `Bearer` when the request carried no credentials, `Bearer error="invalid_token"` when the token is invalid, expired or revoked.',
+      'The bearer challenge (RFC 6750, RFC 9728): `Bearer resource_metadata="<protected resource metadata URL>", scope="observer"` when the request carried no credentials (the read-only tier: an OAuth client asks for it first and for more by step-up), `Bearer resource_metadata="…", error="invalid_token", error_description="…"` when the token is invalid, expired or revoked.',
     required: true,
     schema: { type: 'string' },
   },

@@ -6,7 +6,7 @@ import { isSandbox } from '../../config.ts';
 import type { Services } from '../../core/types.ts';
 import { randomToken } from '../../lib/crypto.ts';
 import { privateTargetReason } from '../../lib/outbound-target.ts';
-import { REGISTRATIONS_PER_HOUR } from './metadata.ts';
+import { REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from './metadata.ts';
 
 /** A registered client as RFC 7591 §3.2.1 answers it (public clients only). */
 export interface RegisteredClient {
@@ -39,10 +39,13 @@ export interface OAuthClient {
 export class OAuthProtocolError extends Error {
   readonly error: string;
   readonly status: number;
-  constructor(error: string, description: string, status = 400) {
+  /** With a 429: seconds until the client may try again (the Retry-After header). */
+  readonly retryAfterS: number | undefined;
+  constructor(error: string, description: string, status = 400, retryAfterS?: number) {
     super(description);
     this.error = error;
     this.status = status;
+    this.retryAfterS = retryAfterS;
   }
 }
 
@@ -84,9 +87,29 @@ function redirectUrisOf(value: unknown, error: string): string[] {
   return [...new Set(value as string[])];
 }
 
-/** RFC 7591 registration of a public client. `from` is the caller's network address (for the rate limit). */
+const HOUR_MS = 3_600_000;
+
+/**
+ * Counts one registration in `bucket`'s clock hour unless it already holds `limit`: one conditional
+ * upsert, so concurrent registrations cannot pass the limit together. False when full.
+ */
+async function admitRegistration(db: Services['db'], bucket: string, window: number, limit: number): Promise<boolean> {
+  const r = await db.run(
+    `INSERT INTO oauth_registration_counts (bucket, window_start, n) VALUES (?, ?, 1)
+     ON CONFLICT (bucket, window_start) DO UPDATE SET n = oauth_registration_counts.n + 1
+     WHERE oauth_registration_counts.n < ?`,
+    [bucket, window, limit],
+  );
+  return r.changes === 1;
+}
+
+/**
+ * RFC 7591 registration of a public client. `from` is the client's network address (as
+ * http/client-address.ts derives it), for the per-address limit; every address together has
+ * `config.oauth.registrationsPerHour`. Expired clients and old counts are purged here.
+ */
 export async function registerClient(
-  services: Pick<Services, 'db' | 'now'>,
+  services: Pick<Services, 'db' | 'now' | 'config'>,
   body: unknown,
   from: string,
 ): Promise<RegisteredClient> {
@@ -114,16 +137,9 @@ export async function registerClient(
   if (!Array.isArray(responseTypes) || !responseTypes.every((r) => r === 'code'))
     throw new OAuthProtocolError('invalid_client_metadata', 'response_types may contain only code.');
   const now = services.now();
-  const recent = await services.db.get<{ n: number }>(
-    'SELECT COUNT(*) AS n FROM oauth_clients WHERE registered_from = ? AND created_at > ?',
-    [from, now - 3_600_000],
-  );
-  if (Number(recent?.n ?? 0) >= REGISTRATIONS_PER_HOUR)
-    throw new OAuthProtocolError(
-      'oauth_registration_rate_limited',
-      `At most ${REGISTRATIONS_PER_HOUR} registrations per address per hour; reuse an earlier client_id.`,
-      429,
-    );
+  const window = Math.floor(now / HOUR_MS) * HOUR_MS;
+  const cap = services.config.oauth.registrationsPerHour;
+  const nextHourS = Math.max(1, Math.ceil((window + HOUR_MS - now) / 1000));
   const clientId = `${CLIENT_ID_PREFIX}${randomToken(16)}`;
   const info: RegisteredClient = {
     client_id: clientId,
@@ -137,11 +153,32 @@ export async function registerClient(
       ? { client_uri: meta.client_uri.slice(0, MAX_URI_LENGTH) }
       : {}),
   };
-  await services.db.run(
-    `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
-     VALUES (?, 'dynamic', ?, ?, ?, ?, ?, ?)`,
-    [clientId, info.client_name, JSON.stringify(redirectUris), JSON.stringify(info), from, now, now],
-  );
+  await services.db.tx(async (tx) => {
+    // Clients never used past their day, and counts of past hours, are of no use any more.
+    await tx.run("DELETE FROM oauth_clients WHERE kind = 'dynamic' AND last_used_at IS NULL AND created_at < ?", [
+      now - UNUSED_CLIENT_TTL_MS,
+    ]);
+    await tx.run('DELETE FROM oauth_registration_counts WHERE window_start < ?', [window]);
+    if (!(await admitRegistration(tx, `addr:${from}`, window, REGISTRATIONS_PER_HOUR)))
+      throw new OAuthProtocolError(
+        'oauth_registration_rate_limited',
+        `At most ${REGISTRATIONS_PER_HOUR} registrations per address per hour; reuse an earlier client_id.`,
+        429,
+        nextHourS,
+      );
+    if (!(await admitRegistration(tx, 'all', window, cap)))
+      throw new OAuthProtocolError(
+        'oauth_registration_cap_reached',
+        `This Flowport accepts at most ${cap} client registrations per hour from all addresses together, and that many were made this hour; reuse an earlier client_id or try again next hour.`,
+        429,
+        nextHourS,
+      );
+    await tx.run(
+      `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
+       VALUES (?, 'dynamic', ?, ?, ?, ?, ?, ?)`,
+      [clientId, info.client_name, JSON.stringify(redirectUris), JSON.stringify(info), from, now, now],
+    );
+  });
   return info;
 }
 
@@ -236,7 +273,14 @@ interface ClientRow {
   kind: 'dynamic' | 'metadata_document';
   client_name: string;
   redirect_uris_json: string;
+  created_at: number;
   fetched_at: number;
+  last_used_at: number | null;
+}
+
+/** Marks a client used (a merchant approved a consent for it), so it never expires unused. */
+export async function markClientUsed(db: Services['db'], clientId: string, at: number): Promise<void> {
+  await db.run('UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?', [at, clientId]);
 }
 
 /** The client a client_id names, or an `invalid_client` OAuthProtocolError. */
@@ -272,6 +316,11 @@ export async function resolveClient(
   }
   if (row?.kind !== 'dynamic')
     throw new OAuthProtocolError('invalid_client', 'No client is registered with this client_id.');
+  if (row.last_used_at === null && now - Number(row.created_at) >= UNUSED_CLIENT_TTL_MS)
+    throw new OAuthProtocolError(
+      'invalid_client',
+      `This client registration expired: it was never used within ${UNUSED_CLIENT_TTL_MS / HOUR_MS} hours of registering. Register again.`,
+    );
   return toClient(row);
 }
 

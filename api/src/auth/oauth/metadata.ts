@@ -16,8 +16,18 @@ export const OAUTH_PATHS = {
 export const ACCESS_TOKEN_TTL_MS = 3_600_000;
 export const AUTHORIZATION_CODE_TTL_MS = 5 * 60_000;
 export const CONSENT_TTL_MS = 10 * 60_000;
-/** Dynamic registrations allowed per network address per hour. */
+/** Dynamic registrations allowed per client address per clock hour (all addresses: config.oauth). */
 export const REGISTRATIONS_PER_HOUR = 20;
+/** A dynamically registered client no merchant approved within this long expires. */
+export const UNUSED_CLIENT_TTL_MS = 24 * 3_600_000;
+
+/** Where a protected resource's RFC 9728 metadata is served: this prefix, then the resource's path. */
+export const PROTECTED_RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource';
+
+/** The RFC 9728 metadata URL of the resource at `resourcePath` (MCP_PATH or AGENT_API_PREFIX). */
+export function resourceMetadataUrl(publicUrl: string, resourcePath: string): string {
+  return joinUrl(publicUrl, `${PROTECTED_RESOURCE_METADATA_PREFIX}${resourcePath}`);
+}
 
 /** The issuer is the public origin (and path, if any) of this Flowport. */
 export function issuerOf(config: Config): string {

@@ -2,8 +2,10 @@
 // screen in the merchant's session, token and revocation. The consent screen is a merchant-page
 // route: same session, same CSRF-checked forms, same audit; approving creates a grant exactly as
 // `flowport grants create` does (actor kind agent, named after the client).
+import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
 import { MAX_GRANT_DAYS } from '../../auth/grants.ts';
 import { isScope, TIER_DESCRIPTIONS, TIER_SCOPES, TIERS, type Tier } from '../../auth/scopes.ts';
 import type { Services } from '../../core/types.ts';
@@ -18,13 +20,21 @@ import { html, page } from './html.ts';
 import { SHOPIFY_APP_PATHS } from '../../lib/shopify-app.ts';
 
 const MERCHANT_PATH = SHOPIFY_APP_PATHS.merchant;
-import { browserSessions, CSRF_FIELD, checkCsrf, type MerchantSession } from './session.ts';
-import { type OAuthClient, OAuthProtocolError, registerClient, resolveClient } from '../../auth/oauth/clients.ts';
+import { browserSessions, CSRF_FIELD, checkCsrf, isSecureUrl, type MerchantSession } from './session.ts';
+import {
+  markClientUsed,
+  type OAuthClient,
+  OAuthProtocolError,
+  registerClient,
+  resolveClient,
+} from '../../auth/oauth/clients.ts';
+import { clientAddress } from '../../http/client-address.ts';
 import {
   authorizationServerMetadata,
   CONSENT_TTL_MS,
   issuerOf,
   OAUTH_PATHS,
+  REQUESTABLE_SCOPES,
   resourcesOf,
 } from '../../auth/oauth/metadata.ts';
 import { rememberOAuthReturn } from './oauth-return.ts';
@@ -38,6 +48,8 @@ interface AuthorizationRequest {
   code_challenge: string;
   resource: string;
   requested_tier: Tier;
+  /** The tier checked on the consent page: the requested one, or observer when the client asked for everything offered. */
+  preselected_tier: Tier;
 }
 
 /** An error the client should get at its redirect URI (the URI is already known to be the client's). */
@@ -53,10 +65,10 @@ function oauthJsonError(c: Context<AppEnv>, services: Services, err: OAuthProtoc
   const flowportCode = `oauth_${err.error}`;
   const code = isErrorCode(err.error) ? err.error : isErrorCode(flowportCode) ? flowportCode : 'oauth_invalid_request';
   c.header('Cache-Control', 'no-store');
-  if (err.status === 429) c.header('Retry-After', '3600');
+  if (err.status === 429) c.header('Retry-After', String(err.retryAfterS ?? 3600));
   return c.json(
     {
-      error: err.error === 'oauth_registration_rate_limited' ? 'invalid_request' : err.error,
+      error: err.error.startsWith('oauth_registration_') ? 'invalid_request' : err.error,
       error_description: err.message,
       flowport_code: code,
       docs_url: joinUrl(services.config.publicUrl, errorDocsPath(code)),
@@ -82,6 +94,23 @@ export function requestedTier(scope: string | undefined): Tier {
   return (
     TIERS.find((t) => [...wanted].every((s) => (TIER_SCOPES[t] as readonly string[]).includes(s))) ?? 'admin_assistant'
   );
+}
+
+/**
+ * The tier the consent page checks: the lowest covering what was asked, except that a request for
+ * every scope the metadata lists is what an MCP client sends when it asks for nothing in particular
+ * (the MCP scope selection falls back to scopes_supported): observer then (ADR 1430).
+ */
+export function preselectedTier(scope: string | undefined): Tier {
+  const words = new Set((scope ?? '').split(' ').filter(Boolean));
+  if (REQUESTABLE_SCOPES.every((s) => words.has(s))) return TIERS[0];
+  return requestedTier(scope);
+}
+
+/** The scopes `tier` adds to `base`, in vocabulary order. */
+function scopesAdded(tier: Tier, base: Tier): string[] {
+  const had = new Set<string>(TIER_SCOPES[base]);
+  return TIER_SCOPES[tier].filter((s) => !had.has(s));
 }
 
 /** Tiers the merchant may choose instead of `tier`: it and every tier that grants no more than it. */
@@ -131,9 +160,57 @@ async function readAuthorizationRequest(
       code_challenge: q.code_challenge as string,
       resource,
       requested_tier: requestedTier(q.scope),
+      preselected_tier: preselectedTier(q.scope),
     };
   };
   return { client, redirectUri, state, parse };
+}
+
+const OAUTH_FLOW_COOKIE = 'flowport_oauth_flow';
+/** How long a browser's authorization flow (sign-ins included) is remembered. */
+const OAUTH_FLOW_TTL_MS = 3 * CONSENT_TTL_MS;
+
+/**
+ * When this browser started this authorization request: its first visit sets a cookie naming the
+ * request (a hash of client, redirect URI, state and PKCE challenge) and the time; later visits of
+ * the same request (back from a sign-in) read it. Another request starts a new flow.
+ */
+function flowStartedAt(c: Context<AppEnv>, services: Services, q: Record<string, string | undefined>): number {
+  const key = createHash('sha256')
+    .update([q.client_id, q.redirect_uri, q.state, q.code_challenge].map((v) => v ?? '').join('\n'))
+    .digest('base64url')
+    .slice(0, 22);
+  const now = services.now();
+  const m = /^([A-Za-z0-9_-]{22})\.(\d{1,15})$/.exec(getCookie(c, OAUTH_FLOW_COOKIE) ?? '');
+  const at = Number(m?.[2]);
+  if (m?.[1] === key && at <= now && now - at < OAUTH_FLOW_TTL_MS) return at;
+  setCookie(c, OAUTH_FLOW_COOKIE, `${key}.${now}`, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    secure: isSecureUrl(services.config.publicUrl),
+    path: OAUTH_PATHS.authorize,
+    maxAge: OAUTH_FLOW_TTL_MS / 1000,
+  });
+  return now;
+}
+
+/**
+ * The store the consent page checks: the newest one this browser was signed in to before the flow
+ * started. A store signed in to during the flow (a login CSRF could have put it first) is listed but
+ * never checked; with none older, the merchant picks one (ADR 1430).
+ */
+async function storeToCheck(
+  services: Services,
+  sessions: readonly MerchantSession[],
+  flowStart: number,
+): Promise<MerchantSession | null> {
+  if (sessions.length === 0) return null;
+  const rows = await services.db.all<{ id: string; created_at: number }>(
+    `SELECT id, created_at FROM merchant_sessions WHERE id IN (${sessions.map(() => '?').join(', ')})`,
+    sessions.map((s) => s.id),
+  );
+  const createdAt = new Map(rows.map((r) => [r.id, Number(r.created_at)]));
+  return sessions.find((s) => (createdAt.get(s.id) ?? Number.POSITIVE_INFINITY) <= flowStart) ?? null;
 }
 
 function redirectWith(
@@ -157,19 +234,26 @@ function consentPage(
   sessions: readonly [MerchantSession, ...MerchantSession[]],
   consentId: string,
   req: AuthorizationRequest,
+  /** The store checked: never one signed in to during this authorization flow (null: none checked). */
+  checkedShop: MerchantSession | null,
 ): Response {
   const [session] = sessions;
   const url = new URL(c.req.url);
   const anotherStore = `${MERCHANT_PATH}/sign-in?return_to=${encodeURIComponent(`${url.pathname}${url.search}`)}`;
   const shops = sessions.map(
     (s) =>
-      html`<label><input style="min-height:0;margin:0 .4rem 0 0" type="radio" name="shop" value="${s.shop_domain}"${s === session ? html` checked` : ''}> ${s.shop_domain}</label>`,
+      html`<label><input style="min-height:0;margin:0 .4rem 0 0" type="radio" name="shop" value="${s.shop_domain}" required${s === checkedShop ? html` checked` : ''}> ${s.shop_domain}</label>`,
   );
   const host = new URL(req.redirect_uri).host;
-  const tiers = tiersWithin(req.requested_tier).map(
-    (t) =>
-      html`<label><input style="min-height:0;margin:0 .4rem 0 0" type="radio" name="tier" value="${t}"${t === req.requested_tier ? html` checked` : ''}> ${t}</label><p class="muted">${TIER_DESCRIPTIONS[t]}</p>`,
-  );
+  const checkedTier = req.preselected_tier;
+  const tiers = tiersWithin(req.requested_tier).map((t) => {
+    const added = scopesAdded(t, checkedTier);
+    const adds =
+      t !== checkedTier && added.length > 0
+        ? html`<p class="muted">Adds to ${checkedTier}: ${added.map((a, i) => html`${i > 0 ? ', ' : ''}<code>${a}</code>`)}</p>`
+        : '';
+    return html`<label><input style="min-height:0;margin:0 .4rem 0 0" type="radio" name="tier" value="${t}"${t === checkedTier ? html` checked` : ''}> ${t}</label><p class="muted">${TIER_DESCRIPTIONS[t]}</p>${adds}`;
+  });
   const csrf = html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrf_token}"><input type="hidden" name="consent_id" value="${consentId}">`;
   const res = page(c, {
     title: `Connect ${req.client_name}`,
@@ -177,11 +261,11 @@ function consentPage(
     body: html`<h1>Connect ${req.client_name} to Flowport?</h1>
 <div class="card notice"><p><strong>${req.client_name}</strong> wants an agent grant for ${sessions.length > 1 ? 'one of your stores' : html`<strong>${session.shop_domain}</strong>`}.</p>
 <p>After you approve, you are sent back to <code>${host}</code>. The client is identified as <code>${req.client_id}</code>.</p>
-<p>It asked for the <strong>${req.requested_tier}</strong> tier, for <code>${req.resource}</code>.</p></div>
+<p>${req.preselected_tier === req.requested_tier ? html`It asked for the <strong>${req.requested_tier}</strong> tier` : html`It asked for every tier, up to <strong>${req.requested_tier}</strong>; <strong>${req.preselected_tier}</strong> (read-only) is checked, and the client can ask for more when it needs it`}, for <code>${req.resource}</code>.</p></div>
 <form method="post" action="${OAUTH_PATHS.authorize}" class="card">${csrf}
 <fieldset><legend>Store</legend>${shops}
 <p class="muted">Only the stores this browser is signed in to are listed. <a href="${anotherStore}">Sign in to another store</a></p></fieldset>
-<fieldset><legend>Tier (you can lower it)</legend>${tiers}</fieldset>
+<fieldset><legend>Tier (the lowest that covers the request is checked)</legend>${tiers}</fieldset>
 <label for="expires-days">Expires in (days, at most ${MAX_GRANT_DAYS})</label><input id="expires-days" name="expires_in_days" type="number" min="1" max="${MAX_GRANT_DAYS}" value="30" required>
 <p><button type="submit" name="decision" value="approve">Approve</button> <button class="secondary" type="submit" name="decision" value="deny">Deny</button></p>
 <p class="muted">You can revoke this grant any time on the <a href="${MERCHANT_PATH}#grants">merchant page</a>. <a href="${joinUrl(services.config.publicUrl, DOCS_PATHS.mcpSetup)}">About connecting MCP clients</a></p>
@@ -204,12 +288,6 @@ async function formOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-
-/** The caller's network address for the registration rate limit (the socket peer; proxies are the operator's concern). */
-function peerOf(c: Context<AppEnv>): string {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress ?? 'unknown';
-}
 
 export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -258,7 +336,7 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
       );
     }
     try {
-      const info = await registerClient(services, body, peerOf(c));
+      const info = await registerClient(services, body, clientAddress(c, services.config));
       c.header('Cache-Control', 'no-store');
       return c.json(info, 201);
     } catch (err) {
@@ -270,6 +348,7 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
   app.get(OAUTH_PATHS.authorize, (c) => {
     const services = getServices();
     return asPage(c, services, async () => {
+      const flowStart = flowStartedAt(c, services, c.req.query());
       // Sign in first (through Shopify; the sign-in comes back here). Before anything else, so an
       // anonymous request never makes Flowport fetch a client's metadata document.
       const sessions = await browserSessions(c, services);
@@ -301,7 +380,8 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
         `INSERT INTO oauth_consents (id, session_id, client_id, request_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
         [consentId, session.id, req.client_id, JSON.stringify(req), now, now + CONSENT_TTL_MS],
       );
-      return consentPage(c, services, [session, ...sessions.slice(1)], consentId, req);
+      const checked = await storeToCheck(services, sessions, flowStart);
+      return consentPage(c, services, [session, ...sessions.slice(1)], consentId, req, checked);
     });
   });
 
@@ -363,6 +443,7 @@ export function oauthServerRoutes(getServices: () => Services): Hono<AppEnv> {
           { via: 'oauth_consent', client_id: req.client_id, resource: req.resource },
         );
         await tx.run("UPDATE grants SET issued_via = 'oauth' WHERE id = ?", [g.id]);
+        await markClientUsed(tx, req.client_id, now);
         return issueAuthorizationCode(
           tx,
           {
