@@ -14,6 +14,7 @@ import { MCP_PATH } from '../../api/src/lib/package-info.ts';
 import { rawMcpPost } from '../mcp/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { CookieJar, go, install, uniqueShop } from '../shopify/helpers.ts';
+import { awayFromTheHourEdge, REGISTRATION_TEST_TIMEOUT_MS } from './helpers.ts';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
@@ -292,14 +293,19 @@ describe('least privilege by default', () => {
     expect(left.map((r) => r.client_id)).toEqual([used]);
   });
 
-  it('without trusted proxies, X-Forwarded-For does not give a client a fresh per-address budget', async () => {
-    await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
-    const statuses: number[] = [];
-    for (let i = 0; i < 21; i++)
-      statuses.push((await register(server, { 'x-forwarded-for': `198.51.100.${i + 1}` })).status);
-    expect(statuses.slice(0, 20).every((s) => s === 201)).toBe(true);
-    expect(statuses[20]).toBe(429);
-  });
+  it(
+    'without trusted proxies, X-Forwarded-For does not give a client a fresh per-address budget',
+    async () => {
+      await awayFromTheHourEdge();
+      await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
+      const statuses: number[] = [];
+      for (let i = 0; i < 21; i++)
+        statuses.push((await register(server, { 'x-forwarded-for': `198.51.100.${i + 1}` })).status);
+      expect(statuses.slice(0, 20).every((s) => s === 201)).toBe(true);
+      expect(statuses[20]).toBe(429);
+    },
+    REGISTRATION_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('registration behind a trusted proxy, with a global cap', () => {
@@ -314,38 +320,50 @@ describe('registration behind a trusted proxy, with a global cap', () => {
     await server?.close();
   });
 
-  it('keys the per-address limit on the forwarded client address and stops every address at the global cap', async () => {
-    const from = (addr: string) => register(server, { 'x-forwarded-for': addr });
-    for (let i = 0; i < 20; i++) expect((await from('203.0.113.7')).status).toBe(201);
-    const limited = await from('203.0.113.7');
-    expect(limited.status).toBe(429);
-    expect(limited.body.flowport_code).toBe('oauth_registration_rate_limited');
-    // A spoofed left-most entry changes nothing: the right-most untrusted hop is the client.
-    expect((await from('192.0.2.1, 203.0.113.7')).status).toBe(429);
-    // Another client behind the same proxy has its own budget (through a second trusted hop too).
-    expect((await from('203.0.113.8, 127.0.0.1')).status).toBe(201);
-    for (let i = 0; i < 4; i++) expect((await from(`203.0.113.${20 + i}`)).status).toBe(201);
-    // 25 registrations this hour: the cap holds for every address.
-    const capped = await from('203.0.113.99');
-    expect(capped.status).toBe(429);
-    expect(capped.body.flowport_code).toBe('oauth_registration_cap_reached');
-    expect(capped.body.error_description).toContain('25');
-    // Retry-After: the seconds left in this clock hour.
-    const left = Number(capped.retryAfter);
-    expect(left).toBeGreaterThan(0);
-    expect(left).toBeLessThanOrEqual(3600);
-  });
+  it(
+    'keys the per-address limit on the forwarded client address and stops every address at the global cap',
+    async () => {
+      await awayFromTheHourEdge();
+      const from = (addr: string) => register(server, { 'x-forwarded-for': addr });
+      for (let i = 0; i < 20; i++) expect((await from('203.0.113.7')).status).toBe(201);
+      const limited = await from('203.0.113.7');
+      expect(limited.status).toBe(429);
+      expect(limited.body.flowport_code).toBe('oauth_registration_rate_limited');
+      // A spoofed left-most entry changes nothing: the right-most untrusted hop is the client.
+      expect((await from('192.0.2.1, 203.0.113.7')).status).toBe(429);
+      // Another client behind the same proxy has its own budget (through a second trusted hop too).
+      expect((await from('203.0.113.8, 127.0.0.1')).status).toBe(201);
+      for (let i = 0; i < 4; i++) expect((await from(`203.0.113.${20 + i}`)).status).toBe(201);
+      // 25 registrations this hour: the cap holds for every address.
+      const capped = await from('203.0.113.99');
+      expect(capped.status).toBe(429);
+      expect(capped.body.flowport_code).toBe('oauth_registration_cap_reached');
+      expect(capped.body.error_description).toContain('25');
+      // Retry-After: the seconds left in this clock hour.
+      const left = Number(capped.retryAfter);
+      expect(left).toBeGreaterThan(0);
+      expect(left).toBeLessThanOrEqual(3600);
+    },
+    REGISTRATION_TEST_TIMEOUT_MS,
+  );
 
-  it('holds the cap under concurrent registrations (counted by the store)', async () => {
-    await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
-    const statuses = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => register(server, { 'x-forwarded-for': `198.51.100.${i + 1}` })),
-    );
-    expect(statuses.filter((r) => r.status === 201)).toHaveLength(25);
-    expect(
-      statuses.filter((r) => r.status === 429).every((r) => r.body.flowport_code === 'oauth_registration_cap_reached'),
-    ).toBe(true);
-  });
+  it(
+    'holds the cap under concurrent registrations (counted by the store)',
+    async () => {
+      await awayFromTheHourEdge();
+      await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
+      const statuses = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => register(server, { 'x-forwarded-for': `198.51.100.${i + 1}` })),
+      );
+      expect(statuses.filter((r) => r.status === 201)).toHaveLength(25);
+      expect(
+        statuses
+          .filter((r) => r.status === 429)
+          .every((r) => r.body.flowport_code === 'oauth_registration_cap_reached'),
+      ).toBe(true);
+    },
+    REGISTRATION_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('the client address helper', () => {
