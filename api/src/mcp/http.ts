@@ -27,7 +27,6 @@ import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import type { McpCallContext } from './server.ts';
 
 export { PROTECTED_RESOURCE_METADATA_PREFIX };
-export const MCP_RESOURCE_METADATA_PATH = `${PROTECTED_RESOURCE_METADATA_PREFIX}${MCP_PATH}`;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
