@@ -111,3 +111,35 @@ describe('one canonical origin for the install and OAuth pages', () => {
     expect(post.headers.get('location')).toBeNull();
   });
 });
+
+describe('one canonical origin behind a proxy: never a redirect to itself', () => {
+  let deployed: TestServer;
+  beforeAll(async () => {
+    // A deployment: the public URL is a real domain, a proxy in front forwards to this loopback port.
+    deployed = await startTestServer({
+      worker: false,
+      configure: (c) => ({ ...c, publicUrl: 'https://flowport.example.test' }),
+    });
+  });
+  afterAll(async () => {
+    await deployed?.close();
+  });
+
+  it('a proxy on this machine that rewrote Host and sent no X-Forwarded-Host: served, not redirected (nginx default)', async () => {
+    // nginx's default `proxy_pass http://127.0.0.1:PORT` sends `Host: 127.0.0.1:PORT` and no forwarding header:
+    // redirecting to the public URL would come straight back here, forever.
+    const res = await fetch(`${deployed.url}${SHOPIFY_APP_PATHS.install}?shop=a.myshopify.com`, { redirect: 'manual' });
+    expect(res.headers.get('location') ?? '').not.toMatch(/^https:\/\/flowport\.example\.test\/shopify\/install/);
+  });
+
+  it('a proxy that says the browser asked for another host (X-Forwarded-Host): redirected to the public URL', async () => {
+    const res = await fetch(`${deployed.url}${SHOPIFY_APP_PATHS.install}?shop=a.myshopify.com`, {
+      redirect: 'manual',
+      headers: { 'x-forwarded-host': 'old-name.example.test' },
+    });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe(
+      `https://flowport.example.test${SHOPIFY_APP_PATHS.install}?shop=a.myshopify.com`,
+    );
+  });
+});

@@ -79,7 +79,7 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
   // Before any route (mounts included): the body limit and input guard of every route (ADR 1102).
   app.use('*', inputGuard(services.config));
   // The install and OAuth pages only on the public URL's host (their cookies come back there).
-  app.use('*', canonicalOrigin(publicUrl));
+  app.use('*', canonicalOrigin(services.config));
 
   app.onError((err, c) => {
     if (err instanceof AppError) c.set('errorCode', err.code);

@@ -38,14 +38,24 @@ export function socketPeer(c: Context<AppEnv>): string {
 }
 
 const parsed = new WeakMap<readonly string[], TrustedProxies>();
+type ProxyConfig = { http: { trustedProxies: readonly string[] } };
 
-/** The client address of this request, by the deployment's trusted proxies. */
-export function clientAddress(c: Context<AppEnv>, config: { http: { trustedProxies: readonly string[] } }): string {
+function trustedOf(config: ProxyConfig): TrustedProxies {
   const list = config.http.trustedProxies;
   let trusted = parsed.get(list);
   if (!trusted) {
     trusted = parseTrustedProxies(list);
     parsed.set(list, trusted);
   }
-  return resolveClientAddress(socketPeer(c), c.req.header('x-forwarded-for'), trusted);
+  return trusted;
+}
+
+/** Whether the socket peer `peer` is one of the deployment's trusted proxies. */
+export function isTrustedProxy(peer: string, config: ProxyConfig): boolean {
+  return isTrusted(normalizeAddress(peer) ?? peer, trustedOf(config));
+}
+
+/** The client address of this request, by the deployment's trusted proxies. */
+export function clientAddress(c: Context<AppEnv>, config: ProxyConfig): string {
+  return resolveClientAddress(socketPeer(c), c.req.header('x-forwarded-for'), trustedOf(config));
 }
