@@ -9,7 +9,7 @@
 // rewrites `Host` must pass the original one in either header, or these pages would redirect to
 // themselves.
 import type { MiddlewareHandler } from 'hono';
-import { OAUTH_PATHS } from '../auth/oauth/metadata.ts';
+import { OAUTH_PATHS } from '../oauth/metadata.ts';
 import { SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
 import type { AppEnv } from './types.ts';
 
