@@ -1,7 +1,6 @@
 // Events: what intake accepted, replays and test events, their lifecycle, retention and erasure.
 // Owns: events. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
 import type { Db } from '../db.ts';
-import type { RunResult } from '../db.ts';
 
 // shopify app: a reinstall's expired held events, the uninstall's hold, privacy redaction
 
@@ -12,10 +11,7 @@ interface EventCode {
 }
 
 /** A reinstall: the shop's held events received at or before `receivedBy` fail as expired, their bodies dropped. */
-export async function expireHeldEvents(
-  db: Db,
-  p: { shopId: string; receivedBy: number; code: EventCode; at: number },
-): Promise<RunResult> {
+export async function expireHeldEvents(db: Db, p: { shopId: string; receivedBy: number; code: EventCode; at: number }) {
   return db.run(
     `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, body = NULL, retention_state = 'expired',
            next_attempt_at = NULL, updated_at = ?
@@ -25,10 +21,7 @@ export async function expireHeldEvents(
 }
 
 /** app/uninstalled: the shop's waiting and held events held with the uninstall's code. */
-export async function holdWaitingEvents(
-  db: Db,
-  p: { shopId: string; code: EventCode; at: number },
-): Promise<RunResult> {
+export async function holdWaitingEvents(db: Db, p: { shopId: string; code: EventCode; at: number }) {
   return db.run(
     `UPDATE events SET state = 'held', support_code = ?, error_code = ?, next_attempt_at = NULL, updated_at = ?
         WHERE shop_id = ? AND state IN ('accepted', 'queued', 'held')`,
@@ -67,7 +60,7 @@ function customerCondition(m: CustomerEventMatch): { sql: string; params: string
 export async function stopUndeliveredEvents(
   db: Db,
   p: { shopId: string; match?: CustomerEventMatch; code: EventCode & { state: string }; at: number },
-): Promise<RunResult> {
+) {
   const cond = p.match ? customerCondition(p.match) : { sql: '', params: [] };
   if (!cond) return { changes: 0 };
   const where = p.match ? `shop_id = ? AND ${cond.sql}` : 'shop_id = ?';
@@ -82,7 +75,7 @@ export async function stopUndeliveredEvents(
 export async function eraseEventBodies(
   db: Db,
   p: { shopId: string; match?: CustomerEventMatch; retentionState: string; at: number },
-): Promise<RunResult> {
+) {
   if (!p.match)
     return db.run(
       `UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL`,

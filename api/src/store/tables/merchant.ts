@@ -1,7 +1,6 @@
 // The Shopify app's state: merchant sessions, install states, handled webhook ids, used id tokens.
 // Owns: merchant_sessions, shopify_oauth_states, shopify_webhook_ids, shopify_id_token_uses. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
 import type { Db } from '../db.ts';
-import type { RunResult } from '../db.ts';
 
 // shopify app: merchant sessions
 
@@ -22,7 +21,7 @@ export interface MerchantSession {
 export type MerchantSessionRow = MerchantSession & { token_hash: string; connection_status: string };
 
 /** Drops sessions that ended before `before` (the audit log keeps their ids). */
-export async function deleteSessionsExpiredBefore(db: Db, before: number): Promise<RunResult> {
+export async function deleteSessionsExpiredBefore(db: Db, before: number) {
   return db.run('DELETE FROM merchant_sessions WHERE expires_at < ?', [before]);
 }
 
@@ -39,7 +38,7 @@ export async function insertMerchantSession(
     at: number;
     expiresAt: number;
   },
-): Promise<RunResult> {
+) {
   return db.run(
     `INSERT INTO merchant_sessions (id, token_hash, shop_id, user_name, user_id, source, csrf_token, created_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -74,19 +73,19 @@ export async function findSessionCreatedTimes(
 }
 
 /** Revokes one session unless it is revoked already. */
-export async function revokeMerchantSession(db: Db, id: string, at: number): Promise<RunResult> {
+export async function revokeMerchantSession(db: Db, id: string, at: number) {
   return db.run('UPDATE merchant_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [at, id]);
 }
 
 /** Revokes every live session of a shop (uninstall). */
-export async function revokeShopMerchantSessions(db: Db, shopId: string, at: number): Promise<RunResult> {
+export async function revokeShopMerchantSessions(db: Db, shopId: string, at: number) {
   return db.run('UPDATE merchant_sessions SET revoked_at = ? WHERE shop_id = ? AND revoked_at IS NULL', [at, shopId]);
 }
 
 // shopify app: spent install states, handled webhook ids, used session tokens
 
 /** Drops spent states that expired before `before`. */
-export async function deleteSpentStatesBefore(db: Db, before: number): Promise<RunResult> {
+export async function deleteSpentStatesBefore(db: Db, before: number) {
   return db.run('DELETE FROM shopify_oauth_states WHERE expires_at < ?', [before]);
 }
 
@@ -94,7 +93,7 @@ export async function deleteSpentStatesBefore(db: Db, before: number): Promise<R
 export async function insertSpentState(
   db: Db,
   s: { stateHash: string; shopDomain: string; mode: string; at: number; expiresAt: number },
-): Promise<RunResult> {
+) {
   return db.run(
     `INSERT INTO shopify_oauth_states (state_hash, shop_domain, mode, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (state_hash) DO NOTHING`,
@@ -103,15 +102,12 @@ export async function insertSpentState(
 }
 
 /** Drops handled webhook ids received before `before`. */
-export async function deleteWebhookIdsBefore(db: Db, before: number): Promise<RunResult> {
+export async function deleteWebhookIdsBefore(db: Db, before: number) {
   return db.run('DELETE FROM shopify_webhook_ids WHERE received_at < ?', [before]);
 }
 
 /** Records a handled webhook: changes 1 the first time this shop's topic has this id, 0 for a redelivery. */
-export async function insertWebhookId(
-  db: Db,
-  w: { shopDomain: string; topic: string; webhookId: string; at: number },
-): Promise<RunResult> {
+export async function insertWebhookId(db: Db, w: { shopDomain: string; topic: string; webhookId: string; at: number }) {
   return db.run(
     `INSERT INTO shopify_webhook_ids (shop_domain, topic, webhook_id, received_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (shop_domain, topic, webhook_id) DO NOTHING`,
@@ -120,15 +116,12 @@ export async function insertWebhookId(
 }
 
 /** Drops used session tokens past their expiry. */
-export async function deleteIdTokenUsesExpiredBefore(db: Db, now: number): Promise<RunResult> {
+export async function deleteIdTokenUsesExpiredBefore(db: Db, now: number) {
   return db.run('DELETE FROM shopify_id_token_uses WHERE expires_at < ?', [now]);
 }
 
 /** Records a session token's jti as used: changes 1 the first time, 0 for a reuse (ADR 1210). */
-export async function insertIdTokenUse(
-  db: Db,
-  u: { jti: string; shopDomain: string; at: number; expiresAt: number },
-): Promise<RunResult> {
+export async function insertIdTokenUse(db: Db, u: { jti: string; shopDomain: string; at: number; expiresAt: number }) {
   return db.run(
     `INSERT INTO shopify_id_token_uses (jti, shop_domain, used_at, expires_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (jti) DO NOTHING`,

@@ -1,7 +1,6 @@
 // The OAuth authorization server's state: registered clients, consents, codes and tokens.
 // Owns: oauth_clients, oauth_codes, oauth_consents, oauth_tokens, oauth_registration_counts. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
 import type { Db } from '../db.ts';
-import type { RunResult } from '../db.ts';
 
 // oauth: clients (RFC 7591 registrations and Client ID Metadata Documents)
 
@@ -19,7 +18,7 @@ export interface OAuthClientRow {
  * Counts one registration in `bucket`'s clock hour unless it already holds `limit`: one conditional
  * upsert, so concurrent registrations cannot pass the limit together (changes 0 when full).
  */
-export async function countRegistration(db: Db, bucket: string, window: number, limit: number): Promise<RunResult> {
+export async function countRegistration(db: Db, bucket: string, window: number, limit: number) {
   return db.run(
     `INSERT INTO oauth_registration_counts (bucket, window_start, n) VALUES (?, ?, 1)
      ON CONFLICT (bucket, window_start) DO UPDATE SET n = oauth_registration_counts.n + 1
@@ -29,21 +28,21 @@ export async function countRegistration(db: Db, bucket: string, window: number, 
 }
 
 /** Drops dynamic clients never used and registered before `createdBefore`. */
-export async function deleteUnusedDynamicClients(db: Db, createdBefore: number): Promise<RunResult> {
+export async function deleteUnusedDynamicClients(db: Db, createdBefore: number) {
   return db.run("DELETE FROM oauth_clients WHERE kind = 'dynamic' AND last_used_at IS NULL AND created_at < ?", [
     createdBefore,
   ]);
 }
 
 /** Drops the registration counts of clock hours before `windowStart`. */
-export async function deleteRegistrationCountsBefore(db: Db, windowStart: number): Promise<RunResult> {
+export async function deleteRegistrationCountsBefore(db: Db, windowStart: number) {
   return db.run('DELETE FROM oauth_registration_counts WHERE window_start < ?', [windowStart]);
 }
 
 export async function insertDynamicClient(
   db: Db,
   c: { clientId: string; name: string; redirectUrisJson: string; metadataJson: string; from: string; at: number },
-): Promise<RunResult> {
+) {
   return db.run(
     `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
        VALUES (?, 'dynamic', ?, ?, ?, ?, ?, ?)`,
@@ -52,7 +51,7 @@ export async function insertDynamicClient(
 }
 
 /** Marks a client used (a merchant approved a consent for it), so it never expires unused. */
-export async function markClientUsed(db: Db, clientId: string, at: number): Promise<RunResult> {
+export async function markClientUsed(db: Db, clientId: string, at: number) {
   return db.run('UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?', [at, clientId]);
 }
 
@@ -65,7 +64,7 @@ export async function updateClientDocument(
   db: Db,
   clientId: string,
   doc: { name: string; redirectUrisJson: string; metadataJson: string; fetchedAt: number },
-): Promise<RunResult> {
+) {
   return db.run(
     'UPDATE oauth_clients SET client_name = ?, redirect_uris_json = ?, metadata_json = ?, fetched_at = ? WHERE client_id = ?',
     [doc.name, doc.redirectUrisJson, doc.metadataJson, doc.fetchedAt, clientId],
@@ -77,7 +76,7 @@ export async function upsertDocumentClient(
   db: Db,
   clientId: string,
   doc: { name: string; redirectUrisJson: string; metadataJson: string; fetchedAt: number },
-): Promise<RunResult> {
+) {
   return db.run(
     `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
          VALUES (?, 'metadata_document', ?, ?, ?, NULL, ?, ?)
@@ -105,7 +104,7 @@ export async function deleteExpiredConsentsAndCodes(db: Db, before: number): Pro
 export async function insertConsent(
   db: Db,
   c: { id: string; sessionId: string; clientId: string; requestJson: string; at: number; expiresAt: number },
-): Promise<RunResult> {
+) {
   return db.run(
     `INSERT INTO oauth_consents (id, session_id, client_id, request_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
     [c.id, c.sessionId, c.clientId, c.requestJson, c.at, c.expiresAt],
@@ -120,7 +119,7 @@ export async function findConsent(db: Db, id: string): Promise<OAuthConsentRow |
 }
 
 /** Answers a consent: one conditional write, changes 1 only for the first answer. */
-export async function claimConsent(db: Db, id: string, at: number): Promise<RunResult> {
+export async function claimConsent(db: Db, id: string, at: number) {
   return db.run('UPDATE oauth_consents SET used_at = ? WHERE id = ? AND used_at IS NULL', [at, id]);
 }
 
@@ -162,7 +161,7 @@ export async function insertCode(
     at: number;
     expiresAt: number;
   },
-): Promise<RunResult> {
+) {
   return db.run(
     `INSERT INTO oauth_codes (code_hash, client_id, grant_id, redirect_uri, code_challenge, resource, created_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -175,7 +174,7 @@ export async function findCode(db: Db, codeHash: string): Promise<OAuthCodeRow |
 }
 
 /** Spends a code: one conditional write, changes 1 only for the first redemption (ADR 1420). */
-export async function consumeCode(db: Db, codeHash: string, at: number): Promise<RunResult> {
+export async function consumeCode(db: Db, codeHash: string, at: number) {
   return db.run('UPDATE oauth_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL', [at, codeHash]);
 }
 
@@ -193,7 +192,7 @@ export async function insertToken(
     | 'created_at'
     | 'expires_at'
   >,
-): Promise<RunResult> {
+) {
   return db.run(
     `INSERT INTO oauth_tokens (token_hash, kind, family_id, grant_id, client_id, resource, token_hint, created_at, expires_at)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -215,7 +214,7 @@ export async function takeGrantTurn(tx: Db, grantId: string): Promise<void> {
 }
 
 /** Revokes one grant's live tokens issued to a client (one pass). */
-export async function revokeClientTokens(db: Db, grantId: string, clientId: string, at: number): Promise<RunResult> {
+export async function revokeClientTokens(db: Db, grantId: string, clientId: string, at: number) {
   return db.run('UPDATE oauth_tokens SET revoked_at = ? WHERE grant_id = ? AND client_id = ? AND revoked_at IS NULL', [
     at,
     grantId,
@@ -224,7 +223,7 @@ export async function revokeClientTokens(db: Db, grantId: string, clientId: stri
 }
 
 /** Revokes one grant's live tokens of a family (one pass). */
-export async function revokeFamilyTokens(db: Db, grantId: string, familyId: string, at: number): Promise<RunResult> {
+export async function revokeFamilyTokens(db: Db, grantId: string, familyId: string, at: number) {
   return db.run('UPDATE oauth_tokens SET revoked_at = ? WHERE grant_id = ? AND family_id = ? AND revoked_at IS NULL', [
     at,
     grantId,
@@ -250,7 +249,7 @@ export async function findTokenFamily(
 }
 
 /** Rotates a refresh token: one conditional write, changes 1 only for the first use. */
-export async function rotateRefreshToken(db: Db, tokenHash: string, at: number): Promise<RunResult> {
+export async function rotateRefreshToken(db: Db, tokenHash: string, at: number) {
   return db.run(
     'UPDATE oauth_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL AND revoked_at IS NULL',
     [at, tokenHash],

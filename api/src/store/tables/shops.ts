@@ -1,7 +1,6 @@
 // Shops: the merchant's store, its Admin API token and availability, its Shopify bucket, and Flow's trigger lifecycle per shop.
 // Owns: shops, shop_buckets, flow_trigger_lifecycle. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
 import type { Db } from '../db.ts';
-import type { RunResult } from '../db.ts';
 
 // shopify app: install, reinstall, uninstall, shop/redact
 
@@ -32,7 +31,7 @@ export async function findShopPlan(db: Db, id: string): Promise<{ plan: string }
 }
 
 /** A reinstall: the fresh token stored, the uninstall forgotten. */
-export async function reconnectShop(db: Db, id: string, t: ShopTokenColumns, at: number): Promise<RunResult> {
+export async function reconnectShop(db: Db, id: string, t: ShopTokenColumns, at: number) {
   return db.run(
     `UPDATE shops SET access_token_enc = ?, access_token_expires_at = ?, refresh_token_enc = ?, refresh_token_expires_at = ?,
            installed_at = ?, uninstalled_at = NULL, updated_at = ? WHERE id = ?`,
@@ -44,7 +43,7 @@ export async function reconnectShop(db: Db, id: string, t: ShopTokenColumns, at:
 export async function insertInstalledShop(
   db: Db,
   s: { id: string; domain: string; sandbox: boolean; tokens: ShopTokenColumns; at: number },
-): Promise<RunResult> {
+) {
   return db.run(
     `INSERT INTO shops (id, domain, plan, sandbox, connection_status, access_token_enc, admin_base_url, created_at, updated_at,
            installed_at, access_token_expires_at, refresh_token_enc, refresh_token_expires_at)
@@ -65,7 +64,7 @@ export async function insertInstalledShop(
 }
 
 /** app/uninstalled: the shop marked uninstalled, its tokens deleted, its probe stopped. */
-export async function markShopUninstalled(db: Db, id: string, at: number): Promise<RunResult> {
+export async function markShopUninstalled(db: Db, id: string, at: number) {
   return db.run(
     `UPDATE shops SET connection_status = 'uninstalled', access_token_enc = NULL, access_token_expires_at = NULL,
          refresh_token_enc = NULL, refresh_token_expires_at = NULL, uninstalled_at = ?, next_probe_at = NULL,
@@ -75,7 +74,7 @@ export async function markShopUninstalled(db: Db, id: string, at: number): Promi
 }
 
 /** shop/redact: the token removed, the shop disconnected. */
-export async function disconnectRedactedShop(db: Db, id: string, at: number): Promise<RunResult> {
+export async function disconnectRedactedShop(db: Db, id: string, at: number) {
   return db.run(
     `UPDATE shops SET access_token_enc = NULL, connection_status = 'disconnected', updated_at = ? WHERE id = ?`,
     [at, id],
