@@ -12,6 +12,7 @@ import { authorizationServerMetadata, OAUTH_PATHS } from '../oauth/metadata.ts';
 import { exchangeCode, refreshTokens, revokeToken } from '../oauth/tokens.ts';
 import { clientAddress } from './client-address.ts';
 import type { AppEnv } from './types.ts';
+import { formOf, formText as str } from './form.ts';
 
 function oauthJsonError(c: Context<AppEnv>, services: Services, err: OAuthProtocolError): Response {
   const flowportCode = `oauth_${err.error}`;
@@ -28,14 +29,6 @@ function oauthJsonError(c: Context<AppEnv>, services: Services, err: OAuthProtoc
     err.status as 400,
   );
 }
-
-async function formOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
-  const type = c.req.header('content-type') ?? '';
-  if (!/application\/x-www-form-urlencoded|multipart\/form-data/i.test(type)) return {};
-  return (await c.req.parseBody()) as Record<string, unknown>;
-}
-
-const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 /** Browser-based MCP clients call these cross-origin; none of them uses cookies, so any origin may. */
 function allowAnyOrigin(app: Hono<AppEnv>): void {

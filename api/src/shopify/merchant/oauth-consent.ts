@@ -12,6 +12,7 @@ import type { Services } from '../../core/types.ts';
 import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
 import { AppError } from '../../errors/problem.ts';
 import type { AppEnv } from '../../http/types.ts';
+import { formOf, formText as str } from '../../http/form.ts';
 import { SHOPIFY_APP_PATHS } from '../../lib/shopify-app.ts';
 import {
   type AuthorizationRequest,
@@ -129,14 +130,6 @@ function consentPage(
   );
   return res;
 }
-
-async function formOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
-  const type = c.req.header('content-type') ?? '';
-  if (!/application\/x-www-form-urlencoded|multipart\/form-data/i.test(type)) return {};
-  return (await c.req.parseBody()) as Record<string, unknown>;
-}
-
-const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 /** GET /oauth/authorize: sign in first, then the request checked and its consent page shown. */
 async function showConsent(c: Context<AppEnv>, services: Services): Promise<Response> {

@@ -13,6 +13,7 @@ import { AppError } from '../../errors/problem.ts';
 import { EVENT_STATES, shopHoldFor } from '../../handoff/outcomes.ts';
 import { handleForVariant } from '../../handoff/triggers.ts';
 import type { AppEnv } from '../../http/types.ts';
+import { formOf } from '../../http/form.ts';
 import type { Services } from '../../core/types.ts';
 import { merchantConnection, merchantEndpoints, merchantGrants } from '../../reads/merchant-page.ts';
 import { WINDOW_MS } from '../../reads/readiness.ts';
@@ -218,12 +219,6 @@ async function signInWithIdToken(c: Context<AppEnv>, services: Services, idToken
   const token = await sessionFromIdToken(services, idToken, c.req.query('shop'));
   await addSessionToBrowser(c, services, token);
   return c.redirect(MERCHANT_PATH, 303);
-}
-
-async function formOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
-  const type = c.req.header('content-type') ?? '';
-  if (!/application\/x-www-form-urlencoded|multipart\/form-data/i.test(type)) return {};
-  return (await c.req.parseBody()) as Record<string, unknown>;
 }
 
 /**
