@@ -31,7 +31,8 @@ import { intakeRoutes } from './http/intake-routes.ts';
 import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './http/shared-diagnostics.ts';
 import { SecretBox } from './lib/crypto.ts';
 import { INGEST_PATH_PREFIX, MCP_PATH } from './lib/package-info.ts';
-import { oauthServerRoutes } from './shopify/merchant/oauth-consent.ts';
+import { oauthConsentRoutes } from './shopify/merchant/oauth-consent.ts';
+import { oauthServerRoutes } from './http/oauth-routes.ts';
 import { mcpApp, PROTECTED_RESOURCE_METADATA_PREFIX, protectedResourceMetadataApp } from './mcp/http.ts';
 import { installGuard } from './operations/pipeline.ts';
 import { OPERATIONS } from './operations/registry.ts';
@@ -147,7 +148,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   mounts.push({ path: SHARED_DIAGNOSTICS_PATH, app: sharedDiagnosticsRoutes(() => services) });
   mounts.push({ path: COMPLIANCE_WEBHOOK_PATH, app: complianceRoutes(() => services) });
   // The Shopify app: install (OAuth), app/uninstalled, Flow's trigger lifecycle, the merchant page.
-  for (const routes of [oauthRoutes, uninstallRoutes, flowLifecycleRoutes, merchantRoutes, oauthServerRoutes])
+  for (const routes of [
+    oauthRoutes,
+    uninstallRoutes,
+    flowLifecycleRoutes,
+    merchantRoutes,
+    oauthServerRoutes,
+    oauthConsentRoutes,
+  ])
     mounts.push({ path: '/', app: routes(() => services) });
   mounts.push(
     { path: MCP_PATH, app: mcpApp(() => services, operations) },

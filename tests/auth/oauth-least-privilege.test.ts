@@ -8,7 +8,7 @@
 // never used expire.
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUESTABLE_SCOPES } from '../../api/src/auth/oauth/metadata.ts';
+import { REQUESTABLE_SCOPES } from '../../api/src/oauth/metadata.ts';
 import { parseTrustedProxies, resolveClientAddress } from '../../api/src/http/client-address.ts';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
 import { rawMcpPost } from '../mcp/helpers.ts';

@@ -12,7 +12,7 @@ import { auth as authV2 } from '@modelcontextprotocol/client';
 import { auth as authV1 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
-import { resolveClient } from '../../api/src/auth/oauth/clients.ts';
+import { resolveClient } from '../../api/src/oauth/clients.ts';
 import { connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
 import {
   awayFromTheHourEdge,

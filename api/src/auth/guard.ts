@@ -18,7 +18,7 @@ import { firstRefusalOfWindow, RATE_WINDOW_MS, refusalAuditKey } from '../usage/
 import { hashGrantToken, isWellFormedGrantToken } from './grant-tokens.ts';
 import { recordGrantUse } from '../usage/grant-use.ts';
 import type { GrantRow } from './grants.ts';
-import { ACCESS_TOKEN_PREFIX, findAccessToken } from './oauth/tokens.ts';
+import { ACCESS_TOKEN_PREFIX, findAccessToken } from './access-tokens.ts';
 
 /** The audited facts of a refusal, with how many the previous window counted when more than its audited one. */
 function refusalDetails(details: Record<string, unknown>, previousWindow: number): Record<string, unknown> {

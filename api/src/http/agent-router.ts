@@ -6,7 +6,7 @@ import { AppError } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/idempotency.ts';
 import { closestName } from '../lib/suggest.ts';
-import { resourcesOf } from '../auth/oauth/metadata.ts';
+import { resourcesOf } from '../oauth/metadata.ts';
 import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
 import { recordGrantUse } from '../usage/grant-use.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';

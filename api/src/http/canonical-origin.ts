@@ -12,7 +12,7 @@
 // `Host` and adds nothing), the page is served where it was asked for.
 import { isIP } from 'node:net';
 import type { MiddlewareHandler } from 'hono';
-import { OAUTH_PATHS } from '../auth/oauth/metadata.ts';
+import { OAUTH_PATHS } from '../oauth/metadata.ts';
 import { SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
 import { isTrustedProxy, socketPeer } from './client-address.ts';
 import type { AppEnv } from './types.ts';

@@ -10,7 +10,7 @@
 // code reading a body looks fields up as own properties (operations/closed-input.ts).
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { OAUTH_PATHS } from '../auth/oauth/metadata.ts';
+import { OAUTH_PATHS } from '../oauth/metadata.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
 import { refuseControlCharacters } from '../lib/control-chars.ts';

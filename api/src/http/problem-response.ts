@@ -1,8 +1,8 @@
 // Maps AppError (or anything thrown) to an application/problem+json response.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { bearerChallenge } from '../auth/oauth/challenge.ts';
-import { resourceMetadataUrl } from '../auth/oauth/metadata.ts';
+import { bearerChallenge } from '../oauth/challenge.ts';
+import { resourceMetadataUrl } from '../oauth/metadata.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import { type AppError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors/problem.ts';
@@ -40,7 +40,7 @@ export function problemParts(
   const retryAfter = problem.refusal?.retry_after_s ?? err.options.retryAfterS;
   if (retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfter)));
   if (err.options.allow?.length) headers.Allow = err.options.allow.join(', ');
-  // The bearer challenge, built once (auth/oauth/challenge.ts).
+  // The bearer challenge, built once (oauth/challenge.ts).
   const challenge = bearerChallenge(err, resourceMetadataUrl(ctx.publicUrl, ctx.resourcePath ?? AGENT_API_PREFIX));
   if (challenge !== null) headers['WWW-Authenticate'] = challenge;
   return { status: problem.status, headers, body: JSON.stringify(problem) };

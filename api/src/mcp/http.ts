@@ -10,12 +10,7 @@
 // carrying the same problem object the HTTP API returns (ADR 0500).
 import type { AuthInfo, McpServerFactory } from '@modelcontextprotocol/server';
 import { type Context, Hono } from 'hono';
-import {
-  issuerOf,
-  PROTECTED_RESOURCE_METADATA_PREFIX,
-  REQUESTABLE_SCOPES,
-  resourcesOf,
-} from '../auth/oauth/metadata.ts';
+import { issuerOf, PROTECTED_RESOURCE_METADATA_PREFIX, REQUESTABLE_SCOPES, resourcesOf } from '../oauth/metadata.ts';
 import type { Config } from '../config.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';

@@ -13,7 +13,7 @@ import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { markdownTwinPath } from '../services/docs.ts';
 import { registerResources } from './resources.ts';
 import { stepUpRefusal } from './step-up.ts';
-import { neededScopes } from '../auth/oauth/challenge.ts';
+import { neededScopes } from '../oauth/challenge.ts';
 import {
   headerInputName,
   mcpOperations,

@@ -1,9 +1,9 @@
 // Discovery (ADR 1400): the authorization server metadata (RFC 8414) and the protected resources
 // Flowport serves (RFC 9728). The paths, lifetimes and resources are defined here once.
-import { ALL_SCOPES, TIERS } from '../scopes.ts';
-import type { Config } from '../../config.ts';
-import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
-import { AGENT_API_PREFIX, MCP_PATH } from '../../lib/package-info.ts';
+import { ALL_SCOPES, TIERS } from '../auth/scopes.ts';
+import type { Config } from '../config.ts';
+import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
+import { AGENT_API_PREFIX, MCP_PATH } from '../lib/package-info.ts';
 
 export const OAUTH_PATHS = {
   authorizationServerMetadata: '/.well-known/oauth-authorization-server',

@@ -6,9 +6,9 @@
 // The 401 names the read-only tier: an MCP client picks the challenge's scope before the metadata's
 // scopes_supported (the MCP authorization spec's scope selection), so a client that asks for
 // nothing in particular is offered observer, and raises it later by step-up (the 403).
-import type { ErrorCode } from '../../errors/catalog.ts';
-import type { AppError } from '../../errors/problem.ts';
-import { TIERS } from '../scopes.ts';
+import type { ErrorCode } from '../errors/catalog.ts';
+import type { AppError } from '../errors/problem.ts';
+import { TIERS } from '../auth/scopes.ts';
 
 /** The scope a 401 challenge names: the lowest tier (reads only). */
 export const CHALLENGE_SCOPE: string = TIERS[0];

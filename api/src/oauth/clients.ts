@@ -2,10 +2,20 @@
 // registration (public clients only, no secrets, rate-limited per address) and Client ID Metadata
 // Documents (the client_id is an https URL Flowport fetches with a size limit, a timeout and a
 // cache). Either way the client's redirect URIs are https or loopback http, matched exactly.
-import { isSandbox } from '../../config.ts';
-import type { Services } from '../../core/types.ts';
-import { randomToken } from '../../lib/crypto.ts';
-import { privateTargetReason } from '../../lib/outbound-target.ts';
+import { isSandbox } from '../config.ts';
+import type { Services } from '../core/types.ts';
+import { randomToken } from '../lib/crypto.ts';
+import { privateTargetReason } from '../lib/outbound-target.ts';
+import {
+  countRegistration,
+  deleteRegistrationCountsBefore,
+  deleteUnusedDynamicClients,
+  findClient,
+  insertDynamicClient,
+  type OAuthClientRow,
+  updateClientDocument,
+  upsertDocumentClient,
+} from '../store/tables/oauth.ts';
 import { REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from './metadata.ts';
 
 /** A registered client as RFC 7591 §3.2.1 answers it (public clients only). */
@@ -94,13 +104,7 @@ const HOUR_MS = 3_600_000;
  * upsert, so concurrent registrations cannot pass the limit together. False when full.
  */
 async function admitRegistration(db: Services['db'], bucket: string, window: number, limit: number): Promise<boolean> {
-  const r = await db.run(
-    `INSERT INTO oauth_registration_counts (bucket, window_start, n) VALUES (?, ?, 1)
-     ON CONFLICT (bucket, window_start) DO UPDATE SET n = oauth_registration_counts.n + 1
-     WHERE oauth_registration_counts.n < ?`,
-    [bucket, window, limit],
-  );
-  return r.changes === 1;
+  return (await countRegistration(db, bucket, window, limit)).changes === 1;
 }
 
 /**
@@ -155,10 +159,8 @@ export async function registerClient(
   };
   await services.db.tx(async (tx) => {
     // Clients never used past their day, and counts of past hours, are of no use any more.
-    await tx.run("DELETE FROM oauth_clients WHERE kind = 'dynamic' AND last_used_at IS NULL AND created_at < ?", [
-      now - UNUSED_CLIENT_TTL_MS,
-    ]);
-    await tx.run('DELETE FROM oauth_registration_counts WHERE window_start < ?', [window]);
+    await deleteUnusedDynamicClients(tx, now - UNUSED_CLIENT_TTL_MS);
+    await deleteRegistrationCountsBefore(tx, window);
     if (!(await admitRegistration(tx, `addr:${from}`, window, REGISTRATIONS_PER_HOUR)))
       throw new OAuthProtocolError(
         'oauth_registration_rate_limited',
@@ -173,11 +175,14 @@ export async function registerClient(
         429,
         nextHourS,
       );
-    await tx.run(
-      `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
-       VALUES (?, 'dynamic', ?, ?, ?, ?, ?, ?)`,
-      [clientId, info.client_name, JSON.stringify(redirectUris), JSON.stringify(info), from, now, now],
-    );
+    await insertDynamicClient(tx, {
+      clientId,
+      name: info.client_name,
+      redirectUrisJson: JSON.stringify(redirectUris),
+      metadataJson: JSON.stringify(info),
+      from,
+      at: now,
+    });
   });
   return info;
 }
@@ -268,21 +273,6 @@ async function fetchMetadataDocument(
   };
 }
 
-interface ClientRow {
-  client_id: string;
-  kind: 'dynamic' | 'metadata_document';
-  client_name: string;
-  redirect_uris_json: string;
-  created_at: number;
-  fetched_at: number;
-  last_used_at: number | null;
-}
-
-/** Marks a client used (a merchant approved a consent for it), so it never expires unused. */
-export async function markClientUsed(db: Services['db'], clientId: string, at: number): Promise<void> {
-  await db.run('UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?', [at, clientId]);
-}
-
 /** The client a client_id names, or an `invalid_client` OAuthProtocolError. */
 export async function resolveClient(
   services: Pick<Services, 'db' | 'now' | 'config'>,
@@ -290,28 +280,21 @@ export async function resolveClient(
 ): Promise<OAuthClient> {
   if (!clientId || clientId.length > MAX_URI_LENGTH)
     throw new OAuthProtocolError('invalid_client', 'client_id is missing.');
-  const row = await services.db.get<ClientRow>('SELECT * FROM oauth_clients WHERE client_id = ?', [clientId]);
+  const row = await findClient(services.db, clientId);
   const now = services.now();
   if (isMetadataDocumentClientId(clientId, services)) {
     if (row && row.kind === 'metadata_document' && now - Number(row.fetched_at) < METADATA_DOCUMENT_CACHE_MS)
       return toClient(row);
     const doc = await fetchMetadataDocument(clientId, isSandbox(services.config));
-    const params = [doc.name, JSON.stringify(doc.redirectUris), JSON.stringify(doc.raw), now];
-    // params: name, redirect URIs, document, fetched_at (created_at is `now` too on insert).
-    if (row) {
-      await services.db.run(
-        'UPDATE oauth_clients SET client_name = ?, redirect_uris_json = ?, metadata_json = ?, fetched_at = ? WHERE client_id = ?',
-        [...params, clientId],
-      );
-    } else {
-      await services.db.run(
-        `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
-         VALUES (?, 'metadata_document', ?, ?, ?, NULL, ?, ?)
-         ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name, redirect_uris_json = excluded.redirect_uris_json,
-           metadata_json = excluded.metadata_json, fetched_at = excluded.fetched_at`,
-        [clientId, ...params, now],
-      );
-    }
+    const fetched = {
+      name: doc.name,
+      redirectUrisJson: JSON.stringify(doc.redirectUris),
+      metadataJson: JSON.stringify(doc.raw),
+      fetchedAt: now,
+    };
+    // created_at is `now` too on insert.
+    if (row) await updateClientDocument(services.db, clientId, fetched);
+    else await upsertDocumentClient(services.db, clientId, fetched);
     return { client_id: clientId, kind: 'metadata_document', client_name: doc.name, redirect_uris: doc.redirectUris };
   }
   if (row?.kind !== 'dynamic')
@@ -324,7 +307,7 @@ export async function resolveClient(
   return toClient(row);
 }
 
-function toClient(row: ClientRow): OAuthClient {
+function toClient(row: OAuthClientRow): OAuthClient {
   return {
     client_id: row.client_id,
     kind: row.kind,
