@@ -38,7 +38,7 @@ import { OPERATIONS } from './operations/registry.ts';
 import type { AnyOperation, Services } from './core/types.ts';
 import { AppError } from './errors/problem.ts';
 import { createSandboxState, SANDBOX_MOUNT_PATH, type SandboxState, sandboxApp } from './sandbox/app.ts';
-import type { ShopRow } from './services/shops.ts';
+import type { ShopRow } from './store/tables/shops.ts';
 import type { Db } from './store/db.ts';
 import { checkSecretKey } from './store/key-check.ts';
 import { openStore } from './store/open.ts';

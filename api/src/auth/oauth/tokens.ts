@@ -7,7 +7,7 @@
 // the grant ends every token of it: tokens are checked against their grant on every use.
 import { createHash } from 'node:crypto';
 import { appendAudit } from '../../audit/log.ts';
-import type { GrantRow } from '../grants.ts';
+import type { GrantRow } from '../../store/tables/grants.ts';
 import type { Services } from '../../core/types.ts';
 import type { SqlParam } from '../../store/db.ts';
 import { newId } from '../../ids.ts';

@@ -16,7 +16,7 @@ import { handleForVariant } from '../../handoff/triggers.ts';
 import type { AppEnv } from '../../http/types.ts';
 import type { Services } from '../../core/types.ts';
 import { WINDOW_MS } from '../../reads/readiness.ts';
-import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
+import { TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
 import { SHOP_DOMAIN_RE } from '../../services/shops.ts';
 import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../../lib/shopify-app.ts';
 import { describeReadiness, flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
