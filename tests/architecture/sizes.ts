@@ -16,8 +16,6 @@ export const MAX_FUNCTION_LINES = 100;
  * it is taken off.
  */
 export const KNOWN_OVERSIZE: readonly string[] = [
-  'cli/doctor.ts: runDoctor',
-  'cli/main.ts',
   'handoff/flow-client.ts: callFlowTriggerReceive',
   'handoff/worker.ts',
   'handoff/worker.ts: DeliveryWorker.claim',
