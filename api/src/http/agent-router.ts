@@ -237,60 +237,13 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
     if (op.request.query) request.query = op.request.query;
     if (op.headers?.length) {
       // Declared request headers (e.g. Idempotency-Key) appear in the contract; the operation enforces them.
-      request.headers = z.object(
-        Object.fromEntries(
-          op.headers.map((h) => [
-            h,
-            h === 'idempotency-key'
-              ? // Required, with its length: the operation answers idempotency_key_missing without it.
-                z
-                  .string()
-                  .optional()
-                  .openapi({
-                    param: {
-                      name: h,
-                      in: 'header',
-                      required: true,
-                      description: `Makes the confirmation safe to retry: 1–${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters without spaces (e.g. a UUID), unique per action, kept 24 h and scoped to your grant. The same key and request return the stored response; the same key with another request answers 422.`,
-                    },
-                    minLength: 1,
-                    maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
-                    pattern: IDEMPOTENCY_KEY_PATTERN,
-                  })
-              : z
-                  .string()
-                  .optional()
-                  .openapi({ param: { name: h, in: 'header' } }),
-          ]),
-        ),
-      );
+      request.headers = declaredHeaders(op.headers);
     }
     if (op.request.body) {
       request.body = { content: { 'application/json': { schema: op.request.body } }, required: true };
     }
     const successStatus = op.successStatus ?? 200;
-    // A grant-scoped call is authenticated before its input is validated, as over MCP: without a
-    // valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
-    // The grant's use is counted by the call's admission (one write per read, ADR 0308), or here
-    // once the answer is made if nothing wrote for the call (refused input, wrong audience).
-    const authenticateFirst = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-      const services = getServices();
-      const principal = await authenticateToken(bearerToken(c), services, c.get('requestId'), { deferUse: true });
-      try {
-        // An OAuth access token names the resource it was issued for (RFC 8707, ADR 1400).
-        if (principal.resource !== undefined && principal.resource !== resourcesOf(services.config).api)
-          throw new AppError('token_audience_mismatch', {
-            reason: `This access token was issued for ${principal.resource}, not the Agent Operations API.`,
-          });
-        c.set('principal', principal);
-        await next();
-      } finally {
-        if (principal.useDeferred)
-          await services.db
-            .tx((tx) => recordGrantUse(tx, principal, services.now()), { durability: 'lazy' })
-            .catch(() => {});
-      }
-    };
+    const authenticateFirst = authenticateBeforeInput(getServices);
     // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.
     const closedInput = async (c: Context<AppEnv>, next: () => Promise<void>) => {
       refuseUnknownFields(await unknownHttpInput(op, c));
@@ -364,4 +317,60 @@ export function openApiDocument(router: OpenAPIHono<AppEnv>) {
     servers: [{ url: '/', description: 'The origin serving this document (the co-deployed API).' }],
   });
   return polishOpenApiDocument(doc);
+}
+
+/** Declared request headers (e.g. Idempotency-Key) as they appear in the contract; the operation enforces them. */
+function declaredHeaders(names: readonly string[]) {
+  return z.object(
+    Object.fromEntries(
+      names.map((h) => [
+        h,
+        h === 'idempotency-key'
+          ? // Required, with its length: the operation answers idempotency_key_missing without it.
+            z
+              .string()
+              .optional()
+              .openapi({
+                param: {
+                  name: h,
+                  in: 'header',
+                  required: true,
+                  description: `Makes the confirmation safe to retry: 1–${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters without spaces (e.g. a UUID), unique per action, kept 24 h and scoped to your grant. The same key and request return the stored response; the same key with another request answers 422.`,
+                },
+                minLength: 1,
+                maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+                pattern: IDEMPOTENCY_KEY_PATTERN,
+              })
+          : z
+              .string()
+              .optional()
+              .openapi({ param: { name: h, in: 'header' } }),
+      ]),
+    ),
+  );
+}
+
+// A grant-scoped call is authenticated before its input is validated, as over MCP: without a
+// valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
+// The grant's use is counted by the call's admission (one write per read, ADR 0308), or here
+// once the answer is made if nothing wrote for the call (refused input, wrong audience).
+function authenticateBeforeInput(getServices: () => Services) {
+  return async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    const services = getServices();
+    const principal = await authenticateToken(bearerToken(c), services, c.get('requestId'), { deferUse: true });
+    try {
+      // An OAuth access token names the resource it was issued for (RFC 8707, ADR 1400).
+      if (principal.resource !== undefined && principal.resource !== resourcesOf(services.config).api)
+        throw new AppError('token_audience_mismatch', {
+          reason: `This access token was issued for ${principal.resource}, not the Agent Operations API.`,
+        });
+      c.set('principal', principal);
+      await next();
+    } finally {
+      if (principal.useDeferred)
+        await services.db
+          .tx((tx) => recordGrantUse(tx, principal, services.now()), { durability: 'lazy' })
+          .catch(() => {});
+    }
+  };
 }

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { appendAudit } from '../audit/log.ts';
 import { ACCESS_TOKEN_PREFIX } from '../auth/access-tokens.ts';
-import { type GrantRow, getGrantRow } from '../auth/grants.ts';
+import { getGrantRow } from '../auth/grants.ts';
+import type { GrantRow } from '../store/tables/grants.ts';
 import type { Services } from '../core/types.ts';
 import type { RunResult } from '../store/db.ts';
 import {

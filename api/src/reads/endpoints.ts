@@ -4,7 +4,8 @@ import { joinUrl } from '../docs-paths.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { OperationContext, Services } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
-import { configFromSnake, configToSnake, type EndpointRow } from '../services/endpoints.ts';
+import { configFromSnake, configToSnake } from '../services/endpoints.ts';
+import type { EndpointRow } from '../store/tables/endpoints.ts';
 
 /** The window of recent events by state that endpoint reads show. */
 export const RECENT_WINDOW_HOURS = 24;

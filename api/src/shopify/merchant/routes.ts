@@ -21,7 +21,7 @@ import { createMerchantPageGrant, revokeGrantAsMerchant } from '../../merchant/g
 import { signOutSessions } from '../../merchant/sessions.ts';
 import { isShopInstalled, signInWithSessionToken } from '../../merchant/shopify-app.ts';
 import type { MerchantSession } from '../../store/tables/merchant.ts';
-import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
+import { TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
 import { SHOP_DOMAIN_RE } from '../../services/shops.ts';
 import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../../lib/shopify-app.ts';
 import { describeReadiness, flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
