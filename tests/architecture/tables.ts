@@ -59,7 +59,6 @@ export const NOT_YET_MOVED: readonly string[] = [
   'handoff/lifecycle.ts',
   'handoff/shop-tokens.ts',
   'handoff/worker.ts',
-  'intake/intake.ts',
   'intents/alerts.ts',
   'intents/bulk-replay-progress.ts',
   'intents/bulk-replay-runner.ts',
@@ -75,9 +74,7 @@ export const NOT_YET_MOVED: readonly string[] = [
   'intents/kinds/replay.ts',
   'intents/kinds/test-event.ts',
   'intents/replay-claims.ts',
-  'observability/metrics.ts',
   'services/endpoints.ts',
-  'services/served-url.ts',
   'services/shops.ts',
   'shopify/compliance.ts',
   'shopify/merchant/oauth-consent.ts',
@@ -86,13 +83,6 @@ export const NOT_YET_MOVED: readonly string[] = [
   'shopify/oauth.ts',
   'shopify/uninstall.ts',
   'shopify/webhook-binding.ts',
-  'store/full.ts',
-  'store/key-check.ts',
-  'store/migrate-data.ts',
-  'usage/admit.ts',
-  'usage/grant-use.ts',
-  'usage/meters.ts',
-  'usage/rate-limit.ts',
 ];
 
 /** Comments out, so prose about SQL is not read as SQL. */
