@@ -6,9 +6,10 @@
 // per-endpoint budget. A verified sender handshake (Slack's url_verification,
 // GitHub's ping; AUTH_MODE_FACTS) is answered with a receipt row and no event.
 // A batch's event and receipt rows are written with
-// multi-row INSERTs just before its COMMIT; dedupe and the plan cap are
-// per-endpoint / per-shop lock keys, so they hold across API processes sharing
-// Postgres.
+// multi-row INSERTs just before its COMMIT (./batch.ts); dedupe (./dedupe.ts) and
+// the plan cap are per-endpoint / per-shop lock keys, so they hold across API
+// processes sharing Postgres. The body checks are in ./body-checks.ts; the SQL
+// is on the store floor (store/tables/events.ts, receipts.ts, usage.ts).
 import { type IntakeCell, UNKNOWN_ENDPOINT } from '../observability/metrics.ts';
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
 import { isStoreFull, storeFullError } from '../store/full.ts';
