@@ -77,18 +77,17 @@ export interface BatchUsage {
 }
 
 /**
- * The shop's accepted_events count, read once per batch and shop (`usageKey` names it in the
- * batch's scratch); what the batch adds is written just before it commits.
+ * Reads the shop's accepted_events count into the batch's scratch (under `usageKey`), once per
+ * batch and shop: later requests take it from there; what the batch adds is written just before
+ * it commits.
  */
-export async function batchUsage(
+export async function readBatchUsage(
   tx: Db,
   batch: Batch,
   usageKey: string,
   shopId: string,
   now: number,
 ): Promise<BatchUsage> {
-  const known = batch.scratch.get(usageKey) as BatchUsage | undefined;
-  if (known) return known;
   const period = usagePeriod(now);
   const u: BatchUsage = { count: await readAcceptedEvents(tx, shopId, period), added: 0 };
   batch.scratch.set(usageKey, u);

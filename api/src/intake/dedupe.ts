@@ -17,14 +17,14 @@ const DEDUPE_LOOKUP_MAX = 500;
 
 /**
  * The first earlier copy of `ext` on this endpoint since `since`. The first check of a batch reads
- * every external id awaiting a check on this endpoint (`awaiting`) in one query, and the batch's
+ * every external id awaiting a check on this endpoint (`awaiting`, by endpoint) in one query, and the batch's
  * later checks use that answer: on PostgreSQL a query per request was a round trip each, inside
  * the one batch in flight. An id the batch's query did not cover is read alone.
  */
 export async function firstCopyOf(
   tx: Db,
   batch: Batch,
-  awaiting: Iterable<string>,
+  awaiting: ReadonlyMap<string, Iterable<string>>,
   endpointId: string,
   ext: string,
   since: number,
@@ -33,7 +33,7 @@ export async function firstCopyOf(
   let found = batch.scratch.get(key) as DedupeLookup | undefined;
   if (!found) {
     const ids = [ext];
-    for (const other of awaiting) {
+    for (const other of awaiting.get(endpointId) ?? []) {
       if (ids.length >= DEDUPE_LOOKUP_MAX) break;
       if (other !== ext) ids.push(other);
     }

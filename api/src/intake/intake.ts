@@ -33,7 +33,7 @@ import { INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
 import { verifyRequest, verifySecret, type VerifySecret } from './verify.ts';
 import { handshakeOf } from './auth-modes.ts';
-import { batchRows, batchUsage, queueReceipt } from './batch.ts';
+import { type BatchUsage, batchRows, queueReceipt, readBatchUsage } from './batch.ts';
 import { checkFlowPayloadSize, checkMedia, decodeBody, parseJsonObject } from './body-checks.ts';
 import { firstCopyOf } from './dedupe.ts';
 
@@ -116,9 +116,6 @@ export const intakeLocks = {
   dedupe: (endpointId: string) => `intake-dedupe:${endpointId}`,
   eventCap: (shopId: string) => `intake-event-cap:${shopId}`,
 };
-
-/** Nothing awaits a dedupe check on the endpoint. */
-const NONE_AWAITING: readonly string[] = [];
 
 function secondsToNextPeriod(now: number): number {
   return Math.ceil((periodBounds(now).end - now) / 1000);
@@ -379,14 +376,7 @@ export class Intake {
       // This endpoint's dedupe lock is held (committer), so no other batch writes a first copy meanwhile.
       const firstId =
         rows.firstByExternalId.get(dedupeKey) ??
-        (await firstCopyOf(
-          tx,
-          batch,
-          this.awaitingDedupe.get(row.id) ?? NONE_AWAITING,
-          row.id,
-          ext,
-          now - windowHours * 3_600_000,
-        ));
+        (await firstCopyOf(tx, batch, this.awaitingDedupe, row.id, ext, now - windowHours * 3_600_000));
       if (firstId) {
         rows.events.push(
           eventRow({
@@ -407,7 +397,9 @@ export class Intake {
       }
     }
     // Plan cap: read the counter once per batch and shop, add this batch's accepts.
-    const usage = await batchUsage(tx, batch, ep.usageKey, row.shop_id, now);
+    const usage =
+      (batch.scratch.get(ep.usageKey) as BatchUsage | undefined) ??
+      (await readBatchUsage(tx, batch, ep.usageKey, row.shop_id, now));
     if (usage.count + usage.added >= plan.monthly.acceptedEvents + plan.graceEvents)
       return this.capReached(tx, batch, row, req, now, raw, hash, ext);
     usage.added++;
