@@ -22,12 +22,8 @@ export const KNOWN_OVERSIZE: readonly string[] = [
   'handoff/worker.ts: DeliveryWorker.claim > (callback)',
   'handoff/worker.ts: DeliveryWorker.record',
   'handoff/worker.ts: DeliveryWorker.record > (callback)',
-  'intake/intake.ts',
-  'intake/intake.ts: Intake.acceptInTx',
-  'intake/intake.ts: Intake.handle',
   'intents/engine.ts: runConfirmation',
   'intents/kinds/replay.ts: inspect',
-  'observability/metrics.ts: Metrics.constructor',
   'reads/event-detail.ts: readEvent',
 ];
 

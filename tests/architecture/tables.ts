@@ -56,7 +56,6 @@ export const NOT_YET_MOVED: readonly string[] = [
   'handoff/lifecycle.ts',
   'handoff/shop-tokens.ts',
   'handoff/worker.ts',
-  'intake/intake.ts',
   'intents/alerts.ts',
   'intents/bulk-replay-progress.ts',
   'intents/bulk-replay-runner.ts',
@@ -73,15 +72,6 @@ export const NOT_YET_MOVED: readonly string[] = [
   'intents/kinds/replay.ts',
   'intents/kinds/test-event.ts',
   'intents/replay-claims.ts',
-  'observability/metrics.ts',
-  'services/served-url.ts',
-  'store/full.ts',
-  'store/key-check.ts',
-  'store/migrate-data.ts',
-  'usage/admit.ts',
-  'usage/grant-use.ts',
-  'usage/meters.ts',
-  'usage/rate-limit.ts',
 ];
 
 /** Comments out, so prose about SQL is not read as SQL. */

@@ -132,3 +132,33 @@ export async function listShopRows(db: Db): Promise<ShopRow[]> {
 export async function findShop(db: Db, id: string): Promise<ShopRow | undefined> {
   return db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [id]);
 }
+
+// usage: the columns of a shop that decide its limits (usage/meters.ts resolves them).
+
+/** The columns of `shops` that decide a shop's limits. */
+export interface ShopLimitsRow {
+  plan: string;
+  limits_json: string | null;
+  sandbox: number;
+}
+
+/** A shop's limit columns, or undefined when there is no such shop. */
+export async function findShopLimits(db: Db, shopId: string): Promise<ShopLimitsRow | undefined> {
+  return db.get<ShopLimitsRow>('SELECT plan, limits_json, sandbox FROM shops WHERE id = ?', [shopId]);
+}
+
+// metrics: shops by connection status, for /metrics gauges.
+
+/** Shops per Shopify connection status (`connected` included). */
+export async function countShopsByConnection(db: Db): Promise<{ connection_status: string; n: number }[]> {
+  return db.all<{ connection_status: string; n: number }>(
+    'SELECT connection_status, COUNT(*) AS n FROM shops GROUP BY connection_status',
+  );
+}
+
+/** Shops per connection status other than `connected` (their events are held). */
+export async function countHeldShops(db: Db): Promise<{ connection_status: string; n: number }[]> {
+  return db.all<{ connection_status: string; n: number }>(
+    `SELECT connection_status, COUNT(*) AS n FROM shops WHERE connection_status <> 'connected' GROUP BY connection_status`,
+  );
+}
