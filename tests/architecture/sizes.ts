@@ -16,12 +16,6 @@ export const MAX_FUNCTION_LINES = 100;
  * it is taken off.
  */
 export const KNOWN_OVERSIZE: readonly string[] = [
-  'handoff/flow-client.ts: callFlowTriggerReceive',
-  'handoff/worker.ts',
-  'handoff/worker.ts: DeliveryWorker.claim',
-  'handoff/worker.ts: DeliveryWorker.claim > (callback)',
-  'handoff/worker.ts: DeliveryWorker.record',
-  'handoff/worker.ts: DeliveryWorker.record > (callback)',
   'intents/engine.ts: runConfirmation',
   'intents/kinds/replay.ts: inspect',
   'reads/event-detail.ts: readEvent',

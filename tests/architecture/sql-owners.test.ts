@@ -46,10 +46,10 @@ describe('one owner per table', () => {
     const found = sqlViolations('shopify/made-up.ts', text);
     expect(found).toHaveLength(2);
     expect(found[0]).toMatch(/holds SQL\. SQL lives on the store floor/);
-    expect(found[1]).toMatch(/writes events, which api\/src\/store\/tables\/events\.ts owns/);
-    expect(sqlViolations('store/tables/events.ts', text)).toEqual([]);
+    expect(found[1]).toMatch(/writes events, which api\/src\/store\/tables\/events\/ owns/);
+    expect(sqlViolations('store/tables/events/deliver.ts', text)).toEqual([]);
     expect(sqlViolations('reads/made-up.ts', text)).toEqual([
-      expect.stringMatching(/writes events, which api\/src\/store\/tables\/events\.ts owns/),
+      expect.stringMatching(/writes events, which api\/src\/store\/tables\/events\/ owns/),
     ]);
     expect(sqlViolations('handoff/made-up.ts', '// UPDATE events SET state in a comment\n')).toEqual([]);
   });

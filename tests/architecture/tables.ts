@@ -4,9 +4,9 @@
 // tests/architecture/sql-owners.test.ts checks every file of api/src against this table, and
 // docs/architecture.md shows it.
 
-/** Table → the one file of api/src (relative) that writes it. */
+/** Table → the one module of api/src (relative) that writes it: a file, or a folder (ending in `/`) when the family outgrew one file. */
 export const TABLE_OWNERS: Record<string, string> = {
-  events: 'store/tables/events.ts',
+  events: 'store/tables/events/',
   receipts: 'store/tables/receipts.ts',
   intake_rejection_tallies: 'store/tables/receipts.ts',
   attempts: 'store/tables/attempts.ts',
@@ -51,11 +51,6 @@ export const SQL_HOMES: readonly string[] = ['store/', 'audit/', 'reads/'];
  * until it is taken off.
  */
 export const NOT_YET_MOVED: readonly string[] = [
-  'handoff/due-look.ts',
-  'handoff/flow-readiness.ts',
-  'handoff/lifecycle.ts',
-  'handoff/shop-tokens.ts',
-  'handoff/worker.ts',
   'intents/alerts.ts',
   'intents/bulk-replay-progress.ts',
   'intents/bulk-replay-runner.ts',
@@ -95,7 +90,7 @@ export function sqlViolations(file: string, text: string): string[] {
   for (const m of body.matchAll(WRITE)) {
     const table = m[1] as string;
     const owner = TABLE_OWNERS[table];
-    if (owner === undefined || owner === file) continue;
+    if (owner === undefined || owner === file || (owner.endsWith('/') && file.startsWith(owner))) continue;
     out.push(
       `api/src/${file} writes ${table}, which api/src/${owner} owns. Add a named function there (insertX, markY) and call it.`,
     );

@@ -4,11 +4,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
-import { dueRowsSql, dueShopsSql, firstLookSql } from '../../api/src/handoff/due-look.ts';
-import { RETENTION_CANDIDATES } from '../../api/src/handoff/lifecycle.ts';
 import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
 import { REPLAYS_OF_SQL } from '../../api/src/reads/events.ts';
 import type { SqliteDb } from '../../api/src/store/sqlite.ts';
+import { dueRowsSql, dueShopsSql, firstLookSql, retentionCandidates } from '../../api/src/store/tables/events/deliver.ts';
 import { freshSqlite } from '../helpers/sqlite.ts';
 
 const MIGRATION = readFileSync(
@@ -43,7 +42,7 @@ describe('query plans on SQLite', () => {
     expect(
       await plan(
         `SELECT e.id FROM events e JOIN shops s ON s.id = e.shop_id
-          WHERE ${RETENTION_CANDIDATES} AND e.received_at <= ? AND s.plan = ? LIMIT 500`,
+          WHERE ${retentionCandidates(TERMINAL_STATES)} AND e.received_at <= ? AND s.plan = ? LIMIT 500`,
         [1, 'free'],
       ),
     ).toMatch(/USING INDEX events_retention/);

@@ -4,8 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { bodyRetentionMs, REPLAY_RETENTION_CANDIDATES, sweepRetention } from '../../api/src/handoff/lifecycle.ts';
+import { bodyRetentionMs, sweepRetention } from '../../api/src/handoff/lifecycle.ts';
 import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
+import { replayRetentionCandidates } from '../../api/src/store/tables/events/deliver.ts';
 import { freshSqlite } from '../helpers/sqlite.ts';
 import { api, confirm, deliveredEvent, waitDelivered } from '../intents/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -65,7 +66,7 @@ it("the replay sweep is indexed; events_replay_retention's state list is TERMINA
   const { db } = await freshSqlite();
   try {
     const plan = await db.all<{ detail: string }>(
-      `EXPLAIN QUERY PLAN SELECT e.id FROM events e WHERE ${REPLAY_RETENTION_CANDIDATES} AND e.body_expires_at <= ? LIMIT 500`,
+      `EXPLAIN QUERY PLAN SELECT e.id FROM events e WHERE ${replayRetentionCandidates(TERMINAL_STATES)} AND e.body_expires_at <= ? LIMIT 500`,
       [1],
     );
     // Indexed, never a scan of every event (which partial index wins depends on the table's statistics).

@@ -88,16 +88,6 @@ export async function callFlowTriggerReceive(args: {
   timeoutMs: number;
 }): Promise<FlowCallResult> {
   const started = performance.now();
-  const base = {
-    hasData: false,
-    userErrors: [],
-    errorCodes: [],
-    throttled: false,
-    throttleStatus: null,
-    throttleWaitMs: 0,
-    retryAfterMs: 0,
-    mayHaveReachedShopify: false,
-  };
   let res: Response;
   let text: string;
   try {
@@ -117,26 +107,42 @@ export async function callFlowTriggerReceive(args: {
     });
     text = await res.text();
   } catch (err) {
-    const name = err instanceof Error ? err.name : 'Error';
-    const transportError = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'connection_error';
-    const cause = err instanceof Error ? (err.cause as { code?: unknown } | undefined) : undefined;
-    const mayHaveReachedShopify =
-      transportError === 'timeout' || (typeof cause?.code === 'string' && BROKE_WHEN_OPEN.has(cause.code));
-    const summary: FlowResponseSummary = { http_status: null, transport_error: transportError };
-    if (mayHaveReachedShopify)
-      summary.note =
-        transportError === 'timeout'
-          ? `no answer in time; ${MAY_HAVE_REACHED_FLOW_NOTE}`
-          : `the connection broke after it was open; ${MAY_HAVE_REACHED_FLOW_NOTE}`;
-    return {
-      ...base,
-      httpStatus: null,
-      transportError,
-      mayHaveReachedShopify,
-      durationMs: performance.now() - started,
-      summary,
-    };
+    return transportFailure(err, started);
   }
+  return readAnswer(res, text, started);
+}
+
+/** The result of a call that got no HTTP answer (a timeout, a refused or broken connection). */
+function transportFailure(err: unknown, started: number): FlowCallResult {
+  const name = err instanceof Error ? err.name : 'Error';
+  const transportError = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'connection_error';
+  const cause = err instanceof Error ? (err.cause as { code?: unknown } | undefined) : undefined;
+  const mayHaveReachedShopify =
+    transportError === 'timeout' || (typeof cause?.code === 'string' && BROKE_WHEN_OPEN.has(cause.code));
+  const summary: FlowResponseSummary = { http_status: null, transport_error: transportError };
+  if (mayHaveReachedShopify)
+    summary.note =
+      transportError === 'timeout'
+        ? `no answer in time; ${MAY_HAVE_REACHED_FLOW_NOTE}`
+        : `the connection broke after it was open; ${MAY_HAVE_REACHED_FLOW_NOTE}`;
+  return {
+    hasData: false,
+    userErrors: [],
+    errorCodes: [],
+    throttled: false,
+    throttleStatus: null,
+    throttleWaitMs: 0,
+    retryAfterMs: 0,
+    httpStatus: null,
+    transportError,
+    mayHaveReachedShopify,
+    durationMs: performance.now() - started,
+    summary,
+  };
+}
+
+/** The result of a call Shopify answered, read from its status, headers and body. */
+function readAnswer(res: Response, text: string, started: number): FlowCallResult {
   let body: unknown = null;
   let unreadable = false;
   try {

@@ -3,6 +3,7 @@
 // The newest signal per shop domain and trigger handle wins; the worker skips the call to Shopify
 // for a trigger no enabled workflow uses; setup, diagnostics, receipts and the merchant page show it.
 import type { Db } from '../store/db.ts';
+import { findLifecycleSignal, listLifecycleSignals, upsertLifecycleSignal } from '../store/tables/shops.ts';
 import { loadTriggerDefinitions } from './triggers.ts';
 
 export interface FlowLifecycleSignal {
@@ -17,24 +18,14 @@ export type FlowReadiness = { enabled: 'yes' | 'no'; since: number } | { enabled
 
 /** Stores a signal unless a newer one for the same shop and trigger is stored. Returns whether it was applied. */
 export async function recordLifecycleSignal(db: Db, s: FlowLifecycleSignal, now: number): Promise<boolean> {
-  const r = await db.run(
-    `INSERT INTO flow_trigger_lifecycle (shop_domain, trigger_handle, has_enabled_flow, signal_at, received_at)
-     VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (shop_domain, trigger_handle) DO UPDATE SET
-       has_enabled_flow = excluded.has_enabled_flow, signal_at = excluded.signal_at, received_at = excluded.received_at
-     WHERE flow_trigger_lifecycle.signal_at < excluded.signal_at`,
-    [s.shopDomain, s.handle, s.hasEnabledFlow ? 1 : 0, s.signalAt, now],
-  );
+  const changes = await upsertLifecycleSignal(db, { ...s, now });
   callCache.delete(cacheKey(s.shopDomain, s.handle));
-  return r.changes > 0;
+  return changes > 0;
 }
 
 /** Whether an enabled workflow uses the trigger in this shop, per Flow's newest signal. */
 export async function flowReadiness(db: Db, shopDomain: string, handle: string): Promise<FlowReadiness> {
-  const row = await db.get<{ has_enabled_flow: number; signal_at: number | string }>(
-    'SELECT has_enabled_flow, signal_at FROM flow_trigger_lifecycle WHERE shop_domain = ? AND trigger_handle = ?',
-    [shopDomain, handle],
-  );
+  const row = await findLifecycleSignal(db, shopDomain, handle);
   if (!row) return { enabled: 'unknown', since: null };
   return { enabled: Number(row.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(row.signal_at) };
 }
@@ -67,10 +58,7 @@ export async function readinessForDelivery(db: Db, shopDomain: string, handle: s
 
 /** Every trigger's readiness in a shop, by handle (handles without a signal are absent). */
 export async function flowReadinessByHandle(db: Db, shopDomain: string): Promise<Map<string, FlowReadiness>> {
-  const rows = await db.all<{ trigger_handle: string; has_enabled_flow: number; signal_at: number | string }>(
-    'SELECT trigger_handle, has_enabled_flow, signal_at FROM flow_trigger_lifecycle WHERE shop_domain = ?',
-    [shopDomain],
-  );
+  const rows = await listLifecycleSignals(db, shopDomain);
   return new Map(
     rows.map((r) => [
       r.trigger_handle,

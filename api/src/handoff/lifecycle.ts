@@ -9,6 +9,14 @@ import { normalizeShopDomain } from '../services/shops.ts';
 import { planOf, PLAN_IDS } from '../plans.ts';
 import type { Services } from '../core/types.ts';
 import { TERMINAL_STATES } from './outcomes.ts';
+import { purgeBodiesOfPlan, purgeReplayBodies, releaseHeldEvents } from '../store/tables/events/deliver.ts';
+import {
+  domainTakenByOther,
+  findShopStatus,
+  markShopConnected,
+  setShopAccessToken,
+  setShopDomain,
+} from '../store/tables/shops.ts';
 
 const DAY_MS = 86_400_000;
 const SWEEP_BATCH = 500;
@@ -27,21 +35,6 @@ export function bodyExpiresAt(
   return Number(event.received_at) + bodyRetentionMs(config, shop.plan);
 }
 
-const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
-
-/**
- * The retention sweep's candidates: retained bodies of terminal events. Written exactly as
- * the partial index events_retention's condition (migration 0700), so the planner uses it.
- */
-export const RETENTION_CANDIDATES = `e.retention_state = 'retained' AND e.state IN (${TERMINAL_SQL})`;
-
-/**
- * Replays whose body may be purged: a replay keeps its original's body_expires_at (replaying
- * never extends retention), so it is purged by that time, not by its own received_at. Written
- * as the partial index events_replay_retention's condition (migration 0810).
- */
-export const REPLAY_RETENTION_CANDIDATES = `e.replay_of IS NOT NULL AND ${RETENTION_CANDIDATES}`;
-
 /**
  * Purges bodies past retention: body → NULL, retention_state → 'expired'; the
  * metadata (hash, size, ids, state, attempts) stays. Only events in a terminal
@@ -55,33 +48,24 @@ export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 
   for (const plan of planIds) {
     const cutoff = now - bodyRetentionMs(services.config, plan);
     // Shops on an unknown plan id are treated as 'free' (planOf); include them with free.
-    const planFilter =
-      plan === 'free' ? `(s.plan = ? OR s.plan NOT IN (${planIds.map(() => '?').join(', ')}))` : 's.plan = ?';
-    const planParams = plan === 'free' ? [plan, ...planIds] : [plan];
+    const others = plan === 'free' ? { others: planIds } : {};
     for (;;) {
-      const res = await services.db.run(
-        `UPDATE events SET body = NULL, retention_state = 'expired', body_expires_at = CASE WHEN body_expires_at IS NULL OR body_expires_at > ? THEN ? ELSE body_expires_at END, updated_at = ?
-          WHERE id IN (
-            SELECT e.id FROM events e JOIN shops s ON s.id = e.shop_id
-             WHERE ${RETENTION_CANDIDATES} AND e.received_at <= ? AND ${planFilter}
-             LIMIT ${SWEEP_BATCH})`,
-        [now, now, now, cutoff, ...planParams],
-      );
-      total += res.changes;
-      if (res.changes < SWEEP_BATCH) break;
+      const changes = await purgeBodiesOfPlan(services.db, {
+        now,
+        cutoff,
+        plan,
+        ...others,
+        terminal: TERMINAL_STATES,
+        batch: SWEEP_BATCH,
+      });
+      total += changes;
+      if (changes < SWEEP_BATCH) break;
     }
   }
   for (;;) {
-    const res = await services.db.run(
-      `UPDATE events SET body = NULL, retention_state = 'expired', updated_at = ?
-        WHERE id IN (
-          SELECT e.id FROM events e
-           WHERE ${REPLAY_RETENTION_CANDIDATES} AND e.body_expires_at <= ?
-           LIMIT ${SWEEP_BATCH})`,
-      [now, now],
-    );
-    total += res.changes;
-    if (res.changes < SWEEP_BATCH) break;
+    const changes = await purgeReplayBodies(services.db, { now, terminal: TERMINAL_STATES, batch: SWEEP_BATCH });
+    total += changes;
+    if (changes < SWEEP_BATCH) break;
   }
   return total;
 }
@@ -187,19 +171,8 @@ export async function releaseShopInTx(
   now: number,
   onlyFrom?: readonly string[],
 ): Promise<number | null> {
-  const from = onlyFrom ? ` AND connection_status IN (${onlyFrom.map(() => '?').join(', ')})` : '';
-  const marked = await tx.run(
-    `UPDATE shops SET connection_status = 'connected', next_probe_at = NULL, probe_event_id = NULL, updated_at = ?
-      WHERE id = ?${from}`,
-    [now, shopId, ...(onlyFrom ?? [])],
-  );
-  if (marked.changes === 0) return null;
-  const released = await tx.run(
-    `UPDATE events SET state = 'queued', next_attempt_at = ?, support_code = NULL, error_code = NULL, updated_at = ?
-      WHERE shop_id = ? AND state = 'held'`,
-    [now, now, shopId],
-  );
-  return released.changes;
+  if ((await markShopConnected(tx, shopId, now, onlyFrom)) === 0) return null;
+  return releaseHeldEvents(tx, shopId, now);
 }
 
 /**
@@ -216,22 +189,15 @@ export async function reconnectShop(
   const now = services.now();
   const domain = options.domain === undefined ? undefined : normalizeShopDomain(options.domain);
   const result = await services.db.tx(async (tx) => {
-    const shop = await tx.get<{ domain: string; connection_status: string }>(
-      'SELECT domain, connection_status FROM shops WHERE id = ?',
-      [shopId],
-    );
+    const shop = await findShopStatus(tx, shopId);
     if (!shop) throw new AppError('not_found', { detail: `No shop ${shopId} in this store.` });
     if (domain !== undefined && domain !== shop.domain) {
-      const taken = await tx.get('SELECT id FROM shops WHERE domain = ? AND id <> ?', [domain, shopId]);
-      if (taken) throw new AppError('invalid_request', { detail: `Another shop already has the domain ${domain}.` });
-      await tx.run('UPDATE shops SET domain = ?, updated_at = ? WHERE id = ?', [domain, now, shopId]);
+      if (await domainTakenByOther(tx, domain, shopId))
+        throw new AppError('invalid_request', { detail: `Another shop already has the domain ${domain}.` });
+      await setShopDomain(tx, shopId, domain, now);
     }
     if (options.accessToken) {
-      await tx.run(`UPDATE shops SET access_token_enc = ?, updated_at = ? WHERE id = ?`, [
-        services.secrets.encrypt(options.accessToken),
-        now,
-        shopId,
-      ]);
+      await setShopAccessToken(tx, shopId, services.secrets.encrypt(options.accessToken), now);
     }
     const out = {
       released: (await releaseShopInTx(tx, shopId, now)) ?? 0,

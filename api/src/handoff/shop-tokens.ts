@@ -9,6 +9,7 @@ import type { Services } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
 import { adminApiOrigin, shopifyAppCredentials } from '../lib/shopify-app.ts';
 import type { ShopRow } from '../store/tables/shops.ts';
+import { readShopRow, storeRefreshedToken } from '../store/tables/shops.ts';
 
 const EXCHANGE_TIMEOUT_MS = 10_000;
 
@@ -93,18 +94,15 @@ async function refresh(services: Services, shop: ShopRow): Promise<ShopRow> {
   }
   const now = services.now();
   const expiring = typeof t.expires_in === 'number' && typeof t.refresh_token === 'string';
-  await services.db.run(
-    `UPDATE shops SET access_token_enc = ?, access_token_expires_at = ?, refresh_token_enc = ?, refresh_token_expires_at = ?, updated_at = ?
-      WHERE id = ? AND refresh_token_enc = ?`,
-    [
-      services.secrets.encrypt(t.access_token),
-      expiring ? now + (t.expires_in as number) * 1000 : null,
-      expiring ? services.secrets.encrypt(t.refresh_token as string) : null,
+  await storeRefreshedToken(services.db, {
+    shopId: shop.id,
+    usedRefreshEnc: shop.refresh_token_enc,
+    accessTokenEnc: services.secrets.encrypt(t.access_token),
+    accessTokenExpiresAt: expiring ? now + (t.expires_in as number) * 1000 : null,
+    refreshTokenEnc: expiring ? services.secrets.encrypt(t.refresh_token as string) : null,
+    refreshTokenExpiresAt:
       expiring && typeof t.refresh_token_expires_in === 'number' ? now + t.refresh_token_expires_in * 1000 : null,
-      now,
-      shop.id,
-      shop.refresh_token_enc,
-    ],
-  );
-  return (await services.db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [shop.id])) ?? shop;
+    now,
+  });
+  return (await readShopRow<ShopRow>(services.db, shop.id)) ?? shop;
 }

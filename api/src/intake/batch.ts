@@ -3,7 +3,7 @@
 // accepted_events meter (one upsert per shop, after the plan cap was checked against it).
 import type { Batch } from '../store/committer.ts';
 import type { Db, SqlParam } from '../store/db.ts';
-import { insertAcceptedEvents } from '../store/tables/events.ts';
+import { insertAcceptedEvents } from '../store/tables/events/accept.ts';
 import { insertReceipts } from '../store/tables/receipts.ts';
 import { addAcceptedEvents, readAcceptedEvents } from '../store/tables/usage.ts';
 import type { EndpointRow } from '../store/tables/endpoints.ts';

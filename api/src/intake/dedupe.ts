@@ -3,7 +3,7 @@
 // batch and endpoint for every id awaiting a check.
 import type { Batch } from '../store/committer.ts';
 import type { Db } from '../store/db.ts';
-import { findFirstCopies, findFirstCopy, type FirstCopy } from '../store/tables/events.ts';
+import { findFirstCopies, findFirstCopy, type FirstCopy } from '../store/tables/events/accept.ts';
 
 /** One batch's dedupe query on one endpoint: which external ids it read, from when, and the rows it found. */
 interface DedupeLookup {

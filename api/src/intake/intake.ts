@@ -9,7 +9,7 @@
 // multi-row INSERTs just before its COMMIT (./batch.ts); dedupe (./dedupe.ts) and
 // the plan cap are per-endpoint / per-shop lock keys, so they hold across API
 // processes sharing Postgres. The body checks are in ./body-checks.ts; the SQL
-// is on the store floor (store/tables/events.ts, receipts.ts, usage.ts).
+// is on the store floor (store/tables/events/accept.ts, receipts.ts, usage.ts).
 import { type IntakeCell, UNKNOWN_ENDPOINT } from '../observability/metrics.ts';
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
 import { isStoreFull, storeFullError } from '../store/full.ts';
@@ -25,7 +25,7 @@ import { planOf, type Plan } from '../plans.ts';
 import { decryptedSecrets, endpointConfig, type EndpointConfig } from '../services/endpoints.ts';
 import type { EndpointRow } from '../store/tables/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
-import { eventRow } from '../store/tables/events.ts';
+import { eventRow } from '../store/tables/events/accept.ts';
 import { tallyRejection } from '../store/tables/receipts.ts';
 import { periodBounds } from '../usage/meters.ts';
 import { type Batch, GroupCommitter } from '../store/committer.ts';
@@ -245,7 +245,7 @@ export class Intake {
     hash: string,
     facts: Mapped,
   ): Promise<IntakeAck> {
-    // What the event row's body column is bound to (see EVENT_PLACEHOLDERS in store/tables/events.ts).
+    // What the event row's body column is bound to (see EVENT_PLACEHOLDERS in store/tables/events/accept.ts).
     const bodyParam: SqlParam = this.services.db.dialect === 'sqlite' ? raw : text;
     const windowHours = this.dedupeWindowHours(ep);
     const locks = facts.externalEventId && windowHours > 0 ? ep.locks.capAndDedupe : ep.locks.cap;

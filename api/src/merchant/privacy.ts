@@ -12,7 +12,7 @@ import {
   type CustomerEventMatch,
   eraseEventBodies,
   stopUndeliveredEvents,
-} from '../store/tables/events.ts';
+} from '../store/tables/events/merchant.ts';
 import { disconnectRedactedShop, findShopIdByLowerDomain } from '../store/tables/shops.ts';
 import { firstDelivery, PRIVACY_ACTOR } from './shopify-app.ts';
 

@@ -13,7 +13,7 @@ import type { TokenResponse } from '../handoff/shop-tokens.ts';
 import { newId } from '../ids.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Db } from '../store/db.ts';
-import { expireHeldEvents, holdWaitingEvents } from '../store/tables/events.ts';
+import { expireHeldEvents, holdWaitingEvents } from '../store/tables/events/merchant.ts';
 import { revokeShopGrants } from '../store/tables/grants.ts';
 import {
   deleteIdTokenUsesExpiredBefore,

@@ -17,7 +17,7 @@ import {
   oldestDueEventByShop,
   possibleDuplicateTotals,
   queueDepthByShop,
-} from '../store/tables/events.ts';
+} from '../store/tables/events/gauges.ts';
 import { countIntentsByKindAndState } from '../store/tables/intents.ts';
 import { countHeldShops, countShopsByConnection } from '../store/tables/shops.ts';
 

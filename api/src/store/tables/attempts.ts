@@ -1,2 +1,71 @@
 // Attempts: one row per handoff try to Shopify Flow.
 // Owns: attempts. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
+import type { Db } from '../db.ts';
+import { insertMany, pgArrayLiteral, type SqlParam } from '../db.ts';
+
+// handoff: the worker's attempts (api/src/handoff/)
+
+/** Opens one attempt per claimed event: [id, event_id, shop_id, trigger, started_at, outcome]. */
+export async function insertAttempts(tx: Db, rows: readonly (readonly SqlParam[])[]): Promise<void> {
+  await insertMany(tx, 'attempts', ['id', 'event_id', 'shop_id', 'trigger', 'started_at', 'outcome'], rows);
+}
+
+/** Closes the in-progress attempts of events whose lease expired (their worker died mid-call). */
+export async function abandonAttempts(tx: Db, eventIds: readonly string[], now: number, note: string): Promise<void> {
+  await tx.run(
+    `UPDATE attempts SET outcome = 'abandoned', finished_at = ?, flow_response = ?
+        WHERE event_id IN (${eventIds.map(() => '?').join(', ')}) AND outcome = 'in_progress'`,
+    [now, JSON.stringify({ note }), ...eventIds],
+  );
+}
+
+/** How many of an event's attempts ended in one of `outcomes`. */
+export async function countAttemptsWithOutcome(tx: Db, eventId: string, outcomes: readonly string[]): Promise<number> {
+  const marks = outcomes.map(() => '?').join(', ');
+  const row = await tx.get<{ n: number | string }>(
+    `SELECT COUNT(*) AS n FROM attempts WHERE event_id = ? AND outcome IN (${marks})`,
+    [eventId, ...outcomes],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** How one attempt ended. */
+export interface AttemptFinish {
+  id: string;
+  finishedAt: number;
+  durationMs: number;
+  outcome: string;
+  httpStatus: number | null;
+  errorCode: string | null;
+  flowResponse: string;
+}
+
+/** Records how one attempt ended. */
+export async function finishAttempt(tx: Db, a: AttemptFinish): Promise<void> {
+  await tx.run(
+    `UPDATE attempts SET finished_at = ?, duration_ms = ?, outcome = ?, http_status = ?, error_code = ?, flow_response = ?
+         WHERE id = ?`,
+    [a.finishedAt, a.durationMs, a.outcome, a.httpStatus, a.errorCode, a.flowResponse, a.id],
+  );
+}
+
+/** Records how many attempts ended, in one statement (PostgreSQL), one array per column; `attempts` in id order. */
+export async function finishAttemptsBatch(tx: Db, attempts: readonly AttemptFinish[]): Promise<void> {
+  const col = (f: (row: AttemptFinish) => SqlParam) => pgArrayLiteral(attempts.map(f));
+  await tx.run(
+    `UPDATE attempts AS a SET finished_at = v.finished_at, duration_ms = v.duration_ms, outcome = v.outcome,
+       http_status = v.http_status, error_code = v.error_code, flow_response = v.flow_response
+     FROM unnest(?::text[], ?::bigint[], ?::integer[], ?::text[], ?::integer[], ?::text[], ?::text[])
+       AS v (id, finished_at, duration_ms, outcome, http_status, error_code, flow_response)
+     WHERE a.id = v.id`,
+    [
+      col((a) => a.id),
+      col((a) => a.finishedAt),
+      col((a) => a.durationMs),
+      col((a) => a.outcome),
+      col((a) => a.httpStatus),
+      col((a) => a.errorCode),
+      col((a) => a.flowResponse),
+    ],
+  );
+}

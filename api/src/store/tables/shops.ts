@@ -162,3 +162,277 @@ export async function countHeldShops(db: Db): Promise<{ connection_status: strin
     `SELECT connection_status, COUNT(*) AS n FROM shops WHERE connection_status <> 'connected' GROUP BY connection_status`,
   );
 }
+
+// handoff: the worker's shop reads, shared buckets, holds and probes, reconnects, token refresh and Flow readiness (api/src/handoff/)
+
+/** A shop's row in `shop_buckets`: the account of its bucket every worker process shares (Postgres). */
+export interface SharedBucket {
+  shop_id: string;
+  available: number;
+  /** On the database's clock. */
+  at: number;
+  restore_rate: number;
+  maximum_available: number;
+}
+
+/** Columns of `shop_buckets` a claim reads with the shop, prefixed so they do not mix with the shop's. */
+const SHARED_BUCKET_COLUMNS =
+  'b.available AS bucket_available, b.at AS bucket_at, b.restore_rate AS bucket_restore_rate, ' +
+  'b.maximum_available AS bucket_maximum_available';
+
+/** A shop as the claim reads it: its row, its live leases (`busy`), and with `sharing` its shared bucket. */
+export type ClaimShop<S> = S & { probe_event_id: string | null; busy: number } & Partial<
+    Record<`bucket_${string}`, number | null>
+  >;
+
+/**
+ * The claim's read of its shops (`S` is the shop row type): every worker's live leases per shop,
+ * the shop itself and, with `sharing` (PostgreSQL), its shared bucket account, in one round trip.
+ */
+export async function readClaimShops<S>(
+  tx: Db,
+  shopIds: readonly string[],
+  leaseNow: number,
+  sharing: boolean,
+): Promise<ClaimShop<S>[]> {
+  const inShops = `(${shopIds.map(() => '?').join(', ')})`;
+  return tx.all<ClaimShop<S>>(
+    `SELECT s.*,
+                (SELECT COUNT(*) FROM events e WHERE e.shop_id = s.id AND e.state = 'delivering' AND e.lease_expires_at >= ?) AS busy
+                ${sharing ? `, ${SHARED_BUCKET_COLUMNS}` : ''}
+           FROM shops s ${sharing ? 'LEFT JOIN shop_buckets b ON b.shop_id = s.id' : ''} WHERE s.id IN ${inShops}`,
+    [leaseNow, ...shopIds],
+  );
+}
+
+/**
+ * Takes `n × cost` points per shop out of the shops' shared accounts (PostgreSQL), refilled to
+ * `leaseNow` (the database clock), relative to each row as it is then.
+ */
+export async function spendSharedBuckets(
+  tx: Db,
+  spent: ReadonlyMap<string, number>,
+  leaseNow: number,
+  cost: number,
+): Promise<SharedBucket[]> {
+  return tx.all<SharedBucket>(
+    `UPDATE shop_buckets AS b
+                SET available = LEAST(b.maximum_available, b.available + GREATEST(0, CAST(? AS BIGINT) - b.at) * b.restore_rate / 1000)
+                                - t.n * ${cost},
+                    at = GREATEST(b.at, CAST(? AS BIGINT))
+               FROM (VALUES ${[...spent].map(() => '(CAST(? AS TEXT), CAST(? AS INTEGER))').join(', ')}) AS t (shop_id, n)
+              WHERE b.shop_id = t.shop_id
+              RETURNING b.shop_id, b.available, b.at, b.restore_rate, b.maximum_available`,
+    [leaseNow, leaseNow, ...[...spent].flat()],
+  );
+}
+
+/**
+ * Lowers a shop's shared account (PostgreSQL; creates it) to what Shopify said (`available`), less
+ * `cost` per other live lease of the shop (every worker's, but `eventId`'s), if that is less than
+ * the account refilled to `dbNow`. Returns the row as written.
+ */
+export async function lowerSharedBucket(
+  tx: Db,
+  b: {
+    shopId: string;
+    eventId: string;
+    available: number;
+    restoreRate: number;
+    maximumAvailable: number;
+    dbNow: number;
+    cost: number;
+  },
+): Promise<SharedBucket | undefined> {
+  return tx.get<SharedBucket>(
+    `INSERT INTO shop_buckets AS b (shop_id, available, at, restore_rate, maximum_available)
+             VALUES (?, CAST(? AS DOUBLE PRECISION) - ${b.cost} * (SELECT COUNT(*) FROM events
+                       WHERE shop_id = ? AND state = 'delivering' AND lease_expires_at >= ? AND id <> ?),
+                     ?, ?, ?)
+             ON CONFLICT (shop_id) DO UPDATE SET
+               available = LEAST(excluded.available, excluded.maximum_available,
+                                 b.available + GREATEST(0, excluded.at - b.at) * b.restore_rate / 1000),
+               at = GREATEST(b.at, excluded.at),
+               restore_rate = excluded.restore_rate, maximum_available = excluded.maximum_available
+             RETURNING shop_id, available, at, restore_rate, maximum_available`,
+    [b.shopId, b.available, b.shopId, b.dbNow, b.eventId, b.dbNow, b.restoreRate, b.maximumAvailable],
+  );
+}
+
+/** `IN (…)` of statuses written as literals (constants of the code, never input). */
+const inLiterals = (statuses: readonly string[]) => `(${statuses.map((s) => `'${s}'`).join(', ')})`;
+
+/** Shops in one of `statuses` (those Shopify refuses) whose next probe is due by `now`. */
+export async function shopsWithProbeDue(db: Db, now: number, statuses: readonly string[]): Promise<{ id: string }[]> {
+  return db.all<{ id: string }>(
+    `SELECT id FROM shops WHERE next_probe_at IS NOT NULL AND next_probe_at <= ? AND connection_status IN ${inLiterals(statuses)}`,
+    [now],
+  );
+}
+
+/**
+ * Moves a shop's due probe to `nextProbeAt`, if it is still due and the shop still in one of
+ * `statuses`: the one worker of many whose update changed the row starts the probe. Returns the changes.
+ */
+export async function takeProbeTurn(
+  tx: Db,
+  p: { shopId: string; now: number; nextProbeAt: number; statuses: readonly string[] },
+): Promise<number> {
+  const won = await tx.run(
+    `UPDATE shops SET next_probe_at = ?, updated_at = ?
+            WHERE id = ? AND next_probe_at <= ? AND connection_status IN ${inLiterals(p.statuses)}`,
+    [p.nextProbeAt, p.now, p.shopId, p.now],
+  );
+  return won.changes;
+}
+
+/** Names the shop's probe event (null: none). */
+export async function setProbeEvent(tx: Db, shopId: string, eventId: string | null): Promise<void> {
+  await tx.run('UPDATE shops SET probe_event_id = ? WHERE id = ?', [eventId, shopId]);
+}
+
+/**
+ * Marks a shop Shopify refused (UNAVAILABLE_SHOP) with `status` and its next probe time, unless it
+ * is disconnected or uninstalled. Returns the changes (0: it was not marked).
+ */
+export async function markShopUnavailable(
+  tx: Db,
+  p: { shopId: string; status: string; nextProbeAt: number; now: number },
+): Promise<number> {
+  const marked = await tx.run(
+    `UPDATE shops SET connection_status = ?, next_probe_at = ?, probe_event_id = NULL, updated_at = ?
+            WHERE id = ? AND connection_status NOT IN ('disconnected', 'uninstalled')`,
+    [p.status, p.nextProbeAt, p.now, p.shopId],
+  );
+  return marked.changes;
+}
+
+/** Disconnects a shop whose token Shopify refused, unless it already is (or is uninstalled). Returns the changes. */
+export async function markShopDisconnected(tx: Db, shopId: string, now: number): Promise<number> {
+  const first = await tx.run(
+    `UPDATE shops SET connection_status = 'disconnected', updated_at = ? WHERE id = ? AND connection_status NOT IN ('disconnected', 'uninstalled')`,
+    [now, shopId],
+  );
+  return first.changes;
+}
+
+/** Marks a shop connected (its probe cleared); with `onlyFrom`, only a shop in one of those statuses. Returns the changes. */
+export async function markShopConnected(
+  tx: Db,
+  shopId: string,
+  now: number,
+  onlyFrom?: readonly string[],
+): Promise<number> {
+  const from = onlyFrom ? ` AND connection_status IN (${onlyFrom.map(() => '?').join(', ')})` : '';
+  const marked = await tx.run(
+    `UPDATE shops SET connection_status = 'connected', next_probe_at = NULL, probe_event_id = NULL, updated_at = ?
+      WHERE id = ?${from}`,
+    [now, shopId, ...(onlyFrom ?? [])],
+  );
+  return marked.changes;
+}
+
+/** A shop's domain and connection status. */
+export async function findShopStatus(
+  tx: Db,
+  shopId: string,
+): Promise<{ domain: string; connection_status: string } | undefined> {
+  return tx.get<{ domain: string; connection_status: string }>(
+    'SELECT domain, connection_status FROM shops WHERE id = ?',
+    [shopId],
+  );
+}
+
+/** Whether a shop other than `shopId` has `domain`. */
+export async function domainTakenByOther(tx: Db, domain: string, shopId: string): Promise<boolean> {
+  return (await tx.get('SELECT id FROM shops WHERE domain = ? AND id <> ?', [domain, shopId])) !== undefined;
+}
+
+/** Sets a shop's domain. */
+export async function setShopDomain(tx: Db, shopId: string, domain: string, now: number): Promise<void> {
+  await tx.run('UPDATE shops SET domain = ?, updated_at = ? WHERE id = ?', [domain, now, shopId]);
+}
+
+/** Stores a shop's (encrypted) Admin API token. */
+export async function setShopAccessToken(tx: Db, shopId: string, accessTokenEnc: string, now: number): Promise<void> {
+  await tx.run(`UPDATE shops SET access_token_enc = ?, updated_at = ? WHERE id = ?`, [accessTokenEnc, now, shopId]);
+}
+
+/**
+ * Stores a refreshed (encrypted) token pair, if the shop's refresh token is still `usedRefreshEnc`:
+ * across processes the first refresh is kept.
+ */
+export async function storeRefreshedToken(
+  db: Db,
+  t: {
+    shopId: string;
+    usedRefreshEnc: string;
+    accessTokenEnc: string;
+    accessTokenExpiresAt: number | null;
+    refreshTokenEnc: string | null;
+    refreshTokenExpiresAt: number | null;
+    now: number;
+  },
+): Promise<void> {
+  await db.run(
+    `UPDATE shops SET access_token_enc = ?, access_token_expires_at = ?, refresh_token_enc = ?, refresh_token_expires_at = ?, updated_at = ?
+      WHERE id = ? AND refresh_token_enc = ?`,
+    [
+      t.accessTokenEnc,
+      t.accessTokenExpiresAt,
+      t.refreshTokenEnc,
+      t.refreshTokenExpiresAt,
+      t.now,
+      t.shopId,
+      t.usedRefreshEnc,
+    ],
+  );
+}
+
+/** A shop's whole row (`S`, the shop row type). */
+export async function readShopRow<S>(db: Db, shopId: string): Promise<S | undefined> {
+  return db.get<S>('SELECT * FROM shops WHERE id = ?', [shopId]);
+}
+
+/** A Flow trigger lifecycle signal's row, as stored. */
+export interface LifecycleSignalRow {
+  trigger_handle: string;
+  has_enabled_flow: number;
+  signal_at: number | string;
+}
+
+/** Stores a lifecycle signal unless a newer one for the same shop and trigger is stored. Returns the changes. */
+export async function upsertLifecycleSignal(
+  db: Db,
+  s: { shopDomain: string; handle: string; hasEnabledFlow: boolean; signalAt: number; now: number },
+): Promise<number> {
+  const r = await db.run(
+    `INSERT INTO flow_trigger_lifecycle (shop_domain, trigger_handle, has_enabled_flow, signal_at, received_at)
+     VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (shop_domain, trigger_handle) DO UPDATE SET
+       has_enabled_flow = excluded.has_enabled_flow, signal_at = excluded.signal_at, received_at = excluded.received_at
+     WHERE flow_trigger_lifecycle.signal_at < excluded.signal_at`,
+    [s.shopDomain, s.handle, s.hasEnabledFlow ? 1 : 0, s.signalAt, s.now],
+  );
+  return r.changes;
+}
+
+/** The newest lifecycle signal of one trigger in a shop. */
+export async function findLifecycleSignal(
+  db: Db,
+  shopDomain: string,
+  handle: string,
+): Promise<Omit<LifecycleSignalRow, 'trigger_handle'> | undefined> {
+  return db.get<{ has_enabled_flow: number; signal_at: number | string }>(
+    'SELECT has_enabled_flow, signal_at FROM flow_trigger_lifecycle WHERE shop_domain = ? AND trigger_handle = ?',
+    [shopDomain, handle],
+  );
+}
+
+/** The newest lifecycle signal of every trigger in a shop. */
+export async function listLifecycleSignals(db: Db, shopDomain: string): Promise<LifecycleSignalRow[]> {
+  return db.all<LifecycleSignalRow>(
+    'SELECT trigger_handle, has_enabled_flow, signal_at FROM flow_trigger_lifecycle WHERE shop_domain = ?',
+    [shopDomain],
+  );
+}
