@@ -290,6 +290,95 @@ describe('privacy webhooks: effects', () => {
     expect(audit[0]?.details_json).not.toContain(EMAIL);
   });
 
+  it('customers/redact matches the customer exactly: whole email, normalised phone, ids on JSON values', async () => {
+    const { a } = await twoShops();
+    const s = server.runtime.services;
+    const ev = (body: unknown, state?: string) =>
+      insertEvent(s, a.shop.id, a.endpointId, { body: JSON.stringify(body), ...(state ? { state } : {}) });
+    const matched = [
+      await ev({ customer: { email: 'JO@Example.com' } }),
+      await ev({ billing: { phone: '+1 (555) 000-1111' } }, 'held'),
+      await ev({ customer: { id: 191177 } }),
+      await ev({ customer_id: '191177' }, 'delivered'),
+      await ev({ ref: 'gid://shopify/Customer/191177' }),
+      await ev({ lines: [{ order_id: 299977 }] }),
+      await ev({ order: { id: '299978' } }),
+      await ev({ note: 'gid://shopify/Order/299978' }),
+    ];
+    const lookAlikes = [
+      await ev({ contact: 'mojo@example.com' }),
+      await ev({ contact: 'jo@example.com.au' }, 'held'),
+      await ev({ note: 'write to jo@example.com please' }),
+      await ev({ phone: '+1 555 000 11112' }),
+      await ev({ text: 'call 1-555-000-1111 after 5' }),
+      await ev({ product_id: 191177, quantity: 299977 }),
+      await ev({ order: { id: 2999780 } }),
+      await ev({ note: 'gid://shopify/Customer/1911770' }),
+      await ev({ 'jo@example.com': true }),
+    ];
+    await s.db.run("UPDATE events SET body = 'not json jo@example.com' WHERE id = ?", [lookAlikes[0]]);
+    const res = await send('customers/redact', {
+      shop_id: 954889,
+      shop_domain: a.shop.domain,
+      customer: { id: 191177, email: 'jo@example.com', phone: '+15550001111' },
+      orders_to_redact: [299977, 299978],
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ events: matched.length });
+    for (const id of matched) expect(await eventRow(s, id)).toMatchObject({ body: null, retention_state: 'erased' });
+    for (const id of lookAlikes) {
+      const row = await eventRow(s, id);
+      expect(row.body).not.toBeNull();
+      expect(row.state).not.toBe('failed');
+    }
+    expect((await eventRow(s, matched[1] as string)).state).toBe('failed');
+    expect((await eventRow(s, lookAlikes[1] as string)).state).toBe('held');
+  });
+
+  it('a short phone or an empty email names nobody', async () => {
+    const { a } = await twoShops();
+    const s = server.runtime.services;
+    const ids = [
+      await insertEvent(s, a.shop.id, a.endpointId, { body: '{"phone":"1","n":1}' }),
+      await insertEvent(s, a.shop.id, a.endpointId, { body: '{"phone":"+1 555 0001","email":""}' }),
+    ];
+    for (const phone of ['1', '+1 555', '555-0001']) {
+      const res = await send('customers/redact', {
+        shop_domain: a.shop.domain,
+        customer: { email: ' ', phone },
+        orders_to_redact: [],
+      });
+      expect(await res.json()).toMatchObject({ events: 0 });
+    }
+    for (const id of ids) expect((await eventRow(s, id)).body).not.toBeNull();
+  });
+
+  it('a customer with 20,000 orders is answered on both customer topics', async () => {
+    const { a } = await twoShops();
+    const s = server.runtime.services;
+    const orders = Array.from({ length: 20_000 }, (_, i) => 7_000_000_000 + i);
+    const last = await insertEvent(s, a.shop.id, a.endpointId, { resourceId: String(orders[19_999]) });
+    const inBody = await insertEvent(s, a.shop.id, a.endpointId, { body: JSON.stringify({ order_id: orders[12_345] }) });
+    const other = await insertEvent(s, a.shop.id, a.endpointId, { resourceId: '6999999999' });
+    const asked = await send('customers/data_request', {
+      shop_domain: a.shop.domain,
+      customer: { id: 1 },
+      orders_requested: orders,
+      data_request: { id: 1 },
+    });
+    expect(asked.status).toBe(200);
+    expect(await asked.json()).toMatchObject({ events: 2 });
+    const res = await send('customers/redact', {
+      shop_domain: a.shop.domain,
+      customer: { id: 1 },
+      orders_to_redact: orders,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ events: 2 });
+    for (const id of [last, inBody]) expect((await eventRow(s, id)).body).toBeNull();
+    expect((await eventRow(s, other)).body).not.toBeNull();
+  });
+
   it('never writes the client secret to a log', () => {
     expect(logged.join('\n')).not.toContain(SECRET);
   });
