@@ -316,7 +316,7 @@ describe('privacy webhooks: effects', () => {
       await ev({ note: 'gid://shopify/Customer/1911770' }),
       await ev({ 'jo@example.com': true }),
     ];
-    await s.db.run("UPDATE events SET body = 'not json jo@example.com' WHERE id = ?", [lookAlikes[0]]);
+    await s.db.run("UPDATE events SET body = 'not json jo@example.com' WHERE id = ?", [lookAlikes[0] as string]);
     const res = await send('customers/redact', {
       shop_id: 954889,
       shop_domain: a.shop.domain,
