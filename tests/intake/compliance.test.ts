@@ -358,7 +358,9 @@ describe('privacy webhooks: effects', () => {
     const s = server.runtime.services;
     const orders = Array.from({ length: 20_000 }, (_, i) => 7_000_000_000 + i);
     const last = await insertEvent(s, a.shop.id, a.endpointId, { resourceId: String(orders[19_999]) });
-    const inBody = await insertEvent(s, a.shop.id, a.endpointId, { body: JSON.stringify({ order_id: orders[12_345] }) });
+    const inBody = await insertEvent(s, a.shop.id, a.endpointId, {
+      body: JSON.stringify({ order_id: orders[12_345] }),
+    });
     const other = await insertEvent(s, a.shop.id, a.endpointId, { resourceId: '6999999999' });
     const asked = await send('customers/data_request', {
       shop_domain: a.shop.domain,

@@ -54,7 +54,10 @@ export interface CustomerMatcher {
  *   order's GID; or the bare id under `customer_id`/`order_id` or as the `id` of a `customer`/
  *   `order` object. Nothing matches by substring.
  */
-export function customerMatcher(customer: CustomerRef | null | undefined, orderIds: readonly unknown[]): CustomerMatcher {
+export function customerMatcher(
+  customer: CustomerRef | null | undefined,
+  orderIds: readonly unknown[],
+): CustomerMatcher {
   const ids: Record<Kind, Set<string>> = { Customer: new Set(), Order: new Set() };
   const cid = numericId(customer?.id);
   if (cid) ids.Customer.add(cid);

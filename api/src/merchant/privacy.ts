@@ -115,7 +115,12 @@ export async function handleCompliance(
     const ids = shop.id === known?.id ? matched : [];
     if (topic === 'customers/redact') {
       await stopUndelivered(tx, now, shop.id, ids);
-      const purged = await eraseEventBodies(tx, { shopId: shop.id, ids, retentionState: ERASED_RETENTION_STATE, at: now });
+      const purged = await eraseEventBodies(tx, {
+        shopId: shop.id,
+        ids,
+        retentionState: ERASED_RETENTION_STATE,
+        at: now,
+      });
       await audit(tx, shop.id, { shop_known: true, ...customerCounts, events_purged: purged.changes });
       return { shop_known: true, events: purged.changes };
     }

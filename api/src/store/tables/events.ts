@@ -49,7 +49,8 @@ export async function eraseEventBodies(
   db: Db,
   p: { shopId: string; ids?: readonly string[]; retentionState: string; at: number },
 ) {
-  const sql = 'UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL';
+  const sql =
+    'UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL';
   const params = [p.retentionState, p.at, p.shopId];
   return p.ids ? runForIds(db, sql, params, p.ids) : db.run(sql, params);
 }
