@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { COMPLIANCE_WEBHOOK_PATH } from '../../api/src/shopify/compliance.ts';
 import { errorDocsPath } from '../../api/src/docs-paths.ts';
+import { insertMany } from '../../api/src/store/db.ts';
 import { eventRow, insertEvent, makeShop } from '../handoff/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 
@@ -379,6 +380,63 @@ describe('privacy webhooks: effects', () => {
     expect(await res.json()).toMatchObject({ events: 2 });
     for (const id of [last, inBody]) expect((await eventRow(s, id)).body).toBeNull();
     expect((await eventRow(s, other)).body).not.toBeNull();
+  });
+
+  it('erases more matched events than one statement takes (chunks of ids), and only those', async () => {
+    const { a } = await twoShops();
+    const s = server.runtime.services;
+    const body = JSON.stringify({ customer: { email: 'many@example.com' } });
+    const rows = Array.from({ length: 5_100 }, (_, i) => [
+      `evt_many_${a.shop.id}_${String(i).padStart(5, '0')}`,
+      a.shop.id,
+      a.endpointId,
+      `rcp_many_${a.shop.id}_${i}`,
+      i % 2 ? 'delivered' : 'queued',
+      body,
+      Buffer.byteLength(body),
+      'x',
+      1,
+      1,
+      1,
+      'test.event',
+      'tests',
+    ]);
+    await s.db.tx((tx) =>
+      insertMany(
+        tx,
+        'events',
+        [
+          'id',
+          'shop_id',
+          'endpoint_id',
+          'receipt_id',
+          'state',
+          'body',
+          'body_size',
+          'body_sha256',
+          'received_at',
+          'updated_at',
+          'config_version',
+          'event_type',
+          'sender',
+        ],
+        rows,
+      ),
+    );
+    const kept = await insertEvent(s, a.shop.id, a.endpointId, { body: '{"email":"few@example.com"}' });
+    const res = await send('customers/redact', {
+      shop_domain: a.shop.domain,
+      customer: { id: 5, email: 'MANY@example.com' },
+      orders_to_redact: [],
+    });
+    expect(await res.json()).toMatchObject({ events: 5_100 });
+    const left = await s.db.get<{ n: number | string; failed: number | string }>(
+      `SELECT COUNT(*) AS n, SUM(CASE WHEN state = 'failed' THEN 1 ELSE 0 END) AS failed
+         FROM events WHERE shop_id = ? AND body IS NULL AND retention_state = 'erased'`,
+      [a.shop.id],
+    );
+    expect([Number(left?.n), Number(left?.failed)]).toEqual([5_100, 2_550]);
+    expect((await eventRow(s, kept)).body).not.toBeNull();
   });
 
   it('never writes the client secret to a log', () => {
