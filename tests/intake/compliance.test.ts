@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { COMPLIANCE_WEBHOOK_PATH } from '../../api/src/shopify/compliance.ts';
 import { errorDocsPath } from '../../api/src/docs-paths.ts';
+import { insertMany } from '../../api/src/store/db.ts';
 import { eventRow, insertEvent, makeShop } from '../handoff/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 
@@ -288,6 +289,154 @@ describe('privacy webhooks: effects', () => {
     expect(audit).toHaveLength(1);
     expect(JSON.parse(audit[0]?.details_json ?? '{}')).toMatchObject({ data_request_id: 9999, events_matching: 2 });
     expect(audit[0]?.details_json).not.toContain(EMAIL);
+  });
+
+  it('customers/redact matches the customer exactly: whole email, normalised phone, ids on JSON values', async () => {
+    const { a } = await twoShops();
+    const s = server.runtime.services;
+    const ev = (body: unknown, state?: string) =>
+      insertEvent(s, a.shop.id, a.endpointId, { body: JSON.stringify(body), ...(state ? { state } : {}) });
+    const matched = [
+      await ev({ customer: { email: 'JO@Example.com' } }),
+      await ev({ billing: { phone: '+1 (555) 000-1111' } }, 'held'),
+      await ev({ customer: { id: 191177 } }),
+      await ev({ customer_id: '191177' }, 'delivered'),
+      await ev({ ref: 'gid://shopify/Customer/191177' }),
+      await ev({ lines: [{ order_id: 299977 }] }),
+      await ev({ order: { id: '299978' } }),
+      await ev({ note: 'gid://shopify/Order/299978' }),
+    ];
+    const lookAlikes = [
+      await ev({ contact: 'mojo@example.com' }),
+      await ev({ contact: 'jo@example.com.au' }, 'held'),
+      await ev({ note: 'write to jo@example.com please' }),
+      await ev({ phone: '+1 555 000 11112' }),
+      await ev({ text: 'call 1-555-000-1111 after 5' }),
+      await ev({ product_id: 191177, quantity: 299977 }),
+      await ev({ order: { id: 2999780 } }),
+      await ev({ note: 'gid://shopify/Customer/1911770' }),
+      await ev({ 'jo@example.com': true }),
+    ];
+    await s.db.run("UPDATE events SET body = 'not json jo@example.com' WHERE id = ?", [lookAlikes[0] as string]);
+    const res = await send('customers/redact', {
+      shop_id: 954889,
+      shop_domain: a.shop.domain,
+      customer: { id: 191177, email: 'jo@example.com', phone: '+15550001111' },
+      orders_to_redact: [299977, 299978],
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ events: matched.length });
+    for (const id of matched) expect(await eventRow(s, id)).toMatchObject({ body: null, retention_state: 'erased' });
+    for (const id of lookAlikes) {
+      const row = await eventRow(s, id);
+      expect(row.body).not.toBeNull();
+      expect(row.state).not.toBe('failed');
+    }
+    expect((await eventRow(s, matched[1] as string)).state).toBe('failed');
+    expect((await eventRow(s, lookAlikes[1] as string)).state).toBe('held');
+  });
+
+  it('a short phone or an empty email names nobody', async () => {
+    const { a } = await twoShops();
+    const s = server.runtime.services;
+    const ids = [
+      await insertEvent(s, a.shop.id, a.endpointId, { body: '{"phone":"1","n":1}' }),
+      await insertEvent(s, a.shop.id, a.endpointId, { body: '{"phone":"+1 555 0001","email":""}' }),
+    ];
+    for (const phone of ['1', '+1 555', '555-0001']) {
+      const res = await send('customers/redact', {
+        shop_domain: a.shop.domain,
+        customer: { email: ' ', phone },
+        orders_to_redact: [],
+      });
+      expect(await res.json()).toMatchObject({ events: 0 });
+    }
+    for (const id of ids) expect((await eventRow(s, id)).body).not.toBeNull();
+  });
+
+  it('a customer with 20,000 orders is answered on both customer topics', async () => {
+    const { a } = await twoShops();
+    const s = server.runtime.services;
+    const orders = Array.from({ length: 20_000 }, (_, i) => 7_000_000_000 + i);
+    const last = await insertEvent(s, a.shop.id, a.endpointId, { resourceId: String(orders[19_999]) });
+    const inBody = await insertEvent(s, a.shop.id, a.endpointId, {
+      body: JSON.stringify({ order_id: orders[12_345] }),
+    });
+    const other = await insertEvent(s, a.shop.id, a.endpointId, { resourceId: '6999999999' });
+    const asked = await send('customers/data_request', {
+      shop_domain: a.shop.domain,
+      customer: { id: 1 },
+      orders_requested: orders,
+      data_request: { id: 1 },
+    });
+    expect(asked.status).toBe(200);
+    expect(await asked.json()).toMatchObject({ events: 2 });
+    const res = await send('customers/redact', {
+      shop_domain: a.shop.domain,
+      customer: { id: 1 },
+      orders_to_redact: orders,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ events: 2 });
+    for (const id of [last, inBody]) expect((await eventRow(s, id)).body).toBeNull();
+    expect((await eventRow(s, other)).body).not.toBeNull();
+  });
+
+  it('erases more matched events than one statement takes (chunks of ids), and only those', async () => {
+    const { a } = await twoShops();
+    const s = server.runtime.services;
+    const body = JSON.stringify({ customer: { email: 'many@example.com' } });
+    const rows = Array.from({ length: 5_100 }, (_, i) => [
+      `evt_many_${a.shop.id}_${String(i).padStart(5, '0')}`,
+      a.shop.id,
+      a.endpointId,
+      `rcp_many_${a.shop.id}_${i}`,
+      i % 2 ? 'delivered' : 'queued',
+      body,
+      Buffer.byteLength(body),
+      'x',
+      1,
+      1,
+      1,
+      'test.event',
+      'tests',
+    ]);
+    await s.db.tx((tx) =>
+      insertMany(
+        tx,
+        'events',
+        [
+          'id',
+          'shop_id',
+          'endpoint_id',
+          'receipt_id',
+          'state',
+          'body',
+          'body_size',
+          'body_sha256',
+          'received_at',
+          'updated_at',
+          'config_version',
+          'event_type',
+          'sender',
+        ],
+        rows,
+      ),
+    );
+    const kept = await insertEvent(s, a.shop.id, a.endpointId, { body: '{"email":"few@example.com"}' });
+    const res = await send('customers/redact', {
+      shop_domain: a.shop.domain,
+      customer: { id: 5, email: 'MANY@example.com' },
+      orders_to_redact: [],
+    });
+    expect(await res.json()).toMatchObject({ events: 5_100 });
+    const left = await s.db.get<{ n: number | string; failed: number | string }>(
+      `SELECT COUNT(*) AS n, SUM(CASE WHEN state = 'failed' THEN 1 ELSE 0 END) AS failed
+         FROM events WHERE shop_id = ? AND body IS NULL AND retention_state = 'erased'`,
+      [a.shop.id],
+    );
+    expect([Number(left?.n), Number(left?.failed)]).toEqual([5_100, 2_550]);
+    expect((await eventRow(s, kept)).body).not.toBeNull();
   });
 
   it('never writes the client secret to a log', () => {

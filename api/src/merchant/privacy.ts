@@ -7,13 +7,9 @@ import type { Services } from '../core/types.ts';
 import { ERASED_RETENTION_STATE } from '../handoff/lifecycle.ts';
 import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { Db } from '../store/db.ts';
-import {
-  countMatchingEvents,
-  type CustomerEventMatch,
-  eraseEventBodies,
-  stopUndeliveredEvents,
-} from '../store/tables/events/merchant.ts';
+import { eraseEventBodies, pageEventBodies, stopUndeliveredEvents } from '../store/tables/events/merchant.ts';
 import { disconnectRedactedShop, findShopIdByLowerDomain } from '../store/tables/shops.ts';
+import { type CustomerMatcher, type CustomerRef, customerMatcher } from './customer-match.ts';
 import { firstDelivery, PRIVACY_ACTOR } from './shopify-app.ts';
 
 export const COMPLIANCE_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const;
@@ -25,12 +21,6 @@ export const COMPLIANCE_AUDIT_ACTIONS: Record<ComplianceTopic, string> = {
   'customers/redact': 'shopify.customers_redact',
   'shop/redact': 'shopify.shop_redact',
 };
-
-interface CustomerRef {
-  id?: number | string | null;
-  email?: string | null;
-  phone?: string | null;
-}
 
 export interface CompliancePayload {
   shop_id?: number | string;
@@ -50,33 +40,25 @@ export interface ComplianceResult {
   duplicate?: boolean;
 }
 
-/** The numeric id and its Admin API GID, the two forms resource ids are stored in. */
-function idForms(kind: 'Customer' | 'Order', id: number | string | null | undefined): string[] {
-  if (id === null || id === undefined || id === '') return [];
-  const s = String(id).trim();
-  const numeric = s.replace(/^gid:\/\/shopify\/\w+\//, '');
-  return [numeric, `gid://shopify/${kind}/${numeric}`];
-}
-
-function likeContains(text: string): string {
-  return `%${text.toLowerCase().replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-}
+/** Events read per page while matching a customer (bodies are parsed in process). */
+const MATCH_PAGE = 200;
 
 /**
- * The rule both customer topics use: the shop's events whose resource_id or related_resource_id
- * is the customer id or one of the order ids (numeric or GID), or whose body contains the
- * customer's email or phone as text (case-insensitive).
+ * The ids of the shop's events that still hold a body and that the matcher names: the shop's
+ * events are read page by page in id order and each body is parsed here (ADR 1211). Runs before
+ * the request's transaction, so a long scan never holds the store's write lock.
  */
-export function customerMatch(
-  customer: CustomerRef | null | undefined,
-  orderIds: readonly (number | string)[],
-): CustomerEventMatch {
-  const ids = [...idForms('Customer', customer?.id), ...orderIds.flatMap((o) => idForms('Order', o))];
-  const texts = [customer?.email, customer?.phone]
-    .filter((t): t is string => typeof t === 'string')
-    .map((t) => t.trim())
-    .filter((t) => t.length > 0);
-  return { ids, bodyPatterns: texts.map(likeContains) };
+async function matchingEventIds(db: Db, shopId: string, matcher: CustomerMatcher): Promise<string[]> {
+  if (matcher.empty) return [];
+  const ids: string[] = [];
+  let after = '';
+  for (;;) {
+    const page = await pageEventBodies(db, shopId, after, MATCH_PAGE);
+    for (const row of page) if (matcher.matches(row)) ids.push(row.id);
+    const last = page.at(-1);
+    if (page.length < MATCH_PAGE || !last) return ids;
+    after = last.id;
+  }
 }
 
 /**
@@ -84,8 +66,8 @@ export function customerMatch(
  * with FP-H-ERAS: without their body Flow would start workflows on nothing. An event a worker
  * is delivering right now already holds its body; that call finishes.
  */
-function stopUndelivered(tx: Db, now: number, shopId: string, match?: CustomerEventMatch) {
-  return stopUndeliveredEvents(tx, { shopId, ...(match ? { match } : {}), code: SUPPORT_CODES.erased, at: now });
+function stopUndelivered(tx: Db, now: number, shopId: string, ids?: readonly string[]) {
+  return stopUndeliveredEvents(tx, { shopId, ...(ids ? { ids } : {}), code: SUPPORT_CODES.erased, at: now });
 }
 
 /** Applies one verified privacy webhook and records it in the audit log. */
@@ -111,6 +93,8 @@ export async function handleCompliance(
   const orderIds = (topic === 'customers/redact' ? payload.orders_to_redact : payload.orders_requested) ?? [];
   const orders = Array.isArray(orderIds) ? orderIds.filter((o) => typeof o === 'number' || typeof o === 'string') : [];
   const customerCounts = { customer_id: payload.customer?.id ?? null, orders: orders.length };
+  const known = topic === 'shop/redact' ? undefined : await findShopIdByLowerDomain(services.db, domain);
+  const matched = known ? await matchingEventIds(services.db, known.id, customerMatcher(payload.customer, orders)) : [];
   return services.db.tx(async (tx): Promise<ComplianceResult> => {
     const shop = await findShopIdByLowerDomain(tx, domain);
     // A redelivery (or a concurrent twin) of this shop's webhook id changes nothing: the insert decides.
@@ -127,19 +111,20 @@ export async function handleCompliance(
       await audit(tx, shop.id, { shop_known: true, events_purged: purged.changes, access_token_removed: true });
       return { shop_known: true, events: purged.changes };
     }
-    const match = customerMatch(payload.customer, orders);
+    // Matched before the transaction (a shop re-created in between has other event ids: none match).
+    const ids = shop.id === known?.id ? matched : [];
     if (topic === 'customers/redact') {
-      await stopUndelivered(tx, now, shop.id, match);
+      await stopUndelivered(tx, now, shop.id, ids);
       const purged = await eraseEventBodies(tx, {
         shopId: shop.id,
-        match,
+        ids,
         retentionState: ERASED_RETENTION_STATE,
         at: now,
       });
       await audit(tx, shop.id, { shop_known: true, ...customerCounts, events_purged: purged.changes });
       return { shop_known: true, events: purged.changes };
     }
-    const n = await countMatchingEvents(tx, shop.id, match);
+    const n = ids.length;
     await audit(tx, shop.id, {
       shop_known: true,
       ...customerCounts,

@@ -1,5 +1,6 @@
 // Events (owner: this folder, ADR 0012) — the Shopify app's writes: a reinstall's expired held events, the uninstall's hold, privacy redaction.
 import type { Db } from '../../db.ts';
+import { pgArrayLiteral, type SqlParam } from '../../db.ts';
 import type { EventCode } from './deliver.ts';
 
 // shopify app: a reinstall's expired held events, the uninstall's hold, privacy redaction
@@ -23,73 +24,59 @@ export async function holdWaitingEvents(db: Db, p: { shopId: string; code: Event
   );
 }
 
-/** Which of a shop's events a customer privacy request is about: a SQL condition over `events`. */
-export interface CustomerEventMatch {
-  /** Numeric ids and their GIDs, matched against resource_id and related_resource_id. */
-  ids: readonly string[];
-  /** `%…%` LIKE patterns (lower-cased, escaped) matched against the body. */
-  bodyPatterns: readonly string[];
-}
-
-/** The condition a match stands for, or null when it names nothing. */
-function customerCondition(m: CustomerEventMatch): { sql: string; params: string[] } | null {
-  const parts: string[] = [];
-  const params: string[] = [];
-  if (m.ids.length) {
-    const list = m.ids.map(() => '?').join(', ');
-    parts.push(`resource_id IN (${list})`, `related_resource_id IN (${list})`);
-    params.push(...m.ids, ...m.ids);
-  }
-  for (const t of m.bodyPatterns) {
-    parts.push(`LOWER(body) LIKE ? ESCAPE '\\'`);
-    params.push(t);
-  }
-  return parts.length ? { sql: `(${parts.join(' OR ')})`, params } : null;
-}
-
 /**
- * Events waiting for delivery (queued or held) whose body is about to be erased end with `code`
- * (the shop's, or those a customer match names; nothing when the match names nothing).
+ * Events waiting for delivery (queued or held) whose body is about to be erased end with `code`:
+ * all of the shop's, or only those with the given ids.
  */
 export async function stopUndeliveredEvents(
   db: Db,
-  p: { shopId: string; match?: CustomerEventMatch; code: EventCode & { state: string }; at: number },
+  p: { shopId: string; ids?: readonly string[]; code: EventCode & { state: string }; at: number },
 ) {
-  const cond = p.match ? customerCondition(p.match) : { sql: '', params: [] };
-  if (!cond) return { changes: 0 };
-  const where = p.match ? `shop_id = ? AND ${cond.sql}` : 'shop_id = ?';
-  return db.run(
-    `UPDATE events SET state = ?, support_code = ?, error_code = ?, next_attempt_at = NULL, updated_at = ?
-      WHERE ${where} AND body IS NOT NULL AND state IN ('queued', 'held')`,
-    [p.code.state, p.code.code, p.code.errorCode, p.at, p.shopId, ...cond.params],
-  );
+  const sql = `UPDATE events SET state = ?, support_code = ?, error_code = ?, next_attempt_at = NULL, updated_at = ?
+      WHERE shop_id = ? AND body IS NOT NULL AND state IN ('queued', 'held')`;
+  const params = [p.code.state, p.code.code, p.code.errorCode, p.at, p.shopId];
+  return p.ids ? runForIds(db, sql, params, p.ids) : db.run(sql, params);
 }
 
-/** Erases the bodies of a shop's events (or of those a customer match names; none when it names nothing). */
+/** Erases the bodies of a shop's events: all of them, or only those with the given ids. */
 export async function eraseEventBodies(
   db: Db,
-  p: { shopId: string; match?: CustomerEventMatch; retentionState: string; at: number },
+  p: { shopId: string; ids?: readonly string[]; retentionState: string; at: number },
 ) {
-  if (!p.match)
-    return db.run(
-      `UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL`,
-      [p.retentionState, p.at, p.shopId],
-    );
-  const cond = customerCondition(p.match);
-  if (!cond) return { changes: 0 };
-  return db.run(
-    `UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL AND ${cond.sql}`,
-    [p.retentionState, p.at, p.shopId, ...cond.params],
-  );
+  const sql =
+    'UPDATE events SET body = NULL, retention_state = ?, updated_at = ? WHERE shop_id = ? AND body IS NOT NULL';
+  const params = [p.retentionState, p.at, p.shopId];
+  return p.ids ? runForIds(db, sql, params, p.ids) : db.run(sql, params);
 }
 
-/** How many of a shop's events with a body a customer match names. */
-export async function countMatchingEvents(db: Db, shopId: string, match: CustomerEventMatch): Promise<number> {
-  const cond = customerCondition(match);
-  if (!cond) return 0;
-  const row = await db.get<{ n: number | string }>(
-    `SELECT COUNT(*) AS n FROM events WHERE shop_id = ? AND body IS NOT NULL AND ${cond.sql}`,
-    [shopId, ...cond.params],
+/** Ids per statement: one array parameter each, so a customer with many events never hits a bind limit. */
+const IDS_PER_STATEMENT = 5_000;
+
+/** Runs `sql … AND id IN <ids>` in chunks, one array parameter per chunk (pg `ANY`, SQLite `json_each`). */
+async function runForIds(db: Db, sql: string, params: SqlParam[], ids: readonly string[]) {
+  const inList = db.dialect === 'postgres' ? 'id = ANY(?::text[])' : 'id IN (SELECT value FROM json_each(?))';
+  let changes = 0;
+  for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+    const chunk = ids.slice(i, i + IDS_PER_STATEMENT);
+    const list = db.dialect === 'postgres' ? pgArrayLiteral(chunk) : JSON.stringify(chunk);
+    changes += (await db.run(`${sql} AND ${inList}`, [...params, list])).changes;
+  }
+  return { changes };
+}
+
+/** One of a shop's events that still holds its body, as privacy matching reads it. */
+export interface EventBodyRow {
+  id: string;
+  body: string;
+  resource_id: string | null;
+  related_resource_id: string | null;
+}
+
+/** A page of the shop's events that still hold a body, in id order after `afterId` (index events_shop_id). */
+export async function pageEventBodies(db: Db, shopId: string, afterId: string, limit: number): Promise<EventBodyRow[]> {
+  return db.all<EventBodyRow>(
+    `SELECT id, body, resource_id, related_resource_id FROM events
+      WHERE shop_id = ? AND id > ? AND body IS NOT NULL ORDER BY id LIMIT ?`,
+    [shopId, afterId, limit],
   );
-  return Number(row?.n ?? 0);
 }
