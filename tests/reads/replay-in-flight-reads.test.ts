@@ -159,4 +159,28 @@ describe('an event with a replay in flight reads replay_in_flight, as its previe
       expect(r.filteredAvailable).toBe(true);
     }
   });
+
+  it('a replay in flight comes before a recent delivery, in the read and in a bulk preview alike', async () => {
+    const { db } = server.runtime.services;
+    const sb = sandbox();
+    const [x] = (await failedEvents(server.runtime.services, sb.shop_id, sb.endpoint_id, 1, {
+      errorCode: 'recent_and_in_flight',
+    })) as [string];
+    // Delivered to Flow a minute ago.
+    await db.run(`UPDATE events SET state = 'delivered', delivered_at = ? WHERE id = ?`, [Date.now() - 60_000, x]);
+    expect((await reads(x)).detail).toMatchObject({ available: true, reason: 'recent_delivery' });
+    const preview = await api(server, token, 'POST', `/agent/v1/events/${x}/replay-intents`, {
+      acknowledge_recent_delivery: true,
+    });
+    expect(preview.status, preview.text).toBe(201);
+    expect((await confirm(server, token, preview.json.id)).status).toBe(200);
+    // An acknowledgement would not help now: the read and the bulk preview both say in flight.
+    expectInFlight(await reads(x));
+    const filter = { state: 'delivered', error_code: 'recent_and_in_flight' };
+    for (const body of [filter, { ...filter, acknowledge_recent_delivery: true }]) {
+      const bulk = await api(server, token, 'POST', '/agent/v1/bulk-replay-intents', body);
+      expect(bulk.status, bulk.text).toBe(409);
+      expect(bulk.json.refused).toEqual({ replay_in_flight: 1 });
+    }
+  });
 });

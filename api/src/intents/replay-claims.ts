@@ -26,6 +26,16 @@ const RELEASED = `((replay_claims.replay_event_id IS NOT NULL AND EXISTS (
    OR (replay_claims.replay_event_id IS NULL AND EXISTS (
       SELECT 1 FROM action_intents h WHERE h.id = replay_claims.intent_id AND h.state IN (${ENDED_INTENT_SQL}))))`;
 
+/**
+ * SQL true while a claim blocks another replay of the event whose id is `eventId` (an SQL
+ * expression, e.g. `e.id`): one primary-key lookup of replay_claims, then of the replay event or
+ * the intent it names. The one statement of "in flight" every reader uses: previews and
+ * refusals (heldClaims), event reads and their replay_available filter (reads/events.ts).
+ */
+export function replayInFlightSql(eventId: string): string {
+  return `EXISTS (SELECT 1 FROM replay_claims WHERE replay_claims.event_id = ${eventId} AND NOT ${RELEASED})`;
+}
+
 const UPSERT = `INSERT INTO replay_claims (event_id, shop_id, intent_id, replay_event_id, claimed_at) VALUES `;
 const TAKE_OVER = ` ON CONFLICT (event_id) DO UPDATE SET shop_id = excluded.shop_id, intent_id = excluded.intent_id,
     replay_event_id = excluded.replay_event_id, claimed_at = excluded.claimed_at

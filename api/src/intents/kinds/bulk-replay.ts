@@ -42,13 +42,12 @@ export interface BulkReplayParams {
 }
 
 /** Why an event the filter matched would not be replayed. */
-export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed' | 'replay_in_flight';
+export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed';
 
 export const BULK_REFUSAL_CODE: Record<BulkRefusal, ErrorCode> = {
   ...REPLAY_REFUSAL_CODE,
   recent_delivery: 'replay_recent_delivery',
   already_replayed: 'event_not_replayable',
-  replay_in_flight: 'replay_in_flight',
 };
 
 const ms = (value: string | undefined, name: string): number | null => {
@@ -172,13 +171,17 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
       continue;
     }
     const last = ev.delivered_at === null ? null : Number(ev.delivered_at);
-    if (last !== null && kc.now - last < windowMs && p.acknowledge_recent_delivery !== true) {
-      refuse(ev.id, 'recent_delivery');
-      continue;
-    }
+    const unacknowledged = last !== null && kc.now - last < windowMs && p.acknowledge_recent_delivery !== true;
+    // In the order an event's read says it (reads/events.ts eventReplay): a replay in flight before
+    // the recent delivery an acknowledgement would let through. Frozen only if the run could
+    // replay the event once the other replay lets go of it.
     if (held.has(ev.id)) {
       refuse(ev.id, 'replay_in_flight');
-      sel.frozen.push(ev.id);
+      if (!unacknowledged) sel.frozen.push(ev.id);
+      continue;
+    }
+    if (unacknowledged) {
+      refuse(ev.id, 'recent_delivery');
       continue;
     }
     if (replayed.has(ev.id)) {
