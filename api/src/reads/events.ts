@@ -8,6 +8,7 @@ import {
   REPLAY_REASON_TEXT,
   type RetentionState,
   replayAvailability,
+  replayInFlightSql,
   shopCutOff,
 } from '../handoff/lifecycle.ts';
 import {
@@ -22,7 +23,6 @@ import type { Services, ShopLimitsRow } from '../core/types.ts';
 import type { AuthMode } from '../services/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import { limitsOfShopRow, meterCap, usagePeriod } from '../usage/meters.ts';
-import { replayInFlightSql } from '../intents/replay-claims.ts';
 import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 
 const ACCEPTED_CODE = INTAKE_SUPPORT_CODES.accepted.code;
