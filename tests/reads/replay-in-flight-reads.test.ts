@@ -6,6 +6,7 @@
 // without a worker so a replay stays in flight until the test delivers it with a real worker and
 // the sandbox's Flow. Both stores.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { replayInFlightSql } from '../../api/src/handoff/lifecycle.ts';
 import { DeliveryWorker } from '../../api/src/handoff/worker.ts';
 import { adminBaseUrlFor } from '../../api/src/runtime.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -181,6 +182,50 @@ describe('an event with a replay in flight reads replay_in_flight, as its previe
       const bulk = await api(server, token, 'POST', '/agent/v1/bulk-replay-intents', body);
       expect(bulk.status, bulk.text).toBe(409);
       expect(bulk.json.refused).toEqual({ replay_in_flight: 1 });
+    }
+  });
+});
+
+describe('the in-flight check a read makes', () => {
+  it('probes replay_claims by primary key for each row, never reading every claim or ended intent', async () => {
+    const { db } = server.runtime.services;
+    const shopId = sandbox().shop_id;
+    // Many claims, most of them over (their bulk replays ended), as a store that has replayed a lot.
+    const n = 3000;
+    await db.tx(async (tx) => {
+      for (let i = 0; i < n; i += 500) {
+        const ids = Array.from({ length: 500 }, (_, j) => String(i + j).padStart(6, '0'));
+        await tx.run(
+          `INSERT INTO action_intents (id, shop_id, kind, state, target_type, params_json, params_hash, preview_json, created_at, expires_at)
+           VALUES ${ids.map(() => "(?, ?, 'bulk_replay', 'executed', 'shop', '{}', 'h', '{}', 1, 1)").join(', ')}`,
+          ids.flatMap((id) => [`int_plan_${id}`, shopId]),
+        );
+        await tx.run(
+          `INSERT INTO replay_claims (event_id, shop_id, intent_id, replay_event_id, claimed_at)
+           VALUES ${ids.map(() => '(?, ?, ?, NULL, 1)').join(', ')}`,
+          ids.flatMap((id) => [`evt_plan_${id}`, shopId, `int_plan_${id}`]),
+        );
+      }
+    });
+    await db.run('ANALYZE');
+    const postgres = db.dialect === 'postgres';
+    const explain = postgres ? 'EXPLAIN (COSTS OFF)' : 'EXPLAIN QUERY PLAN';
+    for (const sql of [
+      `SELECT e.id, CASE WHEN ${replayInFlightSql('e.id')} THEN 1 ELSE 0 END AS f FROM events e WHERE e.shop_id = ? ORDER BY e.id DESC LIMIT 51`,
+      `SELECT e.id FROM events e WHERE e.shop_id = ? AND NOT ${replayInFlightSql('e.id')} ORDER BY e.id DESC LIMIT 51`,
+    ]) {
+      const plan = (await db.all<Record<string, string>>(`${explain} ${sql}`, [shopId]))
+        .map((r) => r['QUERY PLAN'] ?? r.detail)
+        .join('\n');
+      if (postgres) {
+        expect(plan).toContain('Index Cond: (event_id = e.id)');
+        // Neither an anti join nor a hashed subplan reading all claims, or all intents, per query.
+        // (This test's events table is tiny: the planner may hash it, and rightly so.)
+        expect(plan).not.toMatch(/Seq Scan on (replay_claims|action_intents)|Anti Join/);
+      } else {
+        expect(plan).toMatch(/SEARCH replay_claims USING INDEX sqlite_autoindex_replay_claims_1 \(event_id=\?\)/);
+        expect(plan).not.toMatch(/SCAN (replay_claims|action_intents)/);
+      }
     }
   });
 });
