@@ -8,7 +8,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { HeaderReader } from '../api/src/intake/intake.ts';
 import { PRESET_HMAC, standardWebhooksKey, verifyRequest, verifySecret } from '../api/src/intake/verify.ts';
-import type { AuthMode } from '../api/src/services/endpoints.ts';
+import type { AuthMode } from '../api/src/store/tables/endpoints.ts';
 import { DEFAULT_HMAC, type EndpointConfig } from '../api/src/services/endpoints.ts';
 import { median } from './lib/intake-load.ts';
 import { loadLine } from './lib/proc-cpu.ts';

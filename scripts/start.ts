@@ -19,7 +19,8 @@ if (!process.env.FLOWPORT_BUILD_COMMIT) {
 }
 
 // The API comes up at once; a missing or stale docs site builds beside it and
-// is served as soon as it is written (/readyz reports `site` until then).
+// is swapped in whole when complete (scripts/docs/build-site.ts). Until then the previous
+// complete site keeps serving; with none, /readyz's `site` check is false.
 // Stale means built from other inputs. The origin is not an input: the server writes
 // its public URL into the site's absolute links (llms.txt, twins) as it serves them.
 // A FLOWPORT_SITE_DIR elsewhere is a site the operator built; it is served as is.

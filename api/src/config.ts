@@ -1,6 +1,8 @@
 // Every configuration name the process reads lives here, with its default.
 // Services never read process.env; they receive a Config.
 import { resolve } from 'node:path';
+import { SITE_STAMP_FILE } from './docs-paths.ts';
+import { BlockList, isIP } from 'node:net';
 
 export interface Config {
   port: number;
@@ -14,6 +16,12 @@ export interface Config {
      * on intake with a receipt (api/src/http/request-timeout.ts).
      */
     requestTimeoutMs: number;
+    /** Proxies (addresses, CIDR ranges) whose X-Forwarded-For names the client (http/client-address.ts). */
+    trustedProxies: string[];
+  };
+  oauth: {
+    /** Dynamic client registrations allowed per hour, from all addresses together. */
+    registrationsPerHour: number;
   };
   dataDir: string;
   databaseUrl: string | null;
@@ -124,6 +132,8 @@ export const ENV = {
   alertIntervalMs: 'FLOWPORT_ALERT_INTERVAL_MS',
   alertPrivateTargets: 'FLOWPORT_ALERT_PRIVATE_TARGETS',
   mcpAllowedOrigins: 'FLOWPORT_MCP_ALLOWED_ORIGINS',
+  trustedProxies: 'FLOWPORT_TRUSTED_PROXIES',
+  oauthRegistrationsPerHour: 'FLOWPORT_OAUTH_REGISTRATIONS_PER_HOUR',
   metricsRemote: 'FLOWPORT_METRICS_REMOTE',
   metricsToken: 'FLOWPORT_METRICS_TOKEN',
   siteDir: 'FLOWPORT_SITE_DIR',
@@ -152,6 +162,8 @@ export const DEFAULTS = {
   // Senders post at most 1 MiB; 30 s is generous for that and keeps a slow or stalled client from
   // holding a connection for Node's default 5 minutes.
   httpRequestTimeoutMs: 30_000,
+  // Registrations from all addresses per clock hour: room for many new MCP clients, not a flood.
+  oauthRegistrationsPerHour: 500,
   databasePoolSize: 10,
   workerLeaseMs: 30_000,
   // Calls in flight a shop needs = the rate Shopify allows it × a call's time (Little's law): a
@@ -298,6 +310,16 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     default: 'empty',
     about: 'Extra browser origins allowed to call the MCP endpoint (comma-separated).',
   },
+  trustedProxies: {
+    default: 'empty: the socket peer is the client',
+    about:
+      'Reverse proxies in front of Flowport (comma-separated addresses or CIDR ranges, e.g. `10.0.0.0/8, ::1`). When a request comes from one, the client is the right-most `X-Forwarded-For` entry that is not a trusted proxy; per-address limits (client registration) key on it. Leave empty when clients connect directly: a forwarded header is then ignored.',
+  },
+  oauthRegistrationsPerHour: {
+    default: code(DEFAULTS.oauthRegistrationsPerHour),
+    about:
+      'Dynamic client registrations (`/oauth/register`) allowed per clock hour from all addresses together (each address also has at most 20). Past it: 429 `oauth_registration_cap_reached`.',
+  },
   metricsRemote: {
     default: code('off'),
     about:
@@ -308,7 +330,10 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
     about:
       'Bearer token (at least 32 characters) that lets a scraper on another machine read `/metrics` (`Authorization: Bearer <METRICS_TOKEN>`) while it stays closed to everyone else. A secret: never logged or shown.',
   },
-  siteDir: { default: code('site/dist'), about: 'Where the built docs site is served from.' },
+  siteDir: {
+    default: code('site/dist'),
+    about: `Where the built docs site is served from: the output of \`npm run build:site\` (its \`${SITE_STAMP_FILE}\`, written last, marks a complete build; without it nothing there is served).`,
+  },
   buildCommit: {
     default: '`unknown` (`npm start` sets the git commit)',
     about: 'Build identifier reported by the manifest (`/agent/v1/manifest`).',
@@ -370,7 +395,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     host: env[ENV.host] ?? '0.0.0.0',
     publicUrl: publicUrlFrom(env),
-    http: { requestTimeoutMs: int(env, ENV.httpRequestTimeoutMs, DEFAULTS.httpRequestTimeoutMs) },
+    http: {
+      requestTimeoutMs: int(env, ENV.httpRequestTimeoutMs, DEFAULTS.httpRequestTimeoutMs),
+      trustedProxies: (env[ENV.trustedProxies] ?? '')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    },
+    oauth: {
+      registrationsPerHour: Math.max(1, int(env, ENV.oauthRegistrationsPerHour, DEFAULTS.oauthRegistrationsPerHour)),
+    },
     dataDir: resolve(root, env[ENV.dataDir] ?? 'data'),
     databaseUrl: env[ENV.databaseUrl] || null,
     databasePoolSize: int(env, ENV.databasePoolSize, DEFAULTS.databasePoolSize),
@@ -422,6 +456,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: (env[ENV.logLevel] as Config['logLevel']) || 'info',
   };
   checkWorkerConfig(base);
+  parseTrustedProxies(base.http.trustedProxies);
   if (base.metrics.token !== null && base.metrics.token.length < 32)
     throw new Error(`${ENV.metricsToken} must be at least 32 characters (a random secret)`);
   if (base.http.requestTimeoutMs < MIN_HTTP_REQUEST_TIMEOUT_MS)
@@ -433,4 +468,42 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
 export function isSandbox(config: Config): boolean {
   return config.shopify.adminBaseUrl === null;
+}
+
+// ---------------------------------------------------------------- trusted proxies
+// FLOWPORT_TRUSTED_PROXIES parsed (ADR 1430); CIDR matching is Node's own net.BlockList. The
+// client address they give a request: api/src/http/client-address.ts.
+
+/** The proxies whose X-Forwarded-For is believed: addresses and CIDR ranges, IPv4 and IPv6. */
+export interface TrustedProxies {
+  readonly list: BlockList;
+  readonly empty: boolean;
+}
+
+/** `::ffff:10.0.0.1` → `10.0.0.1`; brackets and zone ids dropped; null when not an IP address. */
+export function normalizeAddress(raw: string): string | null {
+  let a = raw.trim();
+  if (a.startsWith('[') && a.includes(']')) a = a.slice(1, a.indexOf(']'));
+  a = a.replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
+  if (mapped?.[1]) a = mapped[1];
+  return isIP(a) ? a : null;
+}
+
+/** Parses FLOWPORT_TRUSTED_PROXIES entries (`10.0.0.0/8`, `192.0.2.5`, `::1`); throws naming a bad one. */
+export function parseTrustedProxies(entries: readonly string[]): TrustedProxies {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [addr = '', prefix, extra] = entry.trim().split('/');
+    const ip = normalizeAddress(addr);
+    const family = ip ? (isIP(ip) === 6 ? 'ipv6' : 'ipv4') : null;
+    const max = family === 'ipv6' ? 128 : 32;
+    const bits = prefix === undefined ? max : /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN;
+    if (!ip || !family || extra !== undefined || !(bits >= 0 && bits <= max))
+      throw new Error(
+        `FLOWPORT_TRUSTED_PROXIES: "${entry.slice(0, 60)}" is not an IP address or CIDR range (e.g. 10.0.0.0/8, ::1).`,
+      );
+    list.addSubnet(ip, bits, family);
+  }
+  return { list, empty: entries.length === 0 };
 }

@@ -1,5 +1,22 @@
 // Every public docs path the product links to, defined once. Absolute URLs are
 // derived with docsUrl(); tests check each of these resolves in the built site.
+// Also what makes a built site complete: its stamp.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * The build stamp. `npm run build:site` builds in a folder of its own beside the site directory,
+ * writes this file there last (the hash of the build's inputs, scripts/docs/lib/site-stamp.ts),
+ * then swaps the folder in whole (docs/adr/0011). A site directory with it is a complete build;
+ * one without it (an interrupted build of an older Flowport wrote pages in place) is neither
+ * served nor ready.
+ */
+export const SITE_STAMP_FILE = '.build-stamp.json';
+
+/** True when `siteDir` holds a complete build, to serve and to count as ready. */
+export function docsServed(siteDir: string): boolean {
+  return existsSync(join(siteDir, SITE_STAMP_FILE));
+}
 
 /**
  * The origin the docs site is built with. Every absolute URL in the built site (llms.txt, the

@@ -10,9 +10,8 @@ import { flowLifecycleRoutes } from './shopify/flow-lifecycle.ts';
 import { oauthRoutes } from './shopify/oauth.ts';
 import { uninstallRoutes } from './shopify/uninstall.ts';
 import { merchantRoutes } from './shopify/merchant/routes.ts';
-import { existsSync } from 'node:fs';
+import { docsServed } from './docs-paths.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { grantGuard } from './auth/guard.ts';
@@ -32,14 +31,15 @@ import { intakeRoutes } from './http/intake-routes.ts';
 import { SHARED_DIAGNOSTICS_PATH, sharedDiagnosticsRoutes } from './http/shared-diagnostics.ts';
 import { SecretBox } from './lib/crypto.ts';
 import { INGEST_PATH_PREFIX, MCP_PATH } from './lib/package-info.ts';
-import { oauthServerRoutes } from './shopify/merchant/oauth-consent.ts';
+import { oauthConsentRoutes } from './shopify/merchant/oauth-consent.ts';
+import { oauthServerRoutes } from './http/oauth-routes.ts';
 import { mcpApp, PROTECTED_RESOURCE_METADATA_PREFIX, protectedResourceMetadataApp } from './mcp/http.ts';
 import { installGuard } from './operations/pipeline.ts';
 import { OPERATIONS } from './operations/registry.ts';
 import type { AnyOperation, Services } from './core/types.ts';
 import { AppError } from './errors/problem.ts';
 import { createSandboxState, SANDBOX_MOUNT_PATH, type SandboxState, sandboxApp } from './sandbox/app.ts';
-import type { ShopRow } from './services/shops.ts';
+import type { ShopRow } from './store/tables/shops.ts';
 import type { Db } from './store/db.ts';
 import { checkSecretKey } from './store/key-check.ts';
 import { openStore } from './store/open.ts';
@@ -84,6 +84,45 @@ export function adminBaseUrlFor(config: Config, shop: ShopRow): string {
 
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   installGuard(grantGuard);
+  const { db, services, operations } = await openServices(config, options);
+  const intake = sharedIntake(services, db);
+  const sandbox = isSandbox(config) ? createSandboxState() : null;
+  const app = createApp({
+    services,
+    operations,
+    mounts: appMounts(config, services, operations, intake.get, sandbox),
+    readiness: async () => ({ site: docsServed(config.siteDir) }),
+  });
+  const { worker, bulkReplays, alerts } = backgroundCompanions(config, services);
+  await wireHooks(config, services, db, intake, worker, bulkReplays);
+  const listener = withIntakeFastPath(
+    intake.get,
+    config.publicUrl,
+    getRequestListener(app.fetch),
+    (line) => (services.log as Logger).error({ kind: 'intake_error' }, line),
+    intakeAnswered(services, intake),
+  );
+  return {
+    config,
+    services,
+    app,
+    listener,
+    worker,
+    bulkReplays,
+    alerts,
+    sandbox,
+    async close() {
+      await worker?.stop();
+      await db.close();
+    },
+  };
+}
+
+/** The store (opened here unless given, its secret key checked) and the services every part shares. */
+async function openServices(
+  config: Config,
+  options: RuntimeOptions,
+): Promise<{ db: Db; services: Services; operations: readonly AnyOperation[] }> {
   const db =
     options.db ??
     (await openStore(config, options.applicationName ? { applicationName: options.applicationName } : {}));
@@ -105,11 +144,20 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     metrics: new Metrics(db, { eventStates: EVENT_STATES }),
     log: createLogger(config, options.logDestination ? { destination: options.logDestination } : {}),
   };
-  const log = services.log as Logger;
+  return { db, services, operations };
+}
 
-  // One intake (group committer, endpoint cache) behind both the Node fast path and the Hono route.
+/** The process's one intake, made on first use; `peek` is it or null before then. */
+interface SharedIntake {
+  get: () => Intake;
+  peek: () => Intake | null;
+}
+
+/** One intake (group committer, endpoint cache) behind both the Node fast path and the Hono route. */
+function sharedIntake(services: Services, db: Db): SharedIntake {
+  const { config } = services;
   let intake: Intake | null = null;
-  const getIntake = () => {
+  const get = () => {
     if (!intake) {
       const created = new Intake(services);
       intake = created;
@@ -126,8 +174,17 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     }
     return intake;
   };
+  return { get, peek: () => intake };
+}
 
-  const sandbox = isSandbox(config) ? createSandboxState() : null;
+/** Every app the Hono app mounts beside the operations: intake, the sandbox, Shopify's side, MCP, metrics. */
+function appMounts(
+  config: Config,
+  services: Services,
+  operations: readonly AnyOperation[],
+  getIntake: () => Intake,
+  sandbox: SandboxState | null,
+): { path: string; app: Hono<AppEnv> }[] {
   const mounts: { path: string; app: Hono<AppEnv> }[] = [{ path: INGEST_PATH_PREFIX, app: intakeRoutes(getIntake) }];
   if (sandbox) {
     const refuseRemote = ({ reason, detail }: { reason: string; detail: string }) =>
@@ -148,7 +205,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   mounts.push({ path: SHARED_DIAGNOSTICS_PATH, app: sharedDiagnosticsRoutes(() => services) });
   mounts.push({ path: COMPLIANCE_WEBHOOK_PATH, app: complianceRoutes(() => services) });
   // The Shopify app: install (OAuth), app/uninstalled, Flow's trigger lifecycle, the merchant page.
-  for (const routes of [oauthRoutes, uninstallRoutes, flowLifecycleRoutes, merchantRoutes, oauthServerRoutes])
+  for (const routes of [
+    oauthRoutes,
+    uninstallRoutes,
+    flowLifecycleRoutes,
+    merchantRoutes,
+    oauthServerRoutes,
+    oauthConsentRoutes,
+  ])
     mounts.push({ path: '/', app: routes(() => services) });
   mounts.push(
     { path: MCP_PATH, app: mcpApp(() => services, operations) },
@@ -156,14 +220,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   );
 
   mounts.push({ path: '/metrics', app: metricsRoutes(() => services) });
+  return mounts;
+}
 
-  const app = createApp({
-    services,
-    operations,
-    mounts,
-    readiness: async () => ({ site: existsSync(join(config.siteDir, 'index.html')) }),
-  });
-
+/** The delivery worker and what runs beside it (bulk replays, alerts): only where the worker is enabled. */
+function backgroundCompanions(
+  config: Config,
+  services: Services,
+): { worker: DeliveryWorker | null; bulkReplays: BulkReplayRunner | null; alerts: AlertMonitor | null } {
   // Confirmed bulk replays run in every process that runs a delivery worker, started and stopped with it.
   const bulkReplays = config.worker.enabled ? new BulkReplayRunner(services) : null;
   // Alerts to the merchant: evaluated and sent by every process that runs a worker.
@@ -179,11 +243,23 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         companions: [bulkReplays, alerts].filter((c) => c !== null),
       })
     : null;
+  return { worker, bulkReplays, alerts };
+}
+
+/** The hooks domain code calls (an endpoint changed, kick the worker or bulk replays), and the worker's wake-ups. */
+async function wireHooks(
+  config: Config,
+  services: Services,
+  db: Db,
+  intake: SharedIntake,
+  worker: DeliveryWorker | null,
+  bulkReplays: BulkReplayRunner | null,
+): Promise<void> {
   const notify = db instanceof PostgresDb ? coalescedNotify(db, config) : null;
   // Endpoint changes made through this process apply to its intake at once; on PostgreSQL to every
   // other process's too (NOTIFY). On SQLite another process applies them within the cache time.
   services.hooks.endpointChanged = (endpointId) => {
-    intake?.invalidate(endpointId);
+    intake.peek()?.invalidate(endpointId);
     if (db instanceof PostgresDb) {
       db.run('SELECT pg_notify(?, ?)', [ENDPOINT_CHANGED_CHANNEL, endpointId]).catch((err: unknown) => {
         if (config.logLevel !== 'silent') console.error('notify of an endpoint change failed:', err);
@@ -197,8 +273,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   };
   if (worker && db instanceof PostgresDb) await db.listen(EVENTS_DUE_CHANNEL, () => worker.kick());
   if (worker && services.metrics) services.metrics.worker = worker;
+}
 
-  // The fast path's latency cells and request log line (the Hono app does both for the rest).
+/** What the intake fast path calls once it answered: its latency cells and request log line (the Hono app does both for the rest). */
+function intakeAnswered(
+  services: Services,
+  intake: SharedIntake,
+): NonNullable<Parameters<typeof withIntakeFastPath>[4]> {
+  const log = services.log as Logger;
   const metrics = services.metrics as Metrics;
   const intakeCells = [0, 1, 2, 3, 4, 5].map((c) => metrics.httpCell(INTAKE_ROUTE, 'POST', c * 100));
   // Request lines come from a child logger per endpoint: pino writes a child's bindings (ids and
@@ -210,7 +292,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const lineLogger = (endpointId: string): Logger => {
     const kept = lineLoggers.get(endpointId);
     if (kept) return kept;
-    const shopId = intake?.shopOf(endpointId);
+    const shopId = intake.peek()?.shopOf(endpointId);
     const child = log.child({
       kind: 'request',
       method: 'POST',
@@ -224,14 +306,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     }
     return child;
   };
-  const answered = (
-    status: number,
-    seconds: number,
-    requestId: string,
-    endpointId: string,
-    code: string | null,
-    eventId: string | null,
-  ) => {
+  return (status, seconds, requestId, endpointId, code, eventId) => {
     intakeCells[Math.floor(status / 100)]?.observe(seconds);
     if (!log.isLevelEnabled('info')) return;
     lineLogger(endpointId).info(
@@ -245,29 +320,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       },
       'request',
     );
-  };
-
-  const listener = withIntakeFastPath(
-    getIntake,
-    config.publicUrl,
-    getRequestListener(app.fetch),
-    (line) => log.error({ kind: 'intake_error' }, line),
-    answered,
-  );
-
-  return {
-    config,
-    services,
-    app,
-    listener,
-    worker,
-    bulkReplays,
-    alerts,
-    sandbox,
-    async close() {
-      await worker?.stop();
-      await db.close();
-    },
   };
 }
 

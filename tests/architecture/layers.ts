@@ -30,8 +30,9 @@ export const FLOORS: readonly Floor[] = [
   },
   {
     name: 'domain',
-    areas: ['services', 'usage', 'auth', 'reads', 'handoff', 'intake', 'intents'],
-    holds: 'the service verbs and domain logic (services, usage, auth, reads, handoff, intake, intents)',
+    areas: ['services', 'usage', 'auth', 'oauth', 'merchant', 'reads', 'handoff', 'intake', 'intents'],
+    holds:
+      "the service verbs and domain logic (services, usage, auth, reads, handoff, intake, intents), the Shopify app's verbs (merchant: install, uninstall, privacy requests, merchant sessions and grants) and the OAuth authorization server (oauth)",
   },
   { name: 'operations', areas: ['operations'], holds: 'the operation contracts, each a call into a service verb' },
   {

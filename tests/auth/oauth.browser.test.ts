@@ -9,10 +9,22 @@
 // is refused a confirmation. The grant is revoked from the merchant page. A second authorization,
 // for the HTTP API, gives a token that is refused a confirmation with 403 insufficient_scope. The
 // consent page passes axe (WCAG 2.1 A/AA: no serious or critical violation).
+// Least privilege by default (issue 40, ADR 1430), with each SDK generation's own transport: a
+// client that asks for nothing in particular is challenged for observer, the consent page checks
+// observer, and the client ends up read-only; a tool that needs more answers 403
+// insufficient_scope, and a new consent (operator checked) raises it.
 // FLOWPORT_CONSENT_SCREENSHOT=<file> saves the consent page (dynamic registration) as the docs'
 // screenshot.
 import { createServer, type Server } from 'node:http';
-import { auth } from '@modelcontextprotocol/client';
+import {
+  auth,
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
+import { auth as authV1 } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser } from 'playwright-core';
 import { seriousViolations, withAxe } from '../site/helpers/axe.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,12 +136,14 @@ describe.each(['dynamic registration', 'a client ID metadata document'] as const
         await page.getByRole('button', { name: 'Sign in with Shopify' }).click();
         await page.getByRole('button', { name: 'Install' }).click();
         await expect.poll(() => page.getByRole('radio', { name: other }).count()).toBe(1);
-        expect(await page.getByRole('radio', { name: other }).isChecked()).toBe(true);
+        // Both stores were signed in to during this authorization: neither is checked (ADR 1430).
+        expect(await page.getByRole('radio', { name: other }).isChecked()).toBe(false);
+        expect(await page.getByRole('radio', { name: shop }).isChecked()).toBe(false);
         expect(await seriousViolations(page)).toEqual([]);
         if (process.env.FLOWPORT_CONSENT_SCREENSHOT && !byDocument)
           await page.screenshot({ path: process.env.FLOWPORT_CONSENT_SCREENSHOT, fullPage: true });
 
-        // The merchant connects the first store (not the one checked), at a lower tier.
+        // The merchant connects the first store, at a lower tier.
         await page.getByRole('radio', { name: shop }).check();
         await page.getByLabel('observer').check();
         await page.getByLabel(/^Expires in/).fill('14');
@@ -224,3 +238,115 @@ describe.each(['dynamic registration', 'a client ID metadata document'] as const
     }, 120_000);
   },
 );
+
+const GRANT_TOOL = 'get_grant';
+const STEP_UP_TOOL = 'preview_endpoint_create';
+
+describe.each(['v2 SDK', 'v1 SDK'] as const)('least privilege by default, with the %s transport', (era) => {
+  it('a client that asks for nothing in particular ends up read-only, then steps up to operator by a new consent', async () => {
+    const shop = uniqueShop(era === 'v2 SDK' ? 'leastv2' : 'leastv1');
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const serverUrl = new URL(`${server.url}${MCP_PATH}`);
+    try {
+      // The merchant is signed in to the store before the client starts (so it is checked).
+      await page.goto(`${server.url}${SHOPIFY_APP_PATHS.install}?shop=${shop}`);
+      await page.getByRole('button', { name: 'Install' }).click();
+      await page.waitForURL(`${server.url}${SHOPIFY_APP_PATHS.merchant}`);
+
+      // No scope anywhere in the client: it takes what the server's challenge names.
+      const { provider, state } = memoryProvider({ redirectUrl, clientName: `Least privilege ${era}` });
+      const challenges: string[] = [];
+      const watching: typeof fetch = async (input, init) => {
+        const res = await fetch(input, init);
+        const h = res.headers.get('www-authenticate');
+        if (h) challenges.push(`${res.status} ${h}`);
+        return res;
+      };
+      // any: the two generations type their clients and transports differently; both are used the same way.
+      const open = (): { client: any; transport: any } =>
+        era === 'v2 SDK'
+          ? {
+              client: new ModernClient(
+                { name: 'least-privilege', version: '1.0.0' },
+                { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+              ),
+              transport: new ModernTransport(serverUrl, { authProvider: provider, fetch: watching }),
+            }
+          : {
+              client: new LegacyClient({ name: 'least-privilege', version: '1.0.0' }),
+              transport: new LegacyTransport(serverUrl, { authProvider: provider as never, fetch: watching }),
+            };
+      /** Approves the consent at the provider's saved URL with what it checked; returns the code and iss. */
+      const consent = async (expectTier: string, offered: number) => {
+        await page.goto(state.url?.toString() ?? '');
+        await expect
+          .poll(() =>
+            page.getByRole('heading', { level: 1, name: `Connect Least privilege ${era} to Flowport?` }).count(),
+          )
+          .toBe(1);
+        expect(await page.getByLabel(expectTier, { exact: true }).isChecked()).toBe(true);
+        expect(await page.getByRole('radio', { name: shop }).isChecked()).toBe(true);
+        expect(await page.locator('input[name="tier"]').count()).toBe(offered);
+        await page.getByRole('button', { name: 'Approve' }).click();
+        await page.waitForURL((u) => u.toString().startsWith(redirectUrl));
+        const back = new URL(page.url()).searchParams;
+        return { code: back.get('code') ?? '', iss: back.get('iss') ?? '' };
+      };
+
+      // 1. Connecting: 401 naming observer; the SDK asks for exactly that.
+      const first = open();
+      await expect(first.client.connect(first.transport)).rejects.toBeInstanceOf(
+        era === 'v2 SDK' ? UnauthorizedError : Error,
+      );
+      expect(challenges[0]).toBe(
+        `401 Bearer resource_metadata="${server.url}/.well-known/oauth-protected-resource${MCP_PATH}", scope="observer"`,
+      );
+      expect(state.url?.searchParams.get('scope')).toBe('observer');
+      // 2. The consent checks observer, the only tier asked for; approved, the client is read-only.
+      const one = await consent('observer', 1);
+      await first.transport.finishAuth(one.code, one.iss);
+      const { client, transport } = open();
+      await client.connect(transport);
+      try {
+        expect((await client.callTool({ name: GRANT_TOOL, arguments: {} })).structuredContent?.tier).toBe('observer');
+
+        // 3. A tool that needs more: 403 insufficient_scope naming the scope, then a new consent.
+        delete state.url;
+        const wanted = {
+          name: STEP_UP_TOOL,
+          arguments: { name: `Step up ${era}`, trigger_variant: 'external_event', auth_mode: 'github' },
+        };
+        if (era === 'v2 SDK') {
+          // The v2 transport re-authorizes with the union of what it held and what was named.
+          await expect(client.callTool(wanted)).rejects.toBeInstanceOf(UnauthorizedError);
+        } else {
+          // The v1 transport (1.x) runs auth() on the 403, which refreshes the token (same scopes)
+          // instead of asking for consent, retries once and gives up. The client then drops its
+          // tokens and starts a new authorization with the scope the challenge named.
+          await expect(client.callTool(wanted)).rejects.toThrow(/403 after trying upscoping/);
+          const named = /scope="([^"]+)"/.exec(challenges.find((c) => c.startsWith('403 ')) ?? '')?.[1];
+          state.tokens = undefined;
+          expect(await authV1(provider as never, { serverUrl, scope: named })).toBe('REDIRECT');
+        }
+        expect(challenges.filter((c) => c.startsWith('403 '))[0]).toBe(
+          `403 Bearer error="insufficient_scope", scope="endpoint_create:preview", resource_metadata="${server.url}/.well-known/oauth-protected-resource${MCP_PATH}"`,
+        );
+        expect((state.url as URL | undefined)?.searchParams.get('scope')?.split(' ')).toContain(
+          'endpoint_create:preview',
+        );
+        // The lowest tier covering it is checked: operator (offered: it and the lower ones).
+        const two = await consent('operator', 2);
+        await transport.finishAuth(two.code, two.iss);
+        const preview = await client.callTool(wanted);
+        expect(preview.isError ?? false, JSON.stringify(preview.content)).toBe(false);
+        expect(preview.structuredContent?.kind).toBe('endpoint_create');
+        expect((await client.callTool({ name: GRANT_TOOL, arguments: {} })).structuredContent?.tier).toBe('operator');
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+});

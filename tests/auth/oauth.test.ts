@@ -12,9 +12,16 @@ import { auth as authV2 } from '@modelcontextprotocol/client';
 import { auth as authV1 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
-import { resolveClient } from '../../api/src/auth/oauth/clients.ts';
+import { resolveClient } from '../../api/src/oauth/clients.ts';
 import { connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
-import { memoryProvider, recordingFetch, serveMetadataDocuments, type MetadataDocumentServer } from './helpers.ts';
+import {
+  awayFromTheHourEdge,
+  memoryProvider,
+  REGISTRATION_TEST_TIMEOUT_MS,
+  recordingFetch,
+  serveMetadataDocuments,
+  type MetadataDocumentServer,
+} from './helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { absolute, authorize, CookieJar, go, install, uniqueShop } from '../shopify/helpers.ts';
 
@@ -403,22 +410,29 @@ describe('errors at the resource', () => {
     expect(((await mcp.json()) as { code: string }).code).toBe('token_audience_mismatch');
   });
 
-  it('dynamic registration is rate-limited per address', async () => {
-    let last = 0;
-    for (let i = 0; i < 25 && last !== 429; i++) {
-      const res = await fetch(`${server.url}/oauth/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ redirect_uris: [REDIRECT] }),
-      });
-      last = res.status;
-      if (last === 429)
-        expect(((await res.json()) as { flowport_code: string }).flowport_code).toBe('oauth_registration_rate_limited');
-    }
-    expect(last).toBe(429);
-    // Let the other tests register again.
-    await server.runtime.services.db.run('UPDATE oauth_clients SET created_at = 0');
-  });
+  it(
+    'dynamic registration is rate-limited per address',
+    async () => {
+      await awayFromTheHourEdge();
+      let last = 0;
+      for (let i = 0; i < 25 && last !== 429; i++) {
+        const res = await fetch(`${server.url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+        });
+        last = res.status;
+        if (last === 429)
+          expect(((await res.json()) as { flowport_code: string }).flowport_code).toBe(
+            'oauth_registration_rate_limited',
+          );
+      }
+      expect(last).toBe(429);
+      // Let the other tests register again.
+      await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
+    },
+    REGISTRATION_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('refusals', () => {

@@ -10,12 +10,11 @@
 // Requests go in-process through the Hono app (app.request), against the suite's real store.
 // Also here: audit tamper detection, rate limits and plan caps.
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { ALL_SCOPES, type Scope, TIER_SCOPES } from '../../api/src/auth/scopes.ts';
 import { runCli } from '../../api/src/cli/main.ts';
+import { docsServed } from '../../api/src/docs-paths.ts';
 import { newId } from '../../api/src/ids.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import type { AnyOperation } from '../../api/src/core/types.ts';
@@ -38,7 +37,7 @@ const UNLIMITED = JSON.stringify({
  * The docs operations read the built site. `npm test` builds it before the tests; run alone
  * without a build, they answer 503 docs_unavailable, and the success check expects that.
  */
-const DOCS_BUILT = existsSync(join(DIST_DIR, 'llms.txt'));
+const DOCS_BUILT = docsServed(DIST_DIR);
 const DOCS_OPERATIONS = new Set(['searchDocs', 'getDocsPage']);
 
 interface Prepared {
@@ -283,8 +282,12 @@ describe.each(byId)('%s', (id, op) => {
       const r = await send(op, req, token);
       expect(r.status, `${id} ${code}: ${r.text}`).toBe(401);
       expect(r.json.code).toBe(code);
-      // RFC 6750 §3.1: no error code when the request carried no credentials.
-      expect(r.headers.get('www-authenticate')).toBe(token === null ? 'Bearer' : 'Bearer error="invalid_token"');
+      // RFC 6750 §3.1: no error code when the request carried no credentials (then the read-only scope, ADR 1430).
+      expect(r.headers.get('www-authenticate')).toMatch(
+        token === null
+          ? /^Bearer resource_metadata="[^"]+", scope="observer"$/
+          : /^Bearer resource_metadata="[^"]+", error="invalid_token", error_description="[^"]*"$/,
+      );
       expect(r.json.refusal?.layer).toBe('authority');
       expect(r.json.refusal?.next_steps).toHaveLength(4);
     }

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { loadConfig } from '../../api/src/config.ts';
+import { SITE_STAMP_FILE } from '../../api/src/docs-paths.ts';
 import { startServe } from '../../api/src/main.ts';
 import { freePort } from '../helpers/ports.ts';
 import { tempDir } from '../helpers/runtime.ts';
@@ -37,6 +38,7 @@ it('the sandbox banner says the docs are still building, with their URL, until t
     expect(building).toContain('paste it again and the answer is duplicate_suppressed');
     mkdirSync(siteDir, { recursive: true });
     writeFileSync(join(siteDir, 'index.html'), '<!doctype html><title>Docs</title>');
+    writeFileSync(join(siteDir, SITE_STAMP_FILE), '{"inputs":"x"}');
     const served = await banner();
     expect(served).toMatch(new RegExp(`^  Docs: {8}${publicUrl.replace(/[.]/g, '\\.')}/$`, 'm'));
     expect(served).not.toContain('still building');

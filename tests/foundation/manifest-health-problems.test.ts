@@ -3,6 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SITE_STAMP_FILE } from '../../api/src/docs-paths.ts';
 import { ERROR_CATALOG } from '../../api/src/errors/catalog.ts';
 import { AGENT_API_MAX_BODY_BYTES, operationErrorCodes } from '../../api/src/http/agent-router.ts';
 import { buildOpenApiDocument } from '../../api/src/http/openapi.ts';
@@ -181,6 +182,9 @@ describe('docs site not built yet (npm start builds it in the background)', () =
       expect((await fetch(`${s.url}/agent/v1/manifest`)).status).toBe(200);
       mkdirSync(join(siteDir, 'guides'), { recursive: true });
       writeFileSync(join(siteDir, 'guides', 'index.html'), '<!doctype html><title>Guides</title>');
+      // Pages without the stamp are not a complete build yet (docs-paths.ts): still 503.
+      expect((await fetch(`${s.url}/guides/`)).status).toBe(503);
+      writeFileSync(join(siteDir, SITE_STAMP_FILE), '{"inputs":"x"}');
       const after = await fetch(`${s.url}/guides/`);
       expect([after.status, await after.text()]).toEqual([200, '<!doctype html><title>Guides</title>']);
     } finally {
@@ -192,12 +196,12 @@ describe('docs site not built yet (npm start builds it in the background)', () =
 it('build bookkeeping in the site directory (dot files such as .build-stamp.json) is not served', async () => {
   const siteDir = join(tempDir(), 'site-dist');
   mkdirSync(siteDir, { recursive: true });
-  writeFileSync(join(siteDir, '.build-stamp.json'), '{"inputs":"x"}');
   writeFileSync(join(siteDir, 'index.html'), '<!doctype html><title>Docs</title>');
+  writeFileSync(join(siteDir, SITE_STAMP_FILE), '{"inputs":"x"}');
   const s = await startTestServer({ worker: false, env: { FLOWPORT_SITE_DIR: siteDir } });
   try {
     expect((await fetch(`${s.url}/`)).status).toBe(200);
-    expect((await fetch(`${s.url}/.build-stamp.json`)).status).toBe(404);
+    expect((await fetch(`${s.url}/${SITE_STAMP_FILE}`)).status).toBe(404);
     expect((await fetch(`${s.url}/%2ebuild-stamp.json`)).status).toBe(404);
   } finally {
     await s.close();

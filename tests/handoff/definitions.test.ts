@@ -17,7 +17,7 @@ import {
 } from '../../api/src/handoff/payload.ts';
 import { loadTriggerDefinitions, parseToml } from '../../api/src/handoff/triggers.ts';
 import { validatePayload } from '../../api/src/sandbox/app.ts';
-import { TRIGGER_VARIANTS } from '../../api/src/services/endpoints.ts';
+import { TRIGGER_VARIANTS } from '../../api/src/store/tables/endpoints.ts';
 
 const ev = {
   id: 'evt_x',

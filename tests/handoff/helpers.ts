@@ -6,8 +6,10 @@ import { newId } from '../../api/src/ids.ts';
 import type { Services } from '../../api/src/core/types.ts';
 import type { Db } from '../../api/src/store/db.ts';
 import type { FlowCallResult } from '../../api/src/handoff/flow-client.ts';
-import { DEFAULT_HMAC, insertEndpoint, type TriggerVariant, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
-import { createShop, type ShopRow } from '../../api/src/services/shops.ts';
+import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
+import type { TriggerVariant } from '../../api/src/store/tables/endpoints.ts';
+import { createShop } from '../../api/src/services/shops.ts';
+import type { ShopRow } from '../../api/src/store/tables/shops.ts';
 
 /** Polls until fn returns a truthy value; fails with `what` after `timeoutMs` (a bound, not a timing assertion). */
 export async function waitFor<T>(

@@ -1,7 +1,7 @@
 // Intake writes event rows as positional parameters (eventRow, written out for speed); their order
 // must be EVENT_COLUMNS', or a value would land in another column.
 import { describe, expect, it } from 'vitest';
-import { EVENT_COLUMNS, type EventInsert, eventRow } from '../../api/src/intake/intake.ts';
+import { EVENT_COLUMNS, type EventInsert, eventRow } from '../../api/src/store/tables/events.ts';
 
 describe('eventRow', () => {
   it('lists every column once, in EVENT_COLUMNS order', () => {

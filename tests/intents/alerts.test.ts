@@ -260,6 +260,11 @@ describe('alert targets outside sandbox mode (FLOWPORT_ALERT_PRIVATE_TARGETS=off
         'https://[fe80::1]/hook',
         'https://[::ffff:127.0.0.1]/hook',
         'https://0.0.0.0/hook',
+        'https://[::7f00:1]/hook', // IPv4-compatible loopback
+        'https://[::ffff:0:a9fe:a9fe]/hook', // SIIT, the metadata service
+        'https://[2002:a00:1::1]/hook', // 6to4 of 10.0.0.1
+        'https://[64:ff9b:1::7f00:1]/hook', // local-use NAT64
+        'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook', // Teredo, client 127.0.0.1
       ];
       for (const url of inside) {
         const r = await api(strict, admin.token, 'POST', '/agent/v1/alert-subscription-intents', {

@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from '@hono/zod-openapi';
 import { defineOperation } from '../../api/src/core/types.ts';
+import { SITE_STAMP_FILE } from '../../api/src/docs-paths.ts';
 import { tempDir } from '../helpers/runtime.ts';
 
 /** An execute-kind confirmation that needs `replay:execute` (observers lack it). */
@@ -57,7 +58,7 @@ export const deleteFixture = defineOperation({
 
 export const FIXTURE_OPERATIONS = [confirmFixture, deleteFixture];
 
-/** A minimal built site: Markdown twins, llms.txt and an index.html, like `npm run build:site` writes. */
+/** A minimal built site: Markdown twins, llms.txt, an index.html and the stamp (last), like `npm run build:site` writes. */
 export function fixtureSite(publicUrl: string): string {
   const dir = tempDir('flowport-mcp-site-');
   const page = (path: string, title: string, body: string) => {
@@ -80,5 +81,6 @@ export function fixtureSite(publicUrl: string): string {
   );
   writeFileSync(join(dir, 'llms.txt'), `# Flowport\n\n- [Refusals](${publicUrl}/agent-access/refusals.md)\n`);
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Flowport</title>');
+  writeFileSync(join(dir, SITE_STAMP_FILE), '{"inputs":"fixture"}\n');
   return dir;
 }

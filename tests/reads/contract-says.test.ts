@@ -26,17 +26,21 @@ afterAll(async () => {
 });
 
 describe('WWW-Authenticate (RFC 6750 §3.1)', () => {
-  it('no credentials: `Bearer` without an error attribute', async () => {
+  it('no credentials: `Bearer` without an error attribute, naming the metadata and the read-only tier', async () => {
     const res = await fetch(`${server.url}/agent/v1/grant`);
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${server.url}/.well-known/oauth-protected-resource/agent/v1", scope="observer"`,
+    );
     expect(((await res.json()) as Json).code).toBe('missing_token');
   });
 
   it('an invalid token: error="invalid_token"', async () => {
     const res = await fetch(`${server.url}/agent/v1/grant`, { headers: { authorization: 'Bearer fpg_nope' } });
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(res.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${server.url}/.well-known/oauth-protected-resource/agent/v1", error="invalid_token", error_description="The token is malformed or its checksum is wrong."`,
+    );
   });
 });
 

@@ -17,6 +17,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { ACTIONS, type Tier } from '../../api/src/auth/scopes.ts';
+import { SITE_STAMP_FILE } from '../../api/src/docs-paths.ts';
 import { ERROR_CATALOG, type ErrorCode } from '../../api/src/errors/catalog.ts';
 import { AGENT_API_MAX_BODY_BYTES } from '../../api/src/http/agent-router.ts';
 import { newId } from '../../api/src/ids.ts';
@@ -1185,9 +1186,9 @@ const FIXTURES: Record<string, Fixture> = {
   },
 };
 
-/** Runs fn while the docs site looks unbuilt (its llms.txt marker moved aside). */
+/** Runs fn while the docs site looks unbuilt (its build stamp moved aside). */
 async function withoutSite<T>(fn: () => Promise<T>): Promise<T> {
-  const marker = join(w.siteDir, 'llms.txt');
+  const marker = join(w.siteDir, SITE_STAMP_FILE);
   renameSync(marker, `${marker}.away`);
   try {
     return await fn();

@@ -11,9 +11,10 @@ import {
   parseToml,
   TRIGGER_EXTENSIONS_DIR,
 } from '../../api/src/handoff/triggers.ts';
-import { TRIGGER_VARIANTS } from '../../api/src/services/endpoints.ts';
+import { TRIGGER_VARIANTS } from '../../api/src/store/tables/endpoints.ts';
 import { SHOPIFY_APP_PATHS } from '../../api/src/lib/shopify-app.ts';
-import { COMPLIANCE_TOPICS, COMPLIANCE_WEBHOOK_PATH } from '../../api/src/shopify/compliance.ts';
+import { COMPLIANCE_WEBHOOK_PATH } from '../../api/src/shopify/compliance.ts';
+import { COMPLIANCE_TOPICS } from '../../api/src/merchant/privacy.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 
 const APP_TOML = fileURLToPath(new URL('../../shopify/shopify.app.toml', import.meta.url));

@@ -345,7 +345,12 @@ describe('cookies on an https public URL', () => {
     });
     try {
       const shop = uniqueShop('https');
-      const started = await fetch(`${https.url}${SHOPIFY_APP_PATHS.install}?shop=${shop}`, { redirect: 'manual' });
+      // As behind the TLS-terminating proxy an https public URL implies (it names the browser's host).
+      const proxied = { 'x-forwarded-host': 'flowport.example.test' };
+      const started = await fetch(`${https.url}${SHOPIFY_APP_PATHS.install}?shop=${shop}`, {
+        redirect: 'manual',
+        headers: proxied,
+      });
       expect(started.status).toBe(302);
       const stateCookie = started.headers.getSetCookie().find((c) => c.startsWith('flowport_oauth_state='));
       expect(stateCookie).toMatch(/; HttpOnly/i);
@@ -364,7 +369,7 @@ describe('cookies on an https public URL', () => {
         .setExpirationTime(now + 60)
         .sign(new TextEncoder().encode(client_secret));
       const signedIn = await fetch(`${https.url}${SHOPIFY_APP_PATHS.merchant}`, {
-        headers: { authorization: `Bearer ${token}` },
+        headers: { ...proxied, authorization: `Bearer ${token}` },
         redirect: 'manual',
       });
       expect(signedIn.status).toBe(303);

@@ -3,27 +3,11 @@
 import { type AuditActor, appendAudit } from '../audit/log.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
+import { findGrant, type GrantRow, insertGrant, listGrantRows, markGrantRevoked } from '../store/tables/grants.ts';
 import { hashGrantToken, grantTokenHint, mintGrantToken } from './grant-tokens.ts';
 import { type Scope, TIER_SCOPES, type Tier } from './scopes.ts';
 
 export const MAX_GRANT_DAYS = 90;
-
-export interface GrantRow {
-  id: string;
-  shop_id: string;
-  token_hash: string;
-  token_hint: string;
-  tier: string;
-  scopes_json: string;
-  actor_kind: 'agent' | 'human';
-  actor_name: string;
-  actor_client: string | null;
-  created_at: number;
-  expires_at: number;
-  revoked_at: number | null;
-  last_used_at: number | null;
-  use_count: number;
-}
 
 export interface CreatedGrant {
   id: string;
@@ -55,23 +39,19 @@ export async function createGrant(
   const scopes = [...new Set([...TIER_SCOPES[input.tier], ...(input.extraScopes ?? [])])];
   const id = newId('grant');
   const expiresAt = now + input.expiresInMs;
-  await services.db.run(
-    `INSERT INTO grants (id, shop_id, token_hash, token_hint, tier, scopes_json, actor_kind, actor_name, actor_client, created_at, expires_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      id,
-      input.shopId,
-      hashGrantToken(token),
-      grantTokenHint(token),
-      input.tier,
-      JSON.stringify(scopes),
-      input.actorKind,
-      input.actorName,
-      input.actorClient ?? null,
-      now,
-      expiresAt,
-    ],
-  );
+  await insertGrant(services.db, {
+    id,
+    shop_id: input.shopId,
+    token_hash: hashGrantToken(token),
+    token_hint: grantTokenHint(token),
+    tier: input.tier,
+    scopes_json: JSON.stringify(scopes),
+    actor_kind: input.actorKind,
+    actor_name: input.actorName,
+    actor_client: input.actorClient ?? null,
+    created_at: now,
+    expires_at: expiresAt,
+  });
   return {
     id,
     token,
@@ -85,14 +65,11 @@ export async function createGrant(
 
 /** Every grant, or one shop's, oldest first (never tokens: only their hashes are stored). */
 export async function listGrants(services: Pick<Services, 'db'>, shopId?: string): Promise<GrantRow[]> {
-  return services.db.all<GrantRow>(
-    `SELECT * FROM grants${shopId ? ' WHERE shop_id = ?' : ''} ORDER BY id`,
-    shopId ? [shopId] : [],
-  );
+  return listGrantRows(services.db, shopId);
 }
 
 export async function getGrantRow(services: Pick<Services, 'db'>, id: string): Promise<GrantRow | undefined> {
-  return services.db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [id]);
+  return findGrant(services.db, id);
 }
 
 /** Revokes a grant at once and audits it, in one transaction; a grant already revoked stays as it was. */
@@ -103,7 +80,7 @@ export async function revokeGrant(
   now: number,
 ): Promise<void> {
   await services.db.tx(async (tx) => {
-    await tx.run('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, grant.id]);
+    await markGrantRevoked(tx, grant.id, now);
     await appendAudit(tx, {
       shopId: grant.shop_id,
       actor,

@@ -17,8 +17,13 @@ import { admitUsage } from '../usage/admit.ts';
 import { firstRefusalOfWindow, RATE_WINDOW_MS, refusalAuditKey } from '../usage/rate-limit.ts';
 import { hashGrantToken, isWellFormedGrantToken } from './grant-tokens.ts';
 import { recordGrantUse } from '../usage/grant-use.ts';
-import type { GrantRow } from './grants.ts';
-import { ACCESS_TOKEN_PREFIX, findAccessToken } from './oauth/tokens.ts';
+import {
+  findGrantWithShop,
+  findGrantWithShopByTokenHash,
+  type GrantRow,
+  type GrantWithShop,
+} from '../store/tables/grants.ts';
+import { ACCESS_TOKEN_PREFIX, findAccessToken } from './access-tokens.ts';
 
 /** The audited facts of a refusal, with how many the previous window counted when more than its audited one. */
 function refusalDetails(details: Record<string, unknown>, previousWindow: number): Record<string, unknown> {
@@ -26,18 +31,6 @@ function refusalDetails(details: Record<string, unknown>, previousWindow: number
     ? { ...details, refused_in_previous_window: previousWindow, window_s: RATE_WINDOW_MS / 1000 }
     : details;
 }
-
-/**
- * A grant with its shop's limits in the same query: admission needs them next, and one round trip
- * fewer per call matters on PostgreSQL (ADR 0308).
- */
-const GRANT_WITH_SHOP =
-  'SELECT g.*, s.plan AS shop_plan, s.limits_json AS shop_limits_json, s.sandbox AS shop_sandbox FROM grants g LEFT JOIN shops s ON s.id = g.shop_id';
-type GrantWithShop = GrantRow & {
-  shop_plan: string | null;
-  shop_limits_json: string | null;
-  shop_sandbox: number | null;
-};
 
 export function principalOf(row: GrantRow): Principal {
   return {
@@ -72,7 +65,7 @@ async function authenticateAccessToken(
       reason: `The access token ${row.token_hint} ${row.revoked_at !== null ? 'was revoked' : 'has expired'}.`,
       extra: { grant_id: row.grant_id },
     });
-  const grant = await services.db.get<GrantWithShop>(`${GRANT_WITH_SHOP} WHERE g.id = ?`, [row.grant_id]);
+  const grant = await findGrantWithShop(services.db, row.grant_id);
   if (!grant) throw new AppError('invalid_token', { reason: 'No grant matches this token.' });
   const principal = await checkGrantRow(grant, services, requestId, deferUse);
   return { ...principal, resource: row.resource };
@@ -89,9 +82,7 @@ export async function authenticateGrant(
   if (token.startsWith(ACCESS_TOKEN_PREFIX)) return authenticateAccessToken(token, services, requestId, deferUse);
   if (!isWellFormedGrantToken(token))
     throw new AppError('invalid_token', { reason: 'The token is malformed or its checksum is wrong.' });
-  const row = await services.db.get<GrantWithShop>(`${GRANT_WITH_SHOP} WHERE g.token_hash = ?`, [
-    hashGrantToken(token),
-  ]);
+  const row = await findGrantWithShopByTokenHash(services.db, hashGrantToken(token));
   if (!row) throw new AppError('invalid_token', { reason: 'No grant matches this token.' });
   return checkGrantRow(row, services, requestId, deferUse);
 }

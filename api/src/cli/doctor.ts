@@ -108,8 +108,30 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
   let docsBase = conn.baseUrl;
   const docs = (p: string) => joinUrl(docsBase, p);
 
+  const step: DoctorStep = { conn, io, add, skipRest, docs };
+  const manifest = await reachability(step);
+  if (!manifest) return finish();
+  if (manifest.docs?.index) docsBase = manifest.docs.index.replace(/\/llms\.txt$/, '');
+  editionAndTransport(step, manifest);
+  const grant = await grantChecks(step);
+  if (!grant) return finish();
+  const have = scopesCheck(step, manifest, grant);
+  await planCheck(step, have);
+  return finish();
+}
+
+/** What each step of the doctor works with: the connection, the terminal, and how to report a check. */
+interface DoctorStep {
+  conn: Connection;
+  io: CliIO;
+  add: (c: DoctorCheck) => void;
+  skipRest: (names: DoctorCheck['check'][], why: string) => void;
+  docs: (path: string) => string;
+}
+
+/** reachable: the public manifest answers; null (the rest skipped) when it does not. */
+async function reachability({ conn, io, add, skipRest }: DoctorStep): Promise<Manifest | null> {
   // 1. Reachability and edition (public manifest).
-  let manifest: Manifest | null = null;
   try {
     const res = await withProgress(io, `Reaching ${conn.baseUrl}`, () =>
       request(conn, { method: 'GET', path: agentCommandById('getManifest').op.path, auth: false }),
@@ -123,10 +145,10 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
         fix: 'Check FLOWPORT_BASE_URL / --base-url: it should be the Flowport origin (the address that serves /agent/v1/manifest).',
       });
       skipRest(['edition', 'transport', 'token', 'grant', 'expiry', 'scopes', 'plan'], 'Needs a reachable Flowport.');
-      return finish();
+      return null;
     }
-    manifest = m;
     add({ check: 'reachable', status: 'ok', message: `Flowport answered in ${res.durationMs} ms.` });
+    return m;
   } catch (err) {
     if (!(err instanceof UnreachableError)) throw err;
     add({
@@ -136,10 +158,12 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
       fix: `Start Flowport (\`npm start\` on the host) or set FLOWPORT_BASE_URL / --base-url to where it runs (now ${conn.baseUrl}, from ${conn.baseUrlSource}).`,
     });
     skipRest(['edition', 'transport', 'token', 'grant', 'expiry', 'scopes', 'plan'], 'Needs a reachable Flowport.');
-    return finish();
+    return null;
   }
-  if (manifest.docs?.index) docsBase = manifest.docs.index.replace(/\/llms\.txt$/, '');
+}
 
+/** edition (the server is a Flowport of this CLI's version) and transport (HTTPS off this machine). */
+function editionAndTransport({ conn, add, docs }: DoctorStep, manifest: Manifest): void {
   if (manifest.product !== PRODUCT.name) {
     add({
       check: 'edition',
@@ -176,7 +200,10 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
       status: 'ok',
       message: url.protocol === 'https:' ? 'HTTPS.' : 'Plain HTTP on this machine.',
     });
+}
 
+/** token, grant, expiry: the grant behind the token; null (the rest skipped) when there is none. */
+async function grantChecks({ conn, io, add, skipRest, docs }: DoctorStep): Promise<Grant | null> {
   // 2. The token and the grant behind it.
   if (!conn.token) {
     add({
@@ -187,7 +214,7 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
       docs_url: docs(DOCS_PATHS.grantsAndScopes),
     });
     skipRest(['grant', 'expiry', 'scopes', 'plan'], 'Needs a grant token.');
-    return finish();
+    return null;
   }
   add({
     check: 'token',
@@ -216,7 +243,7 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
       docs_url: p.docs_url ?? (p.code ? docs(errorDocsPath(p.code)) : docs(DOCS_PATHS.grantsAndScopes)),
     });
     skipRest(['expiry', 'scopes', 'plan'], 'Needs a valid grant.');
-    return finish();
+    return null;
   }
   const grant = g.json as Grant;
   add({
@@ -233,7 +260,11 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
       : {}),
     docs_url: docs(DOCS_PATHS.grantsAndScopes),
   });
+  return grant;
+}
 
+/** scopes: what the grant allows, in commands; returns the scopes it holds. */
+function scopesCheck({ add, docs }: DoctorStep, manifest: Manifest, grant: Grant): Set<string> {
   // 3. What the scopes allow, in commands.
   const have = new Set(grant.scopes.map((s) => s.scope));
   // A capability that also needs one of several scopes (confirm: an execute scope) is allowed
@@ -266,11 +297,15 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
       : {}),
     docs_url: docs(DOCS_PATHS.grantsAndScopes),
   });
+  return have;
+}
 
+/** plan: headroom on the shop's meters and this grant's rate limit (needs plan:read). */
+async function planCheck({ conn, io, add, docs }: DoctorStep, have: Set<string>): Promise<void> {
   // 4. Plan headroom.
   if (!have.has('plan:read')) {
     add({ check: 'plan', status: 'skip', message: 'The grant has no plan:read scope, so headroom cannot be checked.' });
-    return finish();
+    return;
   }
   const u = await withProgress(io, 'Checking plan usage', () =>
     request(conn, { method: 'GET', path: agentCommandById('getPlanUsage').op.path }),
@@ -283,7 +318,7 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
       message: `Plan usage could not be read: ${p.detail ?? `HTTP ${u.status}`} (${p.code ?? u.status}).`,
       ...(p.docs_url ? { docs_url: p.docs_url } : {}),
     });
-    return finish();
+    return;
   }
   const usage = u.json as PlanUsage;
   const full = usage.meters.filter((m) => m.state === 'limit_reached');
@@ -313,7 +348,6 @@ export async function runDoctor(conn: Connection, io: CliIO): Promise<{ report: 
       : {}),
     docs_url: docs(DOCS_PATHS.usageLimits),
   });
-  return finish();
 }
 
 const MARK: Record<CheckStatus, string> = { ok: 'ok  ', warn: 'warn', fail: 'FAIL', skip: 'skip' };

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { CLI_ENV, loadConfig } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
-import { closestName, editDistance, unknownNameMessage } from '../lib/suggest.ts';
+import { closestName, unknownNameMessage } from '../lib/suggest.ts';
 import { familyLabel } from '../operations/families.ts';
 import { agentCommandLine, pathParams } from '../lib/command-line.ts';
 import {
@@ -37,6 +37,7 @@ import {
   optionName,
   optionTakesValue,
 } from './definitions.ts';
+import { unknownCommand } from './unknown-command.ts';
 import { watchIntent } from './watch.ts';
 import { EXIT, EXIT_CODES, exitCodeForHttp } from './exit-codes.ts';
 import { handlersFor, type OperatorHandler, type OptionValues, type StandaloneHandler } from './handlers.ts';
@@ -292,59 +293,6 @@ function match(all: CliCommand[], words: string[]): CliCommand | undefined {
   return all
     .filter((c) => c.words.length <= words.length && c.words.every((w, i) => words[i] === w))
     .sort((a, b) => b.words.length - a.words.length)[0];
-}
-
-/**
- * Agent commands before the naming rule (ADR 1000) gave every action one name: the old
- * spelling answers with the new one instead of a bare "unknown command".
- */
-const RENAMED_COMMANDS: Record<string, string> = {
-  manifest: 'get-manifest',
-  'docs search': 'search-docs',
-  'docs read': 'get-docs-page',
-  'openapi operation': 'get-open-api-operation',
-  grant: 'get-grant',
-  'plan-usage': 'get-plan-usage',
-  audit: 'list-audit',
-  setup: 'get-setup',
-  'endpoints list': 'list-endpoints',
-  'endpoints show': 'get-endpoint',
-  'events list': 'list-events',
-  'events show': 'get-event',
-  'events receipt': 'get-event-receipt',
-  'receipts show': 'get-receipt',
-  diagnostics: 'get-diagnostics',
-  replay: 'preview-replay',
-  'diagnostics share': 'preview-diagnostics-share',
-  'endpoints add': 'preview-endpoint-create',
-  'endpoints edit': 'preview-endpoint-edit',
-  'endpoints rotate-secret': 'preview-secret-rotate',
-  'endpoints delete': 'preview-endpoint-delete',
-  'endpoints test': 'preview-test-event',
-  'intents list': 'list-action-intents',
-  'intents show': 'get-action-intent',
-  'intents confirm': 'confirm-action-intent',
-  'intents cancel': 'cancel-action-intent',
-};
-
-function unknownCommand(all: CliCommand[], words: string[]): string {
-  const typed = words.join(' ');
-  const renamed = RENAMED_COMMANDS[words.slice(0, 2).join(' ')] ?? RENAMED_COMMANDS[words[0] ?? ''];
-  if (renamed) {
-    const old = RENAMED_COMMANDS[words.slice(0, 2).join(' ')] ? words.slice(0, 2).join(' ') : words[0];
-    return `\`flowport ${old}\` is now \`flowport ${renamed}\` (one name per action: the MCP tool ${renamed.replace(/-/g, '_')}). Run \`flowport ${renamed} --help\`.`;
-  }
-  const group = all.filter((c) => c.words.length > 1 && c.words[0] === words[0]);
-  if (group.length)
-    return `\`flowport ${typed}\` is not a command. Under \`${words[0]}\`: ${group.map((c) => c.words.join(' ')).join(', ')}.`;
-  // A command is near when its name, or one of its hyphenated words, is a small typo away.
-  const first = words[0] ?? '';
-  const names = [...new Set(all.map((c) => c.words[0] as string))];
-  const near = names.filter(
-    (n) =>
-      editDistance(n, first) <= 2 || n.split('-').some((part) => part.length > 3 && editDistance(part, first) <= 1),
-  );
-  return `Unknown command \`flowport ${typed}\`.${near.length ? ` Did you mean ${near.map((n) => `\`${n}\``).join(' or ')}?` : ''} Run \`flowport --help\` for every command.`;
 }
 
 // ---------- running ----------

@@ -12,6 +12,7 @@ import type { Config } from '../config.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import type { Db } from '../store/db.ts';
+import type { ShopLimitsRow } from '../store/tables/shops.ts';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
 
@@ -41,13 +42,6 @@ export interface Principal {
   useDeferred?: boolean;
   /** The shop's row as far as its limits go, read with the grant when it was authenticated (admission uses it). */
   shopLimits?: ShopLimitsRow;
-}
-
-/** The columns of `shops` that decide a shop's limits (usage/meters.ts resolves them). */
-export interface ShopLimitsRow {
-  plan: string;
-  limits_json: string | null;
-  sandbox: number;
 }
 
 /** Long-lived parts every operation may use. Built once per process. */

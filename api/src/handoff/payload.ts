@@ -1,7 +1,7 @@
 // Builds the Flow trigger payload for an event from its endpoint's trigger
 // variant. The fields come from the extension definitions (./triggers.ts); this
 // file only says where each field's value comes from.
-import { TRIGGER_VARIANTS, type TriggerVariant } from '../services/endpoints.ts';
+import { TRIGGER_VARIANTS, type TriggerVariant } from '../store/tables/endpoints.ts';
 import { handleForVariant, triggerDefinition } from './triggers.ts';
 
 /** Flow trigger handles per variant (derived from the definitions' naming rule). */

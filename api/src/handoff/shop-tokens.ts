@@ -8,7 +8,7 @@
 import type { Services } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
 import { adminApiOrigin, shopifyAppCredentials } from '../lib/shopify-app.ts';
-import type { ShopRow } from '../services/shops.ts';
+import type { ShopRow } from '../store/tables/shops.ts';
 
 const EXCHANGE_TIMEOUT_MS = 10_000;
 

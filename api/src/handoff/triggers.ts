@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TRIGGER_VARIANTS, type TriggerVariant } from '../services/endpoints.ts';
+import { TRIGGER_VARIANTS, type TriggerVariant } from '../store/tables/endpoints.ts';
 
 /** Where the extension definitions live in the repo. */
 export const TRIGGER_EXTENSIONS_DIR = fileURLToPath(new URL('../../../shopify/extensions/', import.meta.url));

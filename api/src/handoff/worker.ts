@@ -10,8 +10,8 @@ import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
 import { type Db, insertMany, pgArrayLiteral, type SqlParam, tryLockKeys } from '../store/db.ts';
 import { type Batch, GroupCommitter } from '../store/committer.ts';
-import type { TriggerVariant } from '../services/endpoints.ts';
-import type { ShopRow } from '../services/shops.ts';
+import type { TriggerVariant } from '../store/tables/endpoints.ts';
+import type { ShopRow } from '../store/tables/shops.ts';
 import { callFlowTriggerReceive, type FlowCallResult, graphqlUrl } from './flow-client.ts';
 import { releaseShopInTx, sweepRetention } from './lifecycle.ts';
 import {

@@ -1,13 +1,12 @@
 // Derives the /agent/v1 HTTP routes (and the OpenAPI document) from the registry.
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
-import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import { PRODUCT } from '../lib/package-info.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/idempotency.ts';
 import { closestName } from '../lib/suggest.ts';
-import { resourcesOf } from '../auth/oauth/metadata.ts';
+import { resourcesOf } from '../oauth/metadata.ts';
 import { refuseUnknownFields, type UnknownField, unknownFields } from '../operations/closed-input.ts';
 import { recordGrantUse } from '../usage/grant-use.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
@@ -19,12 +18,8 @@ import { polishOpenApiDocument } from './openapi-polish.ts';
 
 export const GRANT_SECURITY_SCHEME = 'grantToken';
 
-/**
- * The largest request body an Agent Operations call takes (the biggest, a test event payload,
- * must fit Flow's 50 kB). Refused as it streams in, before authentication, so nobody can make
- * the server buffer and parse an arbitrarily large body.
- */
-export const AGENT_API_MAX_BODY_BYTES = 1_048_576;
+/** Enforced, with every route's limit, by the app's input guard (./input-guard.ts) before authentication. */
+export { AGENT_API_MAX_BODY_BYTES } from './input-guard.ts';
 
 const RefusalSchema = z
   .object({
@@ -88,8 +83,9 @@ export const ProblemSchema = z
  */
 export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
   const takesInput = Boolean(op.request.params || op.request.query || op.request.body || op.headers?.length);
-  // Every operation refuses a query parameter (and a body field) it does not define.
-  const closed: ErrorCode[] = ['unknown_field'];
+  // Every operation refuses a query parameter (and a body field) it does not define, and (the app's
+  // input guard, ./input-guard.ts) a control character in its path or query string.
+  const closed: ErrorCode[] = ['unknown_field', 'invalid_characters'];
   const capped = op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(op.operationId);
   const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
     (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
@@ -119,7 +115,7 @@ export const RESPONSE_HEADERS = {
   },
   'WWW-Authenticate': {
     description:
-      'The bearer challenge (RFC 6750): `Bearer` when the request carried no credentials, `Bearer error="invalid_token"` when the token is invalid, expired or revoked.',
+      'The bearer challenge (RFC 6750, RFC 9728): `Bearer resource_metadata="<protected resource metadata URL>", scope="observer"` when the request carried no credentials (the read-only tier: an OAuth client asks for it first and for more by step-up), `Bearer resource_metadata="…", error="invalid_token", error_description="…"` when the token is invalid, expired or revoked.',
     required: true,
     schema: { type: 'string' },
   },
@@ -235,78 +231,19 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
       'A grant token created by a human with `flowport grants create`, or an OAuth access token issued for the resource `/agent/v1` after the merchant approved (see `/.well-known/oauth-authorization-server`). Send `Authorization: Bearer <TOKEN>`.',
   });
 
-  router.use(`${AGENT_API_PREFIX}/*`, async (c, next) => {
-    if (c.req.path === MCP_PATH || c.req.path.startsWith(`${MCP_PATH}/`)) return next();
-    return bodyLimit({
-      maxSize: AGENT_API_MAX_BODY_BYTES,
-      onError: () => {
-        throw new AppError('payload_too_large', {
-          detail: `Agent Operations request bodies are limited to ${AGENT_API_MAX_BODY_BYTES} bytes.`,
-        });
-      },
-    })(c, next);
-  });
-
   for (const op of operations) {
     const request: Record<string, unknown> = {};
     if (op.request.params) request.params = op.request.params;
     if (op.request.query) request.query = op.request.query;
     if (op.headers?.length) {
       // Declared request headers (e.g. Idempotency-Key) appear in the contract; the operation enforces them.
-      request.headers = z.object(
-        Object.fromEntries(
-          op.headers.map((h) => [
-            h,
-            h === 'idempotency-key'
-              ? // Required, with its length: the operation answers idempotency_key_missing without it.
-                z
-                  .string()
-                  .optional()
-                  .openapi({
-                    param: {
-                      name: h,
-                      in: 'header',
-                      required: true,
-                      description: `Makes the confirmation safe to retry: 1–${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters without spaces (e.g. a UUID), unique per action, kept 24 h and scoped to your grant. The same key and request return the stored response; the same key with another request answers 422.`,
-                    },
-                    minLength: 1,
-                    maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
-                    pattern: IDEMPOTENCY_KEY_PATTERN,
-                  })
-              : z
-                  .string()
-                  .optional()
-                  .openapi({ param: { name: h, in: 'header' } }),
-          ]),
-        ),
-      );
+      request.headers = declaredHeaders(op.headers);
     }
     if (op.request.body) {
       request.body = { content: { 'application/json': { schema: op.request.body } }, required: true };
     }
     const successStatus = op.successStatus ?? 200;
-    // A grant-scoped call is authenticated before its input is validated, as over MCP: without a
-    // valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
-    // The grant's use is counted by the call's admission (one write per read, ADR 0308), or here
-    // once the answer is made if nothing wrote for the call (refused input, wrong audience).
-    const authenticateFirst = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-      const services = getServices();
-      const principal = await authenticateToken(bearerToken(c), services, c.get('requestId'), { deferUse: true });
-      try {
-        // An OAuth access token names the resource it was issued for (RFC 8707, ADR 1400).
-        if (principal.resource !== undefined && principal.resource !== resourcesOf(services.config).api)
-          throw new AppError('token_audience_mismatch', {
-            reason: `This access token was issued for ${principal.resource}, not the Agent Operations API.`,
-          });
-        c.set('principal', principal);
-        await next();
-      } finally {
-        if (principal.useDeferred)
-          await services.db
-            .tx((tx) => recordGrantUse(tx, principal, services.now()), { durability: 'lazy' })
-            .catch(() => {});
-      }
-    };
+    const authenticateFirst = authenticateBeforeInput(getServices);
     // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.
     const closedInput = async (c: Context<AppEnv>, next: () => Promise<void>) => {
       refuseUnknownFields(await unknownHttpInput(op, c));
@@ -380,4 +317,60 @@ export function openApiDocument(router: OpenAPIHono<AppEnv>) {
     servers: [{ url: '/', description: 'The origin serving this document (the co-deployed API).' }],
   });
   return polishOpenApiDocument(doc);
+}
+
+/** Declared request headers (e.g. Idempotency-Key) as they appear in the contract; the operation enforces them. */
+function declaredHeaders(names: readonly string[]) {
+  return z.object(
+    Object.fromEntries(
+      names.map((h) => [
+        h,
+        h === 'idempotency-key'
+          ? // Required, with its length: the operation answers idempotency_key_missing without it.
+            z
+              .string()
+              .optional()
+              .openapi({
+                param: {
+                  name: h,
+                  in: 'header',
+                  required: true,
+                  description: `Makes the confirmation safe to retry: 1–${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters without spaces (e.g. a UUID), unique per action, kept 24 h and scoped to your grant. The same key and request return the stored response; the same key with another request answers 422.`,
+                },
+                minLength: 1,
+                maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+                pattern: IDEMPOTENCY_KEY_PATTERN,
+              })
+          : z
+              .string()
+              .optional()
+              .openapi({ param: { name: h, in: 'header' } }),
+      ]),
+    ),
+  );
+}
+
+// A grant-scoped call is authenticated before its input is validated, as over MCP: without a
+// valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
+// The grant's use is counted by the call's admission (one write per read, ADR 0308), or here
+// once the answer is made if nothing wrote for the call (refused input, wrong audience).
+function authenticateBeforeInput(getServices: () => Services) {
+  return async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    const services = getServices();
+    const principal = await authenticateToken(bearerToken(c), services, c.get('requestId'), { deferUse: true });
+    try {
+      // An OAuth access token names the resource it was issued for (RFC 8707, ADR 1400).
+      if (principal.resource !== undefined && principal.resource !== resourcesOf(services.config).api)
+        throw new AppError('token_audience_mismatch', {
+          reason: `This access token was issued for ${principal.resource}, not the Agent Operations API.`,
+        });
+      c.set('principal', principal);
+      await next();
+    } finally {
+      if (principal.useDeferred)
+        await services.db
+          .tx((tx) => recordGrantUse(tx, principal, services.now()), { durability: 'lazy' })
+          .catch(() => {});
+    }
+  };
 }

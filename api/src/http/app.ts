@@ -1,7 +1,7 @@
 // The one Hono app: sender intake, the Agent Operations API, health, the
 // sandbox Shopify stand-in (sandbox mode) and the built docs site.
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { newId } from '../ids.ts';
 import { idsInPath, outcomeOf } from '../observability/log.ts';
@@ -10,6 +10,8 @@ import { isStoreFull, probeWrite, storeFullError } from '../store/full.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
 import { buildAgentRouter } from './agent-router.ts';
+import { inputGuard } from './input-guard.ts';
+import { canonicalOrigin } from './canonical-origin.ts';
 import { problemResponse } from './problem-response.ts';
 import { mountStaticSite } from './static-site.ts';
 import type { AppEnv } from './types.ts';
@@ -74,41 +76,12 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
     }
   });
 
-  app.onError((err, c) => {
-    if (err instanceof AppError) c.set('errorCode', err.code);
-    if (err instanceof AppError) return problemResponse(c, err, publicUrl);
-    if (isStoreFull(err)) return problemResponse(c, storeFullError(), publicUrl);
-    if (err instanceof HTTPException) {
-      if (err.status === 400 && /json/i.test(err.message)) {
-        return problemResponse(
-          c,
-          new AppError('invalid_json', { detail: 'The request body is not valid JSON.' }),
-          publicUrl,
-        );
-      }
-      if (err.status === 413) return problemResponse(c, new AppError('payload_too_large'), publicUrl);
-      if (err.status === 415) {
-        return problemResponse(
-          c,
-          new AppError('unsupported_media_type', {
-            detail: `This operation takes a JSON body: send it with \`Content-Type: application/json\` (got ${c.req.header('content-type') ? `\`${c.req.header('content-type')}\`` : 'no Content-Type'}).`,
-          }),
-          publicUrl,
-        );
-      }
-      return problemResponse(c, new AppError('invalid_request', { detail: err.message }), publicUrl);
-    }
-    c.set('errorCode', 'internal_error');
-    services.log?.error(
-      {
-        kind: 'unhandled_error',
-        request_id: c.get('requestId'),
-        stack: err instanceof Error ? err.stack : String(err),
-      },
-      'unhandled error',
-    );
-    return problemResponse(c, new AppError('internal_error'), publicUrl);
-  });
+  // Before any route (mounts included): the body limit and input guard of every route (ADR 1102).
+  app.use('*', inputGuard(services.config));
+  // The install and OAuth pages only on the public URL's host (their cookies come back there).
+  app.use('*', canonicalOrigin(services.config));
+
+  app.onError((err, c) => answerError(err, c, services, publicUrl));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
@@ -161,4 +134,41 @@ export function createApp(parts: AppParts): Hono<AppEnv> {
 
   mountStaticSite(app, services.config.siteDir, publicUrl);
   return app;
+}
+
+/** The problem+json answer to an error a route threw; anything not an AppError is logged, never shown. */
+function answerError(err: Error, c: Context<AppEnv>, services: Services, publicUrl: string): Response {
+  if (err instanceof AppError) c.set('errorCode', err.code);
+  if (err instanceof AppError) return problemResponse(c, err, publicUrl);
+  if (isStoreFull(err)) return problemResponse(c, storeFullError(), publicUrl);
+  if (err instanceof HTTPException) {
+    if (err.status === 400 && /json/i.test(err.message)) {
+      return problemResponse(
+        c,
+        new AppError('invalid_json', { detail: 'The request body is not valid JSON.' }),
+        publicUrl,
+      );
+    }
+    if (err.status === 413) return problemResponse(c, new AppError('payload_too_large'), publicUrl);
+    if (err.status === 415) {
+      return problemResponse(
+        c,
+        new AppError('unsupported_media_type', {
+          detail: `This operation takes a JSON body: send it with \`Content-Type: application/json\` (got ${c.req.header('content-type') ? `\`${c.req.header('content-type')}\`` : 'no Content-Type'}).`,
+        }),
+        publicUrl,
+      );
+    }
+    return problemResponse(c, new AppError('invalid_request', { detail: err.message }), publicUrl);
+  }
+  c.set('errorCode', 'internal_error');
+  services.log?.error(
+    {
+      kind: 'unhandled_error',
+      request_id: c.get('requestId'),
+      stack: err instanceof Error ? err.stack : String(err),
+    },
+    'unhandled error',
+  );
+  return problemResponse(c, new AppError('internal_error'), publicUrl);
 }

@@ -1,7 +1,8 @@
 // Maps AppError (or anything thrown) to an application/problem+json response.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { joinUrl } from '../docs-paths.ts';
+import { bearerChallenge } from '../oauth/challenge.ts';
+import { resourceMetadataUrl } from '../oauth/metadata.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import { type AppError, PROBLEM_CONTENT_TYPE, toProblem } from '../errors/problem.ts';
@@ -26,36 +27,37 @@ export const COMMON_ERRORS_SCOPED: readonly ErrorCode[] = [
 /** Status, headers and JSON body of a problem: shared by Hono routes and the Node intake fast path. */
 export function problemParts(
   err: AppError,
-  ctx: { publicUrl: string; requestId: string; instance?: string },
+  ctx: {
+    publicUrl: string;
+    requestId: string;
+    instance?: string;
+    /** The protected resource the bearer challenge names (its path): the Agent Operations API unless said. */
+    resourcePath?: string;
+  },
 ): { status: number; headers: Record<string, string>; body: string } {
   const problem = toProblem(err, ctx);
   const headers: Record<string, string> = { 'Content-Type': PROBLEM_CONTENT_TYPE };
   const retryAfter = problem.refusal?.retry_after_s ?? err.options.retryAfterS;
   if (retryAfter !== undefined) headers['Retry-After'] = String(Math.max(1, Math.ceil(retryAfter)));
   if (err.options.allow?.length) headers.Allow = err.options.allow.join(', ');
-  // RFC 6750 §3.1: no error attribute when the request carried no credentials at all.
-  if (err.code === 'missing_token') headers['WWW-Authenticate'] = 'Bearer';
-  if (
-    err.code === 'invalid_token' ||
-    err.code === 'grant_expired' ||
-    err.code === 'grant_revoked' ||
-    err.code === 'access_token_expired' ||
-    err.code === 'token_audience_mismatch'
-  ) {
-    headers['WWW-Authenticate'] = 'Bearer error="invalid_token"';
-  }
-  // RFC 6750 §3.1 and the MCP authorization spec: name the scope needed and where to learn how to get it.
-  const scope = err.options.requiredScope ?? err.options.anyOfScopes?.join(' ');
-  if (err.code === 'missing_scope' && scope) {
-    const metadata = joinUrl(ctx.publicUrl, `/.well-known/oauth-protected-resource${AGENT_API_PREFIX}`);
-    headers['WWW-Authenticate'] =
-      `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadata}"`;
-  }
+  // The bearer challenge, built once (oauth/challenge.ts).
+  const challenge = bearerChallenge(err, resourceMetadataUrl(ctx.publicUrl, ctx.resourcePath ?? AGENT_API_PREFIX));
+  if (challenge !== null) headers['WWW-Authenticate'] = challenge;
   return { status: problem.status, headers, body: JSON.stringify(problem) };
 }
 
 /** Keeps headers a route set with `c.header()` before it threw (`Allow` on a 405, `Cache-Control` …). */
-export function problemResponse(c: Context<AppEnv>, err: AppError, publicUrl: string): Response {
-  const p = problemParts(err, { publicUrl, requestId: c.get('requestId') ?? 'req_unknown', instance: c.req.path });
+export function problemResponse(
+  c: Context<AppEnv>,
+  err: AppError,
+  publicUrl: string,
+  resourcePath: string = AGENT_API_PREFIX,
+): Response {
+  const p = problemParts(err, {
+    publicUrl,
+    requestId: c.get('requestId') ?? 'req_unknown',
+    instance: c.req.path,
+    resourcePath,
+  });
   return c.newResponse(p.body, p.status as ContentfulStatusCode, p.headers);
 }

@@ -13,7 +13,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import type { Context, Hono } from 'hono';
-import { withPublicOrigin } from '../docs-paths.ts';
+import { docsServed, withPublicOrigin } from '../docs-paths.ts';
 import type { AppEnv } from './types.ts';
 
 const TYPES: Record<string, string> = {
@@ -37,14 +37,6 @@ const TYPES: Record<string, string> = {
 export const REVALIDATE = 'public, max-age=0, must-revalidate';
 /** Astro's build output under /_astro/ has a content hash in every file name. */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
-
-/** Written into the site directory by `npm run build:site`: the inputs' hash. */
-export const SITE_STAMP_FILE = '.build-stamp.json';
-
-/** True once the docs site is there to serve (`npm start` builds a missing one in the background). */
-export function docsServed(siteDir: string): boolean {
-  return existsSync(join(siteDir, 'index.html'));
-}
 
 /** Files whose absolute URLs name the build origin (DOCS_BUILD_ORIGIN), rewritten to this server's as served. */
 const WITH_ORIGIN = new Set(['.html', '.md', '.txt', '.xml']);
@@ -140,8 +132,9 @@ function sendFile(c: Context<AppEnv>, found: Found, negotiated: boolean, publicU
 export function mountStaticSite(app: Hono<AppEnv>, siteDir: string, publicUrl: string): void {
   const root = resolve(siteDir);
   app.on(['GET', 'HEAD'], '*', (c, next) => {
-    // `npm start` builds a missing site in the background while the API already answers.
-    if (!existsSync(root)) return next();
+    // `npm start` builds a missing site in the background while the API already answers; only a
+    // complete build is served (its stamp, docs-paths.ts), never pages of an interrupted one.
+    if (!docsServed(root)) return next();
     const p = c.req.path;
     const found = findFile(root, p);
     // /reference/api → /reference/api/ when that is a directory page.
@@ -165,16 +158,16 @@ export function mountStaticSite(app: Hono<AppEnv>, siteDir: string, publicUrl: s
     return next();
   });
   app.notFound((c) => {
-    const page = join(root, '404.html');
-    if (existsSync(page)) {
-      return c.html(withPublicOrigin(readFileSync(page, 'utf8'), publicUrl), 404, { 'Cache-Control': 'no-store' });
-    }
-    if (!existsSync(root)) {
+    if (!docsServed(root)) {
       c.header('Retry-After', '30');
       return c.text(
         'The docs site is not built yet (npm start builds it in the background); try again in a minute.\n',
         503,
       );
+    }
+    const page = join(root, '404.html');
+    if (existsSync(page)) {
+      return c.html(withPublicOrigin(readFileSync(page, 'utf8'), publicUrl), 404, { 'Cache-Control': 'no-store' });
     }
     return c.text('Not found', 404);
   });

@@ -3,7 +3,7 @@
 // renders its facts section from it (scripts/docs/lib/auth-mode-pages.ts): header names,
 // signed content, encoding, tolerance, dedupe and event-type sources, create command, example.
 // Examples use placeholders only (<SIGNING_SECRET>, <INGEST_URL> …).
-import type { AuthMode } from '../services/endpoints.ts';
+import type { AuthMode } from '../store/tables/endpoints.ts';
 import { DEFAULT_HMAC, DEFAULT_STATIC_HEADER, DEFAULT_TOLERANCE_SEC } from '../services/endpoints.ts';
 
 /** Where a value comes from on the request. Header names are lowercase. */

@@ -4,7 +4,8 @@
 import { AppError, type FieldError } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { hasControlCharacters } from '../lib/control-chars.ts';
-import type { EndpointConfig, TriggerVariant } from '../services/endpoints.ts';
+import type { EndpointConfig } from '../services/endpoints.ts';
+import type { TriggerVariant } from '../store/tables/endpoints.ts';
 import { AUTH_MODE_FACTS, type ValueSource } from './auth-modes.ts';
 import type { HeaderReader } from './intake.ts';
 

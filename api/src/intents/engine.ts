@@ -9,7 +9,8 @@ import { newId } from '../ids.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import type { Principal, Services } from '../core/types.ts';
-import { getShop, type ShopRow } from '../services/shops.ts';
+import { getShop } from '../services/shops.ts';
+import type { ShopRow } from '../store/tables/shops.ts';
 import type { Db } from '../store/db.ts';
 import {
   claimKey,

@@ -3,7 +3,7 @@
 // on) and how to execute inside the confirmation transaction.
 import type { Action } from '../auth/scopes.ts';
 import type { Principal, Services } from '../core/types.ts';
-import type { ShopRow } from '../services/shops.ts';
+import type { ShopRow } from '../store/tables/shops.ts';
 import type { Db } from '../store/db.ts';
 
 export type IntentKind = Action;

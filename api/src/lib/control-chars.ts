@@ -1,9 +1,10 @@
 // Text no store can hold, or that makes no sense in an id, filter or name. PostgreSQL refuses a
 // NUL (U+0000) in any `text` value or bind parameter (SQLite stores it), so a NUL that reached
 // the store would answer 500 on one store and 2xx on the other. Every operation's input is
-// checked here before authentication and before the store (operations/pipeline.ts), and intake
-// checks the fields it extracts from a body (intake/mapping.ts): one rule, both stores, a 400
-// `invalid_characters` naming the fields.
+// checked here before authentication and before the store (operations/pipeline.ts), every route's
+// path, query string, form fields and JSON body before any route runs (http/input-guard.ts), and
+// intake checks the fields it extracts from a body (intake/mapping.ts): one rule, both stores, a
+// 400 `invalid_characters` naming the fields.
 import { AppError, type FieldError } from '../errors/problem.ts';
 
 /** U+0000 anywhere: refused at every depth (a sender's JSON payload included). */
@@ -27,6 +28,14 @@ const describe = (v: string) => (hasNul(v) ? 'Contains a NUL (U+0000).' : 'Conta
 export const FREE_JSON_FIELDS: ReadonlySet<string> = new Set(['payload']);
 
 /**
+ * `nulOnly`: refuse only the NUL, at every depth (a JSON body whose fields the guard does not know:
+ * http/input-guard.ts); otherwise the rule below.
+ */
+export interface CharacterRule {
+  nulOnly?: boolean;
+}
+
+/**
  * The fields of an operation's input (and its declared headers) that hold text no store should
  * see: a NUL anywhere (keys too); another control character (tab, line feed and carriage return
  * aside) anywhere but inside a FREE_JSON_FIELDS body: ids, filters, names, mapping paths.
@@ -34,6 +43,7 @@ export const FREE_JSON_FIELDS: ReadonlySet<string> = new Set(['payload']);
 export function controlCharacterErrors(
   input: Record<string, unknown>,
   headers: Record<string, unknown> = {},
+  options: CharacterRule = {},
 ): FieldError[] {
   const errors: FieldError[] = [];
   const walk = (v: unknown, path: string, strict: boolean, depth: number) => {
@@ -55,7 +65,7 @@ export function controlCharacterErrors(
       }
     }
   };
-  walk(input, '', true, 0);
+  walk(input, '', !options.nulOnly, 0);
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value === 'string' && hasControlCharacters(value)) errors.push({ path: name, message: describe(value) });
   }
@@ -63,8 +73,12 @@ export function controlCharacterErrors(
 }
 
 /** Throws 400 invalid_characters when controlCharacterErrors finds any. */
-export function refuseControlCharacters(input: Record<string, unknown>, headers: Record<string, unknown> = {}): void {
-  const errors = controlCharacterErrors(input, headers);
+export function refuseControlCharacters(
+  input: Record<string, unknown>,
+  headers: Record<string, unknown> = {},
+  options: CharacterRule = {},
+): void {
+  const errors = controlCharacterErrors(input, headers, options);
   if (errors.length === 0) return;
   throw new AppError('invalid_characters', {
     detail: `These fields hold a NUL or another control character, which no id, filter or name may contain: ${errors.map((e) => e.path).join(', ')}.`,

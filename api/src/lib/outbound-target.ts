@@ -1,55 +1,58 @@
-// Where Flowport may send a request a tenant chose (alert webhooks): not into the network it
-// runs in. A URL whose host is, or resolves to, a loopback, private, link-local, shared,
-// multicast or reserved address is refused unless the deployment allows private targets
-// (sandbox mode does, so a receiver on this machine works in development and tests).
+// Where Flowport may send a request a tenant chose (alert webhooks, OAuth client metadata
+// documents): not into the network it runs in. A URL whose host is, or resolves to, anything but
+// a public unicast address is refused unless the deployment allows private targets (sandbox mode
+// does, so a receiver on this machine works in development and tests).
+//
+// The special-purpose ranges are ipaddr.js's tables (IANA's IPv4 and IPv6 special-purpose
+// registries), not a list kept here: only its `unicast` class is public. An IPv6 address that
+// carries an IPv4 one (mapped, compatible, SIIT, NAT64, 6to4, Teredo) is judged by the IPv4 it
+// carries, which is where a translator or tunnel sends the request. docs/adr/1103.
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, cloud metadata services
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const)
-  PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96], // NAT64 of any IPv4 address
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-] as const)
-  PRIVATE.addSubnet(net, prefix, 'ipv6');
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parse('64:ff9b::');
 
-/** Whether an IP address (v4, v6, or IPv4-mapped v6) lies outside the public internet. */
+function isPublicIPv4(address: ipaddr.IPv4): boolean {
+  return address.range() === 'unicast';
+}
+
+/** A public unicast IPv6 address; one that carries an IPv4 address only if that one is public too. */
+function isPublicIPv6(address: ipaddr.IPv6): boolean {
+  const b = address.toByteArray();
+  const carried = (from: number, invert = 0) => new ipaddr.IPv4(b.slice(from, from + 4).map((x) => x ^ invert));
+  switch (address.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // SIIT, ::ffff:0:a.b.c.d
+      return isPublicIPv4(carried(12));
+    // NAT64: the well-known prefix carries it last. Local-use (64:ff9b:1::/48, RFC 8215) never
+    // passes: where it carries the IPv4 is the operator's choice.
+    case 'rfc6052':
+      return address.match(NAT64_WELL_KNOWN, 96) && isPublicIPv4(carried(12));
+    case '6to4': // 2002:AABB:CCDD::/48
+      return isPublicIPv4(carried(2));
+    case 'teredo': // 2001:0:<server>:<flags>:<port>:<client, bits inverted>
+      return isPublicIPv4(carried(4)) && isPublicIPv4(carried(12, 0xff));
+    case 'unicast': // IPv4-compatible ::a.b.c.d is deprecated, and ipaddr.js counts it unicast
+      return b.slice(0, 12).some((x) => x !== 0) || isPublicIPv4(carried(12));
+    default:
+      return false;
+  }
+}
+
+/** Whether an IP address (v4, v6 in any spelling, bracketed or not) lies outside the public internet. */
 export function isPrivateAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return PRIVATE.check(mapped[1] as string, 'ipv4');
-  const family = isIP(bare);
-  if (family === 4) return PRIVATE.check(bare, 'ipv4');
-  if (family === 6) return PRIVATE.check(bare, 'ipv6');
-  return true; // not an address: never treat it as public
+  // Only the standard spellings (node:net's); ipaddr.js also reads `0x7f.1`, `127.1` and the like.
+  if (isIP(bare) === 0) return true; // not an address: never treat it as public
+  const parsed = ipaddr.parse(bare);
+  return !(parsed.kind() === 'ipv4' ? isPublicIPv4(parsed as ipaddr.IPv4) : isPublicIPv6(parsed as ipaddr.IPv6));
 }
 
 /**
  * Why `url` may not be the target of a request Flowport sends for a tenant, or null when it may.
- * Resolves the host (every address it has must be public). Checked when the target is chosen
- * and again before each send, as a name can be re-pointed.
+ * Resolves the host (every address it has must be public, by the same check as a literal).
+ * Checked when the target is chosen and again before each send, as a name can be re-pointed.
  */
 export async function privateTargetReason(url: URL, allowPrivate: boolean): Promise<string | null> {
   if (allowPrivate) return null;

@@ -3,12 +3,14 @@
 // 2025-era clients (stateless legacy) from one factory via the v2 SDK.
 //
 // Order of checks on every request: Origin (403) → method (405) → grant token
-// (401 with a resource_metadata challenge) → MCP. Scope refusals are not HTTP
-// errors here: they come back as `isError` tool results carrying the same
-// problem object the HTTP API returns (see docs/adr/0500-mcp-endpoint.md).
+// (401 with a resource_metadata challenge naming the read-only tier) → MCP. With
+// an OAuth access token, a tool call the token lacks the scope for answers 403
+// insufficient_scope naming it, before the tool runs (MCP step-up, ADR 1430);
+// with a grant token, scope refusals come back as `isError` tool results
+// carrying the same problem object the HTTP API returns (ADR 0500).
 import type { AuthInfo, McpServerFactory } from '@modelcontextprotocol/server';
 import { type Context, Hono } from 'hono';
-import { issuerOf, REQUESTABLE_SCOPES, resourcesOf } from '../auth/oauth/metadata.ts';
+import { issuerOf, PROTECTED_RESOURCE_METADATA_PREFIX, REQUESTABLE_SCOPES, resourcesOf } from '../oauth/metadata.ts';
 import type { Config } from '../config.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
@@ -19,8 +21,7 @@ import { authenticateToken } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import type { McpCallContext } from './server.ts';
 
-export const PROTECTED_RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource';
-export const MCP_RESOURCE_METADATA_PATH = `${PROTECTED_RESOURCE_METADATA_PREFIX}${MCP_PATH}`;
+export { PROTECTED_RESOURCE_METADATA_PREFIX };
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -56,15 +57,6 @@ function bearerToken(header: string | undefined): string | null {
   if (!header) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return m?.[1] ?? '';
-}
-
-function challenge(config: Config, err: AppError): string {
-  const meta = `resource_metadata="${joinUrl(config.publicUrl, MCP_RESOURCE_METADATA_PATH)}"`;
-  // RFC 6750 §3.1: no error code when the request carried no credentials at all.
-  if (err.code === 'missing_token') return `Bearer ${meta}`;
-  // A header value is ASCII: quotes, backslashes and anything outside printable ASCII are dropped.
-  const desc = (err.options.reason ?? err.message).replace(/["\\]|[^\x20-\x7e]/g, '');
-  return `Bearer ${meta}, error="invalid_token", error_description="${desc}"`;
 }
 
 interface FlowportAuthExtra extends Record<string, unknown> {
@@ -126,11 +118,7 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
           reason: `This access token was issued for ${principal.resource}, not this MCP endpoint.`,
         });
     } catch (err) {
-      if (err instanceof AppError && err.status === 401) {
-        const res = problemResponse(c, err, config.publicUrl);
-        res.headers.set('WWW-Authenticate', challenge(config, err));
-        return res;
-      }
+      if (err instanceof AppError && err.status === 401) return problemResponse(c, err, config.publicUrl, MCP_PATH);
       throw err;
     }
     c.set('principal', principal);
@@ -150,7 +138,14 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
       handler = undefined;
       throw err;
     });
-    return (await handler).fetch(c.req.raw, { authInfo });
+    const res = await (await handler).fetch(c.req.raw, { authInfo });
+    // A tool call this OAuth token lacks the scope for was answered with a scope challenge before
+    // anything ran: answered here as the problem the HTTP API gives, challenge and all (step-up).
+    if (call.scopeRefusal) {
+      await res.body?.cancel();
+      return problemResponse(c, call.scopeRefusal, config.publicUrl, MCP_PATH);
+    }
+    return res;
   });
   return app;
 }

@@ -12,6 +12,8 @@ import { invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import { markdownTwinPath } from '../services/docs.ts';
 import { registerResources } from './resources.ts';
+import { stepUpRefusal } from './step-up.ts';
+import { neededScopes } from '../oauth/challenge.ts';
 import {
   headerInputName,
   mcpOperations,
@@ -30,6 +32,8 @@ export interface McpCallContext {
   principal: Principal;
   /** Lowercased request headers of the MCP HTTP request. */
   requestHeaders: Record<string, string | undefined>;
+  /** Set when a tool call was refused for a scope this OAuth token lacks (answered 403 by the transport). */
+  scopeRefusal?: AppError;
 }
 
 export const MCP_SERVER_INSTRUCTIONS = [
@@ -192,6 +196,13 @@ export function createFlowportMcpServer(call: McpCallContext): McpServer {
         outputSchema: advertiseJson(toolOutputSchema(op, call.operations)),
         annotations: { title: mcp.title, ...toolAnnotations(op) },
         _meta: { 'flowport/operation_id': op.operationId, 'flowport/scope': op.scope, 'flowport/family': op.family },
+        scopeChallenge: async ({ request }) => {
+          const refusal = await stepUpRefusal(op, request.params?.arguments, call);
+          if (!refusal) return undefined;
+          call.scopeRefusal = refusal;
+          const scopes = (neededScopes(refusal) ?? '').split(' ').filter(Boolean);
+          return scopes.length ? { scopes: scopes as [string, ...string[]] } : undefined;
+        },
       },
       (args: Record<string, unknown>) => callOperationTool(op, args, call),
     );

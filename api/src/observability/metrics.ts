@@ -11,6 +11,15 @@
 // observe is a bucket search and three additions.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../store/db.ts';
+import {
+  countEventsByState,
+  countEventsWithPossibleDuplicates,
+  oldestDueEventByShop,
+  possibleDuplicateTotals,
+  queueDepthByShop,
+} from '../store/tables/events.ts';
+import { countIntentsByKindAndState } from '../store/tables/intents.ts';
+import { countHeldShops, countShopsByConnection } from '../store/tables/shops.ts';
 
 /** Seconds; from a fast loopback intake answer to a slow Shopify call. */
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -159,42 +168,7 @@ export class Metrics {
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    const worker = () => this.worker;
-    new Counter({
-      name: 'flowport_worker_attempts_total',
-      help: 'Flow handoff attempts finished by this process, by outcome.',
-      labelNames: ['outcome'] as const,
-      registers,
-      collect() {
-        this.reset();
-        for (const [outcome, n] of Object.entries(worker()?.stats.attempts ?? {})) this.inc({ outcome }, n ?? 0);
-      },
-    });
-    new Counter({
-      name: 'flowport_worker_reclaimed_leases_total',
-      help: 'Expired leases this process re-claimed (each a possible duplicate delivery).',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(worker()?.stats.reclaimedLeases ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'flowport_worker_in_flight',
-      help: 'Deliveries in flight in this process.',
-      registers,
-      collect() {
-        this.set(worker()?.inFlight ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'flowport_shopify_throttled_shops',
-      help: "Shops this process's worker is pausing because Shopify's throttle status asked it to.",
-      registers,
-      collect() {
-        this.set(worker()?.throttledShops() ?? 0);
-      },
-    });
+    registerWorkerMetrics(registers, () => this.worker);
     this.throttles = new Counter({
       name: 'flowport_shopify_throttled_total',
       help: 'Flow calls Shopify answered as throttled (or whose bucket ran low) in this process.',
@@ -230,121 +204,7 @@ export class Metrics {
       registers,
     });
 
-    // Durable facts, read from the store at scrape time.
-    new Gauge({
-      name: 'flowport_events',
-      help: 'Events by lifecycle state (store-wide).',
-      labelNames: ['state'] as const,
-      registers,
-      async collect() {
-        const rows = await db.all<{ state: string; n: number }>(
-          'SELECT state, COUNT(*) AS n FROM events GROUP BY state',
-        );
-        this.reset();
-        // Every known state (given by the runtime: the list lives in the handoff), zero when empty.
-        for (const st of eventStates) this.set({ state: st }, 0);
-        for (const r of rows) this.set({ state: r.state }, Number(r.n));
-      },
-    });
-    const dup = { n: 0, e: 0 };
-    new Counter({
-      name: 'flowport_possible_duplicate_deliveries_total',
-      help: 'Calls whose outcome is unknown (a lease expired mid-delivery, Shopify did not answer in time, or the connection broke once open): Flow may have run the event more than once (store-wide).',
-      registers,
-      async collect() {
-        const r = await db.get<{ n: number | null; e: number }>(
-          'SELECT SUM(possible_duplicate_deliveries) AS n, COUNT(*) AS e FROM events WHERE possible_duplicate_deliveries > 0',
-        );
-        dup.n = Number(r?.n ?? 0);
-        dup.e = Number(r?.e ?? 0);
-        this.reset();
-        this.inc(dup.n);
-      },
-    });
-    new Gauge({
-      name: 'flowport_events_with_possible_duplicates',
-      help: 'Events with at least one possible duplicate delivery (store-wide).',
-      registers,
-      async collect() {
-        const r = await db.get<{ e: number }>(
-          'SELECT COUNT(*) AS e FROM events WHERE possible_duplicate_deliveries > 0',
-        );
-        this.set(Number(r?.e ?? 0));
-      },
-    });
-    new Gauge({
-      name: 'flowport_queue_depth',
-      help: 'Events waiting for handoff (queued or delivering) per shop (store-wide).',
-      labelNames: ['shop'] as const,
-      registers,
-      async collect() {
-        const rows = await db.all<{ shop_id: string; n: number }>(
-          // Each state read from its own partial index (events_queued, events_leased: migration 1520).
-          `SELECT shop_id, SUM(n) AS n FROM (
-             SELECT shop_id, COUNT(*) AS n FROM events WHERE state = 'queued' GROUP BY shop_id
-             UNION ALL
-             SELECT shop_id, COUNT(*) AS n FROM events WHERE state = 'delivering' GROUP BY shop_id
-           ) AS d GROUP BY shop_id`,
-        );
-        this.reset();
-        for (const r of rows) this.set({ shop: r.shop_id }, Number(r.n));
-      },
-    });
-    new Gauge({
-      name: 'flowport_oldest_due_event_age_seconds',
-      help: 'Age of the oldest queued event already due for handoff, per shop (store-wide; absent when none is due).',
-      labelNames: ['shop'] as const,
-      registers,
-      async collect() {
-        const now = Date.now();
-        const rows = await db.all<{ shop_id: string; oldest: number }>(
-          `SELECT shop_id, MIN(received_at) AS oldest FROM events
-            WHERE state = 'queued' AND (next_attempt_at IS NULL OR next_attempt_at <= ?) GROUP BY shop_id`,
-          [now],
-        );
-        this.reset();
-        for (const r of rows) this.set({ shop: r.shop_id }, Math.max(0, (now - Number(r.oldest)) / 1000));
-      },
-    });
-    new Gauge({
-      name: 'flowport_shops',
-      help: 'Shops by Shopify connection status (store-wide).',
-      labelNames: ['connection_status'] as const,
-      registers,
-      async collect() {
-        const rows = await db.all<{ connection_status: string; n: number }>(
-          'SELECT connection_status, COUNT(*) AS n FROM shops GROUP BY connection_status',
-        );
-        this.reset();
-        for (const r of rows) this.set({ connection_status: r.connection_status }, Number(r.n));
-      },
-    });
-    new Gauge({
-      name: 'flowport_held_shops',
-      help: 'Shops whose events are held: Shopify refused the store (frozen, locked), its token was revoked, or the app was uninstalled (store-wide).',
-      labelNames: ['reason'] as const,
-      registers,
-      async collect() {
-        const rows = await db.all<{ connection_status: string; n: number }>(
-          `SELECT connection_status, COUNT(*) AS n FROM shops WHERE connection_status <> 'connected' GROUP BY connection_status`,
-        );
-        this.reset();
-        for (const r of rows) this.set({ reason: r.connection_status }, Number(r.n));
-      },
-    });
-    new Gauge({
-      name: 'flowport_intents',
-      help: 'Action intents by kind and state (store-wide).',
-      labelNames: ['kind', 'state'] as const,
-      registers,
-      async collect() {
-        const rows = await db.all<{ kind: string; state: string; n: number }>(
-          'SELECT kind, state, COUNT(*) AS n FROM action_intents GROUP BY kind, state',
-        );
-        this.reset();
-        for (const r of rows) this.set({ kind: r.kind, state: r.state }, Number(r.n));
-      },
-    });
+    registerStoreGauges(registers, db, eventStates);
   }
 
   /** The cell one endpoint's requests with this outcome count into (bound once, then `n++`). */
@@ -382,4 +242,137 @@ export class Metrics {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/** The worker's in-process facts, read at scrape time from the worker this process runs (if any). */
+function registerWorkerMetrics(registers: Registry[], worker: () => WorkerFacts | null): void {
+  new Counter({
+    name: 'flowport_worker_attempts_total',
+    help: 'Flow handoff attempts finished by this process, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [outcome, n] of Object.entries(worker()?.stats.attempts ?? {})) this.inc({ outcome }, n ?? 0);
+    },
+  });
+  new Counter({
+    name: 'flowport_worker_reclaimed_leases_total',
+    help: 'Expired leases this process re-claimed (each a possible duplicate delivery).',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(worker()?.stats.reclaimedLeases ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'flowport_worker_in_flight',
+    help: 'Deliveries in flight in this process.',
+    registers,
+    collect() {
+      this.set(worker()?.inFlight ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'flowport_shopify_throttled_shops',
+    help: "Shops this process's worker is pausing because Shopify's throttle status asked it to.",
+    registers,
+    collect() {
+      this.set(worker()?.throttledShops() ?? 0);
+    },
+  });
+}
+
+/** Durable facts, read from the store at scrape time (store-wide). */
+function registerStoreGauges(registers: Registry[], db: Db, eventStates: readonly string[]): void {
+  new Gauge({
+    name: 'flowport_events',
+    help: 'Events by lifecycle state (store-wide).',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      const rows = await countEventsByState(db);
+      this.reset();
+      // Every known state (given by the runtime: the list lives in the handoff), zero when empty.
+      for (const st of eventStates) this.set({ state: st }, 0);
+      for (const r of rows) this.set({ state: r.state }, Number(r.n));
+    },
+  });
+  const dup = { n: 0, e: 0 };
+  new Counter({
+    name: 'flowport_possible_duplicate_deliveries_total',
+    help: 'Calls whose outcome is unknown (a lease expired mid-delivery, Shopify did not answer in time, or the connection broke once open): Flow may have run the event more than once (store-wide).',
+    registers,
+    async collect() {
+      const r = await possibleDuplicateTotals(db);
+      dup.n = Number(r?.n ?? 0);
+      dup.e = Number(r?.e ?? 0);
+      this.reset();
+      this.inc(dup.n);
+    },
+  });
+  new Gauge({
+    name: 'flowport_events_with_possible_duplicates',
+    help: 'Events with at least one possible duplicate delivery (store-wide).',
+    registers,
+    async collect() {
+      this.set(await countEventsWithPossibleDuplicates(db));
+    },
+  });
+  new Gauge({
+    name: 'flowport_queue_depth',
+    help: 'Events waiting for handoff (queued or delivering) per shop (store-wide).',
+    labelNames: ['shop'] as const,
+    registers,
+    async collect() {
+      const rows = await queueDepthByShop(db);
+      this.reset();
+      for (const r of rows) this.set({ shop: r.shop_id }, Number(r.n));
+    },
+  });
+  new Gauge({
+    name: 'flowport_oldest_due_event_age_seconds',
+    help: 'Age of the oldest queued event already due for handoff, per shop (store-wide; absent when none is due).',
+    labelNames: ['shop'] as const,
+    registers,
+    async collect() {
+      const now = Date.now();
+      const rows = await oldestDueEventByShop(db, now);
+      this.reset();
+      for (const r of rows) this.set({ shop: r.shop_id }, Math.max(0, (now - Number(r.oldest)) / 1000));
+    },
+  });
+  new Gauge({
+    name: 'flowport_shops',
+    help: 'Shops by Shopify connection status (store-wide).',
+    labelNames: ['connection_status'] as const,
+    registers,
+    async collect() {
+      const rows = await countShopsByConnection(db);
+      this.reset();
+      for (const r of rows) this.set({ connection_status: r.connection_status }, Number(r.n));
+    },
+  });
+  new Gauge({
+    name: 'flowport_held_shops',
+    help: 'Shops whose events are held: Shopify refused the store (frozen, locked), its token was revoked, or the app was uninstalled (store-wide).',
+    labelNames: ['reason'] as const,
+    registers,
+    async collect() {
+      const rows = await countHeldShops(db);
+      this.reset();
+      for (const r of rows) this.set({ reason: r.connection_status }, Number(r.n));
+    },
+  });
+  new Gauge({
+    name: 'flowport_intents',
+    help: 'Action intents by kind and state (store-wide).',
+    labelNames: ['kind', 'state'] as const,
+    registers,
+    async collect() {
+      const rows = await countIntentsByKindAndState(db);
+      this.reset();
+      for (const r of rows) this.set({ kind: r.kind, state: r.state }, Number(r.n));
+    },
+  });
 }

@@ -84,7 +84,8 @@ export function unknownFields(
       const known = Object.keys(shape);
       const out: UnknownField[] = [];
       for (const [k, v] of Object.entries(value)) {
-        const field = shape[k];
+        // Own fields only: a key such as `__proto__` or `constructor` is data, never the shape's prototype.
+        const field = Object.hasOwn(shape, k) ? shape[k] : undefined;
         if (field) out.push(...unknownFields(field, v, location, [...path, k]));
         else {
           const near = closestName(k, known);

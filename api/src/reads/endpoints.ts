@@ -3,8 +3,10 @@
 import { joinUrl } from '../docs-paths.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { OperationContext, Services } from '../core/types.ts';
+import type { Db } from '../store/db.ts';
 import { AppError } from '../errors/problem.ts';
-import { configFromSnake, configToSnake, type EndpointRow } from '../services/endpoints.ts';
+import { configFromSnake, configToSnake } from '../services/endpoints.ts';
+import type { EndpointRow } from '../store/tables/endpoints.ts';
 
 /** The window of recent events by state that endpoint reads show. */
 export const RECENT_WINDOW_HOURS = 24;
@@ -124,4 +126,17 @@ export async function listEndpointViews({
       recent: { window_hours: RECENT_WINDOW_HOURS, by_state: counts.get(r.id) ?? {} },
     })),
   };
+}
+
+// intake: an endpoint with its shop's plan, the facts intake caches per endpoint.
+
+/** An endpoint row (deleted ones included) with its shop's plan id, or undefined when there is none. */
+export async function findEndpointWithPlan(
+  db: Db,
+  endpointId: string,
+): Promise<(EndpointRow & { shop_plan: string }) | undefined> {
+  return db.get<EndpointRow & { shop_plan: string }>(
+    'SELECT e.*, s.plan AS shop_plan FROM endpoints e JOIN shops s ON s.id = e.shop_id WHERE e.id = ?',
+    [endpointId],
+  );
 }

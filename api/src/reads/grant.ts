@@ -2,7 +2,7 @@
 import { SCOPE_DESCRIPTIONS, type Scope, TIER_DESCRIPTIONS, type Tier } from '../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
-import type { GrantRow } from '../auth/grants.ts';
+import type { GrantRow } from '../store/tables/grants.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import { limitsForShop } from '../usage/meters.ts';
 import { grantRateKey, peekRate, RATE_WINDOW_MS, windowStart } from '../usage/rate-limit.ts';

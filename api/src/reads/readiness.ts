@@ -59,6 +59,18 @@ export async function readinessChecks(
   const url = (p: string) => joinUrl(publicUrl, p);
   const shop = await shopRow(db, shopId);
   const checks: ReadinessCheck[] = [];
+  shopChecks(checks, shop, url);
+  await endpointChecks(checks, db, shop, shopId, url, endpointId);
+  await trafficChecks(checks, db, shopId, url, now, endpointId);
+  await planCheck(checks, db, shopId, url, now);
+  return checks;
+}
+
+type Shop = Awaited<ReturnType<typeof shopRow>>;
+type DocsUrl = (path: string) => string;
+
+/** shop_connected, shopify_token. */
+function shopChecks(checks: ReadinessCheck[], shop: Shop, url: DocsUrl): void {
   const status = shop?.connection_status ?? 'connected';
   const hold = shopHoldFor(status);
   checks.push({
@@ -78,6 +90,17 @@ export async function readinessChecks(
         : 'No Admin API access token is stored for this shop.',
     docs_url: url(DOCS_PATHS.quickstart),
   });
+}
+
+/** endpoints_configured, flow_trigger_handles, and flow_workflow_enabled per trigger handle in use. */
+async function endpointChecks(
+  checks: ReadinessCheck[],
+  db: Db,
+  shop: Shop,
+  shopId: string,
+  url: DocsUrl,
+  endpointId?: string,
+): Promise<void> {
   const eps = await db.all<{ id: string; status: string; trigger_variant: string }>(
     `SELECT id, status, trigger_variant FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL${endpointId ? ' AND id = ?' : ''}`,
     endpointId ? [shopId, endpointId] : [shopId],
@@ -115,6 +138,17 @@ export async function readinessChecks(
       docs_url: url(`${DOCS_PATHS.lifecycle}#flow-readiness`),
     });
   }
+}
+
+/** recent_deliveries, sender_rejections (the last 24 hours). */
+async function trafficChecks(
+  checks: ReadinessCheck[],
+  db: Db,
+  shopId: string,
+  url: DocsUrl,
+  now: number,
+  endpointId?: string,
+): Promise<void> {
   const c = await stateCounts(db, shopId, now - WINDOW_MS, endpointId);
   const total = Object.values(c).reduce((a, b) => a + b, 0);
   const noWorkflow = c.no_workflow ?? 0;
@@ -149,6 +183,10 @@ export async function readinessChecks(
         : 'No rejected requests in 24 h.',
     docs_url: url(DOCS_PATHS.authModes),
   });
+}
+
+/** plan_capacity. */
+async function planCheck(checks: ReadinessCheck[], db: Db, shopId: string, url: DocsUrl, now: number): Promise<void> {
   const limits = await limitsForShop(db, shopId);
   const used = (await usageFor(db, shopId, now)).accepted_events;
   const cap = meterCap(limits, 'accepted_events');
@@ -158,5 +196,4 @@ export async function readinessChecks(
     detail: `${used} of ${cap} accepted events used this month on the ${limits.plan.name} plan.`,
     docs_url: url(DOCS_PATHS.usageLimits),
   });
-  return checks;
 }

@@ -5,11 +5,11 @@
 // event id's time-sortable suffix under the receipt prefix, so receipts of both kinds sort
 // together by id. Every receipt read goes through this module.
 import { handleForVariant } from '../handoff/triggers.ts';
-import type { TriggerVariant } from '../services/endpoints.ts';
+import type { TriggerVariant } from '../store/tables/endpoints.ts';
 import { flowReadiness } from '../handoff/flow-readiness.ts';
 import { ACK_HTTP_STATUS, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { ID_PREFIXES } from '../ids.ts';
-import type { AuthMode } from '../services/endpoints.ts';
+import type { AuthMode } from '../store/tables/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import type { OperationContext } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';

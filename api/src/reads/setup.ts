@@ -2,7 +2,7 @@
 // missing before events can flow.
 import { AppError } from '../errors/problem.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
-import { TRIGGER_VARIANTS } from '../services/endpoints.ts';
+import { TRIGGER_VARIANTS } from '../store/tables/endpoints.ts';
 import { readinessChecks, shopRow } from './readiness.ts';
 import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';

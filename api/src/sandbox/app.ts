@@ -7,7 +7,8 @@
 // /sandbox/shopify, or run alone (./server.ts, `flowport sandbox --port N`).
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
+import type { BlankEnv } from 'hono/types';
 import { FLOW_PAYLOAD_LIMIT_BYTES } from '../handoff/payload.ts';
 import { loadTriggerDefinitions, type TriggerDefinition } from '../handoff/triggers.ts';
 import { type LoopbackRefusal, loopbackRefusal } from '../lib/loopback-guard.ts';
@@ -312,6 +313,14 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
 
   if (options.shopifyApp) installRoutes(app, state, state.install, options.shopifyApp);
 
+  controlRoutes(app, state);
+
+  app.post(GRAPHQL_PATH, (c) => answerGraphql(c, state));
+  return app;
+}
+
+/** The sandbox's own controls: the record of received triggers, each shop's bucket, fault injection. */
+function controlRoutes(app: Hono, state: SandboxState): void {
   // The record of received triggers (sandbox mode only; documented URL).
   app.get('/triggers', (c) => {
     const shop = c.req.query('shop');
@@ -384,140 +393,156 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
     else state.faults.delete(shop);
     return c.body(null, 204);
   });
+}
 
-  app.post('/:shop/admin/api/:version/graphql.json', async (c) => {
-    const shop = c.req.param('shop');
-    state.calls.set(shop, (state.calls.get(shop) ?? 0) + 1);
-    const { spec, fire } = pickFault(state, shop);
-    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    if (spec?.latency_ms) await sleepWhileConnected(spec.latency_ms, incoming);
+const GRAPHQL_PATH = '/:shop/admin/api/:version/graphql.json';
+type GraphqlContext = Context<BlankEnv, typeof GRAPHQL_PATH>;
 
-    if (fire && spec) {
-      switch (spec.mode) {
-        case 'reset': {
-          incoming?.socket.destroy();
-          return new Response(null, { status: 500 });
-        }
-        case 'timeout':
-          await sleepWhileConnected(spec.hang_ms ?? 60_000, incoming);
-          return c.json({ errors: [{ message: SANDBOX_MESSAGES.internal }] }, 504);
-        case 'revoked':
-          return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
-        case 'frozen':
-          return c.json({ errors: SANDBOX_MESSAGES.frozen }, 402);
-        case 'locked':
-          return c.json({ errors: SANDBOX_MESSAGES.locked }, 423);
-        case 'access_denied':
-          return c.json({ errors: SANDBOX_MESSAGES.accessDenied }, 403);
-        case 'access_denied_graphql':
-          return c.json(
-            {
-              data: { flowTriggerReceive: null },
-              errors: [{ message: SANDBOX_MESSAGES.accessDeniedGraphql, extensions: { code: 'ACCESS_DENIED' } }],
-            },
-            200,
-          );
-        case 'not_found':
-          return c.json({ errors: SANDBOX_MESSAGES.notFound }, 404);
-        case 'http_500':
-        case 'http_502':
-        case 'http_503':
-          return c.json(
-            { errors: [{ message: SANDBOX_MESSAGES.internal, extensions: { code: 'INTERNAL_SERVER_ERROR' } }] },
-            Number(spec.mode.slice(5)) as 500 | 502 | 503,
-          );
-        case 'throttled_200':
-        case 'throttled_429': {
-          const body = {
-            errors: [
-              {
-                message: SANDBOX_MESSAGES.throttled,
-                extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
-              },
-            ],
-            extensions: costExtensions(throttleStatus(bucketOf(state, shop), 0), null),
-          };
-          if (spec.mode === 'throttled_429') {
-            c.header('Retry-After', String(spec.retry_after_s ?? 1));
-            return c.json(body, 429);
-          }
-          return c.json(body, 200);
-        }
-        default:
-          break;
-      }
+/** Shopify's Admin GraphQL endpoint as far as Flow is concerned: flowTriggerReceive, its bucket, the faults set for the shop. */
+async function answerGraphql(c: GraphqlContext, state: SandboxState): Promise<Response> {
+  const shop = c.req.param('shop');
+  state.calls.set(shop, (state.calls.get(shop) ?? 0) + 1);
+  const { spec, fire } = pickFault(state, shop);
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (spec?.latency_ms) await sleepWhileConnected(spec.latency_ms, incoming);
+
+  if (fire && spec) {
+    const injected = await injectedFault(c, state, shop, spec, incoming);
+    if (injected) return injected;
+  }
+
+  const token = c.req.header('x-shopify-access-token');
+  if (!token || state.install.revokedTokens.has(tokenHash(token)))
+    return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
+
+  const spent = spend(state, shop);
+  if (!spent.ok) {
+    return c.json({
+      errors: [
+        {
+          message: SANDBOX_MESSAGES.throttled,
+          extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
+        },
+      ],
+      extensions: costExtensions(spent.status, null),
+    });
+  }
+  let body: { query?: string; variables?: { handle?: unknown; payload?: unknown } };
+  try {
+    body = await c.req.json();
+  } catch {
+    return c.json({ errors: [{ message: 'Parse error', extensions: { code: 'BAD_REQUEST' } }] }, 400);
+  }
+  if (!body.query || !/flowTriggerReceive/.test(body.query)) {
+    return c.json(
+      {
+        errors: [{ message: 'The sandbox implements only flowTriggerReceive.' }],
+        extensions: costExtensions(spent.status, 1),
+      },
+      200,
+    );
+  }
+  const reply = (userErrors: { field: string[]; message: string }[]) =>
+    c.json({ data: { flowTriggerReceive: { userErrors } }, extensions: costExtensions(spent.status, 1) });
+  const handle = body.variables?.handle;
+  const payload = body.variables?.payload;
+  const emptyPayload =
+    payload === undefined ||
+    payload === null ||
+    (typeof payload === 'object' && Object.keys(payload as object).length === 0);
+  if (typeof handle !== 'string' || handle === '' || emptyPayload) {
+    return reply([{ field: ['handle'], message: SANDBOX_MESSAGES.argsRequired }]);
+  }
+  if (Buffer.byteLength(JSON.stringify(payload)) > FLOW_PAYLOAD_LIMIT_BYTES) {
+    return reply([{ field: ['body'], message: SANDBOX_MESSAGES.tooLarge }]);
+  }
+  const def = state.definitions.get(handle);
+  if (!def) return reply([{ field: ['body'], message: SANDBOX_MESSAGES.invalidHandle(handle) }]);
+  if (typeof payload !== 'object' || Array.isArray(payload)) {
+    return reply([{ field: ['body'], message: SANDBOX_MESSAGES.invalidType('payload', 'object') }]);
+  }
+  const invalid = validatePayload(def, payload as Record<string, unknown>);
+  if (invalid) return reply([invalid]);
+
+  const received: ReceivedTrigger = {
+    seq: ++state.seq,
+    shop,
+    handle,
+    apiVersion: c.req.param('version'),
+    payload: payload as Record<string, unknown>,
+    receivedAt: nowMs(),
+    tokenSha256: createHash('sha256').update(token).digest('hex').slice(0, 12),
+  };
+  state.triggers.push(received);
+  // Drop the oldest in slices of a tenth, not one per call: shifting the array on every call
+  // would cost time in proportion to the record's length.
+  if (state.triggers.length > state.maxRecorded) {
+    state.triggers.splice(0, state.triggers.length - state.maxRecorded + Math.floor(state.maxRecorded / 10));
+  }
+  for (const l of state.listeners) l(received);
+  return reply([]);
+}
+
+/** The answer a fault injected for this call makes, or undefined when the fault lets the call through. */
+async function injectedFault(
+  c: GraphqlContext,
+  state: SandboxState,
+  shop: string,
+  spec: FaultSpec,
+  incoming: IncomingMessage | undefined,
+): Promise<Response | undefined> {
+  switch (spec.mode) {
+    case 'reset': {
+      incoming?.socket.destroy();
+      return new Response(null, { status: 500 });
     }
-
-    const token = c.req.header('x-shopify-access-token');
-    if (!token || state.install.revokedTokens.has(tokenHash(token)))
+    case 'timeout':
+      await sleepWhileConnected(spec.hang_ms ?? 60_000, incoming);
+      return c.json({ errors: [{ message: SANDBOX_MESSAGES.internal }] }, 504);
+    case 'revoked':
       return c.json({ errors: SANDBOX_MESSAGES.invalidToken }, 401);
-
-    const spent = spend(state, shop);
-    if (!spent.ok) {
-      return c.json({
+    case 'frozen':
+      return c.json({ errors: SANDBOX_MESSAGES.frozen }, 402);
+    case 'locked':
+      return c.json({ errors: SANDBOX_MESSAGES.locked }, 423);
+    case 'access_denied':
+      return c.json({ errors: SANDBOX_MESSAGES.accessDenied }, 403);
+    case 'access_denied_graphql':
+      return c.json(
+        {
+          data: { flowTriggerReceive: null },
+          errors: [{ message: SANDBOX_MESSAGES.accessDeniedGraphql, extensions: { code: 'ACCESS_DENIED' } }],
+        },
+        200,
+      );
+    case 'not_found':
+      return c.json({ errors: SANDBOX_MESSAGES.notFound }, 404);
+    case 'http_500':
+    case 'http_502':
+    case 'http_503':
+      return c.json(
+        { errors: [{ message: SANDBOX_MESSAGES.internal, extensions: { code: 'INTERNAL_SERVER_ERROR' } }] },
+        Number(spec.mode.slice(5)) as 500 | 502 | 503,
+      );
+    case 'throttled_200':
+    case 'throttled_429': {
+      const body = {
         errors: [
           {
             message: SANDBOX_MESSAGES.throttled,
             extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
           },
         ],
-        extensions: costExtensions(spent.status, null),
-      });
+        extensions: costExtensions(throttleStatus(bucketOf(state, shop), 0), null),
+      };
+      if (spec.mode === 'throttled_429') {
+        c.header('Retry-After', String(spec.retry_after_s ?? 1));
+        return c.json(body, 429);
+      }
+      return c.json(body, 200);
     }
-    let body: { query?: string; variables?: { handle?: unknown; payload?: unknown } };
-    try {
-      body = await c.req.json();
-    } catch {
-      return c.json({ errors: [{ message: 'Parse error', extensions: { code: 'BAD_REQUEST' } }] }, 400);
-    }
-    if (!body.query || !/flowTriggerReceive/.test(body.query)) {
-      return c.json(
-        {
-          errors: [{ message: 'The sandbox implements only flowTriggerReceive.' }],
-          extensions: costExtensions(spent.status, 1),
-        },
-        200,
-      );
-    }
-    const reply = (userErrors: { field: string[]; message: string }[]) =>
-      c.json({ data: { flowTriggerReceive: { userErrors } }, extensions: costExtensions(spent.status, 1) });
-    const handle = body.variables?.handle;
-    const payload = body.variables?.payload;
-    const emptyPayload =
-      payload === undefined ||
-      payload === null ||
-      (typeof payload === 'object' && Object.keys(payload as object).length === 0);
-    if (typeof handle !== 'string' || handle === '' || emptyPayload) {
-      return reply([{ field: ['handle'], message: SANDBOX_MESSAGES.argsRequired }]);
-    }
-    if (Buffer.byteLength(JSON.stringify(payload)) > FLOW_PAYLOAD_LIMIT_BYTES) {
-      return reply([{ field: ['body'], message: SANDBOX_MESSAGES.tooLarge }]);
-    }
-    const def = state.definitions.get(handle);
-    if (!def) return reply([{ field: ['body'], message: SANDBOX_MESSAGES.invalidHandle(handle) }]);
-    if (typeof payload !== 'object' || Array.isArray(payload)) {
-      return reply([{ field: ['body'], message: SANDBOX_MESSAGES.invalidType('payload', 'object') }]);
-    }
-    const invalid = validatePayload(def, payload as Record<string, unknown>);
-    if (invalid) return reply([invalid]);
-
-    const received: ReceivedTrigger = {
-      seq: ++state.seq,
-      shop,
-      handle,
-      apiVersion: c.req.param('version'),
-      payload: payload as Record<string, unknown>,
-      receivedAt: nowMs(),
-      tokenSha256: createHash('sha256').update(token).digest('hex').slice(0, 12),
-    };
-    state.triggers.push(received);
-    // Drop the oldest in slices of a tenth, not one per call: shifting the array on every call
-    // would cost time in proportion to the record's length.
-    if (state.triggers.length > state.maxRecorded) {
-      state.triggers.splice(0, state.triggers.length - state.maxRecorded + Math.floor(state.maxRecorded / 10));
-    }
-    for (const l of state.listeners) l(received);
-    return reply([]);
-  });
-  return app;
+    default:
+      break;
+  }
+  return undefined;
 }

@@ -122,6 +122,13 @@ export function installRoutes(
     return a;
   };
 
+  authorizeRoutes(app, install, need);
+  accessTokenRoute(app, install, need);
+  storeActionRoutes(app, state, install, need);
+}
+
+/** Shopify's authorize page and its Install / Decline form, which redirects to the app with a code. */
+function authorizeRoutes(app: Hono, install: SandboxInstallState, need: () => SandboxShopifyApp): void {
   app.get('/:shop/admin/oauth/authorize', (c) => {
     const shop = c.req.param('shop');
     const q = new URL(c.req.url).searchParams;
@@ -169,7 +176,10 @@ export function installRoutes(
     q.set('hmac', signOAuthQuery(a.clientSecret, q));
     return c.redirect(`${redirect}?${q.toString()}`, 302);
   });
+}
 
+/** Shopify's token endpoint: an authorization code or a refresh token for an (expiring) offline or online token. */
+function accessTokenRoute(app: Hono, install: SandboxInstallState, need: () => SandboxShopifyApp): void {
   app.post('/:shop/admin/oauth/access_token', async (c) => {
     const shop = c.req.param('shop');
     const a = need();
@@ -236,7 +246,15 @@ export function installRoutes(
     }
     return c.json(issue());
   });
+}
 
+/** What a merchant does in a sandbox store: uninstall the app, enable or disable a workflow. */
+function storeActionRoutes(
+  app: Hono,
+  state: SandboxState,
+  install: SandboxInstallState,
+  need: () => SandboxShopifyApp,
+): void {
   // Sandbox API: uninstall the app from a sandbox store. Its tokens stop working and Flowport gets
   // a signed app/uninstalled webhook.
   app.post('/:shop/admin/apps/flowport/uninstall', async (c) => {

@@ -5,28 +5,19 @@ import { type AuditActor, appendAudit } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
-
-export const TRIGGER_VARIANTS = [
-  'external_event',
-  'external_order_event',
-  'external_customer_event',
-  'external_product_event',
-] as const;
-export type TriggerVariant = (typeof TRIGGER_VARIANTS)[number];
-
-export const AUTH_MODES = [
-  'hmac_sha256',
-  'github',
-  'shopify',
-  'stripe',
-  'standard_webhooks',
-  'slack',
-  'static_header',
-  'basic',
-] as const;
-export type AuthMode = (typeof AUTH_MODES)[number];
-
-export type EndpointStatus = 'active' | 'paused' | 'archived';
+import {
+  type AuthMode,
+  type EndpointRow,
+  type EndpointStatus,
+  findEndpoint,
+  insertEndpointRow,
+  insertEndpointVersion,
+  TRIGGER_VARIANTS,
+  AUTH_MODES,
+  type TriggerVariant,
+  updateEndpointSecret,
+  updateEndpointStatus,
+} from '../store/tables/endpoints.ts';
 
 /** Parameters of the generic hmac_sha256 mode (presets fix these). */
 export interface HmacParams {
@@ -75,26 +66,6 @@ export interface EndpointConfig {
   /** Overrides the plan's dedupe window (hours), never longer than the plan allows. */
   dedupeWindowHours?: number;
   mapping: EndpointMapping;
-}
-
-export interface EndpointRow {
-  id: string;
-  shop_id: string;
-  name: string;
-  sender_label: string;
-  trigger_variant: TriggerVariant;
-  auth_mode: AuthMode;
-  status: EndpointStatus;
-  config_version: number;
-  config_json: string;
-  secret_enc: string | null;
-  secret_last4: string | null;
-  previous_secret_enc: string | null;
-  previous_secret_expires_at: number | null;
-  created_at: number;
-  updated_at: number;
-  archived_at: number | null;
-  deleted_at: number | null;
 }
 
 export const DEFAULT_HMAC: HmacParams = {
@@ -198,36 +169,20 @@ export async function insertEndpoint(
     deleted_at: null,
   };
   await services.db.tx(async (tx) => {
-    await tx.run(
-      `INSERT INTO endpoints (id, shop_id, name, sender_label, trigger_variant, auth_mode, status, config_version, config_json,
-         secret_enc, secret_last4, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        row.id,
-        row.shop_id,
-        row.name,
-        row.sender_label,
-        row.trigger_variant,
-        row.auth_mode,
-        row.status,
-        row.config_version,
-        row.config_json,
-        row.secret_enc,
-        row.secret_last4,
-        now,
-        now,
-      ],
-    );
-    await tx.run(
-      'INSERT INTO endpoint_versions (endpoint_id, version, config_json, created_at, created_by) VALUES (?, ?, ?, ?, ?)',
-      [row.id, 1, row.config_json, now, createdBy],
-    );
+    await insertEndpointRow(tx, row);
+    await insertEndpointVersion(tx, {
+      endpointId: row.id,
+      version: 1,
+      configJson: row.config_json,
+      createdAt: now,
+      createdBy,
+    });
   });
   return row;
 }
 
 export async function getEndpoint(services: Pick<Services, 'db'>, id: string): Promise<EndpointRow | undefined> {
-  return services.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [id]);
+  return findEndpoint(services.db, id);
 }
 
 export const DEFAULT_TOLERANCE_SEC = 300;
@@ -424,30 +379,29 @@ export async function rotateEndpointSecret(
     });
   }
   return services.db.tx(async (tx) => {
-    const row = await tx.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [endpointId]);
+    const row = await findEndpoint(tx, endpointId);
     if (!row || row.deleted_at) throw new AppError('not_found', { detail: 'No such endpoint.' });
     if (options.newSecret) validateSecretFor(row.auth_mode, options.newSecret);
     const secret = options.newSecret ?? generateSecretFor(row.auth_mode);
     const now = services.now();
     const expiresAt = overlapHours > 0 && row.secret_enc ? now + Math.round(overlapHours * 3_600_000) : null;
     const version = row.config_version + 1;
-    await tx.run(
-      `UPDATE endpoints SET secret_enc = ?, secret_last4 = ?, previous_secret_enc = ?, previous_secret_expires_at = ?,
-         config_version = ?, updated_at = ? WHERE id = ?`,
-      [
-        services.secrets.encrypt(secret),
-        secret.slice(-4),
-        expiresAt ? row.secret_enc : null,
-        expiresAt,
-        version,
-        now,
-        endpointId,
-      ],
-    );
-    await tx.run(
-      'INSERT INTO endpoint_versions (endpoint_id, version, config_json, created_at, created_by) VALUES (?, ?, ?, ?, ?)',
-      [endpointId, version, row.config_json, now, options.rotatedBy ?? 'secret-rotation'],
-    );
+    await updateEndpointSecret(tx, {
+      id: endpointId,
+      secretEnc: services.secrets.encrypt(secret),
+      secretLast4: secret.slice(-4),
+      previousSecretEnc: expiresAt ? row.secret_enc : null,
+      previousSecretExpiresAt: expiresAt,
+      configVersion: version,
+      now,
+    });
+    await insertEndpointVersion(tx, {
+      endpointId,
+      version,
+      configJson: row.config_json,
+      createdAt: now,
+      createdBy: options.rotatedBy ?? 'secret-rotation',
+    });
     return {
       endpointId,
       secret,
@@ -479,12 +433,7 @@ export async function setEndpointStatus(
   status: EndpointStatus,
 ): Promise<void> {
   const now = services.now();
-  await services.db.run('UPDATE endpoints SET status = ?, updated_at = ?, archived_at = ? WHERE id = ?', [
-    status,
-    now,
-    status === 'archived' ? now : null,
-    endpointId,
-  ]);
+  await updateEndpointStatus(services.db, endpointId, status, now, status === 'archived' ? now : null);
 }
 
 /**

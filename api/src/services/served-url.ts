@@ -4,21 +4,17 @@
 import { ENV } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
 import type { Db } from '../store/db.ts';
+import { readSetting, writeSetting } from '../store/tables/settings.ts';
 
 const SETTING = 'served_public_url';
 
 /** Records the URL this server serves (every `flowport serve` start; the last one wins). */
 export async function recordServedPublicUrl(db: Db, url: string, now: number): Promise<void> {
-  await db.run(
-    `INSERT INTO store_settings (name, value, updated_at) VALUES (?, ?, ?)
-     ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-    [SETTING, url, now],
-  );
+  await writeSetting(db, SETTING, url, now);
 }
 
 export async function servedPublicUrl(db: Db): Promise<string | null> {
-  const row = await db.get<{ value: string }>('SELECT value FROM store_settings WHERE name = ?', [SETTING]);
-  return row?.value ?? null;
+  return readSetting(db, SETTING);
 }
 
 /**

@@ -1,27 +1,9 @@
 // Shops: the merchant's store, its plan, connection state and (encrypted) Admin API token.
 import { AppError } from '../errors/problem.ts';
-import type { UnavailableShopStatus } from '../handoff/outcomes.ts';
 import { newId } from '../ids.ts';
 import type { PlanId } from '../plans.ts';
 import type { Services } from '../core/types.ts';
-
-export interface ShopRow {
-  id: string;
-  domain: string;
-  plan: string;
-  sandbox: number;
-  /** UnavailableShopStatus (`frozen`, `locked`, …): Shopify refused the store; its events are held and probed. */
-  connection_status: 'connected' | 'disconnected' | 'uninstalled' | UnavailableShopStatus;
-  access_token_enc: string | null;
-  admin_base_url: string | null;
-  created_at: number;
-  updated_at: number;
-  installed_at: number | null;
-  uninstalled_at: number | null;
-  access_token_expires_at: number | null;
-  refresh_token_enc: string | null;
-  refresh_token_expires_at: number | null;
-}
+import { findShop, insertShop, listShopRows, type ShopRow } from '../store/tables/shops.ts';
 
 export const SHOP_DOMAIN_RE = /^[a-z0-9][a-z0-9-]{0,60}\.myshopify\.com$/;
 
@@ -63,29 +45,15 @@ export async function createShop(
     refresh_token_enc: null,
     refresh_token_expires_at: null,
   };
-  await services.db.run(
-    `INSERT INTO shops (id, domain, plan, sandbox, connection_status, access_token_enc, admin_base_url, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      row.id,
-      row.domain,
-      row.plan,
-      row.sandbox,
-      row.connection_status,
-      row.access_token_enc,
-      row.admin_base_url,
-      now,
-      now,
-    ],
-  );
+  await insertShop(services.db, row);
   return row;
 }
 
 /** Every shop in the store, oldest first. */
 export async function listShops(services: Pick<Services, 'db'>): Promise<ShopRow[]> {
-  return services.db.all<ShopRow>('SELECT * FROM shops ORDER BY id');
+  return listShopRows(services.db);
 }
 
 export async function getShop(services: Pick<Services, 'db'>, id: string): Promise<ShopRow | undefined> {
-  return services.db.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [id]);
+  return findShop(services.db, id);
 }

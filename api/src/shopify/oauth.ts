@@ -7,24 +7,21 @@
 // staff member of an installed store in and stores no token (a store without the app is refused
 // only after Shopify's sign-in, so the first answer does not tell who has Flowport installed). Every refusal is a page with a stable
 // code and its docs link; a refused callback writes nothing but the spent state (and starting an
-// install writes nothing at all: the state is signed, not stored).
+// install writes nothing at all: the state is signed, not stored). What an install or a sign-in
+// changes is a verb of merchant/shopify-app.ts; this file checks Shopify's signatures and answers.
 import { createHmac } from 'node:crypto';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { appendAudit, type AuditActor } from '../audit/log.ts';
-import { isSandbox } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
-import { bodyRetentionMs, releaseShopInTx } from '../handoff/lifecycle.ts';
-import { SUPPORT_CODES } from '../handoff/outcomes.ts';
 import type { AppEnv } from '../http/types.ts';
-import { newId } from '../ids.ts';
-import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
+import { randomToken, safeEqual } from '../lib/crypto.ts';
 import { errorPage, signInPage } from './merchant/html.ts';
 import { oauthReturnPath, rememberOAuthReturn, takeOAuthReturn } from './merchant/oauth-return.ts';
-import { addSessionToBrowser, createMerchantSession, isSecureUrl } from './merchant/session.ts';
+import { addSessionToBrowser, isSecureUrl } from './merchant/session.ts';
 import type { Services } from '../core/types.ts';
-import { requestToken, type TokenResponse } from '../handoff/shop-tokens.ts';
+import { requestToken } from '../handoff/shop-tokens.ts';
+import { installShop, signInStaff, spendInstallState } from '../merchant/shopify-app.ts';
 import { SHOP_DOMAIN_RE } from '../services/shops.ts';
 import { oauthQueryVerified, SHOPIFY_APP_PATHS, shopAdminOrigin, shopifyAppCredentials } from '../lib/shopify-app.ts';
 
@@ -32,8 +29,6 @@ export const OAUTH_STATE_COOKIE = 'flowport_oauth_state';
 export const OAUTH_STATE_TTL_MS = 10 * 60_000;
 /** How far the callback's timestamp may be from this clock (as @shopify/shopify-api). */
 export const OAUTH_TIMESTAMP_TOLERANCE_S = 90;
-
-export const INSTALL_ACTOR: AuditActor = { kind: 'system', name: 'Shopify (app install)' };
 
 type Mode = 'offline' | 'online';
 
@@ -109,25 +104,6 @@ export async function startOAuth(c: Context<AppEnv>, services: Services, shop: s
   return c.redirect(`${shopAdminOrigin(services.config, shop)}/admin/oauth/authorize?${q.toString()}`, 302);
 }
 
-/** The shop's token columns from a token response (expiring offline tokens carry a refresh token). */
-function tokenColumns(services: Services, t: TokenResponse, now: number) {
-  const expiring = typeof t.expires_in === 'number' && typeof t.refresh_token === 'string';
-  return {
-    access_token_enc: services.secrets.encrypt(t.access_token),
-    access_token_expires_at: expiring ? now + (t.expires_in as number) * 1000 : null,
-    refresh_token_enc: expiring ? services.secrets.encrypt(t.refresh_token as string) : null,
-    refresh_token_expires_at:
-      expiring && typeof t.refresh_token_expires_in === 'number' ? now + t.refresh_token_expires_in * 1000 : null,
-  };
-}
-
-function userNameOf(t: TokenResponse, shop: string): { name: string; id: string | null } {
-  const u = t.associated_user;
-  if (!u) return { name: `Store owner of ${shop}`, id: null };
-  const full = [u.first_name, u.last_name].filter(Boolean).join(' ').trim();
-  return { name: full || u.email || `Staff member ${u.id ?? ''}`.trim(), id: u.id === undefined ? null : String(u.id) };
-}
-
 /** Checks the callback and spends its state. Returns the shop and the round trip's mode. */
 async function checkCallback(c: Context<AppEnv>, services: Services): Promise<{ shop: string; mode: Mode }> {
   const app = credentialsOrRefuse(services);
@@ -159,162 +135,19 @@ async function checkCallback(c: Context<AppEnv>, services: Services): Promise<{ 
     throw new AppError('shopify_oauth_state_invalid', { detail: 'This state is more than 10 minutes old.' });
   if (claims.shop !== shop)
     throw new AppError('shopify_oauth_state_invalid', { detail: 'This state was issued for another store.' });
-  // Spent once, by one conditional write (ADR 1420): the first callback's insert records it; a
-  // replay, or a simultaneous callback, finds it recorded (changes 0). Spent states are kept one
-  // lifetime past their expiry, so a callback delayed past that moment never finds its row purged.
-  await services.db.run('DELETE FROM shopify_oauth_states WHERE expires_at < ?', [now - OAUTH_STATE_TTL_MS]);
-  const spent = await services.db.run(
-    `INSERT INTO shopify_oauth_states (state_hash, shop_domain, mode, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (state_hash) DO NOTHING`,
-    [sha256Hex(state), shop, claims.mode, now, claims.exp],
-  );
-  if (spent.changes === 0)
-    throw new AppError('shopify_oauth_state_invalid', { detail: 'This state was already used once.' });
+  // Spent once, by one conditional write (ADR 1420).
+  await spendInstallState(services, {
+    state,
+    shop,
+    mode: claims.mode,
+    expiresAt: claims.exp,
+    ttlMs: OAUTH_STATE_TTL_MS,
+  });
   if (params.get('error'))
     throw new AppError('shopify_install_denied', {
       detail: `The install on ${shop} was declined on Shopify's authorize page (${params.get('error')?.slice(0, 100)}).`,
     });
   return { shop, mode: claims.mode };
-}
-
-/** Creates or reconnects the shop from a fresh offline token; one audited transaction. Returns the session cookie value. */
-async function completeInstall(services: Services, shop: string, t: TokenResponse, requestId: string): Promise<string> {
-  const now = services.now();
-  const cols = tokenColumns(services, t, now);
-  const user = userNameOf(t, shop);
-  const result = await services.db.tx(async (tx) => {
-    const existing = await tx.get<{ id: string; connection_status: string }>(
-      'SELECT id, connection_status FROM shops WHERE domain = ?',
-      [shop],
-    );
-    let shopId: string;
-    let released = 0;
-    let expiredHeld = 0;
-    if (existing) {
-      shopId = existing.id;
-      await tx.run(
-        `UPDATE shops SET access_token_enc = ?, access_token_expires_at = ?, refresh_token_enc = ?, refresh_token_expires_at = ?,
-           installed_at = ?, uninstalled_at = NULL, updated_at = ? WHERE id = ?`,
-        [
-          cols.access_token_enc,
-          cols.access_token_expires_at,
-          cols.refresh_token_enc,
-          cols.refresh_token_expires_at,
-          now,
-          now,
-          shopId,
-        ],
-      );
-      // Held events past the plan's retention expire as retention says; the rest are released.
-      const plan = await tx.get<{ plan: string }>('SELECT plan FROM shops WHERE id = ?', [shopId]);
-      const expiredCode = SUPPORT_CODES.expired_while_held;
-      const expired = await tx.run(
-        `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, body = NULL, retention_state = 'expired',
-           next_attempt_at = NULL, updated_at = ?
-          WHERE shop_id = ? AND state = 'held' AND received_at <= ?`,
-        [
-          expiredCode.code,
-          expiredCode.errorCode,
-          now,
-          shopId,
-          now - bodyRetentionMs(services.config, plan?.plan ?? 'free'),
-        ],
-      );
-      expiredHeld = expired.changes;
-      released = (await releaseShopInTx(tx, shopId, now)) ?? 0;
-    } else {
-      shopId = newId('shop');
-      await tx.run(
-        `INSERT INTO shops (id, domain, plan, sandbox, connection_status, access_token_enc, admin_base_url, created_at, updated_at,
-           installed_at, access_token_expires_at, refresh_token_enc, refresh_token_expires_at)
-         VALUES (?, ?, 'free', ?, 'connected', ?, NULL, ?, ?, ?, ?, ?, ?)`,
-        [
-          shopId,
-          shop,
-          isSandbox(services.config) ? 1 : 0,
-          cols.access_token_enc,
-          now,
-          now,
-          now,
-          cols.access_token_expires_at,
-          cols.refresh_token_enc,
-          cols.refresh_token_expires_at,
-        ],
-      );
-    }
-    await appendAudit(tx, {
-      shopId,
-      actor: INSTALL_ACTOR,
-      action: existing ? 'shop.reinstall' : 'shop.install',
-      targetType: 'shop',
-      targetId: shopId,
-      outcome: 'success',
-      requestId,
-      at: now,
-      details: {
-        domain: shop,
-        ...(existing
-          ? {
-              previous_status: existing.connection_status,
-              released_held_events: released,
-              expired_held_events: expiredHeld,
-            }
-          : {}),
-        expiring_token: cols.access_token_expires_at !== null,
-        scope: t.scope ?? '',
-      },
-    });
-    const session = await createMerchantSession(
-      tx,
-      { shopId, userName: user.name, userId: user.id, source: 'oauth_install' },
-      now,
-    );
-    await appendAudit(tx, {
-      shopId,
-      actor: { kind: 'human', name: user.name },
-      action: 'merchant.sign_in',
-      targetType: 'merchant_session',
-      targetId: session.id,
-      outcome: 'success',
-      requestId,
-      at: now,
-      details: { source: 'oauth_install' },
-    });
-    return session.token;
-  });
-  services.hooks.kickWorker?.();
-  return result;
-}
-
-/** Signs a staff member of an installed store in (online mode); stores no token. */
-async function completeSignIn(services: Services, shop: string, t: TokenResponse, requestId: string): Promise<string> {
-  const now = services.now();
-  const user = userNameOf(t, shop);
-  return services.db.tx(async (tx) => {
-    const existing = await tx.get<{ id: string; connection_status: string }>(
-      'SELECT id, connection_status FROM shops WHERE domain = ?',
-      [shop],
-    );
-    if (!existing || existing.connection_status === 'uninstalled')
-      throw new AppError('shopify_shop_not_installed', { detail: `Flowport is not installed on ${shop}.` });
-    const session = await createMerchantSession(
-      tx,
-      { shopId: existing.id, userName: user.name, userId: user.id, source: 'oauth_online' },
-      now,
-    );
-    await appendAudit(tx, {
-      shopId: existing.id,
-      actor: { kind: 'human', name: user.name },
-      action: 'merchant.sign_in',
-      targetType: 'merchant_session',
-      targetId: session.id,
-      outcome: 'success',
-      requestId,
-      at: now,
-      details: { source: 'oauth_online' },
-    });
-    return session.token;
-  });
 }
 
 /** Runs a handler that answers with a page; a refusal becomes its error page. */
@@ -362,8 +195,8 @@ export function oauthRoutes(getServices: () => Services): Hono<AppEnv> {
       const requestId = c.get('requestId');
       const cookie =
         mode === 'offline'
-          ? await completeInstall(services, shop, token, requestId)
-          : await completeSignIn(services, shop, token, requestId);
+          ? await installShop(services, shop, token, requestId)
+          : await signInStaff(services, shop, token, requestId);
       // Added to the browser's other shops' sessions (ADR 1410).
       await addSessionToBrowser(c, services, cookie);
       // A sign-in the MCP consent screen started goes back to it (only ever Flowport's own authorize path).

@@ -2,13 +2,10 @@
 // (X-Shopify-Hmac-Sha256); X-Shopify-Topic, X-Shopify-Shop-Domain and X-Shopify-Webhook-Id are
 // unsigned. So the shop a webhook acts on comes from the signed payload (and must match the
 // header when one is sent), the topic header must fit the payload's shape, and the webhook id is
-// remembered only once the HMAC passed, per shop, topic and id, by one conditional insert.
+// remembered only once the HMAC passed, per shop, topic and id, by one conditional insert
+// (firstDelivery, merchant/shopify-app.ts).
 import { AppError } from '../errors/problem.ts';
 import { SHOP_DOMAIN_RE } from '../services/shops.ts';
-import type { Db } from '../store/db.ts';
-
-/** How long a handled webhook id is remembered (Shopify retries for up to 48 hours). */
-export const WEBHOOK_ID_KEEP_MS = 7 * 86_400_000;
 
 /** The longest X-Shopify-Webhook-Id kept. */
 const MAX_WEBHOOK_ID = 200;
@@ -86,23 +83,4 @@ export function assertTopicFits(topic: string, p: Record<string, unknown>): void
 export function webhookIdOf(header: (name: string) => string | undefined): string | null {
   const id = (header('x-shopify-webhook-id') ?? header('x-shopify-event-id') ?? '').trim();
   return id && id.length <= MAX_WEBHOOK_ID ? id : null;
-}
-
-/**
- * Records a verified delivery (inside the caller's transaction, before its effects). True the first
- * time this shop's topic has this id; false for a redelivery (or a concurrent twin: the primary key
- * decides, on both stores).
- */
-export async function firstDelivery(
-  tx: Db,
-  input: { shopDomain: string; topic: string; webhookId: string },
-  now: number,
-): Promise<boolean> {
-  await tx.run('DELETE FROM shopify_webhook_ids WHERE received_at < ?', [now - WEBHOOK_ID_KEEP_MS]);
-  const r = await tx.run(
-    `INSERT INTO shopify_webhook_ids (shop_domain, topic, webhook_id, received_at) VALUES (?, ?, ?, ?)
-     ON CONFLICT (shop_domain, topic, webhook_id) DO NOTHING`,
-    [input.shopDomain, input.topic, input.webhookId, now],
-  );
-  return r.changes === 1;
 }

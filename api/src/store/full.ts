@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors/problem.ts';
 import type { Db } from './db.ts';
+import { writeSetting } from './tables/settings.ts';
 
 /** What a client is told to wait before retrying a write refused for a full store. */
 export const STORE_FULL_RETRY_AFTER_S = 30;
@@ -68,10 +69,8 @@ export const WRITE_PROBE_BYTES = 256 * 1024;
 
 /** One real write of WRITE_PROBE_BYTES (then shrunk back): succeeds only when the store has room again. */
 export async function probeWrite(db: Db, now: number): Promise<void> {
-  const upsert = `INSERT INTO store_settings (name, value, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`;
   await db.tx(async (tx) => {
-    await tx.run(upsert, [PROBE_SETTING, randomBytes(WRITE_PROBE_BYTES / 2).toString('hex'), now]);
+    await writeSetting(tx, PROBE_SETTING, randomBytes(WRITE_PROBE_BYTES / 2).toString('hex'), now);
   });
-  await db.run(upsert, [PROBE_SETTING, 'ok', now]);
+  await writeSetting(db, PROBE_SETTING, 'ok', now);
 }

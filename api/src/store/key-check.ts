@@ -5,6 +5,7 @@
 import { DOCS_PATHS } from '../docs-paths.ts';
 import type { SecretBox } from '../lib/crypto.ts';
 import type { Db } from './db.ts';
+import { insertSettingIfAbsent, readSetting } from './tables/settings.ts';
 
 const CHECK_NAME = 'secret_key_check';
 const CHECK_PLAIN = 'flowport secret key check v1';
@@ -21,15 +22,12 @@ export class SecretKeyMismatchError extends Error {
 }
 
 export async function checkSecretKey(db: Db, secrets: SecretBox, now = Date.now()): Promise<'written' | 'matched'> {
-  const inserted = await db.run(
-    'INSERT INTO store_settings (name, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING',
-    [CHECK_NAME, secrets.encrypt(CHECK_PLAIN), now],
-  );
-  if (inserted.changes === 1) return 'written';
-  const row = await db.get<{ value: string }>('SELECT value FROM store_settings WHERE name = ?', [CHECK_NAME]);
+  const inserted = await insertSettingIfAbsent(db, CHECK_NAME, secrets.encrypt(CHECK_PLAIN), now);
+  if (inserted === 1) return 'written';
+  const value = await readSetting(db, CHECK_NAME);
   let opened: string | null = null;
   try {
-    opened = row ? secrets.decrypt(row.value) : null;
+    opened = value !== null ? secrets.decrypt(value) : null;
   } catch {
     opened = null;
   }

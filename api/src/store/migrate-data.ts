@@ -10,6 +10,7 @@ import { SECRET_KEY_FILE, SecretBox } from '../lib/crypto.ts';
 import { type Db, insertMany, type SqlParam } from './db.ts';
 import { checkSecretKey } from './key-check.ts';
 import { migrate } from './migrate.ts';
+import { clearSettings } from './tables/settings.ts';
 import { PostgresDb, redactUrl } from './postgres.ts';
 import { SqliteDb } from './sqlite.ts';
 
@@ -126,7 +127,7 @@ export async function migrateData(options: {
             `Table ${t} differs between the stores (${have.size === 0 ? 'absent in the target' : `target lacks ${missing.join(', ')}`}). Run the same Flowport version on both.`,
           );
         // The target's own check value (if a process already opened it) gives way to the source's.
-        if (t === 'store_settings') await tx.run('DELETE FROM store_settings');
+        if (t === 'store_settings') await clearSettings(tx);
         let n = 0;
         for (let offset = 0; ; offset += PAGE_ROWS) {
           const rows = await src.all<Record<string, SqlParam>>(

@@ -9,6 +9,7 @@ import { AppError } from '../errors/problem.ts';
 import type { Admission } from '../core/types.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import type { Db } from '../store/db.ts';
+import { countOperationCall } from '../store/tables/usage.ts';
 import {
   COUNTED_ON_SUCCESS,
   consumeUsage,
@@ -78,47 +79,24 @@ async function countCall(tx: Db, a: AdmitArgs): Promise<Counted> {
   return { grant, shop, consumed: await consumeUsage(tx, principal.shopId, op.meter, cap, now) };
 }
 
-/**
- * countCall as one statement on PostgreSQL: one round trip instead of five (BEGIN, three writes,
- * COMMIT), committed without waiting for the WAL flush (`set_config(…, true)` holds for the
- * statement's own transaction). Each data-modifying CTE sees the counts of the ones before it, so
- * the conditions are countCall's.
- */
+/** countCall as one statement on PostgreSQL (countOperationCall): the conditions are countCall's. */
 async function countCallPostgres(db: Db, a: AdmitArgs): Promise<Counted> {
   const { principal, op, limits, now } = a;
   const cap = capOf(a);
-  const start = windowStart(now);
-  const row = await db.get<{ grant_count: number; shop_count: number | null; used: number | null }>(
-    `WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true) AS v),
-     used AS (UPDATE grants SET last_used_at = ?::bigint, use_count = use_count + 1 WHERE id = ?::text AND ?::integer = 1 RETURNING 1),
-     g AS (INSERT INTO rate_windows (rate_key, window_start, count) VALUES (?::text, ?::bigint, 1)
-           ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + 1 RETURNING count),
-     s AS (INSERT INTO rate_windows (rate_key, window_start, count) SELECT ?::text, ?::bigint, 1 WHERE (SELECT count FROM g) <= ?::bigint
-           ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + 1 RETURNING count),
-     u AS (INSERT INTO usage_counters (shop_id, period, meter, count) SELECT ?::text, ?::text, ?::text, 1
-           WHERE ?::text IS NOT NULL AND (SELECT count FROM s) <= ?::bigint AND ?::double precision > 0
-           ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + 1
-           WHERE usage_counters.count < ?::double precision RETURNING count)
-     SELECT (SELECT count FROM g) AS grant_count, (SELECT count FROM s) AS shop_count, (SELECT count FROM u) AS used,
-       (SELECT v FROM lazy) AS lazy, (SELECT COUNT(*) FROM used) AS use_counted`,
-    [
-      now,
-      principal.grantId,
-      principal.useDeferred === true ? 1 : 0,
-      grantRateKey(principal.grantId),
-      start,
-      shopRateKey(principal.shopId),
-      start,
-      limits.ratePerMinute.perGrant,
-      principal.shopId,
-      usagePeriod(now),
-      op.meter,
-      op.meter,
-      limits.ratePerMinute.perShop,
-      cap === Number.POSITIVE_INFINITY ? Number.MAX_VALUE : cap,
-      cap === Number.POSITIVE_INFINITY ? Number.MAX_VALUE : cap,
-    ],
-  );
+  const row = await countOperationCall(db, {
+    now,
+    grantId: principal.grantId,
+    countGrantUse: principal.useDeferred === true,
+    grantRateKey: grantRateKey(principal.grantId),
+    shopRateKey: shopRateKey(principal.shopId),
+    windowStart: windowStart(now),
+    perGrant: limits.ratePerMinute.perGrant,
+    perShop: limits.ratePerMinute.perShop,
+    shopId: principal.shopId,
+    period: usagePeriod(now),
+    meter: op.meter,
+    cap: cap === Number.POSITIVE_INFINITY ? Number.MAX_VALUE : cap,
+  });
   principal.useDeferred = false;
   const grant = Number(row?.grant_count);
   const shop = row?.shop_count == null ? null : Number(row.shop_count);

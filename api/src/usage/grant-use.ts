@@ -3,10 +3,11 @@
 // commits once instead of twice (ADR 0308).
 import type { Principal } from '../core/types.ts';
 import type { Db } from '../store/db.ts';
+import { markGrantUsed } from '../store/tables/grants.ts';
 
 /** Counts the principal's call against its grant, once, if authentication deferred it. */
 export async function recordGrantUse(db: Db, principal: Principal, now: number): Promise<void> {
   if (!principal.useDeferred) return;
-  await db.run('UPDATE grants SET last_used_at = ?, use_count = use_count + 1 WHERE id = ?', [now, principal.grantId]);
+  await markGrantUsed(db, principal.grantId, now);
   principal.useDeferred = false;
 }

@@ -3,9 +3,11 @@
 // intents record `replays` / `diagnostics_shares`; the operation pipeline records
 // each operation's declared meter. Limits come from the shop's plan, with
 // optional per-shop overrides (`shops.limits_json`).
-import type { Meter, ShopLimitsRow } from '../core/types.ts';
+import type { Meter } from '../core/types.ts';
 import { type Plan, planOf } from '../plans.ts';
 import type { Db } from '../store/db.ts';
+import { findShopLimits, type ShopLimitsRow } from '../store/tables/shops.ts';
+import { addUsage, consumeUsageBelowCap, readUsageCounts, refundUsageUnit } from '../store/tables/usage.ts';
 
 export const USAGE_METERS = [
   'accepted_events',
@@ -109,8 +111,7 @@ export function resolveLimits(planId: string, limitsJson: string | null | undefi
 export const SANDBOX_RATE_PLAN = 'scale';
 
 export async function limitsForShop(db: Db, shopId: string): Promise<ShopLimits> {
-  const row = await db.get<ShopLimitsRow>('SELECT plan, limits_json, sandbox FROM shops WHERE id = ?', [shopId]);
-  return limitsOfShopRow(row);
+  return limitsOfShopRow(await findShopLimits(db, shopId));
 }
 
 /** A shop's limits from its row (absent: the free plan's). */
@@ -136,12 +137,7 @@ export async function recordUsage(
   meter: UsageMeter,
   options: { n?: number; now?: number } = {},
 ): Promise<void> {
-  const period = usagePeriod(options.now ?? Date.now());
-  await db.run(
-    `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, ?, ?)
-     ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + excluded.count`,
-    [shopId, period, meter, options.n ?? 1],
-  );
+  await addUsage(db, shopId, usagePeriod(options.now ?? Date.now()), meter, options.n ?? 1);
 }
 
 /**
@@ -155,31 +151,17 @@ export async function consumeUsage(
   cap: number,
   now: number,
 ): Promise<boolean> {
-  // One statement (one round trip on PostgreSQL): the first unit of a period inserts the row
-  // (unless the cap is 0), later ones add 1 only below the cap. SQLite needs the SELECT's WHERE to
-  // read ON CONFLICT as the upsert clause.
-  const r = await db.run(
-    `INSERT INTO usage_counters (shop_id, period, meter, count) SELECT ?, ?, ?, 1 WHERE ? > 0
-     ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + 1 WHERE usage_counters.count < ?`,
-    [shopId, usagePeriod(now), meter, cap, cap],
-  );
-  return r.changes > 0;
+  return consumeUsageBelowCap(db, shopId, usagePeriod(now), meter, cap);
 }
 
 /** Gives back one unit that consumeUsage took at `now` (its period, even if a new one began since). */
 export async function refundUsage(db: Db, shopId: string, meter: UsageMeter, now: number): Promise<void> {
-  await db.run(
-    'UPDATE usage_counters SET count = count - 1 WHERE shop_id = ? AND period = ? AND meter = ? AND count > 0',
-    [shopId, usagePeriod(now), meter],
-  );
+  await refundUsageUnit(db, shopId, usagePeriod(now), meter);
 }
 
 /** Every meter's count for the period containing `now` (0 when unused). */
 export async function usageFor(db: Db, shopId: string, now: number = Date.now()): Promise<Record<UsageMeter, number>> {
-  const rows = await db.all<{ meter: string; count: number }>(
-    'SELECT meter, count FROM usage_counters WHERE shop_id = ? AND period = ?',
-    [shopId, usagePeriod(now)],
-  );
+  const rows = await readUsageCounts(db, shopId, usagePeriod(now));
   const out = Object.fromEntries(USAGE_METERS.map((m) => [m, 0])) as Record<UsageMeter, number>;
   for (const r of rows)
     if ((USAGE_METERS as readonly string[]).includes(r.meter)) out[r.meter as UsageMeter] = Number(r.count);

@@ -2,6 +2,7 @@
 // in the store (`rate_windows`), so the limit holds across every API process
 // sharing one database. Retry-After is the time left in the current window.
 import type { Db } from '../store/db.ts';
+import { dropRateWindowsBefore, hitRateWindow, readRateWindow } from '../store/tables/usage.ts';
 
 export const RATE_WINDOW_MS = 60_000;
 
@@ -18,30 +19,19 @@ export const shopRateKey = (shopId: string) => `shop:${shopId}`;
 
 /** Counts one request against `key` in the current window and returns the new count. */
 export async function hitRate(db: Db, key: string, now: number): Promise<number> {
-  const start = windowStart(now);
-  const row = await db.get<{ count: number }>(
-    `INSERT INTO rate_windows (rate_key, window_start, count) VALUES (?, ?, 1)
-     ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + 1
-     RETURNING count`,
-    [key, start],
-  );
-  const count = Number(row?.count ?? 1);
+  const count = await hitRateWindow(db, key, windowStart(now));
   if (count === 1) await dropOldWindows(db, key, now);
   return count;
 }
 
 /** After the first hit of a new window: drops the key's older windows (keeps the table tiny). */
 export async function dropOldWindows(db: Db, key: string, now: number): Promise<void> {
-  await db.run('DELETE FROM rate_windows WHERE rate_key = ? AND window_start < ?', [key, windowStart(now)]);
+  await dropRateWindowsBefore(db, key, windowStart(now));
 }
 
 /** Requests counted against `key` in the current window (no increment). */
 export async function peekRate(db: Db, key: string, now: number): Promise<number> {
-  const row = await db.get<{ count: number }>(
-    'SELECT count FROM rate_windows WHERE rate_key = ? AND window_start = ?',
-    [key, windowStart(now)],
-  );
-  return Number(row?.count ?? 0);
+  return readRateWindow(db, key, windowStart(now));
 }
 
 /** Refusals of one kind for one grant (dead credentials, missing scope), audited once per window. */

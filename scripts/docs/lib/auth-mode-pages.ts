@@ -10,7 +10,7 @@ import {
   type ValueSource,
 } from '../../../api/src/intake/auth-modes.ts';
 import { INTAKE_SUPPORT_CODES } from '../../../api/src/errors/codes/intake.ts';
-import type { AuthMode } from '../../../api/src/services/endpoints.ts';
+import type { AuthMode } from '../../../api/src/store/tables/endpoints.ts';
 import { code, table } from './markdown.ts';
 
 /** The directive a mode's page embeds after its intro, e.g. `auth-mode-standard-webhooks` (and `…-example` at its end). */

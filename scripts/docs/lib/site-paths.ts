@@ -1,6 +1,6 @@
 // Where the docs site's inputs and outputs live, and the origin absolute URLs
 // (Canonical/Markdown lines, llms.txt) are built with. Defined once.
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { DOCS_BUILD_ORIGIN } from '../../../api/src/docs-paths.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
@@ -8,6 +8,24 @@ export const SITE_ROOT = join(REPO_ROOT, 'site');
 /** The assembled content collection (gitignored; rebuilt by generate.ts). */
 export const DOCS_DIR = join(SITE_ROOT, 'src/content/docs');
 export const DIST_DIR = join(SITE_ROOT, 'dist');
+
+/**
+ * The folders a build of the site directory `siteDir` works in, beside it (one file system, so a
+ * rename swaps the built site in whole; docs/adr/0011), named after the building process: the
+ * folder it builds in, and the previous site while it is swapped out.
+ */
+export function buildScratch(siteDir: string, pid = process.pid): { building: string; previous: string } {
+  const at = (what: string) => join(dirname(siteDir), `.${basename(siteDir)}.${what}-${pid}`);
+  return { building: at('building'), previous: at('previous') };
+}
+
+/** Whose scratch folder of a build of `siteDir` the name `name` is, or null when it is not one. */
+export function scratchOwner(siteDir: string, name: string): { pid: number; previous: boolean } | null {
+  const prefix = `.${basename(siteDir)}.`;
+  const m = name.startsWith(prefix) ? /^(building|previous)-(\d+)$/.exec(name.slice(prefix.length)) : null;
+  return m ? { pid: Number(m[2]), previous: m[1] === 'previous' } : null;
+}
+
 export const OPENAPI_FILE = join(REPO_ROOT, 'openapi/agent-operations.openapi.json');
 
 /** Generated static files under site/public (gitignored). */

@@ -1,20 +1,20 @@
-// Decides whether site/dist is up to date: a hash of every input the build
-// reads, written next to the output after a successful build. `npm start` and
-// the site tests rebuild only when the hash changed.
+// Decides whether site/dist is up to date: a hash of every input the build reads, in the stamp
+// (SITE_STAMP_FILE, api/src/docs-paths.ts) the build writes last into the site it built.
+// `npm start` and the site tests rebuild only when the hash changed.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { SITE_STAMP_FILE } from '../../../api/src/http/static-site.ts';
-import { DIST_DIR, REPO_ROOT } from './site-paths.ts';
-
-export const STAMP_FILE = join(DIST_DIR, SITE_STAMP_FILE);
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+import { SITE_STAMP_FILE } from '../../../api/src/docs-paths.ts';
+import { DIST_DIR, REPO_ROOT, scratchOwner } from './site-paths.ts';
 
 const INPUTS = ['content', 'site', 'scripts/docs', 'openapi', 'api/src', 'package-lock.json'];
 const SKIP = new Set(['node_modules', 'dist', '.astro', 'site/src/content/docs', 'site/public/reference']);
 
 function collect(path: string, out: string[]): void {
   const rel = relative(REPO_ROOT, path);
-  if (SKIP.has(rel) || SKIP.has(path.split('/').pop() as string)) return;
+  const name = basename(path);
+  // A build's own folders beside site/dist (build-site.ts) are outputs, not inputs.
+  if (SKIP.has(rel) || SKIP.has(name) || scratchOwner(DIST_DIR, name)) return;
   const st = statSync(path);
   if (st.isDirectory()) {
     for (const name of readdirSync(path).sort()) collect(join(path, name), out);
@@ -38,12 +38,17 @@ export function siteInputsHash(): string {
   return hash.digest('hex');
 }
 
-/** True when site/dist exists and was built from exactly the current inputs. */
-export function siteIsFresh(): boolean {
-  if (!existsSync(STAMP_FILE)) return false;
+/** Written last into the folder a build made, just before it is swapped in (build-site.ts). */
+export function writeStamp(siteDir: string, inputs: string): void {
+  writeFileSync(join(siteDir, SITE_STAMP_FILE), `${JSON.stringify({ inputs }, null, 2)}\n`);
+}
+
+/** True when `siteDir` (site/dist unless named) is a complete build of exactly the current inputs. */
+export function siteIsFresh(siteDir = DIST_DIR): boolean {
+  const stamp = join(siteDir, SITE_STAMP_FILE);
+  if (!existsSync(stamp)) return false;
   try {
-    const stamp = JSON.parse(readFileSync(STAMP_FILE, 'utf8')) as { inputs?: string };
-    return stamp.inputs === siteInputsHash();
+    return (JSON.parse(readFileSync(stamp, 'utf8')) as { inputs?: string }).inputs === siteInputsHash();
   } catch {
     return false;
   }

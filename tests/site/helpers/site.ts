@@ -4,34 +4,42 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { buildSite } from '../../../scripts/docs/build-site.ts';
-import { DIST_DIR, SITE_ROOT, siteOrigin } from '../../../scripts/docs/lib/site-paths.ts';
+import { DIST_DIR, REPO_ROOT, SITE_ROOT, siteOrigin } from '../../../scripts/docs/lib/site-paths.ts';
 import { siteIsFresh } from '../../../scripts/docs/lib/site-stamp.ts';
 
-export { DIST_DIR, siteOrigin };
+export { DIST_DIR, REPO_ROOT, siteOrigin };
 
 const LOCK = join(SITE_ROOT, '.build-lock');
 
 /**
- * `npm test` builds the site before vitest runs, so this is normally a no-op.
- * Running a site test file on its own (or after editing content) rebuilds once;
- * a directory lock keeps parallel workers from building at the same time.
+ * Holds the site build lock (a directory, so parallel test workers exclude each other) until the
+ * returned function is called: builds write the assembled content under site/ (generate.ts).
  */
-export async function ensureSiteBuilt(): Promise<void> {
-  if (siteIsFresh()) return;
+export async function withBuildLock(): Promise<() => void> {
   const deadline = Date.now() + 300_000;
   for (;;) {
     try {
       mkdirSync(LOCK);
-      break;
+      return () => rmdirSync(LOCK);
     } catch {
       if (Date.now() > deadline) throw new Error(`Timed out waiting for ${LOCK}; remove it if no build is running.`);
       await new Promise((r) => setTimeout(r, 500));
     }
   }
+}
+
+/**
+ * `npm test` builds the site before vitest runs, so this is normally a no-op.
+ * Running a site test file on its own (or after editing content) rebuilds once;
+ * the build lock keeps parallel workers from building at the same time.
+ */
+export async function ensureSiteBuilt(): Promise<void> {
+  if (siteIsFresh()) return;
+  const unlock = await withBuildLock();
   try {
     if (!siteIsFresh()) buildSite({ quiet: true });
   } finally {
-    rmdirSync(LOCK);
+    unlock();
   }
 }
 

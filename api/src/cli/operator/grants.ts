@@ -4,7 +4,8 @@
 import { appendAudit, OPERATOR_ACTOR, verifyAuditChain, verifyShopAuditChain } from '../../audit/log.ts';
 import type { OperatorHandler, OptionValues } from '../handlers.ts';
 import { AppError } from '../../errors/problem.ts';
-import { createGrant, type GrantRow, getGrantRow, listGrants, MAX_GRANT_DAYS, revokeGrant } from '../../auth/grants.ts';
+import { createGrant, getGrantRow, listGrants, MAX_GRANT_DAYS, revokeGrant } from '../../auth/grants.ts';
+import type { GrantRow } from '../../store/tables/grants.ts';
 import { getShop } from '../../services/shops.ts';
 import { isScope, type Scope, TIERS, type Tier } from '../../auth/scopes.ts';
 

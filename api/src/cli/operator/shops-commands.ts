@@ -2,7 +2,8 @@
 // create|import-secret`. Definitions only; the handlers are in ./shops.ts, loaded when one of
 // these commands runs.
 import { PLAN_IDS } from '../../plans.ts';
-import { AUTH_MODES, MAX_ROTATION_OVERLAP_HOURS, TRIGGER_VARIANTS } from '../../services/endpoints.ts';
+import { MAX_ROTATION_OVERLAP_HOURS } from '../../services/endpoints.ts';
+import { AUTH_MODES, TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
 import type { OperatorCommand } from '../definitions.ts';
 
 export const SHOPS_OPERATOR_COMMANDS: OperatorCommand[] = [

@@ -9,19 +9,21 @@ import { INGEST_PATH_PREFIX } from '../../lib/package-info.ts';
 import { PLAN_IDS, type PlanId } from '../../plans.ts';
 import { OPERATOR_ACTOR } from '../../audit/log.ts';
 import {
-  AUTH_MODES,
-  type AuthMode,
   configToSnake,
   createEndpoint,
   type EndpointConfig,
-  type EndpointRow,
   getEndpoint,
   MAX_ROTATION_OVERLAP_HOURS,
   importEndpointSecret,
   type ExternalIdSource,
+} from '../../services/endpoints.ts';
+import {
+  AUTH_MODES,
+  type AuthMode,
+  type EndpointRow,
   TRIGGER_VARIANTS,
   type TriggerVariant,
-} from '../../services/endpoints.ts';
+} from '../../store/tables/endpoints.ts';
 import { createShop, getShop, listShops } from '../../services/shops.ts';
 import { AUTH_MODE_FACTS, importSecretCommandFor } from '../../intake/auth-modes.ts';
 

@@ -72,7 +72,7 @@ export const API_ERRORS = {
     retry: 'no',
     area: 'api',
     description:
-      'The request body is larger than the limit for this route: 1 MiB for Agent Operations requests, and 1 MiB by default for sender intake.',
+      "The request body is larger than the limit for this route: 1 MiB for Agent Operations requests and MCP messages, 1 MiB by default for sender intake and Shopify compliance webhooks, 16 KiB for OAuth requests and the merchant page's forms (every route has one). A declared `Content-Length` over the limit is refused before the body is read; a body sent without one is cut off at the limit. Either way the connection closes.",
     fix: 'Send a smaller body. For sender intake, trim the event to the fields your Flow workflow needs.',
   },
   headers_too_large: {
@@ -133,7 +133,7 @@ export const API_ERRORS = {
     retry: 'no',
     area: 'api',
     description:
-      'An id, filter, name or other text field holds a NUL (U+0000) or another control character (U+0001–U+001F or U+007F; tab, line feed and carriage return are allowed only in free text such as notes). No id or name Flowport issues contains one, and a database cannot store a NUL in text, so the request is refused before it reaches the store. The `errors` array names each field. At intake, an event whose type or external id holds one is refused with this code and a receipt; the raw body itself may hold any escaped character.',
+      'An id, filter, name or other text field holds a NUL (U+0000) or another control character (U+0001–U+001F or U+007F; tab, line feed and carriage return are allowed only in free text such as notes). No id or name Flowport issues contains one, and a database cannot store a NUL in text, so the request is refused before it reaches the store. Every route checks the same way before anything else: no control character in the path, the query string or a form field, and no NUL anywhere in a JSON body (keys included). The `errors` array names each field. At intake, an event whose type or external id holds one is refused with this code and a receipt; the raw body itself may hold any escaped character.',
     fix: 'Remove the control characters from the fields listed in `errors` (check how the value was built: a NUL often comes from a C string or a binary field copied as text) and send the request again.',
   },
   store_full: {

@@ -13,7 +13,7 @@ export const OAUTH_ERRORS = {
     area: 'auth',
     description:
       'The authorization request names a `client_id` Flowport does not know: it was never registered (RFC 7591 dynamic registration), or it is a Client ID Metadata Document URL that could not be fetched, was too large, too slow, not JSON, or does not name itself as its `client_id`. Flowport does not redirect anywhere for an unknown client, so nothing is sent to an address it cannot trust.',
-    fix: "Reconnect from the MCP client so it registers again, or check that the client's metadata document is served over https and lists its `redirect_uris`. See the MCP setup page.",
+    fix: "Reconnect from the MCP client so it registers again (a dynamically registered client no merchant approved within a day expires), or check that the client's metadata document is served over https and lists its `redirect_uris`. See the MCP setup page.",
   },
   oauth_invalid_redirect_uri: {
     status: 400,
@@ -71,8 +71,18 @@ export const OAUTH_ERRORS = {
     retry: 'client',
     area: 'auth',
     description:
-      'Dynamic client registration is limited per network address per hour, so the client table cannot be flooded. Registering once per client installation is enough.',
-    fix: 'Reuse the `client_id` from the earlier registration, or wait an hour.',
+      "Dynamic client registration is limited to 20 per client address per clock hour, so the client table cannot be flooded. The address is the connection's, or behind a reverse proxy listed in `FLOWPORT_TRUSTED_PROXIES` the one its `X-Forwarded-For` names. Registering once per client installation is enough.",
+    fix: 'Reuse the `client_id` from the earlier registration, or wait for the next hour. Operators behind a proxy: list it in `FLOWPORT_TRUSTED_PROXIES` so clients are not all counted as the proxy.',
+  },
+  oauth_registration_cap_reached: {
+    status: 429,
+    title: 'Client registrations closed for this hour',
+    layer: 'usage',
+    retry: 'client',
+    area: 'auth',
+    description:
+      'This Flowport accepts a limited number of dynamic client registrations per clock hour from all addresses together (`FLOWPORT_OAUTH_REGISTRATIONS_PER_HOUR`), and that many were made this hour. The cap keeps a flood from many addresses from filling the client table; clients registered but never used expire after a day.',
+    fix: 'Reuse the `client_id` from an earlier registration, or register again next hour. Operators: if legitimate clients hit the cap, raise `FLOWPORT_OAUTH_REGISTRATIONS_PER_HOUR`.',
   },
   access_token_expired: {
     status: 401,

@@ -8,7 +8,7 @@ import type { ErrorCode } from '../../errors/catalog.ts';
 import { AppError } from '../../errors/problem.ts';
 import { type ReplayUnavailableReason, replayAvailability } from '../../handoff/lifecycle.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import type { EndpointRow } from '../../services/endpoints.ts';
+import type { EndpointRow } from '../../store/tables/endpoints.ts';
 import type { Db } from '../../store/db.ts';
 import { claimReplays, heldClaims } from '../replay-claims.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';

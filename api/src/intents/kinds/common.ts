@@ -2,7 +2,8 @@
 // 404), secret-free endpoint snapshots and config diffs.
 import { AppError } from '../../errors/problem.ts';
 import type { StoredEvent } from '../../reads/events.ts';
-import { configFromSnake, configToSnake, type EndpointRow } from '../../services/endpoints.ts';
+import { configFromSnake, configToSnake } from '../../services/endpoints.ts';
+import type { EndpointRow } from '../../store/tables/endpoints.ts';
 import type { KindContext } from '../types.ts';
 
 /** The events table's row, body included (intents may need the body: a replay copies it). */

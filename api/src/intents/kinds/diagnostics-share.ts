@@ -7,7 +7,7 @@ import { joinUrl } from '../../docs-paths.ts';
 import { newId } from '../../ids.ts';
 import { recentShopReceipts } from '../../reads/receipts.ts';
 import { randomToken, sha256Hex } from '../../lib/crypto.ts';
-import type { EndpointRow } from '../../services/endpoints.ts';
+import type { EndpointRow } from '../../store/tables/endpoints.ts';
 import type { Services } from '../../core/types.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';

@@ -5,7 +5,6 @@
 import { joinUrl } from '../../docs-paths.ts';
 import { INGEST_PATH_PREFIX } from '../../lib/package-info.ts';
 import {
-  type AuthMode,
   buildEndpointConfig,
   configFromSnake,
   configToSnake,
@@ -13,9 +12,9 @@ import {
   createEndpoint,
   type EndpointMapping,
   type HmacParams,
-  type TriggerVariant,
   validateSecretFor,
 } from '../../services/endpoints.ts';
+import type { AuthMode, TriggerVariant } from '../../store/tables/endpoints.ts';
 import type { Services } from '../../core/types.ts';
 import type { IntentKindDef } from '../types.ts';
 import { jsonDiff } from './common.ts';

@@ -10,10 +10,9 @@ import {
   endpointConfig,
   storedConfigJson,
   type EndpointMapping,
-  type EndpointRow,
   type HmacParams,
-  type TriggerVariant,
 } from '../../services/endpoints.ts';
+import type { EndpointRow, TriggerVariant } from '../../store/tables/endpoints.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { countOf, endpointSnapshot, jsonDiff, loadEndpoint } from './common.ts';
 

@@ -8,7 +8,8 @@ import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES, TRIGGER_HANDLES } from '../
 import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import { lastFamilyDelivery, replayedBy } from '../../reads/events.ts';
-import { configFromSnake, configToSnake, type EndpointRow } from '../../services/endpoints.ts';
+import { configFromSnake, configToSnake } from '../../services/endpoints.ts';
+import type { EndpointRow } from '../../store/tables/endpoints.ts';
 import { assertNoReplayInFlight, claimReplay, heldClaims, replayInFlight } from '../replay-claims.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';

@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { REPLAY_UNAVAILABLE_REASONS, RETENTION_STATES } from '../../handoff/lifecycle.ts';
 import { EVENT_STATES } from '../../handoff/outcomes.ts';
-import { AUTH_MODES } from '../../services/endpoints.ts';
+import { AUTH_MODES } from '../../store/tables/endpoints.ts';
 import { Timestamp } from '../read-schemas.ts';
 
 export const ReplayAvailabilitySchema = z

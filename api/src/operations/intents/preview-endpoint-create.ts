@@ -1,7 +1,8 @@
 // POST /agent/v1/endpoints/intents — preview creating an endpoint (a sender lane).
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
-import { AUTH_MODES, MAX_REQUIRED_PATHS, TRIGGER_VARIANTS } from '../../services/endpoints.ts';
+import { MAX_REQUIRED_PATHS } from '../../services/endpoints.ts';
+import { AUTH_MODES, TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
 
 export const HmacInput = z
   .strictObject({

@@ -1,7 +1,7 @@
 // POST /agent/v1/endpoints/{endpoint_id}/edit-intents — preview an endpoint edit.
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
-import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
+import { TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
 import { HmacInput, MappingInput } from './preview-endpoint-create.ts';
 
 export const EndpointEditIntentBody = z

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { AUTH_MODES } from '../../services/endpoints.ts';
+import { AUTH_MODES } from '../../store/tables/endpoints.ts';
 import { Timestamp } from '../read-schemas.ts';
 
 export const Receipt = z

@@ -4,7 +4,7 @@
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { AppEnv } from '../../http/types.ts';
-import { CONSENT_TTL_MS, OAUTH_PATHS } from '../../auth/oauth/metadata.ts';
+import { CONSENT_TTL_MS, OAUTH_PATHS } from '../../oauth/metadata.ts';
 import { isSecureUrl } from './session.ts';
 
 /** Where a sign-in started by the consent screen returns to (the authorize URL's path and query). */

@@ -6,7 +6,6 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { jwtVerify } from 'jose';
-import { appendAudit } from '../../audit/log.ts';
 import { MAX_GRANT_DAYS } from '../../auth/grants.ts';
 import { TIER_DESCRIPTIONS, TIERS, type Tier } from '../../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
@@ -14,14 +13,19 @@ import { AppError } from '../../errors/problem.ts';
 import { EVENT_STATES, shopHoldFor } from '../../handoff/outcomes.ts';
 import { handleForVariant } from '../../handoff/triggers.ts';
 import type { AppEnv } from '../../http/types.ts';
+import { formOf } from '../../http/form.ts';
 import type { Services } from '../../core/types.ts';
+import { merchantConnection, merchantEndpoints, merchantGrants } from '../../reads/merchant-page.ts';
 import { WINDOW_MS } from '../../reads/readiness.ts';
-import { TRIGGER_VARIANTS } from '../../services/endpoints.ts';
+import { createMerchantPageGrant, revokeGrantAsMerchant } from '../../merchant/grants.ts';
+import { signOutSessions } from '../../merchant/sessions.ts';
+import { isShopInstalled, signInWithSessionToken } from '../../merchant/shopify-app.ts';
+import type { MerchantSession } from '../../store/tables/merchant.ts';
+import { TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
 import { SHOP_DOMAIN_RE } from '../../services/shops.ts';
 import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../../lib/shopify-app.ts';
 import { describeReadiness, flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
 import { asPage, startOAuth } from '../oauth.ts';
-import { createGrantAsMerchant } from './grants.ts';
 import { Html, html, page, signInPage } from './html.ts';
 import {
   addSessionToBrowser,
@@ -29,8 +33,6 @@ import {
   CSRF_FIELD,
   checkCsrf,
   clearSessionCookie,
-  createMerchantSession,
-  type MerchantSession,
   refuseCrossSite,
   requireSession,
   switchToShop,
@@ -68,14 +70,7 @@ const iso = (ms: number | string | null) =>
   ms === null ? '' : new Date(Number(ms)).toISOString().replace('.000Z', 'Z');
 
 async function connectionSection({ services, session }: SectionContext): Promise<Html> {
-  const shop = await services.db.get<{
-    connection_status: string;
-    installed_at: number | null;
-    has_token: number;
-  }>(
-    'SELECT connection_status, installed_at, CASE WHEN access_token_enc IS NULL THEN 0 ELSE 1 END AS has_token FROM shops WHERE id = ?',
-    [session.shop_id],
-  );
+  const shop = await merchantConnection(services.db, session.shop_id);
   const hold = shopHoldFor(shop?.connection_status ?? 'connected');
   const signals = await flowReadinessByHandle(services.db, session.shop_domain);
   const rows = TRIGGER_VARIANTS.map((v) => {
@@ -94,14 +89,7 @@ ${hold ? html`<p>${hold.why}. ${hold.recovery}</p>` : ''}</div>
 }
 
 async function endpointsSection({ services, session, now }: SectionContext): Promise<Html> {
-  const eps = await services.db.all<{ id: string; name: string; trigger_variant: string; status: string }>(
-    'SELECT id, name, trigger_variant, status FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL ORDER BY id',
-    [session.shop_id],
-  );
-  const counts = await services.db.all<{ endpoint_id: string; state: string; n: number }>(
-    'SELECT endpoint_id, state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ? GROUP BY endpoint_id, state',
-    [session.shop_id, now - WINDOW_MS],
-  );
+  const { endpoints: eps, counts } = await merchantEndpoints(services.db, session.shop_id, now - WINDOW_MS);
   const by = new Map<string, Map<string, number>>();
   for (const c of counts) {
     const m = by.get(c.endpoint_id) ?? new Map<string, number>();
@@ -122,21 +110,7 @@ ${eps.length === 0 ? html`<p>No endpoints yet. <a href="${joinUrl(services.confi
 }
 
 async function grantsSection({ services, session, now }: SectionContext): Promise<Html> {
-  const grants = await services.db.all<{
-    id: string;
-    tier: string;
-    actor_kind: string;
-    actor_name: string;
-    token_hint: string;
-    issued_via: string | null;
-    actor_client: string | null;
-    expires_at: number;
-    revoked_at: number | null;
-    last_used_at: number | null;
-  }>(
-    'SELECT id, tier, actor_kind, actor_name, token_hint, issued_via, actor_client, expires_at, revoked_at, last_used_at FROM grants WHERE shop_id = ? ORDER BY id DESC LIMIT 100',
-    [session.shop_id],
-  );
+  const grants = await merchantGrants(services.db, session.shop_id);
   const rows = grants.map((g) => {
     const live = g.revoked_at === null && Number(g.expires_at) > now;
     const status = g.revoked_at !== null ? `revoked ${iso(g.revoked_at)}` : live ? 'active' : 'expired';
@@ -224,38 +198,10 @@ async function sessionFromIdToken(services: Services, idToken: string, shopParam
     throw new AppError('shopify_session_token_invalid', {
       detail: 'The session token names no store, or another store (dest).',
     });
-  const shop = await services.db.get<{ id: string; connection_status: string }>(
-    'SELECT id, connection_status FROM shops WHERE domain = ?',
-    [host],
-  );
-  if (!shop || shop.connection_status === 'uninstalled')
-    throw new AppError('shopify_shop_not_installed', { detail: `Flowport is not installed on ${host}.` });
-  const now = services.now();
   const userId = typeof payload.sub === 'string' ? payload.sub : null;
-  const userName = `Shopify user ${userId ?? 'unknown'}`;
   // Past its expiry (and the clock tolerance) jwtVerify refuses the token, so its jti can go.
   const usableUntil = Number(payload.exp) * 1000 + ID_TOKEN_CLOCK_TOLERANCE_S * 1000;
-  return services.db.tx(async (tx) => {
-    await tx.run('DELETE FROM shopify_id_token_uses WHERE expires_at < ?', [now]);
-    const first = await tx.run(
-      `INSERT INTO shopify_id_token_uses (jti, shop_domain, used_at, expires_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (jti) DO NOTHING`,
-      [jti, host, now, usableUntil],
-    );
-    if (first.changes !== 1) throw new AppError('shopify_session_token_reused');
-    const s = await createMerchantSession(tx, { shopId: shop.id, userName, userId, source: 'session_token' }, now);
-    await appendAudit(tx, {
-      shopId: shop.id,
-      actor: { kind: 'human', name: userName },
-      action: 'merchant.sign_in',
-      targetType: 'merchant_session',
-      targetId: s.id,
-      outcome: 'success',
-      at: now,
-      details: { source: 'session_token' },
-    });
-    return s.token;
-  });
+  return signInWithSessionToken(services, { shop: host, userId, jti, usableUntil });
 }
 
 /** The id token of an `Authorization: Bearer` header (App Bridge's way), or null. */
@@ -273,12 +219,6 @@ async function signInWithIdToken(c: Context<AppEnv>, services: Services, idToken
   const token = await sessionFromIdToken(services, idToken, c.req.query('shop'));
   await addSessionToBrowser(c, services, token);
   return c.redirect(MERCHANT_PATH, 303);
-}
-
-async function formOf(c: Context<AppEnv>): Promise<Record<string, unknown>> {
-  const type = c.req.header('content-type') ?? '';
-  if (!/application\/x-www-form-urlencoded|multipart\/form-data/i.test(type)) return {};
-  return (await c.req.parseBody()) as Record<string, unknown>;
 }
 
 /**
@@ -321,11 +261,7 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
         if (await switchToShop(c, services, shopParam)) return c.redirect(MERCHANT_PATH, 303);
         // Opened from the Shopify admin (application_url?shop=…): sign in to that store through
         // Shopify, or install the app there when it is not installed.
-        const row = await services.db.get<{ connection_status: string }>(
-          'SELECT connection_status FROM shops WHERE domain = ?',
-          [shopParam],
-        );
-        const installed = row !== undefined && row.connection_status !== 'uninstalled';
+        const installed = await isShopInstalled(services, shopParam);
         return startOAuth(c, services, shopParam, installed ? 'online' : 'offline');
       }
       if (!session) return signInPage(c, services.config.publicUrl);
@@ -360,14 +296,10 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
       if (actorName.length < 1 || actorName.length > 100) throw bad('Actor name must be 1 to 100 characters.');
       if (!Number.isInteger(days) || days < 1 || days > MAX_GRANT_DAYS)
         throw bad(`Expiry must be a whole number of days from 1 to ${MAX_GRANT_DAYS}.`);
-      const now = services.now();
-      const grant = await services.db.tx((tx) =>
-        createGrantAsMerchant(
-          tx,
-          { session, requestId: c.get('requestId'), at: now },
-          { tier: tier as Tier, actorKind, actorName, days },
-          { via: 'merchant_page' },
-        ),
+      const grant = await createMerchantPageGrant(
+        services,
+        { session, requestId: c.get('requestId') },
+        { tier: tier as Tier, actorKind, actorName, days },
       );
       const notice = html`<div class="card notice" role="status"><h2 id="new-token">Grant created: copy its token now</h2>
 <p>This token is shown once. Flowport stores only its hash; if it is lost, revoke the grant and create another.</p>
@@ -382,29 +314,7 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
   app.post(
     `${MERCHANT_PATH}/grants/:grantId/revoke`,
     merchantForm(getServices, async (c, services, session) => {
-      const id = c.req.param('grantId') ?? '';
-      const now = services.now();
-      await services.db.tx(async (tx) => {
-        // Another shop's grant id answers as a missing one.
-        const g = await tx.get<{ revoked_at: number | null }>(
-          'SELECT revoked_at FROM grants WHERE id = ? AND shop_id = ?',
-          [id, session.shop_id],
-        );
-        if (!g) throw new AppError('not_found', { detail: `No grant ${id.slice(0, 60)} in this shop.` });
-        if (g.revoked_at !== null) return;
-        await tx.run('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, id]);
-        await appendAudit(tx, {
-          shopId: session.shop_id,
-          actor: { kind: 'human', name: session.user_name },
-          action: 'grant.revoke',
-          targetType: 'grant',
-          targetId: id,
-          outcome: 'success',
-          requestId: c.get('requestId'),
-          at: now,
-          details: { via: 'merchant_page' },
-        });
-      });
+      await revokeGrantAsMerchant(services, { session, requestId: c.get('requestId') }, c.req.param('grantId') ?? '');
       return c.redirect(`${MERCHANT_PATH}#grants`, 303);
     }),
   );
@@ -412,27 +322,8 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
   app.post(
     `${MERCHANT_PATH}/sign-out`,
     merchantForm(getServices, async (c, services) => {
-      const now = services.now();
       // Signing out ends this browser's session of every shop it is signed in to.
-      const sessions = await browserSessions(c, services);
-      await services.db.tx(async (tx) => {
-        for (const session of sessions) {
-          await tx.run('UPDATE merchant_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [
-            now,
-            session.id,
-          ]);
-          await appendAudit(tx, {
-            shopId: session.shop_id,
-            actor: { kind: 'human', name: session.user_name },
-            action: 'merchant.sign_out',
-            targetType: 'merchant_session',
-            targetId: session.id,
-            outcome: 'success',
-            requestId: c.get('requestId'),
-            at: now,
-          });
-        }
-      });
+      await signOutSessions(services, await browserSessions(c, services), c.get('requestId'));
       clearSessionCookie(c, services.config.publicUrl);
       return c.redirect(MERCHANT_PATH, 303);
     }),

@@ -10,62 +10,20 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { AppError } from '../../errors/problem.ts';
 import type { AppEnv } from '../../http/types.ts';
-import { newId } from '../../ids.ts';
-import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.ts';
+import { safeEqual } from '../../lib/crypto.ts';
 import type { Services } from '../../core/types.ts';
-import type { Db } from '../../store/db.ts';
+import { liveSessions, MERCHANT_SESSION_MS, revokeReplacedSession } from '../../merchant/sessions.ts';
+import type { MerchantSession } from '../../store/tables/merchant.ts';
 
 export const MERCHANT_SESSION_COOKIE = 'flowport_merchant';
-export const MERCHANT_SESSION_MS = 8 * 3_600_000;
 /** How many shops one browser can be signed in to at once (the cookie lists one token per shop). */
 export const MAX_SHOPS_PER_BROWSER = 10;
 const TOKEN_RE = /^[A-Za-z0-9_-]{20,80}$/;
 /** The hidden form field every merchant-page form carries. */
 export const CSRF_FIELD = 'csrf_token';
 
-export type MerchantSessionSource = 'oauth_install' | 'oauth_online' | 'session_token';
-
-export interface MerchantSession {
-  id: string;
-  shop_id: string;
-  shop_domain: string;
-  user_name: string;
-  user_id: string | null;
-  source: MerchantSessionSource;
-  csrf_token: string;
-  expires_at: number;
-}
-
 export function isSecureUrl(publicUrl: string): boolean {
   return publicUrl.startsWith('https:');
-}
-
-/** Creates a session (inside the caller's transaction). Returns the cookie value. */
-export async function createMerchantSession(
-  tx: Db,
-  input: { shopId: string; userName: string; userId?: string | null; source: MerchantSessionSource },
-  now: number,
-): Promise<{ id: string; token: string }> {
-  const token = randomToken(32);
-  const id = newId('merchantSession');
-  // Sessions long over (expired a day ago) are of no use to anyone; the audit log keeps their ids.
-  await tx.run('DELETE FROM merchant_sessions WHERE expires_at < ?', [now - 86_400_000]);
-  await tx.run(
-    `INSERT INTO merchant_sessions (id, token_hash, shop_id, user_name, user_id, source, csrf_token, created_at, expires_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      id,
-      sha256Hex(token),
-      input.shopId,
-      input.userName.slice(0, 200),
-      input.userId ?? null,
-      input.source,
-      randomToken(24),
-      now,
-      now + MERCHANT_SESSION_MS,
-    ],
-  );
-  return { id, token };
 }
 
 function writeSessionCookie(c: Context<AppEnv>, publicUrl: string, tokens: readonly string[]): void {
@@ -97,35 +55,6 @@ function cookieTokens(c: Context<AppEnv>): string[] {
     .slice(0, MAX_SHOPS_PER_BROWSER);
 }
 
-type SessionRow = MerchantSession & { token_hash: string; connection_status: string };
-
-/** The live sessions (not expired, revoked, or of an uninstalled shop) of some tokens, in their order, one per shop. */
-async function liveSessions(
-  services: Services,
-  tokens: readonly string[],
-): Promise<(MerchantSession & { token: string })[]> {
-  if (tokens.length === 0) return [];
-  const hashes = tokens.map(sha256Hex);
-  const rows = await services.db.all<SessionRow>(
-    `SELECT m.id, m.token_hash, m.shop_id, s.domain AS shop_domain, m.user_name, m.user_id, m.source, m.csrf_token, m.expires_at,
-            s.connection_status
-       FROM merchant_sessions m JOIN shops s ON s.id = m.shop_id
-      WHERE m.token_hash IN (${hashes.map(() => '?').join(', ')}) AND m.revoked_at IS NULL AND m.expires_at > ?`,
-    [...hashes, services.now()],
-  );
-  const byHash = new Map(rows.map((r) => [r.token_hash, r]));
-  const seen = new Set<string>();
-  const out: (MerchantSession & { token: string })[] = [];
-  tokens.forEach((token, i) => {
-    const row = byHash.get(hashes[i] as string);
-    if (!row || row.connection_status === 'uninstalled' || seen.has(row.shop_id)) return;
-    seen.add(row.shop_id);
-    const { connection_status: _c, token_hash: _h, ...session } = row;
-    out.push({ ...session, expires_at: Number(session.expires_at), token });
-  });
-  return out;
-}
-
 /** Every live session of this browser, one per shop, the shop the merchant page shows first. */
 export async function browserSessions(c: Context<AppEnv>, services: Services): Promise<MerchantSession[]> {
   return (await liveSessions(services, cookieTokens(c))).map(({ token: _t, ...s }) => s);
@@ -153,11 +82,7 @@ export async function addSessionToBrowser(c: Context<AppEnv>, services: Services
   if (!fresh) return;
   const previous = await liveSessions(services, cookieTokens(c));
   for (const s of previous)
-    if (s.shop_id === fresh.shop_id && s.id !== fresh.id)
-      await services.db.run('UPDATE merchant_sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [
-        services.now(),
-        s.id,
-      ]);
+    if (s.shop_id === fresh.shop_id && s.id !== fresh.id) await revokeReplacedSession(services, s.id);
   const kept = previous.filter((s) => s.shop_id !== fresh.shop_id).map((s) => s.token);
   writeSessionCookie(c, services.config.publicUrl, [fresh.token, ...kept].slice(0, MAX_SHOPS_PER_BROWSER));
 }
@@ -208,13 +133,4 @@ export function refuseCrossSite(c: Context<AppEnv>, publicUrl: string): void {
     throw new AppError('merchant_form_expired', {
       detail: 'A sign-in was posted from another site; only a page of Flowport can sign this browser in.',
     });
-}
-
-/** Revokes every live session of a shop (uninstall). Returns how many. */
-export async function revokeShopSessions(tx: Db, shopId: string, now: number): Promise<number> {
-  const r = await tx.run('UPDATE merchant_sessions SET revoked_at = ? WHERE shop_id = ? AND revoked_at IS NULL', [
-    now,
-    shopId,
-  ]);
-  return r.changes;
 }

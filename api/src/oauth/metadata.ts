@@ -1,9 +1,9 @@
 // Discovery (ADR 1400): the authorization server metadata (RFC 8414) and the protected resources
 // Flowport serves (RFC 9728). The paths, lifetimes and resources are defined here once.
-import { ALL_SCOPES, TIERS } from '../scopes.ts';
-import type { Config } from '../../config.ts';
-import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
-import { AGENT_API_PREFIX, MCP_PATH } from '../../lib/package-info.ts';
+import { ALL_SCOPES, TIERS } from '../auth/scopes.ts';
+import type { Config } from '../config.ts';
+import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
+import { AGENT_API_PREFIX, MCP_PATH } from '../lib/package-info.ts';
 
 export const OAUTH_PATHS = {
   authorizationServerMetadata: '/.well-known/oauth-authorization-server',
@@ -16,8 +16,18 @@ export const OAUTH_PATHS = {
 export const ACCESS_TOKEN_TTL_MS = 3_600_000;
 export const AUTHORIZATION_CODE_TTL_MS = 5 * 60_000;
 export const CONSENT_TTL_MS = 10 * 60_000;
-/** Dynamic registrations allowed per network address per hour. */
+/** Dynamic registrations allowed per client address per clock hour (all addresses: config.oauth). */
 export const REGISTRATIONS_PER_HOUR = 20;
+/** A dynamically registered client no merchant approved within this long expires. */
+export const UNUSED_CLIENT_TTL_MS = 24 * 3_600_000;
+
+/** Where a protected resource's RFC 9728 metadata is served: this prefix, then the resource's path. */
+export const PROTECTED_RESOURCE_METADATA_PREFIX = '/.well-known/oauth-protected-resource';
+
+/** The RFC 9728 metadata URL of the resource at `resourcePath` (MCP_PATH or AGENT_API_PREFIX). */
+export function resourceMetadataUrl(publicUrl: string, resourcePath: string): string {
+  return joinUrl(publicUrl, `${PROTECTED_RESOURCE_METADATA_PREFIX}${resourcePath}`);
+}
 
 /** The issuer is the public origin (and path, if any) of this Flowport. */
 export function issuerOf(config: Config): string {

@@ -6,12 +6,27 @@
 // simultaneous redemptions exactly one wins and the others count as replays (ADR 1420). Revoking
 // the grant ends every token of it: tokens are checked against their grant on every use.
 import { createHash } from 'node:crypto';
-import { appendAudit } from '../../audit/log.ts';
-import type { GrantRow } from '../grants.ts';
-import type { Services } from '../../core/types.ts';
-import type { SqlParam } from '../../store/db.ts';
-import { newId } from '../../ids.ts';
-import { randomToken, safeEqual, sha256Hex } from '../../lib/crypto.ts';
+import { appendAudit } from '../audit/log.ts';
+import { ACCESS_TOKEN_PREFIX } from '../auth/access-tokens.ts';
+import { getGrantRow } from '../auth/grants.ts';
+import type { GrantRow } from '../store/tables/grants.ts';
+import type { Services } from '../core/types.ts';
+import type { RunResult } from '../store/db.ts';
+import {
+  consumeCode,
+  findCode,
+  findTokenFamily,
+  findTokenOfKind,
+  findTokenRotatedAt,
+  insertCode,
+  insertToken,
+  revokeClientTokens,
+  revokeFamilyTokens,
+  rotateRefreshToken,
+  takeGrantTurn,
+} from '../store/tables/oauth.ts';
+import { newId } from '../ids.ts';
+import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.ts';
 import { OAuthProtocolError } from './clients.ts';
 import { ACCESS_TOKEN_TTL_MS, AUTHORIZATION_CODE_TTL_MS } from './metadata.ts';
 
@@ -24,25 +39,10 @@ export interface OAuthTokens {
   scope: string;
 }
 
-export const ACCESS_TOKEN_PREFIX = 'fpa_';
 export const REFRESH_TOKEN_PREFIX = 'fpr_';
 const CODE_PREFIX = 'fpcode_';
 
 export const tokenHint = (token: string) => `${token.slice(0, 4)}…${token.slice(-4)}`;
-
-export interface OAuthTokenRow {
-  token_hash: string;
-  kind: 'access' | 'refresh';
-  family_id: string;
-  grant_id: string;
-  client_id: string;
-  resource: string;
-  token_hint: string;
-  created_at: number;
-  expires_at: number;
-  rotated_at: number | null;
-  revoked_at: number | null;
-}
 
 type Tx = Services['db'];
 
@@ -53,20 +53,16 @@ export async function issueAuthorizationCode(
   now: number,
 ): Promise<string> {
   const code = `${CODE_PREFIX}${randomToken(32)}`;
-  await tx.run(
-    `INSERT INTO oauth_codes (code_hash, client_id, grant_id, redirect_uri, code_challenge, resource, created_at, expires_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      sha256Hex(code),
-      input.clientId,
-      input.grantId,
-      input.redirectUri,
-      input.codeChallenge,
-      input.resource,
-      now,
-      now + AUTHORIZATION_CODE_TTL_MS,
-    ],
-  );
+  await insertCode(tx, {
+    codeHash: sha256Hex(code),
+    clientId: input.clientId,
+    grantId: input.grantId,
+    redirectUri: input.redirectUri,
+    codeChallenge: input.codeChallenge,
+    resource: input.resource,
+    at: now,
+    expiresAt: now + AUTHORIZATION_CODE_TTL_MS,
+  });
   return code;
 }
 
@@ -79,30 +75,23 @@ async function issuePair(
   const access = `${ACCESS_TOKEN_PREFIX}${randomToken(32)}`;
   const refresh = `${REFRESH_TOKEN_PREFIX}${randomToken(32)}`;
   const accessExpires = Math.min(now + ACCESS_TOKEN_TTL_MS, Number(grant.expires_at));
-  const sql = `INSERT INTO oauth_tokens (token_hash, kind, family_id, grant_id, client_id, resource, token_hint, created_at, expires_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-  await tx.run(sql, [
-    sha256Hex(access),
-    'access',
-    input.familyId,
-    grant.id,
-    input.clientId,
-    input.resource,
-    tokenHint(access),
-    now,
-    accessExpires,
-  ]);
-  await tx.run(sql, [
-    sha256Hex(refresh),
-    'refresh',
-    input.familyId,
-    grant.id,
-    input.clientId,
-    input.resource,
-    tokenHint(refresh),
-    now,
-    Number(grant.expires_at),
-  ]);
+  const common = { family_id: input.familyId, grant_id: grant.id, client_id: input.clientId, resource: input.resource };
+  await insertToken(tx, {
+    token_hash: sha256Hex(access),
+    kind: 'access',
+    ...common,
+    token_hint: tokenHint(access),
+    created_at: now,
+    expires_at: accessExpires,
+  });
+  await insertToken(tx, {
+    token_hash: sha256Hex(refresh),
+    kind: 'refresh',
+    ...common,
+    token_hint: tokenHint(refresh),
+    created_at: now,
+    expires_at: Number(grant.expires_at),
+  });
   return {
     access_token: access,
     token_type: 'Bearer',
@@ -121,37 +110,15 @@ function liveGrant(grant: GrantRow | undefined, now: number): GrantRow {
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
 /**
- * On PostgreSQL, redemptions and revocations of one grant's codes and tokens take turns: a
- * transaction-scoped advisory lock named after the grant, taken before any of its rows is written.
- * Without it the losers of a race deadlock: an UPDATE that waited for the winner keeps its lock on
- * the row even when the row no longer matches, and then each loser's family revocation waits for
- * the rows the others hold. SQLite has one writer at a time already. The turn orders the work; the
- * conditional writes below are what make each redemption single-use, on both stores.
- */
-async function takeGrantTurn(tx: Tx, grantId: string): Promise<void> {
-  if (tx.dialect === 'postgres')
-    await tx.get('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`flowport:oauth-grant:${grantId}`]);
-}
-
-/**
- * Revokes the live tokens of one grant that `where` names (in the grant's turn), until none is
+ * Revokes live tokens of one grant (in the grant's turn) by repeating one revoking pass until none is
  * left: under READ COMMITTED one pass does not see rows a concurrent rotation commits after it
  * began, so passes repeat until one changes nothing (a rotation cannot follow the last: its
  * conditional write finds its refresh token revoked).
  */
-async function revokeTokensWhere(
-  tx: Tx,
-  grantId: string,
-  where: string,
-  params: readonly SqlParam[],
-  now: number,
-): Promise<number> {
+async function revokeUntilNone(pass: () => Promise<RunResult>): Promise<number> {
   let total = 0;
   for (;;) {
-    const r = await tx.run(
-      `UPDATE oauth_tokens SET revoked_at = ? WHERE grant_id = ? AND ${where} AND revoked_at IS NULL`,
-      [now, grantId, ...params],
-    );
+    const r = await pass();
     if (r.changes === 0) return total;
     total += r.changes;
   }
@@ -163,7 +130,7 @@ async function auditReuse(
   grantId: string,
   p: { action: string; at: number; requestId: string | null; details: Record<string, unknown> },
 ): Promise<void> {
-  const grant = await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [grantId]);
+  const grant = await getGrantRow({ db: tx }, grantId);
   if (!grant) return;
   await appendAudit(tx, {
     shopId: grant.shop_id,
@@ -197,24 +164,13 @@ export async function exchangeCode(
 ): Promise<OAuthTokens> {
   const now = services.now();
   const result = await services.db.tx(async (tx): Promise<OAuthTokens | 'reused'> => {
-    const row = await tx.get<{
-      code_hash: string;
-      client_id: string;
-      grant_id: string;
-      redirect_uri: string;
-      code_challenge: string;
-      resource: string;
-      expires_at: number;
-    }>('SELECT * FROM oauth_codes WHERE code_hash = ?', [sha256Hex(p.code)]);
+    const row = await findCode(tx, sha256Hex(p.code));
     if (!row) throw new OAuthProtocolError('invalid_grant', 'The authorization code is unknown.');
     await takeGrantTurn(tx, row.grant_id);
-    const consumed = await tx.run('UPDATE oauth_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL', [
-      now,
-      row.code_hash,
-    ]);
+    const consumed = await consumeCode(tx, row.code_hash, now);
     if (consumed.changes !== 1) {
       // Presented again: it may have been stolen. End what its use issued (one grant per code).
-      const revoked = await revokeTokensWhere(tx, row.grant_id, 'client_id = ?', [row.client_id], now);
+      const revoked = await revokeUntilNone(() => revokeClientTokens(tx, row.grant_id, row.client_id, now));
       await auditReuse(tx, row.grant_id, {
         action: 'oauth.code_reuse',
         at: now,
@@ -233,7 +189,7 @@ export async function exchangeCode(
       throw new OAuthProtocolError('invalid_target', 'resource differs from the authorization request.');
     if (!/^[A-Za-z0-9._~-]{43,128}$/.test(p.codeVerifier) || !safeEqual(s256(p.codeVerifier), row.code_challenge))
       throw new OAuthProtocolError('invalid_grant', 'The PKCE code_verifier does not match the code_challenge.');
-    const grant = liveGrant(await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]), now);
+    const grant = liveGrant(await getGrantRow({ db: tx }, row.grant_id), now);
     return issuePair(
       tx,
       grant,
@@ -258,9 +214,7 @@ export async function refreshTokens(
   const now = services.now();
   const reuse = await services.db.tx(async (tx) => {
     const hash = sha256Hex(p.refreshToken);
-    const row = await tx.get<OAuthTokenRow>("SELECT * FROM oauth_tokens WHERE token_hash = ? AND kind = 'refresh'", [
-      hash,
-    ]);
+    const row = await findTokenOfKind(tx, hash, 'refresh');
     if (!row || row.client_id !== p.clientId)
       throw new OAuthProtocolError('invalid_grant', 'The refresh token is unknown.');
     await takeGrantTurn(tx, row.grant_id);
@@ -272,22 +226,16 @@ export async function refreshTokens(
           'invalid_target',
           'resource differs from the one this authorization was issued for.',
         );
-      const grant = liveGrant(await tx.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [row.grant_id]), now);
-      const rotated = await tx.run(
-        'UPDATE oauth_tokens SET rotated_at = ? WHERE token_hash = ? AND rotated_at IS NULL AND revoked_at IS NULL',
-        [now, hash],
-      );
+      const grant = liveGrant(await getGrantRow({ db: tx }, row.grant_id), now);
+      const rotated = await rotateRefreshToken(tx, hash, now);
       if (rotated.changes === 1)
         return issuePair(tx, grant, { clientId: row.client_id, resource: row.resource, familyId: row.family_id }, now);
       // Lost to a concurrent request: a rotation (then this is a reuse) or a revocation.
-      const after = await tx.get<{ rotated_at: number | null }>(
-        'SELECT rotated_at FROM oauth_tokens WHERE token_hash = ?',
-        [hash],
-      );
+      const after = await findTokenRotatedAt(tx, hash);
       if (after?.rotated_at === null || after?.rotated_at === undefined)
         throw new OAuthProtocolError('invalid_grant', 'The refresh token was revoked or has expired.');
     }
-    await revokeTokensWhere(tx, row.grant_id, 'family_id = ?', [row.family_id], now);
+    await revokeUntilNone(() => revokeFamilyTokens(tx, row.grant_id, row.family_id, now));
     await auditReuse(tx, row.grant_id, {
       action: 'oauth.refresh_reuse',
       at: now,
@@ -307,23 +255,11 @@ export async function refreshTokens(
 
 /** RFC 7009: revokes the token's family (an access or refresh token); unknown tokens are not an error. */
 export async function revokeToken(services: Pick<Services, 'db' | 'now'>, token: string): Promise<void> {
-  const row = await services.db.get<OAuthTokenRow>(
-    'SELECT grant_id, family_id FROM oauth_tokens WHERE token_hash = ?',
-    [sha256Hex(token)],
-  );
+  const row = await findTokenFamily(services.db, sha256Hex(token));
   if (!row) return;
   await services.db.tx(async (tx) => {
     await takeGrantTurn(tx, row.grant_id);
-    await revokeTokensWhere(tx, row.grant_id, 'family_id = ?', [row.family_id], services.now());
+    const now = services.now();
+    await revokeUntilNone(() => revokeFamilyTokens(tx, row.grant_id, row.family_id, now));
   });
-}
-
-/** The access token's row and grant when it is live; null when it is unknown. Throws nothing. */
-export async function findAccessToken(
-  services: Pick<Services, 'db'>,
-  token: string,
-): Promise<OAuthTokenRow | undefined> {
-  return services.db.get<OAuthTokenRow>("SELECT * FROM oauth_tokens WHERE token_hash = ? AND kind = 'access'", [
-    sha256Hex(token),
-  ]);
 }

@@ -2,11 +2,21 @@
 // registration (public clients only, no secrets, rate-limited per address) and Client ID Metadata
 // Documents (the client_id is an https URL Flowport fetches with a size limit, a timeout and a
 // cache). Either way the client's redirect URIs are https or loopback http, matched exactly.
-import { isSandbox } from '../../config.ts';
-import type { Services } from '../../core/types.ts';
-import { randomToken } from '../../lib/crypto.ts';
-import { privateTargetReason } from '../../lib/outbound-target.ts';
-import { REGISTRATIONS_PER_HOUR } from './metadata.ts';
+import { isSandbox } from '../config.ts';
+import type { Services } from '../core/types.ts';
+import { randomToken } from '../lib/crypto.ts';
+import { privateTargetReason } from '../lib/outbound-target.ts';
+import {
+  countRegistration,
+  deleteRegistrationCountsBefore,
+  deleteUnusedDynamicClients,
+  findClient,
+  insertDynamicClient,
+  type OAuthClientRow,
+  updateClientDocument,
+  upsertDocumentClient,
+} from '../store/tables/oauth.ts';
+import { REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from './metadata.ts';
 
 /** A registered client as RFC 7591 §3.2.1 answers it (public clients only). */
 export interface RegisteredClient {
@@ -39,10 +49,13 @@ export interface OAuthClient {
 export class OAuthProtocolError extends Error {
   readonly error: string;
   readonly status: number;
-  constructor(error: string, description: string, status = 400) {
+  /** With a 429: seconds until the client may try again (the Retry-After header). */
+  readonly retryAfterS: number | undefined;
+  constructor(error: string, description: string, status = 400, retryAfterS?: number) {
     super(description);
     this.error = error;
     this.status = status;
+    this.retryAfterS = retryAfterS;
   }
 }
 
@@ -84,9 +97,23 @@ function redirectUrisOf(value: unknown, error: string): string[] {
   return [...new Set(value as string[])];
 }
 
-/** RFC 7591 registration of a public client. `from` is the caller's network address (for the rate limit). */
+const HOUR_MS = 3_600_000;
+
+/**
+ * Counts one registration in `bucket`'s clock hour unless it already holds `limit`: one conditional
+ * upsert, so concurrent registrations cannot pass the limit together. False when full.
+ */
+async function admitRegistration(db: Services['db'], bucket: string, window: number, limit: number): Promise<boolean> {
+  return (await countRegistration(db, bucket, window, limit)).changes === 1;
+}
+
+/**
+ * RFC 7591 registration of a public client. `from` is the client's network address (as
+ * http/client-address.ts derives it), for the per-address limit; every address together has
+ * `config.oauth.registrationsPerHour`. Expired clients and old counts are purged here.
+ */
 export async function registerClient(
-  services: Pick<Services, 'db' | 'now'>,
+  services: Pick<Services, 'db' | 'now' | 'config'>,
   body: unknown,
   from: string,
 ): Promise<RegisteredClient> {
@@ -114,16 +141,9 @@ export async function registerClient(
   if (!Array.isArray(responseTypes) || !responseTypes.every((r) => r === 'code'))
     throw new OAuthProtocolError('invalid_client_metadata', 'response_types may contain only code.');
   const now = services.now();
-  const recent = await services.db.get<{ n: number }>(
-    'SELECT COUNT(*) AS n FROM oauth_clients WHERE registered_from = ? AND created_at > ?',
-    [from, now - 3_600_000],
-  );
-  if (Number(recent?.n ?? 0) >= REGISTRATIONS_PER_HOUR)
-    throw new OAuthProtocolError(
-      'oauth_registration_rate_limited',
-      `At most ${REGISTRATIONS_PER_HOUR} registrations per address per hour; reuse an earlier client_id.`,
-      429,
-    );
+  const window = Math.floor(now / HOUR_MS) * HOUR_MS;
+  const cap = services.config.oauth.registrationsPerHour;
+  const nextHourS = Math.max(1, Math.ceil((window + HOUR_MS - now) / 1000));
   const clientId = `${CLIENT_ID_PREFIX}${randomToken(16)}`;
   const info: RegisteredClient = {
     client_id: clientId,
@@ -137,11 +157,33 @@ export async function registerClient(
       ? { client_uri: meta.client_uri.slice(0, MAX_URI_LENGTH) }
       : {}),
   };
-  await services.db.run(
-    `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
-     VALUES (?, 'dynamic', ?, ?, ?, ?, ?, ?)`,
-    [clientId, info.client_name, JSON.stringify(redirectUris), JSON.stringify(info), from, now, now],
-  );
+  await services.db.tx(async (tx) => {
+    // Clients never used past their day, and counts of past hours, are of no use any more.
+    await deleteUnusedDynamicClients(tx, now - UNUSED_CLIENT_TTL_MS);
+    await deleteRegistrationCountsBefore(tx, window);
+    if (!(await admitRegistration(tx, `addr:${from}`, window, REGISTRATIONS_PER_HOUR)))
+      throw new OAuthProtocolError(
+        'oauth_registration_rate_limited',
+        `At most ${REGISTRATIONS_PER_HOUR} registrations per address per hour; reuse an earlier client_id.`,
+        429,
+        nextHourS,
+      );
+    if (!(await admitRegistration(tx, 'all', window, cap)))
+      throw new OAuthProtocolError(
+        'oauth_registration_cap_reached',
+        `This Flowport accepts at most ${cap} client registrations per hour from all addresses together, and that many were made this hour; reuse an earlier client_id or try again next hour.`,
+        429,
+        nextHourS,
+      );
+    await insertDynamicClient(tx, {
+      clientId,
+      name: info.client_name,
+      redirectUrisJson: JSON.stringify(redirectUris),
+      metadataJson: JSON.stringify(info),
+      from,
+      at: now,
+    });
+  });
   return info;
 }
 
@@ -231,14 +273,6 @@ async function fetchMetadataDocument(
   };
 }
 
-interface ClientRow {
-  client_id: string;
-  kind: 'dynamic' | 'metadata_document';
-  client_name: string;
-  redirect_uris_json: string;
-  fetched_at: number;
-}
-
 /** The client a client_id names, or an `invalid_client` OAuthProtocolError. */
 export async function resolveClient(
   services: Pick<Services, 'db' | 'now' | 'config'>,
@@ -246,36 +280,34 @@ export async function resolveClient(
 ): Promise<OAuthClient> {
   if (!clientId || clientId.length > MAX_URI_LENGTH)
     throw new OAuthProtocolError('invalid_client', 'client_id is missing.');
-  const row = await services.db.get<ClientRow>('SELECT * FROM oauth_clients WHERE client_id = ?', [clientId]);
+  const row = await findClient(services.db, clientId);
   const now = services.now();
   if (isMetadataDocumentClientId(clientId, services)) {
     if (row && row.kind === 'metadata_document' && now - Number(row.fetched_at) < METADATA_DOCUMENT_CACHE_MS)
       return toClient(row);
     const doc = await fetchMetadataDocument(clientId, isSandbox(services.config));
-    const params = [doc.name, JSON.stringify(doc.redirectUris), JSON.stringify(doc.raw), now];
-    // params: name, redirect URIs, document, fetched_at (created_at is `now` too on insert).
-    if (row) {
-      await services.db.run(
-        'UPDATE oauth_clients SET client_name = ?, redirect_uris_json = ?, metadata_json = ?, fetched_at = ? WHERE client_id = ?',
-        [...params, clientId],
-      );
-    } else {
-      await services.db.run(
-        `INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris_json, metadata_json, registered_from, created_at, fetched_at)
-         VALUES (?, 'metadata_document', ?, ?, ?, NULL, ?, ?)
-         ON CONFLICT (client_id) DO UPDATE SET client_name = excluded.client_name, redirect_uris_json = excluded.redirect_uris_json,
-           metadata_json = excluded.metadata_json, fetched_at = excluded.fetched_at`,
-        [clientId, ...params, now],
-      );
-    }
+    const fetched = {
+      name: doc.name,
+      redirectUrisJson: JSON.stringify(doc.redirectUris),
+      metadataJson: JSON.stringify(doc.raw),
+      fetchedAt: now,
+    };
+    // created_at is `now` too on insert.
+    if (row) await updateClientDocument(services.db, clientId, fetched);
+    else await upsertDocumentClient(services.db, clientId, fetched);
     return { client_id: clientId, kind: 'metadata_document', client_name: doc.name, redirect_uris: doc.redirectUris };
   }
   if (row?.kind !== 'dynamic')
     throw new OAuthProtocolError('invalid_client', 'No client is registered with this client_id.');
+  if (row.last_used_at === null && now - Number(row.created_at) >= UNUSED_CLIENT_TTL_MS)
+    throw new OAuthProtocolError(
+      'invalid_client',
+      `This client registration expired: it was never used within ${UNUSED_CLIENT_TTL_MS / HOUR_MS} hours of registering. Register again.`,
+    );
   return toClient(row);
 }
 
-function toClient(row: ClientRow): OAuthClient {
+function toClient(row: OAuthClientRow): OAuthClient {
   return {
     client_id: row.client_id,
     kind: row.kind,
