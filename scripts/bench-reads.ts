@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { newId } from '../api/src/ids.ts';
-import { replayInFlightSql } from '../api/src/handoff/lifecycle.ts';
+import { replayInFlightSql } from '../api/src/reads/replay-in-flight.ts';
 import { SecretBox } from '../api/src/lib/crypto.ts';
 import { type EventFilter, eventSummary, listEvents, withRecentDeliveries } from '../api/src/reads/events.ts';
 import { sealCursor } from '../api/src/reads/shared.ts';

@@ -6,7 +6,7 @@
 // without a worker so a replay stays in flight until the test delivers it with a real worker and
 // the sandbox's Flow. Both stores.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { replayInFlightSql } from '../../api/src/handoff/lifecycle.ts';
+import { replayInFlightSql } from '../../api/src/reads/replay-in-flight.ts';
 import { DeliveryWorker } from '../../api/src/handoff/worker.ts';
 import { adminBaseUrlFor } from '../../api/src/runtime.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';

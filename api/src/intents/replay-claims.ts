@@ -6,10 +6,10 @@
 // conflicts, and takes the row over only when the claim held no longer blocks. The store decides,
 // on both stores: a conditional upsert, never a read and then a write.
 import { AppError } from '../errors/problem.ts';
-import { REPLAY_CLAIM_RELEASED } from '../handoff/lifecycle.ts';
+import { REPLAY_CLAIM_RELEASED } from '../reads/replay-in-flight.ts';
 import type { Db } from '../store/db.ts';
 
-// When a claim stops blocking is one condition, shared with the event reads (handoff/lifecycle.ts).
+// When a claim stops blocking is one condition, shared with the event reads (reads/replay-in-flight.ts).
 const RELEASED = REPLAY_CLAIM_RELEASED;
 
 const UPSERT = `INSERT INTO replay_claims (event_id, shop_id, intent_id, replay_event_id, claimed_at) VALUES `;

@@ -8,7 +8,6 @@ import {
   REPLAY_REASON_TEXT,
   type RetentionState,
   replayAvailability,
-  replayInFlightSql,
   shopCutOff,
 } from '../handoff/lifecycle.ts';
 import {
@@ -19,6 +18,7 @@ import {
   TERMINAL_STATES,
 } from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
+import { replayInFlightSql } from './replay-in-flight.ts';
 import type { Services } from '../core/types.ts';
 import type { ShopLimitsRow } from '../store/tables/shops.ts';
 import type { AuthMode } from '../store/tables/endpoints.ts';
@@ -238,24 +238,15 @@ export function eventReplay(
     { status: row.ep_status, deleted_at: row.ep_deleted_at },
     { connection_status: facts.connection_status },
   );
-  if (!r.available)
-    return { available: false, reason: r.reason ?? null, detail: r.detail ?? null, acknowledgements: [] };
-  if (facts.replaysRemaining <= 0) {
-    return {
-      available: false,
-      reason: REPLAY_PLAN_LIMIT.reason,
-      detail: REPLAY_PLAN_LIMIT.detail,
-      acknowledgements: [],
-    };
-  }
-  if (Number(row.replay_in_flight) === 1) {
-    return {
-      available: false,
-      reason: 'replay_in_flight',
-      detail: REPLAY_REASON_TEXT.replay_in_flight,
-      acknowledgements: [],
-    };
-  }
+  const no = (reason: string | null, detail: string | null) => ({
+    available: false,
+    reason,
+    detail,
+    acknowledgements: [],
+  });
+  if (!r.available) return no(r.reason ?? null, r.detail ?? null);
+  if (facts.replaysRemaining <= 0) return no(REPLAY_PLAN_LIMIT.reason, REPLAY_PLAN_LIMIT.detail);
+  if (Number(row.replay_in_flight) === 1) return no('replay_in_flight', REPLAY_REASON_TEXT.replay_in_flight);
   const recent = facts.recentDeliveries?.get(row.id);
   if (recent !== undefined) {
     return {
