@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { newId } from '../api/src/ids.ts';
+import { replayInFlightSql } from '../api/src/reads/replay-in-flight.ts';
 import { SecretBox } from '../api/src/lib/crypto.ts';
 import { type EventFilter, eventSummary, listEvents, withRecentDeliveries } from '../api/src/reads/events.ts';
 import { sealCursor } from '../api/src/reads/shared.ts';
@@ -194,6 +195,8 @@ try {
       { states: ['failed'], eventType: 'refund.issued' },
     ],
     ['state=held,failed', 'state=held,failed', { states: ['held', 'failed'] }],
+    // The replay filter: the replay rules and, per row, whether a claim holds the event (ADR 0410).
+    ['replay_available=true', 'replay_available=true', { replayAvailable: true }],
     [
       `deep cursor (after ${depth.toLocaleString('en')})`,
       `cursor=${encodeURIComponent(cursor)}`,
@@ -225,6 +228,8 @@ try {
     ['state+type', 'AND e.event_type = ? AND e.state = ?', ['refund.issued', 'failed']],
     ['state=held,failed', 'STATES', ['held', 'failed']],
     ['deep cursor', 'AND e.id < ?', [deep.id]],
+    // replay_available=true's claim part: no replay in flight (ADR 0410), an indexed lookup per row.
+    ['no replay in flight', `AND NOT ${replayInFlightSql('e.id')}`, []],
   ];
   console.log('query plans:');
   for (const [name, where, params] of plans) console.log(`  ${name}:\n      ${await planOf(where, params)}`);

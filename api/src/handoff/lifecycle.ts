@@ -78,7 +78,8 @@ export type ReplayUnavailableReason =
   | 'rejected_event'
   | 'duplicate_event'
   | 'delivery_in_progress'
-  | 'shop_disconnected';
+  | 'shop_disconnected'
+  | 'replay_in_flight';
 
 /**
  * Whether an event's body is kept (API values of `retention_state`): `retained`; `expired` (purged
@@ -117,6 +118,8 @@ export const REPLAY_REASON_TEXT: Record<ReplayUnavailableReason, string> = {
   shop_disconnected:
     'The shop is disconnected from Shopify (its token was refused, or the app was uninstalled); reconnect or reinstall the app first (held events are released then).',
   delivery_in_progress: 'The event is still being delivered; wait for a terminal state.',
+  replay_in_flight:
+    'Another replay of this event is in flight (a replay not yet delivered, no_workflow or failed, or a bulk replay that has not reached the event yet); an event has one replay in flight at a time. Wait until that one ends (or cancel the bulk replay), then replay again if another run is really intended.',
 };
 
 /** The plan cap on replays: checked by event reads and the replay intent, not by replayAvailability(). */
@@ -134,9 +137,16 @@ export const REPLAY_UNAVAILABLE_REASONS: Record<ReplayUnavailableReason | typeof
   [REPLAY_PLAN_LIMIT.reason]: REPLAY_PLAN_LIMIT.detail,
 };
 
+/** A shop no replay can reach: disconnected (its token refused) or uninstalled. */
+export function shopCutOff(shop: ReplayFacts['shop']): boolean {
+  return shop.connection_status === 'disconnected' || shop.connection_status === 'uninstalled';
+}
+
 /**
- * Whether an event can be replayed now, and if not, why. Plan limits (replays
- * per month) are checked by the replay intent itself, not here.
+ * Whether an event can be replayed now, and if not, why, from its own facts. Plan limits (replays
+ * per month) are checked by the replay intent itself, not here; nor is `replay_in_flight`, which
+ * is the store's claim on the event (intents/replay-claims.ts, ADR 0410): event reads add both
+ * (reads/events.ts eventReplay), previews refuse them in the same order.
  */
 export function replayAvailability(
   event: ReplayFacts['event'],
@@ -154,8 +164,7 @@ export function replayAvailability(
   if (endpoint.status === 'archived') return no('endpoint_archived');
   if (event.retention_state === ERASED_RETENTION_STATE) return no('body_erased');
   if (event.retention_state !== 'retained' || event.body === null) return no('retention_expired');
-  if (shop.connection_status === 'disconnected' || shop.connection_status === 'uninstalled')
-    return no('shop_disconnected');
+  if (shopCutOff(shop)) return no('shop_disconnected');
   if (!(TERMINAL_STATES as readonly string[]).includes(event.state)) return no('delivery_in_progress');
   return { available: true };
 }

@@ -6,25 +6,11 @@
 // conflicts, and takes the row over only when the claim held no longer blocks. The store decides,
 // on both stores: a conditional upsert, never a read and then a write.
 import { AppError } from '../errors/problem.ts';
-import { TERMINAL_STATES } from '../handoff/outcomes.ts';
+import { REPLAY_CLAIM_RELEASED } from '../reads/replay-in-flight.ts';
 import type { Db } from '../store/db.ts';
 
-const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
-/** Intent states a bulk replay ends in: its runner will make no more replays. */
-const ENDED_INTENT_SQL = `'executed', 'cancelled', 'failed', 'refused', 'expired'`;
-
-/**
- * When the claim in the row `replay_claims` no longer blocks: its replay is terminal, or it holds
- * no replay and its intent has ended. Written only in the positive (the replay IS terminal, the
- * intent HAS ended): on PostgreSQL an upsert judges the latest version of the row, but reads
- * events and intents as of its statement's start, so a replay or intent too new to be seen must
- * read as "still blocking", never as "gone". Both only ever move forward, so seen late, a claim
- * blocks a moment longer; never less.
- */
-const RELEASED = `((replay_claims.replay_event_id IS NOT NULL AND EXISTS (
-      SELECT 1 FROM events r WHERE r.id = replay_claims.replay_event_id AND r.state IN (${TERMINAL_SQL})))
-   OR (replay_claims.replay_event_id IS NULL AND EXISTS (
-      SELECT 1 FROM action_intents h WHERE h.id = replay_claims.intent_id AND h.state IN (${ENDED_INTENT_SQL}))))`;
+// When a claim stops blocking is one condition, shared with the event reads (reads/replay-in-flight.ts).
+const RELEASED = REPLAY_CLAIM_RELEASED;
 
 const UPSERT = `INSERT INTO replay_claims (event_id, shop_id, intent_id, replay_event_id, claimed_at) VALUES `;
 const TAKE_OVER = ` ON CONFLICT (event_id) DO UPDATE SET shop_id = excluded.shop_id, intent_id = excluded.intent_id,

@@ -8,6 +8,7 @@ import {
   REPLAY_REASON_TEXT,
   type RetentionState,
   replayAvailability,
+  shopCutOff,
 } from '../handoff/lifecycle.ts';
 import {
   EVENT_STATE_DESCRIPTIONS,
@@ -17,6 +18,7 @@ import {
   TERMINAL_STATES,
 } from '../handoff/outcomes.ts';
 import { isErrorCode } from '../errors/catalog.ts';
+import { replayInFlightSql } from './replay-in-flight.ts';
 import type { Services } from '../core/types.ts';
 import type { ShopLimitsRow } from '../store/tables/shops.ts';
 import type { AuthMode } from '../store/tables/endpoints.ts';
@@ -64,6 +66,8 @@ export interface EventRow extends Omit<StoredEvent, 'body'> {
   has_body: number;
   /** 1 when another event is a replay of this one (lastFamilyDeliveries then reads the family). */
   has_replays: number;
+  /** 1 while another replay of this event is in flight: its claim blocks a new one (ADR 0410). */
+  replay_in_flight: number;
   ep_status: string;
   ep_deleted_at: number | null;
   ep_auth_mode: string;
@@ -76,6 +80,7 @@ const EVENT_COLUMNS = `e.id, e.shop_id, e.endpoint_id, e.receipt_id, e.state, e.
   e.replay_of, e.is_test, e.possible_duplicate_deliveries,
   CASE WHEN e.body IS NULL THEN 0 ELSE 1 END AS has_body,
   CASE WHEN EXISTS (SELECT 1 FROM events r WHERE r.shop_id = e.shop_id AND r.replay_of = e.id) THEN 1 ELSE 0 END AS has_replays,
+  CASE WHEN ${replayInFlightSql('e.id')} THEN 1 ELSE 0 END AS replay_in_flight,
   ep.status AS ep_status, ep.deleted_at AS ep_deleted_at, ep.auth_mode AS ep_auth_mode`;
 
 const FROM = 'FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id';
@@ -213,8 +218,10 @@ export async function withRecentDeliveries(
 export const RECENT_DELIVERY_ACKNOWLEDGEMENT = 'acknowledge_recent_delivery';
 
 /**
- * Replay availability of a read event: the handoff rule, the plan's replay cap, and the
- * recent-delivery safety check (available, with the acknowledgement a preview needs).
+ * Replay availability of a read event, in the order a replay preview refuses: the handoff rule,
+ * the plan's replay cap, another replay in flight (the event's claim, ADR 0410), and the
+ * recent-delivery safety check (available, with the acknowledgement a preview needs). The one
+ * derivation the detail, the list and recovery options say; replayAvailableSql filters by it.
  */
 export function eventReplay(
   row: EventRow,
@@ -231,16 +238,15 @@ export function eventReplay(
     { status: row.ep_status, deleted_at: row.ep_deleted_at },
     { connection_status: facts.connection_status },
   );
-  if (!r.available)
-    return { available: false, reason: r.reason ?? null, detail: r.detail ?? null, acknowledgements: [] };
-  if (facts.replaysRemaining <= 0) {
-    return {
-      available: false,
-      reason: REPLAY_PLAN_LIMIT.reason,
-      detail: REPLAY_PLAN_LIMIT.detail,
-      acknowledgements: [],
-    };
-  }
+  const no = (reason: string | null, detail: string | null) => ({
+    available: false,
+    reason,
+    detail,
+    acknowledgements: [],
+  });
+  if (!r.available) return no(r.reason ?? null, r.detail ?? null);
+  if (facts.replaysRemaining <= 0) return no(REPLAY_PLAN_LIMIT.reason, REPLAY_PLAN_LIMIT.detail);
+  if (Number(row.replay_in_flight) === 1) return no('replay_in_flight', REPLAY_REASON_TEXT.replay_in_flight);
   const recent = facts.recentDeliveries?.get(row.id);
   if (recent !== undefined) {
     return {
@@ -254,8 +260,9 @@ export function eventReplay(
 }
 
 /**
- * SQL equivalent of replayAvailability() (+ the plan cap), so `replay_available`
- * filters in the store and paging stays exact. tests/reads/listEvents-paging.test.ts
+ * SQL equivalent of eventReplay(): replayAvailability(), the plan cap and no replay in flight
+ * (the same claim condition, last: a primary-key lookup for the rows the rest lets through), so
+ * `replay_available` filters in the store and paging stays exact. tests/reads/listEvents-paging.test.ts
  * checks every listed event's `replay.available` against the filter.
  * The endpoint part is a list of the shop's replayable endpoint ids (read first)
  * rather than a condition on the joined endpoints row: Postgres never analyzes a
@@ -274,8 +281,8 @@ function replayAvailableSql(
     ? `e.endpoint_id IN (${replayableEndpoints.map(() => '?').join(', ')})`
     : '1 = 0';
   const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL
-    AND (e.body_expires_at IS NULL OR e.body_expires_at > ?) AND ${endpointOk})`;
-  const shopOk = facts.connection_status !== 'disconnected' && facts.replaysRemaining > 0;
+    AND (e.body_expires_at IS NULL OR e.body_expires_at > ?) AND ${endpointOk} AND NOT ${replayInFlightSql('e.id')})`;
+  const shopOk = !shopCutOff(facts) && facts.replaysRemaining > 0;
   if (!shopOk) return { sql: available ? '1 = 0' : '1 = 1', params: [] };
   return { sql: available ? yes : `NOT ${yes}`, params: [facts.now, ...replayableEndpoints] };
 }

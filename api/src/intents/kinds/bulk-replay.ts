@@ -42,13 +42,12 @@ export interface BulkReplayParams {
 }
 
 /** Why an event the filter matched would not be replayed. */
-export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed' | 'replay_in_flight';
+export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed';
 
 export const BULK_REFUSAL_CODE: Record<BulkRefusal, ErrorCode> = {
   ...REPLAY_REFUSAL_CODE,
   recent_delivery: 'replay_recent_delivery',
   already_replayed: 'event_not_replayable',
-  replay_in_flight: 'replay_in_flight',
 };
 
 const ms = (value: string | undefined, name: string): number | null => {
@@ -147,11 +146,6 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
     [kc.shop.id],
   );
   const replayed = new Map(replays.map((r) => [r.replay_of, r]));
-  const sel: Selection = { matched: rows.length, eligible: [], frozen: [], refused: {}, refusedSample: [] };
-  const refuse = (id: string, reason: BulkRefusal) => {
-    sel.refused[reason] = (sel.refused[reason] ?? 0) + 1;
-    if (sel.refusedSample.length < BULK_REPLAY_SAMPLE) sel.refusedSample.push({ event_id: id, reason });
-  };
   const available = (ev: Candidate) => {
     const endpoint = endpoints.get(ev.endpoint_id);
     const facts = { ...ev, body: ev.has_body ? '' : null } as unknown as EventRow;
@@ -165,23 +159,47 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
     db,
     rows.filter((ev) => available(ev) === null).map((ev) => ev.id),
   );
+  const unacknowledged = (ev: Candidate) =>
+    ev.delivered_at !== null && kc.now - Number(ev.delivered_at) < windowMs && p.acknowledge_recent_delivery !== true;
+  return sortOut(rows, { unavailable: available, held, unacknowledged, replayed });
+}
+
+/**
+ * Sorts the matched events into eligible, frozen and refused, checked in the order an event's read
+ * says it (reads/events.ts eventReplay): the event's own facts, a replay in flight, the recent
+ * delivery an acknowledgement would let through, then (bulk replays only) an earlier replay. An
+ * event in flight is frozen only if the run could replay it once the other replay lets go of it.
+ */
+function sortOut(
+  rows: readonly Candidate[],
+  c: {
+    unavailable: (ev: Candidate) => BulkRefusal | null;
+    held: ReadonlyMap<string, unknown>;
+    unacknowledged: (ev: Candidate) => boolean;
+    replayed: ReadonlyMap<string, unknown>;
+  },
+): Selection {
+  const sel: Selection = { matched: rows.length, eligible: [], frozen: [], refused: {}, refusedSample: [] };
+  const refuse = (id: string, reason: BulkRefusal) => {
+    sel.refused[reason] = (sel.refused[reason] ?? 0) + 1;
+    if (sel.refusedSample.length < BULK_REPLAY_SAMPLE) sel.refusedSample.push({ event_id: id, reason });
+  };
   for (const ev of rows) {
-    const unavailable = available(ev);
+    const unavailable = c.unavailable(ev);
     if (unavailable) {
       refuse(ev.id, unavailable);
       continue;
     }
-    const last = ev.delivered_at === null ? null : Number(ev.delivered_at);
-    if (last !== null && kc.now - last < windowMs && p.acknowledge_recent_delivery !== true) {
+    if (c.held.has(ev.id)) {
+      refuse(ev.id, 'replay_in_flight');
+      if (!c.unacknowledged(ev)) sel.frozen.push(ev.id);
+      continue;
+    }
+    if (c.unacknowledged(ev)) {
       refuse(ev.id, 'recent_delivery');
       continue;
     }
-    if (held.has(ev.id)) {
-      refuse(ev.id, 'replay_in_flight');
-      sel.frozen.push(ev.id);
-      continue;
-    }
-    if (replayed.has(ev.id)) {
+    if (c.replayed.has(ev.id)) {
       refuse(ev.id, 'already_replayed');
       continue;
     }

@@ -31,6 +31,7 @@ export const REPLAY_REFUSAL_CODE: Record<ReplayUnavailableReason, ErrorCode> = {
   body_erased: 'event_erased',
   shop_disconnected: 'event_not_replayable',
   delivery_in_progress: 'event_in_flight',
+  replay_in_flight: 'replay_in_flight',
 };
 
 async function facts(kc: KindContext, eventId: string | null) {
