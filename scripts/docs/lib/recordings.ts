@@ -9,6 +9,7 @@ import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGrant } from '../../../api/src/auth/grants.ts';
+import { SITE_STAMP_FILE } from '../../../api/src/docs-paths.ts';
 import { GRANT_TOKEN_PREFIX } from '../../../api/src/auth/grant-tokens.ts';
 import { ID_PREFIXES } from '../../../api/src/ids.ts';
 import {
@@ -52,6 +53,8 @@ function fixtureSite(dir: string): string {
       '',
     ].join('\n'),
   );
+  // Written last, as a build does: only a stamped site is served (ADR 0011).
+  writeFileSync(join(site, SITE_STAMP_FILE), '{"inputs":"recording fixture"}\n');
   return site;
 }
 
