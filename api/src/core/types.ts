@@ -71,14 +71,25 @@ export interface ServiceHooks {
   kickBulkReplay?: () => void;
 }
 
-export interface OperationContext {
+interface ContextBase {
   services: Services;
   requestId: string;
-  /** null for public operations. */
-  principal: Principal | null;
   transport: 'http' | 'mcp' | 'cli';
   /** Request headers the operation declared (lowercased names). */
   headers: Record<string, string | undefined>;
+}
+
+/**
+ * What an operation that needs a grant runs with. The pipeline authenticates before `run`, so the
+ * principal is always there: no domain verb checks for it again.
+ */
+export interface OperationContext extends ContextBase {
+  principal: Principal;
+}
+
+/** What a public operation (scope null: manifest, docs, the contract) runs with: no principal. */
+export interface PublicContext extends ContextBase {
+  principal: null;
 }
 
 /** Implemented by the auth subsystem (api/src/auth/guard.ts); installed with installGuard (api/src/operations/pipeline.ts). */
@@ -124,7 +135,11 @@ type Infer<T> = T extends z.ZodType ? z.infer<T> : Record<never, never>;
 
 export type OperationInput<R extends OperationRequest> = Infer<R['params']> & Infer<R['query']> & Infer<R['body']>;
 
-export interface Operation<R extends OperationRequest = OperationRequest, O extends z.ZodType = z.ZodType> {
+export interface Operation<
+  R extends OperationRequest = OperationRequest,
+  O extends z.ZodType = z.ZodType,
+  S extends string | null = string | null,
+> {
   operationId: string;
   method: HttpMethod;
   /** OpenAPI path template, e.g. `/agent/v1/events/{event_id}`. */
@@ -133,8 +148,8 @@ export interface Operation<R extends OperationRequest = OperationRequest, O exte
   description: string;
   family: Family;
   kind: OperationKind;
-  /** Required scope; null = public (no grant needed). */
-  scope: string | null;
+  /** Required scope; null = public (no grant needed, and `run` gets no principal). */
+  scope: S;
   /**
    * When `scope` only admits the call and the authority that decides depends on the target
    * (confirming an intent needs its kind's execute scope): what a grant really needs, said
@@ -164,13 +179,15 @@ export interface Operation<R extends OperationRequest = OperationRequest, O exte
   mcp: { name: string; title: string; description: string } | null;
   /** CLI command words, e.g. ['list-events']; null = not in the CLI. */
   cli: readonly string[] | null;
-  run(args: { ctx: OperationContext; input: OperationInput<R> }): Promise<z.infer<O>>;
+  run(args: { ctx: S extends null ? PublicContext : OperationContext; input: OperationInput<R> }): Promise<z.infer<O>>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds operations of every input/output type.
-export type AnyOperation = Operation<any, any>;
+export type AnyOperation = Operation<any, any, any>;
 
 /** Identity helper that keeps each operation's input and output types precise. */
-export function defineOperation<R extends OperationRequest, O extends z.ZodType>(op: Operation<R, O>): Operation<R, O> {
+export function defineOperation<R extends OperationRequest, O extends z.ZodType, S extends string | null>(
+  op: Operation<R, O, S>,
+): Operation<R, O, S> {
   return op;
 }

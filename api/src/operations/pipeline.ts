@@ -5,7 +5,7 @@ import { errorDef } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { refuseControlCharacters } from '../lib/control-chars.ts';
 import { asStoreFull } from '../store/full.ts';
-import type { Admission, AnyOperation, Guard, OperationContext, Principal, Services } from '../core/types.ts';
+import type { AnyOperation, Guard, OperationContext, Principal, PublicContext, Services } from '../core/types.ts';
 
 let guard: Guard | null = null;
 
@@ -67,23 +67,21 @@ export async function invokeOperation(op: AnyOperation, args: InvokeArgs): Promi
 }
 
 async function invokeChecked(op: AnyOperation, args: InvokeArgs): Promise<unknown> {
-  let principal: Principal | null = null;
-  let admission: Admission | null = null;
-  if (op.scope !== null) {
-    if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
-    // The grant's use is counted in admission's transaction (or a scope refusal's): one write per call.
-    principal =
-      args.principal ?? (await guard.authenticate(args.token, args.services, args.requestId, { deferUse: true }));
-    await guard.authorize(principal, op, args.services, args.requestId);
-    admission = (await guard.admit(principal, op, args.services, args.requestId)) ?? null;
-  }
-  const ctx: OperationContext = {
+  const base = {
     services: args.services,
     requestId: args.requestId,
-    principal,
     transport: args.transport,
     headers: args.headers ?? {},
   };
+  if (op.scope === null)
+    return op.run({ ctx: { ...base, principal: null } satisfies PublicContext, input: args.input });
+  if (!guard) throw new AppError('internal_error', { detail: 'No authentication guard is installed.' });
+  // The grant's use is counted in admission's transaction (or a scope refusal's): one write per call.
+  const principal =
+    args.principal ?? (await guard.authenticate(args.token, args.services, args.requestId, { deferUse: true }));
+  await guard.authorize(principal, op, args.services, args.requestId);
+  const admission = (await guard.admit(principal, op, args.services, args.requestId)) ?? null;
+  const ctx: OperationContext = { ...base, principal };
   const run = async () => {
     try {
       return await op.run({ ctx, input: args.input });
@@ -94,7 +92,7 @@ async function invokeChecked(op: AnyOperation, args: InvokeArgs): Promise<unknow
       throw error;
     }
   };
-  if (!principal || !guard?.record) return run();
+  if (!guard.record) return run();
   const record = { principal, op, services: args.services, requestId: args.requestId, input: args.input };
   let out: unknown;
   try {

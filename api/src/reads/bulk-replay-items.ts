@@ -14,7 +14,6 @@ export async function listBulkReplayItemsPage({
 }) {
   const services = ctx.services;
   const principal = ctx.principal;
-  if (!principal) throw new AppError('missing_token');
   const intent = await services.db.get<{ kind: string }>(
     'SELECT kind FROM action_intents WHERE id = ? AND shop_id = ?',
     [input.intent_id, principal.shopId],

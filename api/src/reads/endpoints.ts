@@ -90,7 +90,6 @@ export async function endpointStateCounts(
 /** One endpoint of the caller's shop with its recent events by state (getEndpoint). */
 export async function readEndpoint({ ctx, input }: { ctx: OperationContext; input: { endpoint_id: string } }) {
   const p = ctx.principal;
-  if (!p) throw new AppError('missing_token');
   const now = ctx.services.now();
   const row = await getShopEndpoint(ctx.services, p.shopId, input.endpoint_id);
   if (!row) throw new AppError('not_found', { detail: `No endpoint ${input.endpoint_id} in this shop.` });
@@ -116,7 +115,6 @@ export async function listEndpointViews({
   input: { status?: 'active' | 'paused' | 'archived' | 'deleted' };
 }) {
   const p = ctx.principal;
-  if (!p) throw new AppError('missing_token');
   const now = ctx.services.now();
   const rows = await listShopEndpoints(ctx.services, p.shopId, { status: input.status });
   const counts = await endpointStateCounts(ctx.services, p.shopId, now - RECENT_WINDOW_HOURS * 3_600_000);

@@ -12,7 +12,6 @@ import { iso, isoReq } from './shared.ts';
 /** The calling grant's own facts and current usage; never the token (getGrant). */
 export async function readGrant({ ctx }: { ctx: OperationContext }) {
   const p = ctx.principal;
-  if (!p) throw new AppError('missing_token');
   const { db, config } = ctx.services;
   const row = await db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [p.grantId]);
   if (!row) throw new AppError('not_found');

@@ -4,7 +4,7 @@
 // OpenAPI document), so REST, MCP and CLI answers match what humans read.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import type { OperationContext } from '../core/types.ts';
+import type { PublicContext } from '../core/types.ts';
 import { DOCS_PATHS, docsServed, joinUrl, SITE_STAMP_FILE, withPublicOrigin } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 
@@ -275,7 +275,7 @@ export function findOpenApiOperation(operationId: string, file?: string): OpenAp
 }
 
 /** One docs page as Markdown, with its URL and Markdown twin (getDocsPage). */
-export async function docsPageFor({ ctx, input }: { ctx: OperationContext; input: { path: string } }) {
+export async function docsPageFor({ ctx, input }: { ctx: PublicContext; input: { path: string } }) {
   const { config } = ctx.services;
   const page = readDocsPage(config.siteDir, config.publicUrl, input.path);
   return {
@@ -288,13 +288,13 @@ export async function docsPageFor({ ctx, input }: { ctx: OperationContext; input
 }
 
 /** Search the docs by words (searchDocs). */
-export async function searchDocsFor({ ctx, input }: { ctx: OperationContext; input: { q: string; limit: number } }) {
+export async function searchDocsFor({ ctx, input }: { ctx: PublicContext; input: { q: string; limit: number } }) {
   const { config } = ctx.services;
   return { query: input.q, results: searchDocs(config.siteDir, config.publicUrl, input.q, input.limit) };
 }
 
 /** One operation of the committed OpenAPI contract, with the contract's URL (getOpenApiOperation). */
-export async function openApiOperationFor({ ctx, input }: { ctx: OperationContext; input: { operation_id: string } }) {
+export async function openApiOperationFor({ ctx, input }: { ctx: PublicContext; input: { operation_id: string } }) {
   const found = findOpenApiOperation(input.operation_id);
   return { ...found, openapi_url: joinUrl(ctx.services.config.publicUrl, DOCS_PATHS.openapiJson) };
 }

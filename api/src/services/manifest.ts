@@ -4,7 +4,7 @@ import { agentCommandLine } from '../lib/command-line.ts';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AGENT_API_PREFIX, API_VERSION, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
-import type { OperationContext } from '../core/types.ts';
+import type { PublicContext } from '../core/types.ts';
 
 export const SAFETY_BOUNDARIES = [
   'Grants are created, widened and revoked only by a human through the operator CLI; no API or MCP call can mint or widen one.',
@@ -23,7 +23,7 @@ export const ON_REFUSAL = [
 ] as const;
 
 /** What Flowport is, what it can do, where the contract and docs live, and the boundaries an agent must respect (getManifest). */
-export async function readManifest({ ctx }: { ctx: OperationContext }) {
+export async function readManifest({ ctx }: { ctx: PublicContext }) {
   const { config } = ctx.services;
   const url = (p: string) => joinUrl(config.publicUrl, p);
   return {
