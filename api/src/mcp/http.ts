@@ -19,7 +19,7 @@ import type { AppEnv } from '../http/types.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { authenticateToken } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
-import type { McpCallContext } from './server.ts';
+import { type McpCallContext, toolCallArguments } from './server.ts';
 
 export { PROTECTED_RESOURCE_METADATA_PREFIX };
 
@@ -126,7 +126,8 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
     c.req.raw.headers.forEach((v, k) => {
       if (k !== 'authorization' && k !== 'cookie') requestHeaders[k] = v;
     });
-    const call: McpCallContext = { services, operations, requestId, token, principal, requestHeaders };
+    const rawArguments = toolCallArguments(await c.req.raw.clone().text());
+    const call: McpCallContext = { services, operations, requestId, token, principal, requestHeaders, rawArguments };
     const authInfo: AuthInfo = {
       token: token ?? '',
       clientId: principal.grantId,

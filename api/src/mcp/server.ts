@@ -34,6 +34,28 @@ export interface McpCallContext {
   requestHeaders: Record<string, string | undefined>;
   /** Set when a tool call was refused for a scope this OAuth token lacks (answered 403 by the transport). */
   scopeRefusal?: AppError;
+  /**
+   * Each tools/call's `arguments` as JSON.parse read them, by JSON-RPC id: the SDK's parse copies
+   * them and drops a `__proto__` key, which the closed-input check must still see and refuse.
+   */
+  rawArguments?: ReadonlyMap<string | number, unknown>;
+}
+
+/** The `arguments` of each tools/call in a JSON-RPC body (one message or a batch), by id. */
+export function toolCallArguments(body: string): Map<string | number, unknown> {
+  const out = new Map<string | number, unknown>();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return out;
+  }
+  for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+    const msg = m as { method?: unknown; id?: unknown; params?: { arguments?: unknown } } | null;
+    if (msg?.method !== 'tools/call' || (typeof msg.id !== 'string' && typeof msg.id !== 'number')) continue;
+    if (msg.params && typeof msg.params === 'object') out.set(msg.id, msg.params.arguments);
+  }
+  return out;
 }
 
 export const MCP_SERVER_INSTRUCTIONS = [
@@ -115,12 +137,19 @@ function zodIssues(error: z.ZodError) {
   return error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
 }
 
-export async function callOperationTool(op: AnyOperation, args: unknown, call: McpCallContext): Promise<ToolResult> {
+export async function callOperationTool(
+  op: AnyOperation,
+  args: unknown,
+  call: McpCallContext,
+  jsonRpcId?: string | number,
+): Promise<ToolResult> {
   const { services } = call;
   const publicUrl = services.config.publicUrl;
   try {
     const schema = toolInputSchema(op);
-    refuseUnknownFields(unknownFields(schema, args ?? {}, 'arguments'));
+    // The arguments as sent (own keys, `__proto__` included) when the transport kept them.
+    const sent = jsonRpcId !== undefined && call.rawArguments?.has(jsonRpcId) ? call.rawArguments.get(jsonRpcId) : args;
+    refuseUnknownFields(unknownFields(schema, sent ?? {}, 'arguments'));
     const parsed = schema.safeParse(args ?? {});
     if (!parsed.success) {
       const errors = zodIssues(parsed.error);
@@ -204,7 +233,8 @@ export function createFlowportMcpServer(call: McpCallContext): McpServer {
           return scopes.length ? { scopes: scopes as [string, ...string[]] } : undefined;
         },
       },
-      (args: Record<string, unknown>) => callOperationTool(op, args, call),
+      (args: Record<string, unknown>, ctx: { mcpReq?: { id?: string | number } }) =>
+        callOperationTool(op, args, call, ctx?.mcpReq?.id),
     );
   }
   registerResources(server, call.services);
