@@ -12,7 +12,7 @@ import { auth as authV2 } from '@modelcontextprotocol/client';
 import { auth as authV1 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
-import { resolveClient } from '../../api/src/oauth/clients.ts';
+import { OAuthProtocolError, registerClient, resolveClient } from '../../api/src/oauth/clients.ts';
 import { connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
 import {
   awayFromTheHourEdge,
@@ -430,6 +430,40 @@ describe('errors at the resource', () => {
       expect(last).toBe(429);
       // Let the other tests register again.
       await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
+    },
+    REGISTRATION_TEST_TIMEOUT_MS,
+  );
+});
+
+describe('the per-address registration limit', () => {
+  it(
+    'keys an IPv6 client on its /64 (one network cannot use up the global cap); IPv4 on the address',
+    async () => {
+      await awayFromTheHourEdge();
+      const services = server.runtime.services;
+      const attempt = async (from: string) => {
+        try {
+          await registerClient(services, { redirect_uris: [REDIRECT] }, from);
+          return 201;
+        } catch (err) {
+          if (err instanceof OAuthProtocolError) return err.error;
+          throw err;
+        }
+      };
+      try {
+        const answers: (number | string)[] = [];
+        // 25 addresses of one /64 (the interface ids differ, written in several forms).
+        for (let i = 1; i <= 25; i++)
+          answers.push(await attempt(i % 2 ? `2001:db8:1:2::${i.toString(16)}` : `2001:0db8:0001:0002:${i}:0:0:1`));
+        expect(answers.filter((a) => a === 201)).toHaveLength(20);
+        expect(answers.slice(20)).toEqual(Array(5).fill('oauth_registration_rate_limited'));
+        // Another /64 (the next network) and IPv4 addresses are counted on their own.
+        expect(await attempt('2001:db8:1:3::1')).toBe(201);
+        expect(await attempt('192.0.2.1')).toBe(201);
+        expect(await attempt('192.0.2.2')).toBe(201);
+      } finally {
+        await services.db.run('DELETE FROM oauth_registration_counts');
+      }
     },
     REGISTRATION_TEST_TIMEOUT_MS,
   );

@@ -232,7 +232,9 @@ describe('`__proto__` and `constructor` are names like any other: refused as unk
       const res = await rawMcpPost(server.url, call, { ...headers, 'mcp-protocol-version': '2025-11-25' });
       const text = await res.text();
       const line = text.split('\n').find((l) => l.startsWith('data: '));
-      const msg = JSON.parse(line ? line.slice(6) : text) as { result: { content: { text: string }[]; isError: boolean } };
+      const msg = JSON.parse(line ? line.slice(6) : text) as {
+        result: { content: { text: string }[]; isError: boolean };
+      };
       expect(msg.result?.isError, `${name}: ${text.slice(0, 300)}`).toBe(true);
       const problem = JSON.parse(msg.result.content[0]?.text ?? '{}') as Json;
       expect(problem.code, `${name}: ${JSON.stringify(problem).slice(0, 300)}`).toBe('unknown_field');

@@ -17,6 +17,7 @@ import {
   upsertDocumentClient,
 } from '../store/tables/oauth.ts';
 import { REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from './metadata.ts';
+import { addressLimitKey } from '../lib/address-key.ts';
 
 /** A registered client as RFC 7591 §3.2.1 answers it (public clients only). */
 export interface RegisteredClient {
@@ -161,10 +162,11 @@ export async function registerClient(
     // Clients never used past their day, and counts of past hours, are of no use any more.
     await deleteUnusedDynamicClients(tx, now - UNUSED_CLIENT_TTL_MS);
     await deleteRegistrationCountsBefore(tx, window);
-    if (!(await admitRegistration(tx, `addr:${from}`, window, REGISTRATIONS_PER_HOUR)))
+    // An IPv6 client counts on its /64 (lib/address-key.ts), an IPv4 one on its address.
+    if (!(await admitRegistration(tx, `addr:${addressLimitKey(from)}`, window, REGISTRATIONS_PER_HOUR)))
       throw new OAuthProtocolError(
         'oauth_registration_rate_limited',
-        `At most ${REGISTRATIONS_PER_HOUR} registrations per address per hour; reuse an earlier client_id.`,
+        `At most ${REGISTRATIONS_PER_HOUR} registrations per address (an IPv6 /64) per hour; reuse an earlier client_id.`,
         429,
         nextHourS,
       );

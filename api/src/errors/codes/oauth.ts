@@ -71,7 +71,7 @@ export const OAUTH_ERRORS = {
     retry: 'client',
     area: 'auth',
     description:
-      "Dynamic client registration is limited to 20 per client address per clock hour, so the client table cannot be flooded. The address is the connection's, or behind a reverse proxy listed in `FLOWPORT_TRUSTED_PROXIES` the one its `X-Forwarded-For` names. Registering once per client installation is enough.",
+      "Dynamic client registration is limited to 20 per client address per clock hour, so the client table cannot be flooded; an IPv6 client counts on its /64 network, as one subscriber usually holds a whole /64. The address is the connection's, or behind a reverse proxy listed in `FLOWPORT_TRUSTED_PROXIES` the one its `X-Forwarded-For` names. Registering once per client installation is enough.",
     fix: 'Reuse the `client_id` from the earlier registration, or wait for the next hour. Operators behind a proxy: list it in `FLOWPORT_TRUSTED_PROXIES` so clients are not all counted as the proxy.',
   },
   oauth_registration_cap_reached: {
