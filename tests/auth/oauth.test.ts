@@ -435,6 +435,62 @@ describe('errors at the resource', () => {
   );
 });
 
+describe('loopback redirect URIs (RFC 8252 §7.3): any port on 127.0.0.1 and [::1], nothing else loosened', () => {
+  /** Consent with `used` as the redirect URI of a client that registered `registered`; the code and its redirect. */
+  async function consentWith(registered: string, used: string) {
+    const clientId = await register([registered]);
+    const { verifier, challenge } = pkce();
+    const url = authorizeUrl({ client_id: clientId, redirect_uri: used, code_challenge: challenge, state: 'lb' });
+    return { clientId, verifier, url };
+  }
+
+  it('a port other than the registered one: the consent and the redirect to that port; the token request names that port', async () => {
+    for (const [registered, used] of [
+      ['http://127.0.0.1/callback', 'http://127.0.0.1:53121/callback'],
+      ['http://127.0.0.1:9/callback', 'http://127.0.0.1:60000/callback'],
+      ['http://[::1]:9/cb?x=1', 'http://[::1]:41234/cb?x=1'],
+    ] as const) {
+      const c = await consentWith(registered, used);
+      const res = await decide(await openConsent(c.url));
+      expect(res.status, used).toBe(303);
+      const loc = new URL(res.headers.get('location') ?? '');
+      expect(`${loc.origin}${loc.pathname}`, used).toBe(new URL(used).origin + new URL(used).pathname);
+      const code = loc.searchParams.get('code') ?? '';
+      const base = { clientId: c.clientId, verifier: c.verifier, code };
+      // At token time the redirect URI is the one of the authorization request (RFC 6749 §4.1.3).
+      expect((await exchange(base, { redirect_uri: registered })).body.error, used).toBe('invalid_grant');
+    }
+  });
+
+  it('the exchange with the port used at authorization succeeds', async () => {
+    const c = await consentWith('http://127.0.0.1:9/callback', 'http://127.0.0.1:50505/callback');
+    const res = await decide(await openConsent(c.url));
+    const code = new URL(res.headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const ok = await exchange(
+      { clientId: c.clientId, verifier: c.verifier, code },
+      { redirect_uri: 'http://127.0.0.1:50505/callback' },
+    );
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+  });
+
+  it('another path, query, host, scheme, or `localhost` with another port: refused, never redirected', async () => {
+    for (const [registered, used] of [
+      ['http://127.0.0.1:9/callback', 'http://127.0.0.1:9/other'],
+      ['http://127.0.0.1:9/callback', 'http://127.0.0.1:10/callback?x=1'],
+      ['http://127.0.0.1:9/callback', 'http://127.0.0.2:9/callback'],
+      ['http://127.0.0.1:9/callback', 'http://[::1]:9/callback'],
+      ['http://localhost:9/callback', 'http://localhost:10/callback'],
+      ['https://app.example/cb', 'https://app.example:8443/cb'],
+    ] as const) {
+      const c = await consentWith(registered, used);
+      const res = await go(jar, c.url);
+      expect(res.status, used).toBe(400);
+      expect(res.headers.get('location'), used).toBeNull();
+      expect(await res.text(), used).toContain('/reference/errors/oauth_invalid_redirect_uri/');
+    }
+  });
+});
+
 describe('the per-address registration limit', () => {
   it(
     'keys an IPv6 client on its /64 (one network cannot use up the global cap); IPv4 on the address',

@@ -22,8 +22,8 @@ export const OAUTH_ERRORS = {
     retry: 'no',
     area: 'auth',
     description:
-      'The `redirect_uri` is not exactly one the client registered, or is neither https nor loopback http. Flowport never redirects to an address the client did not register (no open redirect), so it shows this page instead.',
-    fix: 'Use a redirect URI the client registered, character for character. Native clients use `http://127.0.0.1:<port>/…` or `http://localhost:<port>/…`; everything else uses https.',
+      'The `redirect_uri` is not exactly one the client registered, or is neither https nor loopback http. Only the port of a loopback IP literal (`http://127.0.0.1:<port>/…`, `http://[::1]:<port>/…`) may differ from the registered one (RFC 8252 §7.3); `localhost` is matched exactly, port included. Flowport never redirects to an address the client did not register (no open redirect), so it shows this page instead.',
+    fix: 'Use a redirect URI the client registered, character for character. Native clients should register `http://127.0.0.1/…` (or `http://[::1]/…`) and may then listen on any port; with `http://localhost:<port>/…` the port must be the registered one. Everything else uses https.',
   },
   oauth_invalid_request: {
     status: 400,
