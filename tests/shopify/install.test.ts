@@ -168,7 +168,7 @@ describe('OAuth install', () => {
     expect(server.runtime.services.secrets.decrypt(rows[0]?.access_token_enc as string)).toMatch(/\S{8,}/);
     const installs = await server.runtime.services.db.all<{ action: string }>(
       "SELECT action FROM audit_log WHERE shop_id = ? AND action IN ('shop.install', 'shop.reinstall')",
-      [rows[0]?.id],
+      [rows[0]?.id ?? null],
     );
     expect(installs.filter((a) => a.action === 'shop.install')).toHaveLength(1);
     expect(installs).toHaveLength(statuses.filter((st) => st === 303).length);

@@ -41,23 +41,6 @@ export interface McpCallContext {
   rawArguments?: ReadonlyMap<string | number, unknown>;
 }
 
-/** The `arguments` of each tools/call in a JSON-RPC body (one message or a batch), by id. */
-export function toolCallArguments(body: string): Map<string | number, unknown> {
-  const out = new Map<string | number, unknown>();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return out;
-  }
-  for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
-    const msg = m as { method?: unknown; id?: unknown; params?: { arguments?: unknown } } | null;
-    if (msg?.method !== 'tools/call' || (typeof msg.id !== 'string' && typeof msg.id !== 'number')) continue;
-    if (msg.params && typeof msg.params === 'object') out.set(msg.id, msg.params.arguments);
-  }
-  return out;
-}
-
 export const MCP_SERVER_INSTRUCTIONS = [
   `${PRODUCT.name} relays outside events into Shopify Flow and records a receipt for each.`,
   'Start with get_manifest: it lists every capability, the scope each needs and the safety boundaries.',
