@@ -491,6 +491,25 @@ describe('loopback redirect URIs (RFC 8252 §7.3): any port on 127.0.0.1 and [::
   });
 });
 
+describe('a malformed form body at the OAuth endpoints', () => {
+  it('multipart with a broken part or no boundary: 400 invalid_request, without signing in, nothing logged as an error', async () => {
+    const from = logLines.length;
+    for (const path of ['/oauth/token', '/oauth/revoke']) {
+      for (const [type, body] of [
+        ['multipart/form-data; boundary=XX', '--XX\r\nbroken\r\n--XX--\r\n'],
+        ['multipart/form-data', 'token=abc'],
+      ] as const) {
+        const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+        const problem = (await res.json()) as { code: string; detail: string };
+        expect([res.status, problem.code], `${path} ${type}`).toEqual([400, 'invalid_request']);
+        expect(problem.detail).toMatch(/multipart\/form-data body could not be read/);
+      }
+    }
+    const after = logLines.slice(from);
+    expect(after.filter((l) => /"level":(50|60)|Failed to parse body/.test(l))).toEqual([]);
+  });
+});
+
 describe('the per-address registration limit', () => {
   it(
     'keys an IPv6 client on its /64 (one network cannot use up the global cap); IPv4 on the address',
