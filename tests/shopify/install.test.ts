@@ -146,18 +146,15 @@ describe('OAuth install', () => {
     expect(await (await go(other, `${server.url}${SHOPIFY_APP_PATHS.merchant}`)).text()).toContain(fresh);
   });
 
-  it('four simultaneous callbacks of the first install of one shop: none 500, exactly one shop, its token one of theirs', async () => {
+  it('four simultaneous callbacks of the first install of one shop: all signed in, none 500, exactly one connected shop with a token', async () => {
     const shop = uniqueShop('double');
     const jars = Array.from({ length: 4 }, () => new CookieJar());
     const callbacks = await Promise.all(jars.map((jar) => authorize(server, jar, shop)));
     const answers = await Promise.all(jars.map((jar, i) => go(jar, callbacks[i] as string)));
     const statuses = answers.map((r) => r.status);
     for (const r of answers) await r.text();
-    expect(
-      statuses.every((st) => st === 303 || (st >= 400 && st < 500)),
-      String(statuses),
-    ).toBe(true);
-    expect(statuses.filter((st) => st === 303).length).toBeGreaterThanOrEqual(1);
+    // Each callback has its own state and code: each ends signed in.
+    expect(statuses).toEqual([303, 303, 303, 303]);
     const rows = await server.runtime.services.db.all<{
       id: string;
       access_token_enc: string;
@@ -171,7 +168,7 @@ describe('OAuth install', () => {
       [rows[0]?.id ?? null],
     );
     expect(installs.filter((a) => a.action === 'shop.install')).toHaveLength(1);
-    expect(installs).toHaveLength(statuses.filter((st) => st === 303).length);
+    expect(installs).toHaveLength(4);
   });
 
   it('refuses sign-in on a store where the app is not installed, once Shopify signed the staff member in', async () => {
