@@ -7,6 +7,8 @@
 // - a NUL in the query string, a JSON body or a form field is refused with 400 `invalid_characters`
 //   (routes that verify a signature over the raw bytes check the fields they read: never 5xx);
 // - a JSON body (or MCP tool arguments) with `__proto__` and `constructor` keys never answers 5xx;
+// - a malformed multipart body (broken part, no boundary, cut short), with a grant or a merchant
+//   session: 400 `invalid_request` from the guard (signed raw bodies: never 5xx);
 // - without credentials it answers as its entry in AUTH says: a route missing from AUTH fails the
 //   test, so a new route is classified (public or not) by whoever adds it.
 // Runs on both stores (NUL reaches PostgreSQL as an error, SQLite stores it).
