@@ -12,7 +12,7 @@ import { auth as authV2 } from '@modelcontextprotocol/client';
 import { auth as authV1 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_PATH } from '../../api/src/lib/package-info.ts';
-import { resolveClient } from '../../api/src/oauth/clients.ts';
+import { OAuthProtocolError, registerClient, resolveClient } from '../../api/src/oauth/clients.ts';
 import { connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
 import {
   awayFromTheHourEdge,
@@ -430,6 +430,115 @@ describe('errors at the resource', () => {
       expect(last).toBe(429);
       // Let the other tests register again.
       await server.runtime.services.db.run('DELETE FROM oauth_registration_counts');
+    },
+    REGISTRATION_TEST_TIMEOUT_MS,
+  );
+});
+
+describe('loopback redirect URIs (RFC 8252 §7.3): any port on 127.0.0.1 and [::1], nothing else loosened', () => {
+  /** Consent with `used` as the redirect URI of a client that registered `registered`; the code and its redirect. */
+  async function consentWith(registered: string, used: string) {
+    const clientId = await register([registered]);
+    const { verifier, challenge } = pkce();
+    const url = authorizeUrl({ client_id: clientId, redirect_uri: used, code_challenge: challenge, state: 'lb' });
+    return { clientId, verifier, url };
+  }
+
+  it('a port other than the registered one: the consent and the redirect to that port; the token request names that port', async () => {
+    for (const [registered, used] of [
+      ['http://127.0.0.1/callback', 'http://127.0.0.1:53121/callback'],
+      ['http://127.0.0.1:9/callback', 'http://127.0.0.1:60000/callback'],
+      ['http://[::1]:9/cb?x=1', 'http://[::1]:41234/cb?x=1'],
+    ] as const) {
+      const c = await consentWith(registered, used);
+      const res = await decide(await openConsent(c.url));
+      expect(res.status, used).toBe(303);
+      const loc = new URL(res.headers.get('location') ?? '');
+      expect(`${loc.origin}${loc.pathname}`, used).toBe(new URL(used).origin + new URL(used).pathname);
+      const code = loc.searchParams.get('code') ?? '';
+      const base = { clientId: c.clientId, verifier: c.verifier, code };
+      // At token time the redirect URI is the one of the authorization request (RFC 6749 §4.1.3).
+      expect((await exchange(base, { redirect_uri: registered })).body.error, used).toBe('invalid_grant');
+    }
+  });
+
+  it('the exchange with the port used at authorization succeeds', async () => {
+    const c = await consentWith('http://127.0.0.1:9/callback', 'http://127.0.0.1:50505/callback');
+    const res = await decide(await openConsent(c.url));
+    const code = new URL(res.headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const ok = await exchange(
+      { clientId: c.clientId, verifier: c.verifier, code },
+      { redirect_uri: 'http://127.0.0.1:50505/callback' },
+    );
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+  });
+
+  it('another path, query, host, scheme, or `localhost` with another port: refused, never redirected', async () => {
+    for (const [registered, used] of [
+      ['http://127.0.0.1:9/callback', 'http://127.0.0.1:9/other'],
+      ['http://127.0.0.1:9/callback', 'http://127.0.0.1:10/callback?x=1'],
+      ['http://127.0.0.1:9/callback', 'http://127.0.0.2:9/callback'],
+      ['http://127.0.0.1:9/callback', 'http://[::1]:9/callback'],
+      ['http://localhost:9/callback', 'http://localhost:10/callback'],
+      ['https://app.example/cb', 'https://app.example:8443/cb'],
+    ] as const) {
+      const c = await consentWith(registered, used);
+      const res = await go(jar, c.url);
+      expect(res.status, used).toBe(400);
+      expect(res.headers.get('location'), used).toBeNull();
+      expect(await res.text(), used).toContain('/reference/errors/oauth_invalid_redirect_uri/');
+    }
+  });
+});
+
+describe('a malformed form body at the OAuth endpoints', () => {
+  it('multipart with a broken part or no boundary: 400 invalid_request, without signing in, nothing logged as an error', async () => {
+    const from = logLines.length;
+    for (const path of ['/oauth/token', '/oauth/revoke']) {
+      for (const [type, body] of [
+        ['multipart/form-data; boundary=XX', '--XX\r\nbroken\r\n--XX--\r\n'],
+        ['multipart/form-data', 'token=abc'],
+      ] as const) {
+        const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+        const problem = (await res.json()) as { code: string; detail: string };
+        expect([res.status, problem.code], `${path} ${type}`).toEqual([400, 'invalid_request']);
+        expect(problem.detail).toMatch(/multipart\/form-data body could not be read/);
+      }
+    }
+    const after = logLines.slice(from);
+    expect(after.filter((l) => /"level":(50|60)|Failed to parse body/.test(l))).toEqual([]);
+  });
+});
+
+describe('the per-address registration limit', () => {
+  it(
+    'keys an IPv6 client on its /64 (one network cannot use up the global cap); IPv4 on the address',
+    async () => {
+      await awayFromTheHourEdge();
+      const services = server.runtime.services;
+      const attempt = async (from: string) => {
+        try {
+          await registerClient(services, { redirect_uris: [REDIRECT] }, from);
+          return 201;
+        } catch (err) {
+          if (err instanceof OAuthProtocolError) return err.error;
+          throw err;
+        }
+      };
+      try {
+        const answers: (number | string)[] = [];
+        // 25 addresses of one /64 (the interface ids differ, written in several forms).
+        for (let i = 1; i <= 25; i++)
+          answers.push(await attempt(i % 2 ? `2001:db8:1:2::${i.toString(16)}` : `2001:0db8:0001:0002:${i}:0:0:1`));
+        expect(answers.filter((a) => a === 201)).toHaveLength(20);
+        expect(answers.slice(20)).toEqual(Array(5).fill('oauth_registration_rate_limited'));
+        // Another /64 (the next network) and IPv4 addresses are counted on their own.
+        expect(await attempt('2001:db8:1:3::1')).toBe(201);
+        expect(await attempt('192.0.2.1')).toBe(201);
+        expect(await attempt('192.0.2.2')).toBe(201);
+      } finally {
+        await services.db.run('DELETE FROM oauth_registration_counts');
+      }
     },
     REGISTRATION_TEST_TIMEOUT_MS,
   );

@@ -7,6 +7,8 @@
 // - a NUL in the query string, a JSON body or a form field is refused with 400 `invalid_characters`
 //   (routes that verify a signature over the raw bytes check the fields they read: never 5xx);
 // - a JSON body (or MCP tool arguments) with `__proto__` and `constructor` keys never answers 5xx;
+// - a malformed multipart body (broken part, no boundary, cut short), with a grant or a merchant
+//   session: 400 `invalid_request` from the guard (signed raw bodies: never 5xx);
 // - without credentials it answers as its entry in AUTH says: a route missing from AUTH fails the
 //   test, so a new route is classified (public or not) by whoever adds it.
 // Runs on both stores (NUL reaches PostgreSQL as an error, SQLite stores it).
@@ -200,6 +202,17 @@ function declaredHuge(method: string, path: string, length: number, ms = 3_000):
 /** Routes that verify a signature over the raw bytes (the guard's table says so): they read their own fields. */
 const rawBody = (path: string) => bodyLimitFor(path, s.runtime.config).body === 'raw';
 
+/** Form bodies no parser can read: a broken part, no boundary, a part cut short. */
+const MALFORMED_FORMS = [
+  { name: 'broken part', type: 'multipart/form-data; boundary=XX', body: '--XX\r\nbroken\r\n--XX--\r\n' },
+  { name: 'no boundary', type: 'multipart/form-data', body: 'token=abc' },
+  {
+    name: 'part cut short',
+    type: 'multipart/form-data; boundary=XX',
+    body: '--XX\r\nContent-Disposition: form-data; name="token"\r\n\r\nabc',
+  },
+];
+
 // Inside the walks, soft assertions: a run reports every route that fails, not only the first.
 describe('walking the router', () => {
   it('every route is classified (public or the credential it needs), and every operation is routed', () => {
@@ -308,6 +321,28 @@ describe('walking the router', () => {
           expect
             .soft([a.status, a.code], `${method} ${r.key} ${b.body}: ${a.text}`)
             .toEqual([400, 'invalid_characters']);
+        }
+      }
+    }
+  });
+
+  it('a malformed multipart (or form) body: 400 invalid_request on every route that reads one, never 5xx', async () => {
+    const jar = await install(s, uniqueShop('multipart'));
+    for (const r of routes()) {
+      for (const method of methodsOf(r).filter(takesBody)) {
+        const path = concrete(r.pattern);
+        for (const b of MALFORMED_FORMS) {
+          for (const who of ['grant', 'session'] as const) {
+            const headers: Record<string, string> = { 'content-type': b.type, origin: s.url };
+            if (who === 'grant') headers.authorization = `Bearer ${admin}`;
+            else headers.cookie = jar.header();
+            const a = await answer(await inProcess(path, { method, redirect: 'manual', headers, body: b.body }));
+            expect.soft(a.status, `${method} ${r.key} ${b.name} (${who}): ${a.text}`).toBeLessThan(500);
+            if (rawBody(path)) continue;
+            expect
+              .soft([a.status, a.code], `${method} ${r.key} ${b.name} (${who}): ${a.text}`)
+              .toEqual([400, 'invalid_request']);
+          }
         }
       }
     }

@@ -11,7 +11,14 @@ import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import type { AnyOperation } from '../../api/src/core/types.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api } from '../intents/helpers.ts';
-import { type ConnectedClient, connectLegacy, connectModern, problemOf } from '../mcp/helpers.ts';
+import {
+  type ConnectedClient,
+  connectLegacy,
+  connectModern,
+  INITIALIZE_2025,
+  problemOf,
+  rawMcpPost,
+} from '../mcp/helpers.ts';
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -195,4 +202,43 @@ describe('MCP: the same refusal with both SDK generations', () => {
       }
     });
   }
+});
+
+describe('`__proto__` and `constructor` are names like any other: refused as unknown, never ignored', () => {
+  const evil = () => JSON.parse('{"__proto__":{"x":1},"constructor":1}') as Json;
+  const paths = (r: { json: Json }) => ((r.json.unknown_fields ?? []) as { path: string }[]).map((f) => f.path).sort();
+
+  it('HTTP: as query parameters and as body fields', async () => {
+    for (const q of ['__proto__=1', 'constructor=1', '__proto__%5Bx%5D=1']) {
+      const r = await api(server, token, 'GET', `/agent/v1/events?${q}`);
+      expect(r.status, `${q}: ${r.text}`).toBe(400);
+      expect(r.json.code).toBe('unknown_field');
+    }
+    const r = await api(server, token, 'GET', '/agent/v1/events?__proto__=1&constructor=2');
+    expect(paths(r)).toEqual(['__proto__', 'constructor']);
+    const post = OPERATIONS.find((op) => op.method === 'post') as AnyOperation;
+    const b = await api(server, token, 'POST', pathOf(post), evil(), { 'idempotency-key': 'k-proto' });
+    expect(b.status, b.text).toBe(400);
+    expect(paths(b)).toEqual(['__proto__', 'constructor']);
+  });
+
+  it('MCP: list_events (and every tool) refuses the arguments by name', async () => {
+    const headers = { authorization: `Bearer ${token}` };
+    await (await rawMcpPost(server.url, INITIALIZE_2025, headers)).text();
+    const tools = OPERATIONS.filter((op) => op.mcp).map((op) => op.mcp?.name as string);
+    expect(tools).toContain('list_events');
+    for (const name of tools) {
+      const call = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: evil() } };
+      const res = await rawMcpPost(server.url, call, { ...headers, 'mcp-protocol-version': '2025-11-25' });
+      const text = await res.text();
+      const line = text.split('\n').find((l) => l.startsWith('data: '));
+      const msg = JSON.parse(line ? line.slice(6) : text) as {
+        result: { content: { text: string }[]; isError: boolean };
+      };
+      expect(msg.result?.isError, `${name}: ${text.slice(0, 300)}`).toBe(true);
+      const problem = JSON.parse(msg.result.content[0]?.text ?? '{}') as Json;
+      expect(problem.code, `${name}: ${JSON.stringify(problem).slice(0, 300)}`).toBe('unknown_field');
+      expect(paths({ json: problem }), name).toEqual(['__proto__', 'constructor']);
+    }
+  });
 });

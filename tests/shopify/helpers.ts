@@ -55,7 +55,8 @@ export async function authorize(
   decision: 'install' | 'decline' = 'install',
   start = `${SHOPIFY_APP_PATHS.install}?shop=${shop}`,
 ): Promise<string> {
-  const started = await go(jar, `${server.url}${start}`);
+  // `start` is a path of Flowport, or an absolute URL (a callback that goes on to another round trip).
+  const started = await go(jar, /^https?:/.test(start) ? start : `${server.url}${start}`);
   if (started.status !== 302) throw new Error(`install answered ${started.status}: ${await started.text()}`);
   const authorizeUrl = new URL(absolute(server, started.headers.get('location')));
   const page = await go(jar, authorizeUrl.toString());

@@ -132,13 +132,43 @@ describe('OAuth install', () => {
     expect(new URL(callback).pathname).toBe(SHOPIFY_APP_PATHS.oauthCallback);
     expect((await go(jar, callback)).status).toBe(303);
     expect(await (await go(jar, `${server.url}${SHOPIFY_APP_PATHS.merchant}`)).text()).toContain('Sandbox Owner');
+    // A store without Flowport: the same start; after Shopify signed the user in, the callback
+    // continues to the install (offline token), then the merchant is signed in.
     const fresh = uniqueShop('opened-new');
     const other = new CookieJar();
-    const started = await go(other, `${server.url}${SHOPIFY_APP_PATHS.merchant}?shop=${fresh}`);
-    expect(started.status).toBe(302);
-    expect(new URL(started.headers.get('location') as string, server.url).searchParams.has('grant_options[]')).toBe(
-      false,
+    const first = await authorize(server, other, fresh, 'install', `${SHOPIFY_APP_PATHS.merchant}?shop=${fresh}`);
+    const second = await authorize(server, other, fresh, 'install', first);
+    const done = await go(other, second);
+    expect(done.status).toBe(303);
+    const row = await shopRow(fresh);
+    expect(row?.connection_status).toBe('connected');
+    expect(row?.access_token_enc).toBeTruthy();
+    expect(await (await go(other, `${server.url}${SHOPIFY_APP_PATHS.merchant}`)).text()).toContain(fresh);
+  });
+
+  it('four simultaneous callbacks of the first install of one shop: all signed in, none 500, exactly one connected shop with a token', async () => {
+    const shop = uniqueShop('double');
+    const jars = Array.from({ length: 4 }, () => new CookieJar());
+    const callbacks = await Promise.all(jars.map((jar) => authorize(server, jar, shop)));
+    const answers = await Promise.all(jars.map((jar, i) => go(jar, callbacks[i] as string)));
+    const statuses = answers.map((r) => r.status);
+    for (const r of answers) await r.text();
+    // Each callback has its own state and code: each ends signed in.
+    expect(statuses).toEqual([303, 303, 303, 303]);
+    const rows = await server.runtime.services.db.all<{
+      id: string;
+      access_token_enc: string;
+      connection_status: string;
+    }>('SELECT id, access_token_enc, connection_status FROM shops WHERE domain = ?', [shop]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.connection_status).toBe('connected');
+    expect(server.runtime.services.secrets.decrypt(rows[0]?.access_token_enc as string)).toMatch(/\S{8,}/);
+    const installs = await server.runtime.services.db.all<{ action: string }>(
+      "SELECT action FROM audit_log WHERE shop_id = ? AND action IN ('shop.install', 'shop.reinstall')",
+      [rows[0]?.id ?? null],
     );
+    expect(installs.filter((a) => a.action === 'shop.install')).toHaveLength(1);
+    expect(installs).toHaveLength(4);
   });
 
   it('refuses sign-in on a store where the app is not installed, once Shopify signed the staff member in', async () => {

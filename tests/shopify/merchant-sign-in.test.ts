@@ -173,3 +173,33 @@ describe('/merchant/sign-in does not tell whether a store has Flowport installed
     expect(await server.runtime.services.db.get('SELECT id FROM shops WHERE domain = ?', [unknown])).toBeUndefined();
   });
 });
+
+describe('/merchant?shop= (opened from the Shopify admin) does not tell whether a store has Flowport installed', () => {
+  it('without a session: the same status, Location (every parameter but the state and shop) and cookie names', async () => {
+    const installed = uniqueShop('admin-known');
+    await install(server, installed);
+    const unknown = uniqueShop('admin-unknown');
+    const start = (shop: string) => go(new CookieJar(), `${MERCHANT()}?shop=${shop}`);
+    const a = await start(installed);
+    const b = await start(unknown);
+    expect(a.status).toBe(302);
+    expect(b.status).toBe(a.status);
+    const shape = (res: Response, shop: string) => {
+      const u = new URL(res.headers.get('location') ?? '', server.url);
+      const state = u.searchParams.get('state') ?? '';
+      const claims = JSON.parse(Buffer.from(state.split('.')[0] ?? '', 'base64url').toString('utf8'));
+      const params = [...u.searchParams].filter(([k]) => k !== 'state').map(([k, v]) => [k, v.replace(shop, '<shop>')]);
+      const { n: _n, exp: _exp, shop: _shop, ...rest } = claims;
+      return {
+        path: `${u.host.replace(shop, '<shop>')}${u.pathname.replace(shop, '<shop>')}`,
+        params,
+        stateClaims: rest,
+        cookies: res.headers
+          .getSetCookie()
+          .map((c) => c.split('=')[0])
+          .sort(),
+      };
+    };
+    expect(shape(b, unknown)).toEqual(shape(a, installed));
+  });
+});

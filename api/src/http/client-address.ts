@@ -1,6 +1,7 @@
 // The network address of the client a request came from, as the deployment says it (ADR 1430):
 // the socket peer, unless the peer is a proxy the operator trusts (FLOWPORT_TRUSTED_PROXIES), then
-// the X-Forwarded-For entries walked right to left past trusted hops. Rate limits key on this.
+// the X-Forwarded-For entries walked right to left past trusted hops. Rate limits key on this
+// (an IPv6 address on its /64: lib/address-key.ts).
 import type { Context } from 'hono';
 import { normalizeAddress, parseTrustedProxies, type TrustedProxies } from '../config.ts';
 import { isIP } from 'node:net';

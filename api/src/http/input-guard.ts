@@ -5,7 +5,9 @@
 //   it (hono/body-limit); a 413 closes the connection, so the rest is never read either;
 // - a NUL or another control character in the path or the query string, a NUL anywhere in a JSON
 //   body (keys too), a control character in a form field: 400 `invalid_characters`, before
-//   authentication and before any store sees it (lib/control-chars.ts holds the rule).
+//   authentication and before any store sees it (lib/control-chars.ts holds the rule);
+// - a multipart body that does not parse (a broken part, no boundary, cut short): 400
+//   `invalid_request` (http/form.ts), whatever the route, before authentication.
 // JSON is parsed with JSON.parse, which keeps `__proto__` and `constructor` as plain own keys; the
 // code reading a body looks fields up as own properties (operations/closed-input.ts).
 import type { Context, MiddlewareHandler } from 'hono';
@@ -13,6 +15,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { OAUTH_PATHS } from '../oauth/metadata.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors/problem.ts';
+import { parseFormData } from './form.ts';
 import { refuseControlCharacters } from '../lib/control-chars.ts';
 import { AGENT_API_PREFIX, COMPLIANCE_WEBHOOK_PATH, INGEST_PATH_PREFIX, MCP_PATH } from '../lib/package-info.ts';
 import { SANDBOX_MOUNT_PATH, SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
@@ -151,7 +154,8 @@ function withoutToolArguments(message: unknown): unknown {
 }
 
 async function checkBody(bytes: ArrayBuffer, type: string, handling: BodyHandling): Promise<void> {
-  if (bytes.byteLength === 0) return;
+  // A multipart type with no body still has to parse (no boundary, no closing delimiter: refused).
+  if (bytes.byteLength === 0 && !/multipart\/form-data/i.test(type)) return;
   if (/json/i.test(type)) {
     let value: unknown;
     try {
@@ -169,12 +173,7 @@ async function checkBody(bytes: ArrayBuffer, type: string, handling: BodyHandlin
     return;
   }
   if (/multipart\/form-data/i.test(type)) {
-    let form: FormData;
-    try {
-      form = await new Response(bytes, { headers: { 'content-type': type } }).formData();
-    } catch {
-      return; // Malformed: the route's own parse refuses it.
-    }
+    const form = await parseFormData(bytes, type);
     const fields = [...form.entries()].map(([k, v]) => ({ [k]: typeof v === 'string' ? v : v.name }));
     refuseControlCharacters({ form: fields });
   }

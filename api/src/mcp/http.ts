@@ -26,6 +26,23 @@ export { PROTECTED_RESOURCE_METADATA_PREFIX };
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** Browser Origins allowed to call the endpoint: loopback, the public origin, and configured extras. */
+/** The `arguments` of each tools/call in a JSON-RPC body (one message or a batch), by id. */
+export function toolCallArguments(body: string): Map<string | number, unknown> {
+  const out = new Map<string | number, unknown>();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return out;
+  }
+  for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+    const msg = m as { method?: unknown; id?: unknown; params?: { arguments?: unknown } } | null;
+    if (msg?.method !== 'tools/call' || (typeof msg.id !== 'string' && typeof msg.id !== 'number')) continue;
+    if (msg.params && typeof msg.params === 'object') out.set(msg.id, msg.params.arguments);
+  }
+  return out;
+}
+
 export function isAllowedOrigin(origin: string, config: Config): boolean {
   let url: URL;
   try {
@@ -126,7 +143,8 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
     c.req.raw.headers.forEach((v, k) => {
       if (k !== 'authorization' && k !== 'cookie') requestHeaders[k] = v;
     });
-    const call: McpCallContext = { services, operations, requestId, token, principal, requestHeaders };
+    const rawArguments = toolCallArguments(await c.req.raw.clone().text());
+    const call: McpCallContext = { services, operations, requestId, token, principal, requestHeaders, rawArguments };
     const authInfo: AuthInfo = {
       token: token ?? '',
       clientId: principal.grantId,

@@ -34,6 +34,11 @@ export interface McpCallContext {
   requestHeaders: Record<string, string | undefined>;
   /** Set when a tool call was refused for a scope this OAuth token lacks (answered 403 by the transport). */
   scopeRefusal?: AppError;
+  /**
+   * Each tools/call's `arguments` as JSON.parse read them, by JSON-RPC id: the SDK's parse copies
+   * them and drops a `__proto__` key, which the closed-input check must still see and refuse.
+   */
+  rawArguments?: ReadonlyMap<string | number, unknown>;
 }
 
 export const MCP_SERVER_INSTRUCTIONS = [
@@ -115,12 +120,19 @@ function zodIssues(error: z.ZodError) {
   return error.issues.map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
 }
 
-export async function callOperationTool(op: AnyOperation, args: unknown, call: McpCallContext): Promise<ToolResult> {
+export async function callOperationTool(
+  op: AnyOperation,
+  args: unknown,
+  call: McpCallContext,
+  jsonRpcId?: string | number,
+): Promise<ToolResult> {
   const { services } = call;
   const publicUrl = services.config.publicUrl;
   try {
     const schema = toolInputSchema(op);
-    refuseUnknownFields(unknownFields(schema, args ?? {}, 'arguments'));
+    // The arguments as sent (own keys, `__proto__` included) when the transport kept them.
+    const sent = jsonRpcId !== undefined && call.rawArguments?.has(jsonRpcId) ? call.rawArguments.get(jsonRpcId) : args;
+    refuseUnknownFields(unknownFields(schema, sent ?? {}, 'arguments'));
     const parsed = schema.safeParse(args ?? {});
     if (!parsed.success) {
       const errors = zodIssues(parsed.error);
@@ -204,7 +216,8 @@ export function createFlowportMcpServer(call: McpCallContext): McpServer {
           return scopes.length ? { scopes: scopes as [string, ...string[]] } : undefined;
         },
       },
-      (args: Record<string, unknown>) => callOperationTool(op, args, call),
+      (args: Record<string, unknown>, ctx: { mcpReq?: { id?: string | number } }) =>
+        callOperationTool(op, args, call, ctx?.mcpReq?.id),
     );
   }
   registerResources(server, call.services);

@@ -145,18 +145,16 @@ export async function installShop(
   const cols = tokenColumns(services, t, now);
   const user = userNameOf(t, shop);
   const result = await services.db.tx(async (tx) => {
-    const existing = await findShopStatusByDomain(tx, shop);
-    const shopId = existing?.id ?? newId('shop');
-    let reconnected: { released: number; expiredHeld: number } | null = null;
-    if (existing) reconnected = await reconnectInTx(tx, services, shopId, cols, now);
-    else
-      await insertInstalledShop(tx, {
-        id: shopId,
-        domain: shop,
-        sandbox: isSandbox(services.config),
-        tokens: cols,
-        at: now,
-      });
+    const id = newId('shop');
+    let existing = await findShopStatusByDomain(tx, shop);
+    // A first install is an upsert: a simultaneous callback of the same first install may have
+    // created the shop since the look above; then this callback reconnects it with its own token.
+    if (!existing) {
+      const row = { id, domain: shop, sandbox: isSandbox(services.config), tokens: cols, at: now };
+      if ((await insertInstalledShop(tx, row)).changes === 0) existing = await findShopStatusByDomain(tx, shop);
+    }
+    const shopId = existing?.id ?? id;
+    const reconnected = existing ? await reconnectInTx(tx, services, shopId, cols, now) : null;
     await appendAudit(tx, {
       shopId,
       actor: INSTALL_ACTOR,

@@ -1,7 +1,8 @@
 // OAuth clients (ADR 1400), the two ways the MCP specification describes: RFC 7591 dynamic
 // registration (public clients only, no secrets, rate-limited per address) and Client ID Metadata
 // Documents (the client_id is an https URL Flowport fetches with a size limit, a timeout and a
-// cache). Either way the client's redirect URIs are https or loopback http, matched exactly.
+// cache). Either way the client's redirect URIs are https or loopback http, matched exactly (any
+// port on a loopback IP literal: isRegisteredRedirectUri).
 import { isSandbox } from '../config.ts';
 import type { Services } from '../core/types.ts';
 import { randomToken } from '../lib/crypto.ts';
@@ -17,6 +18,7 @@ import {
   upsertDocumentClient,
 } from '../store/tables/oauth.ts';
 import { REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_TTL_MS } from './metadata.ts';
+import { addressLimitKey } from '../lib/address-key.ts';
 
 /** A registered client as RFC 7591 §3.2.1 answers it (public clients only). */
 export interface RegisteredClient {
@@ -71,6 +73,27 @@ export function isAcceptableRedirectUri(uri: string): boolean {
   if (url.hash || url.username || url.password) return false;
   if (url.protocol === 'https:') return true;
   return url.protocol === 'http:' && LOOPBACK.has(url.hostname);
+}
+
+/** A loopback IP literal's http redirect URI, split around its port (RFC 8252 §7.3). */
+const LOOPBACK_IP_URI = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?].*)?$/;
+
+const withoutPort = (uri: string): string | null => {
+  const m = LOOPBACK_IP_URI.exec(uri);
+  return m ? `http://${m[1]}${m[2] ?? ''}` : null;
+};
+
+/**
+ * Whether `uri` is one of the client's registered redirect URIs: character for character, except
+ * that on a loopback IP literal (`127.0.0.1`, `[::1]`) any port matches, as RFC 8252 §7.3 and
+ * OAuth 2.1 ask (a native client listens on a port the system gives it). `localhost` is a name,
+ * not a loopback IP (RFC 8252 §8.3): it stays matched exactly, port included (ADR 1430).
+ */
+export function isRegisteredRedirectUri(registered: readonly string[], uri: string): boolean {
+  if (registered.includes(uri)) return true;
+  const bare = withoutPort(uri);
+  if (bare === null || !isAcceptableRedirectUri(uri)) return false;
+  return registered.some((r) => withoutPort(r) === bare);
 }
 
 function clientName(value: unknown): string {
@@ -161,10 +184,11 @@ export async function registerClient(
     // Clients never used past their day, and counts of past hours, are of no use any more.
     await deleteUnusedDynamicClients(tx, now - UNUSED_CLIENT_TTL_MS);
     await deleteRegistrationCountsBefore(tx, window);
-    if (!(await admitRegistration(tx, `addr:${from}`, window, REGISTRATIONS_PER_HOUR)))
+    // An IPv6 client counts on its /64 (lib/address-key.ts), an IPv4 one on its address.
+    if (!(await admitRegistration(tx, `addr:${addressLimitKey(from)}`, window, REGISTRATIONS_PER_HOUR)))
       throw new OAuthProtocolError(
         'oauth_registration_rate_limited',
-        `At most ${REGISTRATIONS_PER_HOUR} registrations per address per hour; reuse an earlier client_id.`,
+        `At most ${REGISTRATIONS_PER_HOUR} registrations per address (an IPv6 /64) per hour; reuse an earlier client_id.`,
         429,
         nextHourS,
       );

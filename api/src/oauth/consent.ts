@@ -18,7 +18,7 @@ import {
   insertConsent,
   markClientUsed,
 } from '../store/tables/oauth.ts';
-import { type OAuthClient, OAuthProtocolError, resolveClient } from './clients.ts';
+import { isRegisteredRedirectUri, type OAuthClient, OAuthProtocolError, resolveClient } from './clients.ts';
 import { CONSENT_TTL_MS, REQUESTABLE_SCOPES, resourcesOf } from './metadata.ts';
 import { issueAuthorizationCode } from './tokens.ts';
 
@@ -101,9 +101,9 @@ export async function readAuthorizationRequest(
     throw err;
   }
   const redirectUri = q.redirect_uri ?? '';
-  if (!client.redirect_uris.includes(redirectUri))
+  if (!isRegisteredRedirectUri(client.redirect_uris, redirectUri))
     throw new AppError('oauth_invalid_redirect_uri', {
-      detail: `The redirect URI is not one ${client.client_name} registered (they are matched exactly).`,
+      detail: `The redirect URI is not one ${client.client_name} registered (they are matched exactly, but for the port of a loopback IP such as http://127.0.0.1).`,
     });
   const state = q.state ?? null;
   const parse = (): AuthorizationRequest => {

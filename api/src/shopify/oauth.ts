@@ -5,7 +5,10 @@
 // shop (releasing its held events) and signs the merchant in, in one audited transaction.
 // `GET /merchant/sign-in?shop=…` is the same round trip in online (per-user) mode: it signs a
 // staff member of an installed store in and stores no token (a store without the app is refused
-// only after Shopify's sign-in, so the first answer does not tell who has Flowport installed). Every refusal is a page with a stable
+// only after Shopify's sign-in, so the first answer does not tell who has Flowport installed).
+// `GET /merchant?shop=…` (opened from the Shopify admin) starts the same per-user round trip for
+// every store; its callback signs in, or goes on to the install where Flowport is not installed.
+// Every refusal is a page with a stable
 // code and its docs link; a refused callback writes nothing but the spent state (and starting an
 // install writes nothing at all: the state is signed, not stored). What an install or a sign-in
 // changes is a verb of merchant/shopify-app.ts; this file checks Shopify's signatures and answers.
@@ -21,7 +24,7 @@ import { oauthReturnPath, rememberOAuthReturn, takeOAuthReturn } from './merchan
 import { addSessionToBrowser, isSecureUrl } from './merchant/session.ts';
 import type { Services } from '../core/types.ts';
 import { requestToken } from '../handoff/shop-tokens.ts';
-import { installShop, signInStaff, spendInstallState } from '../merchant/shopify-app.ts';
+import { installShop, isShopInstalled, signInStaff, spendInstallState } from '../merchant/shopify-app.ts';
 import { SHOP_DOMAIN_RE } from '../services/shops.ts';
 import { oauthQueryVerified, SHOPIFY_APP_PATHS, shopAdminOrigin, shopifyAppCredentials } from '../lib/shopify-app.ts';
 
@@ -30,7 +33,15 @@ export const OAUTH_STATE_TTL_MS = 10 * 60_000;
 /** How far the callback's timestamp may be from this clock (as @shopify/shopify-api). */
 export const OAUTH_TIMESTAMP_TOLERANCE_S = 90;
 
-type Mode = 'offline' | 'online';
+/**
+ * `offline`: the install (the shop's offline token). `online`: a staff member's sign-in (per-user
+ * token), refused after Shopify when the store has no Flowport. `admin`: opened from the Shopify
+ * admin (`/merchant?shop=…`): the same per-user round trip for every store, and only the callback,
+ * after Shopify signed the user in, decides: a sign-in where Flowport is installed, else on to the
+ * install (ADR 1210). So the first answer never tells who has Flowport installed.
+ */
+export type Mode = 'offline' | 'online' | 'admin';
+const MODES: readonly Mode[] = ['offline', 'online', 'admin'];
 
 function validShop(raw: string | undefined): string {
   const shop = (raw ?? '').trim().toLowerCase();
@@ -75,9 +86,8 @@ function readState(clientSecret: string, state: string): { shop: string; mode: M
       mode?: unknown;
       exp?: unknown;
     };
-    if (typeof c.shop !== 'string' || (c.mode !== 'offline' && c.mode !== 'online') || typeof c.exp !== 'number')
-      return null;
-    return { shop: c.shop, mode: c.mode, exp: c.exp };
+    if (typeof c.shop !== 'string' || !MODES.includes(c.mode as Mode) || typeof c.exp !== 'number') return null;
+    return { shop: c.shop, mode: c.mode as Mode, exp: c.exp };
   } catch {
     return null;
   }
@@ -100,7 +110,7 @@ export async function startOAuth(c: Context<AppEnv>, services: Services, shop: s
     redirect_uri: `${services.config.publicUrl.replace(/\/+$/, '')}${SHOPIFY_APP_PATHS.oauthCallback}`,
     state,
   });
-  if (mode === 'online') q.append('grant_options[]', 'per-user');
+  if (mode !== 'offline') q.append('grant_options[]', 'per-user');
   return c.redirect(`${shopAdminOrigin(services.config, shop)}/admin/oauth/authorize?${q.toString()}`, 302);
 }
 
@@ -193,6 +203,8 @@ export function oauthRoutes(getServices: () => Services): Hono<AppEnv> {
         code,
       });
       const requestId = c.get('requestId');
+      // Opened from the admin on a store without Flowport: Shopify signed the user in; now the install.
+      if (mode === 'admin' && !(await isShopInstalled(services, shop))) return startOAuth(c, services, shop, 'offline');
       const cookie =
         mode === 'offline'
           ? await installShop(services, shop, token, requestId)

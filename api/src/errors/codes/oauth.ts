@@ -22,8 +22,8 @@ export const OAUTH_ERRORS = {
     retry: 'no',
     area: 'auth',
     description:
-      'The `redirect_uri` is not exactly one the client registered, or is neither https nor loopback http. Flowport never redirects to an address the client did not register (no open redirect), so it shows this page instead.',
-    fix: 'Use a redirect URI the client registered, character for character. Native clients use `http://127.0.0.1:<port>/…` or `http://localhost:<port>/…`; everything else uses https.',
+      'The `redirect_uri` is not exactly one the client registered, or is neither https nor loopback http. Only the port of a loopback IP literal (`http://127.0.0.1:<port>/…`, `http://[::1]:<port>/…`) may differ from the registered one (RFC 8252 §7.3); `localhost` is matched exactly, port included. Flowport never redirects to an address the client did not register (no open redirect), so it shows this page instead.',
+    fix: 'Use a redirect URI the client registered, character for character. Native clients should register `http://127.0.0.1/…` (or `http://[::1]/…`) and may then listen on any port; with `http://localhost:<port>/…` the port must be the registered one. Everything else uses https.',
   },
   oauth_invalid_request: {
     status: 400,
@@ -71,7 +71,7 @@ export const OAUTH_ERRORS = {
     retry: 'client',
     area: 'auth',
     description:
-      "Dynamic client registration is limited to 20 per client address per clock hour, so the client table cannot be flooded. The address is the connection's, or behind a reverse proxy listed in `FLOWPORT_TRUSTED_PROXIES` the one its `X-Forwarded-For` names. Registering once per client installation is enough.",
+      "Dynamic client registration is limited to 20 per client address per clock hour, so the client table cannot be flooded; an IPv6 client counts on its /64 network, as one subscriber usually holds a whole /64. The address is the connection's, or behind a reverse proxy listed in `FLOWPORT_TRUSTED_PROXIES` the one its `X-Forwarded-For` names. Registering once per client installation is enough.",
     fix: 'Reuse the `client_id` from the earlier registration, or wait for the next hour. Operators behind a proxy: list it in `FLOWPORT_TRUSTED_PROXIES` so clients are not all counted as the proxy.',
   },
   oauth_registration_cap_reached: {

@@ -19,7 +19,7 @@ import { merchantConnection, merchantEndpoints, merchantGrants } from '../../rea
 import { WINDOW_MS } from '../../reads/readiness.ts';
 import { createMerchantPageGrant, revokeGrantAsMerchant } from '../../merchant/grants.ts';
 import { signOutSessions } from '../../merchant/sessions.ts';
-import { isShopInstalled, signInWithSessionToken } from '../../merchant/shopify-app.ts';
+import { signInWithSessionToken } from '../../merchant/shopify-app.ts';
 import type { MerchantSession } from '../../store/tables/merchant.ts';
 import { TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
 import { SHOP_DOMAIN_RE } from '../../services/shops.ts';
@@ -259,10 +259,9 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
       if (shopParam && SHOP_DOMAIN_RE.test(shopParam) && session?.shop_domain !== shopParam) {
         // A store this browser is signed in to already: show it (ADR 1410).
         if (await switchToShop(c, services, shopParam)) return c.redirect(MERCHANT_PATH, 303);
-        // Opened from the Shopify admin (application_url?shop=…): sign in to that store through
-        // Shopify, or install the app there when it is not installed.
-        const installed = await isShopInstalled(services, shopParam);
-        return startOAuth(c, services, shopParam, installed ? 'online' : 'offline');
+        // Opened from the Shopify admin (application_url?shop=…): the same round trip for every
+        // store; its callback, once Shopify signed the user in, signs in or installs (shopify/oauth.ts).
+        return startOAuth(c, services, shopParam, 'admin');
       }
       if (!session) return signInPage(c, services.config.publicUrl);
       return renderMerchantPage(c, services, session, undefined, sessions.slice(1));

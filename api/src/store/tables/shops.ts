@@ -39,7 +39,11 @@ export async function reconnectShop(db: Db, id: string, t: ShopTokenColumns, at:
   );
 }
 
-/** A first install: a connected shop on the free plan. */
+/**
+ * A first install: a connected shop on the free plan. An upsert that does nothing when the domain is
+ * known already (a simultaneous callback of the same first install created it): `changes` 0 says so,
+ * and the caller reconnects that row with its token instead.
+ */
 export async function insertInstalledShop(
   db: Db,
   s: { id: string; domain: string; sandbox: boolean; tokens: ShopTokenColumns; at: number },
@@ -47,7 +51,8 @@ export async function insertInstalledShop(
   return db.run(
     `INSERT INTO shops (id, domain, plan, sandbox, connection_status, access_token_enc, admin_base_url, created_at, updated_at,
            installed_at, access_token_expires_at, refresh_token_enc, refresh_token_expires_at)
-         VALUES (?, ?, 'free', ?, 'connected', ?, NULL, ?, ?, ?, ?, ?, ?)`,
+         VALUES (?, ?, 'free', ?, 'connected', ?, NULL, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (domain) DO NOTHING`,
     [
       s.id,
       s.domain,
