@@ -7,7 +7,12 @@ import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
 import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
 import { REPLAYS_OF_SQL } from '../../api/src/reads/events.ts';
 import type { SqliteDb } from '../../api/src/store/sqlite.ts';
-import { dueRowsSql, dueShopsSql, firstLookSql, retentionCandidates } from '../../api/src/store/tables/events/deliver.ts';
+import {
+  dueRowsSql,
+  dueShopsSql,
+  firstLookSql,
+  retentionCandidates,
+} from '../../api/src/store/tables/events/deliver.ts';
 import { freshSqlite } from '../helpers/sqlite.ts';
 
 const MIGRATION = readFileSync(
