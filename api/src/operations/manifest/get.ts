@@ -1,8 +1,7 @@
 // GET /agent/v1/manifest — public. What Flowport is, what it can do, where the
 // contract and docs live, and the boundaries an agent must respect. Read it first.
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define-read.ts';
 import { readManifest } from '../../services/manifest.ts';
 
 const Capability = z
@@ -119,26 +118,20 @@ export const Manifest = z
 
   .openapi('Manifest');
 
-export const getManifest = defineOperation({
-  operationId: 'getManifest',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/manifest`,
+export const getManifest = defineRead({
+  name: 'get_manifest',
+  path: '/manifest',
   summary: 'Read the manifest',
   description:
     'Edition identity, capabilities, the OpenAPI contract, docs index, CLI and MCP references, scopes and safety boundaries. Public; read it before authenticated calls.',
   family: 'docs',
-  kind: 'read',
   scope: null,
   meter: null,
-  request: {},
   response: Manifest,
-  errors: [],
   mcp: {
-    name: 'get_manifest',
     title: 'Read the Flowport manifest',
     description:
       'Start here: learn what this Flowport edition can do, which scopes each capability needs, where the docs and OpenAPI contract live, and the safety boundaries to respect.',
   },
-  cli: ['get-manifest'],
   run: async ({ ctx }) => readManifest({ ctx }),
 });
