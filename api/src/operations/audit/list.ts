@@ -1,11 +1,9 @@
 // GET /agent/v1/audit — the shop's audit entries (hash-chained), newest first,
 // filterable by action, outcome, grant, target and time.
 import { z } from '@hono/zod-openapi';
-import { Actor, Cursor, Limit, PageInfo, Timestamp } from '../read-schemas.ts';
+import { Actor, Cursor, Limit, PageInfo, Timestamp, queryParam as q } from '../read-schemas.ts';
 import { defineRead } from '../define-read.ts';
 import { listAuditEntries } from '../../reads/audit.ts';
-
-const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });
 
 export const AuditEntrySchema = z
   .object({

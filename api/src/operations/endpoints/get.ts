@@ -1,5 +1,5 @@
 // GET /agent/v1/endpoints/{endpoint_id} — one endpoint, without secrets.
-import { z } from '@hono/zod-openapi';
+import { idPathParam } from '../read-schemas.ts';
 import { defineRead } from '../define-read.ts';
 import { EndpointView } from './schemas.ts';
 import { readEndpoint } from '../../reads/endpoints.ts';
@@ -13,19 +13,7 @@ export const getEndpointOperation = defineRead({
   family: 'setup',
   scope: 'endpoints:read',
   meter: 'simple_read',
-  request: {
-    params: z.object({
-      endpoint_id: z
-        .string()
-        .min(1)
-        .max(64)
-        .openapi({
-          param: { name: 'endpoint_id', in: 'path' },
-          example: 'ep_01jd0000000000000000000000',
-          description: 'Endpoint id (`ep_…`).',
-        }),
-    }),
-  },
+  request: { params: idPathParam('endpoint_id', 'ep_01jd0000000000000000000000', 'Endpoint id (`ep_…`).') },
   response: EndpointView,
   errors: ['not_found'],
   mcp: {

@@ -3,22 +3,12 @@
 // page), retention and replay availability. Never the payload body.
 import { z } from '@hono/zod-openapi';
 import { RETENTION_STATES } from '../../handoff/lifecycle.ts';
-import { Timestamp } from '../read-schemas.ts';
+import { idPathParam, Timestamp } from '../read-schemas.ts';
 import { defineRead } from '../define-read.ts';
 import { EventSummary } from './schemas.ts';
 import { readEvent } from '../../reads/event-detail.ts';
 
-export const EventIdParam = z.object({
-  event_id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({
-      param: { name: 'event_id', in: 'path' },
-      example: 'evt_01jd0000000000000000000000',
-      description: 'Event id (`evt_…`).',
-    }),
-});
+export const EventIdParam = idPathParam('event_id', 'evt_01jd0000000000000000000000', 'Event id (`evt_…`).');
 
 const TimelineEntry = z
   .object({

@@ -1,12 +1,10 @@
 // GET /agent/v1/events — event history with filters and stable cursor paging.
 import { z } from '@hono/zod-openapi';
 import { EVENT_STATES, SUPPORT_CODES } from '../../handoff/outcomes.ts';
-import { Cursor, Limit, PageInfo } from '../read-schemas.ts';
+import { Cursor, Limit, PageInfo, queryParam as q } from '../read-schemas.ts';
 import { defineRead } from '../define-read.ts';
 import { EventSummary } from './schemas.ts';
 import { listEventsPage } from '../../reads/event-list.ts';
-
-const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });
 
 const Query = z.object({
   endpoint_id: z.string().max(64).optional().openapi(q('endpoint_id', 'Only events of this endpoint (`ep_…`).')),

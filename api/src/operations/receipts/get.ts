@@ -1,5 +1,5 @@
 // GET /agent/v1/receipts/{receipt_id} — one receipt by id (rejected requests have receipts too).
-import { z } from '@hono/zod-openapi';
+import { idPathParam } from '../read-schemas.ts';
 import { defineRead } from '../define-read.ts';
 import { Receipt } from './schemas.ts';
 import { readReceipt } from '../../reads/receipts.ts';
@@ -13,19 +13,7 @@ export const getReceipt = defineRead({
   family: 'events',
   scope: 'receipts:read',
   meter: 'simple_read',
-  request: {
-    params: z.object({
-      receipt_id: z
-        .string()
-        .min(1)
-        .max(64)
-        .openapi({
-          param: { name: 'receipt_id', in: 'path' },
-          example: 'rcpt_01jd0000000000000000000000',
-          description: 'Receipt id (`rcpt_…`).',
-        }),
-    }),
-  },
+  request: { params: idPathParam('receipt_id', 'rcpt_01jd0000000000000000000000', 'Receipt id (`rcpt_…`).') },
   response: Receipt,
   errors: ['not_found'],
   mcp: {
