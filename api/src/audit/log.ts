@@ -64,23 +64,15 @@ export interface AuditRow {
 
 type HashedFields = Omit<AuditRow, 'hash' | 'shop_seq' | 'shop_prev_hash' | 'shop_hash'>;
 
+/** What both chains hash of an entry besides its position and link (see entryFields). */
+type EntryFields = Omit<HashedFields, 'seq' | 'prev_hash'>;
+
 /** What a shop's chain hashes: the columns the shop may see, with its own position and link. */
-export interface ShopHashedFields {
+export type ShopHashedFields = Omit<EntryFields, 'shop_id'> & {
   shop_seq: number;
-  id: string;
-  at: number;
   shop_id: string;
-  actor_grant_id: string | null;
-  actor_kind: string;
-  actor_name: string;
-  action: string;
-  target_type: string | null;
-  target_id: string | null;
-  outcome: string;
-  request_id: string | null;
-  details_json: string;
   shop_prev_hash: string;
-}
+};
 
 /**
  * The hash of one entry in its shop's chain: SHA-256 (hex) over the JSON array
@@ -108,7 +100,7 @@ export function auditHash(r: HashedFields): string {
 }
 
 /** What both chains hash of an entry, in this order, between its sequence number and the previous hash. */
-function entryFields(r: HashedFields | ShopHashedFields): unknown[] {
+function entryFields(r: EntryFields): unknown[] {
   return [
     r.id,
     Number(r.at),
