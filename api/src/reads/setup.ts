@@ -3,7 +3,7 @@
 import { AppError } from '../errors/problem.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
 import { TRIGGER_VARIANTS } from '../store/tables/endpoints.ts';
-import { readinessChecks, shopRow } from './readiness.ts';
+import { readinessChecks, callerShopRow } from './readiness.ts';
 import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';
 
@@ -13,8 +13,7 @@ export async function readSetup({ ctx }: { ctx: OperationContext }) {
   if (!p) throw new AppError('missing_token');
   const { db, config } = ctx.services;
   const now = ctx.services.now();
-  const shop = await shopRow(db, p.shopId);
-  if (!shop) throw new AppError('not_found');
+  const shop = await callerShopRow(db, p.shopId);
   const eps = await db.all<{ status: string; deleted_at: number | null; trigger_variant: string }>(
     'SELECT status, deleted_at, trigger_variant FROM endpoints WHERE shop_id = ?',
     [p.shopId],
