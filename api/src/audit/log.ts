@@ -204,45 +204,8 @@ export async function verifyAuditChain(db: Db, options: { pageSize?: number } = 
     if (rows.length === 0) break;
     for (const raw of rows) {
       const row = { ...raw, seq: Number(raw.seq), at: Number(raw.at) };
-      if (row.seq !== expectedSeq) {
-        return {
-          ok: false,
-          checked,
-          lastSeq,
-          broken: {
-            seq: expectedSeq,
-            id: null,
-            problem: 'seq_gap',
-            detail: `Entry seq ${expectedSeq} is missing (next present entry is seq ${row.seq}, ${row.id}).`,
-          },
-        };
-      }
-      if (row.prev_hash !== prevHash) {
-        return {
-          ok: false,
-          checked,
-          lastSeq,
-          broken: {
-            seq: row.seq,
-            id: row.id,
-            problem: 'prev_hash_mismatch',
-            detail: `Entry seq ${row.seq} (${row.id}) does not point at the hash of entry seq ${row.seq - 1}.`,
-          },
-        };
-      }
-      if (auditHash(row) !== row.hash) {
-        return {
-          ok: false,
-          checked,
-          lastSeq,
-          broken: {
-            seq: row.seq,
-            id: row.id,
-            problem: 'hash_mismatch',
-            detail: `Entry seq ${row.seq} (${row.id}) was modified after it was written: its contents no longer match its hash.`,
-          },
-        };
-      }
+      const broken = brokenLink(row, expectedSeq, prevHash);
+      if (broken) return { ok: false, checked, lastSeq, broken };
       prevHash = row.hash;
       lastSeq = row.seq;
       expectedSeq = row.seq + 1;
@@ -250,6 +213,33 @@ export async function verifyAuditChain(db: Db, options: { pageSize?: number } = 
     }
   }
   return { ok: true, checked, lastSeq };
+}
+
+/** How `row` breaks the chain where entry `expectedSeq` linking to `prevHash` belongs; null when it holds. */
+function brokenLink(row: AuditRow, expectedSeq: number, prevHash: string): AuditVerifyResult['broken'] | null {
+  const at = `Entry seq ${row.seq} (${row.id})`;
+  if (row.seq !== expectedSeq)
+    return {
+      seq: expectedSeq,
+      id: null,
+      problem: 'seq_gap',
+      detail: `Entry seq ${expectedSeq} is missing (next present entry is seq ${row.seq}, ${row.id}).`,
+    };
+  if (row.prev_hash !== prevHash)
+    return {
+      seq: row.seq,
+      id: row.id,
+      problem: 'prev_hash_mismatch',
+      detail: `${at} does not point at the hash of entry seq ${row.seq - 1}.`,
+    };
+  if (auditHash(row) !== row.hash)
+    return {
+      seq: row.seq,
+      id: row.id,
+      problem: 'hash_mismatch',
+      detail: `${at} was modified after it was written: its contents no longer match its hash.`,
+    };
+  return null;
 }
 
 /**
