@@ -6,7 +6,7 @@ import { ACTIONS, executeScope } from '../../auth/scopes.ts';
 import { confirmIntent } from '../../intents/engine.ts';
 import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { defineOperation } from '../../core/types.ts';
-import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
+import { ActionIntentSchema, callerOf, EVENT_REPLAY_REFUSALS, IntentIdParams } from './shared.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
@@ -38,12 +38,7 @@ export const confirmActionIntent = defineOperation({
     'intent_expired',
     'intent_not_confirmable',
     'intent_stale',
-    'event_rejected',
-    'event_in_flight',
-    'event_not_replayable',
-    'retention_expired',
-    'event_erased',
-    'endpoint_archived',
+    ...EVENT_REPLAY_REFUSALS,
     'endpoint_not_archived',
     'replay_in_flight',
     'replay_limit_reached',

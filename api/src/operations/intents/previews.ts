@@ -21,7 +21,14 @@ import { AlertSubscriptionIntentBody } from './preview-alert-subscribe.ts';
 import { BulkReplayIntentBody } from './preview-bulk-replay.ts';
 import { BULK_REPLAY_MAX_EVENTS } from '../../intents/kinds/bulk-replay.ts';
 import { cliWordsFor, operationIdFor } from '../naming.ts';
-import { ActionIntentSchema, EndpointIdParams, EventIdParams, PREVIEW_ERRORS, PREVIEW_NOTE } from './shared.ts';
+import {
+  ActionIntentSchema,
+  EndpointIdParams,
+  EVENT_REPLAY_REFUSALS,
+  EventIdParams,
+  PREVIEW_ERRORS,
+  PREVIEW_NOTE,
+} from './shared.ts';
 
 interface PreviewRow {
   /** The intent kind the preview records. */
@@ -58,12 +65,7 @@ const PREVIEWS = [
     openWorld: true,
     errors: [
       ...PREVIEW_ERRORS,
-      'event_rejected',
-      'event_in_flight',
-      'event_not_replayable',
-      'retention_expired',
-      'event_erased',
-      'endpoint_archived',
+      ...EVENT_REPLAY_REFUSALS,
       'replay_in_flight',
       'replay_limit_reached',
       'replay_recent_delivery',

@@ -129,6 +129,16 @@ export const EventIdParams = idPathParam('event_id', 'evt_01jd5x0k3q8v2m4n6p8r0s
 
 export const EndpointIdParams = idPathParam('endpoint_id', 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v', 'Endpoint id (`ep_…`).');
 
+/** Why one event cannot be replayed now: checked by a replay's preview and again at its confirmation. */
+export const EVENT_REPLAY_REFUSALS = [
+  'event_rejected',
+  'event_in_flight',
+  'event_not_replayable',
+  'retention_expired',
+  'event_erased',
+  'endpoint_archived',
+] as const satisfies readonly ErrorCode[];
+
 /** Refusals every preview can meet besides its kind's own. */
 export const PREVIEW_ERRORS: readonly ErrorCode[] = ['not_found'];
 
