@@ -16,6 +16,12 @@ export const Actor = z
   })
   .openapi('Actor');
 
+/** One grant scope and what it allows (the grant read and the manifest list them alike). */
+export const ScopeFacts = z.object({
+  scope: z.string().describe('Scope name (e.g. `events:read`).'),
+  description: z.string().describe('What the scope allows.'),
+});
+
 export const PageInfo = z
   .object({
     next_cursor: z

@@ -2,7 +2,7 @@
 // actor, expiry and current usage. Never the token (only its last 4 characters).
 import { z } from '@hono/zod-openapi';
 import { defineRead } from '../define-read.ts';
-import { Timestamp } from '../read-schemas.ts';
+import { ScopeFacts, Timestamp } from '../read-schemas.ts';
 import { readGrant } from '../../reads/grant.ts';
 
 export const GrantFacts = z
@@ -16,14 +16,7 @@ export const GrantFacts = z
       .describe('Always `active` here: expired or revoked grants are refused before this read.'),
     tier: z.string().describe('Tier the grant was issued with (a named bundle of scopes).'),
     tier_description: z.string().describe('What the tier allows, in one sentence.'),
-    scopes: z
-      .array(
-        z.object({
-          scope: z.string().describe('Scope name (e.g. `events:read`).'),
-          description: z.string().describe('What the scope allows.'),
-        }),
-      )
-      .describe('Every scope the grant holds.'),
+    scopes: z.array(ScopeFacts).describe('Every scope the grant holds.'),
     actor: z
       .object({
         kind: z.enum(['agent', 'human']).describe('Whether the grant is for an AI agent or a person.'),

@@ -2,6 +2,7 @@
 // contract and docs live, and the boundaries an agent must respect. Read it first.
 import { z } from '@hono/zod-openapi';
 import { defineRead } from '../define-read.ts';
+import { ScopeFacts } from '../read-schemas.ts';
 import { readManifest } from '../../services/manifest.ts';
 
 const Capability = z
@@ -94,14 +95,7 @@ export const Manifest = z
     capabilities: z
       .array(Capability)
       .describe('Every operation: how to call it by HTTP, MCP and CLI, and the scope it needs.'),
-    scopes: z
-      .array(
-        z.object({
-          scope: z.string().describe('Scope name (e.g. `events:read`).'),
-          description: z.string().describe('What the scope allows.'),
-        }),
-      )
-      .describe('Every grant scope.'),
+    scopes: z.array(ScopeFacts).describe('Every grant scope.'),
     tiers: z
       .array(
         z.object({
