@@ -2,7 +2,7 @@
 // filterable by action, outcome, grant, target and time.
 import { z } from '@hono/zod-openapi';
 import { Actor, Cursor, Limit, PageInfo, Timestamp, queryParam as q } from '../read-schemas.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { listAuditEntries } from '../../reads/audit.ts';
 
 export const AuditEntrySchema = z

@@ -4,7 +4,7 @@
 import { z } from '@hono/zod-openapi';
 import { ReadinessCheckSchema, ShopConnectionFields } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { readDiagnostics } from '../../reads/diagnostics.ts';
 
 export const Diagnostics = z

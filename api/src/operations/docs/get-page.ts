@@ -1,7 +1,7 @@
 // GET /agent/v1/docs/page?path= — public. One published docs page as Markdown
 // (the page's `.md` twin), by site path, twin path or absolute docs URL.
 import { z } from '@hono/zod-openapi';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { docsPageFor } from '../../services/docs.ts';
 
 export const DocsPage = z

@@ -1,7 +1,7 @@
 // GET /agent/v1/docs/search?q= — public. Full-text search over the Markdown
 // pages the docs site publishes (the same text humans and llms.txt readers get).
 import { z } from '@hono/zod-openapi';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { searchDocsFor } from '../../services/docs.ts';
 
 export const DocsSearchResult = z

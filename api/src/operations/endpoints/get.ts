@@ -1,6 +1,6 @@
 // GET /agent/v1/endpoints/{endpoint_id} — one endpoint, without secrets.
 import { idPathParam } from '../read-schemas.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { EndpointView } from './schemas.ts';
 import { readEndpoint } from '../../reads/endpoints.ts';
 

@@ -1,6 +1,6 @@
 // GET /agent/v1/endpoints — the shop's endpoints (sender lanes), without secrets.
 import { z } from '@hono/zod-openapi';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { EndpointView } from './schemas.ts';
 import { listEndpointViews } from '../../reads/endpoints.ts';
 

@@ -1,6 +1,6 @@
 // GET /agent/v1/events/{event_id}/receipt — the receipt of one event.
 import { Receipt } from '../receipts/schemas.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { EventIdParam } from './get.ts';
 import { readEventReceipt } from '../../reads/receipts.ts';
 

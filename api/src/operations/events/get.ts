@@ -4,7 +4,7 @@
 import { z } from '@hono/zod-openapi';
 import { RETENTION_STATES } from '../../handoff/lifecycle.ts';
 import { idPathParam, Timestamp } from '../read-schemas.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { EventSummary } from './schemas.ts';
 import { readEvent } from '../../reads/event-detail.ts';
 

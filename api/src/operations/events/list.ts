@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { EVENT_STATES, SUPPORT_CODES } from '../../handoff/outcomes.ts';
 import { Cursor, Limit, PageInfo, queryParam as q } from '../read-schemas.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { EventSummary } from './schemas.ts';
 import { listEventsPage } from '../../reads/event-list.ts';
 

@@ -1,7 +1,7 @@
 // GET /agent/v1/grant — the calling grant's own facts: shop, tier, scopes,
 // actor, expiry and current usage. Never the token (only its last 4 characters).
 import { z } from '@hono/zod-openapi';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { ScopeFacts, Timestamp } from '../read-schemas.ts';
 import { readGrant } from '../../reads/grant.ts';
 

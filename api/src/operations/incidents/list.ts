@@ -1,6 +1,6 @@
 // GET /agent/v1/incidents — the shop's alert incidents, newest first: what is wrong right now.
 import { z } from '@hono/zod-openapi';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { listIncidentViews } from '../../reads/incidents.ts';
 
 const Incident = z

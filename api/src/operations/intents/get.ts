@@ -1,6 +1,6 @@
 // GET /agent/v1/action-intents/{intent_id} — one action intent: its preview, state and outcome.
 import { getIntent } from '../../intents/engine.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
 
 export const getActionIntent = defineRead({

@@ -1,7 +1,7 @@
 // GET /agent/v1/action-intents/{intent_id}/items — a bulk replay's per-event results.
 import { z } from '@hono/zod-openapi';
 import { BULK_REPLAY_ITEM_STATUSES, listBulkReplayItemsPage } from '../../reads/bulk-replay-items.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { IntentIdParams } from './shared.ts';
 
 const ITEM_STATUSES = BULK_REPLAY_ITEM_STATUSES;

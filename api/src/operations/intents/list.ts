@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { ACTIONS } from '../../auth/scopes.ts';
 import { listIntents } from '../../intents/engine.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { ActionIntentSchema, callerOf } from './shared.ts';
 
 export const ActionIntentList = z

@@ -1,7 +1,7 @@
 // GET /agent/v1/manifest — public. What Flowport is, what it can do, where the
 // contract and docs live, and the boundaries an agent must respect. Read it first.
 import { z } from '@hono/zod-openapi';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { ScopeFacts } from '../read-schemas.ts';
 import { readManifest } from '../../services/manifest.ts';
 

@@ -2,7 +2,7 @@
 // committed OpenAPI contract with the component schemas it references, so an
 // agent can check an exact request shape without downloading the whole document.
 import { z } from '@hono/zod-openapi';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { openApiOperationFor } from '../../services/docs.ts';
 
 export const OpenApiOperationLookup = z

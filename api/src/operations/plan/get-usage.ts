@@ -3,7 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { USAGE_METERS } from '../../usage/meters.ts';
 import { Timestamp } from '../read-schemas.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { readPlanUsage } from '../../reads/plan-usage.ts';
 
 const MeterUsage = z

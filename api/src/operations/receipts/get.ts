@@ -1,6 +1,6 @@
 // GET /agent/v1/receipts/{receipt_id} — one receipt by id (rejected requests have receipts too).
 import { idPathParam } from '../read-schemas.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { Receipt } from './schemas.ts';
 import { readReceipt } from '../../reads/receipts.ts';
 

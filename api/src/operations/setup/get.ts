@@ -2,7 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { ReadinessCheckSchema, ShopConnectionFields } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
-import { defineRead } from '../define-read.ts';
+import { defineRead } from '../define.ts';
 import { readSetup } from '../../reads/setup.ts';
 
 export const Setup = z
