@@ -64,23 +64,15 @@ export interface AuditRow {
 
 type HashedFields = Omit<AuditRow, 'hash' | 'shop_seq' | 'shop_prev_hash' | 'shop_hash'>;
 
+/** What both chains hash of an entry besides its position and link (see entryFields). */
+type EntryFields = Omit<HashedFields, 'seq' | 'prev_hash'>;
+
 /** What a shop's chain hashes: the columns the shop may see, with its own position and link. */
-export interface ShopHashedFields {
+export type ShopHashedFields = Omit<EntryFields, 'shop_id'> & {
   shop_seq: number;
-  id: string;
-  at: number;
   shop_id: string;
-  actor_grant_id: string | null;
-  actor_kind: string;
-  actor_name: string;
-  action: string;
-  target_type: string | null;
-  target_id: string | null;
-  outcome: string;
-  request_id: string | null;
-  details_json: string;
   shop_prev_hash: string;
-}
+};
 
 /**
  * The hash of one entry in its shop's chain: SHA-256 (hex) over the JSON array
@@ -108,7 +100,7 @@ export function auditHash(r: HashedFields): string {
 }
 
 /** What both chains hash of an entry, in this order, between its sequence number and the previous hash. */
-function entryFields(r: HashedFields | ShopHashedFields): unknown[] {
+function entryFields(r: EntryFields): unknown[] {
   return [
     r.id,
     Number(r.at),
@@ -212,45 +204,8 @@ export async function verifyAuditChain(db: Db, options: { pageSize?: number } = 
     if (rows.length === 0) break;
     for (const raw of rows) {
       const row = { ...raw, seq: Number(raw.seq), at: Number(raw.at) };
-      if (row.seq !== expectedSeq) {
-        return {
-          ok: false,
-          checked,
-          lastSeq,
-          broken: {
-            seq: expectedSeq,
-            id: null,
-            problem: 'seq_gap',
-            detail: `Entry seq ${expectedSeq} is missing (next present entry is seq ${row.seq}, ${row.id}).`,
-          },
-        };
-      }
-      if (row.prev_hash !== prevHash) {
-        return {
-          ok: false,
-          checked,
-          lastSeq,
-          broken: {
-            seq: row.seq,
-            id: row.id,
-            problem: 'prev_hash_mismatch',
-            detail: `Entry seq ${row.seq} (${row.id}) does not point at the hash of entry seq ${row.seq - 1}.`,
-          },
-        };
-      }
-      if (auditHash(row) !== row.hash) {
-        return {
-          ok: false,
-          checked,
-          lastSeq,
-          broken: {
-            seq: row.seq,
-            id: row.id,
-            problem: 'hash_mismatch',
-            detail: `Entry seq ${row.seq} (${row.id}) was modified after it was written: its contents no longer match its hash.`,
-          },
-        };
-      }
+      const broken = brokenLink(row, expectedSeq, prevHash);
+      if (broken) return { ok: false, checked, lastSeq, broken };
       prevHash = row.hash;
       lastSeq = row.seq;
       expectedSeq = row.seq + 1;
@@ -258,6 +213,33 @@ export async function verifyAuditChain(db: Db, options: { pageSize?: number } = 
     }
   }
   return { ok: true, checked, lastSeq };
+}
+
+/** How `row` breaks the chain where entry `expectedSeq` linking to `prevHash` belongs; null when it holds. */
+function brokenLink(row: AuditRow, expectedSeq: number, prevHash: string): AuditVerifyResult['broken'] | null {
+  const at = `Entry seq ${row.seq} (${row.id})`;
+  if (row.seq !== expectedSeq)
+    return {
+      seq: expectedSeq,
+      id: null,
+      problem: 'seq_gap',
+      detail: `Entry seq ${expectedSeq} is missing (next present entry is seq ${row.seq}, ${row.id}).`,
+    };
+  if (row.prev_hash !== prevHash)
+    return {
+      seq: row.seq,
+      id: row.id,
+      problem: 'prev_hash_mismatch',
+      detail: `${at} does not point at the hash of entry seq ${row.seq - 1}.`,
+    };
+  if (auditHash(row) !== row.hash)
+    return {
+      seq: row.seq,
+      id: row.id,
+      problem: 'hash_mismatch',
+      detail: `${at} was modified after it was written: its contents no longer match its hash.`,
+    };
+  return null;
 }
 
 /**

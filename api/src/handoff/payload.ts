@@ -2,6 +2,7 @@
 // variant. The fields come from the extension definitions (./triggers.ts); this
 // file only says where each field's value comes from.
 import { TRIGGER_VARIANTS, type TriggerVariant } from '../store/tables/endpoints.ts';
+import type { LeasedEvent } from '../store/tables/events/deliver.ts';
 import { handleForVariant, triggerDefinition } from './triggers.ts';
 
 /** Flow trigger handles per variant (derived from the definitions' naming rule). */
@@ -12,15 +13,11 @@ export const TRIGGER_HANDLES: Record<TriggerVariant, string> = Object.fromEntrie
 /** Flow rejects payloads whose compact JSON is larger than this (exactly this many bytes passes). */
 export const FLOW_PAYLOAD_LIMIT_BYTES = 50_000;
 
-export interface PayloadSource {
-  id: string;
-  event_type: string | null;
-  sender: string | null;
-  external_event_id: string | null;
-  received_at: number;
-  body: string | null;
-  resource_id: string | null;
-}
+/** What a payload is built from: these columns of an event (as the worker's lease reads them). */
+export type PayloadSource = Pick<
+  LeasedEvent,
+  'id' | 'event_type' | 'sender' | 'external_event_id' | 'received_at' | 'body' | 'resource_id'
+>;
 
 /** Where each custom (non-reference) field's value comes from, by field key. */
 export const FIELD_SOURCES: Record<string, (ev: PayloadSource) => string> = {

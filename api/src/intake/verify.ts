@@ -306,34 +306,23 @@ export const PRESET_HMAC: { github: HmacParams; shopify: HmacParams } = {
   },
 };
 
+type Verifier = (config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest) => void;
+
+/** How each auth mode checks a request: the GitHub and Shopify presets are HMAC-SHA256 with fixed parameters. */
+const VERIFIERS: Record<EndpointConfig['authMode'], Verifier> = {
+  hmac_sha256: (config, secrets, req) => verifyHmacSha256(config.hmac ?? DEFAULT_HMAC, secrets, req),
+  github: (_config, secrets, req) => verifyHmacSha256(PRESET_HMAC.github, secrets, req),
+  shopify: (_config, secrets, req) => verifyHmacSha256(PRESET_HMAC.shopify, secrets, req),
+  stripe: verifyStripe,
+  standard_webhooks: verifyStandardWebhooks,
+  slack: verifySlack,
+  static_header: verifyStaticHeader,
+  basic: verifyBasic,
+};
+
 /** Verifies a request for the endpoint's auth mode; throws AppError on failure. */
 export function verifyRequest(config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest): void {
   if (secrets.length === 0)
     throw new AppError('credentials_invalid', { detail: 'The endpoint has no active secret; rotate it to set one.' });
-  switch (config.authMode) {
-    case 'hmac_sha256':
-      verifyHmacSha256(config.hmac ?? DEFAULT_HMAC, secrets, req);
-      return;
-    case 'github':
-      verifyHmacSha256(PRESET_HMAC.github, secrets, req);
-      return;
-    case 'shopify':
-      verifyHmacSha256(PRESET_HMAC.shopify, secrets, req);
-      return;
-    case 'stripe':
-      verifyStripe(config, secrets, req);
-      return;
-    case 'standard_webhooks':
-      verifyStandardWebhooks(config, secrets, req);
-      return;
-    case 'slack':
-      verifySlack(config, secrets, req);
-      return;
-    case 'static_header':
-      verifyStaticHeader(config, secrets, req);
-      return;
-    case 'basic':
-      verifyBasic(config, secrets, req);
-      return;
-  }
+  VERIFIERS[config.authMode](config, secrets, req);
 }

@@ -283,6 +283,25 @@ function registerWorkerMetrics(registers: Registry[], worker: () => WorkerFacts 
   });
 }
 
+type Sample<L extends string> = [labels: Partial<Record<L, string>>, value: number];
+
+/** A gauge set at scrape time from one store query: one sample per row; the last scrape's samples are dropped. */
+function gaugeOfRows<L extends string>(
+  registers: Registry[],
+  spec: { name: string; help: string; labelNames: readonly L[]; samples: () => Promise<Sample<L>[]> },
+): void {
+  const { samples, ...gauge } = spec;
+  new Gauge({
+    ...gauge,
+    registers,
+    async collect() {
+      const rows = await samples();
+      this.reset();
+      for (const [labels, value] of rows) this.set(labels, value);
+    },
+  });
+}
+
 /** Durable facts, read from the store at scrape time (store-wide). */
 function registerStoreGauges(registers: Registry[], db: Db, eventStates: readonly string[]): void {
   new Gauge({
@@ -319,60 +338,40 @@ function registerStoreGauges(registers: Registry[], db: Db, eventStates: readonl
       this.set(await countEventsWithPossibleDuplicates(db));
     },
   });
-  new Gauge({
+  gaugeOfRows(registers, {
     name: 'flowport_queue_depth',
     help: 'Events waiting for handoff (queued or delivering) per shop (store-wide).',
-    labelNames: ['shop'] as const,
-    registers,
-    async collect() {
-      const rows = await queueDepthByShop(db);
-      this.reset();
-      for (const r of rows) this.set({ shop: r.shop_id }, Number(r.n));
-    },
+    labelNames: ['shop'],
+    samples: async () => (await queueDepthByShop(db)).map((r) => [{ shop: r.shop_id }, Number(r.n)]),
   });
-  new Gauge({
+  gaugeOfRows(registers, {
     name: 'flowport_oldest_due_event_age_seconds',
     help: 'Age of the oldest queued event already due for handoff, per shop (store-wide; absent when none is due).',
-    labelNames: ['shop'] as const,
-    registers,
-    async collect() {
+    labelNames: ['shop'],
+    samples: async () => {
       const now = Date.now();
       const rows = await oldestDueEventByShop(db, now);
-      this.reset();
-      for (const r of rows) this.set({ shop: r.shop_id }, Math.max(0, (now - Number(r.oldest)) / 1000));
+      return rows.map((r) => [{ shop: r.shop_id }, Math.max(0, (now - Number(r.oldest)) / 1000)]);
     },
   });
-  new Gauge({
+  gaugeOfRows(registers, {
     name: 'flowport_shops',
     help: 'Shops by Shopify connection status (store-wide).',
-    labelNames: ['connection_status'] as const,
-    registers,
-    async collect() {
-      const rows = await countShopsByConnection(db);
-      this.reset();
-      for (const r of rows) this.set({ connection_status: r.connection_status }, Number(r.n));
-    },
+    labelNames: ['connection_status'],
+    samples: async () =>
+      (await countShopsByConnection(db)).map((r) => [{ connection_status: r.connection_status }, Number(r.n)]),
   });
-  new Gauge({
+  gaugeOfRows(registers, {
     name: 'flowport_held_shops',
     help: 'Shops whose events are held: Shopify refused the store (frozen, locked), its token was revoked, or the app was uninstalled (store-wide).',
-    labelNames: ['reason'] as const,
-    registers,
-    async collect() {
-      const rows = await countHeldShops(db);
-      this.reset();
-      for (const r of rows) this.set({ reason: r.connection_status }, Number(r.n));
-    },
+    labelNames: ['reason'],
+    samples: async () => (await countHeldShops(db)).map((r) => [{ reason: r.connection_status }, Number(r.n)]),
   });
-  new Gauge({
+  gaugeOfRows(registers, {
     name: 'flowport_intents',
     help: 'Action intents by kind and state (store-wide).',
-    labelNames: ['kind', 'state'] as const,
-    registers,
-    async collect() {
-      const rows = await countIntentsByKindAndState(db);
-      this.reset();
-      for (const r of rows) this.set({ kind: r.kind, state: r.state }, Number(r.n));
-    },
+    labelNames: ['kind', 'state'],
+    samples: async () =>
+      (await countIntentsByKindAndState(db)).map((r) => [{ kind: r.kind, state: r.state }, Number(r.n)]),
   });
 }

@@ -16,6 +16,12 @@ export const Actor = z
   })
   .openapi('Actor');
 
+/** One grant scope and what it allows (the grant read and the manifest list them alike). */
+export const ScopeFacts = z.object({
+  scope: z.string().describe('Scope name (e.g. `events:read`).'),
+  description: z.string().describe('What the scope allows.'),
+});
+
 export const PageInfo = z
   .object({
     next_cursor: z
@@ -43,3 +49,19 @@ export const Cursor = z
     param: { name: 'cursor', in: 'query' },
     description: 'Opaque cursor from `page.next_cursor` of the previous page.',
   });
+
+/** A query parameter's OpenAPI metadata: its name (as the key it documents) and what it filters. */
+export const queryParam = (name: string, description: string) => ({
+  param: { name, in: 'query' as const },
+  description,
+});
+
+/** The `params` of a path naming one object by id (`evt_…`, `ep_…`): 1–64 characters. */
+export function idPathParam<N extends string>(name: N, example: string, description: string) {
+  const id = z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name, in: 'path' }, example, description });
+  return z.object({ [name]: id } as Record<N, typeof id>);
+}

@@ -2,9 +2,8 @@
 // cursor sealed to the shop.
 import { type AuditRow, shopAuditView } from '../audit/log.ts';
 import { AppError } from '../errors/problem.ts';
-import type { SqlParam } from '../store/db.ts';
 import type { OperationContext } from '../core/types.ts';
-import { openCursor, sealCursor } from './shared.ts';
+import { conditions, openCursor, sealCursor } from './shared.ts';
 
 /** The filters and page of listAudit (validated by the operation). */
 export interface AuditListInput {
@@ -21,25 +20,13 @@ export interface AuditListInput {
 /** The shop's audit log, newest first, filtered and paged with a sealed cursor (listAudit). */
 export async function listAuditEntries({ ctx, input }: { ctx: OperationContext; input: AuditListInput }) {
   const p = ctx.principal;
-  const where = ['shop_id = ?'];
-  const params: SqlParam[] = [p.shopId];
-  const eq = (col: string, v: string | undefined) => {
-    if (v === undefined) return;
-    where.push(`${col} = ?`);
-    params.push(v);
-  };
+  const { where, params, add, eq } = conditions('shop_id = ?', p.shopId);
   eq('action', input.action);
   eq('outcome', input.outcome);
   eq('actor_grant_id', input.grant_id);
   eq('target_id', input.target_id);
-  if (input.since) {
-    where.push('at >= ?');
-    params.push(Date.parse(input.since));
-  }
-  if (input.until) {
-    where.push('at < ?');
-    params.push(Date.parse(input.until));
-  }
+  if (input.since) add('at >= ?', Date.parse(input.since));
+  if (input.until) add('at < ?', Date.parse(input.until));
   // Sealed like the events cursor: bound to this shop, unreadable and unforgeable. The position
   // is the shop's own sequence (issue 24): cursors of the global sequence are refused.
   const cursorScope = `${p.shopId}:audit-shop`;
@@ -51,8 +38,7 @@ export async function listAuditEntries({ ctx, input }: { ctx: OperationContext; 
         errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
       });
     }
-    where.push('shop_seq < ?');
-    params.push(Number(seq));
+    add('shop_seq < ?', Number(seq));
   }
   params.push(input.limit + 1);
   const rows = await ctx.services.db.all<AuditRow>(

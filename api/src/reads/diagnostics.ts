@@ -1,7 +1,7 @@
 // The diagnostics bundle (getDiagnostics): redacted, no payload bodies or secrets.
 import { AppError } from '../errors/problem.ts';
 import { endpointView, listShopEndpoints } from './endpoints.ts';
-import { readinessChecks, shopRow, stateCounts, WINDOW_MS } from './readiness.ts';
+import { readinessChecks, callerShopRow, stateCounts, WINDOW_MS } from './readiness.ts';
 import { recentShopReceipts } from './receipts.ts';
 import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';
@@ -13,8 +13,7 @@ export async function readDiagnostics({ ctx, input }: { ctx: OperationContext; i
   const p = ctx.principal;
   const { db, config } = ctx.services;
   const now = ctx.services.now();
-  const shop = await shopRow(db, p.shopId);
-  if (!shop) throw new AppError('not_found');
+  const shop = await callerShopRow(db, p.shopId);
   let endpoints = await listShopEndpoints(ctx.services, p.shopId, {});
   if (input.endpoint_id) {
     endpoints = endpoints.filter((e) => e.id === input.endpoint_id);

@@ -23,6 +23,7 @@ import type { Services } from '../core/types.ts';
 import type { ShopLimitsRow } from '../store/tables/shops.ts';
 import type { AuthMode } from '../store/tables/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
+import { conditions, iso } from './shared.ts';
 import { limitsOfShopRow, meterCap, usagePeriod } from '../usage/meters.ts';
 import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 
@@ -297,13 +298,7 @@ export async function listEvents(
   const factsRead = shopFacts(services.db, shopId, services.now());
   factsRead.catch(() => {}); // awaited below; not an unhandled rejection if the page fails first
   const facts = f.replayAvailable !== undefined ? await factsRead : null;
-  const where = ['e.shop_id = ?'];
-  const params: SqlParam[] = [shopId];
-  const eq = (col: string, v: string | undefined) => {
-    if (v === undefined) return;
-    where.push(`${col} = ?`);
-    params.push(v);
-  };
+  const { where, params, add, eq } = conditions('e.shop_id = ?', shopId);
   eq('e.endpoint_id', f.endpointId);
   eq('e.sender', f.sender);
   eq('e.event_type', f.eventType);
@@ -311,21 +306,12 @@ export async function listEvents(
   if (f.supportCode !== undefined && f.supportCode !== ACCEPTED_CODE) {
     // events_shop_support leaves out the accepted code (migration 0700); stating the same
     // exclusion, as a literal, lets the planner use that partial index.
-    where.push(`e.support_code <> '${ACCEPTED_CODE}'`);
+    add(`e.support_code <> '${ACCEPTED_CODE}'`);
   }
   eq('e.external_event_id', f.externalEventId);
-  if (f.states?.length === 1) {
-    where.push('e.state = ?');
-    params.push(f.states[0] as string);
-  }
-  if (f.receivedAfter !== undefined) {
-    where.push('e.received_at >= ?');
-    params.push(f.receivedAfter);
-  }
-  if (f.receivedBefore !== undefined) {
-    where.push('e.received_at < ?');
-    params.push(f.receivedBefore);
-  }
+  if (f.states?.length === 1) add('e.state = ?', f.states[0] as string);
+  if (f.receivedAfter !== undefined) add('e.received_at >= ?', f.receivedAfter);
+  if (f.receivedBefore !== undefined) add('e.received_at < ?', f.receivedBefore);
   if (f.replayAvailable !== undefined) {
     const endpoints = await services.db.all<{ id: string }>(
       "SELECT id FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL AND status <> 'archived' ORDER BY id",
@@ -336,13 +322,9 @@ export async function listEvents(
       facts as ShopFacts,
       endpoints.map((e) => e.id),
     );
-    where.push(c.sql);
-    params.push(...c.params);
+    add(c.sql, ...c.params);
   }
-  if (f.cursorId) {
-    where.push(f.order === 'desc' ? 'e.id < ?' : 'e.id > ?');
-    params.push(f.cursorId);
-  }
+  if (f.cursorId) add(f.order === 'desc' ? 'e.id < ?' : 'e.id > ?', f.cursorId);
   const dir = f.order === 'desc' ? 'DESC' : 'ASC';
   const page = `SELECT ${EVENT_COLUMNS} ${FROM} WHERE ${where.join(' AND ')}`;
   let sql: string;
@@ -367,9 +349,6 @@ export async function listEvents(
 export async function getShopEvent(db: Db, shopId: string, eventId: string): Promise<EventRow | undefined> {
   return db.get<EventRow>(`SELECT ${EVENT_COLUMNS} ${FROM} WHERE e.id = ? AND e.shop_id = ?`, [eventId, shopId]);
 }
-
-const iso = (ms: number | null | undefined) =>
-  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 
 export function eventSummary(row: EventRow, facts: ShopFacts) {
   return {

@@ -2,6 +2,7 @@
 // connected, are endpoints configured, do their Flow triggers exist, and what
 // did the last 24 hours of traffic say. Each failing check links its docs page.
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
+import { AppError } from '../errors/problem.ts';
 import { SHOP_HOLDS, shopHoldFor } from '../handoff/outcomes.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
 import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
@@ -34,6 +35,13 @@ export async function shopRow(db: Db, shopId: string): Promise<ShopReadRow | und
        FROM shops WHERE id = ?`,
     [shopId],
   );
+}
+
+/** The calling shop's row, for a read about it; `not_found` when the shop is gone. */
+export async function callerShopRow(db: Db, shopId: string): Promise<ShopReadRow> {
+  const shop = await shopRow(db, shopId);
+  if (!shop) throw new AppError('not_found');
+  return shop;
 }
 
 export async function stateCounts(

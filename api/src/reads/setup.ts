@@ -1,9 +1,8 @@
 // The shop's setup as getSetup reads it: connection, Flow triggers, endpoints and what is
 // missing before events can flow.
-import { AppError } from '../errors/problem.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
 import { TRIGGER_VARIANTS } from '../store/tables/endpoints.ts';
-import { readinessChecks, shopRow } from './readiness.ts';
+import { readinessChecks, callerShopRow } from './readiness.ts';
 import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';
 
@@ -12,8 +11,7 @@ export async function readSetup({ ctx }: { ctx: OperationContext }) {
   const p = ctx.principal;
   const { db, config } = ctx.services;
   const now = ctx.services.now();
-  const shop = await shopRow(db, p.shopId);
-  if (!shop) throw new AppError('not_found');
+  const shop = await callerShopRow(db, p.shopId);
   const eps = await db.all<{ status: string; deleted_at: number | null; trigger_variant: string }>(
     'SELECT status, deleted_at, trigger_variant FROM endpoints WHERE shop_id = ?',
     [p.shopId],

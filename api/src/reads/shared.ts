@@ -1,6 +1,7 @@
 // Small pieces every read shares: timestamps as RFC 3339 text, sealed paging cursors, a
-// shop's connection facts.
+// shop's connection facts, a list's WHERE clause built filter by filter.
 import type { SecretBox } from '../lib/crypto.ts';
+import type { SqlParam } from '../store/db.ts';
 
 export const iso = (ms: number | null | undefined): string | null =>
   ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
@@ -44,4 +45,28 @@ export function shopConnection(shop: { connection_status: string; next_probe_at:
     connection_status: shop.connection_status,
     next_probe_at: shop.next_probe_at === null ? null : new Date(Number(shop.next_probe_at)).toISOString(),
   };
+}
+
+/** A WHERE clause built filter by filter: its conditions and their parameters, in the same order. */
+export interface Conditions {
+  where: string[];
+  params: SqlParam[];
+  /** Adds one condition with the values of its placeholders. */
+  add(condition: string, ...values: SqlParam[]): void;
+  /** `column = ?` when the filter is given; nothing when it is absent. */
+  eq(column: string, value: string | undefined): void;
+}
+
+/** Conditions starting with `first` (the shop the list is scoped to) and its values. */
+export function conditions(first: string, ...values: SqlParam[]): Conditions {
+  const where = [first];
+  const params = [...values];
+  const add = (condition: string, ...more: SqlParam[]) => {
+    where.push(condition);
+    params.push(...more);
+  };
+  const eq = (column: string, value: string | undefined) => {
+    if (value !== undefined) add(`${column} = ?`, value);
+  };
+  return { where, params, add, eq };
 }

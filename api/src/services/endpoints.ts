@@ -188,6 +188,9 @@ export async function getEndpoint(services: Pick<Services, 'db'>, id: string): P
 export const DEFAULT_TOLERANCE_SEC = 300;
 export const MAX_ROTATION_OVERLAP_HOURS = 72;
 export const MAX_REQUIRED_PATHS = 5;
+/** Bounds of an endpoint's signature age tolerance (seconds) and dedupe window (hours). */
+export const MAX_TOLERANCE_SEC = 3600;
+export const MAX_DEDUPE_WINDOW_HOURS = 24 * 30;
 export const DEFAULT_STATIC_HEADER = 'x-flowport-token';
 
 /**
@@ -283,13 +286,18 @@ export function buildEndpointConfig(input: CreateEndpointInput): EndpointConfig 
   if (ext.kind === 'json' && !PATH_RE.test(ext.path))
     errors.push({ path: 'mapping.external_id.path', message: 'A dotted JSON path.' });
   const tol = input.toleranceSec ?? input.hmac?.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
-  if (!Number.isInteger(tol) || tol < 1 || tol > 3600)
-    errors.push({ path: 'tolerance_sec', message: 'Whole seconds between 1 and 3600.' });
+  if (!Number.isInteger(tol) || tol < 1 || tol > MAX_TOLERANCE_SEC)
+    errors.push({ path: 'tolerance_sec', message: `Whole seconds between 1 and ${MAX_TOLERANCE_SEC}.` });
   if (
     input.dedupeWindowHours !== undefined &&
-    (!Number.isInteger(input.dedupeWindowHours) || input.dedupeWindowHours < 0 || input.dedupeWindowHours > 24 * 30)
+    (!Number.isInteger(input.dedupeWindowHours) ||
+      input.dedupeWindowHours < 0 ||
+      input.dedupeWindowHours > MAX_DEDUPE_WINDOW_HOURS)
   ) {
-    errors.push({ path: 'dedupe_window_hours', message: 'Whole hours between 0 and 720 (the plan window caps it).' });
+    errors.push({
+      path: 'dedupe_window_hours',
+      message: `Whole hours between 0 and ${MAX_DEDUPE_WINDOW_HOURS} (the plan window caps it).`,
+    });
   }
   const config: EndpointConfig = {
     name,

@@ -1,12 +1,9 @@
 // GET /agent/v1/audit — the shop's audit entries (hash-chained), newest first,
 // filterable by action, outcome, grant, target and time.
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { Actor, Cursor, Limit, PageInfo, Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../../core/types.ts';
+import { Actor, Cursor, Limit, PageInfo, Timestamp, queryParam as q } from '../read-schemas.ts';
+import { defineRead } from '../define.ts';
 import { listAuditEntries } from '../../reads/audit.ts';
-
-const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });
 
 export const AuditEntrySchema = z
   .object({
@@ -46,15 +43,13 @@ export const AuditEntrySchema = z
   })
   .openapi('AuditEntry');
 
-export const listAudit = defineOperation({
-  operationId: 'listAudit',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/audit`,
+export const listAudit = defineRead({
+  name: 'list_audit',
+  path: '/audit',
   summary: 'List audit entries',
   description:
     "The shop's audit log, newest first: who (grant, human or agent, name) did what to which target, with what outcome and request id. Entries form this shop's own hash chain (seq 1, 2, 3 …; each stores the previous entry's hash), which a client can verify from the entries alone (see `hash`); an operator verifies it in the store with `flowport audit verify --shop <id>`.",
   family: 'account',
-  kind: 'read',
   scope: 'audit:read',
   meter: 'rich_read',
   request: {
@@ -82,14 +77,10 @@ export const listAudit = defineOperation({
       page: PageInfo.describe('Paging: pass `next_cursor` as `cursor` for older entries.'),
     })
     .openapi('AuditList'),
-
-  errors: [],
   mcp: {
-    name: 'list_audit',
     title: 'Read the audit log',
     description:
       'See who did what in this shop: previews, confirmations, refusals and grant changes, each attributed to a grant and a human or agent. Filter by action, outcome, grant, target or time.',
   },
-  cli: ['list-audit'],
   run: async ({ ctx, input }) => listAuditEntries({ ctx, input }),
 });

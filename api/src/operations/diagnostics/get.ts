@@ -2,10 +2,9 @@
 // snapshot without secrets, recent receipt facts and support codes. The same
 // facts a diagnostics share freezes; nothing here may be private.
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { ReadinessCheckSchema, ShopConnectionFields } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { readDiagnostics } from '../../reads/diagnostics.ts';
 
 export const Diagnostics = z
@@ -72,15 +71,13 @@ export const Diagnostics = z
   })
   .openapi('Diagnostics');
 
-export const getDiagnostics = defineOperation({
-  operationId: 'getDiagnostics',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/diagnostics`,
+export const getDiagnostics = defineRead({
+  name: 'get_diagnostics',
+  path: '/diagnostics',
   summary: 'Read diagnostics',
   description:
     'A support-safe summary: readiness checks, endpoints without secrets, events of the last 24 hours by state and support code, and the most recent receipts. Contains no payloads, secrets or tokens; share it with support through a diagnostics-share intent.',
   family: 'events',
-  kind: 'read',
   scope: 'diagnostics:read',
   meter: 'rich_read',
   request: {
@@ -98,11 +95,9 @@ export const getDiagnostics = defineOperation({
   response: Diagnostics,
   errors: ['not_found'],
   mcp: {
-    name: 'get_diagnostics',
     title: 'Read support diagnostics',
     description:
       'Get a redacted health summary to diagnose delivery problems or hand to support: readiness checks, recent receipts, support codes and event states of the last 24 hours.',
   },
-  cli: ['get-diagnostics'],
   run: async ({ ctx, input }) => readDiagnostics({ ctx, input }),
 });

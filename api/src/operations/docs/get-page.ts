@@ -1,8 +1,7 @@
 // GET /agent/v1/docs/page?path= — public. One published docs page as Markdown
 // (the page's `.md` twin), by site path, twin path or absolute docs URL.
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { docsPageFor } from '../../services/docs.ts';
 
 export const DocsPage = z
@@ -18,15 +17,13 @@ export const DocsPage = z
   })
   .openapi('DocsPage');
 
-export const getDocsPage = defineOperation({
-  operationId: 'getDocsPage',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/docs/page`,
+export const getDocsPage = defineRead({
+  name: 'get_docs_page',
+  path: '/docs/page',
   summary: 'Read a docs page as Markdown',
   description:
     'Returns one published docs page as Markdown. `path` may be the page path (`/agent-access/refusals/`), its Markdown twin (`/agent-access/refusals.md`) or an absolute docs URL such as a `docs_url` from an error. Public.',
   family: 'docs',
-  kind: 'read',
   scope: null,
   meter: null,
   request: {
@@ -37,11 +34,9 @@ export const getDocsPage = defineOperation({
   response: DocsPage,
   errors: ['docs_unavailable', 'docs_page_not_found'],
   mcp: {
-    name: 'get_docs_page',
     title: 'Read a docs page as Markdown',
     description:
       'Read one Flowport docs page in full as Markdown: pass a path from search_docs, a page from llms.txt, or the docs_url of an error or refusal you received.',
   },
-  cli: ['get-docs-page'],
   run: async ({ ctx, input }) => docsPageFor({ ctx, input }),
 });

@@ -1,8 +1,7 @@
 // GET /agent/v1/docs/search?q= — public. Full-text search over the Markdown
 // pages the docs site publishes (the same text humans and llms.txt readers get).
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { searchDocsFor } from '../../services/docs.ts';
 
 export const DocsSearchResult = z
@@ -28,15 +27,13 @@ export const DocsSearchResult = z
   })
   .openapi('DocsSearchResult');
 
-export const searchDocsOperation = defineOperation({
-  operationId: 'searchDocs',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/docs/search`,
+export const searchDocsOperation = defineRead({
+  name: 'search_docs',
+  path: '/docs/search',
   summary: 'Search the docs',
   description:
     'Full-text search over the published docs pages (their Markdown twins). Results are ranked: pages matching more of the query words first, title and heading matches weigh more. Public.',
   family: 'docs',
-  kind: 'read',
   scope: null,
   meter: null,
   request: {
@@ -48,11 +45,9 @@ export const searchDocsOperation = defineOperation({
   response: DocsSearchResult,
   errors: ['docs_unavailable'],
   mcp: {
-    name: 'search_docs',
     title: 'Search the Flowport docs',
     description:
       "Find the docs pages that explain a concept, an error code, a refusal or a how-to. Returns titles, paths, a snippet and each page's Markdown URL; read a result with get_docs_page.",
   },
-  cli: ['search-docs'],
   run: async ({ ctx, input }) => searchDocsFor({ ctx, input }),
 });

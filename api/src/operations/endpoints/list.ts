@@ -1,19 +1,16 @@
 // GET /agent/v1/endpoints — the shop's endpoints (sender lanes), without secrets.
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { EndpointView } from './schemas.ts';
 import { listEndpointViews } from '../../reads/endpoints.ts';
 
-export const listEndpointsOperation = defineOperation({
-  operationId: 'listEndpoints',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/endpoints`,
+export const listEndpointsOperation = defineRead({
+  name: 'list_endpoints',
+  path: '/endpoints',
   summary: 'List endpoints',
   description:
     "The shop's endpoints with their non-secret configuration (secrets show only their last 4 characters) and the last 24 hours of events by state. Deleted endpoints (tombstones) are listed only with `status=deleted`.",
   family: 'setup',
-  kind: 'read',
   scope: 'endpoints:read',
   meter: 'simple_read',
   request: {
@@ -27,13 +24,10 @@ export const listEndpointsOperation = defineOperation({
   response: z
     .object({ data: z.array(EndpointView).describe("The shop's endpoints, in creation order (by id).") })
     .openapi('EndpointList'),
-  errors: [],
   mcp: {
-    name: 'list_endpoints',
     title: 'List endpoints',
     description:
       'See every sender lane of the shop: sender, auth mode, trigger variant, status and recent traffic by state. Secrets are never shown (last 4 characters only).',
   },
-  cli: ['list-endpoints'],
   run: async ({ ctx, input }) => listEndpointViews({ ctx, input }),
 });

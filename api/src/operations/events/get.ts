@@ -3,23 +3,12 @@
 // page), retention and replay availability. Never the payload body.
 import { z } from '@hono/zod-openapi';
 import { RETENTION_STATES } from '../../handoff/lifecycle.ts';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../../core/types.ts';
+import { idPathParam, Timestamp } from '../read-schemas.ts';
+import { defineRead } from '../define.ts';
 import { EventSummary } from './schemas.ts';
 import { readEvent } from '../../reads/event-detail.ts';
 
-export const EventIdParam = z.object({
-  event_id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({
-      param: { name: 'event_id', in: 'path' },
-      example: 'evt_01jd0000000000000000000000',
-      description: 'Event id (`evt_…`).',
-    }),
-});
+export const EventIdParam = idPathParam('event_id', 'evt_01jd0000000000000000000000', 'Event id (`evt_…`).');
 
 const TimelineEntry = z
   .object({
@@ -125,26 +114,22 @@ export const EventDetail = EventSummary.extend({
     .describe('The payload is never returned.'),
 }).openapi('EventDetail');
 
-export const getEvent = defineOperation({
-  operationId: 'getEvent',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/events/{event_id}`,
+export const getEvent = defineRead({
+  name: 'get_event',
+  path: '/events/{event_id}',
   summary: 'Read one event',
   description:
     "One event's lifecycle: timeline with every delivery attempt, where the handoff stopped, recovery options (each with its docs page and required scope), retention and replay availability. The payload body is never returned; its size and SHA-256 are.",
   family: 'events',
-  kind: 'read',
   scope: 'events:read',
   meter: 'rich_read',
   request: { params: EventIdParam },
   response: EventDetail,
   errors: ['not_found'],
   mcp: {
-    name: 'get_event',
     title: 'Investigate one event',
     description:
       'Find out what happened to one event: every delivery attempt, where the handoff to Shopify Flow stopped, and what can be done now (replay, wait, fix the sender, deploy a workflow), with the docs page for each option.',
   },
-  cli: ['get-event'],
   run: async ({ ctx, input }) => readEvent({ ctx, input }),
 });

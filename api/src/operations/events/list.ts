@@ -1,13 +1,10 @@
 // GET /agent/v1/events — event history with filters and stable cursor paging.
 import { z } from '@hono/zod-openapi';
 import { EVENT_STATES, SUPPORT_CODES } from '../../handoff/outcomes.ts';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { Cursor, Limit, PageInfo } from '../read-schemas.ts';
-import { defineOperation } from '../../core/types.ts';
+import { Cursor, Limit, PageInfo, queryParam as q } from '../read-schemas.ts';
+import { defineRead } from '../define.ts';
 import { EventSummary } from './schemas.ts';
 import { listEventsPage } from '../../reads/event-list.ts';
-
-const q = (name: string, description: string) => ({ param: { name, in: 'query' as const }, description });
 
 const Query = z.object({
   endpoint_id: z.string().max(64).optional().openapi(q('endpoint_id', 'Only events of this endpoint (`ep_…`).')),
@@ -55,26 +52,21 @@ export const EventList = z
   })
   .openapi('EventList');
 
-export const listEventsOperation = defineOperation({
-  operationId: 'listEvents',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/events`,
+export const listEventsOperation = defineRead({
+  name: 'list_events',
+  path: '/events',
   summary: 'List events',
   description:
     'Event history, newest first (`order=asc`: oldest first), with filters (endpoint, state, sender, event type, support code, external id, time range, replay availability) and cursor paging. Follow `page.next_cursor` with the same `order`: pages are stable while new events arrive, so every event that existed when paging started is returned exactly once; events received meanwhile appear on a fresh first page (newest first) or at the end (oldest first). Payload bodies are never returned.',
   family: 'events',
-  kind: 'read',
   scope: 'events:read',
   meter: 'rich_read',
   request: { query: Query },
   response: EventList,
-  errors: [],
   mcp: {
-    name: 'list_events',
     title: 'Find events',
     description:
       'Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, time range or whether they can be replayed. Follow next_cursor for more.',
   },
-  cli: ['list-events'],
   run: async ({ ctx, input }) => listEventsPage({ ctx, input }),
 });

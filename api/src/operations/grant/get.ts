@@ -1,9 +1,8 @@
 // GET /agent/v1/grant — the calling grant's own facts: shop, tier, scopes,
 // actor, expiry and current usage. Never the token (only its last 4 characters).
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
-import { Timestamp } from '../read-schemas.ts';
+import { defineRead } from '../define.ts';
+import { ScopeFacts, Timestamp } from '../read-schemas.ts';
 import { readGrant } from '../../reads/grant.ts';
 
 export const GrantFacts = z
@@ -17,14 +16,7 @@ export const GrantFacts = z
       .describe('Always `active` here: expired or revoked grants are refused before this read.'),
     tier: z.string().describe('Tier the grant was issued with (a named bundle of scopes).'),
     tier_description: z.string().describe('What the tier allows, in one sentence.'),
-    scopes: z
-      .array(
-        z.object({
-          scope: z.string().describe('Scope name (e.g. `events:read`).'),
-          description: z.string().describe('What the scope allows.'),
-        }),
-      )
-      .describe('Every scope the grant holds.'),
+    scopes: z.array(ScopeFacts).describe('Every scope the grant holds.'),
     actor: z
       .object({
         kind: z.enum(['agent', 'human']).describe('Whether the grant is for an AI agent or a person.'),
@@ -56,26 +48,20 @@ export const GrantFacts = z
   })
   .openapi('GrantFacts');
 
-export const getGrant = defineOperation({
-  operationId: 'getGrant',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/grant`,
+export const getGrant = defineRead({
+  name: 'get_grant',
+  path: '/grant',
   summary: 'Read your own grant',
   description:
     "The calling grant's facts: shop, tier, scopes, actor, expiry, last use and this minute's request count. Counted as a simple read but never blocked by a plan cap.",
   family: 'account',
-  kind: 'read',
   scope: 'grant:read',
   meter: 'simple_read',
-  request: {},
   response: GrantFacts,
-  errors: [],
   mcp: {
-    name: 'get_grant',
     title: 'Read my grant',
     description:
       'Check what this grant allows before acting: its scopes, tier, expiry and who it belongs to. Use it when a refusal names a missing scope.',
   },
-  cli: ['get-grant'],
   run: async ({ ctx }) => readGrant({ ctx }),
 });

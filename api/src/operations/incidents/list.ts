@@ -1,8 +1,7 @@
 // GET /agent/v1/incidents — the shop's alert incidents, newest first: what is wrong right now.
 import { z } from '@hono/zod-openapi';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { listIncidentViews } from '../../reads/incidents.ts';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 
 const Incident = z
   .object({
@@ -33,15 +32,13 @@ const Incident = z
   })
   .openapi('Incident');
 
-export const listIncidents = defineOperation({
-  operationId: 'listIncidents',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/incidents`,
+export const listIncidents = defineRead({
+  name: 'list_incidents',
+  path: '/incidents',
   summary: 'List alert incidents',
   description:
     "The shop's alert incidents, newest first: open ones are what is wrong right now. Each says what triggered it, counts and sample event ids, and how its messages to the subscribed channels went.",
   family: 'events',
-  kind: 'read',
   scope: 'diagnostics:read',
   meter: 'simple_read',
   request: {
@@ -56,14 +53,10 @@ export const listIncidents = defineOperation({
       data: z.array(Incident).describe('Incidents, newest first.'),
     })
     .openapi('IncidentList'),
-
-  errors: [],
   mcp: {
-    name: 'list_incidents',
     title: 'List alert incidents',
     description:
       'Answer "what is wrong right now": open incidents (failing endpoint, held shop, no enabled workflow, expiring bodies, ending secret overlap) with their events, and recently resolved ones.',
   },
-  cli: ['list-incidents'],
   run: async ({ ctx, input }) => listIncidentViews({ ctx, input }),
 });

@@ -1,14 +1,13 @@
 // POST /agent/v1/action-intents/{intent_id}/cancel — drop a previewed intent; nothing runs.
 import { ACTIONS, executeScope, previewScope } from '../../auth/scopes.ts';
 import { cancelIntent } from '../../intents/engine.ts';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineNamed } from '../define.ts';
 import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
 
-export const cancelActionIntent = defineOperation({
-  operationId: 'cancelActionIntent',
+export const cancelActionIntent = defineNamed({
+  name: 'cancel_action_intent',
   method: 'post',
-  path: `${AGENT_API_PREFIX}/action-intents/{intent_id}/cancel`,
+  path: '/action-intents/{intent_id}/cancel',
   summary: 'Cancel an action intent',
   description:
     "Cancels a previewed intent so it can never be confirmed, or stops a running bulk replay (its pending events are not replayed; those already replayed stay). Needs the kind's preview or execute scope.",
@@ -25,11 +24,9 @@ export const cancelActionIntent = defineOperation({
   response: ActionIntentSchema,
   errors: ['not_found', 'intent_not_confirmable', 'intent_expired'],
   mcp: {
-    name: 'cancel_action_intent',
     title: 'Cancel an action intent',
     description:
       'Withdraw a previewed action that should not run (for example after the merchant declined). Nothing is executed.',
   },
-  cli: ['cancel-action-intent'],
   run: async ({ ctx, input }) => cancelIntent(callerOf(ctx), input.intent_id),
 });

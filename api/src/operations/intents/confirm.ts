@@ -4,16 +4,15 @@
 // intent is known. The Idempotency-Key makes retries safe.
 import { ACTIONS, executeScope } from '../../auth/scopes.ts';
 import { confirmIntent } from '../../intents/engine.ts';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
-import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
+import { defineNamed } from '../define.ts';
+import { ActionIntentSchema, callerOf, EVENT_REPLAY_REFUSALS, IntentIdParams } from './shared.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
-export const confirmActionIntent = defineOperation({
-  operationId: 'confirmActionIntent',
+export const confirmActionIntent = defineNamed({
+  name: 'confirm_action_intent',
   method: 'post',
-  path: `${AGENT_API_PREFIX}/action-intents/{intent_id}/confirm`,
+  path: '/action-intents/{intent_id}/confirm',
   summary: 'Confirm (execute) an action intent',
   description:
     "Runs a previewed intent exactly once. Needs the intent kind's execute scope (e.g. `replay:execute`, named in the intent's `required_scope`) and an `Idempotency-Key` header: the same key and request return the stored response byte for byte; the same key with a different request answers 422; a concurrent request with the key answers 409; keys are kept 24 h. If the target changed since the preview (config version, event state, another action) the intent is refused and a fresh preview is needed. Secrets and share links created by the action appear only in this response.",
@@ -38,12 +37,7 @@ export const confirmActionIntent = defineOperation({
     'intent_expired',
     'intent_not_confirmable',
     'intent_stale',
-    'event_rejected',
-    'event_in_flight',
-    'event_not_replayable',
-    'retention_expired',
-    'event_erased',
-    'endpoint_archived',
+    ...EVENT_REPLAY_REFUSALS,
     'endpoint_not_archived',
     'replay_in_flight',
     'replay_limit_reached',
@@ -53,12 +47,10 @@ export const confirmActionIntent = defineOperation({
     'replay_recent_delivery',
   ],
   mcp: {
-    name: 'confirm_action_intent',
     title: 'Confirm an action intent',
     description:
       "Execute a previewed action (replay, diagnostics share, endpoint change, secret rotation, test event) exactly once. Needs the intent's required_scope and an idempotency key; reuse the same key when retrying. Only confirm what a human asked for or what your grant's purpose covers.",
   },
-  cli: ['confirm-action-intent'],
   run: async ({ ctx, input }) =>
     confirmIntent(callerOf(ctx), input.intent_id, ctx.headers[IDEMPOTENCY_HEADER]) as never,
 });

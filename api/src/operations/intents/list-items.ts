@@ -1,8 +1,7 @@
 // GET /agent/v1/action-intents/{intent_id}/items — a bulk replay's per-event results.
 import { z } from '@hono/zod-openapi';
 import { BULK_REPLAY_ITEM_STATUSES, listBulkReplayItemsPage } from '../../reads/bulk-replay-items.ts';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { IntentIdParams } from './shared.ts';
 
 const ITEM_STATUSES = BULK_REPLAY_ITEM_STATUSES;
@@ -29,22 +28,19 @@ export const BulkReplayItemList = z
   })
   .openapi('BulkReplayItemList');
 
-export const listBulkReplayItems = defineOperation({
-  operationId: 'listBulkReplayItems',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/action-intents/{intent_id}/items`,
+export const listBulkReplayItems = defineRead({
+  name: 'list_bulk_replay_items',
+  path: '/action-intents/{intent_id}/items',
   summary: "List a bulk replay's per-event results",
   description:
     'Every event a confirmed bulk replay covers, in run order: pending, replayed (with the new event id), refused (with the error code) or cancelled. Empty for other kinds of intent, and for a bulk replay not yet confirmed.',
   family: 'recovery',
-  kind: 'read',
   scope: 'intents:read',
   meter: 'simple_read',
   request: {
     params: IntentIdParams,
     query: z.object({
       status: z.enum(ITEM_STATUSES).optional().describe('Only items with this status.'),
-
       limit: z.coerce.number().int().min(1).max(500).optional().describe('Page size (default 100).'),
       starting_after: z.coerce
         .number()
@@ -57,11 +53,9 @@ export const listBulkReplayItems = defineOperation({
   response: BulkReplayItemList,
   errors: ['not_found'],
   mcp: {
-    name: 'list_bulk_replay_items',
     title: "List a bulk replay's per-event results",
     description:
       'See, event by event, what a bulk replay did: which events were replayed (and as which new event), refused (and why), or are still pending.',
   },
-  cli: ['list-bulk-replay-items'],
   run: async ({ ctx, input }) => listBulkReplayItemsPage({ ctx, input }),
 });

@@ -3,8 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { ACTIONS } from '../../auth/scopes.ts';
 import { listIntents } from '../../intents/engine.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { ActionIntentSchema, callerOf } from './shared.ts';
 
 export const ActionIntentList = z
@@ -16,22 +15,19 @@ export const ActionIntentList = z
   })
   .openapi('ActionIntentList');
 
-export const listActionIntents = defineOperation({
-  operationId: 'listActionIntents',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/action-intents`,
+export const listActionIntents = defineRead({
+  name: 'list_action_intents',
+  path: '/action-intents',
   summary: 'List action intents',
   description:
     'Previews, confirmations and their outcomes for this shop, newest first. Filter by state, kind or target.',
   family: 'recovery',
-  kind: 'read',
   scope: 'intents:read',
   meter: 'simple_read',
   request: {
     query: z.object({
       state: z.enum(INTENT_STATES).optional().describe('Only intents in this state.'),
       kind: z.enum(ACTIONS).optional().describe('Only intents of this kind.'),
-
       target_id: z.string().max(64).optional().describe('Only intents on this event, endpoint or shop id.'),
       limit: z.coerce.number().int().min(1).max(100).optional().describe('Page size (default 20).'),
       starting_after: z
@@ -44,13 +40,10 @@ export const listActionIntents = defineOperation({
     }),
   },
   response: ActionIntentList,
-  errors: [],
   mcp: {
-    name: 'list_action_intents',
     title: 'List action intents',
     description:
       'See which replays, shares, endpoint changes and test events were previewed, confirmed, refused or are awaiting confirmation, newest first.',
   },
-  cli: ['list-action-intents'],
   run: async ({ ctx, input }) => listIntents(callerOf(ctx), input),
 });

@@ -1,8 +1,14 @@
 // POST /agent/v1/endpoints/intents — preview creating an endpoint (a sender lane).
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
-import { MAX_REQUIRED_PATHS } from '../../services/endpoints.ts';
+import { MAX_DEDUPE_WINDOW_HOURS, MAX_REQUIRED_PATHS, MAX_TOLERANCE_SEC } from '../../services/endpoints.ts';
 import { AUTH_MODES, TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
+
+/** An endpoint's signature age tolerance in seconds, as every endpoint body takes it. */
+export const ToleranceSec = z.number().int().min(1).max(MAX_TOLERANCE_SEC).optional();
+
+/** An endpoint's dedupe window in hours, as every endpoint body takes it. */
+export const DedupeWindowHours = z.number().int().min(0).max(MAX_DEDUPE_WINDOW_HOURS).optional();
 
 export const HmacInput = z
   .strictObject({
@@ -21,13 +27,7 @@ export const HmacInput = z
       .describe(
         'Header with a Unix timestamp that is signed along with the body and checked against `tolerance_sec`; null (the default) for none.',
       ),
-    tolerance_sec: z
-      .number()
-      .int()
-      .min(1)
-      .max(3600)
-      .optional()
-      .describe('How old a signed timestamp may be, in seconds (default 300).'),
+    tolerance_sec: ToleranceSec.describe('How old a signed timestamp may be, in seconds (default 300).'),
   })
   .openapi('HmacSettings');
 
@@ -110,22 +110,12 @@ export const EndpointCreateIntentBody = z
       })
       .optional()
       .describe('Only for auth_mode basic.'),
-    tolerance_sec: z
-      .number()
-      .int()
-      .min(1)
-      .max(3600)
-      .optional()
-      .describe(
-        'For timestamped presets (`stripe`, `standard_webhooks`, `slack`): how old a signature may be, in seconds (default 300).',
-      ),
-    dedupe_window_hours: z
-      .number()
-      .int()
-      .min(0)
-      .max(720)
-      .optional()
-      .describe("Hours a repeated sender event id is suppressed as a duplicate (the plan's window caps it)."),
+    tolerance_sec: ToleranceSec.describe(
+      'For timestamped presets (`stripe`, `standard_webhooks`, `slack`): how old a signature may be, in seconds (default 300).',
+    ),
+    dedupe_window_hours: DedupeWindowHours.describe(
+      "Hours a repeated sender event id is suppressed as a duplicate (the plan's window caps it).",
+    ),
     mapping: MappingInput.optional().describe('How to read ids, event type and required fields from the body.'),
 
     secret: z

@@ -2,7 +2,7 @@
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
 import { TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
-import { HmacInput, MappingInput } from './preview-endpoint-create.ts';
+import { DedupeWindowHours, HmacInput, MappingInput, ToleranceSec } from './preview-endpoint-create.ts';
 
 export const EndpointEditIntentBody = z
   .strictObject({
@@ -13,20 +13,10 @@ export const EndpointEditIntentBody = z
       .optional()
       .describe('New Flow trigger for events received from now on; omitted keeps the current one.'),
     hmac: HmacInput.optional().describe('Only for auth_mode hmac_sha256.'),
-    tolerance_sec: z
-      .number()
-      .int()
-      .min(1)
-      .max(3600)
-      .optional()
-      .describe('New signature age tolerance in seconds, for timestamped presets; omitted keeps the current one.'),
-    dedupe_window_hours: z
-      .number()
-      .int()
-      .min(0)
-      .max(720)
-      .optional()
-      .describe('New dedupe window in hours; omitted keeps the current one.'),
+    tolerance_sec: ToleranceSec.describe(
+      'New signature age tolerance in seconds, for timestamped presets; omitted keeps the current one.',
+    ),
+    dedupe_window_hours: DedupeWindowHours.describe('New dedupe window in hours; omitted keeps the current one.'),
 
     mapping: MappingInput.optional().describe('Fields given replace the current ones; fields omitted stay.'),
     status: z

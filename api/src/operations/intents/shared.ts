@@ -4,6 +4,7 @@ import { z } from '@hono/zod-openapi';
 import { ACTIONS } from '../../auth/scopes.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
+import { idPathParam } from '../read-schemas.ts';
 
 const Actor = z
   .object({
@@ -118,41 +119,25 @@ export const ActionIntentSchema = z
   })
   .openapi('ActionIntent');
 
-export const IntentIdParams = z.object({
-  intent_id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({
-      param: { name: 'intent_id', in: 'path' },
-      example: 'int_01jd5x0k3q8v2m4n6p8r0s2t4v',
-      description: 'Action intent id (`int_…`), from the preview response.',
-    }),
-});
+export const IntentIdParams = idPathParam(
+  'intent_id',
+  'int_01jd5x0k3q8v2m4n6p8r0s2t4v',
+  'Action intent id (`int_…`), from the preview response.',
+);
 
-export const EventIdParams = z.object({
-  event_id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({
-      param: { name: 'event_id', in: 'path' },
-      example: 'evt_01jd5x0k3q8v2m4n6p8r0s2t4v',
-      description: 'Event id (`evt_…`).',
-    }),
-});
+export const EventIdParams = idPathParam('event_id', 'evt_01jd5x0k3q8v2m4n6p8r0s2t4v', 'Event id (`evt_…`).');
 
-export const EndpointIdParams = z.object({
-  endpoint_id: z
-    .string()
-    .min(1)
-    .max(64)
-    .openapi({
-      param: { name: 'endpoint_id', in: 'path' },
-      example: 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v',
-      description: 'Endpoint id (`ep_…`).',
-    }),
-});
+export const EndpointIdParams = idPathParam('endpoint_id', 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v', 'Endpoint id (`ep_…`).');
+
+/** Why one event cannot be replayed now: checked by a replay's preview and again at its confirmation. */
+export const EVENT_REPLAY_REFUSALS = [
+  'event_rejected',
+  'event_in_flight',
+  'event_not_replayable',
+  'retention_expired',
+  'event_erased',
+  'endpoint_archived',
+] as const satisfies readonly ErrorCode[];
 
 /** Refusals every preview can meet besides its kind's own. */
 export const PREVIEW_ERRORS: readonly ErrorCode[] = ['not_found'];

@@ -1,8 +1,8 @@
 // GET /agent/v1/manifest — public. What Flowport is, what it can do, where the
 // contract and docs live, and the boundaries an agent must respect. Read it first.
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
+import { ScopeFacts } from '../read-schemas.ts';
 import { readManifest } from '../../services/manifest.ts';
 
 const Capability = z
@@ -95,14 +95,7 @@ export const Manifest = z
     capabilities: z
       .array(Capability)
       .describe('Every operation: how to call it by HTTP, MCP and CLI, and the scope it needs.'),
-    scopes: z
-      .array(
-        z.object({
-          scope: z.string().describe('Scope name (e.g. `events:read`).'),
-          description: z.string().describe('What the scope allows.'),
-        }),
-      )
-      .describe('Every grant scope.'),
+    scopes: z.array(ScopeFacts).describe('Every grant scope.'),
     tiers: z
       .array(
         z.object({
@@ -119,26 +112,20 @@ export const Manifest = z
 
   .openapi('Manifest');
 
-export const getManifest = defineOperation({
-  operationId: 'getManifest',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/manifest`,
+export const getManifest = defineRead({
+  name: 'get_manifest',
+  path: '/manifest',
   summary: 'Read the manifest',
   description:
     'Edition identity, capabilities, the OpenAPI contract, docs index, CLI and MCP references, scopes and safety boundaries. Public; read it before authenticated calls.',
   family: 'docs',
-  kind: 'read',
   scope: null,
   meter: null,
-  request: {},
   response: Manifest,
-  errors: [],
   mcp: {
-    name: 'get_manifest',
     title: 'Read the Flowport manifest',
     description:
       'Start here: learn what this Flowport edition can do, which scopes each capability needs, where the docs and OpenAPI contract live, and the safety boundaries to respect.',
   },
-  cli: ['get-manifest'],
   run: async ({ ctx }) => readManifest({ ctx }),
 });

@@ -2,8 +2,7 @@
 // committed OpenAPI contract with the component schemas it references, so an
 // agent can check an exact request shape without downloading the whole document.
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { openApiOperationFor } from '../../services/docs.ts';
 
 export const OpenApiOperationLookup = z
@@ -20,15 +19,13 @@ export const OpenApiOperationLookup = z
   })
   .openapi('OpenApiOperationLookup');
 
-export const getOpenApiOperation = defineOperation({
-  operationId: 'getOpenApiOperation',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/openapi/operations/{operation_id}`,
+export const getOpenApiOperation = defineRead({
+  name: 'get_open_api_operation',
+  path: '/openapi/operations/{operation_id}',
   summary: 'Look up an OpenAPI operation',
   description:
     'One operation from the committed OpenAPI contract (parameters, request body, responses, scope, error codes) plus the component schemas it references. Public.',
   family: 'docs',
-  kind: 'read',
   scope: null,
   meter: null,
   request: {
@@ -43,11 +40,9 @@ export const getOpenApiOperation = defineOperation({
   response: OpenApiOperationLookup,
   errors: ['docs_unavailable', 'openapi_operation_not_found'],
   mcp: {
-    name: 'get_open_api_operation',
     title: 'Look up an API operation in the OpenAPI contract',
     description:
       'Get the exact request and response contract of one Agent Operations API operation (by operationId, as listed in the manifest), with the schemas it references.',
   },
-  cli: ['get-open-api-operation'],
   run: async ({ ctx, input }) => openApiOperationFor({ ctx, input }),
 });

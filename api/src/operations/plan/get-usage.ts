@@ -1,10 +1,9 @@
 // GET /agent/v1/plan-usage — the shop's plan, this month's meters against their
 // caps, the grace state for accepted events, rate limits and retention.
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { USAGE_METERS } from '../../usage/meters.ts';
 import { Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { readPlanUsage } from '../../reads/plan-usage.ts';
 
 const MeterUsage = z
@@ -80,26 +79,20 @@ export const PlanUsage = z
   })
   .openapi('PlanUsage');
 
-export const getPlanUsage = defineOperation({
-  operationId: 'getPlanUsage',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/plan-usage`,
+export const getPlanUsage = defineRead({
+  name: 'get_plan_usage',
+  path: '/plan-usage',
   summary: 'Read plan and usage',
   description:
     "The shop's plan, this month's usage of every meter against its cap, grace state, per-minute rate limits and retention. Counted as a simple read but never blocked by a plan cap, so you can always see why something was refused.",
   family: 'account',
-  kind: 'read',
   scope: 'plan:read',
   meter: 'simple_read',
-  request: {},
   response: PlanUsage,
-  errors: [],
   mcp: {
-    name: 'get_plan_usage',
     title: 'Read plan limits and usage',
     description:
       'See how much of the monthly plan is used (events, replays, reads, previews, executions), the rate limits, and when counters reset. Use it after a 402 or 429 refusal.',
   },
-  cli: ['get-plan-usage'],
   run: async ({ ctx }) => readPlanUsage({ ctx }),
 });

@@ -1,42 +1,25 @@
 // GET /agent/v1/receipts/{receipt_id} — one receipt by id (rejected requests have receipts too).
-import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
-import { defineOperation } from '../../core/types.ts';
+import { idPathParam } from '../read-schemas.ts';
+import { defineRead } from '../define.ts';
 import { Receipt } from './schemas.ts';
 import { readReceipt } from '../../reads/receipts.ts';
 
-export const getReceipt = defineOperation({
-  operationId: 'getReceipt',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/receipts/{receipt_id}`,
+export const getReceipt = defineRead({
+  name: 'get_receipt',
+  path: '/receipts/{receipt_id}',
   summary: 'Read a receipt',
   description:
     'The durable acknowledgement of one intake request: auth and validation results, dedupe decision, endpoint config version, the HTTP status returned to the sender, support code and where the handoff stands.',
   family: 'events',
-  kind: 'read',
   scope: 'receipts:read',
   meter: 'simple_read',
-  request: {
-    params: z.object({
-      receipt_id: z
-        .string()
-        .min(1)
-        .max(64)
-        .openapi({
-          param: { name: 'receipt_id', in: 'path' },
-          example: 'rcpt_01jd0000000000000000000000',
-          description: 'Receipt id (`rcpt_…`).',
-        }),
-    }),
-  },
+  request: { params: idPathParam('receipt_id', 'rcpt_01jd0000000000000000000000', 'Receipt id (`rcpt_…`).') },
   response: Receipt,
   errors: ['not_found'],
   mcp: {
-    name: 'get_receipt',
     title: 'Read a receipt',
     description:
       'Check what Flowport told the sender for one request (accepted, duplicate, rejected and why) and where its handoff to Shopify Flow stands. Use the receipt id a sender got back.',
   },
-  cli: ['get-receipt'],
   run: async ({ ctx, input }) => readReceipt({ ctx, input }),
 });

@@ -1,9 +1,8 @@
 // GET /agent/v1/setup — is this shop ready to move events into Flow, and what is missing.
 import { z } from '@hono/zod-openapi';
-import { AGENT_API_PREFIX } from '../../lib/package-info.ts';
 import { ReadinessCheckSchema, ShopConnectionFields } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
-import { defineOperation } from '../../core/types.ts';
+import { defineRead } from '../define.ts';
 import { readSetup } from '../../reads/setup.ts';
 
 export const Setup = z
@@ -58,26 +57,20 @@ export const Setup = z
   })
   .openapi('Setup');
 
-export const getSetup = defineOperation({
-  operationId: 'getSetup',
-  method: 'get',
-  path: `${AGENT_API_PREFIX}/setup`,
+export const getSetup = defineRead({
+  name: 'get_setup',
+  path: '/setup',
   summary: 'Read setup and readiness',
   description:
     'Shop connection, Flow trigger readiness, an endpoint summary, last activity and what is missing, each missing item with its docs page.',
   family: 'setup',
-  kind: 'read',
   scope: 'setup:read',
   meter: 'simple_read',
-  request: {},
   response: Setup,
-  errors: [],
   mcp: {
-    name: 'get_setup',
     title: 'Check setup and readiness',
     description:
       'Find out whether this shop is ready to move sender events into Shopify Flow: connection, endpoints, trigger handles, recent deliveries, and what is still missing with the docs page for each fix.',
   },
-  cli: ['get-setup'],
   run: async ({ ctx }) => readSetup({ ctx }),
 });
