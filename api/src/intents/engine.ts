@@ -12,6 +12,7 @@ import type { Principal, Services } from '../core/types.ts';
 import { getShop } from '../services/shops.ts';
 import type { ShopRow } from '../store/tables/shops.ts';
 import type { Db } from '../store/db.ts';
+import { lockEndpointForChange } from '../store/tables/endpoints.ts';
 import {
   claimKey,
   completeKey,
@@ -420,6 +421,8 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
   let outcome: Outcome;
   try {
     outcome = await services.db.tx(async (tx): Promise<Outcome> => {
+      // Concurrent confirmations on one endpoint take turns from here (ADR 0411).
+      if (initial.target_type === 'endpoint' && initial.target_id) await lockEndpointForChange(tx, initial.target_id);
       const now = services.now();
       const row = await tx.get<IntentRow>('SELECT * FROM action_intents WHERE id = ? AND shop_id = ?', [
         initial.id,

@@ -121,3 +121,15 @@ export async function updateEndpointStatus(
     id,
   ]);
 }
+
+// intents: a confirmation holds its target endpoint (ADR 0411).
+
+/**
+ * Locks an endpoint's row for the rest of the transaction, so a confirmation's "target changed"
+ * re-read and its write are one step: on PostgreSQL a concurrent confirmation on the same
+ * endpoint waits here until this one commits, then reads what it wrote. SQLite runs one write
+ * transaction at a time already, so there is nothing to lock.
+ */
+export async function lockEndpointForChange(tx: Db, id: string): Promise<void> {
+  if (tx.dialect === 'postgres') await tx.get('SELECT id FROM endpoints WHERE id = ? FOR UPDATE', [id]);
+}
