@@ -52,11 +52,8 @@ export const SQL_HOMES: readonly string[] = ['store/', 'audit/', 'reads/'];
  */
 export const NOT_YET_MOVED: readonly string[] = [
   'intents/alerts.ts',
-  'intents/bulk-replay-progress.ts',
   'intents/bulk-replay-runner.ts',
   'intents/engine.ts',
-  'intents/idempotency.ts',
-  'intents/kind-of.ts',
   'intents/kinds/alert-subscribe.ts',
   'intents/kinds/bulk-replay.ts',
   'intents/kinds/common.ts',
@@ -66,7 +63,6 @@ export const NOT_YET_MOVED: readonly string[] = [
   'intents/kinds/endpoint-edit.ts',
   'intents/kinds/replay.ts',
   'intents/kinds/test-event.ts',
-  'intents/replay-claims.ts',
 ];
 
 /** Comments out, so prose about SQL is not read as SQL. */
