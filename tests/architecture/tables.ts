@@ -56,13 +56,8 @@ export const NOT_YET_MOVED: readonly string[] = [
   'intents/engine.ts',
   'intents/kinds/alert-subscribe.ts',
   'intents/kinds/bulk-replay.ts',
-  'intents/kinds/common.ts',
   'intents/kinds/diagnostics-share.ts',
-  'intents/kinds/endpoint-create.ts',
-  'intents/kinds/endpoint-delete.ts',
-  'intents/kinds/endpoint-edit.ts',
   'intents/kinds/replay.ts',
-  'intents/kinds/test-event.ts',
 ];
 
 /** Comments out, so prose about SQL is not read as SQL. */

@@ -133,3 +133,52 @@ export async function updateEndpointStatus(
 export async function lockEndpointForChange(tx: Db, id: string): Promise<void> {
   if (tx.dialect === 'postgres') await tx.get('SELECT id FROM endpoints WHERE id = ? FOR UPDATE', [id]);
 }
+
+/** One of a shop's endpoints, deleted or not (another shop's endpoint is not found). */
+export async function findShopEndpoint(db: Db, shopId: string, id: string): Promise<EndpointRow | undefined> {
+  return db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ? AND shop_id = ?', [id, shopId]);
+}
+
+/** How many of a shop's endpoints (not deleted) carry this name. */
+export async function countEndpointsNamed(db: Db, shopId: string, name: string): Promise<number> {
+  const row = await db.get<{ n: number | string }>(
+    `SELECT COUNT(*) AS n FROM endpoints WHERE shop_id = ? AND name = ? AND deleted_at IS NULL`,
+    [shopId, name],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** Writes an edited configuration (name, label, trigger, config, status) as version `configVersion`. */
+export async function updateEndpointConfig(
+  tx: Db,
+  u: {
+    id: string;
+    name: string;
+    senderLabel: string;
+    triggerVariant: TriggerVariant;
+    configJson: string;
+    configVersion: number;
+    status: EndpointStatus;
+    now: number;
+  },
+): Promise<void> {
+  await tx.run(
+    `UPDATE endpoints SET name = ?, sender_label = ?, trigger_variant = ?, config_json = ?, config_version = ?, status = ?, updated_at = ?
+        WHERE id = ?`,
+    [u.name, u.senderLabel, u.triggerVariant, u.configJson, u.configVersion, u.status, u.now, u.id],
+  );
+}
+
+/** Archives an endpoint. */
+export async function archiveEndpoint(tx: Db, id: string, now: number): Promise<void> {
+  await tx.run(`UPDATE endpoints SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?`, [now, now, id]);
+}
+
+/** Leaves an endpoint's tombstone: deleted, its configuration and secrets cleared. */
+export async function tombstoneEndpoint(tx: Db, id: string, now: number): Promise<void> {
+  await tx.run(
+    `UPDATE endpoints SET deleted_at = ?, updated_at = ?, config_json = '{}', secret_enc = NULL, secret_last4 = NULL,
+         previous_secret_enc = NULL, previous_secret_expires_at = NULL WHERE id = ?`,
+    [now, now, id],
+  );
+}
