@@ -9,11 +9,12 @@ import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import { lastFamilyDelivery, replayedBy } from '../../reads/events.ts';
 import { configFromSnake, configToSnake } from '../../services/endpoints.ts';
-import type { EndpointRow } from '../../store/tables/endpoints.ts';
+import { type EndpointRow, findEndpoint, findEndpointVersionConfig } from '../../store/tables/endpoints.ts';
+import { insertReplayCopy } from '../../store/tables/events/intents.ts';
 import { assertNoReplayInFlight, claimReplay, heldClaims, replayInFlight } from '../replay-claims.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
-import { endpointSnapshot, type EventRow, iso, jsonDiff, loadEvent, NEW_EVENT_ID } from './common.ts';
+import { endpointSnapshot, iso, jsonDiff, loadEvent, NEW_EVENT_ID } from './common.ts';
 
 export interface ReplayParams {
   acknowledge_recent_delivery?: boolean;
@@ -36,7 +37,7 @@ export const REPLAY_REFUSAL_CODE: Record<ReplayUnavailableReason, ErrorCode> = {
 
 async function facts(kc: KindContext, eventId: string | null) {
   const ev = await loadEvent(kc, eventId);
-  const endpoint = await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [ev.endpoint_id]);
+  const endpoint = await findEndpoint(kc.db, ev.endpoint_id);
   if (!endpoint) throw new AppError('not_found', { detail: `The endpoint of event ${ev.id} no longer exists.` });
   return { ev, endpoint };
 }
@@ -85,10 +86,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       });
     }
 
-    const original = await kc.db.get<{ config_json: string }>(
-      'SELECT config_json FROM endpoint_versions WHERE endpoint_id = ? AND version = ?',
-      [endpoint.id, ev.config_version],
-    );
+    const original = await findEndpointVersionConfig(kc.db, endpoint.id, ev.config_version);
     const snake = (json: string) => configToSnake(configFromSnake(JSON.parse(json)));
     const configChanges = original ? jsonDiff(snake(original.config_json), snake(endpoint.config_json)) : [];
     const handle = TRIGGER_HANDLES[endpoint.trigger_variant];
@@ -193,10 +191,8 @@ export const replayKind: IntentKindDef<ReplayParams> = {
   },
 
   async execute(kc, intent) {
-    const ev = (await kc.db.get<EventRow>('SELECT * FROM events WHERE id = ?', [intent.target_id])) as EventRow;
-    const endpoint = (await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [
-      ev.endpoint_id,
-    ])) as EndpointRow;
+    const ev = await loadEvent(kc, intent.target_id);
+    const endpoint = (await findEndpoint(kc.db, ev.endpoint_id)) as EndpointRow;
     const id = newId('event', kc.now);
     // The event is claimed for this replay in the confirmation's transaction, by the store: a
     // replay or bulk replay in flight for it (confirmed a moment ago, in another process) keeps it.
@@ -210,18 +206,16 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       }))
     )
       throw replayInFlight(ev.id, (await heldClaims(kc.db, [ev.id])).get(ev.id));
-    // The replay shares the original's receipt (no new sender request arrived) and its body expiry (replaying never extends retention).
-    // The body is copied in the same statement that checks it is still there: the retention sweep may
-    // purge it after this confirmation checked the event (Postgres, read committed).
-    const copied = await kc.db.run(
-      `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, external_event_id, event_type, sender, body, body_size, body_sha256,
-         resource_id, related_resource_id, config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, replay_of, is_test)
-       SELECT ?, shop_id, endpoint_id, receipt_id, 'queued', external_event_id, event_type, sender, body, body_size, body_sha256,
-         resource_id, related_resource_id, ?, ?, ?, ?, 'retained', body_expires_at, id, 0
-         FROM events WHERE id = ? AND retention_state = 'retained' AND body IS NOT NULL`,
-      [id, endpoint.config_version, kc.now, kc.now, kc.now, ev.id],
-    );
-    if (copied.changes !== 1) {
+    // The replay shares the original's receipt (no new sender request arrived) and its body expiry;
+    // the body is copied by the statement that checks it is still there (insertReplayCopy).
+    const copied = await insertReplayCopy(kc.db, {
+      replayId: id,
+      originalId: ev.id,
+      shopId: ev.shop_id,
+      configVersion: Number(endpoint.config_version),
+      now: kc.now,
+    });
+    if (!copied) {
       throw new AppError('retention_expired', {
         detail: `Event ${ev.id} cannot be replayed: ${REPLAY_REASON_TEXT.retention_expired}`,
         reason: 'The body was purged while the replay was being confirmed.',

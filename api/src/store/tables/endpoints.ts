@@ -182,3 +182,25 @@ export async function tombstoneEndpoint(tx: Db, id: string, now: number): Promis
     [now, now, id],
   );
 }
+
+/** The configuration an endpoint had at one version, if recorded. */
+export async function findEndpointVersionConfig(
+  db: Db,
+  endpointId: string,
+  version: number,
+): Promise<{ config_json: string } | undefined> {
+  return db.get<{ config_json: string }>('SELECT config_json FROM endpoint_versions WHERE endpoint_id = ? AND version = ?', [
+    endpointId,
+    version,
+  ]);
+}
+
+/** A shop's endpoints, deleted ones included. */
+export async function listShopEndpointRows(db: Db, shopId: string): Promise<EndpointRow[]> {
+  return db.all<EndpointRow>('SELECT * FROM endpoints WHERE shop_id = ?', [shopId]);
+}
+
+/** A shop's endpoints that are not deleted, by id. */
+export async function listLiveShopEndpoints(db: Db, shopId: string): Promise<EndpointRow[]> {
+  return db.all<EndpointRow>('SELECT * FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL ORDER BY id', [shopId]);
+}

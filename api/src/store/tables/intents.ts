@@ -199,3 +199,300 @@ export async function findBlockingReplayClaims(
   }
   return out;
 }
+
+// Diagnostics shares.
+
+/** A frozen diagnostics share as its link reads it. */
+export interface SharedDiagnosticsRow {
+  id: string;
+  bundle_json: string;
+  expires_at: number | string;
+  revoked_at: number | string | null;
+}
+
+export async function insertDiagnosticsShare(
+  tx: Db,
+  s: { id: string; shopId: string; tokenHash: string; bundleJson: string; now: number; expiresAt: number },
+): Promise<void> {
+  await tx.run(
+    'INSERT INTO diagnostics_shares (id, shop_id, token_hash, bundle_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+    [s.id, s.shopId, s.tokenHash, s.bundleJson, s.now, s.expiresAt],
+  );
+}
+
+/** The share whose token hashes to `tokenHash` (expired or revoked ones too). */
+export async function findDiagnosticsShareByTokenHash(
+  db: Db,
+  tokenHash: string,
+): Promise<SharedDiagnosticsRow | undefined> {
+  return db.get<SharedDiagnosticsRow>(
+    'SELECT id, bundle_json, expires_at, revoked_at FROM diagnostics_shares WHERE token_hash = ?',
+    [tokenHash],
+  );
+}
+
+// Bulk replay items and runs.
+
+/** Freezes a bulk replay's events as its pending items, numbered in run order. */
+export async function insertBulkReplayItems(tx: Db, intentId: string, eventIds: readonly string[]): Promise<void> {
+  const CHUNK = 200;
+  for (let i = 0; i < eventIds.length; i += CHUNK) {
+    const part = eventIds.slice(i, i + CHUNK);
+    await tx.run(
+      `INSERT INTO bulk_replay_items (intent_id, seq, event_id, status) VALUES ${part.map(() => "(?, ?, ?, 'pending')").join(', ')}`,
+      part.flatMap((id, j) => [intentId, i + j, id]),
+    );
+  }
+}
+
+/** Refuses (replay_in_flight) the pending items whose event the intent did not get the claim of. */
+export async function refuseUnclaimedBulkReplayItems(tx: Db, intentId: string, now: number): Promise<void> {
+  await tx.run(
+    `UPDATE bulk_replay_items SET status = 'refused', reason = 'replay_in_flight', finished_at = ?
+        WHERE intent_id = ? AND status = 'pending'
+          AND NOT EXISTS (SELECT 1 FROM replay_claims c WHERE c.event_id = bulk_replay_items.event_id AND c.intent_id = ?)`,
+    [now, intentId, intentId],
+  );
+}
+
+export async function insertBulkReplayRun(
+  tx: Db,
+  r: { intentId: string; shopId: string; ratePerSecond: number; now: number },
+): Promise<void> {
+  await tx.run(
+    'INSERT INTO bulk_replay_runs (intent_id, shop_id, rate_per_second, started_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+    [r.intentId, r.shopId, r.ratePerSecond, r.now, r.now],
+  );
+}
+
+/** Up to 5 confirmed bulk replays no other live runner holds, oldest first. */
+export async function listRunnableBulkReplays(db: Db, now: number, owner: string): Promise<{ intent_id: string }[]> {
+  return db.all<{ intent_id: string }>(
+    `SELECT r.intent_id FROM bulk_replay_runs r JOIN action_intents i ON i.id = r.intent_id
+          WHERE i.state = 'confirmed' AND (r.lease_owner IS NULL OR r.lease_expires_at < ? OR r.lease_owner = ?)
+          ORDER BY r.started_at LIMIT 5`,
+    [now, owner],
+  );
+}
+
+/** Leases a run to `owner` until `until` (or renews its lease); false when another holds it. */
+export async function leaseBulkReplayRun(
+  db: Db,
+  intentId: string,
+  owner: string,
+  now: number,
+  until: number,
+): Promise<boolean> {
+  const r = await db.run(
+    `UPDATE bulk_replay_runs SET lease_owner = ?, lease_expires_at = ?, updated_at = ?
+        WHERE intent_id = ? AND (lease_owner IS NULL OR lease_expires_at < ? OR lease_owner = ?)`,
+    [owner, until, now, intentId, now, owner],
+  );
+  return r.changes === 1;
+}
+
+export async function findBulkReplayRun(
+  db: Db,
+  intentId: string,
+): Promise<{ shop_id: string; rate_per_second: number | string } | undefined> {
+  return db.get<{ shop_id: string; rate_per_second: number | string }>(
+    'SELECT shop_id, rate_per_second FROM bulk_replay_runs WHERE intent_id = ?',
+    [intentId],
+  );
+}
+
+/** The next pending items of a run, in order. */
+export async function listPendingBulkReplayItems(
+  db: Db,
+  intentId: string,
+  limit: number,
+): Promise<{ seq: number | string; event_id: string }[]> {
+  return db.all<{ seq: number | string; event_id: string }>(
+    `SELECT seq, event_id FROM bulk_replay_items WHERE intent_id = ? AND status = 'pending' ORDER BY seq LIMIT ${Number(limit)}`,
+    [intentId],
+  );
+}
+
+/** Takes a pending item (marks it replayed); false when it is no longer pending. */
+export async function takeBulkReplayItem(tx: Db, intentId: string, seq: number, now: number): Promise<boolean> {
+  const claimed = await tx.run(
+    `UPDATE bulk_replay_items SET status = 'replayed', finished_at = ? WHERE intent_id = ? AND seq = ? AND status = 'pending'`,
+    [now, intentId, seq],
+  );
+  return claimed.changes === 1;
+}
+
+/** Records why a taken item is refused after all. */
+export async function setBulkReplayItemRefused(tx: Db, intentId: string, seq: number, reason: string): Promise<void> {
+  await tx.run('UPDATE bulk_replay_items SET status = ?, reason = ? WHERE intent_id = ? AND seq = ?', [
+    'refused',
+    reason,
+    intentId,
+    seq,
+  ]);
+}
+
+/** Refuses an item still pending; false when it is not pending any more. */
+export async function refusePendingBulkReplayItem(
+  tx: Db,
+  intentId: string,
+  seq: number,
+  reason: string,
+  now: number,
+): Promise<boolean> {
+  const r = await tx.run(
+    `UPDATE bulk_replay_items SET status = 'refused', reason = ?, finished_at = ? WHERE intent_id = ? AND seq = ? AND status = 'pending'`,
+    [reason, now, intentId, seq],
+  );
+  return r.changes === 1;
+}
+
+export async function setBulkReplayItemReplay(tx: Db, intentId: string, seq: number, replayEventId: string): Promise<void> {
+  await tx.run('UPDATE bulk_replay_items SET replay_event_id = ? WHERE intent_id = ? AND seq = ?', [
+    replayEventId,
+    intentId,
+    seq,
+  ]);
+}
+
+/** Cancels a bulk replay's pending items. */
+export async function cancelPendingBulkReplayItems(tx: Db, intentId: string, now: number): Promise<void> {
+  await tx.run(
+    `UPDATE bulk_replay_items SET status = 'cancelled', finished_at = ? WHERE intent_id = ? AND status = 'pending'`,
+    [now, intentId],
+  );
+}
+
+export async function releaseBulkReplayRunLease(tx: Db, intentId: string, now: number): Promise<void> {
+  await tx.run(
+    'UPDATE bulk_replay_runs SET lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE intent_id = ?',
+    [now, intentId],
+  );
+}
+
+// Action intents: the engine's rows and its conditional state moves.
+
+/** One of a shop's intents, as stored (the caller names the row type: intents/types.ts IntentRow). */
+export async function findShopIntent<T>(db: Db, shopId: string, intentId: string): Promise<T | undefined> {
+  return db.get<T>('SELECT * FROM action_intents WHERE id = ? AND shop_id = ?', [intentId, shopId]);
+}
+
+/** Whether an intent of this id is the shop's. */
+export async function intentIsShops(db: Db, shopId: string, intentId: string): Promise<boolean> {
+  const known = await db.get<{ id: string }>('SELECT id FROM action_intents WHERE id = ? AND shop_id = ?', [
+    intentId,
+    shopId,
+  ]);
+  return known !== undefined;
+}
+
+/** A new previewed intent. */
+export async function insertPreviewedIntent(
+  tx: Db,
+  i: {
+    id: string;
+    shopId: string;
+    kind: string;
+    targetType: string;
+    targetId: string | null;
+    paramsJson: string;
+    paramsHash: string;
+    previewJson: string;
+    createdByGrant: string;
+    now: number;
+    expiresAt: number;
+  },
+): Promise<void> {
+  await tx.run(
+    `INSERT INTO action_intents (id, shop_id, kind, state, target_type, target_id, params_json, params_hash, preview_json,
+         created_by_grant, created_at, expires_at)
+       VALUES (?, ?, ?, 'previewed', ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      i.id,
+      i.shopId,
+      i.kind,
+      i.targetType,
+      i.targetId,
+      i.paramsJson,
+      i.paramsHash,
+      i.previewJson,
+      i.createdByGrant,
+      i.now,
+      i.expiresAt,
+    ],
+  );
+}
+
+/** Moves a previewed intent to confirmed; false when it is not previewed any more. */
+export async function markIntentConfirmed(tx: Db, id: string, grantId: string, now: number): Promise<boolean> {
+  const claimed = await tx.run(
+    `UPDATE action_intents SET state = 'confirmed', confirmed_by_grant = ?, confirmed_at = ? WHERE id = ? AND state = 'previewed'`,
+    [grantId, now, id],
+  );
+  return claimed.changes === 1;
+}
+
+/** Stores the result of an intent still running (a bulk replay). */
+export async function setIntentResult(tx: Db, id: string, resultJson: string): Promise<void> {
+  await tx.run('UPDATE action_intents SET result_json = ? WHERE id = ?', [resultJson, id]);
+}
+
+/** Marks an intent executed with its result. */
+export async function markIntentExecuted(tx: Db, id: string, now: number, resultJson: string): Promise<void> {
+  await tx.run(`UPDATE action_intents SET state = 'executed', finished_at = ?, result_json = ? WHERE id = ?`, [
+    now,
+    resultJson,
+    id,
+  ]);
+}
+
+/** Marks a confirmed intent (a bulk replay) executed; false when it is not confirmed (cancelled meanwhile). */
+export async function markConfirmedIntentExecuted(
+  tx: Db,
+  id: string,
+  now: number,
+  resultJson: string,
+): Promise<boolean> {
+  const done = await tx.run(
+    `UPDATE action_intents SET state = 'executed', finished_at = ?, result_json = ? WHERE id = ? AND state = 'confirmed'`,
+    [now, resultJson, id],
+  );
+  return done.changes === 1;
+}
+
+/** Refuses a previewed intent with an error code. */
+export async function markIntentRefused(tx: Db, id: string, code: string, now: number): Promise<void> {
+  await tx.run(
+    `UPDATE action_intents SET state = 'refused', error_code = ?, finished_at = ? WHERE id = ? AND state = 'previewed'`,
+    [code, now, id],
+  );
+}
+
+/** A previewed intent failed in execution (internal_error), confirmed by this grant. */
+export async function markIntentFailed(tx: Db, id: string, grantId: string, now: number): Promise<void> {
+  await tx.run(
+    `UPDATE action_intents SET state = 'failed', error_code = 'internal_error', confirmed_by_grant = ?, confirmed_at = ?, finished_at = ?
+          WHERE id = ? AND state = 'previewed'`,
+    [grantId, now, now, id],
+  );
+}
+
+/** Records a previewed intent's expiry. */
+export async function markIntentExpired(db: Db, id: string): Promise<void> {
+  await db.run(`UPDATE action_intents SET state = 'expired' WHERE id = ? AND state = 'previewed'`, [id]);
+}
+
+/** Cancels an intent in state `from`; false when it is in another state. */
+export async function markIntentCancelled(
+  tx: Db,
+  id: string,
+  from: 'previewed' | 'confirmed',
+  now: number,
+): Promise<boolean> {
+  const r = await tx.run(`UPDATE action_intents SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = ?`, [
+    now,
+    id,
+    from,
+  ]);
+  return r.changes === 1;
+}
