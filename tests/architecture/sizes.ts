@@ -16,7 +16,6 @@ export const MAX_FUNCTION_LINES = 100;
  * it is taken off.
  */
 export const KNOWN_OVERSIZE: readonly string[] = [
-  'intents/kinds/replay.ts: inspect',
   'reads/event-detail.ts: readEvent',
 ];
 
