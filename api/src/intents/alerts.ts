@@ -224,8 +224,7 @@ export class AlertMonitor {
       }
       const attempts = Number(n.attempts) + 1;
       const at = this.services.now();
-      if (error === null)
-        await markAlertNotificationSent(db, n.id, attempts, at);
+      if (error === null) await markAlertNotificationSent(db, n.id, attempts, at);
       else
         await markAlertNotificationFailed(db, {
           id: n.id,

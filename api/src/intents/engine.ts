@@ -385,7 +385,13 @@ type Outcome =
 type IntentRef = { id: string; kind: IntentKind; targetType: string; targetId: string | null };
 
 /** The confirmation's one transaction: re-check the target, claim the intent, execute, meter. */
-async function confirmInTx(caller: Caller, tx: Db, shop: ShopRow, initial: IntentRow, ref: IntentRef): Promise<Outcome> {
+async function confirmInTx(
+  caller: Caller,
+  tx: Db,
+  shop: ShopRow,
+  initial: IntentRow,
+  ref: IntentRef,
+): Promise<Outcome> {
   const { services, principal } = caller;
   const def = kindDef(initial.kind);
   const params = JSON.parse(initial.params_json) as Record<string, unknown>;

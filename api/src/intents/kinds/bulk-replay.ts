@@ -122,9 +122,7 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
       detail: `The filter matches more than ${BULK_REPLAY_MAX_EVENTS} events. Narrow it (endpoint, time window, error code) and run several bulk replays.`,
       extra: { max_events: BULK_REPLAY_MAX_EVENTS },
     });
-  const endpoints = new Map(
-    (await listShopEndpointRows(db, kc.shop.id)).map((e) => [e.id, e]),
-  );
+  const endpoints = new Map((await listShopEndpointRows(db, kc.shop.id)).map((e) => [e.id, e]));
   // Events already replayed (by any replay), and the latest delivery or replay of each, one query.
   const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
   const replays = await listShopReplayedOriginals(db, kc.shop.id);

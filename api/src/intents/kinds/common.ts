@@ -17,9 +17,7 @@ export const iso = (ms: number | string | null | undefined): string | null =>
   ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 
 export async function loadEvent(kc: KindContext, eventId: string | null): Promise<EventRow> {
-  const ev = eventId
-    ? await findShopEvent<EventRow>(kc.db, kc.shop.id, eventId)
-    : undefined;
+  const ev = eventId ? await findShopEvent<EventRow>(kc.db, kc.shop.id, eventId) : undefined;
   if (!ev) throw new AppError('not_found', { detail: `No event ${eventId} in this shop.` });
   return ev;
 }
@@ -29,9 +27,7 @@ export async function loadEndpoint(
   endpointId: string | null,
   options: { allowArchived?: boolean } = {},
 ): Promise<EndpointRow> {
-  const row = endpointId
-    ? await findShopEndpoint(kc.db, kc.shop.id, endpointId)
-    : undefined;
+  const row = endpointId ? await findShopEndpoint(kc.db, kc.shop.id, endpointId) : undefined;
   if (!row) throw new AppError('not_found', { detail: `No endpoint ${endpointId} in this shop.` });
   if (row.deleted_at !== null) {
     throw new AppError('endpoint_archived', {

@@ -75,7 +75,10 @@ function assertReplayable(kc: KindContext, ev: EventRow, endpoint: EndpointRow):
 }
 
 /** The size of the Flow payload the replay would send, or why it cannot be built. */
-function payloadCheck(ev: EventRow, endpoint: EndpointRow): { payloadBytes: number | null; payloadProblem: string | null } {
+function payloadCheck(
+  ev: EventRow,
+  endpoint: EndpointRow,
+): { payloadBytes: number | null; payloadProblem: string | null } {
   try {
     const payload = buildFlowPayload(endpoint.trigger_variant, { ...ev, id: NEW_EVENT_ID });
     return { payloadBytes: Buffer.byteLength(JSON.stringify(payload)), payloadProblem: null };

@@ -171,7 +171,11 @@ export async function updateEndpointConfig(
 
 /** Archives an endpoint. */
 export async function archiveEndpoint(tx: Db, id: string, now: number): Promise<void> {
-  await tx.run(`UPDATE endpoints SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?`, [now, now, id]);
+  await tx.run(`UPDATE endpoints SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?`, [
+    now,
+    now,
+    id,
+  ]);
 }
 
 /** Leaves an endpoint's tombstone: deleted, its configuration and secrets cleared. */
@@ -189,10 +193,10 @@ export async function findEndpointVersionConfig(
   endpointId: string,
   version: number,
 ): Promise<{ config_json: string } | undefined> {
-  return db.get<{ config_json: string }>('SELECT config_json FROM endpoint_versions WHERE endpoint_id = ? AND version = ?', [
-    endpointId,
-    version,
-  ]);
+  return db.get<{ config_json: string }>(
+    'SELECT config_json FROM endpoint_versions WHERE endpoint_id = ? AND version = ?',
+    [endpointId, version],
+  );
 }
 
 /** A shop's endpoints, deleted ones included. */

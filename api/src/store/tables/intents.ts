@@ -108,7 +108,9 @@ export async function deleteIdempotencyKeyInProgress(db: Db, scope: KeyScope, ke
 // (REPLAY_CLAIM_RELEASED, reads/replay-in-flight.ts): the one statement of the rule, passed in.
 
 const UPSERT_CLAIM = `INSERT INTO replay_claims (event_id, shop_id, intent_id, replay_event_id, claimed_at) VALUES `;
-const takeOver = (released: string) => ` ON CONFLICT (event_id) DO UPDATE SET shop_id = excluded.shop_id, intent_id = excluded.intent_id,
+const takeOver = (
+  released: string,
+) => ` ON CONFLICT (event_id) DO UPDATE SET shop_id = excluded.shop_id, intent_id = excluded.intent_id,
     replay_event_id = excluded.replay_event_id, claimed_at = excluded.claimed_at
   WHERE ${released}`;
 
@@ -347,7 +349,12 @@ export async function refusePendingBulkReplayItem(
   return r.changes === 1;
 }
 
-export async function setBulkReplayItemReplay(tx: Db, intentId: string, seq: number, replayEventId: string): Promise<void> {
+export async function setBulkReplayItemReplay(
+  tx: Db,
+  intentId: string,
+  seq: number,
+  replayEventId: string,
+): Promise<void> {
   await tx.run('UPDATE bulk_replay_items SET replay_event_id = ? WHERE intent_id = ? AND seq = ?', [
     replayEventId,
     intentId,
