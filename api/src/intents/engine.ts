@@ -14,6 +14,7 @@ import type { ShopRow } from '../store/tables/shops.ts';
 import { findIntentWithActors, type IntentRowWithActors, listIntentsWithActors } from '../reads/action-intents.ts';
 import type { Db } from '../store/db.ts';
 import { lockEndpointForChange } from '../store/tables/endpoints.ts';
+import { findEventEndpointId } from '../store/tables/events/intents.ts';
 import {
   cancelPendingBulkReplayItems,
   findShopIntent,
@@ -384,6 +385,21 @@ type Outcome =
 
 type IntentRef = { id: string; kind: IntentKind; targetType: string; targetId: string | null };
 
+/**
+ * Concurrent confirmations on one endpoint take turns from here (ADR 0411): the endpoint an intent
+ * targets, or the endpoint of the event a replay targets, is locked before the target is re-read.
+ */
+async function lockTargetEndpoint(tx: Db, intent: IntentRow): Promise<void> {
+  if (!intent.target_id) return;
+  const endpointId =
+    intent.target_type === 'endpoint'
+      ? intent.target_id
+      : intent.target_type === 'event'
+        ? await findEventEndpointId(tx, intent.target_id)
+        : undefined;
+  if (endpointId) await lockEndpointForChange(tx, endpointId);
+}
+
 /** The confirmation's one transaction: re-check the target, claim the intent, execute, meter. */
 async function confirmInTx(
   caller: Caller,
@@ -395,8 +411,7 @@ async function confirmInTx(
   const { services, principal } = caller;
   const def = kindDef(initial.kind);
   const params = JSON.parse(initial.params_json) as Record<string, unknown>;
-  // Concurrent confirmations on one endpoint take turns from here (ADR 0411).
-  if (initial.target_type === 'endpoint' && initial.target_id) await lockEndpointForChange(tx, initial.target_id);
+  await lockTargetEndpoint(tx, initial);
   const now = services.now();
   const row = await findShopIntent<IntentRow>(tx, shop.id, initial.id);
   if (!row) throw new AppError('not_found', { detail: `No action intent ${initial.id} in this shop.` });

@@ -180,3 +180,9 @@ export async function listShopReplayedOriginals(
     [shopId],
   );
 }
+
+/** The endpoint an event came in on (a replay's confirmation locks it, ADR 0411). */
+export async function findEventEndpointId(db: Db, eventId: string): Promise<string | undefined> {
+  const row = await db.get<{ endpoint_id: string }>('SELECT endpoint_id FROM events WHERE id = ?', [eventId]);
+  return row?.endpoint_id;
+}
