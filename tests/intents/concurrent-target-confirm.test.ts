@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { sendSigned } from './helpers.ts';
+import { sendSigned, waitDelivered } from './helpers.ts';
 
 let server: TestServer;
 let token: string;
@@ -104,4 +104,27 @@ it('archive, edit and rotate confirmed together: exactly one executes, never an 
   // Archive won: nothing else changed. Edit or rotation won: it is not archived.
   expect(Number(row.json.config_version)).toBe(archived ? before : before + 1);
   if (archived) expect(row.json.name).not.toBe('Edited while archiving');
+}, 120_000);
+
+it("a replay and the archive of its event's endpoint confirmed together: the replay runs before the archive or not at all", async () => {
+  const ep = await newEndpoint();
+  const sent = await sendSigned(server, ep.id, ep.secret, { type: 'to-replay', id: randomUUID() });
+  expect(sent.status).toBe(202);
+  await waitDelivered(server, sent.json.event_id);
+  const replay = await http('POST', `/agent/v1/events/${sent.json.event_id}/replay-intents`, {
+    acknowledge_recent_delivery: true,
+  });
+  const archive = await http('POST', `/agent/v1/endpoints/${ep.id}/delete-intents`, { mode: 'archive' });
+  expect(replay.status, replay.text).toBe(201);
+  expect(archive.status, archive.text).toBe(201);
+  const [r, a] = await Promise.all([confirmOverHttp(replay.json.id), confirmOverHttp(archive.json.id)]);
+  expect(a.status, a.text).toBe(200);
+  if (r.status !== 200) {
+    expect(r.status, r.text).toBe(409);
+    expect(r.json.code).toBe('endpoint_archived');
+  } else {
+    // Both ran: then one after the other, the replay first (a replay is never confirmed against an
+    // endpoint being archived at that moment).
+    expect(Date.parse(r.json.finished_at)).toBeLessThanOrEqual(Date.parse(a.json.confirmed_at));
+  }
 }, 120_000);
