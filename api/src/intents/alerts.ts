@@ -8,7 +8,27 @@ import { bodyRetentionMs } from '../handoff/lifecycle.ts';
 import { newId } from '../ids.ts';
 import { privateTargetReason } from '../lib/outbound-target.ts';
 import type { Db } from '../store/db.ts';
+import {
+  endingSecretOverlaps,
+  endpointFailures,
+  expiringUnreplayed,
+  recentNoWorkflow,
+  subscribedShops,
+} from '../reads/alert-conditions.ts';
 import { type AlertTrigger, type IncidentRow, incidentView } from '../reads/incidents.ts';
+import {
+  type AlertSubscriptionRow,
+  findAlertIncident,
+  findAlertSubscription,
+  leaseAlertNotification,
+  listDueAlertNotifications,
+  listOpenAlertIncidents,
+  markAlertNotificationFailed,
+  markAlertNotificationSent,
+  openAlertIncident,
+  queueAlertNotifications,
+  resolveAlertIncident,
+} from '../store/tables/alerts.ts';
 
 export interface AlertSettings {
   /** How often triggers are evaluated and due messages sent. */
@@ -50,18 +70,7 @@ async function findings(
   const out: Finding[] = [];
   const since = now - s.windowMs;
   // An endpoint failing: failed deliveries (by last update) and intake rejections (tallies and receipts) in the window.
-  const failed = await db.all<{ endpoint_id: string; n: number | string; sample: string }>(
-    `SELECT endpoint_id, COUNT(*) AS n, MAX(id) AS sample FROM events WHERE shop_id = ? AND state = 'failed' AND updated_at >= ? GROUP BY endpoint_id`,
-    [shop.id, since],
-  );
-  const rejected = await db.all<{ endpoint_id: string; n: number | string }>(
-    `SELECT endpoint_id, SUM(count) AS n FROM intake_rejection_tallies WHERE shop_id = ? AND minute_start >= ? GROUP BY endpoint_id`,
-    [shop.id, since],
-  );
-  const receipts = await db.all<{ endpoint_id: string; n: number | string }>(
-    `SELECT endpoint_id, COUNT(*) AS n FROM receipts WHERE shop_id = ? AND event_id IS NULL AND received_at >= ? GROUP BY endpoint_id`,
-    [shop.id, since],
-  );
+  const { failed, rejected } = await endpointFailures(db, shop.id, since);
   const byEndpoint = new Map<string, { failed: number; rejected: number; sample: string | null }>();
   const at = (id: string) => {
     const e = byEndpoint.get(id) ?? { failed: 0, rejected: 0, sample: null };
@@ -69,7 +78,7 @@ async function findings(
     return e;
   };
   for (const r of failed) Object.assign(at(r.endpoint_id), { failed: Number(r.n), sample: r.sample });
-  for (const r of [...rejected, ...receipts]) at(r.endpoint_id).rejected += Number(r.n);
+  for (const r of rejected) at(r.endpoint_id).rejected += Number(r.n);
   for (const [endpoint, e] of byEndpoint)
     if (e.failed + e.rejected >= s.failureThreshold)
       out.push({
@@ -90,10 +99,7 @@ async function findings(
       summary: `Shop ${shop.domain} is ${shop.connection_status}: its events are held until Shopify accepts them again.`,
       details: { shop_id: shop.id, connection_status: shop.connection_status },
     });
-  const nowf = await db.get<{ n: number | string; sample: string | null }>(
-    `SELECT COUNT(*) AS n, MAX(id) AS sample FROM events WHERE shop_id = ? AND state = 'no_workflow' AND updated_at >= ?`,
-    [shop.id, since],
-  );
+  const nowf = await recentNoWorkflow(db, shop.id, since);
   if (Number(nowf?.n ?? 0) >= s.noWorkflowThreshold)
     out.push({
       trigger: 'no_workflow',
@@ -102,12 +108,7 @@ async function findings(
       details: { count: Number(nowf?.n), sample_event_ids: nowf?.sample ? [nowf.sample] : [] },
     });
   const cutoff = now + 24 * HOUR - bodyRetentionMs(services.config, shop.plan);
-  const expiring = await db.get<{ n: number | string; sample: string | null }>(
-    `SELECT COUNT(*) AS n, MIN(e.id) AS sample FROM events e WHERE e.shop_id = ? AND e.state IN ('failed', 'no_workflow')
-        AND e.retention_state = 'retained' AND e.body IS NOT NULL AND e.replay_of IS NULL AND e.received_at <= ?
-        AND NOT EXISTS (SELECT 1 FROM events r WHERE r.replay_of = e.id)`,
-    [shop.id, cutoff],
-  );
+  const expiring = await expiringUnreplayed(db, shop.id, cutoff);
   if (Number(expiring?.n ?? 0) > 0)
     out.push({
       trigger: 'retention_expiring',
@@ -115,11 +116,7 @@ async function findings(
       summary: `${Number(expiring?.n)} failed events lose their retained bodies within a day and were not replayed.`,
       details: { count: Number(expiring?.n), sample_event_ids: expiring?.sample ? [expiring.sample] : [] },
     });
-  const overlaps = await db.all<{ id: string; until: number | string }>(
-    `SELECT id, previous_secret_expires_at AS until FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL
-        AND previous_secret_expires_at > ? AND previous_secret_expires_at <= ?`,
-    [shop.id, now, now + HOUR],
-  );
+  const overlaps = await endingSecretOverlaps(db, shop.id, now, now + HOUR);
   for (const o of overlaps)
     out.push({
       trigger: 'secret_overlap_ending',
@@ -128,14 +125,6 @@ async function findings(
       details: { endpoint_id: o.id, previous_secret_valid_until: new Date(Number(o.until)).toISOString() },
     });
   return out;
-}
-
-interface Subscription {
-  id: string;
-  shop_id: string;
-  channel: string;
-  url_enc: string;
-  secret_enc: string | null;
 }
 
 export class AlertMonitor {
@@ -179,9 +168,7 @@ export class AlertMonitor {
   /** One pass: evaluate every subscribed shop, then send what is due. */
   async once(): Promise<void> {
     const { db } = this.services;
-    const shops = await db.all<{ id: string; domain: string; plan: string; connection_status: string }>(
-      'SELECT s.id, s.domain, s.plan, s.connection_status FROM shops s WHERE EXISTS (SELECT 1 FROM alert_subscriptions a WHERE a.shop_id = s.id)',
-    );
+    const shops = await subscribedShops(db);
     for (const shop of shops) await this.evaluate(shop);
     await this.send();
   }
@@ -194,62 +181,40 @@ export class AlertMonitor {
     for (const f of found) {
       const id = newId('incident', now);
       await db.tx(async (tx) => {
-        const opened = await tx.run(
-          `INSERT INTO alert_incidents (id, shop_id, trigger, subject, state, open_key, summary, details_json, opened_at)
-           VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?) ON CONFLICT (shop_id, open_key) DO NOTHING`,
-          [id, shop.id, f.trigger, f.subject, `${f.trigger}:${f.subject}`, f.summary, JSON.stringify(f.details), now],
-        );
-        if (opened.changes === 1) await this.queue(tx, shop.id, id, 'opened', now);
+        const opened = await openAlertIncident(tx, {
+          id,
+          shopId: shop.id,
+          trigger: f.trigger,
+          subject: f.subject,
+          openKey: `${f.trigger}:${f.subject}`,
+          summary: f.summary,
+          detailsJson: JSON.stringify(f.details),
+          now,
+        });
+        if (opened) await this.queue(tx, shop.id, id, 'opened', now);
       });
     }
-    const open = await db.all<{ id: string; open_key: string }>(
-      `SELECT id, open_key FROM alert_incidents WHERE shop_id = ? AND state = 'open'`,
-      [shop.id],
-    );
+    const open = await listOpenAlertIncidents(db, shop.id);
     for (const inc of open) {
       if (keys.has(inc.open_key)) continue;
       await db.tx(async (tx) => {
-        const resolved = await tx.run(
-          `UPDATE alert_incidents SET state = 'resolved', open_key = NULL, resolved_at = ? WHERE id = ? AND state = 'open'`,
-          [now, inc.id],
-        );
-        if (resolved.changes === 1) await this.queue(tx, shop.id, inc.id, 'resolved', now);
+        if (await resolveAlertIncident(tx, inc.id, now)) await this.queue(tx, shop.id, inc.id, 'resolved', now);
       });
     }
   }
 
   private async queue(tx: Db, shopId: string, incidentId: string, kind: 'opened' | 'resolved', now: number) {
-    const subs = await tx.all<{ id: string }>('SELECT id FROM alert_subscriptions WHERE shop_id = ?', [shopId]);
-    for (const s of subs)
-      await tx.run(
-        `INSERT INTO alert_notifications (id, incident_id, subscription_id, kind, status, next_attempt_at)
-         VALUES (?, ?, ?, ?, 'pending', ?) ON CONFLICT (incident_id, subscription_id, kind) DO NOTHING`,
-        [newId('notification', now), incidentId, s.id, kind, now],
-      );
+    await queueAlertNotifications(tx, shopId, incidentId, kind, now, () => newId('notification', now));
   }
 
   private async send(): Promise<void> {
     const { db } = this.services;
     const now = this.services.now();
-    const due = await db.all<{
-      id: string;
-      incident_id: string;
-      subscription_id: string;
-      kind: string;
-      attempts: number | string;
-    }>(
-      `SELECT id, incident_id, subscription_id, kind, attempts FROM alert_notifications
-        WHERE status = 'pending' AND next_attempt_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at < ?) ORDER BY next_attempt_at LIMIT 50`,
-      [now, now],
-    );
+    const due = await listDueAlertNotifications(db, now);
     for (const n of due) {
-      const claimed = await db.run(
-        `UPDATE alert_notifications SET lease_expires_at = ? WHERE id = ? AND status = 'pending' AND (lease_expires_at IS NULL OR lease_expires_at < ?)`,
-        [now + 30_000, n.id, now],
-      );
-      if (claimed.changes !== 1) continue;
-      const sub = await db.get<Subscription>('SELECT * FROM alert_subscriptions WHERE id = ?', [n.subscription_id]);
-      const inc = await db.get<IncidentRow>('SELECT * FROM alert_incidents WHERE id = ?', [n.incident_id]);
+      if (!(await leaseAlertNotification(db, n.id, now, now + 30_000))) continue;
+      const sub = await findAlertSubscription(db, n.subscription_id);
+      const inc = await findAlertIncident<IncidentRow>(db, n.incident_id);
       if (!sub || !inc) continue;
       let error: string | null = null;
       try {
@@ -259,22 +224,15 @@ export class AlertMonitor {
       }
       const attempts = Number(n.attempts) + 1;
       const at = this.services.now();
-      if (error === null)
-        await db.run(
-          `UPDATE alert_notifications SET status = 'sent', attempts = ?, sent_at = ?, lease_expires_at = NULL, last_error = NULL WHERE id = ?`,
-          [attempts, at, n.id],
-        );
+      if (error === null) await markAlertNotificationSent(db, n.id, attempts, at);
       else
-        await db.run(
-          `UPDATE alert_notifications SET status = ?, attempts = ?, next_attempt_at = ?, lease_expires_at = NULL, last_error = ? WHERE id = ?`,
-          [
-            attempts >= this.settings.maxAttempts ? 'failed' : 'pending',
-            attempts,
-            at + this.settings.retryBaseMs * 2 ** (attempts - 1),
-            error,
-            n.id,
-          ],
-        );
+        await markAlertNotificationFailed(db, {
+          id: n.id,
+          status: attempts >= this.settings.maxAttempts ? 'failed' : 'pending',
+          attempts,
+          nextAttemptAt: at + this.settings.retryBaseMs * 2 ** (attempts - 1),
+          error,
+        });
       this.services.log?.info(
         {
           kind: 'alert',
@@ -295,7 +253,7 @@ export class AlertMonitor {
   private async deliver(
     messageId: string,
     kind: 'opened' | 'resolved',
-    sub: Subscription,
+    sub: AlertSubscriptionRow,
     inc: IncidentRow,
   ): Promise<string | null> {
     const url = this.services.secrets.decrypt(sub.url_enc);

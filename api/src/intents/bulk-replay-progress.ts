@@ -1,6 +1,7 @@
 // A bulk replay's progress, read from its items: how many are pending, replayed, refused (by
 // reason) and cancelled, and how long the rest takes at the run's rate.
 import type { Db } from '../store/db.ts';
+import { countBulkReplayItems, findBulkReplayRate } from '../store/tables/intents.ts';
 
 export interface BulkReplayProgress {
   total: number;
@@ -15,14 +16,8 @@ export interface BulkReplayProgress {
 }
 
 export async function bulkReplayProgress(db: Db, intentId: string): Promise<BulkReplayProgress> {
-  const rows = await db.all<{ status: string; reason: string | null; n: number | string }>(
-    'SELECT status, reason, COUNT(*) AS n FROM bulk_replay_items WHERE intent_id = ? GROUP BY status, reason',
-    [intentId],
-  );
-  const run = await db.get<{ rate_per_second: number | string }>(
-    'SELECT rate_per_second FROM bulk_replay_runs WHERE intent_id = ?',
-    [intentId],
-  );
+  const rows = await countBulkReplayItems(db, intentId);
+  const rate = await findBulkReplayRate(db, intentId);
   const p: BulkReplayProgress = {
     total: 0,
     done: 0,
@@ -31,7 +26,7 @@ export async function bulkReplayProgress(db: Db, intentId: string): Promise<Bulk
     refused: 0,
     cancelled: 0,
     refused_by_reason: {},
-    rate_per_second: run ? Number(run.rate_per_second) : null,
+    rate_per_second: rate ?? null,
     estimated_seconds_left: null,
   };
   for (const r of rows) {

@@ -12,9 +12,23 @@ import { AppError } from '../errors/problem.ts';
 import { replayAvailability } from '../handoff/lifecycle.ts';
 import { newId } from '../ids.ts';
 import type { Services } from '../core/types.ts';
-import type { EndpointRow } from '../store/tables/endpoints.ts';
-import type { ShopRow } from '../store/tables/shops.ts';
+import { intentConfirmer } from '../reads/action-intents.ts';
 import type { Db } from '../store/db.ts';
+import { findEndpoint } from '../store/tables/endpoints.ts';
+import { findShopEvent, insertReplayCopy } from '../store/tables/events/intents.ts';
+import {
+  findBulkReplayRun,
+  leaseBulkReplayRun,
+  listPendingBulkReplayItems,
+  listRunnableBulkReplays,
+  markConfirmedIntentExecuted,
+  refusePendingBulkReplayItem,
+  releaseBulkReplayRunLease,
+  setBulkReplayItemRefused,
+  setBulkReplayItemReplay,
+  takeBulkReplayItem,
+} from '../store/tables/intents.ts';
+import { findShop } from '../store/tables/shops.ts';
 import { bulkReplayProgress } from './bulk-replay-progress.ts';
 import type { EventRow } from './kinds/common.ts';
 import { BULK_REFUSAL_CODE } from './kinds/bulk-replay.ts';
@@ -83,12 +97,7 @@ export class BulkReplayRunner {
     for (;;) {
       if (this.stopped) return;
       const now = this.services.now();
-      const candidates = await db.all<{ intent_id: string }>(
-        `SELECT r.intent_id FROM bulk_replay_runs r JOIN action_intents i ON i.id = r.intent_id
-          WHERE i.state = 'confirmed' AND (r.lease_owner IS NULL OR r.lease_expires_at < ? OR r.lease_owner = ?)
-          ORDER BY r.started_at LIMIT 5`,
-        [now, this.owner],
-      );
+      const candidates = await listRunnableBulkReplays(db, now, this.owner);
       let ran = false;
       for (const c of candidates) {
         if (await this.claim(c.intent_id)) {
@@ -102,20 +111,12 @@ export class BulkReplayRunner {
 
   private async claim(intentId: string): Promise<boolean> {
     const now = this.services.now();
-    const r = await this.services.db.run(
-      `UPDATE bulk_replay_runs SET lease_owner = ?, lease_expires_at = ?, updated_at = ?
-        WHERE intent_id = ? AND (lease_owner IS NULL OR lease_expires_at < ? OR lease_owner = ?)`,
-      [this.owner, now + this.leaseMs(), now, intentId, now, this.owner],
-    );
-    return r.changes === 1;
+    return leaseBulkReplayRun(this.services.db, intentId, this.owner, now, now + this.leaseMs());
   }
 
   private async run(intentId: string): Promise<void> {
     const { db } = this.services;
-    const run = await db.get<{ shop_id: string; rate_per_second: number | string }>(
-      'SELECT shop_id, rate_per_second FROM bulk_replay_runs WHERE intent_id = ?',
-      [intentId],
-    );
+    const run = await findBulkReplayRun(db, intentId);
     if (!run) return;
     const rate = Math.max(1, Number(run.rate_per_second));
     const started = performance.now();
@@ -123,10 +124,7 @@ export class BulkReplayRunner {
     let leaseRenewedAt = this.services.now();
     for (;;) {
       if (this.stopped) return;
-      const items = await db.all<{ seq: number | string; event_id: string }>(
-        `SELECT seq, event_id FROM bulk_replay_items WHERE intent_id = ? AND status = 'pending' ORDER BY seq LIMIT ${BATCH}`,
-        [intentId],
-      );
+      const items = await listPendingBulkReplayItems(db, intentId, BATCH);
       if (items.length === 0) break;
       for (const item of items) {
         if (this.stopped) return;
@@ -171,19 +169,11 @@ export class BulkReplayRunner {
     try {
       return await db.tx(async (tx) => {
         const now = this.services.now();
-        const claimed = await tx.run(
-          `UPDATE bulk_replay_items SET status = 'replayed', finished_at = ? WHERE intent_id = ? AND seq = ? AND status = 'pending'`,
-          [now, intentId, seq],
-        );
-        if (claimed.changes !== 1) return null;
-        const refused = await this.refusalOf(tx, shopId, eventId, now);
+        if (!(await takeBulkReplayItem(tx, intentId, seq, now))) return null;
+        const refusal = await this.refusalOf(tx, shopId, eventId, now);
+        const refused = refusal.code;
         if (refused) {
-          await tx.run('UPDATE bulk_replay_items SET status = ?, reason = ? WHERE intent_id = ? AND seq = ?', [
-            'refused',
-            refused,
-            intentId,
-            seq,
-          ]);
+          await setBulkReplayItemRefused(tx, intentId, seq, refused);
           await releaseClaim(tx, eventId, intentId);
           return { status: 'refused', reason: refused };
         }
@@ -192,26 +182,18 @@ export class BulkReplayRunner {
         // replay of the event cannot start until this one is terminal.
         if (!(await bindReplay(tx, eventId, intentId, id))) throw new AppError('replay_in_flight');
         await consumeExecution(tx, shopId, 'replays', now);
-        const endpointVersion = await tx.get<{ config_version: number | string }>(
-          'SELECT n.config_version FROM endpoints n JOIN events e ON e.endpoint_id = n.id WHERE e.id = ?',
-          [eventId],
-        );
-        // As a single replay does (api/src/intents/kinds/replay.ts): the body is copied in the
-        // statement that checks it is still there.
-        const copied = await tx.run(
-          `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, external_event_id, event_type, sender, body, body_size, body_sha256,
-             resource_id, related_resource_id, config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, replay_of, is_test)
-           SELECT ?, shop_id, endpoint_id, receipt_id, 'queued', external_event_id, event_type, sender, body, body_size, body_sha256,
-             resource_id, related_resource_id, ?, ?, ?, ?, 'retained', body_expires_at, id, 0
-             FROM events WHERE id = ? AND shop_id = ? AND retention_state = 'retained' AND body IS NOT NULL`,
-          [id, Number(endpointVersion?.config_version ?? 1), now, now, now, eventId, shopId],
-        );
-        if (copied.changes !== 1) throw new AppError('retention_expired');
-        await tx.run('UPDATE bulk_replay_items SET replay_event_id = ? WHERE intent_id = ? AND seq = ?', [
-          id,
-          intentId,
-          seq,
-        ]);
+        const endpoint = await findEndpoint(tx, refusal.endpointId);
+        // As a single replay does (api/src/intents/kinds/replay.ts): one copy statement, which
+        // checks the body is still there.
+        const copied = await insertReplayCopy(tx, {
+          replayId: id,
+          originalId: eventId,
+          shopId,
+          configVersion: Number(endpoint?.config_version ?? 1),
+          now,
+        });
+        if (!copied) throw new AppError('retention_expired');
+        await setBulkReplayItemReplay(tx, intentId, seq, id);
         return { status: 'replayed', replayEventId: id };
       });
     } catch (err) {
@@ -221,28 +203,31 @@ export class BulkReplayRunner {
       // and gives back its claim, if it held one.
       const code = err.code;
       return db.tx(async (tx) => {
-        const r = await tx.run(
-          `UPDATE bulk_replay_items SET status = 'refused', reason = ?, finished_at = ? WHERE intent_id = ? AND seq = ? AND status = 'pending'`,
-          [code, this.services.now(), intentId, seq],
-        );
-        if (r.changes !== 1) return null;
+        if (!(await refusePendingBulkReplayItem(tx, intentId, seq, code, this.services.now()))) return null;
         await releaseClaim(tx, eventId, intentId);
         return { status: 'refused', reason: code };
       });
     }
   }
 
-  /** Why this event cannot be replayed now (it may have changed since the preview), or null. */
-  private async refusalOf(tx: Db, shopId: string, eventId: string, now: number): Promise<ErrorCode | null> {
-    const ev = await tx.get<EventRow>('SELECT * FROM events WHERE id = ? AND shop_id = ?', [eventId, shopId]);
-    if (!ev) return 'not_found';
-    const endpoint = await tx.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [ev.endpoint_id]);
-    const shop = await tx.get<ShopRow>('SELECT * FROM shops WHERE id = ?', [shopId]);
-    if (!endpoint || !shop) return BULK_REFUSAL_CODE.endpoint_deleted;
+  /** Why this event cannot be replayed now (it may have changed since the preview), or null; and its endpoint. */
+  private async refusalOf(
+    tx: Db,
+    shopId: string,
+    eventId: string,
+    now: number,
+  ): Promise<{ code: ErrorCode | null; endpointId: string }> {
+    const ev = await findShopEvent<EventRow>(tx, shopId, eventId);
+    if (!ev) return { code: 'not_found', endpointId: '' };
+    const refused = (code: ErrorCode | null) => ({ code, endpointId: ev.endpoint_id });
+    const endpoint = await findEndpoint(tx, ev.endpoint_id);
+    const shop = await findShop(tx, shopId);
+    if (!endpoint || !shop) return refused(BULK_REFUSAL_CODE.endpoint_deleted);
     const a = replayAvailability(ev, endpoint, shop);
-    if (!a.available) return BULK_REFUSAL_CODE[a.reason ?? 'retention_expired'];
-    if (ev.body_expires_at !== null && Number(ev.body_expires_at) <= now) return BULK_REFUSAL_CODE.retention_expired;
-    return null;
+    if (!a.available) return refused(BULK_REFUSAL_CODE[a.reason ?? 'retention_expired']);
+    if (ev.body_expires_at !== null && Number(ev.body_expires_at) <= now)
+      return refused(BULK_REFUSAL_CODE.retention_expired);
+    return refused(null);
   }
 
   private async finish(intentId: string, shopId: string): Promise<void> {
@@ -259,21 +244,12 @@ export class BulkReplayRunner {
         finished_at: new Date(now).toISOString(),
         links: { items: `/agent/v1/action-intents/${intentId}/items` },
       };
-      const done = await tx.run(
-        `UPDATE action_intents SET state = 'executed', finished_at = ?, result_json = ? WHERE id = ? AND state = 'confirmed'`,
-        [now, JSON.stringify(result), intentId],
-      );
-      await tx.run(
-        'UPDATE bulk_replay_runs SET lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE intent_id = ?',
-        [now, intentId],
-      );
+      const done = await markConfirmedIntentExecuted(tx, intentId, now, JSON.stringify(result));
+      await releaseBulkReplayRunLease(tx, intentId, now);
       // Nothing is pending now: no claim of this run can be left without its replay.
       await releaseIntentClaims(tx, intentId);
-      if (done.changes !== 1) return;
-      const who = await tx.get<{ id: string; actor_kind: string; actor_name: string }>(
-        `SELECT g.id, g.actor_kind, g.actor_name FROM action_intents i JOIN grants g ON g.id = i.confirmed_by_grant WHERE i.id = ?`,
-        [intentId],
-      );
+      if (!done) return;
+      const who = await intentConfirmer(tx, intentId);
       await appendAudit(tx, {
         shopId,
         actor: who

@@ -11,7 +11,23 @@ import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import type { Principal, Services } from '../core/types.ts';
 import { getShop } from '../services/shops.ts';
 import type { ShopRow } from '../store/tables/shops.ts';
+import { findIntentWithActors, type IntentRowWithActors, listIntentsWithActors } from '../reads/action-intents.ts';
 import type { Db } from '../store/db.ts';
+import { lockEndpointForChange } from '../store/tables/endpoints.ts';
+import { findEventEndpointId } from '../store/tables/events/intents.ts';
+import {
+  cancelPendingBulkReplayItems,
+  findShopIntent,
+  insertPreviewedIntent,
+  intentIsShops,
+  markIntentCancelled,
+  markIntentConfirmed,
+  markIntentExecuted,
+  markIntentExpired,
+  markIntentFailed,
+  markIntentRefused,
+  setIntentResult,
+} from '../store/tables/intents.ts';
 import {
   claimKey,
   completeKey,
@@ -34,13 +50,6 @@ export interface StoredPreview {
   preview: PreviewBody;
   fingerprint_hash: string;
   cap: CapUse | null;
-}
-
-interface IntentRowWithActors extends IntentRow {
-  created_by_name: string | null;
-  created_by_kind: string | null;
-  confirmed_by_name: string | null;
-  confirmed_by_kind: string | null;
 }
 
 export interface Caller {
@@ -185,17 +194,8 @@ async function fullView(
   return view;
 }
 
-const SELECT_INTENT = `SELECT i.*, cg.actor_name AS created_by_name, cg.actor_kind AS created_by_kind,
-    fg.actor_name AS confirmed_by_name, fg.actor_kind AS confirmed_by_kind
-  FROM action_intents i
-  LEFT JOIN grants cg ON cg.id = i.created_by_grant
-  LEFT JOIN grants fg ON fg.id = i.confirmed_by_grant`;
-
 async function loadIntent(db: Db, shopId: string, intentId: string): Promise<IntentRowWithActors> {
-  const row = await db.get<IntentRowWithActors>(`${SELECT_INTENT} WHERE i.id = ? AND i.shop_id = ?`, [
-    intentId,
-    shopId,
-  ]);
+  const row = await findIntentWithActors(db, shopId, intentId);
   // Other shops' intents answer 404 like missing ones, so ids are never confirmed.
   if (!row) throw new AppError('not_found', { detail: `No action intent ${intentId} in this shop.` });
   return row;
@@ -235,24 +235,19 @@ export async function previewIntent(
   };
   const paramsJson = JSON.stringify(params);
   await services.db.tx(async (tx) => {
-    await tx.run(
-      `INSERT INTO action_intents (id, shop_id, kind, state, target_type, target_id, params_json, params_hash, preview_json,
-         created_by_grant, created_at, expires_at)
-       VALUES (?, ?, ?, 'previewed', ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        id,
-        shop.id,
-        kind,
-        inspection.targetType,
-        inspection.targetId,
-        paramsJson,
-        sha256Hex(paramsJson),
-        JSON.stringify(stored),
-        principal.grantId,
-        now,
-        now + services.config.intents.previewTtlMs,
-      ],
-    );
+    await insertPreviewedIntent(tx, {
+      id,
+      shopId: shop.id,
+      kind,
+      targetType: inspection.targetType,
+      targetId: inspection.targetId,
+      paramsJson,
+      paramsHash: sha256Hex(paramsJson),
+      previewJson: JSON.stringify(stored),
+      createdByGrant: principal.grantId,
+      now,
+      expiresAt: now + services.config.intents.previewTtlMs,
+    });
     await audit(
       tx,
       caller,
@@ -284,46 +279,23 @@ export interface ListFilter {
 export async function listIntents(caller: Caller, filter: ListFilter) {
   const { services, principal } = caller;
   const now = services.now();
-  const where: string[] = ['i.shop_id = ?'];
-  const params: (string | number)[] = [principal.shopId];
-  if (filter.state === 'expired') {
-    where.push(`(i.state = 'expired' OR (i.state = 'previewed' AND i.expires_at <= ?))`);
-    params.push(now);
-  } else if (filter.state === 'previewed') {
-    where.push(`i.state = 'previewed' AND i.expires_at > ?`);
-    params.push(now);
-  } else if (filter.state) {
-    where.push('i.state = ?');
-    params.push(filter.state);
-  }
-  if (filter.kind) {
-    where.push('i.kind = ?');
-    params.push(filter.kind);
-  }
-  if (filter.target_id) {
-    where.push('i.target_id = ?');
-    params.push(filter.target_id);
-  }
   if (filter.starting_after) {
     // Like an unknown cursor on the other lists: anything but one of this shop's intents is refused,
     // never read as a position (a typo would otherwise page silently to an empty or a full list).
-    const known = await services.db.get<{ id: string }>('SELECT id FROM action_intents WHERE id = ? AND shop_id = ?', [
-      filter.starting_after,
-      principal.shopId,
-    ]);
-    if (!known) {
+    if (!(await intentIsShops(services.db, principal.shopId, filter.starting_after))) {
       throw new AppError('invalid_request', {
         detail: `starting_after must be the id of an action intent of this shop (the next_starting_after of the previous page); ${filter.starting_after} is not. Start again without it.`,
         errors: [{ path: 'starting_after', message: 'Not an action intent of this shop' }],
       });
     }
-    where.push('i.id < ?');
-    params.push(filter.starting_after);
   }
   const limit = Math.min(Math.max(filter.limit ?? 20, 1), 100);
-  const rows = await services.db.all<IntentRowWithActors>(
-    `${SELECT_INTENT} WHERE ${where.join(' AND ')} ORDER BY i.id DESC LIMIT ?`,
-    [...params, limit + 1],
+  const rows = await listIntentsWithActors(
+    services.db,
+    principal.shopId,
+    { state: filter.state, kind: filter.kind, target_id: filter.target_id, before_id: filter.starting_after },
+    now,
+    limit + 1,
   );
   const page = rows.slice(0, limit);
   return {
@@ -411,78 +383,70 @@ type Outcome =
   | { kind: 'not_confirmable'; state: IntentState }
   | { kind: 'stale' };
 
-async function runConfirmation(caller: Caller, initial: IntentRow): Promise<IntentView> {
+type IntentRef = { id: string; kind: IntentKind; targetType: string; targetId: string | null };
+
+/**
+ * Concurrent confirmations on one endpoint take turns from here (ADR 0411): the endpoint an intent
+ * targets, or the endpoint of the event a replay targets, is locked before the target is re-read.
+ */
+async function lockTargetEndpoint(tx: Db, intent: IntentRow): Promise<void> {
+  if (!intent.target_id) return;
+  const endpointId =
+    intent.target_type === 'endpoint'
+      ? intent.target_id
+      : intent.target_type === 'event'
+        ? await findEventEndpointId(tx, intent.target_id)
+        : undefined;
+  if (endpointId) await lockEndpointForChange(tx, endpointId);
+}
+
+/** The confirmation's one transaction: re-check the target, claim the intent, execute, meter. */
+async function confirmInTx(
+  caller: Caller,
+  tx: Db,
+  shop: ShopRow,
+  initial: IntentRow,
+  ref: IntentRef,
+): Promise<Outcome> {
   const { services, principal } = caller;
   const def = kindDef(initial.kind);
-  const shop = await shopOf(services, principal);
   const params = JSON.parse(initial.params_json) as Record<string, unknown>;
-  const ref = { id: initial.id, kind: initial.kind, targetType: initial.target_type, targetId: initial.target_id };
-  let outcome: Outcome;
-  try {
-    outcome = await services.db.tx(async (tx): Promise<Outcome> => {
-      const now = services.now();
-      const row = await tx.get<IntentRow>('SELECT * FROM action_intents WHERE id = ? AND shop_id = ?', [
-        initial.id,
-        shop.id,
-      ]);
-      if (!row) throw new AppError('not_found', { detail: `No action intent ${initial.id} in this shop.` });
-      // Expired whether or not an earlier confirmation already recorded it: the same refusal every time.
-      if (effectiveState(row, now) === 'expired') return { kind: 'expired' };
-      if (row.state !== 'previewed') return { kind: 'not_confirmable', state: row.state };
-      const ctx = { ...kc(caller, tx, shop), confirming: true };
-      const inspection = await def.inspect(ctx, row.target_id, params);
-      const stored = JSON.parse(row.preview_json) as StoredPreview;
-      if (fingerprintHash(inspection.fingerprint) !== stored.fingerprint_hash) return { kind: 'stale' };
-      const claimed = await tx.run(
-        `UPDATE action_intents SET state = 'confirmed', confirmed_by_grant = ?, confirmed_at = ? WHERE id = ? AND state = 'previewed'`,
-        [principal.grantId, now, row.id],
-      );
-      if (claimed.changes !== 1) return { kind: 'not_confirmable', state: 'confirmed' };
-      await audit(tx, caller, ref, 'confirm', 'success');
-      const exec = await def.execute(ctx, row, params);
-      await consumeExecution(tx, shop.id, inspection.cap?.meter ?? null, now);
-      if (exec.background) {
-        // Runs on in the background (bulk replay): confirmed until its runner finishes it.
-        await tx.run('UPDATE action_intents SET result_json = ? WHERE id = ?', [JSON.stringify(exec.result), row.id]);
-        return { kind: 'executed', once: exec.once, after: exec.after };
-      }
-      await tx.run(`UPDATE action_intents SET state = 'executed', finished_at = ?, result_json = ? WHERE id = ?`, [
-        services.now(),
-        JSON.stringify(exec.result),
-        row.id,
-      ]);
-      await audit(tx, caller, ref, 'execute', 'success', { result: exec.result });
-      return { kind: 'executed', once: exec.once, after: exec.after };
-    });
-  } catch (err) {
-    if (err instanceof AppError) {
-      const layer = errorDef(err.code).layer;
-      if (layer && REFUSAL_MARKS_INTENT.has(layer)) {
-        await services.db.run(
-          `UPDATE action_intents SET state = 'refused', error_code = ?, finished_at = ? WHERE id = ? AND state = 'previewed'`,
-          [err.code, services.now(), initial.id],
-        );
-      }
-      await audit(services.db, caller, ref, 'confirm', 'refused', { code: err.code, layer: layer ?? null });
-      throw err;
-    }
-    // An unexpected failure inside execution: the transaction rolled back, so nothing was half-applied.
-    await services.db.tx(async (tx) => {
-      await tx.run(
-        `UPDATE action_intents SET state = 'failed', error_code = 'internal_error', confirmed_by_grant = ?, confirmed_at = ?, finished_at = ?
-          WHERE id = ? AND state = 'previewed'`,
-        [principal.grantId, services.now(), services.now(), initial.id],
-      );
-      await audit(tx, caller, ref, 'execute', 'failed', { code: 'internal_error' });
-    });
-    if (services.config.logLevel !== 'silent') console.error(`[${caller.requestId}] intent ${initial.id} failed:`, err);
-    return intentView(await loadIntent(services.db, shop.id, initial.id), services.now());
+  await lockTargetEndpoint(tx, initial);
+  const now = services.now();
+  const row = await findShopIntent<IntentRow>(tx, shop.id, initial.id);
+  if (!row) throw new AppError('not_found', { detail: `No action intent ${initial.id} in this shop.` });
+  // Expired whether or not an earlier confirmation already recorded it: the same refusal every time.
+  if (effectiveState(row, now) === 'expired') return { kind: 'expired' };
+  if (row.state !== 'previewed') return { kind: 'not_confirmable', state: row.state };
+  const ctx = { ...kc(caller, tx, shop), confirming: true };
+  const inspection = await def.inspect(ctx, row.target_id, params);
+  const stored = JSON.parse(row.preview_json) as StoredPreview;
+  if (fingerprintHash(inspection.fingerprint) !== stored.fingerprint_hash) return { kind: 'stale' };
+  if (!(await markIntentConfirmed(tx, row.id, principal.grantId, now)))
+    return { kind: 'not_confirmable', state: 'confirmed' };
+  await audit(tx, caller, ref, 'confirm', 'success');
+  const exec = await def.execute(ctx, row, params);
+  await consumeExecution(tx, shop.id, inspection.cap?.meter ?? null, now);
+  if (exec.background) {
+    // Runs on in the background (bulk replay): confirmed until its runner finishes it.
+    await setIntentResult(tx, row.id, JSON.stringify(exec.result));
+    return { kind: 'executed', once: exec.once, after: exec.after };
   }
+  await markIntentExecuted(tx, row.id, services.now(), JSON.stringify(exec.result));
+  await audit(tx, caller, ref, 'execute', 'success', { result: exec.result });
+  return { kind: 'executed', once: exec.once, after: exec.after };
+}
 
+/** Records and throws the refusal an outcome other than `executed` stands for. */
+async function refuseOutcome(
+  caller: Caller,
+  initial: IntentRow,
+  ref: IntentRef,
+  outcome: Exclude<Outcome, { kind: 'executed' }>,
+): Promise<never> {
+  const { services } = caller;
   if (outcome.kind === 'expired') {
-    await services.db.run(`UPDATE action_intents SET state = 'expired' WHERE id = ? AND state = 'previewed'`, [
-      initial.id,
-    ]);
+    await markIntentExpired(services.db, initial.id);
     await audit(services.db, caller, ref, 'confirm', 'refused', { code: 'intent_expired', layer: 'target_state' });
     throw new AppError('intent_expired', {
       detail: `Intent ${initial.id} expired at ${iso(initial.expires_at)} before it was confirmed. Create a fresh preview.`,
@@ -501,18 +465,40 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
       extra: { intent_id: initial.id, intent_state: outcome.state },
     });
   }
-  if (outcome.kind === 'stale') {
-    await services.db.run(
-      `UPDATE action_intents SET state = 'refused', error_code = 'intent_stale', finished_at = ? WHERE id = ? AND state = 'previewed'`,
-      [services.now(), initial.id],
-    );
-    await audit(services.db, caller, ref, 'confirm', 'refused', { code: 'intent_stale', layer: 'target_state' });
-    throw new AppError('intent_stale', {
-      detail: `The target of ${initial.id} changed after the preview (configuration, state or another action). Create a fresh preview and review it.`,
-      reason: 'The target changed since the preview.',
-      extra: { intent_id: initial.id },
+  // Stale: the target changed since the preview.
+  await markIntentRefused(services.db, initial.id, 'intent_stale', services.now());
+  await audit(services.db, caller, ref, 'confirm', 'refused', { code: 'intent_stale', layer: 'target_state' });
+  throw new AppError('intent_stale', {
+    detail: `The target of ${initial.id} changed after the preview (configuration, state or another action). Create a fresh preview and review it.`,
+    reason: 'The target changed since the preview.',
+    extra: { intent_id: initial.id },
+  });
+}
+
+async function runConfirmation(caller: Caller, initial: IntentRow): Promise<IntentView> {
+  const { services, principal } = caller;
+  const shop = await shopOf(services, principal);
+  const ref = { id: initial.id, kind: initial.kind, targetType: initial.target_type, targetId: initial.target_id };
+  let outcome: Outcome;
+  try {
+    outcome = await services.db.tx((tx) => confirmInTx(caller, tx, shop, initial, ref));
+  } catch (err) {
+    if (err instanceof AppError) {
+      const layer = errorDef(err.code).layer;
+      if (layer && REFUSAL_MARKS_INTENT.has(layer))
+        await markIntentRefused(services.db, initial.id, err.code, services.now());
+      await audit(services.db, caller, ref, 'confirm', 'refused', { code: err.code, layer: layer ?? null });
+      throw err;
+    }
+    // An unexpected failure inside execution: the transaction rolled back, so nothing was half-applied.
+    await services.db.tx(async (tx) => {
+      await markIntentFailed(tx, initial.id, principal.grantId, services.now());
+      await audit(tx, caller, ref, 'execute', 'failed', { code: 'internal_error' });
     });
+    if (services.config.logLevel !== 'silent') console.error(`[${caller.requestId}] intent ${initial.id} failed:`, err);
+    return intentView(await loadIntent(services.db, shop.id, initial.id), services.now());
   }
+  if (outcome.kind !== 'executed') return refuseOutcome(caller, initial, ref, outcome);
   if (initial.target_type === 'endpoint' && initial.target_id) services.hooks.endpointChanged?.(initial.target_id);
   outcome.after?.();
   return fullView(services.db, await loadIntent(services.db, shop.id, initial.id), services.now(), outcome.once);
@@ -547,15 +533,8 @@ export async function cancelIntent(caller: Caller, intentId: string): Promise<In
     // A running bulk replay stops: its pending items are cancelled in the same transaction, so
     // the runner (which replays an item only while it is pending) makes no replay after this.
     const stopped = await services.db.tx(async (tx) => {
-      const r = await tx.run(
-        `UPDATE action_intents SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'confirmed'`,
-        [now, row.id],
-      );
-      if (r.changes !== 1) return false;
-      await tx.run(
-        `UPDATE bulk_replay_items SET status = 'cancelled', finished_at = ? WHERE intent_id = ? AND status = 'pending'`,
-        [now, row.id],
-      );
+      if (!(await markIntentCancelled(tx, row.id, 'confirmed', now))) return false;
+      await cancelPendingBulkReplayItems(tx, row.id, now);
       // The events it will not replay are free for another replay at once (ADR 0410).
       await releaseIntentClaims(tx, row.id);
       await audit(tx, caller, ref, 'cancel', 'success', { progress: await bulkReplayProgress(tx, row.id) });
@@ -572,14 +551,11 @@ export async function cancelIntent(caller: Caller, intentId: string): Promise<In
     });
   }
   const changed = await services.db.tx(async (tx) => {
-    const r = await tx.run(
-      `UPDATE action_intents SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'previewed'`,
-      [now, row.id],
-    );
-    if (r.changes === 1) await audit(tx, caller, ref, 'cancel', 'success');
-    return r.changes;
+    const done = await markIntentCancelled(tx, row.id, 'previewed', now);
+    if (done) await audit(tx, caller, ref, 'cancel', 'success');
+    return done;
   });
-  if (changed !== 1) {
+  if (!changed) {
     throw new AppError('intent_not_confirmable', {
       detail: `Intent ${row.id} changed state while cancelling.`,
       extra: { intent_id: row.id },

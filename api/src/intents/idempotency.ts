@@ -13,6 +13,14 @@ import type { ErrorCode } from '../errors/catalog.ts';
 import { AppError, type AppErrorOptions } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import type { Services } from '../core/types.ts';
+import {
+  deleteIdempotencyKeyInProgress,
+  findIdempotencyKey,
+  insertIdempotencyKey,
+  type KeyScope,
+  markIdempotencyKeyDone,
+  pruneIdempotencyKeys,
+} from '../store/tables/intents.ts';
 
 /** The longest Idempotency-Key accepted (printable ASCII, no spaces); the contract states it. */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
@@ -40,24 +48,6 @@ export function requestHash(parts: readonly string[]): string {
   return sha256Hex(JSON.stringify(parts));
 }
 
-interface KeyRow {
-  request_hash: string;
-  state: string;
-  response_status: number | null;
-  response_body: string | null;
-  created_at: number | string;
-}
-
-/** Whose key it is: a key is unique per shop, grant and operation. */
-export interface KeyScope {
-  shopId: string;
-  grantId: string;
-  operationId: string;
-}
-
-const WHERE_KEY = 'shop_id = ? AND grant_id = ? AND operation_id = ? AND idem_key = ?';
-const keyParams = (scope: KeyScope, key: string) => [scope.shopId, scope.grantId, scope.operationId, key];
-
 export type Claim = { kind: 'claimed' } | { kind: 'replay'; body: string; status: number };
 
 /**
@@ -70,14 +60,9 @@ export async function claimKey(services: Services, scope: KeyScope, key: string,
   const ttl = services.config.intents.idempotencyKeyTtlMs;
   return db.tx(async (tx) => {
     // Keys older than the TTL are forgotten (pruned here, for this shop, on use).
-    await tx.run('DELETE FROM idempotency_keys WHERE shop_id = ? AND created_at < ?', [scope.shopId, now - ttl]);
-    const inserted = await tx.run(
-      `INSERT INTO idempotency_keys (shop_id, grant_id, operation_id, idem_key, request_hash, state, created_at)
-       VALUES (?, ?, ?, ?, ?, 'in_progress', ?) ON CONFLICT (shop_id, grant_id, operation_id, idem_key) DO NOTHING`,
-      [...keyParams(scope, key), hash, now],
-    );
-    if (inserted.changes === 1) return { kind: 'claimed' } as const;
-    const row = await tx.get<KeyRow>(`SELECT * FROM idempotency_keys WHERE ${WHERE_KEY}`, keyParams(scope, key));
+    await pruneIdempotencyKeys(tx, scope.shopId, now - ttl);
+    if (await insertIdempotencyKey(tx, scope, key, hash, now)) return { kind: 'claimed' } as const;
+    const row = await findIdempotencyKey(tx, scope, key);
     if (!row)
       throw new AppError('idempotency_key_in_use', {
         detail: 'The Idempotency-Key is being processed; retry shortly.',
@@ -110,10 +95,7 @@ export async function completeKey(
   status: number,
   body: string,
 ): Promise<void> {
-  await services.db.run(
-    `UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? WHERE ${WHERE_KEY}`,
-    [status, services.secrets.encrypt(body), ...keyParams(scope, key)],
-  );
+  await markIdempotencyKeyDone(services.db, scope, key, status, services.secrets.encrypt(body));
 }
 
 /** A refusal as stored under a key: its code and options (the problem's detail, reason, extra members). */
@@ -147,8 +129,5 @@ export function replayStored(claim: { body: string; status: number }): unknown {
 
 /** Forgets a claim whose request was refused before anything ran, so the caller may fix the cause and retry. */
 export async function releaseKey(services: Services, scope: KeyScope, key: string): Promise<void> {
-  await services.db.run(
-    `DELETE FROM idempotency_keys WHERE ${WHERE_KEY} AND state = 'in_progress'`,
-    keyParams(scope, key),
-  );
+  await deleteIdempotencyKeyInProgress(services.db, scope, key);
 }

@@ -8,28 +8,25 @@
 import { AppError } from '../errors/problem.ts';
 import { REPLAY_CLAIM_RELEASED } from '../reads/replay-in-flight.ts';
 import type { Db } from '../store/db.ts';
+import {
+  bindReplayClaim,
+  deleteIntentReplayClaims,
+  deleteReplayClaim,
+  findBlockingReplayClaims,
+  type ReplayClaimHolder,
+  upsertReplayClaim,
+  upsertReplayClaims,
+} from '../store/tables/intents.ts';
 
 // When a claim stops blocking is one condition, shared with the event reads (reads/replay-in-flight.ts).
 const RELEASED = REPLAY_CLAIM_RELEASED;
-
-const UPSERT = `INSERT INTO replay_claims (event_id, shop_id, intent_id, replay_event_id, claimed_at) VALUES `;
-const TAKE_OVER = ` ON CONFLICT (event_id) DO UPDATE SET shop_id = excluded.shop_id, intent_id = excluded.intent_id,
-    replay_event_id = excluded.replay_event_id, claimed_at = excluded.claimed_at
-  WHERE ${RELEASED}`;
 
 /** Claims one event for a single replay and the replay event it makes; false when another holds it. */
 export async function claimReplay(
   tx: Db,
   c: { eventId: string; shopId: string; intentId: string; replayEventId: string; now: number },
 ): Promise<boolean> {
-  const r = await tx.run(`${UPSERT}(?, ?, ?, ?, ?)${TAKE_OVER}`, [
-    c.eventId,
-    c.shopId,
-    c.intentId,
-    c.replayEventId,
-    c.now,
-  ]);
-  return r.changes === 1;
+  return upsertReplayClaim(tx, c, RELEASED);
 }
 
 /**
@@ -40,14 +37,7 @@ export async function claimReplays(
   tx: Db,
   c: { eventIds: readonly string[]; shopId: string; intentId: string; now: number },
 ): Promise<void> {
-  const CHUNK = 200;
-  for (let i = 0; i < c.eventIds.length; i += CHUNK) {
-    const part = c.eventIds.slice(i, i + CHUNK);
-    await tx.run(
-      `${UPSERT}${part.map(() => '(?, ?, ?, NULL, ?)').join(', ')}${TAKE_OVER}`,
-      part.flatMap((id) => [id, c.shopId, c.intentId, c.now]),
-    );
-  }
+  await upsertReplayClaims(tx, c, RELEASED);
 }
 
 /**
@@ -55,52 +45,28 @@ export async function claimReplays(
  * intent does not hold the event's claim (then the runner must not replay it).
  */
 export async function bindReplay(tx: Db, eventId: string, intentId: string, replayEventId: string): Promise<boolean> {
-  const r = await tx.run(
-    'UPDATE replay_claims SET replay_event_id = ? WHERE event_id = ? AND intent_id = ? AND replay_event_id IS NULL',
-    [replayEventId, eventId, intentId],
-  );
-  return r.changes === 1;
+  return bindReplayClaim(tx, eventId, intentId, replayEventId);
 }
 
 /** Releases an intent's claim on an event it did not replay (its item refused). */
 export async function releaseClaim(tx: Db, eventId: string, intentId: string): Promise<void> {
-  await tx.run('DELETE FROM replay_claims WHERE event_id = ? AND intent_id = ? AND replay_event_id IS NULL', [
-    eventId,
-    intentId,
-  ]);
+  await deleteReplayClaim(tx, eventId, intentId);
 }
 
 /** Releases every claim of an intent that holds no replay (a bulk replay cancelled or finished). */
 export async function releaseIntentClaims(tx: Db, intentId: string): Promise<void> {
-  await tx.run('DELETE FROM replay_claims WHERE intent_id = ? AND replay_event_id IS NULL', [intentId]);
-}
-
-export interface Holder {
-  event_id: string;
-  intent_id: string | null;
-  replay_event_id: string | null;
-  replay_state: string | null;
+  await deleteIntentReplayClaims(tx, intentId);
 }
 
 /** The claims that still block, of these events (for previews and refusals). */
-export async function heldClaims(db: Db, eventIds: readonly string[]): Promise<Map<string, Holder>> {
-  const out = new Map<string, Holder>();
-  const CHUNK = 500;
-  for (let i = 0; i < eventIds.length; i += CHUNK) {
-    const part = eventIds.slice(i, i + CHUNK);
-    const rows = await db.all<Holder>(
-      `SELECT replay_claims.event_id, replay_claims.intent_id, replay_claims.replay_event_id, e.state AS replay_state
-         FROM replay_claims LEFT JOIN events e ON e.id = replay_claims.replay_event_id
-        WHERE replay_claims.event_id IN (${part.map(() => '?').join(', ')}) AND NOT ${RELEASED}`,
-      part,
-    );
-    for (const r of rows) out.set(r.event_id, r);
-  }
+export async function heldClaims(db: Db, eventIds: readonly string[]): Promise<Map<string, ReplayClaimHolder>> {
+  const out = new Map<string, ReplayClaimHolder>();
+  for (const r of await findBlockingReplayClaims(db, eventIds, RELEASED)) out.set(r.event_id, r);
   return out;
 }
 
 /** The refusal of a replay of an event another replay holds, naming what holds it. */
-export function replayInFlight(eventId: string, holder: Holder | undefined): AppError {
+export function replayInFlight(eventId: string, holder: ReplayClaimHolder | undefined): AppError {
   const by = holder?.intent_id ? ` (intent ${holder.intent_id})` : '';
   const what = !holder
     ? 'another replay of it is in flight'

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../../errors/problem.ts';
 import { newId } from '../../ids.ts';
 import { privateTargetReason } from '../../lib/outbound-target.ts';
+import { insertAlertSubscription, listShopAlertSubscriptions } from '../../store/tables/alerts.ts';
 import type { Services } from '../../core/types.ts';
 import { ALERT_TRIGGERS } from '../../reads/incidents.ts';
 import type { IntentKindDef } from '../types.ts';
@@ -67,10 +68,7 @@ export const alertSubscribeKind: IntentKindDef<AlertSubscribeParams> = {
   label: 'alert subscription',
   async inspect(kc, _target, params) {
     const url = await checkAlertTarget(kc.services, kc.services.secrets.decrypt(params.url_sealed));
-    const existing = await kc.db.all<{ id: string; channel: string; url_origin: string }>(
-      'SELECT id, channel, url_origin FROM alert_subscriptions WHERE shop_id = ? ORDER BY id',
-      [kc.shop.id],
-    );
+    const existing = await listShopAlertSubscriptions(kc.db, kc.shop.id);
     return {
       targetType: 'shop',
       targetId: kc.shop.id,
@@ -99,20 +97,16 @@ export const alertSubscribeKind: IntentKindDef<AlertSubscribeParams> = {
     const url = await checkAlertTarget(kc.services, kc.services.secrets.decrypt(params.url_sealed));
     const id = newId('alert', kc.now);
     const secret = params.channel === 'webhook' ? `whsec_${randomBytes(24).toString('base64')}` : null;
-    await kc.db.run(
-      `INSERT INTO alert_subscriptions (id, shop_id, channel, url_enc, url_origin, secret_enc, created_by_grant, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        id,
-        kc.shop.id,
-        params.channel,
-        kc.services.secrets.encrypt(url.toString()),
-        url.origin,
-        secret ? kc.services.secrets.encrypt(secret) : null,
-        intent.confirmed_by_grant ?? kc.principal.grantId,
-        kc.now,
-      ],
-    );
+    await insertAlertSubscription(kc.db, {
+      id,
+      shopId: kc.shop.id,
+      channel: params.channel,
+      urlEnc: kc.services.secrets.encrypt(url.toString()),
+      urlOrigin: url.origin,
+      secretEnc: secret ? kc.services.secrets.encrypt(secret) : null,
+      createdByGrant: intent.confirmed_by_grant ?? kc.principal.grantId,
+      now: kc.now,
+    });
     return {
       result: { subscription_id: id, channel: params.channel, origin: url.origin },
       ...(secret ? { once: { signing_secret: secret } } : {}),

@@ -8,8 +8,14 @@ import type { ErrorCode } from '../../errors/catalog.ts';
 import { AppError } from '../../errors/problem.ts';
 import { type ReplayUnavailableReason, replayAvailability } from '../../handoff/lifecycle.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import type { EndpointRow } from '../../store/tables/endpoints.ts';
 import type { Db } from '../../store/db.ts';
+import { findShopEndpoint, listShopEndpointRows } from '../../store/tables/endpoints.ts';
+import { listBulkReplayCandidates, listShopReplayedOriginals } from '../../store/tables/events/intents.ts';
+import {
+  insertBulkReplayItems,
+  insertBulkReplayRun,
+  refuseUnclaimedBulkReplayItems,
+} from '../../store/tables/intents.ts';
 import { claimReplays, heldClaims } from '../replay-claims.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { limitsForShop, meterCap, usageFor } from '../../usage/meters.ts';
@@ -90,8 +96,6 @@ type Candidate = Pick<
 
 /** The events a filter matches, oldest first, and which of them would be replayed. */
 export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams): Promise<Selection> {
-  const where = ['shop_id = ?'];
-  const args: (string | number)[] = [kc.shop.id];
   const since = ms(p.no_workflow_since, 'no_workflow_since');
   const state = since !== null ? 'no_workflow' : (p.state ?? 'failed');
   if (since !== null && p.state !== undefined && p.state !== 'no_workflow')
@@ -99,52 +103,29 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
       detail: 'no_workflow_since selects events in state no_workflow; leave state out or set it to no_workflow.',
       errors: [{ path: 'state', message: 'Conflicts with no_workflow_since' }],
     });
-  where.push('state = ?');
-  args.push(state);
-  if (p.endpoint_id) {
-    where.push('endpoint_id = ?');
-    args.push(p.endpoint_id);
-  }
   const after = ms(p.received_after, 'received_after');
   const before = ms(p.received_before, 'received_before');
-  if (after !== null) {
-    where.push('received_at >= ?');
-    args.push(after);
-  }
-  if (since !== null) {
-    where.push('received_at >= ?');
-    args.push(since);
-  }
-  if (before !== null) {
-    where.push('received_at < ?');
-    args.push(before);
-  }
-  if (p.error_code) {
-    where.push('error_code = ?');
-    args.push(p.error_code);
-  }
-  where.push('is_test = 0');
-  const rows = await db.all<Candidate>(
-    `SELECT id, endpoint_id, state, retention_state, body_expires_at, delivered_at, duplicate_of, received_at, replay_of,
-            CASE WHEN body IS NULL THEN 0 ELSE 1 END AS has_body
-       FROM events WHERE ${where.join(' AND ')} ORDER BY received_at, id LIMIT ?`,
-    [...args, BULK_REPLAY_MAX_EVENTS + 1],
+  const rows: Candidate[] = await listBulkReplayCandidates(
+    db,
+    {
+      shopId: kc.shop.id,
+      state,
+      endpointId: p.endpoint_id,
+      receivedFrom: [after, since].filter((t): t is number => t !== null),
+      receivedBefore: before,
+      errorCode: p.error_code,
+    },
+    BULK_REPLAY_MAX_EVENTS + 1,
   );
   if (rows.length > BULK_REPLAY_MAX_EVENTS)
     throw new AppError('bulk_replay_too_large', {
       detail: `The filter matches more than ${BULK_REPLAY_MAX_EVENTS} events. Narrow it (endpoint, time window, error code) and run several bulk replays.`,
       extra: { max_events: BULK_REPLAY_MAX_EVENTS },
     });
-  const endpoints = new Map(
-    (await db.all<EndpointRow>('SELECT * FROM endpoints WHERE shop_id = ?', [kc.shop.id])).map((e) => [e.id, e]),
-  );
+  const endpoints = new Map((await listShopEndpointRows(db, kc.shop.id)).map((e) => [e.id, e]));
   // Events already replayed (by any replay), and the latest delivery or replay of each, one query.
   const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
-  const replays = await db.all<{ replay_of: string; last: number | string | null; latest: number | string }>(
-    `SELECT replay_of, MAX(delivered_at) AS last, MAX(received_at) AS latest FROM events
-      WHERE shop_id = ? AND replay_of IS NOT NULL GROUP BY replay_of`,
-    [kc.shop.id],
-  );
+  const replays = await listShopReplayedOriginals(db, kc.shop.id);
   const replayed = new Map(replays.map((r) => [r.replay_of, r]));
   const available = (ev: Candidate) => {
     const endpoint = endpoints.get(ev.endpoint_id);
@@ -219,10 +200,7 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
   label: 'bulk replay',
   async inspect(kc, _target, params) {
     if (params.endpoint_id) {
-      const ep = await kc.db.get<{ id: string }>('SELECT id FROM endpoints WHERE id = ? AND shop_id = ?', [
-        params.endpoint_id,
-        kc.shop.id,
-      ]);
+      const ep = await findShopEndpoint(kc.db, kc.shop.id, params.endpoint_id);
       if (!ep) throw new AppError('not_found', { detail: `No endpoint ${params.endpoint_id} in this shop.` });
     }
     const sel = await selectEvents(kc, kc.db, params);
@@ -306,28 +284,13 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
   async execute(kc, intent, params) {
     const sel = await selectEvents(kc, kc.db, params);
     const rate = bulkReplayRate(kc);
-    const CHUNK = 200;
-    for (let i = 0; i < sel.frozen.length; i += CHUNK) {
-      const part = sel.frozen.slice(i, i + CHUNK);
-      await kc.db.run(
-        `INSERT INTO bulk_replay_items (intent_id, seq, event_id, status) VALUES ${part.map(() => "(?, ?, ?, 'pending')").join(', ')}`,
-        part.flatMap((id, j) => [intent.id, i + j, id]),
-      );
-    }
+    await insertBulkReplayItems(kc.db, intent.id, sel.frozen);
     // Each event is claimed for this run, by the store (ADR 0410): one another replay or bulk
     // replay holds (confirmed a moment ago, maybe in another process) stays theirs, and its item
     // is refused replay_in_flight now, in this transaction.
     await claimReplays(kc.db, { eventIds: sel.frozen, shopId: kc.shop.id, intentId: intent.id, now: kc.now });
-    await kc.db.run(
-      `UPDATE bulk_replay_items SET status = 'refused', reason = 'replay_in_flight', finished_at = ?
-        WHERE intent_id = ? AND status = 'pending'
-          AND NOT EXISTS (SELECT 1 FROM replay_claims c WHERE c.event_id = bulk_replay_items.event_id AND c.intent_id = ?)`,
-      [kc.now, intent.id, intent.id],
-    );
-    await kc.db.run(
-      'INSERT INTO bulk_replay_runs (intent_id, shop_id, rate_per_second, started_at, updated_at) VALUES (?, ?, ?, ?, ?)',
-      [intent.id, kc.shop.id, rate, kc.now, kc.now],
-    );
+    await refuseUnclaimedBulkReplayItems(kc.db, intent.id, kc.now);
+    await insertBulkReplayRun(kc.db, { intentId: intent.id, shopId: kc.shop.id, ratePerSecond: rate, now: kc.now });
     return {
       result: { total: sel.frozen.length, rate_per_second: rate, started_at: iso(kc.now) },
       background: true,

@@ -3,7 +3,8 @@
 import { AppError } from '../../errors/problem.ts';
 import type { StoredEvent } from '../../reads/events.ts';
 import { configFromSnake, configToSnake } from '../../services/endpoints.ts';
-import type { EndpointRow } from '../../store/tables/endpoints.ts';
+import { type EndpointRow, findShopEndpoint } from '../../store/tables/endpoints.ts';
+import { findShopEvent } from '../../store/tables/events/intents.ts';
 import type { KindContext } from '../types.ts';
 
 /** The events table's row, body included (intents may need the body: a replay copies it). */
@@ -16,9 +17,7 @@ export const iso = (ms: number | string | null | undefined): string | null =>
   ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 
 export async function loadEvent(kc: KindContext, eventId: string | null): Promise<EventRow> {
-  const ev = eventId
-    ? await kc.db.get<EventRow>('SELECT * FROM events WHERE id = ? AND shop_id = ?', [eventId, kc.shop.id])
-    : undefined;
+  const ev = eventId ? await findShopEvent<EventRow>(kc.db, kc.shop.id, eventId) : undefined;
   if (!ev) throw new AppError('not_found', { detail: `No event ${eventId} in this shop.` });
   return ev;
 }
@@ -28,9 +27,7 @@ export async function loadEndpoint(
   endpointId: string | null,
   options: { allowArchived?: boolean } = {},
 ): Promise<EndpointRow> {
-  const row = endpointId
-    ? await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ? AND shop_id = ?', [endpointId, kc.shop.id])
-    : undefined;
+  const row = endpointId ? await findShopEndpoint(kc.db, kc.shop.id, endpointId) : undefined;
   if (!row) throw new AppError('not_found', { detail: `No endpoint ${endpointId} in this shop.` });
   if (row.deleted_at !== null) {
     throw new AppError('endpoint_archived', {
@@ -85,9 +82,4 @@ export function jsonDiff(before: unknown, after: unknown, path = ''): DiffEntry[
   }
   if (JSON.stringify(before) === JSON.stringify(after)) return [];
   return [{ path: path || '(root)', before: before ?? null, after: after ?? null }];
-}
-
-export async function countOf(kc: KindContext, sql: string, params: (string | number)[]): Promise<number> {
-  const row = await kc.db.get<{ n: number | string }>(sql, params);
-  return Number(row?.n ?? 0);
 }

@@ -5,9 +5,15 @@
 import { TRIGGER_HANDLES } from '../../handoff/payload.ts';
 import { joinUrl } from '../../docs-paths.ts';
 import { newId } from '../../ids.ts';
+import { attemptOutcomesOf, problemEventsOf } from '../../reads/diagnostics-share.ts';
 import { recentShopReceipts } from '../../reads/receipts.ts';
 import { randomToken, sha256Hex } from '../../lib/crypto.ts';
-import type { EndpointRow } from '../../store/tables/endpoints.ts';
+import { type EndpointRow, listLiveShopEndpoints } from '../../store/tables/endpoints.ts';
+import {
+  findDiagnosticsShareByTokenHash,
+  insertDiagnosticsShare,
+  type SharedDiagnosticsRow,
+} from '../../store/tables/intents.ts';
 import type { Services } from '../../core/types.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
@@ -44,9 +50,7 @@ export const SHARE_EXCLUDED = [
 
 function scopeEndpoints(kc: KindContext, endpointId: string | null | undefined): Promise<EndpointRow[]> {
   if (endpointId) return loadEndpoint(kc, endpointId, { allowArchived: true }).then((e) => [e]);
-  return kc.db.all<EndpointRow>('SELECT * FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL ORDER BY id', [
-    kc.shop.id,
-  ]);
+  return listLiveShopEndpoints(kc.db, kc.shop.id);
 }
 
 export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
@@ -92,21 +96,11 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
     const ids = endpoints.map((e) => e.id);
     const hours = params.expires_in_hours ?? DEFAULT_SHARE_HOURS;
     const receiptLimit = params.receipt_limit ?? DEFAULT_RECEIPT_LIMIT;
-    const marks = ids.map(() => '?').join(', ') || "''";
     const receipts = (await recentShopReceipts(kc.db, kc.shop.id, { endpointIds: ids, limit: receiptLimit })).map(
       ({ request_id: _request, shop_id: _shop, body_sha256: _hash, ...r }) => r,
     );
-    const problems = await kc.db.all<Record<string, unknown>>(
-      `SELECT id, endpoint_id, state, error_code, support_code, attempt_count, received_at, is_test
-         FROM events WHERE shop_id = ? AND endpoint_id IN (${marks}) AND state IN ('failed', 'no_workflow', 'held')
-        ORDER BY id DESC LIMIT 50`,
-      [kc.shop.id, ...ids],
-    );
-    const lastAttempts = await kc.db.all<{ outcome: string; n: number | string }>(
-      `SELECT a.outcome, COUNT(*) AS n FROM attempts a JOIN events e ON e.id = a.event_id
-        WHERE e.shop_id = ? AND e.endpoint_id IN (${marks}) AND a.started_at >= ? GROUP BY a.outcome`,
-      [kc.shop.id, ...ids, kc.now - 86_400_000],
-    );
+    const problems = await problemEventsOf(kc.db, kc.shop.id, ids);
+    const lastAttempts = await attemptOutcomesOf(kc.db, kc.shop.id, ids, kc.now - 86_400_000);
     const supportCodes = [
       ...new Set(
         [...receipts.map((r) => r.support_code), ...problems.map((p) => p.support_code)].filter(
@@ -160,10 +154,14 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
       included: [...SHARE_INCLUDED],
       excluded: [...SHARE_EXCLUDED],
     };
-    await kc.db.run(
-      'INSERT INTO diagnostics_shares (id, shop_id, token_hash, bundle_json, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
-      [shareId, kc.shop.id, sha256Hex(token), JSON.stringify(bundle), kc.now, expiresAt],
-    );
+    await insertDiagnosticsShare(kc.db, {
+      id: shareId,
+      shopId: kc.shop.id,
+      tokenHash: sha256Hex(token),
+      bundleJson: JSON.stringify(bundle),
+      now: kc.now,
+      expiresAt,
+    });
     const url = joinUrl(kc.services.config.publicUrl, `${SHARED_DIAGNOSTICS_PATH}/${token}`);
     return {
       result: {
@@ -178,21 +176,10 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
   },
 };
 
-/** A frozen diagnostics share as its link reads it. */
-export interface SharedDiagnosticsRow {
-  id: string;
-  bundle_json: string;
-  expires_at: number | string;
-  revoked_at: number | string | null;
-}
-
 /** The share behind a link's token, looked up by the token's SHA-256 only (expired or revoked ones too). */
 export async function findDiagnosticsShare(
   services: Pick<Services, 'db'>,
   token: string,
 ): Promise<SharedDiagnosticsRow | undefined> {
-  return services.db.get<SharedDiagnosticsRow>(
-    'SELECT id, bundle_json, expires_at, revoked_at FROM diagnostics_shares WHERE token_hash = ?',
-    [sha256Hex(token)],
-  );
+  return findDiagnosticsShareByTokenHash(services.db, sha256Hex(token));
 }

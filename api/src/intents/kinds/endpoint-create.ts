@@ -14,7 +14,7 @@ import {
   type HmacParams,
   validateSecretFor,
 } from '../../services/endpoints.ts';
-import type { AuthMode, TriggerVariant } from '../../store/tables/endpoints.ts';
+import { type AuthMode, countEndpointsNamed, type TriggerVariant } from '../../store/tables/endpoints.ts';
 import type { Services } from '../../core/types.ts';
 import type { IntentKindDef } from '../types.ts';
 import { jsonDiff } from './common.ts';
@@ -59,12 +59,9 @@ export const endpointCreateKind: IntentKindDef<EndpointCreateParams> = {
   async inspect(kc, _target, params) {
     const config = buildEndpointConfig(createInput(kc.shop.id, params));
     if (params.secret_sealed) validateSecretFor(config.authMode, kc.services.secrets.decrypt(params.secret_sealed));
-    const existing = await kc.db.get<{ n: number | string }>(
-      `SELECT COUNT(*) AS n FROM endpoints WHERE shop_id = ? AND name = ? AND deleted_at IS NULL`,
-      [kc.shop.id, config.name],
-    );
+    const existing = await countEndpointsNamed(kc.db, kc.shop.id, config.name);
     const warnings: string[] = [];
-    if (Number(existing?.n ?? 0) > 0) warnings.push(`Another endpoint of this shop is already named "${config.name}".`);
+    if (existing > 0) warnings.push(`Another endpoint of this shop is already named "${config.name}".`);
     return {
       targetType: 'shop',
       targetId: kc.shop.id,

@@ -5,7 +5,14 @@
 import { AppError } from '../../errors/problem.ts';
 import { countEndpointReceipts } from '../../reads/receipts.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
-import { countOf, endpointSnapshot, iso, loadEndpoint } from './common.ts';
+import { archiveEndpoint, tombstoneEndpoint } from '../../store/tables/endpoints.ts';
+import {
+  countEndpointEvents,
+  countEndpointEventsInFlight,
+  countEndpointRetainedBodies,
+  purgeEndpointBodies,
+} from '../../store/tables/events/intents.ts';
+import { endpointSnapshot, iso, loadEndpoint } from './common.ts';
 
 export interface EndpointDeleteParams {
   mode: 'archive' | 'permanent';
@@ -13,13 +20,9 @@ export interface EndpointDeleteParams {
 
 async function counts(kc: KindContext, endpointId: string) {
   const [events, retained, inFlight, receipts] = await Promise.all([
-    countOf(kc, 'SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ?', [endpointId]),
-    countOf(kc, `SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ? AND body IS NOT NULL`, [endpointId]),
-    countOf(
-      kc,
-      `SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ? AND state IN ('accepted', 'queued', 'delivering', 'held')`,
-      [endpointId],
-    ),
+    countEndpointEvents(kc.db, endpointId),
+    countEndpointRetainedBodies(kc.db, endpointId),
+    countEndpointEventsInFlight(kc.db, endpointId),
     countEndpointReceipts(kc.db, endpointId),
   ]);
   return { events, retained_bodies: retained, queued_or_in_flight: inFlight, receipts };
@@ -94,28 +97,17 @@ export const endpointDeleteKind: IntentKindDef<EndpointDeleteParams> = {
   async execute(kc, intent, params) {
     const id = String(intent.target_id);
     if (params.mode === 'archive') {
-      await kc.db.run(`UPDATE endpoints SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?`, [
-        kc.now,
-        kc.now,
-        id,
-      ]);
+      await archiveEndpoint(kc.db, id, kc.now);
       return { result: { endpoint_id: id, status: 'archived', archived_at: iso(kc.now) } };
     }
-    const purged = await kc.db.run(
-      `UPDATE events SET body = NULL, retention_state = 'not_retained', updated_at = ? WHERE endpoint_id = ? AND body IS NOT NULL`,
-      [kc.now, id],
-    );
-    await kc.db.run(
-      `UPDATE endpoints SET deleted_at = ?, updated_at = ?, config_json = '{}', secret_enc = NULL, secret_last4 = NULL,
-         previous_secret_enc = NULL, previous_secret_expires_at = NULL WHERE id = ?`,
-      [kc.now, kc.now, id],
-    );
+    const purged = await purgeEndpointBodies(kc.db, id, kc.now);
+    await tombstoneEndpoint(kc.db, id, kc.now);
     return {
       result: {
         endpoint_id: id,
         status: 'deleted',
         deleted_at: iso(kc.now),
-        purged_bodies: purged.changes,
+        purged_bodies: purged,
         tombstone: true,
       },
     };

@@ -12,9 +12,15 @@ import {
   type EndpointMapping,
   type HmacParams,
 } from '../../services/endpoints.ts';
-import type { EndpointRow, TriggerVariant } from '../../store/tables/endpoints.ts';
+import {
+  type EndpointRow,
+  insertEndpointVersion,
+  type TriggerVariant,
+  updateEndpointConfig,
+} from '../../store/tables/endpoints.ts';
+import { countEndpointEventsInFlight } from '../../store/tables/events/intents.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
-import { countOf, endpointSnapshot, jsonDiff, loadEndpoint } from './common.ts';
+import { endpointSnapshot, jsonDiff, loadEndpoint } from './common.ts';
 
 /** The request body as the API spells it (snake_case, nested `hmac` and `mapping` too). */
 export interface EndpointEditParams {
@@ -72,11 +78,7 @@ export const endpointEditKind: IntentKindDef<EndpointEditParams> = {
         errors: [{ path: '(root)', message: 'no changes' }],
       });
     }
-    const inFlight = await countOf(
-      kc,
-      `SELECT COUNT(*) AS n FROM events WHERE endpoint_id = ? AND state IN ('accepted', 'queued', 'delivering', 'held')`,
-      [row.id],
-    );
+    const inFlight = await countEndpointEventsInFlight(kc.db, row.id);
     const changed = new Set(diff.map((d) => d.path.split('.')[0]));
     const queuedEffects: string[] = [];
     if (changed.has('triggerVariant')) {
@@ -128,15 +130,23 @@ export const endpointEditKind: IntentKindDef<EndpointEditParams> = {
     const { row, after, status } = await plan(kc, intent.target_id, params);
     const version = Number(row.config_version) + 1;
     const json = storedConfigJson(after);
-    await kc.db.run(
-      `UPDATE endpoints SET name = ?, sender_label = ?, trigger_variant = ?, config_json = ?, config_version = ?, status = ?, updated_at = ?
-        WHERE id = ?`,
-      [after.name, after.senderLabel, after.triggerVariant, json, version, status, kc.now, row.id],
-    );
-    await kc.db.run(
-      'INSERT INTO endpoint_versions (endpoint_id, version, config_json, created_at, created_by) VALUES (?, ?, ?, ?, ?)',
-      [row.id, version, json, kc.now, intent.id],
-    );
+    await updateEndpointConfig(kc.db, {
+      id: row.id,
+      name: after.name,
+      senderLabel: after.senderLabel,
+      triggerVariant: after.triggerVariant,
+      configJson: json,
+      configVersion: version,
+      status,
+      now: kc.now,
+    });
+    await insertEndpointVersion(kc.db, {
+      endpointId: row.id,
+      version,
+      configJson: json,
+      createdAt: kc.now,
+      createdBy: intent.id,
+    });
     return {
       result: {
         endpoint_id: row.id,

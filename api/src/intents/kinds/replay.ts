@@ -9,7 +9,8 @@ import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import { lastFamilyDelivery, replayedBy } from '../../reads/events.ts';
 import { configFromSnake, configToSnake } from '../../services/endpoints.ts';
-import type { EndpointRow } from '../../store/tables/endpoints.ts';
+import { type EndpointRow, findEndpoint, findEndpointVersionConfig } from '../../store/tables/endpoints.ts';
+import { insertReplayCopy } from '../../store/tables/events/intents.ts';
 import { assertNoReplayInFlight, claimReplay, heldClaims, replayInFlight } from '../replay-claims.ts';
 import type { IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
@@ -36,9 +37,93 @@ export const REPLAY_REFUSAL_CODE: Record<ReplayUnavailableReason, ErrorCode> = {
 
 async function facts(kc: KindContext, eventId: string | null) {
   const ev = await loadEvent(kc, eventId);
-  const endpoint = await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [ev.endpoint_id]);
+  const endpoint = await findEndpoint(kc.db, ev.endpoint_id);
   if (!endpoint) throw new AppError('not_found', { detail: `The endpoint of event ${ev.id} no longer exists.` });
   return { ev, endpoint };
+}
+
+/** The family's last delivery to Flow; refuses a replay within the recent window unless acknowledged. */
+async function recentDelivery(kc: KindContext, ev: EventRow, params: ReplayParams) {
+  const lastDelivery = await lastFamilyDelivery(kc.db, kc.shop.id, ev);
+  const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
+  const recent = lastDelivery !== null && kc.now - lastDelivery < windowMs;
+  if (recent && params.acknowledge_recent_delivery !== true) {
+    throw new AppError('replay_recent_delivery', {
+      detail: `Event ${ev.id} (or the event it replays, or another replay of the same original) was delivered to Flow at ${iso(lastDelivery)}, ${Math.round((kc.now - lastDelivery) / 1000)} s ago. A replay starts another workflow run. If that is intended, preview again with acknowledge_recent_delivery: true.`,
+      reason: `Delivered to Flow less than ${Math.round(windowMs / 60_000)} minutes ago; acknowledgement required.`,
+      extra: { event_id: ev.id, last_delivered_at: iso(lastDelivery) },
+    });
+  }
+  return { lastDelivery, windowMs, recent };
+}
+
+/** Refuses, with the code its reason maps to, an event that cannot be replayed now. */
+function assertReplayable(kc: KindContext, ev: EventRow, endpoint: EndpointRow): void {
+  const availability = replayAvailability(ev, endpoint, kc.shop);
+  const bodyExpired = ev.body_expires_at !== null && Number(ev.body_expires_at) <= kc.now;
+  if (availability.available && !bodyExpired) return;
+  const reason = availability.reason ?? 'retention_expired';
+  throw new AppError(REPLAY_REFUSAL_CODE[reason], {
+    detail: `Event ${ev.id} cannot be replayed: ${availability.detail ?? 'its body retention period has ended.'}`,
+    reason: availability.detail ?? 'The body retention period ended.',
+    extra: {
+      event_id: ev.id,
+      replay_unavailable_reason: reason,
+      ...(ev.duplicate_of ? { duplicate_of: ev.duplicate_of } : {}),
+    },
+  });
+}
+
+/** The size of the Flow payload the replay would send, or why it cannot be built. */
+function payloadCheck(
+  ev: EventRow,
+  endpoint: EndpointRow,
+): { payloadBytes: number | null; payloadProblem: string | null } {
+  try {
+    const payload = buildFlowPayload(endpoint.trigger_variant, { ...ev, id: NEW_EVENT_ID });
+    return { payloadBytes: Buffer.byteLength(JSON.stringify(payload)), payloadProblem: null };
+  } catch (err) {
+    return { payloadBytes: null, payloadProblem: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** What a replay preview warns about: Flow's missing idempotency, earlier runs, config changes, retention. */
+function replayWarnings(
+  kc: KindContext,
+  f: {
+    ev: EventRow;
+    endpoint: EndpointRow;
+    chain: Awaited<ReturnType<typeof replayedBy>>;
+    recent: boolean;
+    lastDelivery: number | null;
+    unanswered: number;
+  },
+): string[] {
+  const { ev, endpoint, chain, lastDelivery, unanswered } = f;
+  const warnings: string[] = [
+    'Shopify Flow has no idempotency: this replay starts a new workflow run, and any actions the first run took (emails, tags, orders) can happen again.',
+  ];
+  if (f.recent) warnings.push(`Acknowledged: this event was delivered to Flow at ${iso(lastDelivery)}, minutes ago.`);
+  if (unanswered > 0 && ev.state !== 'delivered')
+    warnings.push(
+      `Flow may already have run this event: ${unanswered} of its calls went unanswered (timed out, cut off, or a worker stopped mid-call), so Shopify may have accepted them although Flowport never saw a success.`,
+    );
+  if (chain.length)
+    warnings.push(`This event was already replayed ${chain.length} time(s): ${chain.map((c) => c.id).join(', ')}.`);
+  if (Number(endpoint.config_version) !== Number(ev.config_version)) {
+    warnings.push(
+      `The endpoint configuration changed since this event was processed (version ${ev.config_version} → ${endpoint.config_version}); the replay is handed over with the current trigger (${TRIGGER_HANDLES[endpoint.trigger_variant]}).`,
+    );
+  }
+  if (ev.is_test) warnings.push('The original is a test event; the replay is handed over as a normal replay of it.');
+  // The body must still be there at confirmation: say so when it goes before the preview does.
+  const previewExpiresAt = kc.now + kc.services.config.intents.previewTtlMs;
+  if (ev.body_expires_at !== null && Number(ev.body_expires_at) < previewExpiresAt) {
+    warnings.push(
+      `The event body is kept only until ${iso(ev.body_expires_at)}, before this preview expires (${iso(previewExpiresAt)}): confirm before then, or the confirmation is refused with retention_expired.`,
+    );
+  }
+  return warnings;
 }
 
 export const replayKind: IntentKindDef<ReplayParams> = {
@@ -53,20 +138,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       });
     }
     const { ev, endpoint } = await facts(kc, eventId);
-    const availability = replayAvailability(ev, endpoint, kc.shop);
-    const bodyExpired = ev.body_expires_at !== null && Number(ev.body_expires_at) <= kc.now;
-    if (!availability.available || bodyExpired) {
-      const reason = availability.reason ?? 'retention_expired';
-      throw new AppError(REPLAY_REFUSAL_CODE[reason], {
-        detail: `Event ${ev.id} cannot be replayed: ${availability.detail ?? 'its body retention period has ended.'}`,
-        reason: availability.detail ?? 'The body retention period ended.',
-        extra: {
-          event_id: ev.id,
-          replay_unavailable_reason: reason,
-          ...(ev.duplicate_of ? { duplicate_of: ev.duplicate_of } : {}),
-        },
-      });
-    }
+    assertReplayable(kc, ev, endpoint);
     const cap = await assertCapAvailable(kc.db, kc.shop.id, 'replays', kc.now);
 
     const chain = await replayedBy(kc.db, kc.shop.id, ev.id);
@@ -74,57 +146,15 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     // confirmation. Read after the replays: a replay seen there has its claim seen here (one
     // transaction wrote both), so a replay confirmed a moment ago is refused as in flight, not stale.
     await assertNoReplayInFlight(kc.db, ev.id);
-    const lastDelivery = await lastFamilyDelivery(kc.db, kc.shop.id, ev);
-    const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
-    const recent = lastDelivery !== null && kc.now - lastDelivery < windowMs;
-    if (recent && params.acknowledge_recent_delivery !== true) {
-      throw new AppError('replay_recent_delivery', {
-        detail: `Event ${ev.id} (or the event it replays, or another replay of the same original) was delivered to Flow at ${iso(lastDelivery)}, ${Math.round((kc.now - lastDelivery) / 1000)} s ago. A replay starts another workflow run. If that is intended, preview again with acknowledge_recent_delivery: true.`,
-        reason: `Delivered to Flow less than ${Math.round(windowMs / 60_000)} minutes ago; acknowledgement required.`,
-        extra: { event_id: ev.id, last_delivered_at: iso(lastDelivery) },
-      });
-    }
+    const { lastDelivery, windowMs, recent } = await recentDelivery(kc, ev, params);
 
-    const original = await kc.db.get<{ config_json: string }>(
-      'SELECT config_json FROM endpoint_versions WHERE endpoint_id = ? AND version = ?',
-      [endpoint.id, ev.config_version],
-    );
+    const original = await findEndpointVersionConfig(kc.db, endpoint.id, ev.config_version);
     const snake = (json: string) => configToSnake(configFromSnake(JSON.parse(json)));
     const configChanges = original ? jsonDiff(snake(original.config_json), snake(endpoint.config_json)) : [];
     const handle = TRIGGER_HANDLES[endpoint.trigger_variant];
-    let payloadBytes: number | null = null;
-    let payloadProblem: string | null = null;
-    try {
-      payloadBytes = Buffer.byteLength(
-        JSON.stringify(buildFlowPayload(endpoint.trigger_variant, { ...ev, id: NEW_EVENT_ID })),
-      );
-    } catch (err) {
-      payloadProblem = err instanceof Error ? err.message : String(err);
-    }
-    const warnings: string[] = [
-      'Shopify Flow has no idempotency: this replay starts a new workflow run, and any actions the first run took (emails, tags, orders) can happen again.',
-    ];
-    if (recent) warnings.push(`Acknowledged: this event was delivered to Flow at ${iso(lastDelivery)}, minutes ago.`);
+    const { payloadBytes, payloadProblem } = payloadCheck(ev, endpoint);
     const unanswered = Number(ev.possible_duplicate_deliveries ?? 0);
-    if (unanswered > 0 && ev.state !== 'delivered')
-      warnings.push(
-        `Flow may already have run this event: ${unanswered} of its calls went unanswered (timed out, cut off, or a worker stopped mid-call), so Shopify may have accepted them although Flowport never saw a success.`,
-      );
-    if (chain.length)
-      warnings.push(`This event was already replayed ${chain.length} time(s): ${chain.map((c) => c.id).join(', ')}.`);
-    if (Number(endpoint.config_version) !== Number(ev.config_version)) {
-      warnings.push(
-        `The endpoint configuration changed since this event was processed (version ${ev.config_version} → ${endpoint.config_version}); the replay is handed over with the current trigger (${handle}).`,
-      );
-    }
-    if (ev.is_test) warnings.push('The original is a test event; the replay is handed over as a normal replay of it.');
-    // The body must still be there at confirmation: say so when it goes before the preview does.
-    const previewExpiresAt = kc.now + kc.services.config.intents.previewTtlMs;
-    if (ev.body_expires_at !== null && Number(ev.body_expires_at) < previewExpiresAt) {
-      warnings.push(
-        `The event body is kept only until ${iso(ev.body_expires_at)}, before this preview expires (${iso(previewExpiresAt)}): confirm before then, or the confirmation is refused with retention_expired.`,
-      );
-    }
+    const warnings = replayWarnings(kc, { ev, endpoint, chain, recent, lastDelivery, unanswered });
     if (payloadProblem) warnings.push(`Flow will likely reject the payload: ${payloadProblem}`);
     if (payloadBytes !== null && payloadBytes > FLOW_PAYLOAD_LIMIT_BYTES) {
       warnings.push(
@@ -193,10 +223,8 @@ export const replayKind: IntentKindDef<ReplayParams> = {
   },
 
   async execute(kc, intent) {
-    const ev = (await kc.db.get<EventRow>('SELECT * FROM events WHERE id = ?', [intent.target_id])) as EventRow;
-    const endpoint = (await kc.db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ?', [
-      ev.endpoint_id,
-    ])) as EndpointRow;
+    const ev = await loadEvent(kc, intent.target_id);
+    const endpoint = (await findEndpoint(kc.db, ev.endpoint_id)) as EndpointRow;
     const id = newId('event', kc.now);
     // The event is claimed for this replay in the confirmation's transaction, by the store: a
     // replay or bulk replay in flight for it (confirmed a moment ago, in another process) keeps it.
@@ -210,18 +238,16 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       }))
     )
       throw replayInFlight(ev.id, (await heldClaims(kc.db, [ev.id])).get(ev.id));
-    // The replay shares the original's receipt (no new sender request arrived) and its body expiry (replaying never extends retention).
-    // The body is copied in the same statement that checks it is still there: the retention sweep may
-    // purge it after this confirmation checked the event (Postgres, read committed).
-    const copied = await kc.db.run(
-      `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, external_event_id, event_type, sender, body, body_size, body_sha256,
-         resource_id, related_resource_id, config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, replay_of, is_test)
-       SELECT ?, shop_id, endpoint_id, receipt_id, 'queued', external_event_id, event_type, sender, body, body_size, body_sha256,
-         resource_id, related_resource_id, ?, ?, ?, ?, 'retained', body_expires_at, id, 0
-         FROM events WHERE id = ? AND retention_state = 'retained' AND body IS NOT NULL`,
-      [id, endpoint.config_version, kc.now, kc.now, kc.now, ev.id],
-    );
-    if (copied.changes !== 1) {
+    // The replay shares the original's receipt (no new sender request arrived) and its body expiry;
+    // the body is copied by the statement that checks it is still there (insertReplayCopy).
+    const copied = await insertReplayCopy(kc.db, {
+      replayId: id,
+      originalId: ev.id,
+      shopId: ev.shop_id,
+      configVersion: Number(endpoint.config_version),
+      now: kc.now,
+    });
+    if (!copied) {
       throw new AppError('retention_expired', {
         detail: `Event ${ev.id} cannot be replayed: ${REPLAY_REASON_TEXT.retention_expired}`,
         reason: 'The body was purged while the replay was being confirmed.',

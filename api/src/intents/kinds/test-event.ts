@@ -14,6 +14,8 @@ import {
 } from '../../handoff/payload.ts';
 import { newId } from '../../ids.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
+import { insertTestEvent } from '../../store/tables/events/intents.ts';
+import { insertTestReceipt } from '../../store/tables/receipts.ts';
 import type { IntentKindDef } from '../types.ts';
 import { endpointSnapshot, loadEndpoint, NEW_EVENT_ID } from './common.ts';
 
@@ -119,34 +121,32 @@ export const testEventKind: IntentKindDef<TestEventParams> = {
     const receiptId = newId('receipt', kc.now);
     const size = Buffer.byteLength(body);
     const hash = sha256Hex(body);
-    await kc.db.run(
-      `INSERT INTO receipts (id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
-         dedupe_decision, config_version, http_status, body_size, body_sha256)
-       VALUES (?, ?, ?, ?, ?, ?, 'test', 'valid', 'bypassed', ?, 202, ?, ?)`,
-      [receiptId, kc.shop.id, endpoint.id, eventId, kc.requestId, kc.now, endpoint.config_version, size, hash],
-    );
-    await kc.db.run(
-      `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, event_type, sender, body, body_size, body_sha256, resource_id,
-         config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, is_test)
-       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'retained', ?, 1)`,
-      [
-        eventId,
-        kc.shop.id,
-        endpoint.id,
-        receiptId,
-        params.event_type ?? DEFAULT_TEST_EVENT_TYPE,
-        TEST_EVENT_SENDER,
-        body,
-        size,
-        hash,
-        params.resource_id ?? null,
-        endpoint.config_version,
-        kc.now,
-        kc.now,
-        kc.now,
-        bodyExpiresAt(kc.services.config, { received_at: kc.now }, kc.shop),
-      ],
-    );
+    await insertTestReceipt(kc.db, {
+      id: receiptId,
+      shopId: kc.shop.id,
+      endpointId: endpoint.id,
+      eventId,
+      requestId: kc.requestId,
+      now: kc.now,
+      configVersion: endpoint.config_version,
+      bodySize: size,
+      bodySha256: hash,
+    });
+    await insertTestEvent(kc.db, {
+      id: eventId,
+      shopId: kc.shop.id,
+      endpointId: endpoint.id,
+      receiptId,
+      eventType: params.event_type ?? DEFAULT_TEST_EVENT_TYPE,
+      sender: TEST_EVENT_SENDER,
+      body,
+      bodySize: size,
+      bodySha256: hash,
+      resourceId: params.resource_id ?? null,
+      configVersion: endpoint.config_version,
+      now: kc.now,
+      bodyExpiresAt: bodyExpiresAt(kc.services.config, { received_at: kc.now }, kc.shop),
+    });
     return {
       result: {
         event_id: eventId,

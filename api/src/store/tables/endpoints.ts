@@ -121,3 +121,90 @@ export async function updateEndpointStatus(
     id,
   ]);
 }
+
+// intents: a confirmation holds its target endpoint (ADR 0411).
+
+/**
+ * Locks an endpoint's row for the rest of the transaction, so a confirmation's "target changed"
+ * re-read and its write are one step: on PostgreSQL a concurrent confirmation on the same
+ * endpoint waits here until this one commits, then reads what it wrote. SQLite runs one write
+ * transaction at a time already, so there is nothing to lock.
+ */
+export async function lockEndpointForChange(tx: Db, id: string): Promise<void> {
+  if (tx.dialect === 'postgres') await tx.get('SELECT id FROM endpoints WHERE id = ? FOR UPDATE', [id]);
+}
+
+/** One of a shop's endpoints, deleted or not (another shop's endpoint is not found). */
+export async function findShopEndpoint(db: Db, shopId: string, id: string): Promise<EndpointRow | undefined> {
+  return db.get<EndpointRow>('SELECT * FROM endpoints WHERE id = ? AND shop_id = ?', [id, shopId]);
+}
+
+/** How many of a shop's endpoints (not deleted) carry this name. */
+export async function countEndpointsNamed(db: Db, shopId: string, name: string): Promise<number> {
+  const row = await db.get<{ n: number | string }>(
+    `SELECT COUNT(*) AS n FROM endpoints WHERE shop_id = ? AND name = ? AND deleted_at IS NULL`,
+    [shopId, name],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** Writes an edited configuration (name, label, trigger, config, status) as version `configVersion`. */
+export async function updateEndpointConfig(
+  tx: Db,
+  u: {
+    id: string;
+    name: string;
+    senderLabel: string;
+    triggerVariant: TriggerVariant;
+    configJson: string;
+    configVersion: number;
+    status: EndpointStatus;
+    now: number;
+  },
+): Promise<void> {
+  await tx.run(
+    `UPDATE endpoints SET name = ?, sender_label = ?, trigger_variant = ?, config_json = ?, config_version = ?, status = ?, updated_at = ?
+        WHERE id = ?`,
+    [u.name, u.senderLabel, u.triggerVariant, u.configJson, u.configVersion, u.status, u.now, u.id],
+  );
+}
+
+/** Archives an endpoint. */
+export async function archiveEndpoint(tx: Db, id: string, now: number): Promise<void> {
+  await tx.run(`UPDATE endpoints SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?`, [
+    now,
+    now,
+    id,
+  ]);
+}
+
+/** Leaves an endpoint's tombstone: deleted, its configuration and secrets cleared. */
+export async function tombstoneEndpoint(tx: Db, id: string, now: number): Promise<void> {
+  await tx.run(
+    `UPDATE endpoints SET deleted_at = ?, updated_at = ?, config_json = '{}', secret_enc = NULL, secret_last4 = NULL,
+         previous_secret_enc = NULL, previous_secret_expires_at = NULL WHERE id = ?`,
+    [now, now, id],
+  );
+}
+
+/** The configuration an endpoint had at one version, if recorded. */
+export async function findEndpointVersionConfig(
+  db: Db,
+  endpointId: string,
+  version: number,
+): Promise<{ config_json: string } | undefined> {
+  return db.get<{ config_json: string }>(
+    'SELECT config_json FROM endpoint_versions WHERE endpoint_id = ? AND version = ?',
+    [endpointId, version],
+  );
+}
+
+/** A shop's endpoints, deleted ones included. */
+export async function listShopEndpointRows(db: Db, shopId: string): Promise<EndpointRow[]> {
+  return db.all<EndpointRow>('SELECT * FROM endpoints WHERE shop_id = ?', [shopId]);
+}
+
+/** A shop's endpoints that are not deleted, by id. */
+export async function listLiveShopEndpoints(db: Db, shopId: string): Promise<EndpointRow[]> {
+  return db.all<EndpointRow>('SELECT * FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL ORDER BY id', [shopId]);
+}

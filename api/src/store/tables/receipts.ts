@@ -43,3 +43,28 @@ export async function tallyRejection(
     [endpointId, minuteStart, errorCode, shopId],
   );
 }
+
+// intents: a test event's receipt.
+
+/** The receipt of a test event (auth 'test', valid, dedupe bypassed, 202). */
+export async function insertTestReceipt(
+  tx: Db,
+  r: {
+    id: string;
+    shopId: string;
+    endpointId: string;
+    eventId: string;
+    requestId: string;
+    now: number;
+    configVersion: number;
+    bodySize: number;
+    bodySha256: string;
+  },
+): Promise<void> {
+  await tx.run(
+    `INSERT INTO receipts (id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
+         dedupe_decision, config_version, http_status, body_size, body_sha256)
+       VALUES (?, ?, ?, ?, ?, ?, 'test', 'valid', 'bypassed', ?, 202, ?, ?)`,
+    [r.id, r.shopId, r.endpointId, r.eventId, r.requestId, r.now, r.configVersion, r.bodySize, r.bodySha256],
+  );
+}
