@@ -2,6 +2,7 @@
 // incident per trigger and subject when it starts (once: a unique open key), resolves it when the
 // cause clears, and sends each subscription one message per incident and kind (opened, resolved),
 // retried with exponential backoff. Runs beside the delivery worker (a worker companion).
+import { BackgroundLoop } from './background-loop.ts';
 import { Webhook } from 'standardwebhooks';
 import type { Services } from '../core/types.ts';
 import { bodyRetentionMs } from '../handoff/lifecycle.ts';
@@ -127,42 +128,28 @@ async function findings(
   return out;
 }
 
-export class AlertMonitor {
+export class AlertMonitor extends BackgroundLoop {
   private readonly services: Services;
   readonly settings: AlertSettings;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = true;
 
   constructor(services: Services, settings: Partial<AlertSettings> = {}) {
+    super();
     this.services = services;
     this.settings = { ...DEFAULT_ALERT_SETTINGS, ...settings };
   }
 
-  start(): void {
-    this.stopped = false;
+  protected wake(): void {
     this.tick();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
   }
 
   private tick(): void {
     if (this.stopped || this.running) return;
-    this.running = this.once()
-      .catch((err: unknown) =>
-        this.services.log?.error(
-          { kind: 'alert_error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) },
-          'alert monitor failed',
-        ),
-      )
-      .finally(() => {
-        this.running = null;
-        if (!this.stopped) this.timer = setTimeout(() => this.tick(), this.settings.intervalMs);
-      });
+    this.runPass(
+      () => this.once(),
+      this.services.log,
+      'alert_error',
+      () => (this.timer = setTimeout(() => this.tick(), this.settings.intervalMs)),
+    );
   }
 
   /** One pass: evaluate every subscribed shop, then send what is due. */

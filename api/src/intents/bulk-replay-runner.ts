@@ -6,6 +6,7 @@
 // replay, or pending with none, so a bulk replay never replays an event twice (ADR 1300). An item
 // is replayed only while its intent holds the event's claim (ADR 0410): the replay is bound to the
 // claim in that same transaction, and a refused item releases it.
+import { BackgroundLoop } from './background-loop.ts';
 import { type AuditActor, appendAudit } from '../audit/log.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
@@ -40,27 +41,18 @@ const BATCH = 50;
 
 type ItemOutcome = { status: 'replayed'; replayEventId: string } | { status: 'refused'; reason: ErrorCode } | null;
 
-export class BulkReplayRunner {
+export class BulkReplayRunner extends BackgroundLoop {
   readonly owner = `blk_${newId('request').slice(4)}`;
   private readonly services: Services;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
   private again = false;
-  private stopped = true;
 
   constructor(services: Services) {
+    super();
     this.services = services;
   }
 
-  start(): void {
-    this.stopped = false;
+  protected wake(): void {
     this.kick();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
   }
 
   kick(): void {
@@ -70,21 +62,17 @@ export class BulkReplayRunner {
       return;
     }
     if (this.timer) clearTimeout(this.timer);
-    this.running = this.loop()
-      .catch((err: unknown) =>
-        this.services.log?.error(
-          { kind: 'bulk_replay_error', error: err instanceof Error ? (err.stack ?? err.message) : String(err) },
-          'bulk replay runner failed',
-        ),
-      )
-      .finally(() => {
-        this.running = null;
-        if (this.stopped) return;
+    this.runPass(
+      () => this.loop(),
+      this.services.log,
+      'bulk_replay_error',
+      () => {
         if (this.again) {
           this.again = false;
           this.kick();
         } else this.timer = setTimeout(() => this.kick(), POLL_MS);
-      });
+      },
+    );
   }
 
   private leaseMs(): number {

@@ -16,25 +16,37 @@ export type EndpointView = ReturnType<typeof endpointView>;
 /** Non-secret config keys copied from config_json (allow-list: anything new stays hidden until listed). */
 const SAFE_CONFIG_KEYS = ['hmac', 'static_header', 'basic', 'tolerance_sec', 'dedupe_window_hours', 'mapping'] as const;
 
-export function endpointView(row: EndpointRow, publicUrl: string, now: number) {
-  const cfg = configToSnake(configFromSnake(JSON.parse(row.config_json)));
-  const config: Record<string, unknown> = {};
-  for (const k of SAFE_CONFIG_KEYS) if (cfg[k] !== undefined) config[k] = cfg[k];
-  const prevUntil = row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at);
-  const status = row.deleted_at ? 'deleted' : row.status;
+/** The fields every view of an endpoint starts with (its read, an intent preview's snapshot). */
+export function endpointIdentity(row: EndpointRow) {
   return {
     id: row.id,
     name: row.name,
     sender_label: row.sender_label,
     trigger_variant: row.trigger_variant,
     auth_mode: row.auth_mode,
+  };
+}
+
+/** Until when the secret replaced by the last rotation is still accepted; null once it is not. */
+export function previousSecretValidUntil(row: EndpointRow, now: number): string | null {
+  const until = row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at);
+  return until !== null && until > now ? new Date(until).toISOString() : null;
+}
+
+export function endpointView(row: EndpointRow, publicUrl: string, now: number) {
+  const cfg = configToSnake(configFromSnake(JSON.parse(row.config_json)));
+  const config: Record<string, unknown> = {};
+  for (const k of SAFE_CONFIG_KEYS) if (cfg[k] !== undefined) config[k] = cfg[k];
+  const status = row.deleted_at ? 'deleted' : row.status;
+  return {
+    ...endpointIdentity(row),
     status: status as 'active' | 'paused' | 'archived' | 'deleted',
     config_version: Number(row.config_version),
     config,
     secret: {
       configured: row.secret_last4 !== null,
       last4: row.secret_last4,
-      previous_secret_valid_until: prevUntil !== null && prevUntil > now ? new Date(prevUntil).toISOString() : null,
+      previous_secret_valid_until: previousSecretValidUntil(row, now),
     },
     ingest_url: joinUrl(publicUrl, `${INGEST_PATH_PREFIX}/${row.id}`),
     created_at: new Date(Number(row.created_at)).toISOString(),

@@ -2,6 +2,7 @@
 // 404), secret-free endpoint snapshots and config diffs.
 import { AppError } from '../../errors/problem.ts';
 import type { StoredEvent } from '../../reads/events.ts';
+import { endpointIdentity, previousSecretValidUntil } from '../../reads/endpoints.ts';
 import { configFromSnake, configToSnake } from '../../services/endpoints.ts';
 import { type EndpointRow, findShopEndpoint } from '../../store/tables/endpoints.ts';
 import { findShopEvent } from '../../store/tables/events/intents.ts';
@@ -47,20 +48,13 @@ export async function loadEndpoint(
 /** The endpoint as anyone may see it: configuration without secret material (last 4 characters only). */
 export function endpointSnapshot(row: EndpointRow, now: number) {
   return {
-    id: row.id,
-    name: row.name,
-    sender_label: row.sender_label,
-    trigger_variant: row.trigger_variant,
-    auth_mode: row.auth_mode,
+    ...endpointIdentity(row),
     status: row.status,
     config_version: Number(row.config_version),
     // As the API spells it (snake_case), whatever the stored row's age.
     config: configToSnake(configFromSnake(JSON.parse(row.config_json))),
     secret_last4: row.secret_last4,
-    previous_secret_valid_until:
-      row.previous_secret_expires_at !== null && Number(row.previous_secret_expires_at) > now
-        ? iso(row.previous_secret_expires_at)
-        : null,
+    previous_secret_valid_until: previousSecretValidUntil(row, now),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     archived_at: iso(row.archived_at),
