@@ -263,9 +263,9 @@ export async function previewIntent(
 
 // ---------- read ----------
 
-export async function getIntent(caller: Caller, intentId: string): Promise<IntentView> {
-  const row = await loadIntent(caller.services.db, caller.principal.shopId, intentId);
-  return fullView(caller.services.db, row, caller.services.now());
+export async function getIntent({ ctx, input }: { ctx: Caller; input: { intent_id: string } }): Promise<IntentView> {
+  const row = await loadIntent(ctx.services.db, ctx.principal.shopId, input.intent_id);
+  return fullView(ctx.services.db, row, ctx.services.now());
 }
 
 export interface ListFilter {
@@ -276,8 +276,8 @@ export interface ListFilter {
   starting_after?: string;
 }
 
-export async function listIntents(caller: Caller, filter: ListFilter) {
-  const { services, principal } = caller;
+export async function listIntents({ ctx, input: filter }: { ctx: Caller; input: ListFilter }) {
+  const { services, principal } = ctx;
   const now = services.now();
   if (filter.starting_after) {
     // Like an unknown cursor on the other lists: anything but one of this shop's intents is refused,
@@ -316,12 +316,15 @@ const REFUSAL_MARKS_INTENT = new Set(['target_state', 'safety', 'product_boundar
  * Returns the response object; a replayed response is the stored JSON text parsed
  * back, so serializing it again yields the same bytes.
  */
-export async function confirmIntent(
-  caller: Caller,
-  intentId: string,
-  idempotencyKey: string | undefined | null,
-): Promise<unknown> {
+export async function confirmIntent({
+  ctx: caller,
+  input,
+}: {
+  ctx: Caller;
+  input: { intent_id: string; idempotency_key: string | undefined | null };
+}): Promise<unknown> {
   const { services, principal } = caller;
+  const { intent_id: intentId, idempotency_key: idempotencyKey } = input;
   const key = validateIdempotencyKey(idempotencyKey);
   if (!principal.scopes.some((s) => s.endsWith(':execute'))) {
     throw new AppError('missing_scope', {
@@ -506,8 +509,15 @@ async function runConfirmation(caller: Caller, initial: IntentRow): Promise<Inte
 
 // ---------- cancel ----------
 
-export async function cancelIntent(caller: Caller, intentId: string): Promise<IntentView> {
+export async function cancelIntent({
+  ctx: caller,
+  input,
+}: {
+  ctx: Caller;
+  input: { intent_id: string };
+}): Promise<IntentView> {
   const { services, principal } = caller;
+  const intentId = input.intent_id;
   const row = await loadIntent(services.db, principal.shopId, intentId);
   const ref = { id: row.id, kind: row.kind, targetType: row.target_type, targetId: row.target_id };
   const allowed = [previewScope(row.kind), executeScope(row.kind)];

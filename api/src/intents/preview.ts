@@ -2,15 +2,10 @@
 // the target named in the path, the rest of the input as the kind's parameters, recorded as an
 // action intent by the engine. Changes nothing else.
 import type { OperationContext, Services } from '../core/types.ts';
-import { type Caller, type IntentView, previewIntent } from './engine.ts';
+import { type IntentView, previewIntent } from './engine.ts';
 import { sealAlertUrl } from './kinds/alert-subscribe.ts';
 import { sealImportedSecret } from './kinds/endpoint-create.ts';
 import type { IntentKind } from './types.ts';
-
-/** The authenticated caller of an intent operation. */
-export function callerOf(ctx: OperationContext): Caller {
-  return { services: ctx.services, principal: ctx.principal, requestId: ctx.requestId };
-}
 
 type Params = Record<string, unknown>;
 
@@ -39,5 +34,5 @@ export async function previewAction({
     delete params[target];
   }
   const prepare = PREPARE[kind];
-  return previewIntent(callerOf(ctx), kind, targetId, prepare ? prepare(ctx.services, params) : params);
+  return previewIntent(ctx, kind, targetId, prepare ? prepare(ctx.services, params) : params);
 }

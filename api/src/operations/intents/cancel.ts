@@ -2,7 +2,7 @@
 import { ACTIONS, executeScope, previewScope } from '../../auth/scopes.ts';
 import { cancelIntent } from '../../intents/engine.ts';
 import { defineNamed } from '../define.ts';
-import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
+import { ActionIntentSchema, IntentIdParams } from './shared.ts';
 
 export const cancelActionIntent = defineNamed({
   name: 'cancel_action_intent',
@@ -28,5 +28,5 @@ export const cancelActionIntent = defineNamed({
     description:
       'Withdraw a previewed action that should not run (for example after the merchant declined). Nothing is executed.',
   },
-  run: async ({ ctx, input }) => cancelIntent(callerOf(ctx), input.intent_id),
+  run: async ({ ctx, input }) => cancelIntent({ ctx, input }),
 });

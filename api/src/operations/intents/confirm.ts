@@ -5,7 +5,7 @@
 import { ACTIONS, executeScope } from '../../auth/scopes.ts';
 import { confirmIntent } from '../../intents/engine.ts';
 import { defineNamed } from '../define.ts';
-import { ActionIntentSchema, callerOf, EVENT_REPLAY_REFUSALS, IntentIdParams } from './shared.ts';
+import { ActionIntentSchema, EVENT_REPLAY_REFUSALS, IntentIdParams } from './shared.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
@@ -52,5 +52,8 @@ export const confirmActionIntent = defineNamed({
       "Execute a previewed action (replay, diagnostics share, endpoint change, secret rotation, test event) exactly once. Needs the intent's required_scope and an idempotency key; reuse the same key when retrying. Only confirm what a human asked for or what your grant's purpose covers.",
   },
   run: async ({ ctx, input }) =>
-    confirmIntent(callerOf(ctx), input.intent_id, ctx.headers[IDEMPOTENCY_HEADER]) as never,
+    confirmIntent({
+      ctx,
+      input: { intent_id: input.intent_id, idempotency_key: ctx.headers[IDEMPOTENCY_HEADER] },
+    }) as never,
 });

@@ -1,7 +1,7 @@
 // GET /agent/v1/action-intents/{intent_id} — one action intent: its preview, state and outcome.
 import { getIntent } from '../../intents/engine.ts';
 import { defineRead } from '../define.ts';
-import { ActionIntentSchema, callerOf, IntentIdParams } from './shared.ts';
+import { ActionIntentSchema, IntentIdParams } from './shared.ts';
 
 export const getActionIntent = defineRead({
   name: 'get_action_intent',
@@ -20,5 +20,5 @@ export const getActionIntent = defineRead({
     description:
       'Read one intent: what its preview said, whether it is still awaiting confirmation, who confirmed it, and what the execution did.',
   },
-  run: async ({ ctx, input }) => getIntent(callerOf(ctx), input.intent_id),
+  run: async ({ ctx, input }) => getIntent({ ctx, input }),
 });

@@ -4,7 +4,7 @@ import { ACTIONS } from '../../auth/scopes.ts';
 import { listIntents } from '../../intents/engine.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
 import { defineRead } from '../define.ts';
-import { ActionIntentSchema, callerOf } from './shared.ts';
+import { ActionIntentSchema } from './shared.ts';
 
 export const ActionIntentList = z
   .object({
@@ -45,5 +45,5 @@ export const listActionIntents = defineRead({
     description:
       'See which replays, shares, endpoint changes and test events were previewed, confirmed, refused or are awaiting confirmation, newest first.',
   },
-  run: async ({ ctx, input }) => listIntents(callerOf(ctx), input),
+  run: async ({ ctx, input }) => listIntents({ ctx, input }),
 });

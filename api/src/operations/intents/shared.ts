@@ -144,5 +144,3 @@ export const PREVIEW_ERRORS: readonly ErrorCode[] = ['not_found'];
 
 export const PREVIEW_NOTE =
   'Changes nothing: creates an action intent (`int_…`) that states target, current config, effects, warnings, meter cost, required scope and expiry. Confirm it with `POST /agent/v1/action-intents/{intent_id}/confirm`.';
-
-export { callerOf } from '../../intents/preview.ts';
