@@ -54,3 +54,13 @@ describe('one owner per table', () => {
     expect(sqlViolations('handoff/made-up.ts', '// UPDATE events SET state in a comment\n')).toEqual([]);
   });
 });
+
+describe('docs/architecture.md', () => {
+  it('shows every table with its owner, as TABLE_OWNERS says', () => {
+    const doc = readFileSync(`${SRC}/../../docs/architecture.md`, 'utf8');
+    const rows = new Map<string, string>();
+    for (const m of doc.matchAll(/^\| `api\/src\/([^`]+)` \| (.+) \|$/gm))
+      for (const t of (m[2] as string).matchAll(/`([a-z_]+)`/g)) rows.set(t[1] as string, m[1] as string);
+    expect(Object.fromEntries(rows)).toEqual(TABLE_OWNERS);
+  });
+});

@@ -210,6 +210,11 @@ describe('diagnostics share', () => {
     }
     const negotiated = await fetch(url, { headers: { accept: 'application/json' } });
     expect(JSON.parse(await negotiated.text()).share_id).toBe(bundle.share_id);
+    // One derivation: the frozen readiness is get_diagnostics' checks, not a second set of its own.
+    const diagnostics = await api(server, token, 'GET', '/agent/v1/diagnostics');
+    expect(diagnostics.status).toBe(200);
+    expect(bundle.readiness).toEqual(diagnostics.json.checks);
+    expect(bundle.readiness.length).toBeGreaterThan(3);
 
     // Only the token hash is stored, and later reads of the intent never show the link.
     const token0 = url.split('/').pop() as string;

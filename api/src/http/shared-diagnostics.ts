@@ -42,11 +42,15 @@ table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;paddin
 
 // biome-ignore lint/suspicious/noExplicitAny: the bundle is stored JSON rendered generically.
 function renderBundle(b: any, jsonHref: string): string {
-  const readiness = (b.readiness as { check: string; ok: boolean; detail: string }[])
-    .map(
-      (r) =>
-        `<li class="${r.ok ? 'ok' : 'bad'}"><strong>${r.ok ? 'OK' : 'Attention'}</strong> ${esc(r.check)}: ${esc(r.detail)}</li>`,
-    )
+  // Bundles frozen before the checks were get_diagnostics' own carry `ok` instead of `status`.
+  const readiness = (
+    b.readiness as { check: string; status?: 'pass' | 'warn' | 'fail'; ok?: boolean; detail: string }[]
+  )
+    .map((r) => {
+      const ok = r.status ? r.status === 'pass' : r.ok === true;
+      const label = r.status === 'warn' ? 'Warning' : ok ? 'OK' : 'Attention';
+      return `<li class="${ok ? 'ok' : 'bad'}"><strong>${label}</strong> ${esc(r.check)}: ${esc(r.detail)}</li>`;
+    })
     .join('');
   const endpoints = (b.endpoints as Record<string, unknown>[]).map(({ config, ...rest }) => ({ ...rest, config }));
   return page(

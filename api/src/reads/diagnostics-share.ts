@@ -17,18 +17,3 @@ export async function problemEventsOf(
     [shopId, ...endpointIds],
   );
 }
-
-/** Attempts on these endpoints' events since `since`, counted by outcome. */
-export async function attemptOutcomesOf(
-  db: Db,
-  shopId: string,
-  endpointIds: readonly string[],
-  since: number,
-): Promise<{ outcome: string; n: number | string }[]> {
-  const marks = endpointIds.map(() => '?').join(', ') || "''";
-  return db.all<{ outcome: string; n: number | string }>(
-    `SELECT a.outcome, COUNT(*) AS n FROM attempts a JOIN events e ON e.id = a.event_id
-        WHERE e.shop_id = ? AND e.endpoint_id IN (${marks}) AND a.started_at >= ? GROUP BY a.outcome`,
-    [shopId, ...endpointIds, since],
-  );
-}

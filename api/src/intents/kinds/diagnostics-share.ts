@@ -2,11 +2,11 @@
 // secrets, recent receipt facts, support codes, readiness checks) behind an
 // unguessable, expiring link support can open without a grant. Only the
 // token's hash is stored; the link is shown once, in the confirmation response.
-import { TRIGGER_HANDLES } from '../../handoff/payload.ts';
 import { joinUrl } from '../../docs-paths.ts';
 import { newId } from '../../ids.ts';
-import { attemptOutcomesOf, problemEventsOf } from '../../reads/diagnostics-share.ts';
+import { problemEventsOf } from '../../reads/diagnostics-share.ts';
 import { recentShopReceipts } from '../../reads/receipts.ts';
+import { readinessChecks } from '../../reads/readiness.ts';
 import { randomToken, sha256Hex } from '../../lib/crypto.ts';
 import { type EndpointRow, listLiveShopEndpoints } from '../../store/tables/endpoints.ts';
 import {
@@ -100,7 +100,6 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
       ({ request_id: _request, shop_id: _shop, body_sha256: _hash, ...r }) => r,
     );
     const problems = await problemEventsOf(kc.db, kc.shop.id, ids);
-    const lastAttempts = await attemptOutcomesOf(kc.db, kc.shop.id, ids, kc.now - 86_400_000);
     const supportCodes = [
       ...new Set(
         [...receipts.map((r) => r.support_code), ...problems.map((p) => p.support_code)].filter(
@@ -108,23 +107,14 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
         ),
       ),
     ].sort();
-    const readiness = [
-      {
-        check: 'shop_connected',
-        ok: kc.shop.connection_status === 'connected',
-        detail: `Shopify connection: ${kc.shop.connection_status}.`,
-      },
-      ...endpoints.map((e) => ({
-        check: `endpoint_active:${e.id}`,
-        ok: e.status === 'active',
-        detail: `Endpoint "${e.name}" is ${e.status}; trigger handle "${TRIGGER_HANDLES[e.trigger_variant]}".`,
-      })),
-      {
-        check: 'recent_deliveries',
-        ok: problems.filter((p) => Number(p.received_at) >= kc.now - 86_400_000).length === 0,
-        detail: `Attempts in the last 24 h by outcome: ${lastAttempts.map((a) => `${a.outcome} ${Number(a.n)}`).join(', ') || 'none'}.`,
-      },
-    ];
+    // The same checks get_setup and get_diagnostics show (one derivation), frozen with the bundle.
+    const readiness = await readinessChecks(
+      kc.db,
+      kc.shop.id,
+      kc.services.config.publicUrl,
+      kc.now,
+      params.endpoint_id ?? undefined,
+    );
     const token = randomToken(32);
     const shareId = newId('diagnostics', kc.now);
     const expiresAt = kc.now + hours * 3_600_000;
