@@ -15,7 +15,7 @@ export const MAX_FUNCTION_LINES = 100;
  * work still to do. The list only shrinks: an entry that is within the limits fails the test until
  * it is taken off.
  */
-export const KNOWN_OVERSIZE: readonly string[] = ['reads/event-detail.ts: readEvent'];
+export const KNOWN_OVERSIZE: readonly string[] = [];
 
 type Node = { type: string; start: number; end: number; [key: string]: unknown };
 

@@ -6,6 +6,7 @@ import { ERASED_RETENTION_STATE, type RetentionState } from '../handoff/lifecycl
 import { EVENT_STATE_DESCRIPTIONS, type EventState } from '../handoff/outcomes.ts';
 import {
   eventAttempts,
+  type EventRow,
   eventSummary,
   flowResponseSummary,
   getShopEvent,
@@ -36,30 +37,12 @@ interface TimelineEntry {
   };
 }
 
-/** One event's lifecycle: timeline, where the handoff stopped, recovery options, retention (getEvent). */
-export async function readEvent({ ctx, input }: { ctx: OperationContext; input: { event_id: string } }) {
-  const p = ctx.principal;
-  const { db, config } = ctx.services;
-  const now = ctx.services.now();
-  const row = await getShopEvent(db, p.shopId, input.event_id);
-  if (!row) throw new AppError('not_found', { detail: `No event ${input.event_id} in this shop.` });
-  // The recent-delivery check a replay preview makes, so `replay` says what a preview would.
-  const facts = await withRecentDeliveries(
-    db,
-    p.shopId,
-    await shopFacts(db, p.shopId, now),
-    [row],
-    config.intents.recentDeliveryWindowMs,
-  );
-  const [attempts, replays, endpoint, limits] = await Promise.all([
-    eventAttempts(db, row.id),
-    replayedBy(db, p.shopId, row.id),
-    db.get<{ id: string; name: string; status: string; deleted_at: number | null; config_version: number }>(
-      'SELECT id, name, status, deleted_at, config_version FROM endpoints WHERE id = ?',
-      [row.endpoint_id],
-    ),
-    limitsForShop(db, p.shopId),
-  ]);
+/** An event's timeline, oldest first: received, each attempt, delivered, replays, retention. */
+function eventTimeline(
+  row: EventRow,
+  attempts: Awaited<ReturnType<typeof eventAttempts>>,
+  replays: Awaited<ReturnType<typeof replayedBy>>,
+): TimelineEntry[] {
   const iso = (ms: number) => new Date(Number(ms)).toISOString();
   const timeline: TimelineEntry[] = [
     {
@@ -106,6 +89,35 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
     });
   }
   timeline.sort((a, b) => a.at.localeCompare(b.at));
+  return timeline;
+}
+
+/** One event's lifecycle: timeline, where the handoff stopped, recovery options, retention (getEvent). */
+export async function readEvent({ ctx, input }: { ctx: OperationContext; input: { event_id: string } }) {
+  const p = ctx.principal;
+  const { db, config } = ctx.services;
+  const now = ctx.services.now();
+  const row = await getShopEvent(db, p.shopId, input.event_id);
+  if (!row) throw new AppError('not_found', { detail: `No event ${input.event_id} in this shop.` });
+  // The recent-delivery check a replay preview makes, so `replay` says what a preview would.
+  const facts = await withRecentDeliveries(
+    db,
+    p.shopId,
+    await shopFacts(db, p.shopId, now),
+    [row],
+    config.intents.recentDeliveryWindowMs,
+  );
+  const [attempts, replays, endpoint, limits] = await Promise.all([
+    eventAttempts(db, row.id),
+    replayedBy(db, p.shopId, row.id),
+    db.get<{ id: string; name: string; status: string; deleted_at: number | null; config_version: number }>(
+      'SELECT id, name, status, deleted_at, config_version FROM endpoints WHERE id = ?',
+      [row.endpoint_id],
+    ),
+    limitsForShop(db, p.shopId),
+  ]);
+  const iso = (ms: number) => new Date(Number(ms)).toISOString();
+  const timeline = eventTimeline(row, attempts, replays);
   const stop = handoffStop(row);
   return {
     ...eventSummary(row, facts),
