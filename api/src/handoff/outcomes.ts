@@ -60,7 +60,8 @@ export const EVENT_STATE_DESCRIPTIONS: Record<EventState, string> = {
   delivering: 'A worker holds a lease on it and is calling Shopify Flow now.',
   held: `The shop cannot take deliveries now: disconnected (its Shopify token was refused; the event waits until the shop reconnects), or Shopify refuses the store itself (${unavailableShopsInWords()}; Flowport sends one held event now and then as a probe and releases the rest once Shopify accepts it). Held events use no retries. See support_code.`,
   delivered: 'Shopify Flow accepted the trigger. This does not mean a workflow ran its actions.',
-  no_workflow: 'Flow answered that the trigger handle is unknown: no deployed trigger or workflow for it.',
+  no_workflow:
+    "No workflow took the trigger: Flow answered that the trigger handle is unknown (support code FP-H-NOWF), or Flow's trigger lifecycle callback said no enabled workflow uses it and Flowport did not call Shopify (FP-H-NOFL). See support_code.",
   failed: 'Delivery stopped: a non-retryable answer, a revoked token, or the last retry failed. See error_code.',
   duplicate_suppressed: 'Same external event id within the dedupe window; links to the first event. Not delivered.',
   rejected: 'Intake refused it (authentication or validation). Not delivered, not replayable.',
@@ -208,6 +209,34 @@ export const SUPPORT_CODES = {
   },
 } as const satisfies Record<string, SupportCodeDef>;
 export type SupportCodeKey = keyof typeof SUPPORT_CODES;
+
+/**
+ * How an event reached no_workflow, by its support code: what happened (the event's
+ * state_description) and what to do next (the rest of its handoff explanation). Both reads take
+ * their words from here, so they cannot disagree.
+ */
+const NO_WORKFLOW_CAUSES: Record<string, { happened: string; next: string }> = {
+  [SUPPORT_CODES.workflow_disabled.code]: {
+    happened:
+      "Shopify Flow's trigger lifecycle callback said no enabled workflow uses this trigger in the store, so Flowport did not call Shopify.",
+    next: "The last attempt's local_check names the time of Flow's signal. Turn on a workflow, then replay.",
+  },
+  [SUPPORT_CODES.no_workflow.code]: {
+    happened:
+      'Shopify Flow answered that the trigger handle is unknown: no deployed trigger extension or workflow for it.',
+    next: 'Deploy the trigger extension and enable a workflow that starts with it, then replay.',
+  },
+};
+
+/** One event's state in plain words and what to do next, from its state and support code. */
+export function eventStateInWords(
+  state: string,
+  supportCode: string | null,
+): { description: string; next: string | null } {
+  const cause = state === 'no_workflow' && supportCode ? NO_WORKFLOW_CAUSES[supportCode] : undefined;
+  if (cause) return { description: cause.happened, next: cause.next };
+  return { description: EVENT_STATE_DESCRIPTIONS[state as EventState] ?? state, next: null };
+}
 
 /** How the events of a shop Shopify refuses (UNAVAILABLE_SHOP) are released. */
 const PROBED_RELEASE =

@@ -3,7 +3,7 @@
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 import { ERASED_RETENTION_STATE, type RetentionState } from '../handoff/lifecycle.ts';
-import { EVENT_STATE_DESCRIPTIONS, type EventState } from '../handoff/outcomes.ts';
+import { eventStateInWords } from '../handoff/outcomes.ts';
 import {
   eventAttempts,
   type EventRow,
@@ -13,6 +13,7 @@ import {
   handoffStop,
   recoveryOptions,
   replayedBy,
+  senderOf,
   shopFacts,
   withRecentDeliveries,
 } from './events.ts';
@@ -37,6 +38,15 @@ interface TimelineEntry {
   };
 }
 
+/** What happened when the event came in: accepted, suppressed as a duplicate, or created as a replay. */
+function receivedSummary(row: EventRow): string {
+  if (row.replay_of) return `Created as a replay of ${row.replay_of}.`;
+  const sender = senderOf(row);
+  if (row.state === 'duplicate_suppressed' && row.duplicate_of)
+    return `Suppressed as a duplicate of ${row.duplicate_of}${sender ? ` (from ${sender})` : ''}.`;
+  return sender ? `Accepted from ${sender}.` : 'Accepted.';
+}
+
 /** An event's timeline, oldest first: received, each attempt, delivered, replays, retention. */
 function eventTimeline(
   row: EventRow,
@@ -48,9 +58,7 @@ function eventTimeline(
     {
       at: iso(row.received_at),
       kind: 'received',
-      summary: row.replay_of
-        ? `Created as a replay of ${row.replay_of}.`
-        : `Accepted from ${row.sender || 'the sender'}.`,
+      summary: receivedSummary(row),
     },
   ];
   for (const a of attempts) {
@@ -121,7 +129,7 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
   const stop = handoffStop(row);
   return {
     ...eventSummary(row, facts),
-    state_description: EVENT_STATE_DESCRIPTIONS[row.state as EventState] ?? row.state,
+    state_description: eventStateInWords(row.state, row.support_code).description,
     endpoint: {
       id: row.endpoint_id,
       name: endpoint?.name ?? '',

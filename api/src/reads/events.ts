@@ -13,7 +13,7 @@ import {
 import {
   EVENT_STATE_DESCRIPTIONS,
   type EventState,
-  SUPPORT_CODES,
+  eventStateInWords,
   shopHoldOf,
   TERMINAL_STATES,
 } from '../handoff/outcomes.ts';
@@ -21,7 +21,7 @@ import { isErrorCode } from '../errors/catalog.ts';
 import { replayInFlightSql } from './replay-in-flight.ts';
 import type { Services } from '../core/types.ts';
 import type { ShopLimitsRow } from '../store/tables/shops.ts';
-import type { AuthMode } from '../store/tables/endpoints.ts';
+import { AUTH_MODES, type AuthMode } from '../store/tables/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import { conditions, iso } from './shared.ts';
 import { limitsOfShopRow, meterCap, usagePeriod } from '../usage/meters.ts';
@@ -350,6 +350,16 @@ export async function getShopEvent(db: Db, shopId: string, eventId: string): Pro
   return db.get<EventRow>(`SELECT ${EVENT_COLUMNS} ${FROM} WHERE e.id = ? AND e.shop_id = ?`, [eventId, shopId]);
 }
 
+/**
+ * Who sent the event, by the endpoint's sender label; null when the endpoint has none. An endpoint
+ * created without a label stores its auth mode there (what Flow shows as the source), which names
+ * no sender.
+ */
+export function senderOf(row: Pick<EventRow, 'sender'>): string | null {
+  const label = row.sender?.trim() ?? '';
+  return label === '' || (AUTH_MODES as readonly string[]).includes(label) ? null : label;
+}
+
 export function eventSummary(row: EventRow, facts: ShopFacts) {
   return {
     id: row.id,
@@ -361,7 +371,7 @@ export function eventSummary(row: EventRow, facts: ShopFacts) {
     updated_at: new Date(Number(row.updated_at)).toISOString(),
     delivered_at: iso(row.delivered_at),
     event_type: row.event_type,
-    sender: row.sender,
+    sender: senderOf(row),
     external_event_id: row.external_event_id,
     support_code: row.support_code,
     error_code: row.error_code,
@@ -439,17 +449,10 @@ export function handoffStop(row: EventRow): { stage: 'intake' | 'queue' | 'flow'
         explanation:
           'Shopify Flow accepted the trigger. This does not mean a workflow ran its actions; check the workflow run history in Shopify.',
       };
-    case 'no_workflow':
-      if (row.error_code === SUPPORT_CODES.workflow_disabled.errorCode)
-        return {
-          stage: 'flow',
-          explanation:
-            "Shopify Flow's trigger lifecycle callback said no enabled workflow uses this trigger in the store, so Flowport did not call Shopify. The last attempt's local_check names the time of Flow's signal. Turn on a workflow, then replay.",
-        };
-      return {
-        stage: 'flow',
-        explanation: 'Shopify Flow did not recognise the trigger handle: no deployed trigger extension or workflow.',
-      };
+    case 'no_workflow': {
+      const words = eventStateInWords(row.state, row.support_code);
+      return { stage: 'flow', explanation: words.next ? `${words.description} ${words.next}` : words.description };
+    }
     case 'failed':
       return { stage: 'flow', explanation: 'Delivery to Shopify Flow stopped without success; see error_code.' };
     default:
