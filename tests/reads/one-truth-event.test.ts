@@ -4,7 +4,8 @@
 // sender by the endpoint's sender label, never by the auth mode. Real HTTP, both stores.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEndpoint } from '../../api/src/services/endpoints.ts';
-import { SUPPORT_CODES } from '../../api/src/handoff/outcomes.ts';
+import { EVENT_STATE_DESCRIPTIONS, SUPPORT_CODES } from '../../api/src/handoff/outcomes.ts';
+import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api, deliveredEvent, sendSigned } from '../intents/helpers.ts';
 
@@ -54,6 +55,25 @@ describe('an event in no_workflow', () => {
   });
 });
 
+describe('what the contract documents', () => {
+  it("no_workflow's plain words name both support codes it is reached by", () => {
+    const codes = Object.values(SUPPORT_CODES).filter((c) => c.state === 'no_workflow');
+    expect(codes.map((c) => c.code).sort()).toEqual(['FP-H-NOFL', 'FP-H-NOWF']);
+    for (const c of codes) expect(EVENT_STATE_DESCRIPTIONS.no_workflow).toContain(c.code);
+  });
+
+  it('recovery_options[].operation is an operationId', async () => {
+    const ids = new Set(OPERATIONS.map((o) => o.operationId));
+    const id = await noWorkflowEvent('no_workflow');
+    const ev = await api(server, token, 'GET', `/agent/v1/events/${id}`);
+    const ops = (ev.json.recovery_options as { action: string; operation: string | null }[]).filter(
+      (o) => o.operation !== null,
+    );
+    expect(ops.map((o) => o.action)).toContain('replay');
+    for (const o of ops) expect(ids, `${o.action}: ${o.operation}`).toContain(o.operation);
+  });
+});
+
 describe("a suppressed duplicate's timeline", () => {
   async function endpointWith(senderLabel: string | undefined) {
     const services = server.runtime.services;
@@ -93,6 +113,8 @@ describe("a suppressed duplicate's timeline", () => {
     expect(ev.json.state).toBe('duplicate_suppressed');
     expect(ev.json.timeline[0].kind).toBe('received');
     expect(ev.json.timeline[0].summary).toBe(`Suppressed as a duplicate of ${first} (from Acme 3PL).`);
+    const inspect = ev.json.recovery_options.find((o: { action: string }) => o.action === 'inspect_original');
+    expect(inspect.operation).toBe('getEvent');
     const orig = await api(server, token, 'GET', `/agent/v1/events/${first}`);
     expect(orig.json.timeline[0].summary).toBe('Accepted from Acme 3PL.');
     expect(orig.json.sender).toBe('Acme 3PL');

@@ -477,7 +477,7 @@ export function recoveryOptions(row: EventRow, facts: ShopFacts, publicUrl: stri
         : `Replay is not available: ${replay.detail ?? replay.reason}`,
       docs_url: url(DOCS_PATHS.replay),
       required_scope: 'replay:preview',
-      operation: 'POST /agent/v1/events/{event_id}/replay-intents',
+      operation: 'previewReplay',
     });
   }
   if (row.state === 'queued' || row.state === 'accepted' || row.state === 'delivering') {
@@ -533,7 +533,7 @@ export function recoveryOptions(row: EventRow, facts: ShopFacts, publicUrl: stri
       description: `This is a duplicate of ${row.duplicate_of}; investigate (or replay) that event instead.`,
       docs_url: url(DOCS_PATHS.duplicates),
       required_scope: 'events:read',
-      operation: `GET /agent/v1/events/${row.duplicate_of}`,
+      operation: 'getEvent',
     });
   }
   if (row.state === 'failed' || row.state === 'no_workflow' || row.state === 'rejected') {
@@ -543,7 +543,7 @@ export function recoveryOptions(row: EventRow, facts: ShopFacts, publicUrl: stri
       description: 'Preview a diagnostics share: a redacted, expiring bundle support can open without a grant.',
       docs_url: url(DOCS_PATHS.diagnosticsShare),
       required_scope: 'diagnostics_share:preview',
-      operation: 'POST /agent/v1/diagnostics/share-intents',
+      operation: 'previewDiagnosticsShare',
     });
   }
   if (row.error_code && isErrorCode(row.error_code)) {

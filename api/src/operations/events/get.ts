@@ -84,7 +84,9 @@ export const EventDetail = EventSummary.extend({
         operation: z
           .string()
           .nullable()
-          .describe('`operationId` that starts the action; null when it is not an API call.'),
+          .describe(
+            'The `operationId` of the call that starts the action (e.g. `previewReplay`; its MCP tool and CLI command share the name); null when it is not an API call. For `inspect_original` it is `getEvent` on `duplicate_of`.',
+          ),
       }),
     )
     .describe('What can be done about the event, each with its docs page.'),
