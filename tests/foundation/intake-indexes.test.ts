@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTAKE_SUPPORT_CODES } from '../../api/src/errors/codes/intake.ts';
-import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
+import { STORED_TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
 import { REPLAYS_OF_SQL } from '../../api/src/reads/events.ts';
 import type { SqliteDb } from '../../api/src/store/sqlite.ts';
 import {
@@ -27,7 +27,7 @@ describe('migration 0700 literals', () => {
 
   it('indexes retained bodies of exactly the terminal states', () => {
     const list = /state IN \(([^)]+)\)/.exec(MIGRATION)?.[1];
-    expect(list?.split(',').map((s) => s.trim().replace(/'/g, ''))).toEqual([...TERMINAL_STATES]);
+    expect(list?.split(',').map((s) => s.trim().replace(/'/g, ''))).toEqual([...STORED_TERMINAL_STATES]);
   });
 });
 
@@ -47,7 +47,7 @@ describe('query plans on SQLite', () => {
     expect(
       await plan(
         `SELECT e.id FROM events e JOIN shops s ON s.id = e.shop_id
-          WHERE ${retentionCandidates(TERMINAL_STATES)} AND e.received_at <= ? AND s.plan = ? LIMIT 500`,
+          WHERE ${retentionCandidates(STORED_TERMINAL_STATES)} AND e.received_at <= ? AND s.plan = ? LIMIT 500`,
         [1, 'free'],
       ),
     ).toMatch(/USING INDEX events_retention/);

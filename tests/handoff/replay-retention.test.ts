@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { bodyRetentionMs, sweepRetention } from '../../api/src/handoff/lifecycle.ts';
-import { TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
+import { STORED_TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
 import { replayRetentionCandidates } from '../../api/src/store/tables/events/deliver.ts';
 import { freshSqlite } from '../helpers/sqlite.ts';
 import { api, confirm, deliveredEvent, waitDelivered } from '../intents/helpers.ts';
@@ -56,17 +56,17 @@ it("a replay's body is purged when its original's retention ends, not a full per
   expect(await eventRow(services, replay)).toMatchObject({ retention_state: 'expired', body: null });
 });
 
-it("the replay sweep is indexed; events_replay_retention's state list is TERMINAL_STATES", async () => {
+it("the replay sweep is indexed; events_replay_retention's state list is STORED_TERMINAL_STATES (the terminal states and the retired 'rejected')", async () => {
   const migration = readFileSync(
     join(import.meta.dirname, '../../api/src/store/migrations/0810_replay_retention.sql'),
     'utf8',
   );
   const list = /state IN \(([^)]+)\)/.exec(migration)?.[1];
-  expect(list?.split(',').map((x) => x.trim().replace(/'/g, ''))).toEqual([...TERMINAL_STATES]);
+  expect(list?.split(',').map((x) => x.trim().replace(/'/g, ''))).toEqual([...STORED_TERMINAL_STATES]);
   const { db } = await freshSqlite();
   try {
     const plan = await db.all<{ detail: string }>(
-      `EXPLAIN QUERY PLAN SELECT e.id FROM events e WHERE ${replayRetentionCandidates(TERMINAL_STATES)} AND e.body_expires_at <= ? LIMIT 500`,
+      `EXPLAIN QUERY PLAN SELECT e.id FROM events e WHERE ${replayRetentionCandidates(STORED_TERMINAL_STATES)} AND e.body_expires_at <= ? LIMIT 500`,
       [1],
     );
     // Indexed, never a scan of every event (which partial index wins depends on the table's statistics).

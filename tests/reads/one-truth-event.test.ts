@@ -4,7 +4,7 @@
 // sender by the endpoint's sender label, never by the auth mode. Real HTTP, both stores.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEndpoint } from '../../api/src/services/endpoints.ts';
-import { EVENT_STATE_DESCRIPTIONS, SUPPORT_CODES } from '../../api/src/handoff/outcomes.ts';
+import { EVENT_STATE_DESCRIPTIONS, EVENT_STATES, SUPPORT_CODES } from '../../api/src/handoff/outcomes.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api, deliveredEvent, sendSigned } from '../intents/helpers.ts';
@@ -62,6 +62,21 @@ describe('what the contract documents', () => {
     for (const c of codes) expect(EVENT_STATE_DESCRIPTIONS.no_workflow).toContain(c.code);
   });
 
+  it('no event state is documented that no event takes: a refused request is a receipt, not a rejected event', async () => {
+    expect(EVENT_STATES as readonly string[]).not.toContain('rejected');
+    const services = server.runtime.services;
+    const before = await services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events');
+    const refused = await sendSigned(server, server.sandbox?.endpoint_id as string, 'fpsec_wrong_secret', { id: 'x' });
+    expect(refused.status).toBe(401);
+    const after = await services.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events');
+    expect(Number(after?.n)).toBe(Number(before?.n));
+    const receipt = await api(server, token, 'GET', `/agent/v1/receipts/${refused.json.receipt_id}`);
+    expect(receipt.status, receipt.text).toBe(200);
+    expect(receipt.json.event_id).toBeNull();
+    const listed = await api(server, token, 'GET', '/agent/v1/events?state=rejected');
+    expect(listed.status).toBe(400);
+  });
+
   it('recovery_options[].operation is an operationId', async () => {
     const ids = new Set(OPERATIONS.map((o) => o.operationId));
     const id = await noWorkflowEvent('no_workflow');
@@ -78,7 +93,7 @@ describe("a suppressed duplicate's timeline", () => {
   async function endpointWith(senderLabel: string | undefined) {
     const services = server.runtime.services;
     const sandbox = await services.db.get<{ shop_id: string }>('SELECT shop_id FROM endpoints WHERE id = ?', [
-      server.sandbox?.endpoint_id,
+      server.sandbox?.endpoint_id as string,
     ]);
     const { endpoint, secret } = await createEndpoint(services, {
       shopId: sandbox?.shop_id as string,

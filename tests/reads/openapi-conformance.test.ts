@@ -528,11 +528,6 @@ async function buildWorld(): Promise<void> {
       retention_state: 'not_retained',
       external_event_id: 'conf-dup',
     }),
-    rejected: await storeEvent(sb.shop_id, ep, {
-      state: 'rejected',
-      support_code: 'FP-H-REJ',
-      error_code: 'signature_mismatch',
-    }),
     expired: await storeEvent(sb.shop_id, ep, {
       state: 'delivered',
       delivered_at: NOW - 3_000_000,
@@ -753,7 +748,7 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('listEvents', { query: { limit: '3', cursor: first.json.page.next_cursor }, token: w.admin }, 200);
     await expectCall(
       'listEvents',
-      { query: { state: 'failed,no_workflow,rejected', order: 'asc' }, token: w.admin },
+      { query: { state: 'failed,no_workflow,duplicate_suppressed', order: 'asc' }, token: w.admin },
       200,
     );
     await expectCall(
@@ -821,7 +816,6 @@ const FIXTURES: Record<string, Fixture> = {
       422,
       'outside_product_boundary',
     );
-    await expectCall('previewReplay', at(w.events.rejected!), 409, 'event_rejected');
     await expectCall('previewReplay', at(w.events.duplicate!), 409, 'event_not_replayable');
     await expectCall('previewReplay', at(w.events.queued!), 409, 'event_in_flight');
     await expectCall('previewReplay', at(w.events.expired!), 410, 'retention_expired');

@@ -8,7 +8,7 @@ import { AppError } from '../errors/problem.ts';
 import { normalizeShopDomain } from '../services/shops.ts';
 import { planOf, PLAN_IDS } from '../plans.ts';
 import type { Services } from '../core/types.ts';
-import { TERMINAL_STATES } from './outcomes.ts';
+import { STORED_TERMINAL_STATES, TERMINAL_STATES } from './outcomes.ts';
 import { purgeBodiesOfPlan, purgeReplayBodies, releaseHeldEvents } from '../store/tables/events/deliver.ts';
 import {
   domainTakenByOther,
@@ -55,7 +55,7 @@ export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 
         cutoff,
         plan,
         ...others,
-        terminal: TERMINAL_STATES,
+        terminal: STORED_TERMINAL_STATES,
         batch: SWEEP_BATCH,
       });
       total += changes;
@@ -63,7 +63,7 @@ export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 
     }
   }
   for (;;) {
-    const changes = await purgeReplayBodies(services.db, { now, terminal: TERMINAL_STATES, batch: SWEEP_BATCH });
+    const changes = await purgeReplayBodies(services.db, { now, terminal: STORED_TERMINAL_STATES, batch: SWEEP_BATCH });
     total += changes;
     if (changes < SWEEP_BATCH) break;
   }

@@ -5,7 +5,10 @@ import { type Config, loadConfig } from '../config.ts';
 import type { ErrorCode } from '../errors/catalog.ts';
 import type { FlowCallResult } from './flow-client.ts';
 
-/** Event lifecycle states (API values). `held`: waiting until the shop can take deliveries again. */
+/**
+ * Event lifecycle states (API values). `held`: waiting until the shop can take deliveries again.
+ * A request intake refuses never becomes an event: it is a receipt (`auth_result`, `error_code`).
+ */
 export const EVENT_STATES = [
   'accepted',
   'queued',
@@ -15,7 +18,6 @@ export const EVENT_STATES = [
   'no_workflow',
   'failed',
   'duplicate_suppressed',
-  'rejected',
 ] as const;
 export type EventState = (typeof EVENT_STATES)[number];
 
@@ -46,13 +48,14 @@ export function unavailableShopsInWords(quote: (status: string) => string = (s) 
   return `${each.slice(0, -1).join(', ')} or ${each.at(-1)}`;
 }
 
-export const TERMINAL_STATES: readonly EventState[] = [
-  'delivered',
-  'no_workflow',
-  'failed',
-  'duplicate_suppressed',
-  'rejected',
-];
+export const TERMINAL_STATES: readonly EventState[] = ['delivered', 'no_workflow', 'failed', 'duplicate_suppressed'];
+
+/**
+ * The terminal states as the store's partial indexes spell them (migrations 0700, 0810, 1600):
+ * they also name `rejected`, a state no event takes (refused requests are receipts). Statements
+ * that must match those index predicates use this exact list.
+ */
+export const STORED_TERMINAL_STATES: readonly string[] = [...TERMINAL_STATES, 'rejected'];
 
 export const EVENT_STATE_DESCRIPTIONS: Record<EventState, string> = {
   accepted: 'Intake verified and stored the event; it is about to be queued.',
@@ -64,7 +67,6 @@ export const EVENT_STATE_DESCRIPTIONS: Record<EventState, string> = {
     "No workflow took the trigger: Flow answered that the trigger handle is unknown (support code FP-H-NOWF), or Flow's trigger lifecycle callback said no enabled workflow uses it and Flowport did not call Shopify (FP-H-NOFL). See support_code.",
   failed: 'Delivery stopped: a non-retryable answer, a revoked token, or the last retry failed. See error_code.',
   duplicate_suppressed: 'Same external event id within the dedupe window; links to the first event. Not delivered.',
-  rejected: 'Intake refused it (authentication or validation). Not delivered, not replayable.',
 };
 
 /** Attempt outcomes, as stored in attempts.outcome (the store refusals from UNAVAILABLE_SHOP). */

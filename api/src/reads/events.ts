@@ -275,7 +275,7 @@ function replayAvailableSql(
   facts: ShopFacts,
   replayableEndpoints: readonly string[],
 ): { sql: string; params: SqlParam[] } {
-  const replayable = TERMINAL_STATES.filter((s) => s !== 'rejected' && s !== 'duplicate_suppressed')
+  const replayable = TERMINAL_STATES.filter((s) => s !== 'duplicate_suppressed')
     .map((s) => `'${s}'`)
     .join(', ');
   const endpointOk = replayableEndpoints.length
@@ -427,11 +427,6 @@ export interface RecoveryOption {
 /** Where the handoff stopped, in one place for people and agents. */
 export function handoffStop(row: EventRow): { stage: 'intake' | 'queue' | 'flow' | 'done'; explanation: string } {
   switch (row.state) {
-    case 'rejected':
-      return {
-        stage: 'intake',
-        explanation: 'Intake refused the request (authentication or validation); it never reached the queue.',
-      };
     case 'duplicate_suppressed':
       return { stage: 'intake', explanation: 'Intake recognised a duplicate external event id and did not queue it.' };
     case 'accepted':

@@ -1,9 +1,9 @@
 // When a replay is in flight (issue 40, ADR 0410): the one SQL statement of when an event's claim
 // in `replay_claims` blocks another replay of it. A read-model fragment, so both the event reads
 // (reads/events.ts) and the claims themselves (intents/replay-claims.ts) use it.
-import { TERMINAL_STATES } from '../handoff/outcomes.ts';
+import { STORED_TERMINAL_STATES } from '../handoff/outcomes.ts';
 
-const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
+const TERMINAL_SQL = STORED_TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
 /** Intent states a bulk replay ends in: its runner will make no more replays. */
 const ENDED_INTENT_SQL = `'executed', 'cancelled', 'failed', 'refused', 'expired'`;
 

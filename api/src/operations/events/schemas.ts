@@ -41,13 +41,18 @@ export const EventSummary = z
     state: z
       .enum(EVENT_STATES)
       .describe(
-        'Lifecycle state: `accepted` → `queued` → `delivering` → `delivered`; or `held` (waiting on the shop), `no_workflow` (Flow has no workflow for the trigger), `failed`, `duplicate_suppressed`, `rejected`.',
+        'Lifecycle state: `accepted` → `queued` → `delivering` → `delivered`; or `held` (waiting on the shop), `no_workflow` (no workflow took the trigger; `support_code` says how), `failed`, `duplicate_suppressed`. A request intake refused is not an event: list it as a receipt.',
       ),
     received_at: Timestamp.describe('When intake received the event (ISO 8601, UTC).'),
     updated_at: Timestamp.describe('When the state last changed.'),
     delivered_at: Timestamp.nullable().describe('When Flow accepted the event; null until delivered.'),
     event_type: z.string().nullable().describe("Sender's event type, read by the endpoint's mapping; null when none."),
-    sender: z.string().nullable().describe("The endpoint's sender label at intake; null when none."),
+    sender: z
+      .string()
+      .nullable()
+      .describe(
+        "The endpoint's sender label at intake; null when it has none (a label that is only the auth mode names no sender).",
+      ),
     external_event_id: z
       .string()
       .nullable()
