@@ -41,7 +41,17 @@ import { type BulkReplayProgress, bulkReplayProgress } from './bulk-replay-progr
 import { INTENT_KINDS } from './kinds/index.ts';
 import { releaseIntentClaims } from './replay-claims.ts';
 import { assertExecutionAvailable, consumeExecution } from './usage.ts';
-import type { CapUse, IntentKind, IntentKindDef, IntentRow, IntentState, KindContext, PreviewBody } from './types.ts';
+import {
+  type CapUse,
+  DEFAULT_COST,
+  type IntentCost,
+  type IntentKind,
+  type IntentKindDef,
+  type IntentRow,
+  type IntentState,
+  type KindContext,
+  type PreviewBody,
+} from './types.ts';
 
 /** Every execute scope: one of them (the intent kind's) is needed to confirm. */
 const INTENT_SCOPES_EXECUTE: readonly string[] = ACTIONS.map(executeScope);
@@ -50,6 +60,14 @@ export interface StoredPreview {
   preview: PreviewBody;
   fingerprint_hash: string;
   cap: CapUse | null;
+  /** The kind's statement of the cost (absent on previews stored before it was kept). */
+  cost?: IntentCost;
+}
+
+/** The cost a preview stated; for one stored before costs were kept, its confirmation's. */
+function costOf(stored: StoredPreview): IntentCost {
+  if (stored.cost) return stored.cost;
+  return stored.cap ? { ...DEFAULT_COST, [stored.cap.meter]: 1 } : DEFAULT_COST;
 }
 
 export interface Caller {
@@ -146,6 +164,7 @@ export function intentView(row: IntentRowWithActors, now: number, once?: Record<
   const state = effectiveState(row, now);
   const self = `${AGENT_API_PREFIX}/action-intents/${row.id}`;
   const result = row.result_json ? (JSON.parse(row.result_json) as Record<string, unknown>) : null;
+  const cost = costOf(stored);
   return {
     id: row.id,
     object: 'action_intent' as const,
@@ -156,9 +175,16 @@ export function intentView(row: IntentRowWithActors, now: number, once?: Record<
     preview: stored.preview,
     meter_cost: {
       preview: 1,
-      execution: 1,
+      execution: cost.execution,
+      replays: cost.replays ?? 0,
+      diagnostics_shares: cost.diagnostics_shares ?? 0,
       cap: stored.cap
-        ? { meter: stored.cap.meter, cost: 1, used_at_preview: stored.cap.used, limit: stored.cap.limit }
+        ? {
+            meter: stored.cap.meter,
+            cost: cost[stored.cap.meter] ?? 1,
+            used_at_preview: stored.cap.used,
+            limit: stored.cap.limit,
+          }
         : null,
     },
     preview_scope: previewScope(row.kind),
@@ -232,6 +258,7 @@ export async function previewIntent(
     preview: inspection.preview,
     fingerprint_hash: fingerprintHash(inspection.fingerprint),
     cap: inspection.cap ?? null,
+    cost: inspection.cost ?? DEFAULT_COST,
   };
   const paramsJson = JSON.stringify(params);
   await services.db.tx(async (tx) => {
