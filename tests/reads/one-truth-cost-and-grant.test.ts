@@ -93,4 +93,40 @@ describe('the grant read', () => {
     );
     expect(Number(row?.use_count)).toBe(3);
   });
+
+  it("over MCP, the protocol's own messages are not calls: the first tool call reports use_count 1", async () => {
+    const fresh = await grant(server, 'observer', 'mcp-count-me');
+    const mcp = async (body: unknown) => {
+      const res = await fetch(`${server.url}/agent/v1/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${fresh.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(body),
+      });
+      return res.text();
+    };
+    await mcp({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'count-test', version: '1' } },
+    });
+    await mcp({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await mcp({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const uses: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const text = await mcp({
+        jsonrpc: '2.0',
+        id: 2 + i,
+        method: 'tools/call',
+        params: { name: 'get_grant', arguments: {} },
+      });
+      const m = /"use_count\\?":\s*(\d+)/.exec(text);
+      uses.push(Number(m?.[1]));
+    }
+    expect(uses).toEqual([1, 2]);
+  });
 });
