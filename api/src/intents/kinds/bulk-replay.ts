@@ -163,10 +163,12 @@ export function bulkReplayCost(count: number): IntentCost {
   };
 }
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 /** Flow has no idempotency: said of the first runs only when the selection holds events Flow ran or may have. */
 function idempotencyWarning(count: number, mayHaveRunCount: number): string {
   if (mayHaveRunCount === 0)
-    return `Flow never received ${count === 1 ? 'this event' : `these ${count} events`} (none was delivered and no call went unanswered): each replay starts ${count === 1 ? 'its' : 'their'} first workflow run.`;
+    return `Flow never received ${count === 1 ? 'this event' : `these ${count} events`} as a delivery (none was delivered, no call went unanswered), so no workflow ran for ${count === 1 ? 'it' : 'them'}: each replay starts ${count === 1 ? 'its' : 'their'} first run, with no earlier actions to repeat.`;
   return `Shopify Flow has no idempotency: every replay starts a new workflow run. ${mayHaveRunCount} of the ${count} events ${mayHaveRunCount === 1 ? 'was' : 'were'} delivered to Flow or may have been (calls went unanswered), so actions their first runs took (emails, tags, orders) can happen again.`;
 }
 
@@ -291,7 +293,7 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
         effects: [
           `Freezes the ${count} eligible events as this intent's items, oldest first, and claims each for this run: an event another replay holds by then is skipped (refused replay_in_flight).`,
           `A background runner replays them at most ${rate} per second: each becomes a new queued event linked by replay_of, and the delivery worker hands it to Flow.`,
-          `Each replay counts ${REPLAY_COST.replays} replay and ${REPLAY_COST.execution} execution against the monthly plan when it is made (the confirmation counts ${DEFAULT_COST.execution} execution): ${cost.replays} replays and ${cost.execution} executions in all.`,
+          `Each replay counts ${REPLAY_COST.replays} replay and ${REPLAY_COST.execution} execution against the monthly plan when it is made (the confirmation counts ${DEFAULT_COST.execution} execution): ${plural(cost.replays ?? 0, 'replay')} and ${plural(cost.execution, 'execution')} in all.`,
           'Progress, per-event results and cancellation: read or cancel this intent.',
         ],
         warnings,
