@@ -43,7 +43,7 @@ import { releaseIntentClaims } from './replay-claims.ts';
 import { assertExecutionAvailable, consumeExecution } from './usage.ts';
 import {
   type CapUse,
-  DEFAULT_COST,
+  costStated,
   type IntentCost,
   type IntentKind,
   type IntentKindDef,
@@ -62,12 +62,6 @@ export interface StoredPreview {
   cap: CapUse | null;
   /** The kind's statement of the cost (absent on previews stored before it was kept). */
   cost?: IntentCost;
-}
-
-/** The cost a preview stated; for one stored before costs were kept, its confirmation's. */
-function costOf(stored: StoredPreview): IntentCost {
-  if (stored.cost) return stored.cost;
-  return stored.cap ? { ...DEFAULT_COST, [stored.cap.meter]: 1 } : DEFAULT_COST;
 }
 
 export interface Caller {
@@ -164,7 +158,7 @@ export function intentView(row: IntentRowWithActors, now: number, once?: Record<
   const state = effectiveState(row, now);
   const self = `${AGENT_API_PREFIX}/action-intents/${row.id}`;
   const result = row.result_json ? (JSON.parse(row.result_json) as Record<string, unknown>) : null;
-  const cost = costOf(stored);
+  const cost = costStated(stored.cost, stored.cap);
   return {
     id: row.id,
     object: 'action_intent' as const,
@@ -258,7 +252,7 @@ export async function previewIntent(
     preview: inspection.preview,
     fingerprint_hash: fingerprintHash(inspection.fingerprint),
     cap: inspection.cap ?? null,
-    cost: inspection.cost ?? DEFAULT_COST,
+    cost: costStated(inspection.cost, inspection.cap ?? null),
   };
   const paramsJson = JSON.stringify(params);
   await services.db.tx(async (tx) => {

@@ -89,6 +89,12 @@ export interface IntentCost {
 
 export const DEFAULT_COST: IntentCost = { execution: 1 };
 
+/** The cost a kind stated; for a preview stored before costs were kept, its confirmation's. */
+export function costStated(cost: IntentCost | undefined, cap: CapUse | null): IntentCost {
+  if (cost) return cost;
+  return cap ? { ...DEFAULT_COST, [cap.meter]: 1 } : DEFAULT_COST;
+}
+
 export interface Inspection {
   targetType: TargetType;
   targetId: string | null;
