@@ -195,6 +195,8 @@ export interface IntentView {
   meter_cost?: {
     preview: number;
     execution: number;
+    replays?: number;
+    diagnostics_shares?: number;
     cap: { meter: string; cost: number; used_at_preview: number; limit: number } | null;
   };
   required_scope?: string;
@@ -223,7 +225,7 @@ export function renderIntent(i: IntentView, width = 120): string {
   if (m)
     fact(
       'cost',
-      `${m.preview} preview, ${m.execution} execution${m.cap ? `; ${m.cap.meter} ${m.cap.used_at_preview}/${m.cap.limit} used at preview` : ''}`,
+      `${m.preview} preview, ${m.execution} execution${m.execution === 1 ? '' : 's'}${m.replays ? `, ${m.replays} replay${m.replays === 1 ? '' : 's'}` : ''}${m.diagnostics_shares ? `, ${m.diagnostics_shares} diagnostics share${m.diagnostics_shares === 1 ? '' : 's'}` : ''}${m.cap ? `; ${m.cap.meter} ${m.cap.used_at_preview}/${m.cap.limit} used at preview` : ''}`,
     );
   if (i.required_scope) fact('confirm needs', i.required_scope);
   if (i.state === 'previewed' && i.expires_at) fact('expires', i.expires_at);

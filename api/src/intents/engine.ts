@@ -41,7 +41,17 @@ import { type BulkReplayProgress, bulkReplayProgress } from './bulk-replay-progr
 import { INTENT_KINDS } from './kinds/index.ts';
 import { releaseIntentClaims } from './replay-claims.ts';
 import { assertExecutionAvailable, consumeExecution } from './usage.ts';
-import type { CapUse, IntentKind, IntentKindDef, IntentRow, IntentState, KindContext, PreviewBody } from './types.ts';
+import {
+  type CapUse,
+  costStated,
+  type IntentCost,
+  type IntentKind,
+  type IntentKindDef,
+  type IntentRow,
+  type IntentState,
+  type KindContext,
+  type PreviewBody,
+} from './types.ts';
 
 /** Every execute scope: one of them (the intent kind's) is needed to confirm. */
 const INTENT_SCOPES_EXECUTE: readonly string[] = ACTIONS.map(executeScope);
@@ -50,6 +60,8 @@ export interface StoredPreview {
   preview: PreviewBody;
   fingerprint_hash: string;
   cap: CapUse | null;
+  /** The kind's statement of the cost (absent on previews stored before it was kept). */
+  cost?: IntentCost;
 }
 
 export interface Caller {
@@ -146,6 +158,7 @@ export function intentView(row: IntentRowWithActors, now: number, once?: Record<
   const state = effectiveState(row, now);
   const self = `${AGENT_API_PREFIX}/action-intents/${row.id}`;
   const result = row.result_json ? (JSON.parse(row.result_json) as Record<string, unknown>) : null;
+  const cost = costStated(stored.cost, stored.cap);
   return {
     id: row.id,
     object: 'action_intent' as const,
@@ -156,9 +169,16 @@ export function intentView(row: IntentRowWithActors, now: number, once?: Record<
     preview: stored.preview,
     meter_cost: {
       preview: 1,
-      execution: 1,
+      execution: cost.execution,
+      replays: cost.replays ?? 0,
+      diagnostics_shares: cost.diagnostics_shares ?? 0,
       cap: stored.cap
-        ? { meter: stored.cap.meter, cost: 1, used_at_preview: stored.cap.used, limit: stored.cap.limit }
+        ? {
+            meter: stored.cap.meter,
+            cost: cost[stored.cap.meter] ?? 1,
+            used_at_preview: stored.cap.used,
+            limit: stored.cap.limit,
+          }
         : null,
     },
     preview_scope: previewScope(row.kind),
@@ -232,6 +252,7 @@ export async function previewIntent(
     preview: inspection.preview,
     fingerprint_hash: fingerprintHash(inspection.fingerprint),
     cap: inspection.cap ?? null,
+    cost: costStated(inspection.cost, inspection.cap ?? null),
   };
   const paramsJson = JSON.stringify(params);
   await services.db.tx(async (tx) => {

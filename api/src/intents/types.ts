@@ -73,14 +73,38 @@ export interface PreviewBody {
   details: Record<string, unknown>;
 }
 
+/**
+ * What an action counts against the monthly plan once confirmed, stated once by its kind and shown
+ * as the intent's meter_cost (and by a bulk replay's details.meter). A kind that states none costs
+ * its confirmation's one execution (DEFAULT_COST).
+ */
+export interface IntentCost {
+  /** Executions: the confirmation's one, and one per replay a bulk replay makes. */
+  execution: number;
+  /** Replays counted against the plan's monthly replay cap. */
+  replays?: number;
+  /** Diagnostics shares counted against their monthly cap. */
+  diagnostics_shares?: number;
+}
+
+export const DEFAULT_COST: IntentCost = { execution: 1 };
+
+/** The cost a kind stated; for a preview stored before costs were kept, its confirmation's. */
+export function costStated(cost: IntentCost | undefined, cap: CapUse | null): IntentCost {
+  if (cost) return cost;
+  return cap ? { ...DEFAULT_COST, [cap.meter]: 1 } : DEFAULT_COST;
+}
+
 export interface Inspection {
   targetType: TargetType;
   targetId: string | null;
   /** Facts that must be unchanged at confirmation (compared by hash). */
   fingerprint: unknown;
   preview: PreviewBody;
-  /** The plan cap this action counts against, if any. */
+  /** The plan cap the confirmation itself counts one unit against, if any. */
   cap?: CapUse;
+  /** What the action costs in all (DEFAULT_COST when absent). */
+  cost?: IntentCost;
 }
 
 export interface Execution {

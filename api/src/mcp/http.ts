@@ -18,6 +18,7 @@ import { problemResponse } from '../http/problem-response.ts';
 import type { AppEnv } from '../http/types.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { authenticateToken } from '../operations/pipeline.ts';
+import { recordGrantUse } from '../usage/grant-use.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
 import type { McpCallContext } from './server.ts';
 
@@ -128,7 +129,9 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
     const requestId = c.get('requestId');
     let principal: Principal;
     try {
-      principal = await authenticateToken(token, services, requestId);
+      // The grant's use is a tool call's, counted once with its admission (or below): the protocol's
+      // own messages (initialize, notifications, tools/list) are not calls and leave use_count alone.
+      principal = await authenticateToken(token, services, requestId, { deferUse: true });
       // An OAuth access token names the resource it was issued for (RFC 8707).
       if (principal.resource !== undefined && principal.resource !== resourcesOf(config).mcp)
         throw new AppError('token_audience_mismatch', {
@@ -157,6 +160,11 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
       throw err;
     });
     const res = await (await handler).fetch(c.req.raw, { authInfo });
+    // A tool call nothing wrote for (a public tool, arguments refused before admission): counted here.
+    if (rawArguments.size > 0 && principal.useDeferred)
+      await services.db
+        .tx((tx) => recordGrantUse(tx, principal, services.now()), { durability: 'lazy' })
+        .catch(() => {});
     // A tool call this OAuth token lacks the scope for was answered with a scope challenge before
     // anything ran: answered here as the problem the HTTP API gives, challenge and all (step-up).
     if (call.scopeRefusal) {

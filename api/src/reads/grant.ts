@@ -1,4 +1,4 @@
-// The calling grant's own facts (getGrant): shop, tier, scopes, actor, expiry and usage.
+// The calling grant's own facts (getGrant): shop (id and domain), tier, scopes, actor, expiry and usage.
 import { SCOPE_DESCRIPTIONS, type Scope, TIER_DESCRIPTIONS, type Tier } from '../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
@@ -13,7 +13,10 @@ import { iso, isoReq } from './shared.ts';
 export async function readGrant({ ctx }: { ctx: OperationContext }) {
   const p = ctx.principal;
   const { db, config } = ctx.services;
-  const row = await db.get<GrantRow>('SELECT * FROM grants WHERE id = ?', [p.grantId]);
+  const row = await db.get<GrantRow & { shop_domain: string }>(
+    'SELECT g.*, s.domain AS shop_domain FROM grants g JOIN shops s ON s.id = g.shop_id WHERE g.id = ?',
+    [p.grantId],
+  );
   if (!row) throw new AppError('not_found');
   const now = ctx.services.now();
   const limits = await limitsForShop(db, p.shopId);
@@ -21,6 +24,7 @@ export async function readGrant({ ctx }: { ctx: OperationContext }) {
   return {
     id: row.id,
     shop_id: row.shop_id,
+    shop_domain: row.shop_domain,
     status: 'active' as const,
     tier: row.tier,
     tier_description: TIER_DESCRIPTIONS[row.tier as Tier] ?? 'Custom scope set.',

@@ -17,11 +17,11 @@ import {
   refuseUnclaimedBulkReplayItems,
 } from '../../store/tables/intents.ts';
 import { claimReplays, heldClaims } from '../replay-claims.ts';
-import type { IntentKindDef, KindContext } from '../types.ts';
+import { DEFAULT_COST, type IntentCost, type IntentKindDef, type KindContext } from '../types.ts';
 import { limitsForShop, meterCap, usageFor } from '../../usage/meters.ts';
 import { assertCapAvailable, capUse } from '../usage.ts';
 import { type EventRow, iso } from './common.ts';
-import { REPLAY_REFUSAL_CODE } from './replay.ts';
+import { REPLAY_COST, REPLAY_REFUSAL_CODE } from './replay.ts';
 
 /** States a bulk replay can select: the terminal ones Flow did not act on, and delivered. */
 export const BULK_REPLAY_STATES = ['failed', 'no_workflow', 'delivered'] as const;
@@ -79,6 +79,8 @@ export interface Selection {
   frozen: string[];
   refused: Partial<Record<BulkRefusal, number>>;
   refusedSample: { event_id: string; reason: BulkRefusal }[];
+  /** Eligible events Flow received or may have (delivered, or calls that went unanswered). */
+  mayHaveRun: number;
 }
 
 type Candidate = Pick<
@@ -92,6 +94,7 @@ type Candidate = Pick<
   | 'duplicate_of'
   | 'received_at'
   | 'replay_of'
+  | 'possible_duplicate_deliveries'
 > & { has_body: number };
 
 /** The events a filter matches, oldest first, and which of them would be replayed. */
@@ -142,7 +145,31 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
   );
   const unacknowledged = (ev: Candidate) =>
     ev.delivered_at !== null && kc.now - Number(ev.delivered_at) < windowMs && p.acknowledge_recent_delivery !== true;
-  return sortOut(rows, { unavailable: available, held, unacknowledged, replayed });
+  const sel = sortOut(rows, { unavailable: available, held, unacknowledged, replayed });
+  const eligible = new Set(sel.eligible);
+  sel.mayHaveRun = rows.filter((ev) => eligible.has(ev.id) && mayHaveRun(ev)).length;
+  return sel;
+}
+
+/** Flow received the event, or may have: delivered, or calls of it went unanswered. */
+const mayHaveRun = (ev: Candidate) =>
+  ev.state === 'delivered' || ev.delivered_at !== null || Number(ev.possible_duplicate_deliveries ?? 0) > 0;
+
+/** What replaying the selection costs: the confirmation's execution, and each replay's own. */
+export function bulkReplayCost(count: number): IntentCost {
+  return {
+    execution: DEFAULT_COST.execution + count * REPLAY_COST.execution,
+    replays: count * REPLAY_COST.replays,
+  };
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Flow has no idempotency: said of the first runs only when the selection holds events Flow ran or may have. */
+function idempotencyWarning(count: number, mayHaveRunCount: number): string {
+  if (mayHaveRunCount === 0)
+    return `Flow never received ${count === 1 ? 'this event' : `these ${count} events`} as a delivery (none was delivered, no call went unanswered), so no workflow ran for ${count === 1 ? 'it' : 'them'}: each replay starts ${count === 1 ? 'its' : 'their'} first run, with no earlier actions to repeat.`;
+  return `Shopify Flow has no idempotency: every replay starts a new workflow run. ${mayHaveRunCount} of the ${count} events ${mayHaveRunCount === 1 ? 'was' : 'were'} delivered to Flow or may have been (calls went unanswered), so actions their first runs took (emails, tags, orders) can happen again.`;
 }
 
 /**
@@ -160,7 +187,14 @@ function sortOut(
     replayed: ReadonlyMap<string, unknown>;
   },
 ): Selection {
-  const sel: Selection = { matched: rows.length, eligible: [], frozen: [], refused: {}, refusedSample: [] };
+  const sel: Selection = {
+    matched: rows.length,
+    eligible: [],
+    frozen: [],
+    refused: {},
+    refusedSample: [],
+    mayHaveRun: 0,
+  };
   const refuse = (id: string, reason: BulkRefusal) => {
     sel.refused[reason] = (sel.refused[reason] ?? 0) + 1;
     if (sel.refusedSample.length < BULK_REPLAY_SAMPLE) sel.refusedSample.push({ event_id: id, reason });
@@ -190,6 +224,12 @@ function sortOut(
   return sel;
 }
 
+/** The filter as applied: the state it selects, without the caller's note (kept with the intent's parameters). */
+function filterOf(params: BulkReplayParams): Omit<BulkReplayParams, 'note'> {
+  const { note: _note, ...filter } = params;
+  return { ...filter, state: params.no_workflow_since ? 'no_workflow' : (params.state ?? 'failed') };
+}
+
 /** Events per second a bulk replay of this shop runs at: the configured rate, never above Shopify's. */
 export function bulkReplayRate(kc: Pick<KindContext, 'services'>): number {
   return Math.max(1, Math.min(kc.services.config.intents.bulkReplayRatePerSecond, SHOPIFY_STANDARD_RESTORE_RATE));
@@ -213,6 +253,7 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
       limit: meterCap(limits, 'execution'),
     };
     const count = sel.eligible.length;
+    const cost = bulkReplayCost(count);
     const refusedTotal = Object.values(sel.refused).reduce((a, b) => a + (b ?? 0), 0);
     // A preview with nothing to replay now is refused. A confirmation goes on while it has events
     // frozen: those another replay holds by then are skipped, each with its reason (ADR 0410).
@@ -223,12 +264,10 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
       });
     const replaysLeft = Math.max(0, replays.limit - replays.used);
     const executionsLeft = Math.max(0, executions.limit - executions.used);
-    const fits = count <= replaysLeft && count + 1 <= executionsLeft;
+    const fits = (cost.replays ?? 0) <= replaysLeft && cost.execution <= executionsLeft;
     const rate = bulkReplayRate(kc);
     const seconds = Math.ceil(count / rate);
-    const warnings = [
-      'Shopify Flow has no idempotency: every replay starts a new workflow run, and any actions the first runs took (emails, tags, orders) can happen again.',
-    ];
+    const warnings = [idempotencyWarning(count, sel.mayHaveRun)];
     if (!fits)
       warnings.push(
         `The plan has ${replaysLeft} replays and ${executionsLeft} executions left this month; the events past that are refused (replay_limit_reached or plan_limit_reached) and counted in the results.`,
@@ -243,6 +282,7 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
     return {
       targetType: 'shop',
       targetId: kc.shop.id,
+      cost,
       // What is confirmed is what was previewed: the same events, in the same order (those in flight
       // included: whether another replay still holds them is settled, event by event, at confirmation).
       fingerprint: { frozen: sha256Hex(sel.frozen.join(',')), count: sel.frozen.length },
@@ -253,19 +293,24 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
         effects: [
           `Freezes the ${count} eligible events as this intent's items, oldest first, and claims each for this run: an event another replay holds by then is skipped (refused replay_in_flight).`,
           `A background runner replays them at most ${rate} per second: each becomes a new queued event linked by replay_of, and the delivery worker hands it to Flow.`,
-          'Each replay counts 1 replay and 1 execution against the monthly plan when it is made (the confirmation counts 1 execution).',
+          `Each replay counts ${REPLAY_COST.replays} replay and ${REPLAY_COST.execution} execution against the monthly plan when it is made (the confirmation counts ${DEFAULT_COST.execution} execution): ${plural(cost.replays ?? 0, 'replay')} and ${plural(cost.execution, 'execution')} in all.`,
           'Progress, per-event results and cancellation: read or cancel this intent.',
         ],
         warnings,
         details: {
-          filter: { ...params, state: params.no_workflow_since ? 'no_workflow' : (params.state ?? 'failed') },
+          filter: filterOf(params),
           matched: sel.matched,
           count,
           sample_event_ids: sel.eligible.slice(0, BULK_REPLAY_SAMPLE),
           refused: { total: refusedTotal, by_reason: sel.refused, sample: sel.refusedSample },
           meter: {
-            replays: { cost: count, used: replays.used, limit: replays.limit, remaining: replaysLeft },
-            executions: { cost: count + 1, used: executions.used, limit: executions.limit, remaining: executionsLeft },
+            replays: { cost: cost.replays, used: replays.used, limit: replays.limit, remaining: replaysLeft },
+            executions: {
+              cost: cost.execution,
+              used: executions.used,
+              limit: executions.limit,
+              remaining: executionsLeft,
+            },
             fits,
           },
           estimate: {

@@ -15,7 +15,7 @@ import {
   type SharedDiagnosticsRow,
 } from '../../store/tables/intents.ts';
 import type { Services } from '../../core/types.ts';
-import type { IntentKindDef, KindContext } from '../types.ts';
+import type { IntentCost, IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
 import { endpointSnapshot, iso, loadEndpoint } from './common.ts';
 
@@ -53,6 +53,9 @@ function scopeEndpoints(kc: KindContext, endpointId: string | null | undefined):
   return listLiveShopEndpoints(kc.db, kc.shop.id);
 }
 
+/** A share counts one diagnostics share and one execution when confirmed. */
+const SHARE_COST = { execution: 1, diagnostics_shares: 1 } as const satisfies IntentCost;
+
 export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
   kind: 'diagnostics_share',
   label: 'diagnostics share',
@@ -66,6 +69,7 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
       targetType: params.endpoint_id ? 'endpoint' : 'shop',
       targetId: params.endpoint_id ?? kc.shop.id,
       cap,
+      cost: SHARE_COST,
       fingerprint: endpoints.map((e) => [e.id, e.status, Number(e.config_version)]),
       preview: {
         summary: `Freeze a redacted diagnostics bundle for ${params.endpoint_id ? `endpoint ${params.endpoint_id}` : `all ${endpoints.length} endpoint(s) of ${kc.shop.domain}`} behind a link that expires ${hours} h after confirmation.`,
@@ -75,7 +79,7 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
           'Builds the bundle at confirmation time and freezes it: later changes do not alter what the link shows.',
           `Creates an unguessable link under ${SHARED_DIAGNOSTICS_PATH}/ readable by anyone who has it, without a grant, as HTML or JSON, for ${hours} hours.`,
           'The link is shown once, in the confirmation response; Flowport stores only its hash.',
-          'Counts 1 diagnostics share and 1 execution against the monthly plan.',
+          `Counts ${SHARE_COST.diagnostics_shares} diagnostics share and ${SHARE_COST.execution} execution against the monthly plan.`,
         ],
         warnings: [
           'Anyone with the link can read the bundle until it expires. Share it only with the support team that needs it.',

@@ -12,7 +12,7 @@ import { configFromSnake, configToSnake } from '../../services/endpoints.ts';
 import { type EndpointRow, findEndpoint, findEndpointVersionConfig } from '../../store/tables/endpoints.ts';
 import { insertReplayCopy } from '../../store/tables/events/intents.ts';
 import { assertNoReplayInFlight, claimReplay, heldClaims, replayInFlight } from '../replay-claims.ts';
-import type { IntentKindDef, KindContext } from '../types.ts';
+import type { IntentCost, IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
 import { endpointSnapshot, type EventRow, iso, jsonDiff, loadEvent, NEW_EVENT_ID } from './common.ts';
 
@@ -126,6 +126,9 @@ function replayWarnings(
   return warnings;
 }
 
+/** A replay counts one replay and one execution when confirmed (each replay a bulk replay makes, too). */
+export const REPLAY_COST = { execution: 1, replays: 1 } as const satisfies IntentCost;
+
 export const replayKind: IntentKindDef<ReplayParams> = {
   kind: 'replay',
   label: 'event replay',
@@ -165,6 +168,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
       targetType: 'event',
       targetId: ev.id,
       cap,
+      cost: REPLAY_COST,
       fingerprint: {
         state: ev.state,
         retention: ev.retention_state,
@@ -195,7 +199,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
         effects: [
           'Creates a new event (state queued) with the same body, linked to the original by replay_of.',
           `The delivery worker hands it to the Flow trigger "${handle}" of ${kc.shop.domain}; the attempt is recorded with trigger "replay".`,
-          'Counts 1 replay and 1 execution against the monthly plan.',
+          `Counts ${REPLAY_COST.replays} replay and ${REPLAY_COST.execution} execution against the monthly plan.`,
         ],
         warnings,
         details: {

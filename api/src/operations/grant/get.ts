@@ -11,6 +11,7 @@ export const GrantFacts = z
       .string()
       .openapi({ example: 'grt_01jd0000000000000000000000', description: 'Grant id (`grt_…`); not secret.' }),
     shop_id: z.string().describe('Id of the shop the grant acts for; it can only see this shop.'),
+    shop_domain: z.string().describe("The shop's myshopify.com domain (e.g. `example.myshopify.com`)."),
     status: z
       .enum(['active'])
       .describe('Always `active` here: expired or revoked grants are refused before this read.'),

@@ -74,18 +74,40 @@ export const ActionIntentSchema = z
     meter_cost: z
       .object({
         preview: z.number().int().describe('Units the preview counted against the `preview` meter.'),
-        execution: z.number().int().describe('Units confirming will count against the `execution` meter.'),
+        execution: z
+          .number()
+          .int()
+          .describe(
+            'Units the action counts against the `execution` meter: 1 for the confirmation, plus 1 per replay a bulk replay makes.',
+          ),
+        replays: z
+          .number()
+          .int()
+          .describe(
+            'Units it counts against the monthly `replays` cap: 1 for a replay, 1 per event for a bulk replay.',
+          ),
+        diagnostics_shares: z
+          .number()
+          .int()
+          .describe('Units it counts against the monthly `diagnostics_shares` cap (1 for a diagnostics share).'),
         cap: z
           .object({
             meter: z.string().describe('Meter name (e.g. `replays`).'),
-            cost: z.number().int().describe('Units confirming will use on it.'),
+            cost: z
+              .number()
+              .int()
+              .describe('Units confirming will use on it (the same number as the field named by `meter`).'),
             used_at_preview: z.number().int().describe('Units already used this period when the preview was made.'),
             limit: z.number().int().describe("The plan's cap for this period."),
           })
           .nullable()
-          .describe('The monthly cap this action also counts against (replays, diagnostics shares).'),
+          .describe(
+            "The monthly cap the confirmation itself counts against (replays, diagnostics shares), with its use at preview. Null for a bulk replay: its replays are counted one by one as they are made (see `replays` and the preview's details.meter).",
+          ),
       })
-      .describe('What the preview and the confirmation cost in plan usage.'),
+      .describe(
+        "What the action costs in plan usage, as its kind states it once (a bulk replay's details.meter shows the same numbers).",
+      ),
     preview_scope: z.string().describe('The scope that allowed the preview.'),
     required_scope: z.string().describe('The execute scope a grant needs to confirm this intent.'),
     created_at: z.string().describe('When the intent was previewed (ISO 8601, UTC).'),
