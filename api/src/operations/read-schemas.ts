@@ -4,6 +4,12 @@ import { z } from '@hono/zod-openapi';
 
 export const Timestamp = z.string().openapi({ format: 'date-time', example: '2026-11-22T05:47:15.000Z' });
 
+/** A described string that may be null (the contract's most common field). */
+export const nullableText = (description: string) => z.string().nullable().describe(description);
+
+/** A described whole number. */
+export const wholeNumber = (description: string) => z.number().int().describe(description);
+
 export const Actor = z
   .object({
     grant_id: z.string().nullable().describe('The grant that acted (null for operator or system actions).'),

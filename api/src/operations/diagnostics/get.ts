@@ -3,7 +3,7 @@
 // facts a diagnostics share freezes; nothing here may be private.
 import { z } from '@hono/zod-openapi';
 import { ReadinessCheckSchema, ShopConnectionFields } from '../read-checks.ts';
-import { Timestamp } from '../read-schemas.ts';
+import { Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
 import { defineRead } from '../define.ts';
 import { readDiagnostics } from '../../reads/diagnostics.ts';
 
@@ -28,11 +28,8 @@ export const Diagnostics = z
           auth_mode: z.string().describe('How senders are verified (e.g. `hmac_sha256`, `stripe`).'),
           trigger_variant: z.string().describe('Flow trigger its events go to.'),
           status: z.string().describe('`active`, `paused`, `archived` or `deleted`.'),
-          config_version: z.number().int().describe('Current configuration version.'),
-          secret_last4: z
-            .string()
-            .nullable()
-            .describe('Last 4 characters of the signing secret; null when it has none.'),
+          config_version: wholeNumber('Current configuration version.'),
+          secret_last4: nullableText('Last 4 characters of the signing secret; null when it has none.'),
         }),
       )
       .describe('Every endpoint, without secrets.'),
@@ -45,7 +42,7 @@ export const Diagnostics = z
           .array(
             z.object({
               support_code: z.string().describe('Support code.'),
-              count: z.number().int().describe('Events that stopped with it.'),
+              count: wholeNumber('Events that stopped with it.'),
             }),
           )
           .describe('Events that did not go through, counted by support code.'),
@@ -56,14 +53,14 @@ export const Diagnostics = z
         z.object({
           id: z.string().describe('Receipt id (`rcpt_…`).'),
           endpoint_id: z.string().describe('Endpoint the request was sent to.'),
-          event_id: z.string().nullable().describe('Event stored for it; null when intake stored none.'),
+          event_id: nullableText('Event stored for it; null when intake stored none.'),
           received_at: Timestamp.describe('When intake received the request.'),
-          http_status: z.number().int().describe('HTTP status Flowport answered the sender with.'),
+          http_status: wholeNumber('HTTP status Flowport answered the sender with.'),
           auth_result: z.string().describe('Result of checking the signature or credentials.'),
           validation_result: z.string().describe('Result of validating the body.'),
           dedupe_decision: z.string().describe('Dedupe result (e.g. `unique`).'),
-          error_code: z.string().nullable().describe('Catalog error code when refused; null when accepted.'),
-          support_code: z.string().nullable().describe('Support code when refused; null when accepted.'),
+          error_code: nullableText('Catalog error code when refused; null when accepted.'),
+          support_code: nullableText('Support code when refused; null when accepted.'),
         }),
       )
       .describe('The most recent receipts, newest first: facts only, no bodies or headers.'),

@@ -3,7 +3,7 @@
 // page), retention and replay availability. Never the payload body.
 import { z } from '@hono/zod-openapi';
 import { RETENTION_STATES } from '../../handoff/lifecycle.ts';
-import { idPathParam, Timestamp } from '../read-schemas.ts';
+import { idPathParam, Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
 import { defineRead } from '../define.ts';
 import { EventSummary } from './schemas.ts';
 import { readEvent } from '../../reads/event-detail.ts';
@@ -34,8 +34,8 @@ const TimelineEntry = z
           .int()
           .nullable()
           .describe("HTTP status of Flow's answer; null when there was none (e.g. a timeout)."),
-        error_code: z.string().nullable().describe('Catalog error code when the attempt failed; null otherwise.'),
-        flow_response: z.string().nullable().describe("Flow's answer (userErrors messages), never tokens."),
+        error_code: nullableText('Catalog error code when the attempt failed; null otherwise.'),
+        flow_response: nullableText("Flow's answer (userErrors messages), never tokens."),
       })
       .optional()
       .describe('Only for `attempt` entries: the delivery attempt.'),
@@ -49,10 +49,7 @@ export const EventDetail = EventSummary.extend({
       id: z.string().describe('Endpoint id (`ep_…`).'),
       name: z.string().describe('Endpoint name.'),
       status: z.string().describe('Endpoint status now (`active`, `paused`, `archived` or `deleted`).'),
-      config_version: z
-        .number()
-        .int()
-        .describe("The endpoint's configuration version now (the receipt has the one at intake)."),
+      config_version: wholeNumber("The endpoint's configuration version now (the receipt has the one at intake)."),
     })
     .describe('The endpoint that received the event, as it is now.'),
   handoff: z
@@ -64,12 +61,9 @@ export const EventDetail = EventSummary.extend({
       next_attempt_at: Timestamp.nullable().describe(
         'When the next delivery attempt is due; null when none is planned.',
       ),
-      possible_duplicate_deliveries: z
-        .number()
-        .int()
-        .describe(
-          'Attempts whose outcome is unknown (e.g. timed out), so Flow may have run the workflow more than once.',
-        ),
+      possible_duplicate_deliveries: wholeNumber(
+        'Attempts whose outcome is unknown (e.g. timed out), so Flow may have run the workflow more than once.',
+      ),
     })
     .describe('Where the handoff to Flow stands.'),
   timeline: z.array(TimelineEntry).describe('Everything that happened to the event, oldest first.'),
@@ -80,13 +74,10 @@ export const EventDetail = EventSummary.extend({
         available: z.boolean().describe('True when the action can be taken now.'),
         description: z.string().describe('What the action does, and why it is or is not available.'),
         docs_url: z.string().describe('Docs page for the action.'),
-        required_scope: z.string().nullable().describe('Scope a grant needs for the action; null when none.'),
-        operation: z
-          .string()
-          .nullable()
-          .describe(
-            'The `operationId` of the call that starts the action (e.g. `previewReplay`; its MCP tool and CLI command share the name); null when it is not an API call. For `inspect_original` it is `getEvent` on `duplicate_of`.',
-          ),
+        required_scope: nullableText('Scope a grant needs for the action; null when none.'),
+        operation: nullableText(
+          'The `operationId` of the call that starts the action (e.g. `previewReplay`; its MCP tool and CLI command share the name); null when it is not an API call. For `inspect_original` it is `getEvent` on `duplicate_of`.',
+        ),
       }),
     )
     .describe('What can be done about the event, each with its docs page.'),
@@ -95,7 +86,7 @@ export const EventDetail = EventSummary.extend({
       state: z.enum(RETENTION_STATES).describe('`retained`, `expired`, `not_retained` or `erased`.'),
       body_retained: z.boolean().describe('True while the body is stored (needed for a replay).'),
       body_expires_at: Timestamp.nullable().describe('When the body will be purged; null when it is no longer stored.'),
-      plan_retention_days: z.number().int().describe("Body retention of the shop's plan, in days."),
+      plan_retention_days: wholeNumber("Body retention of the shop's plan, in days."),
       docs_url: z.string().describe('Docs page on retention.'),
     })
     .describe('How long the body is kept.'),

@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { REPLAY_UNAVAILABLE_REASONS, RETENTION_STATES } from '../../handoff/lifecycle.ts';
 import { EVENT_STATES } from '../../handoff/outcomes.ts';
 import { AUTH_MODES } from '../../store/tables/endpoints.ts';
-import { Timestamp } from '../read-schemas.ts';
+import { Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
 
 export const ReplayAvailabilitySchema = z
   .object({
@@ -18,10 +18,7 @@ export const ReplayAvailabilitySchema = z
             ', ',
           )}. When available but only with an acknowledgement: \`recent_delivery\` (see \`acknowledgements\`).`,
       ),
-    detail: z
-      .string()
-      .nullable()
-      .describe('The reason in plain words; null when a replay is available without conditions.'),
+    detail: nullableText('The reason in plain words; null when a replay is available without conditions.'),
     acknowledgements: z
       .array(z.string())
       .describe(
@@ -46,37 +43,26 @@ export const EventSummary = z
     received_at: Timestamp.describe('When intake received the event (ISO 8601, UTC).'),
     updated_at: Timestamp.describe('When the state last changed.'),
     delivered_at: Timestamp.nullable().describe('When Flow accepted the event; null until delivered.'),
-    event_type: z.string().nullable().describe("Sender's event type, read by the endpoint's mapping; null when none."),
-    sender: z
-      .string()
-      .nullable()
-      .describe(
-        "The endpoint's sender label at intake; null when it has none (a label that is only the auth mode names no sender).",
-      ),
-    external_event_id: z
-      .string()
-      .nullable()
-      .describe("Sender's own event id (used for dedupe), read by the endpoint's mapping; null when none."),
-    support_code: z
-      .string()
-      .nullable()
-      .describe('Short code naming where the event stopped, to quote to support; null when it went through.'),
-    error_code: z
-      .string()
-      .nullable()
-      .describe('Catalog error code of the last failure (see the error pages); null when none.'),
-    attempt_count: z.number().int().describe('Delivery attempts to Flow so far.'),
-    body_size: z.number().int().describe('Size of the request body in bytes.'),
+    event_type: nullableText("Sender's event type, read by the endpoint's mapping; null when none."),
+    sender: nullableText(
+      "The endpoint's sender label at intake; null when it has none (a label that is only the auth mode names no sender).",
+    ),
+    external_event_id: nullableText(
+      "Sender's own event id (used for dedupe), read by the endpoint's mapping; null when none.",
+    ),
+    support_code: nullableText(
+      'Short code naming where the event stopped, to quote to support; null when it went through.',
+    ),
+    error_code: nullableText('Catalog error code of the last failure (see the error pages); null when none.'),
+    attempt_count: wholeNumber('Delivery attempts to Flow so far.'),
+    body_size: wholeNumber('Size of the request body in bytes.'),
     body_sha256: z.string().describe('SHA-256 of the request body (hex); compare with your copy without sending it.'),
     retention_state: z
       .enum(RETENTION_STATES)
       .describe('`retained` (body kept), `expired` (purged after the retention period), `not_retained` or `erased`.'),
     is_test: z.boolean().describe('True for a test event sent through a test-event intent.'),
     replay: ReplayAvailabilitySchema.describe('Whether the event can be replayed now.'),
-    duplicate_of: z
-      .string()
-      .nullable()
-      .describe('For `duplicate_suppressed`: the event it duplicates; null otherwise.'),
-    replay_of: z.string().nullable().describe('For a replay: the original event; null otherwise.'),
+    duplicate_of: nullableText('For `duplicate_suppressed`: the event it duplicates; null otherwise.'),
+    replay_of: nullableText('For a replay: the original event; null otherwise.'),
   })
   .openapi('EventSummary');

@@ -2,7 +2,7 @@
 // actor, expiry and current usage. Never the token (only its last 4 characters).
 import { z } from '@hono/zod-openapi';
 import { defineRead } from '../define.ts';
-import { ScopeFacts, Timestamp } from '../read-schemas.ts';
+import { ScopeFacts, Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
 import { readGrant } from '../../reads/grant.ts';
 
 export const GrantFacts = z
@@ -22,22 +22,19 @@ export const GrantFacts = z
       .object({
         kind: z.enum(['agent', 'human']).describe('Whether the grant is for an AI agent or a person.'),
         name: z.string().describe('Name given when the grant was issued; shown in the audit log.'),
-        client: z
-          .string()
-          .nullable()
-          .describe('MCP or HTTP client the grant was issued for, as given at issue; null when not given.'),
+        client: nullableText('MCP or HTTP client the grant was issued for, as given at issue; null when not given.'),
       })
       .describe('Who uses the grant, as recorded in the audit log.'),
     token_hint: z.string().describe('`fpg_…` plus the last 4 characters. The token itself is never shown again.'),
     created_at: Timestamp.describe('When the grant was issued (ISO 8601, UTC).'),
     expires_at: Timestamp.describe('When the grant stops working (ISO 8601, UTC).'),
-    expires_in_s: z.number().int().describe('Seconds until `expires_at`.'),
+    expires_in_s: wholeNumber('Seconds until `expires_at`.'),
     last_used_at: Timestamp.nullable().describe('When the grant last made a call; null if never.'),
-    use_count: z.number().int().describe('Number of calls the grant has made.'),
+    use_count: wholeNumber('Number of calls the grant has made.'),
     usage: z
       .object({
-        requests_this_minute: z.number().int().describe('Calls this grant made in the current rate-limit minute.'),
-        rate_limit_per_minute: z.number().int().describe('Calls per minute allowed to this grant.'),
+        requests_this_minute: wholeNumber('Calls this grant made in the current rate-limit minute.'),
+        rate_limit_per_minute: wholeNumber('Calls per minute allowed to this grant.'),
         window_resets_at: Timestamp.describe('When the current rate-limit minute ends.'),
         plan_usage_url: z.string().describe("URL of the plan usage read (the shop's meters and caps)."),
       })

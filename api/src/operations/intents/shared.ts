@@ -4,13 +4,13 @@ import { z } from '@hono/zod-openapi';
 import { ACTIONS } from '../../auth/scopes.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
-import { idPathParam } from '../read-schemas.ts';
+import { idPathParam, nullableText, wholeNumber } from '../read-schemas.ts';
 
 const Actor = z
   .object({
     grant_id: z.string().describe('Grant that acted (`grt_…`).'),
-    actor_kind: z.string().nullable().describe('`human` or `agent`'),
-    actor_name: z.string().nullable().describe("The grant's actor name; null when the grant is gone."),
+    actor_kind: nullableText('`human` or `agent`'),
+    actor_name: nullableText("The grant's actor name; null when the grant is gone."),
   })
   .nullable();
 
@@ -18,12 +18,12 @@ const Json = z.record(z.string(), z.unknown());
 
 export const BulkReplayProgressSchema = z
   .object({
-    total: z.number().int().describe('Events the bulk replay covers (frozen at confirmation).'),
-    done: z.number().int().describe('Events handled: replayed, refused or cancelled.'),
-    pending: z.number().int().describe('Events not handled yet.'),
-    replayed: z.number().int().describe('Events replayed (a new replay event was created for each).'),
-    refused: z.number().int().describe('Refused when their turn came (retention expired meanwhile, a plan cap …).'),
-    cancelled: z.number().int().describe('Left pending when the run was cancelled.'),
+    total: wholeNumber('Events the bulk replay covers (frozen at confirmation).'),
+    done: wholeNumber('Events handled: replayed, refused or cancelled.'),
+    pending: wholeNumber('Events not handled yet.'),
+    replayed: wholeNumber('Events replayed (a new replay event was created for each).'),
+    refused: wholeNumber('Refused when their turn came (retention expired meanwhile, a plan cap …).'),
+    cancelled: wholeNumber('Left pending when the run was cancelled.'),
     refused_by_reason: z.record(z.string(), z.number().int()).describe('Refused events by error code.'),
     rate_per_second: z
       .number()
@@ -51,7 +51,7 @@ export const ActionIntentSchema = z
     target: z
       .object({
         type: z.enum(['event', 'endpoint', 'shop']).describe('Kind of object the action is about.'),
-        id: z.string().nullable().describe('Its id; null for shop-wide actions (e.g. creating an endpoint).'),
+        id: nullableText('Its id; null for shop-wide actions (e.g. creating an endpoint).'),
       })
       .describe('What the action acts on.'),
     parameters: Json.describe(
@@ -73,32 +73,22 @@ export const ActionIntentSchema = z
       .describe('What the action will do, computed at preview time from the current state.'),
     meter_cost: z
       .object({
-        preview: z.number().int().describe('Units the preview counted against the `preview` meter.'),
-        execution: z
-          .number()
-          .int()
-          .describe(
-            'Units the action counts against the `execution` meter: 1 for the confirmation, plus 1 per replay a bulk replay makes.',
-          ),
-        replays: z
-          .number()
-          .int()
-          .describe(
-            'Units it counts against the monthly `replays` cap: 1 for a replay, 1 per event for a bulk replay.',
-          ),
-        diagnostics_shares: z
-          .number()
-          .int()
-          .describe('Units it counts against the monthly `diagnostics_shares` cap (1 for a diagnostics share).'),
+        preview: wholeNumber('Units the preview counted against the `preview` meter.'),
+        execution: wholeNumber(
+          'Units the action counts against the `execution` meter: 1 for the confirmation, plus 1 per replay a bulk replay makes.',
+        ),
+        replays: wholeNumber(
+          'Units it counts against the monthly `replays` cap: 1 for a replay, 1 per event for a bulk replay.',
+        ),
+        diagnostics_shares: wholeNumber(
+          'Units it counts against the monthly `diagnostics_shares` cap (1 for a diagnostics share).',
+        ),
         cap: z
           .object({
             meter: z.string().describe('Meter name (e.g. `replays`).'),
-            cost: z
-              .number()
-              .int()
-              .describe('Units confirming will use on it (the same number as the field named by `meter`).'),
-            used_at_preview: z.number().int().describe('Units already used this period when the preview was made.'),
-            limit: z.number().int().describe("The plan's cap for this period."),
+            cost: wholeNumber('Units confirming will use on it (the same number as the field named by `meter`).'),
+            used_at_preview: wholeNumber('Units already used this period when the preview was made.'),
+            limit: wholeNumber("The plan's cap for this period."),
           })
           .nullable()
           .describe(
@@ -114,18 +104,12 @@ export const ActionIntentSchema = z
     expires_at: z.string().describe('After this moment the intent can no longer be confirmed.'),
     created_by: Actor.describe('Grant that made the preview.'),
     confirmed_by: Actor.describe('Grant that confirmed it; null until confirmed.'),
-    confirmed_at: z.string().nullable().describe('When it was confirmed (ISO 8601, UTC); null until then.'),
-    finished_at: z
-      .string()
-      .nullable()
-      .describe('When the execution ended (executed or failed); null while previewed or running.'),
+    confirmed_at: nullableText('When it was confirmed (ISO 8601, UTC); null until then.'),
+    finished_at: nullableText('When the execution ended (executed or failed); null while previewed or running.'),
     result: Json.nullable().describe(
       'What the execution did. Secrets and share links appear only in the confirmation response (and its idempotent replays), never on later reads.',
     ),
-    error_code: z
-      .string()
-      .nullable()
-      .describe('Catalog error code when refused at confirmation or failed; null otherwise.'),
+    error_code: nullableText('Catalog error code when refused at confirmation or failed; null otherwise.'),
     links: z
       .object({
         self: z.string().describe('URL to read the intent.'),

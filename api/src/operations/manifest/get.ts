@@ -2,7 +2,7 @@
 // contract and docs live, and the boundaries an agent must respect. Read it first.
 import { z } from '@hono/zod-openapi';
 import { defineRead } from '../define.ts';
-import { ScopeFacts } from '../read-schemas.ts';
+import { ScopeFacts, nullableText } from '../read-schemas.ts';
 import { readManifest } from '../../services/manifest.ts';
 
 const Capability = z
@@ -20,25 +20,18 @@ const Capability = z
     kind: z
       .enum(['read', 'preview', 'execute'])
       .describe('`read` changes nothing; `preview` creates an action intent; `execute` confirms or cancels one.'),
-    scope: z.string().nullable().describe('Grant scope the call needs; null when the operation is public.'),
-    scope_note: z
-      .string()
-      .nullable()
-      .describe('When `scope` only admits the call: the scope that actually decides (e.g. confirming an intent).'),
+    scope: nullableText('Grant scope the call needs; null when the operation is public.'),
+    scope_note: nullableText(
+      'When `scope` only admits the call: the scope that actually decides (e.g. confirming an intent).',
+    ),
     scope_any_of: z
       .array(z.string())
       .nullable()
       .describe(
         'When not null, the grant also needs one of these scopes (which one depends on the target, e.g. the intent kind); with none of them the call is always refused.',
       ),
-    mcp_tool: z
-      .string()
-      .nullable()
-      .describe('Name of the MCP tool serving this operation; null when MCP does not offer it.'),
-    cli_command: z
-      .string()
-      .nullable()
-      .describe('`flowport` CLI command serving this operation; null when the CLI does not offer it.'),
+    mcp_tool: nullableText('Name of the MCP tool serving this operation; null when MCP does not offer it.'),
+    cli_command: nullableText('`flowport` CLI command serving this operation; null when the CLI does not offer it.'),
   })
   .openapi('ManifestCapability');
 

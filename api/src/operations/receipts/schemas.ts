@@ -1,16 +1,13 @@
 import { z } from '@hono/zod-openapi';
 import { AUTH_MODES } from '../../store/tables/endpoints.ts';
-import { Timestamp } from '../read-schemas.ts';
+import { Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
 
 export const Receipt = z
   .object({
     id: z.string().openapi({ example: 'rcpt_01jd0000000000000000000000', description: 'Receipt id (`rcpt_…`).' }),
-    event_id: z
-      .string()
-      .nullable()
-      .describe(
-        "Null when no event was stored: intake rejected the request, or answered a sender's URL-verification handshake.",
-      ),
+    event_id: nullableText(
+      "Null when no event was stored: intake rejected the request, or answered a sender's URL-verification handshake.",
+    ),
     endpoint_id: z.string().describe('Endpoint the request was sent to (`ep_…`).'),
     auth_mode: z
       .enum(AUTH_MODES)
@@ -29,25 +26,19 @@ export const Receipt = z
       .describe(
         'Dedupe result: `unique`, `no_external_id` (no sender id to dedupe on), `not_checked` (refused earlier), or a duplicate decision.',
       ),
-    endpoint_config_version: z
-      .number()
-      .int()
-      .describe('Endpoint configuration version the request was checked against.'),
-    http_status: z.number().int().describe('The HTTP status Flowport answered the sender with.'),
-    error_code: z
-      .string()
-      .nullable()
-      .describe('Catalog error code when intake refused the request; null when accepted.'),
-    support_code: z.string().nullable().describe('Short code to quote to support when refused; null when accepted.'),
-    body_size: z.number().int().describe('Size of the request body in bytes.'),
-    body_sha256: z.string().nullable().describe('SHA-256 of the body (hex); null when no body was read.'),
+    endpoint_config_version: wholeNumber('Endpoint configuration version the request was checked against.'),
+    http_status: wholeNumber('The HTTP status Flowport answered the sender with.'),
+    error_code: nullableText('Catalog error code when intake refused the request; null when accepted.'),
+    support_code: nullableText('Short code to quote to support when refused; null when accepted.'),
+    body_size: wholeNumber('Size of the request body in bytes.'),
+    body_sha256: nullableText('SHA-256 of the body (hex); null when no body was read.'),
     handoff: z
       .object({
         state: z.string().describe("The event's lifecycle state now (e.g. `queued`, `delivered`)."),
-        support_code: z.string().nullable().describe("The event's support code; null when it went through."),
-        error_code: z.string().nullable().describe('Catalog error code of the last delivery failure; null when none.'),
+        support_code: nullableText("The event's support code; null when it went through."),
+        error_code: nullableText('Catalog error code of the last delivery failure; null when none.'),
         delivered_at: Timestamp.nullable().describe('When Flow accepted the event; null until delivered.'),
-        attempt_count: z.number().int().describe('Delivery attempts so far.'),
+        attempt_count: wholeNumber('Delivery attempts so far.'),
 
         flow_readiness: z
           .object({
