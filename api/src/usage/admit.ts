@@ -4,7 +4,7 @@
 // transaction committed without waiting for the disk (one statement on PostgreSQL). A meter that counts only what the operation
 // creates (COUNTED_ON_SUCCESS: previews) comes back with a refund for a refusal.
 import { appendAudit } from '../audit/log.ts';
-import { recordGrantUse } from './grant-use.ts';
+import { recordGrantUse, returnUse, takeDeferredUse } from './grant-use.ts';
 import { AppError } from '../errors/problem.ts';
 import type { Admission } from '../core/types.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
@@ -83,10 +83,11 @@ async function countCall(tx: Db, a: AdmitArgs): Promise<Counted> {
 async function countCallPostgres(db: Db, a: AdmitArgs): Promise<Counted> {
   const { principal, op, limits, now } = a;
   const cap = capOf(a);
+  const countGrantUse = takeDeferredUse(principal);
   const row = await countOperationCall(db, {
     now,
     grantId: principal.grantId,
-    countGrantUse: principal.useDeferred === true,
+    countGrantUse,
     grantRateKey: grantRateKey(principal.grantId),
     shopRateKey: shopRateKey(principal.shopId),
     windowStart: windowStart(now),
@@ -96,8 +97,10 @@ async function countCallPostgres(db: Db, a: AdmitArgs): Promise<Counted> {
     period: usagePeriod(now),
     meter: op.meter,
     cap: cap === Number.POSITIVE_INFINITY ? Number.MAX_VALUE : cap,
+  }).catch((err: unknown) => {
+    returnUse(principal, countGrantUse);
+    throw err;
   });
-  principal.useDeferred = false;
   const grant = Number(row?.grant_count);
   const shop = row?.shop_count == null ? null : Number(row.shop_count);
   // First count of a new window, as hitRate does.
