@@ -3,9 +3,8 @@
 // per-event results, cancellation mid-run, a run that survives `kill -9` of the process running
 // it without replaying any event twice, and 1,000 failed events replayed while the Shopify
 // stand-in throttles, every one accounted for.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import { newId } from '../../api/src/ids.ts';
@@ -14,9 +13,8 @@ import { setFault } from '../../api/src/sandbox/app.ts';
 import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { flowport } from '../cli/helpers.ts';
 import { waitFor, workerSettings } from '../handoff/helpers.ts';
-import { PROJECT_NODE, REPO_ROOT } from '../helpers/process.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { api, confirm, failedEvents } from './helpers.ts';
+import { api, confirm, failedEvents, spawnBulkReplayWorker } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
 
@@ -271,23 +269,7 @@ describe('bulk replay', () => {
     expect(preview.status, preview.text).toBe(201);
     const id = preview.json.id;
     expect((await confirm(s, token, id)).status).toBe(200);
-    const env = {
-      ...s.storeEnv,
-      PORT: String(s.port),
-      FLOWPORT_LOG_LEVEL: 'silent',
-      FLOWPORT_BULK_REPLAY_RATE: '10',
-      FLOWPORT_WORKER_LEASE_MS: '1500',
-      FLOWPORT_WORKER_REQUEST_TIMEOUT_MS: '1000',
-    };
-    const worker = () => {
-      const child = spawn(PROJECT_NODE, [join(REPO_ROOT, 'bin/flowport.js'), 'worker'], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, ...env },
-        stdio: 'ignore',
-      });
-      children.push(child);
-      return child;
-    };
+    const worker = () => spawnBulkReplayWorker(s, children);
     const first = worker();
     await waitFor(
       async () => ((await itemCounts(services, id)).replayed ?? 0) >= 10 || null,

@@ -1,10 +1,13 @@
 // Helpers for the action-intent tests: signed sender requests, API calls with a
 // grant, bounded polling of the real store and the sandbox's received triggers.
 import { createHmac, randomUUID } from 'node:crypto';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import type { Scope, Tier } from '../../api/src/auth/scopes.ts';
 import type { Services } from '../../api/src/core/types.ts';
 import { newId } from '../../api/src/ids.ts';
+import { PROJECT_NODE, REPO_ROOT } from '../helpers/process.ts';
 import type { TestServer } from '../helpers/runtime.ts';
 
 export interface ApiResult {
@@ -156,4 +159,27 @@ export async function failedEvents(
     }
   });
   return ids;
+}
+
+/**
+ * Starts `flowport worker` as its own process against the test server's store (a slow bulk replay
+ * rate, short leases), for tests that kill -9 the process running a bulk replay. The caller keeps
+ * `children` and kills what is left after the test.
+ */
+export function spawnBulkReplayWorker(server: TestServer, children: ChildProcess[]): ChildProcess {
+  const child = spawn(PROJECT_NODE, [join(REPO_ROOT, 'bin/flowport.js'), 'worker'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      ...server.storeEnv,
+      PORT: String(server.port),
+      FLOWPORT_LOG_LEVEL: 'silent',
+      FLOWPORT_BULK_REPLAY_RATE: '10',
+      FLOWPORT_WORKER_LEASE_MS: '1500',
+      FLOWPORT_WORKER_REQUEST_TIMEOUT_MS: '1000',
+    },
+    stdio: 'ignore',
+  });
+  children.push(child);
+  return child;
 }

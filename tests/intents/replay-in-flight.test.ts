@@ -9,7 +9,6 @@
 // confirmations are in: no replay is made (or delivered) between them, so the outcome of each
 // confirmation is the same on every run.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createGrant } from '../../api/src/auth/grants.ts';
 import type { Services } from '../../api/src/core/types.ts';
@@ -19,7 +18,7 @@ import { waitFor, workerSettings } from '../handoff/helpers.ts';
 import { collectOutput, PROJECT_NODE, REPO_ROOT } from '../helpers/process.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { testStore } from '../helpers/store.ts';
-import { api, confirm, failedEvents } from './helpers.ts';
+import { api, confirm, failedEvents, spawnBulkReplayWorker } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
 
@@ -332,23 +331,7 @@ describe('an event has at most one replay in flight', () => {
     const preview = await api(s, token, 'POST', '/agent/v1/bulk-replay-intents', {});
     const id = preview.json.id;
     expect((await confirm(s, token, id)).status).toBe(200);
-    const env = {
-      ...s.storeEnv,
-      PORT: String(s.port),
-      FLOWPORT_LOG_LEVEL: 'silent',
-      FLOWPORT_BULK_REPLAY_RATE: '10',
-      FLOWPORT_WORKER_LEASE_MS: '1500',
-      FLOWPORT_WORKER_REQUEST_TIMEOUT_MS: '1000',
-    };
-    const worker = () => {
-      const child = spawn(PROJECT_NODE, [join(REPO_ROOT, 'bin/flowport.js'), 'worker'], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, ...env },
-        stdio: 'ignore',
-      });
-      children.push(child);
-      return child;
-    };
+    const worker = () => spawnBulkReplayWorker(s, children);
     const replayed = async () =>
       Number(
         (
