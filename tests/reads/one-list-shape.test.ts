@@ -116,6 +116,8 @@ describe('one list shape', () => {
       expect(Object.keys(first.json.page).sort(), id).toEqual(['has_more', 'limit', 'next_cursor']);
       expect(first.json.page.limit, id).toBe(50);
       expect((await api(s, token, 'GET', `${list.path()}?limit=200`)).json.page?.limit, id).toBe(200);
+      const old = await api(s, token, 'GET', `${list.path()}?starting_after=anything`);
+      expect(old.status, `${id} starting_after`).toBe(400);
       for (const bad of ['0', '201', 'x']) {
         const r = await api(s, token, 'GET', `${list.path()}?limit=${bad}`);
         expect(r.status, `${id} limit=${bad}`).toBe(400);

@@ -28,7 +28,8 @@ export const alertUnsubscribeKind: IntentKindDef<AlertUnsubscribeParams> = {
   async inspect(kc, subscriptionId) {
     const row = await loadSubscription(kc, subscriptionId);
     const pending = await countPendingAlertNotifications(kc.db, row.id);
-    const others = (await listShopAlertSubscriptions(kc.db, kc.shop.id)).filter((s) => s.id !== row.id);
+    const active = await listShopAlertSubscriptions(kc.db, kc.shop.id);
+    const others = active.filter((s) => s.id !== row.id);
     const where = `${row.channel === 'slack' ? 'Slack-compatible incoming webhook' : 'webhook'} at ${row.url_origin}`;
     return {
       targetType: 'alert_subscription',
@@ -38,7 +39,7 @@ export const alertUnsubscribeKind: IntentKindDef<AlertUnsubscribeParams> = {
         summary: `Stop sending operational alerts of ${kc.shop.domain} to the ${where} (${row.id}).`,
         target: alertSubscriptionView(row),
         current_config: {
-          subscriptions: [row, ...others].map((s) => ({ id: s.id, channel: s.channel, origin: s.url_origin })),
+          subscriptions: active.map((s) => ({ id: s.id, channel: s.channel, origin: s.url_origin })),
         },
         effects: [
           'The subscription is told of no further incident, opened or resolved.',
