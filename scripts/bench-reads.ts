@@ -18,6 +18,7 @@ import { newId } from '../api/src/ids.ts';
 import { replayInFlightSql } from '../api/src/reads/replay-in-flight.ts';
 import { SecretBox } from '../api/src/lib/crypto.ts';
 import { type EventFilter, eventSummary, listEvents, withRecentDeliveries } from '../api/src/reads/events.ts';
+import { listScope } from '../api/src/reads/paging.ts';
 import { sealCursor } from '../api/src/reads/shared.ts';
 import { type Db, insertMany, type SqlParam } from '../api/src/store/db.ts';
 import { withSearchPath } from '../api/src/store/postgres.ts';
@@ -179,7 +180,7 @@ try {
   );
   if (!deep) throw new Error('the fill left fewer events than the deep cursor needs');
   const secrets = SecretBox.fromDataDir(flowport.dataDir);
-  const cursor = sealCursor(secrets, `${creds.shop_id}:desc`, deep.id);
+  const cursor = sealCursor(secrets, listScope('events', creds.shop_id, 'desc'), deep.id);
 
   type Kind = [name: string, query: string, filter: Partial<EventFilter> | null];
   const kinds: Kind[] = [

@@ -41,6 +41,7 @@ export const DOCS_PATHS = {
   mcpReference: '/reference/mcp/',
   mcpReferenceMd: '/reference/mcp.md',
   oauthReference: '/reference/oauth/',
+  changelog: '/reference/changelog/',
   mcpSetup: '/agent-access/mcp-setup/',
   cliReference: '/reference/cli/',
   openapiPage: '/reference/openapi/',

@@ -19,6 +19,7 @@ import { newId } from '../../api/src/ids.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import type { AnyOperation } from '../../api/src/core/types.ts';
 import { createShop } from '../../api/src/services/shops.ts';
+import { insertAlertSubscription } from '../../api/src/store/tables/alerts.ts';
 import { DIST_DIR } from '../../scripts/docs/lib/site-paths.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 
@@ -59,6 +60,23 @@ async function freshIntent(): Promise<string> {
   );
   if (r.status !== 201) throw new Error(`could not prepare an intent: ${r.status} ${r.text}`);
   return r.json.id as string;
+}
+
+/** A fresh alert subscription of this shop (written by its table's owner, as a confirmation would). */
+async function freshSubscription(): Promise<string> {
+  const services = s.runtime.services;
+  const id = newId('alert');
+  await insertAlertSubscription(services.db, {
+    id,
+    shopId: mine.shopId,
+    channel: 'webhook',
+    urlEnc: services.secrets.encrypt('https://alerts.example.com/security'),
+    urlOrigin: 'https://alerts.example.com',
+    secretEnc: null,
+    createdByGrant: 'grt_security_suite',
+    now: services.now(),
+  });
+  return id;
 }
 
 /** One valid request per operation. Keys must be exactly the registry's operation ids. */
@@ -125,6 +143,12 @@ const REQUESTS: Record<string, () => Promise<Prepared>> = {
   }),
   listBulkReplayItems: async () => ({ params: { intent_id: await freshIntent() }, namesIds: true }),
   listIncidents: async () => ({ namesIds: false }),
+  listAlertSubscriptions: async () => ({ namesIds: false }),
+  previewAlertUnsubscribe: async () => ({
+    params: { subscription_id: await freshSubscription() },
+    body: {},
+    namesIds: true,
+  }),
 };
 
 function findOp(id: string): AnyOperation {

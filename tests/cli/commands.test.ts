@@ -45,6 +45,15 @@ describe('the binary', () => {
 });
 
 describe('agent commands = registry operations', () => {
+  it('every list command pages with the one cursor: --cursor and --limit (its next page is the `More:` hint)', () => {
+    const lists = agentCommands(OPERATIONS).filter((c) => c.words[0]?.startsWith('list-'));
+    expect(lists.length).toBeGreaterThanOrEqual(7);
+    for (const c of lists) {
+      const names = c.options.map((o) => o.name);
+      expect(names, c.words.join(' ')).toEqual(expect.arrayContaining(['cursor', 'limit']));
+      expect(names, c.words.join(' ')).not.toContain('starting-after');
+    }
+  });
   it('every registry operation has CLI words, and the CLI lists exactly those operations', async () => {
     expect(OPERATIONS.filter((op) => op.cli === null).map((op) => op.operationId)).toEqual([]);
     const run = await cli(['--help', '--json']);
@@ -282,6 +291,7 @@ describe('reference page and completion', () => {
     expect(complete('get-ev')).toEqual(['get-event', 'get-event-receipt']);
     expect(complete('list-')).toEqual([
       'list-action-intents',
+      'list-alert-subscriptions',
       'list-audit',
       'list-bulk-replay-items',
       'list-endpoints',

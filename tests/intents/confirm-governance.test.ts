@@ -204,22 +204,22 @@ describe('authority', () => {
 });
 
 describe('intents list paging', () => {
-  it("starting_after pages every intent once; an id that is not one of this shop's intents is refused, not read as a position", async () => {
+  it("the cursor pages every intent once; a raw intent id, another shop's cursor or another list's is refused, not read as a position", async () => {
     const mine = [];
     for (let i = 0; i < 3; i++) mine.push((await testEventPreview()).json.id as string);
     const seen: string[] = [];
-    let after: string | null = null;
+    let cursor: string | null = null;
     do {
       const page = await api(
         server,
         token,
         'GET',
-        `/agent/v1/action-intents?limit=2${after ? `&starting_after=${after}` : ''}`,
+        `/agent/v1/action-intents?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
       );
       expect(page.status).toBe(200);
       seen.push(...page.json.data.map((i: { id: string }) => i.id));
-      after = page.json.next_starting_after;
-    } while (after);
+      cursor = page.json.page.next_cursor;
+    } while (cursor);
     expect(new Set(seen).size).toBe(seen.length);
     for (const id of mine) expect(seen).toContain(id);
 
@@ -234,14 +234,20 @@ describe('intents list paging', () => {
       actorName: 'other-shop',
       expiresInMs: 3_600_000,
     });
-    const foreign = await api(server, otherGrant.token, 'POST', '/agent/v1/diagnostics/share-intents', {});
-    expect(foreign.status).toBe(201);
-    const eventId = await deliveredEvent(server);
-    for (const bad of ['garbage', 'zzzz', foreign.json.id, eventId]) {
-      const r = await api(server, token, 'GET', `/agent/v1/action-intents?starting_after=${bad}`);
+    for (let i = 0; i < 2; i++)
+      expect((await api(server, otherGrant.token, 'POST', '/agent/v1/diagnostics/share-intents', {})).status).toBe(201);
+    const foreignCursor = (await api(server, otherGrant.token, 'GET', '/agent/v1/action-intents?limit=1')).json.page
+      .next_cursor as string;
+    expect(foreignCursor).toBeTruthy();
+    await deliveredEvent(server);
+    await deliveredEvent(server);
+    const eventsCursor = (await api(server, token, 'GET', '/agent/v1/events?limit=1')).json.page.next_cursor as string;
+    expect(eventsCursor).toBeTruthy();
+    for (const bad of ['garbage', 'zzzz', mine[0] as string, foreignCursor, eventsCursor]) {
+      const r = await api(server, token, 'GET', `/agent/v1/action-intents?cursor=${encodeURIComponent(bad)}`);
       expect(r.status, bad).toBe(400);
       expect(r.json.code).toBe('invalid_request');
-      expect(r.json.errors[0].path).toBe('starting_after');
+      expect(r.json.errors[0].path).toBe('cursor');
       expect(r.text).not.toContain(other.domain);
     }
   });

@@ -430,3 +430,49 @@ describe('endpoints', () => {
     expect(ev?.body).toBeNull();
   });
 });
+
+describe('alert subscribe and unsubscribe', () => {
+  it('subscribing adds a listed subscription; unsubscribing removes it (listed as removed, URL and secret destroyed)', async () => {
+    const sub = await api(server, token, 'POST', '/agent/v1/alert-subscription-intents', {
+      channel: 'slack',
+      url: 'http://127.0.0.1:9/each-kind',
+      note: 'each kind',
+    });
+    expect(sub.status, sub.text).toBe(201);
+    expect(sub.json).toMatchObject({ kind: 'alert_subscribe', target: { type: 'shop' } });
+    const subscribed = await confirm(server, token, sub.json.id);
+    expect(subscribed.status, subscribed.text).toBe(200);
+    const id = subscribed.json.result.subscription_id as string;
+    const listed = await api(server, token, 'GET', '/agent/v1/alert-subscriptions');
+    expect(listed.json.data.find((x: { id: string }) => x.id === id)).toMatchObject({
+      channel: 'slack',
+      origin: 'http://127.0.0.1:9',
+      note: 'each kind',
+      status: 'active',
+    });
+
+    const preview = await api(server, token, 'POST', `/agent/v1/alert-subscriptions/${id}/unsubscribe-intents`, {});
+    expect(preview.status, preview.text).toBe(201);
+    expect(preview.json).toMatchObject({
+      kind: 'alert_unsubscribe',
+      state: 'previewed',
+      target: { type: 'alert_subscription', id },
+      required_scope: 'alert_unsubscribe:execute',
+    });
+    expect(preview.json.preview.target).toMatchObject({ id, status: 'active' });
+    const done = await confirm(server, token, preview.json.id);
+    expect(done.status, done.text).toBe(200);
+    expect(done.json).toMatchObject({ state: 'executed', result: { subscription_id: id, cancelled_messages: 0 } });
+    const row = await db().get<{ removed_at: unknown; url_enc: string; secret_enc: unknown }>(
+      'SELECT removed_at, url_enc, secret_enc FROM alert_subscriptions WHERE id = ?',
+      [id],
+    );
+    expect(row?.removed_at).not.toBeNull();
+    expect(row?.url_enc).toBe('');
+    expect(row?.secret_enc).toBeNull();
+    const active = await api(server, token, 'GET', '/agent/v1/alert-subscriptions');
+    expect(active.json.data.map((x: { id: string }) => x.id)).not.toContain(id);
+    const removed = await api(server, token, 'GET', '/agent/v1/alert-subscriptions?status=removed');
+    expect(removed.json.data.find((x: { id: string }) => x.id === id)).toMatchObject({ status: 'removed' });
+  });
+});

@@ -27,6 +27,7 @@ import { OPERATIONS } from '../../api/src/operations/registry.ts';
 import type { AnyOperation } from '../../api/src/core/types.ts';
 import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/services/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
+import { insertAlertSubscription, removeAlertSubscription } from '../../api/src/store/tables/alerts.ts';
 import { CAP_EXEMPT_OPERATIONS } from '../../api/src/usage/admit.ts';
 import { sendExpectingEarlyAnswer } from '../helpers/early-answer.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -270,6 +271,7 @@ interface World {
   receipts: { accepted: string; rejected: string; duplicate: string };
   intents: Record<string, string>;
   auditCursor: string;
+  alertSubscriptions: { active: string; removed: string };
 }
 
 let w: World;
@@ -641,6 +643,31 @@ async function buildWorld(): Promise<void> {
 
   const audit = await expectCall('listAudit', { query: { limit: '5' }, token: w.admin }, 200);
   w.auditCursor = audit.json.page.next_cursor;
+
+  // Alert subscriptions (written by their table's owner, as confirmations would): one active, one removed.
+  const subscription = async () => {
+    const id = newId('alert');
+    await insertAlertSubscription(services.db, {
+      id,
+      shopId: sb.shop_id,
+      channel: 'webhook',
+      urlEnc: services.secrets.encrypt('https://93.184.215.14/hook'),
+      urlOrigin: 'https://93.184.215.14',
+      secretEnc: null,
+      note: 'conformance',
+      createdByGrant: w.adminGrantId,
+      now: NOW,
+    });
+    return id;
+  };
+  w.alertSubscriptions = { active: await subscription(), removed: await subscription() };
+  await subscription();
+  await removeAlertSubscription(services.db, {
+    id: w.alertSubscriptions.removed,
+    shopId: sb.shop_id,
+    grantId: w.adminGrantId,
+    now: NOW,
+  });
 }
 
 // ---------- per-operation fixtures (reviewed list; a registry operation without one fails) ----------
@@ -730,6 +757,13 @@ const FIXTURES: Record<string, Fixture> = {
       expect(r.json.data.length, status).toBeGreaterThan(0);
     }
     await expectCall('listEndpoints', { query: { status: 'bogus' }, token: w.admin }, 400, 'invalid_request');
+    const first = await expectCall('listEndpoints', { query: { limit: '1' }, token: w.admin }, 200);
+    await expectCall(
+      'listEndpoints',
+      { query: { limit: '1', cursor: first.json.page.next_cursor }, token: w.admin },
+      200,
+    );
+    await expectCall('listEndpoints', { query: { cursor: 'garbage' }, token: w.admin }, 400, 'invalid_request');
   },
   async getEndpoint() {
     for (const endpointId of Object.values(w.endpoints))
@@ -984,6 +1018,44 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('listIncidents', { token: w.observer }, 200);
     await expectCall('listIncidents', { query: { state: 'open', limit: '5' }, token: w.observer }, 200);
     await expectCall('listIncidents', { query: { state: 'sideways' }, token: w.observer }, 400, 'invalid_request');
+    await expectCall('listIncidents', { query: { cursor: w.auditCursor }, token: w.observer }, 400, 'invalid_request');
+  },
+  async listAlertSubscriptions() {
+    const first = await expectCall('listAlertSubscriptions', { query: { limit: '1' }, token: w.observer }, 200);
+    expect(first.json.page.next_cursor).toBeTruthy();
+    await expectCall(
+      'listAlertSubscriptions',
+      { query: { limit: '1', cursor: first.json.page.next_cursor }, token: w.observer },
+      200,
+    );
+    const removed = await expectCall(
+      'listAlertSubscriptions',
+      { query: { status: 'removed' }, token: w.observer },
+      200,
+    );
+    expect(removed.json.data.map((x: { id: string }) => x.id)).toEqual([w.alertSubscriptions.removed]);
+    expect((await expectCall('listAlertSubscriptions', { token: w.otherShop }, 200)).json.data).toEqual([]);
+    await expectCall(
+      'listAlertSubscriptions',
+      { query: { status: 'paused' }, token: w.observer },
+      400,
+      'invalid_request',
+    );
+    await expectCall('listAlertSubscriptions', { query: { limit: '201' }, token: w.observer }, 400, 'invalid_request');
+    await expectCall(
+      'listAlertSubscriptions',
+      { query: { cursor: w.auditCursor }, token: w.observer },
+      400,
+      'invalid_request',
+    );
+  },
+  async previewAlertUnsubscribe() {
+    const at = (id: string, body: unknown = {}, token = w.admin) => ({ params: { subscription_id: id }, body, token });
+    await expectCall('previewAlertUnsubscribe', at(w.alertSubscriptions.active), 201);
+    await expectCall('previewAlertUnsubscribe', at(w.alertSubscriptions.removed), 404, 'not_found');
+    await expectCall('previewAlertUnsubscribe', at(newId('alert')), 404, 'not_found');
+    await expectCall('previewAlertUnsubscribe', at(w.alertSubscriptions.active, {}, w.otherShop), 404, 'not_found');
+    await expectCall('previewAlertUnsubscribe', at(w.alertSubscriptions.active, { x: 1 }), 400, 'unknown_field');
   },
   async listBulkReplayItems() {
     const at = (intentId: string, query: Record<string, string> = {}, token = w.observer) => ({
@@ -996,14 +1068,21 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('listBulkReplayItems', at(missingIntent()), 404, 'not_found');
     await expectCall('listBulkReplayItems', at(w.intents.previewed!, {}, w.otherShop), 404, 'not_found');
     await expectCall('listBulkReplayItems', at(w.intents.previewed!, { limit: '0' }), 400, 'invalid_request');
+    await expectCall(
+      'listBulkReplayItems',
+      at(w.intents.previewed!, { cursor: w.auditCursor }),
+      400,
+      'invalid_request',
+    );
   },
   async listActionIntents() {
     const first = await expectCall('listActionIntents', { query: { limit: '2' }, token: w.admin }, 200);
     await expectCall(
       'listActionIntents',
-      { query: { limit: '2', starting_after: first.json.next_starting_after }, token: w.admin },
+      { query: { limit: '2', cursor: first.json.page.next_cursor }, token: w.admin },
       200,
     );
+    await expectCall('listActionIntents', { query: { cursor: w.auditCursor }, token: w.admin }, 400, 'invalid_request');
     for (const state of INTENT_STATES) await expectCall('listActionIntents', { query: { state }, token: w.admin }, 200);
     for (const kind of ACTIONS) await expectCall('listActionIntents', { query: { kind }, token: w.observer }, 200);
     await expectCall('listActionIntents', { query: { target_id: w.endpoints.active }, token: w.admin }, 200);
@@ -1354,6 +1433,8 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   listBulkReplayItems: () => ({ params: { intent_id: w.intents.previewed! } }),
   previewAlertSubscribe: () => ({ body: { channel: 'webhook', url: 'https://93.184.215.14/hook' } }),
   listIncidents: () => ({}),
+  listAlertSubscriptions: () => ({}),
+  previewAlertUnsubscribe: () => ({ params: { subscription_id: w.alertSubscriptions.active }, body: {} }),
   confirmActionIntent: () => ({
     params: { intent_id: w.intents.previewed! },
     headers: { 'idempotency-key': randomUUID() },

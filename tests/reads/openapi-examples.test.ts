@@ -13,6 +13,7 @@ type Json = Record<string, any>;
 const doc = buildOpenApiDocument() as unknown as Json;
 let server: TestServer;
 let eventId: string;
+let subscriptionId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -31,6 +32,24 @@ beforeAll(async () => {
   expect(sig).toBeDefined();
   expect(res.status).toBe(202);
   eventId = ((await res.json()) as { event_id: string }).event_id;
+  // An alert subscription to remove (sandbox mode allows a receiver on this machine).
+  const call = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    (await (
+      await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${creds.grant_token}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      })
+    ).json()) as { id: string; result: { subscription_id: string } };
+  const subscribe = await call('/agent/v1/alert-subscription-intents', {
+    channel: 'slack',
+    url: 'http://127.0.0.1:9/x',
+  });
+  subscriptionId = (
+    await call(`/agent/v1/action-intents/${subscribe.id}/confirm`, undefined, {
+      'idempotency-key': 'examples-subscribe',
+    })
+  ).result.subscription_id;
   // Delivered a moment ago: the case where a replay needs the user's acknowledgement.
   for (let i = 0; i < 200; i++) {
     const r = await fetch(`${server.url}/agent/v1/events/${eventId}`, {
@@ -70,7 +89,11 @@ describe('request examples in the OpenAPI document', () => {
 
   it('sent as they are, each preview is accepted (a replay of a just-delivered event waits for the acknowledgement)', async () => {
     const creds = server.sandbox!;
-    const params: Record<string, string> = { event_id: eventId, endpoint_id: creds.endpoint_id };
+    const params: Record<string, string> = {
+      event_id: eventId,
+      endpoint_id: creds.endpoint_id,
+      subscription_id: subscriptionId,
+    };
     for (const e of examples()) {
       const url = e.path.replace(/\{(\w+)\}/g, (_m, name: string) => params[name] as string);
       const res = await fetch(`${server.url}${url}`, {

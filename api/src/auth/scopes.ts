@@ -26,6 +26,7 @@ export const ACTIONS = [
   'test_event',
   'bulk_replay',
   'alert_subscribe',
+  'alert_unsubscribe',
 ] as const;
 
 export type ReadArea = (typeof READ_AREAS)[number];

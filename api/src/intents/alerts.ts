@@ -19,6 +19,7 @@ import {
 import { type AlertTrigger, type IncidentRow, incidentView } from '../reads/incidents.ts';
 import {
   type AlertSubscriptionRow,
+  cancelAlertNotification,
   findAlertIncident,
   findAlertSubscription,
   leaseAlertNotification,
@@ -203,6 +204,11 @@ export class AlertMonitor extends BackgroundLoop {
       const sub = await findAlertSubscription(db, n.subscription_id);
       const inc = await findAlertIncident<IncidentRow>(db, n.incident_id);
       if (!sub || !inc) continue;
+      // Removed after the message was queued (ADR 1311): it is told nothing more.
+      if (sub.removed_at !== null) {
+        await cancelAlertNotification(db, n.id);
+        continue;
+      }
       let error: string | null = null;
       try {
         error = await this.deliver(n.id, n.kind as 'opened' | 'resolved', sub, inc);

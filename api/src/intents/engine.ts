@@ -11,7 +11,7 @@ import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import type { Principal, Services } from '../core/types.ts';
 import { getShop } from '../services/shops.ts';
 import type { ShopRow } from '../store/tables/shops.ts';
-import { findIntentWithActors, type IntentRowWithActors, listIntentsWithActors } from '../reads/action-intents.ts';
+import { findIntentWithActors, type IntentRowWithActors } from '../reads/action-intents.ts';
 import type { Db } from '../store/db.ts';
 import { lockEndpointForChange } from '../store/tables/endpoints.ts';
 import { findEventEndpointId } from '../store/tables/events/intents.ts';
@@ -19,7 +19,6 @@ import {
   cancelPendingBulkReplayItems,
   findShopIntent,
   insertPreviewedIntent,
-  intentIsShops,
   markIntentCancelled,
   markIntentConfirmed,
   markIntentExecuted,
@@ -287,44 +286,6 @@ export async function previewIntent(
 export async function getIntent({ ctx, input }: { ctx: Caller; input: { intent_id: string } }): Promise<IntentView> {
   const row = await loadIntent(ctx.services.db, ctx.principal.shopId, input.intent_id);
   return fullView(ctx.services.db, row, ctx.services.now());
-}
-
-export interface ListFilter {
-  state?: IntentState;
-  kind?: IntentKind;
-  target_id?: string;
-  limit?: number;
-  starting_after?: string;
-}
-
-export async function listIntents({ ctx, input: filter }: { ctx: Caller; input: ListFilter }) {
-  const { services, principal } = ctx;
-  const now = services.now();
-  if (filter.starting_after) {
-    // Like an unknown cursor on the other lists: anything but one of this shop's intents is refused,
-    // never read as a position (a typo would otherwise page silently to an empty or a full list).
-    if (!(await intentIsShops(services.db, principal.shopId, filter.starting_after))) {
-      throw new AppError('invalid_request', {
-        detail: `starting_after must be the id of an action intent of this shop (the next_starting_after of the previous page); ${filter.starting_after} is not. Start again without it.`,
-        errors: [{ path: 'starting_after', message: 'Not an action intent of this shop' }],
-      });
-    }
-  }
-  const limit = Math.min(Math.max(filter.limit ?? 20, 1), 100);
-  const rows = await listIntentsWithActors(
-    services.db,
-    principal.shopId,
-    { state: filter.state, kind: filter.kind, target_id: filter.target_id, before_id: filter.starting_after },
-    now,
-    limit + 1,
-  );
-  const page = rows.slice(0, limit);
-  return {
-    object: 'list' as const,
-    data: page.map((r) => intentView(r, now)),
-    has_more: rows.length > limit,
-    next_starting_after: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
-  };
 }
 
 // ---------- confirm ----------

@@ -19,7 +19,7 @@ export const INTENT_STATES = [
 ] as const;
 export type IntentState = (typeof INTENT_STATES)[number];
 
-export type TargetType = 'event' | 'endpoint' | 'shop';
+export type TargetType = 'event' | 'endpoint' | 'shop' | 'alert_subscription';
 
 export interface IntentRow {
   id: string;

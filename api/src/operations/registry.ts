@@ -24,6 +24,7 @@ import { getActionIntent } from './intents/get.ts';
 import { listActionIntents } from './intents/list.ts';
 import { PREVIEW_OPERATIONS } from './intents/previews.ts';
 import { listIncidents } from './incidents/list.ts';
+import { listAlertSubscriptions } from './alert-subscriptions/list.ts';
 import { listBulkReplayItems } from './intents/list-items.ts';
 
 export const OPERATIONS: readonly AnyOperation[] = [
@@ -52,6 +53,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   getActionIntent,
   listBulkReplayItems,
   listIncidents,
+  listAlertSubscriptions,
   confirmActionIntent,
   cancelActionIntent,
 ];

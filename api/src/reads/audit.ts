@@ -1,9 +1,9 @@
 // The audit log as the listAudit operation reads it: filtered, newest first, paged with a
 // cursor sealed to the shop.
 import { type AuditRow, shopAuditView } from '../audit/log.ts';
-import { AppError } from '../errors/problem.ts';
 import type { OperationContext } from '../core/types.ts';
-import { conditions, openCursor, sealCursor } from './shared.ts';
+import { cursorPosition, listScope, pageOf } from './paging.ts';
+import { conditions } from './shared.ts';
 
 /** The filters and page of listAudit (validated by the operation). */
 export interface AuditListInput {
@@ -27,35 +27,19 @@ export async function listAuditEntries({ ctx, input }: { ctx: OperationContext; 
   eq('target_id', input.target_id);
   if (input.since) add('at >= ?', Date.parse(input.since));
   if (input.until) add('at < ?', Date.parse(input.until));
-  // Sealed like the events cursor: bound to this shop, unreadable and unforgeable. The position
+  // Sealed like every list cursor: bound to this shop, unreadable and unforgeable. The position
   // is the shop's own sequence (issue 24): cursors of the global sequence are refused.
-  const cursorScope = `${p.shopId}:audit-shop`;
-  if (input.cursor) {
-    const seq = openCursor(ctx.services.secrets, cursorScope, input.cursor);
-    if (seq === null || !/^\d{1,18}$/.test(seq)) {
-      throw new AppError('invalid_request', {
-        detail: 'The cursor is not one this API returned for this shop. Start again without `cursor`.',
-        errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
-      });
-    }
-    add('shop_seq < ?', Number(seq));
-  }
+  const cursorScope = listScope('audit', p.shopId);
+  const seq = cursorPosition(ctx.services.secrets, cursorScope, input.cursor, (x) => /^\d{1,18}$/.test(x));
+  if (seq !== null) add('shop_seq < ?', Number(seq));
   params.push(input.limit + 1);
   const rows = await ctx.services.db.all<AuditRow>(
     `SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY shop_seq DESC LIMIT ?`,
     params,
   );
-  const hasMore = rows.length > input.limit;
-  const page = hasMore ? rows.slice(0, input.limit) : rows;
-  const last = page.at(-1);
-  return {
-    // The shop's own chain only: no global seq, no other shop's hash (audit/log.ts shopAuditView).
-    data: page.map(shopAuditView),
-    page: {
-      next_cursor:
-        hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, String(Number(last.shop_seq))) : null,
-      has_more: hasMore,
-      limit: input.limit,
-    },
-  };
+  const { rows: entries, page } = pageOf(ctx.services.secrets, cursorScope, rows, input.limit, (r) =>
+    String(Number(r.shop_seq)),
+  );
+  // The shop's own chain only: no global seq, no other shop's hash (audit/log.ts shopAuditView).
+  return { data: entries.map(shopAuditView), page };
 }

@@ -1,6 +1,7 @@
 // A bulk replay's per-event results (listBulkReplayItems), in run order.
 import type { OperationContext } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
+import { cursorPosition, listScope, pageOf } from './paging.ts';
 
 export const BULK_REPLAY_ITEM_STATUSES = ['pending', 'replayed', 'refused', 'cancelled'] as const;
 type ItemStatus = (typeof BULK_REPLAY_ITEM_STATUSES)[number];
@@ -10,7 +11,7 @@ export async function listBulkReplayItemsPage({
   input,
 }: {
   ctx: OperationContext;
-  input: { intent_id: string; status?: ItemStatus; limit?: number; starting_after?: number };
+  input: { intent_id: string; status?: ItemStatus; limit: number; cursor?: string };
 }) {
   const services = ctx.services;
   const principal = ctx.principal;
@@ -20,9 +21,12 @@ export async function listBulkReplayItemsPage({
   );
   // Other shops' intents answer 404 like missing ones; other kinds have no items (an empty list).
   if (!intent) throw new AppError('not_found', { detail: `No action intent ${input.intent_id} in this shop.` });
-  const limit = input.limit ?? 100;
+  // The position is a seq of this intent's run: the cursor is bound to the shop and the intent.
+  const scope = listScope('bulk-replay-items', principal.shopId, input.intent_id);
+  const after = cursorPosition(services.secrets, scope, input.cursor, (x) => /^\d{1,12}$/.test(x));
+  const limit = input.limit;
   const where = ['intent_id = ?', 'seq > ?'];
-  const args: (string | number)[] = [input.intent_id, input.starting_after ?? -1];
+  const args: (string | number)[] = [input.intent_id, after === null ? -1 : Number(after)];
   if (input.status) {
     where.push('status = ?');
     args.push(input.status);
@@ -39,10 +43,9 @@ export async function listBulkReplayItemsPage({
       WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`,
     [...args, limit + 1],
   );
-  const page = rows.slice(0, limit);
+  const { rows: items, page } = pageOf(services.secrets, scope, rows, limit, (r) => String(Number(r.seq)));
   return {
-    object: 'list' as const,
-    data: page.map((r) => ({
+    data: items.map((r) => ({
       seq: Number(r.seq),
       event_id: r.event_id,
       status: r.status,
@@ -50,7 +53,6 @@ export async function listBulkReplayItemsPage({
       reason: r.reason,
       finished_at: r.finished_at === null ? null : new Date(Number(r.finished_at)).toISOString(),
     })),
-    has_more: rows.length > limit,
-    next_starting_after: rows.length > limit ? Number(page[page.length - 1]?.seq) : null,
+    page,
   };
 }

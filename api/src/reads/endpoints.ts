@@ -6,6 +6,8 @@ import type { OperationContext, Services } from '../core/types.ts';
 import type { Db } from '../store/db.ts';
 import { AppError } from '../errors/problem.ts';
 import { configFromSnake, configToSnake } from '../services/endpoints.ts';
+import { isId } from '../ids.ts';
+import { cursorPosition, listScope, pageOf } from './paging.ts';
 import type { EndpointRow } from '../store/tables/endpoints.ts';
 
 /** The window of recent events by state that endpoint reads show. */
@@ -67,17 +69,26 @@ export async function getShopEndpoint(
 export async function listShopEndpoints(
   services: Pick<Services, 'db'>,
   shopId: string,
-  filter: { status?: string; includeDeleted?: boolean },
+  filter: { status?: string; includeDeleted?: boolean; afterId?: string | null; limit?: number },
 ): Promise<EndpointRow[]> {
   const where = ['shop_id = ?'];
-  const params: string[] = [shopId];
+  const params: (string | number)[] = [shopId];
   if (!filter.includeDeleted && filter.status !== 'deleted') where.push('deleted_at IS NULL');
   if (filter.status === 'deleted') where.push('deleted_at IS NOT NULL');
   else if (filter.status) {
     where.push('status = ?');
     params.push(filter.status);
   }
-  return services.db.all<EndpointRow>(`SELECT * FROM endpoints WHERE ${where.join(' AND ')} ORDER BY id`, params);
+  if (filter.afterId) {
+    where.push('id > ?');
+    params.push(filter.afterId);
+  }
+  const limit = filter.limit === undefined ? '' : ' LIMIT ?';
+  if (filter.limit !== undefined) params.push(filter.limit);
+  return services.db.all<EndpointRow>(
+    `SELECT * FROM endpoints WHERE ${where.join(' AND ')} ORDER BY id${limit}`,
+    params,
+  );
 }
 
 /** Per-endpoint event counts by state over the last `windowMs` (one grouped query). */
@@ -124,17 +135,26 @@ export async function listEndpointViews({
   input,
 }: {
   ctx: OperationContext;
-  input: { status?: 'active' | 'paused' | 'archived' | 'deleted' };
+  input: { status?: 'active' | 'paused' | 'archived' | 'deleted'; limit: number; cursor?: string };
 }) {
   const p = ctx.principal;
   const now = ctx.services.now();
-  const rows = await listShopEndpoints(ctx.services, p.shopId, { status: input.status });
+  // The one list shape (ADR 0013): keyset on the endpoint id, in creation order.
+  const scope = listScope('endpoints', p.shopId);
+  const afterId = cursorPosition(ctx.services.secrets, scope, input.cursor, (id) => isId('endpoint', id));
+  const fetched = await listShopEndpoints(ctx.services, p.shopId, {
+    status: input.status,
+    afterId,
+    limit: input.limit + 1,
+  });
+  const { rows, page } = pageOf(ctx.services.secrets, scope, fetched, input.limit, (r) => r.id);
   const counts = await endpointStateCounts(ctx.services, p.shopId, now - RECENT_WINDOW_HOURS * 3_600_000);
   return {
     data: rows.map((r) => ({
       ...endpointView(r, ctx.services.config.publicUrl, now),
       recent: { window_hours: RECENT_WINDOW_HOURS, by_state: counts.get(r.id) ?? {} },
     })),
+    page,
   };
 }
 

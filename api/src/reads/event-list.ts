@@ -5,7 +5,8 @@ import { isId } from '../ids.ts';
 import { EVENT_STATES } from '../handoff/outcomes.ts';
 import { eventSummary, listEvents, withRecentDeliveries } from './events.ts';
 import type { OperationContext } from '../core/types.ts';
-import { openCursor, sealCursor } from './shared.ts';
+import { cursorPosition, listScope } from './paging.ts';
+import { sealCursor } from './shared.ts';
 
 /** The filters and page of listEvents (validated by the operation). */
 export interface EventListInput {
@@ -38,18 +39,14 @@ export async function listEventsPage({ ctx, input }: { ctx: OperationContext; in
     });
   }
   // A cursor pages one shop in one order; other filters may change between pages.
-  const cursorScope = `${p.shopId}:${input.order}`;
-  let cursorId: string | null = null;
-  if (input.cursor) {
-    cursorId = openCursor(ctx.services.secrets, cursorScope, input.cursor);
-    if (!cursorId || !isId('event', cursorId)) {
-      throw new AppError('invalid_request', {
-        detail:
-          'The cursor is not one this API returned for this shop and order. Start again without `cursor` (keep `order` the same while paging).',
-        errors: [{ path: 'cursor', message: 'Unrecognised cursor' }],
-      });
-    }
-  }
+  const cursorScope = listScope('events', p.shopId, input.order);
+  const cursorId = cursorPosition(
+    ctx.services.secrets,
+    cursorScope,
+    input.cursor,
+    (id) => isId('event', id),
+    'this shop and order (keep `order` the same while paging)',
+  );
   const { rows, hasMore, facts } = await listEvents(ctx.services, p.shopId, {
     endpointId: input.endpoint_id,
     states,
@@ -64,7 +61,6 @@ export async function listEventsPage({ ctx, input }: { ctx: OperationContext; in
     cursorId,
     limit: input.limit,
   });
-  const last = rows.at(-1);
   // The recent-delivery check a replay preview makes, for the page's replayable events.
   await withRecentDeliveries(
     ctx.services.db,
@@ -73,6 +69,7 @@ export async function listEventsPage({ ctx, input }: { ctx: OperationContext; in
     rows,
     ctx.services.config.intents.recentDeliveryWindowMs,
   );
+  const last = rows.at(-1);
   return {
     data: rows.map((r) => eventSummary(r, facts)),
     page: {

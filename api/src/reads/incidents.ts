@@ -1,6 +1,8 @@
 // The shop's alert incidents (listIncidents), newest first, with how their messages went; the
 // alert triggers and the incident view the alert monitor (api/src/intents/alerts.ts) shares.
 import type { OperationContext } from '../core/types.ts';
+import { isId } from '../ids.ts';
+import { cursorPosition, listScope, pageOf } from './paging.ts';
 
 /** What fires an alert (api/src/intents/alerts.ts evaluates them). */
 export const ALERT_TRIGGERS = {
@@ -46,7 +48,7 @@ export async function listIncidentViews({
   input,
 }: {
   ctx: OperationContext;
-  input: { state?: 'open' | 'resolved'; limit?: number };
+  input: { state?: 'open' | 'resolved'; limit: number; cursor?: string };
 }) {
   const services = ctx.services;
   const principal = ctx.principal;
@@ -56,16 +58,24 @@ export async function listIncidentViews({
     where.push('state = ?');
     args.push(input.state);
   }
-  const rows = await services.db.all<IncidentRow>(
+  // The one list shape (ADR 0013): keyset on the incident id, newest first.
+  const scope = listScope('incidents', principal.shopId);
+  const before = cursorPosition(services.secrets, scope, input.cursor, (id) => isId('incident', id));
+  if (before !== null) {
+    where.push('id < ?');
+    args.push(before);
+  }
+  const fetched = await services.db.all<IncidentRow>(
     `SELECT * FROM alert_incidents WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`,
-    [...args, input.limit ?? 20],
+    [...args, input.limit + 1],
   );
+  const { rows, page } = pageOf(services.secrets, scope, fetched, input.limit, (r) => r.id);
   const data = [];
   for (const r of rows) {
     const notes = await services.db.all<{
       channel: string;
       kind: 'opened' | 'resolved';
-      status: 'pending' | 'sent' | 'failed';
+      status: 'pending' | 'sent' | 'failed' | 'cancelled';
       attempts: number | string;
     }>(
       `SELECT s.channel, n.kind, n.status, n.attempts FROM alert_notifications n JOIN alert_subscriptions s ON s.id = n.subscription_id
@@ -74,5 +84,5 @@ export async function listIncidentViews({
     );
     data.push({ ...incidentView(r), notifications: notes.map((n) => ({ ...n, attempts: Number(n.attempts) })) });
   }
-  return { object: 'list' as const, data };
+  return { data, page };
 }

@@ -52,6 +52,7 @@ export async function readManifest({ ctx }: { ctx: PublicContext }) {
       cli_reference: url(DOCS_PATHS.cliReference),
       errors: url(DOCS_PATHS.errorsIndex),
       refusals: url(DOCS_PATHS.refusals),
+      changelog: url(DOCS_PATHS.changelog),
     },
     mcp: { url: url(MCP_PATH), transport: 'streamable-http' as const, reference: url(DOCS_PATHS.mcpReference) },
     cli: { command: 'npx flowport', reference: url(DOCS_PATHS.cliReference) },

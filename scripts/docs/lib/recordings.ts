@@ -374,6 +374,36 @@ export async function recordExamples(): Promise<Recordings> {
     );
     await confirm('alert_subscribe', alert.body.id);
     advance(1_000);
+    // A second channel, listed, then removed (ADR 1311).
+    const slack = await api(
+      'previewAlertSubscribe',
+      'slack',
+      'Preview a Slack alert subscription',
+      'POST',
+      '/agent/v1/alert-subscription-intents',
+      { body: { channel: 'slack', url: 'https://alerts.example.com/slack', note: 'old #ops channel' } },
+    );
+    raw.pop();
+    const slackDone = await confirm('alert_subscribe', slack.body.id);
+    raw.pop();
+    advance(1_000);
+    await api(
+      'listAlertSubscriptions',
+      'subscriptions',
+      'Where the shop’s alerts go',
+      'GET',
+      '/agent/v1/alert-subscriptions',
+    );
+    const unsubscribe = await api(
+      'previewAlertUnsubscribe',
+      'previewed',
+      'Preview removing the Slack alert subscription',
+      'POST',
+      `/agent/v1/alert-subscriptions/${slackDone.body.result.subscription_id}/unsubscribe-intents`,
+      { body: {} },
+    );
+    await confirm('alert_unsubscribe', unsubscribe.body.id);
+    advance(1_000);
 
     // Bulk replay: an event Flow did not know the trigger of (its definition gone from the
     // sandbox's Flow), then the trigger back and every such event replayed.

@@ -36,4 +36,5 @@ export const REFERENCE_ORDER = [
   'Tiers and scopes',
   'Plans and limits',
   'Error codes',
+  'Changelog',
 ];

@@ -104,6 +104,7 @@ export const alertSubscribeKind: IntentKindDef<AlertSubscribeParams> = {
       urlEnc: kc.services.secrets.encrypt(url.toString()),
       urlOrigin: url.origin,
       secretEnc: secret ? kc.services.secrets.encrypt(secret) : null,
+      note: params.note ?? null,
       createdByGrant: intent.confirmed_by_grant ?? kc.principal.grantId,
       now: kc.now,
     });

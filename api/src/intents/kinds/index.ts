@@ -2,6 +2,7 @@
 import type { Action } from '../../auth/scopes.ts';
 import type { IntentKindDef } from '../types.ts';
 import { alertSubscribeKind } from './alert-subscribe.ts';
+import { alertUnsubscribeKind } from './alert-unsubscribe.ts';
 import { bulkReplayKind } from './bulk-replay.ts';
 import { diagnosticsShareKind } from './diagnostics-share.ts';
 import { endpointCreateKind } from './endpoint-create.ts';
@@ -22,4 +23,5 @@ export const INTENT_KINDS: Record<Action, IntentKindDef<any>> = {
   test_event: testEventKind,
   bulk_replay: bulkReplayKind,
   alert_subscribe: alertSubscribeKind,
+  alert_unsubscribe: alertUnsubscribeKind,
 };

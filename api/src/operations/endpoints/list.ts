@@ -1,6 +1,7 @@
 // GET /agent/v1/endpoints — the shop's endpoints (sender lanes), without secrets.
 import { z } from '@hono/zod-openapi';
 import { defineRead } from '../define.ts';
+import { Cursor, Limit, PageInfo } from '../read-schemas.ts';
 import { EndpointView } from './schemas.ts';
 import { listEndpointViews } from '../../reads/endpoints.ts';
 
@@ -19,10 +20,15 @@ export const listEndpointsOperation = defineRead({
         .enum(['active', 'paused', 'archived', 'deleted'])
         .optional()
         .openapi({ param: { name: 'status', in: 'query' }, description: 'Only endpoints in this status.' }),
+      cursor: Cursor,
+      limit: Limit,
     }),
   },
   response: z
-    .object({ data: z.array(EndpointView).describe("The shop's endpoints, in creation order (by id).") })
+    .object({
+      data: z.array(EndpointView).describe("The shop's endpoints, in creation order (by id)."),
+      page: PageInfo,
+    })
     .openapi('EndpointList'),
   mcp: {
     title: 'List endpoints',

@@ -1,6 +1,7 @@
 // GET /agent/v1/incidents — the shop's alert incidents, newest first: what is wrong right now.
 import { z } from '@hono/zod-openapi';
 import { defineRead } from '../define.ts';
+import { Cursor, Limit, PageInfo } from '../read-schemas.ts';
 import { listIncidentViews } from '../../reads/incidents.ts';
 
 const Incident = z
@@ -23,8 +24,10 @@ const Incident = z
           channel: z.string().describe('Subscribed channel it went to (`webhook` or `slack`).'),
           kind: z.enum(['opened', 'resolved']).describe('Which message: the incident opening or resolving.'),
           status: z
-            .enum(['pending', 'sent', 'failed'])
-            .describe('Delivery of the message: `pending` (retrying), `sent` or `failed`.'),
+            .enum(['pending', 'sent', 'failed', 'cancelled'])
+            .describe(
+              'Delivery of the message: `pending` (retrying), `sent`, `failed`, or `cancelled` (its subscription was removed first).',
+            ),
           attempts: z.number().int().describe('Delivery attempts made.'),
         }),
       )
@@ -44,13 +47,14 @@ export const listIncidents = defineRead({
   request: {
     query: z.object({
       state: z.enum(['open', 'resolved']).optional().describe('Only incidents in this state.'),
-      limit: z.coerce.number().int().min(1).max(100).optional().describe('Page size (default 20).'),
+      cursor: Cursor,
+      limit: Limit,
     }),
   },
   response: z
     .object({
-      object: z.literal('list').describe('Object type, always `list`.'),
       data: z.array(Incident).describe('Incidents, newest first.'),
+      page: PageInfo,
     })
     .openapi('IncidentList'),
   mcp: {

@@ -2,13 +2,13 @@
 import { z } from '@hono/zod-openapi';
 import { BULK_REPLAY_ITEM_STATUSES, listBulkReplayItemsPage } from '../../reads/bulk-replay-items.ts';
 import { defineRead } from '../define.ts';
+import { Cursor, Limit, PageInfo } from '../read-schemas.ts';
 import { IntentIdParams } from './shared.ts';
 
 const ITEM_STATUSES = BULK_REPLAY_ITEM_STATUSES;
 
 export const BulkReplayItemList = z
   .object({
-    object: z.literal('list').describe('Object type, always `list`.'),
     data: z
       .array(
         z.object({
@@ -23,8 +23,7 @@ export const BulkReplayItemList = z
         }),
       )
       .describe('Items of the bulk replay, in run order.'),
-    has_more: z.boolean().describe('True when more items follow this page.'),
-    next_starting_after: z.number().int().nullable().describe('Pass as `starting_after` to read the next page.'),
+    page: PageInfo,
   })
   .openapi('BulkReplayItemList');
 
@@ -41,13 +40,8 @@ export const listBulkReplayItems = defineRead({
     params: IntentIdParams,
     query: z.object({
       status: z.enum(ITEM_STATUSES).optional().describe('Only items with this status.'),
-      limit: z.coerce.number().int().min(1).max(500).optional().describe('Page size (default 100).'),
-      starting_after: z.coerce
-        .number()
-        .int()
-        .min(-1)
-        .optional()
-        .describe('`next_starting_after` of the previous page.'),
+      cursor: Cursor,
+      limit: Limit,
     }),
   },
   response: BulkReplayItemList,

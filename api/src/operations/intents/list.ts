@@ -1,17 +1,16 @@
 // GET /agent/v1/action-intents — the shop's action intents, newest first.
 import { z } from '@hono/zod-openapi';
 import { ACTIONS } from '../../auth/scopes.ts';
-import { listIntents } from '../../intents/engine.ts';
+import { listIntents } from '../../intents/list.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
 import { defineRead } from '../define.ts';
+import { Cursor, Limit, PageInfo } from '../read-schemas.ts';
 import { ActionIntentSchema } from './shared.ts';
 
 export const ActionIntentList = z
   .object({
-    object: z.literal('list').describe('Object type, always `list`.'),
     data: z.array(ActionIntentSchema).describe('Action intents, newest first.'),
-    has_more: z.boolean().describe('True when more intents follow this page.'),
-    next_starting_after: z.string().nullable().describe('Pass as `starting_after` to read the next page.'),
+    page: PageInfo,
   })
   .openapi('ActionIntentList');
 
@@ -20,7 +19,7 @@ export const listActionIntents = defineRead({
   path: '/action-intents',
   summary: 'List action intents',
   description:
-    'Previews, confirmations and their outcomes for this shop, newest first. Filter by state, kind or target.',
+    'Previews, confirmations and their outcomes for this shop, newest first. Filter by state, kind or target; follow `page.next_cursor` for older ones.',
   family: 'recovery',
   scope: 'intents:read',
   meter: 'simple_read',
@@ -29,14 +28,8 @@ export const listActionIntents = defineRead({
       state: z.enum(INTENT_STATES).optional().describe('Only intents in this state.'),
       kind: z.enum(ACTIONS).optional().describe('Only intents of this kind.'),
       target_id: z.string().max(64).optional().describe('Only intents on this event, endpoint or shop id.'),
-      limit: z.coerce.number().int().min(1).max(100).optional().describe('Page size (default 20).'),
-      starting_after: z
-        .string()
-        .max(64)
-        .optional()
-        .describe(
-          '`next_starting_after` of the previous page: an intent id of this shop. Anything else is refused (400).',
-        ),
+      cursor: Cursor,
+      limit: Limit,
     }),
   },
   response: ActionIntentList,

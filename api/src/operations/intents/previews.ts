@@ -18,6 +18,7 @@ import { ReplayIntentBody } from './preview-replay.ts';
 import { SecretRotationIntentBody } from './preview-secret-rotate.ts';
 import { TestEventIntentBody } from './preview-test-event.ts';
 import { AlertSubscriptionIntentBody } from './preview-alert-subscribe.ts';
+import { AlertUnsubscribeIntentBody } from './preview-alert-unsubscribe.ts';
 import { BulkReplayIntentBody } from './preview-bulk-replay.ts';
 import { BULK_REPLAY_MAX_EVENTS } from '../../intents/kinds/bulk-replay.ts';
 import { cliWordsFor, operationIdFor } from '../naming.ts';
@@ -28,13 +29,14 @@ import {
   EventIdParams,
   PREVIEW_ERRORS,
   PREVIEW_NOTE,
+  SubscriptionIdParams,
 } from './shared.ts';
 
 interface PreviewRow {
   /** The intent kind the preview records. */
   intent: IntentKind;
   /** The path parameter naming the target, or null when the kind has none in the path. */
-  target: 'event_id' | 'endpoint_id' | null;
+  target: 'event_id' | 'endpoint_id' | 'subscription_id' | null;
   body: z.ZodObject;
   /** Path under the agent API prefix. */
   path: string;
@@ -49,7 +51,11 @@ interface PreviewRow {
   mcp: { title: string; description: string };
 }
 
-const TARGET_PARAMS = { event_id: EventIdParams, endpoint_id: EndpointIdParams } as const;
+const TARGET_PARAMS = {
+  event_id: EventIdParams,
+  endpoint_id: EndpointIdParams,
+  subscription_id: SubscriptionIdParams,
+} as const;
 
 /** One row per preview, in registry order. */
 const PREVIEWS = [
@@ -207,6 +213,23 @@ const PREVIEWS = [
       title: 'Preview subscribing to operational alerts',
       description:
         "Prepare sending this shop's operational alerts (failing endpoint, held shop, no enabled workflow, expiring bodies, ending secret overlap) to a signed webhook or a Slack incoming webhook. Nothing is subscribed until confirmed.",
+    },
+  },
+  {
+    intent: 'alert_unsubscribe',
+    target: 'subscription_id',
+    body: AlertUnsubscribeIntentBody,
+    path: '/alert-subscriptions/{subscription_id}/unsubscribe-intents',
+    summary: 'Preview removing an alert subscription',
+    description: `Previews removing one of this shop's alert subscriptions (listed by \`listAlertSubscriptions\`): how many of its messages are still pending, and whether any other channel stays subscribed. Confirmation stops every further message to it, cancels the pending ones and destroys its URL and signing secret; it stays listed with status \`removed\`. ${PREVIEW_NOTE}`,
+    family: 'account',
+    scope: 'alert_unsubscribe:preview',
+    destructive: true,
+    errors: [...PREVIEW_ERRORS],
+    mcp: {
+      title: 'Preview removing an alert subscription',
+      description:
+        "Prepare to stop sending this shop's operational alerts to one subscribed webhook or Slack channel (see list_alert_subscriptions). Shows its pending messages and whether another channel stays subscribed; nothing changes until confirmed.",
     },
   },
 ] as const satisfies readonly PreviewRow[];

@@ -50,7 +50,9 @@ export const ActionIntentSchema = z
       ),
     target: z
       .object({
-        type: z.enum(['event', 'endpoint', 'shop']).describe('Kind of object the action is about.'),
+        type: z
+          .enum(['event', 'endpoint', 'shop', 'alert_subscription'])
+          .describe('Kind of object the action is about.'),
         id: nullableText('Its id; null for shop-wide actions (e.g. creating an endpoint).'),
       })
       .describe('What the action acts on.'),
@@ -134,6 +136,12 @@ export const IntentIdParams = idPathParam(
 export const EventIdParams = idPathParam('event_id', 'evt_01jd5x0k3q8v2m4n6p8r0s2t4v', 'Event id (`evt_…`).');
 
 export const EndpointIdParams = idPathParam('endpoint_id', 'ep_01jd5x0k3q8v2m4n6p8r0s2t4v', 'Endpoint id (`ep_…`).');
+
+export const SubscriptionIdParams = idPathParam(
+  'subscription_id',
+  'alrt_01jd5x0k3q8v2m4n6p8r0s2t4v',
+  'Alert subscription id (`alrt_…`), from the subscription list.',
+);
 
 /** Why one event cannot be replayed now: checked by a replay's preview and again at its confirmation. */
 export const EVENT_REPLAY_REFUSALS = [

@@ -70,6 +70,7 @@ export const Manifest = z
         cli_reference: z.string().describe('CLI reference page.'),
         errors: z.string().describe('Error-code catalog page: every `code` with cause and fix.'),
         refusals: z.string().describe('Page explaining refusals (`Refusal` layers and next steps).'),
+        changelog: z.string().describe('Changelog: breaking changes of the contract, dated, old shape → new shape.'),
       })
       .describe('Absolute URLs of the docs an agent should read.'),
     mcp: z

@@ -9,18 +9,68 @@ export interface AlertSubscriptionRow {
   shop_id: string;
   channel: string;
   url_enc: string;
+  url_origin: string;
   secret_enc: string | null;
+  note: string | null;
+  created_by_grant: string | null;
+  created_at: number | string;
+  removed_at: number | string | null;
+  removed_by_grant: string | null;
 }
 
-/** A shop's alert subscriptions (id, channel, origin), oldest first. */
+/** A shop's active (not removed) alert subscriptions (id, channel, origin), oldest first. */
 export async function listShopAlertSubscriptions(
   db: Db,
   shopId: string,
 ): Promise<{ id: string; channel: string; url_origin: string }[]> {
   return db.all<{ id: string; channel: string; url_origin: string }>(
-    'SELECT id, channel, url_origin FROM alert_subscriptions WHERE shop_id = ? ORDER BY id',
+    'SELECT id, channel, url_origin FROM alert_subscriptions WHERE shop_id = ? AND removed_at IS NULL ORDER BY id',
     [shopId],
   );
+}
+
+/** One of a shop's active subscriptions, or undefined (removed, another shop's, or none). */
+export async function findActiveShopAlertSubscription(
+  db: Db,
+  shopId: string,
+  id: string,
+): Promise<AlertSubscriptionRow | undefined> {
+  return db.get<AlertSubscriptionRow>(
+    'SELECT * FROM alert_subscriptions WHERE id = ? AND shop_id = ? AND removed_at IS NULL',
+    [id, shopId],
+  );
+}
+
+/** Messages of a subscription still waiting to be sent. */
+export async function countPendingAlertNotifications(db: Db, subscriptionId: string): Promise<number> {
+  const row = await db.get<{ n: number | string }>(
+    `SELECT COUNT(*) AS n FROM alert_notifications WHERE subscription_id = ? AND status = 'pending'`,
+    [subscriptionId],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Removes a subscription (ADR 1311): marks it removed, destroys its sealed URL and signing secret,
+ * and cancels its messages still pending. False when it was already removed (nothing changes).
+ * Returns how many messages it cancelled.
+ */
+export async function removeAlertSubscription(
+  tx: Db,
+  r: { id: string; shopId: string; grantId: string; now: number },
+): Promise<{ removed: boolean; cancelled: number }> {
+  const removed = await tx.run(
+    `UPDATE alert_subscriptions SET removed_at = ?, removed_by_grant = ?, url_enc = '', secret_enc = NULL
+      WHERE id = ? AND shop_id = ? AND removed_at IS NULL`,
+    [r.now, r.grantId, r.id, r.shopId],
+  );
+  if (removed.changes !== 1) return { removed: false, cancelled: 0 };
+  const cancelled = await tx.run(
+    `UPDATE alert_notifications SET status = 'cancelled', lease_expires_at = NULL, last_error = 'subscription removed'
+      WHERE subscription_id = ? AND status = 'pending'`,
+    [r.id],
+  );
+  return { removed: true, cancelled: cancelled.changes };
 }
 
 /** A new subscription (URL and signing secret sealed by the caller). */
@@ -33,14 +83,15 @@ export async function insertAlertSubscription(
     urlEnc: string;
     urlOrigin: string;
     secretEnc: string | null;
+    note?: string | null;
     createdByGrant: string;
     now: number;
   },
 ): Promise<void> {
   await tx.run(
-    `INSERT INTO alert_subscriptions (id, shop_id, channel, url_enc, url_origin, secret_enc, created_by_grant, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    [s.id, s.shopId, s.channel, s.urlEnc, s.urlOrigin, s.secretEnc, s.createdByGrant, s.now],
+    `INSERT INTO alert_subscriptions (id, shop_id, channel, url_enc, url_origin, secret_enc, note, created_by_grant, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [s.id, s.shopId, s.channel, s.urlEnc, s.urlOrigin, s.secretEnc, s.note ?? null, s.createdByGrant, s.now],
   );
 }
 
@@ -101,7 +152,11 @@ export async function queueAlertNotifications(
   now: number,
   newNotificationId: () => string,
 ): Promise<void> {
-  const subs = await tx.all<{ id: string }>('SELECT id FROM alert_subscriptions WHERE shop_id = ?', [shopId]);
+  // Removed subscriptions are told nothing more (ADR 1311).
+  const subs = await tx.all<{ id: string }>(
+    'SELECT id FROM alert_subscriptions WHERE shop_id = ? AND removed_at IS NULL',
+    [shopId],
+  );
   for (const s of subs)
     await tx.run(
       `INSERT INTO alert_notifications (id, incident_id, subscription_id, kind, status, next_attempt_at)
@@ -127,6 +182,15 @@ export async function listDueAlertNotifications(db: Db, now: number): Promise<Du
   );
 }
 
+/** Cancels a leased message whose subscription was removed meanwhile. */
+export async function cancelAlertNotification(db: Db, id: string): Promise<void> {
+  await db.run(
+    `UPDATE alert_notifications SET status = 'cancelled', lease_expires_at = NULL, last_error = 'subscription removed'
+      WHERE id = ? AND status = 'pending'`,
+    [id],
+  );
+}
+
 /** Leases a due message until `until`; false when another sender holds it or it is no longer pending. */
 export async function leaseAlertNotification(db: Db, id: string, now: number, until: number): Promise<boolean> {
   const claimed = await db.run(
@@ -143,13 +207,14 @@ export async function markAlertNotificationSent(db: Db, id: string, attempts: nu
   );
 }
 
-/** Records a failed send: pending again at `nextAttemptAt`, or failed for good. */
+/** Records a failed send: pending again at `nextAttemptAt`, or failed for good (a cancelled message stays cancelled). */
 export async function markAlertNotificationFailed(
   db: Db,
   f: { id: string; status: 'pending' | 'failed'; attempts: number; nextAttemptAt: number; error: string },
 ): Promise<void> {
   await db.run(
-    `UPDATE alert_notifications SET status = ?, attempts = ?, next_attempt_at = ?, lease_expires_at = NULL, last_error = ? WHERE id = ?`,
+    `UPDATE alert_notifications SET status = ?, attempts = ?, next_attempt_at = ?, lease_expires_at = NULL, last_error = ?
+      WHERE id = ? AND status = 'pending'`,
     [f.status, f.attempts, f.nextAttemptAt, f.error, f.id],
   );
 }

@@ -384,15 +384,6 @@ export async function findShopIntent<T>(db: Db, shopId: string, intentId: string
   return db.get<T>('SELECT * FROM action_intents WHERE id = ? AND shop_id = ?', [intentId, shopId]);
 }
 
-/** Whether an intent of this id is the shop's. */
-export async function intentIsShops(db: Db, shopId: string, intentId: string): Promise<boolean> {
-  const known = await db.get<{ id: string }>('SELECT id FROM action_intents WHERE id = ? AND shop_id = ?', [
-    intentId,
-    shopId,
-  ]);
-  return known !== undefined;
-}
-
 /** A new previewed intent. */
 export async function insertPreviewedIntent(
   tx: Db,

@@ -1,0 +1,8 @@
+// POST /agent/v1/alert-subscriptions/{subscription_id}/unsubscribe-intents — preview removing an
+// alert subscription (ADR 1311). This file holds the request body; the operation is a row of ./previews.ts.
+import { z } from '@hono/zod-openapi';
+
+export const AlertUnsubscribeIntentBody = z
+  .strictObject({})
+  .describe('No parameters: the subscription is named in the path.')
+  .openapi('AlertUnsubscribeIntentRequest');
