@@ -252,35 +252,87 @@ export async function shopReceiptsPage(
 }
 
 /**
- * Intake requests refused (HTTP status 400 or above) since `since`, by error code: the stored
- * receipts of refused requests plus the ones only tallied (beyond the per-endpoint receipt
- * budget, migration 0100). What diagnostics' sender-rejection check counts.
+ * Intake requests refused (HTTP status 400 or above) since `since`, by endpoint and error code:
+ * the stored receipts of refused requests plus the ones only tallied (beyond the per-endpoint
+ * receipt budget, migration 0100). The one count of refusals every read shows.
  */
+async function refusedByEndpoint(
+  db: Db,
+  shopId: string,
+  since: number,
+  endpointId?: string,
+): Promise<Map<string, Record<string, number>>> {
+  const byEndpoint = endpointId ? ' AND endpoint_id = ?' : '';
+  const params: SqlParam[] = endpointId ? [shopId, since, endpointId] : [shopId, since];
+  const [stored, tallied] = await Promise.all([
+    db.all<{ endpoint_id: string; code: string | null; n: number | string }>(
+      `SELECT endpoint_id, error_code AS code, COUNT(*) AS n FROM receipts
+        WHERE shop_id = ? AND received_at >= ? AND http_status >= 400${byEndpoint} GROUP BY endpoint_id, error_code`,
+      params,
+    ),
+    db.all<{ endpoint_id: string; code: string; n: number | string }>(
+      `SELECT endpoint_id, error_code AS code, SUM(count) AS n FROM intake_rejection_tallies
+        WHERE shop_id = ? AND minute_start >= ?${byEndpoint} GROUP BY endpoint_id, error_code`,
+      params,
+    ),
+  ]);
+  const out = new Map<string, Record<string, number>>();
+  for (const r of [...stored, ...tallied]) {
+    const codes = out.get(r.endpoint_id) ?? {};
+    const code = r.code ?? 'unknown';
+    codes[code] = (codes[code] ?? 0) + Number(r.n);
+    out.set(r.endpoint_id, codes);
+  }
+  return out;
+}
+
+/** Intake requests refused since `since`, by error code (the shop's, or one endpoint's). */
 export async function rejectedIntakeCounts(
   db: Db,
   shopId: string,
   since: number,
   endpointId?: string,
 ): Promise<Record<string, number>> {
-  const byEndpoint = endpointId ? ' AND endpoint_id = ?' : '';
-  const params: SqlParam[] = endpointId ? [shopId, since, endpointId] : [shopId, since];
-  const [stored, tallied] = await Promise.all([
-    db.all<{ code: string | null; n: number | string }>(
-      `SELECT error_code AS code, COUNT(*) AS n FROM receipts
-        WHERE shop_id = ? AND received_at >= ? AND http_status >= 400${byEndpoint} GROUP BY error_code`,
-      params,
-    ),
-    db.all<{ code: string; n: number | string }>(
-      `SELECT error_code AS code, SUM(count) AS n FROM intake_rejection_tallies
-        WHERE shop_id = ? AND minute_start >= ?${byEndpoint} GROUP BY error_code`,
-      params,
-    ),
-  ]);
   const out: Record<string, number> = {};
-  for (const r of [...stored, ...tallied]) {
-    const code = r.code ?? 'unknown';
-    out[code] = (out[code] ?? 0) + Number(r.n);
-  }
+  for (const codes of (await refusedByEndpoint(db, shopId, since, endpointId)).values())
+    for (const [code, n] of Object.entries(codes)) out[code] = (out[code] ?? 0) + n;
+  return out;
+}
+
+/** Refused requests as every read shows them: how many, by error code, and the operation that lists them. */
+export interface RefusalCounts {
+  total: number;
+  by_error_code: Record<string, number>;
+  operation: 'listReceipts';
+}
+
+export function refusalCounts(byCode: Record<string, number>): RefusalCounts {
+  const codes = Object.keys(byCode).sort();
+  return {
+    total: codes.reduce((sum, c) => sum + (byCode[c] ?? 0), 0),
+    by_error_code: Object.fromEntries(codes.map((c) => [c, byCode[c] as number])),
+    operation: 'listReceipts',
+  };
+}
+
+/** The refusals of the last 24 hours (the shop's, or one endpoint's), as setup and diagnostics show them. */
+export async function refusedWindow(db: Db, shopId: string, now: number, endpointId?: string) {
+  const hours = 24;
+  return {
+    window_hours: hours,
+    ...refusalCounts(await rejectedIntakeCounts(db, shopId, now - hours * 3_600_000, endpointId)),
+  };
+}
+
+/** Refusals since `since` of each endpoint of the shop (endpoints without any are absent). */
+export async function refusalCountsByEndpoint(
+  db: Db,
+  shopId: string,
+  since: number,
+  endpointId?: string,
+): Promise<Map<string, RefusalCounts>> {
+  const out = new Map<string, RefusalCounts>();
+  for (const [id, codes] of await refusedByEndpoint(db, shopId, since, endpointId)) out.set(id, refusalCounts(codes));
   return out;
 }
 
