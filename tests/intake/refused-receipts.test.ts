@@ -242,7 +242,8 @@ describe('a refused receipt says which check failed, safely', () => {
       expect(typeof receipt.json.failure.detail, c.name).toBe('string');
       expect(receipt.json.failure.detail.length, c.name).toBeGreaterThan(10);
       const text = JSON.stringify(receipt.json);
-      for (const secret of [...c.hidden, 'MARKER-hmac']) expect(text, `${c.name} shows ${secret}`).not.toContain(secret);
+      for (const secret of [...c.hidden, 'MARKER-hmac'])
+        expect(text, `${c.name} shows ${secret}`).not.toContain(secret);
     }
     // How far off an old timestamp was, beside the tolerance.
     const late = await post(`${server.url}/in/${hmac.endpoint.id}`, b, { 'x-ts': old, 'x-flowport-signature': oldSig });

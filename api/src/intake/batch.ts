@@ -47,7 +47,7 @@ export interface ReceiptFacts {
   supportCode: string;
   size: number;
   hash: string | null;
-  /** A refusal's failed check as JSON (./auth-failure.ts); null otherwise. */
+  /** A refusal's failed check as JSON (errors/auth-failure.ts); null otherwise. */
   failure: string | null;
 }
 

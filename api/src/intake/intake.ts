@@ -33,7 +33,7 @@ import { BODY_NEVER_WHOLE } from '../errors/codes/intake.ts';
 import { INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
 import { verifyRequest, verifySecret, type VerifySecret } from './verify.ts';
-import { type AuthFailure, AuthRefusal } from './auth-failure.ts';
+import { type AuthFailure, AuthRefusal } from '../errors/auth-failure.ts';
 import { handshakeOf } from './auth-modes.ts';
 import { type BatchUsage, batchRows, queueReceipt, readBatchUsage } from './batch.ts';
 import { checkFlowPayloadSize, checkMedia, decodeBody, parseJsonObject } from './body-checks.ts';

@@ -1,9 +1,9 @@
 // Sender authentication on the raw body, one function per auth mode. Constant-
 // time comparisons only; the current secret is tried first, then the previous
 // one while its rotation overlap lasts. Throws AuthRefusal (an AppError with an intake code and
-// the failed check its receipt records, ./auth-failure.ts).
+// the failed check its receipt records, errors/auth-failure.ts).
 import { hash } from 'node:crypto';
-import { AuthRefusal, signatureShape } from './auth-failure.ts';
+import { AuthRefusal, signatureShape } from '../errors/auth-failure.ts';
 import { safeEqual } from '../lib/crypto.ts';
 import { DEFAULT_HMAC, DEFAULT_TOLERANCE_SEC, type EndpointConfig, type HmacParams } from '../services/endpoints.ts';
 import type { HeaderReader } from './intake.ts';
@@ -139,7 +139,7 @@ function assertFresh(ts: SignedTimestamp, req: VerifyRequest, toleranceSec: numb
       `The signed timestamp is ${skew} s away from Flowport's clock; the tolerance is ${toleranceSec} s.`,
       {
         check: 'timestamp_outside_tolerance',
-        detail: `The signature matches, but the signed timestamp is ${skew} s ${offset < 0 ? "behind" : "ahead of"} Flowport's clock; the tolerance is ${toleranceSec} s. ${offset < 0 ? 'The sender reused an old signature (a retry must be signed again) or its clock is behind.' : "The sender's clock is ahead."}`,
+        detail: `The signature matches, but the signed timestamp is ${skew} s ${offset < 0 ? 'behind' : 'ahead of'} Flowport's clock; the tolerance is ${toleranceSec} s. ${offset < 0 ? 'The sender reused an old signature (a retry must be signed again) or its clock is behind.' : "The sender's clock is ahead."}`,
         header,
         tolerance_sec: toleranceSec,
         timestamp_offset_sec: offset,

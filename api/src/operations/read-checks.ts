@@ -42,7 +42,7 @@ export const RefusalCountsSchema = z
     operation: z
       .literal('listReceipts')
       .describe(
-        'The operation that lists them: `listReceipts` with `result=refused` (and `endpoint_id`); each receipt says which check failed. Refusals past an endpoint\'s per-minute receipt budget are counted here but have no receipt.',
+        "The operation that lists them: `listReceipts` with `result=refused` (and `endpoint_id`); each receipt says which check failed. Refusals past an endpoint's per-minute receipt budget are counted here but have no receipt.",
       ),
   })
   .openapi('RefusalCounts');

@@ -14,7 +14,7 @@ import type { Db, SqlParam } from '../store/db.ts';
 import type { OperationContext } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
 import { conditions } from './shared.ts';
-import { receiptFailure } from '../intake/auth-failure.ts';
+import { receiptFailure } from '../errors/auth-failure.ts';
 
 const RECEIPT_PREFIX = `${ID_PREFIXES.receipt}_`;
 const EVENT_PREFIX = `${ID_PREFIXES.event}_`;
@@ -58,7 +58,7 @@ export interface ReceiptRow {
   support_code: string | null;
   body_size: number;
   body_sha256: string | null;
-  /** A refusal's failed check as JSON (intake/auth-failure.ts); null otherwise. */
+  /** A refusal's failed check as JSON (errors/auth-failure.ts); null otherwise. */
   failure: string | null;
 }
 
@@ -147,7 +147,10 @@ export async function receiptViews(db: Db, rows: readonly ReceiptRow[]) {
   for (const ev of events) {
     const key = `${ev.shop_domain} ${ev.trigger_variant}`;
     if (!readiness.has(key))
-      readiness.set(key, await flowReadiness(db, ev.shop_domain, handleForVariant(ev.trigger_variant as TriggerVariant)));
+      readiness.set(
+        key,
+        await flowReadiness(db, ev.shop_domain, handleForVariant(ev.trigger_variant as TriggerVariant)),
+      );
   }
   return rows.map((r) => {
     const ev = r.event_id ? eventOf.get(r.event_id) : undefined;

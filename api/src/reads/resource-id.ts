@@ -4,7 +4,7 @@
 // GID matches itself and the bare number (a number carries no type). Order NUMBERS (`#2002`)
 // are not ids and are not stored: they are refused with a pointer to the docs.
 import { AppError } from '../errors/problem.ts';
-import { normaliseResourceId } from '../intake/mapping.ts';
+import { normaliseResourceId } from '../lib/shopify-ids.ts';
 import type { SqlParam } from '../store/db.ts';
 
 /**

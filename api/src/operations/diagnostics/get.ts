@@ -50,7 +50,9 @@ export const Diagnostics = z
       .describe('Events received in the last 24 hours.'),
     refused_24h: RefusalCountsSchema.extend({
       window_hours: z.number().int().describe('Length of the window counted, in hours (24).'),
-    }).describe('Requests refused at intake in the last 24 hours, by error code (of the endpoint when `endpoint_id` is given). List them with `listReceipts` (`result=refused`).'),
+    }).describe(
+      'Requests refused at intake in the last 24 hours, by error code (of the endpoint when `endpoint_id` is given). List them with `listReceipts` (`result=refused`).',
+    ),
     recent_receipts: z
       .array(
         z.object({

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { AUTH_MODES } from '../../store/tables/endpoints.ts';
 import { Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
-import { AUTH_FAILURE_CHECK_TEXT, AUTH_FAILURE_CHECKS } from '../../intake/auth-failure.ts';
+import { AUTH_FAILURE_CHECK_TEXT, AUTH_FAILURE_CHECKS } from '../../errors/auth-failure.ts';
 
 const nullableCount = (description: string) => z.number().int().nullable().describe(description);
 
@@ -18,7 +18,9 @@ export const ReceiptFailure = z
         'What was wrong, in plain words (header name, lengths, how far off, how many secrets were tried): never the secret, the signature value or the body.',
       ),
     header: nullableText('The header that was checked (lower case); null when none.'),
-    tolerance_sec: nullableCount("The endpoint's timestamp tolerance in seconds, for timestamp checks; otherwise null."),
+    tolerance_sec: nullableCount(
+      "The endpoint's timestamp tolerance in seconds, for timestamp checks; otherwise null.",
+    ),
     timestamp_offset_sec: nullableCount(
       "For `timestamp_outside_tolerance`: the signed timestamp minus Flowport's clock, in seconds (negative: in the past); otherwise null.",
     ),

@@ -1,18 +1,17 @@
 // Which authentication check refused a request (issue 42, ADR 0320): a stable check name and safe
 // facts (the header checked, the tolerance and how far off a timestamp was, how many active
 // secrets were tried) that a refused request's receipt keeps as `failure`. Never the secret, the
-// signature value or the body. Built only where verification throws (./verify.ts), so a request
+// signature value or the body. Built only where verification throws (intake/verify.ts), so a request
 // that verifies pays nothing for it.
-import type { ErrorCode } from '../errors/catalog.ts';
-import { AppError } from '../errors/problem.ts';
+import type { ErrorCode } from './catalog.ts';
+import { AppError } from './problem.ts';
 
 /** What each check means, in the order a request is checked. Docs and the contract list these. */
 export const AUTH_FAILURE_CHECK_TEXT = {
   no_active_secret: 'The endpoint has no active secret to verify with (rotate it to set one).',
   header_missing: 'A header the auth mode needs (signature, credentials, or a signed id) is absent or empty.',
   header_malformed: 'The header is present but not in the shape the auth mode expects (e.g. no `v1=` signature).',
-  wrong_prefix:
-    'The value does not start with the expected prefix or scheme (e.g. `sha256=`, `v0=`, `Basic `).',
+  wrong_prefix: 'The value does not start with the expected prefix or scheme (e.g. `sha256=`, `v0=`, `Basic `).',
   wrong_encoding: 'The signature is not in the expected encoding (hex or base64).',
   wrong_length: 'The signature decodes, but not to the 32 bytes of an HMAC-SHA256.',
   timestamp_missing: 'The signed timestamp is absent.',
