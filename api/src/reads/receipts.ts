@@ -91,7 +91,7 @@ export async function recentShopReceipts(
   return db.all<ReceiptRow>(
     `SELECT * FROM (SELECT ${STORED_COLUMNS} FROM receipts WHERE shop_id = ?${filter} ORDER BY id DESC LIMIT ?) AS stored
      UNION ALL
-     SELECT * FROM (SELECT ${DERIVED_COLUMNS} FROM ${DERIVED_FROM} AND shop_id = ?${filter} ORDER BY id DESC LIMIT ?) AS derived
+     SELECT * FROM (SELECT ${DERIVED_COLUMNS} FROM ${DERIVED_FROM} AND shop_id = ?${filter} ORDER BY events.id DESC LIMIT ?) AS derived
      ORDER BY id DESC LIMIT ?`,
     [...part, ...part, options.limit],
   );
