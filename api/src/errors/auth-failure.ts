@@ -45,7 +45,8 @@ function failureOf(f: FailureFacts): AuthFailure {
   return {
     check: f.check,
     detail: f.detail,
-    header: f.header ?? null,
+    // Lower-cased here, on the failure path: callers pass header names as configured.
+    header: f.header?.toLowerCase() ?? null,
     tolerance_sec: f.tolerance_sec ?? null,
     timestamp_offset_sec: f.timestamp_offset_sec ?? null,
     active_secrets: f.active_secrets ?? null,

@@ -112,7 +112,7 @@ interface SignedTimestamp {
   text: string;
 }
 
-/** Parses integer Unix seconds; `header` is where the timestamp comes from (lower case). */
+/** Parses integer Unix seconds; `header` is where the timestamp comes from. */
 function checkTimestamp(raw: string | null, headerName: string, header: string): SignedTimestamp {
   if (raw === null || raw === '')
     throw new AuthRefusal('timestamp_missing', `Missing the signature timestamp (${headerName}).`, {
@@ -194,12 +194,12 @@ function malformed(
 }
 
 export function verifyHmacSha256(params: HmacParams, secrets: readonly VerifySecret[], req: VerifyRequest): void {
-  const name = params.header.toLowerCase();
+  const name = params.header;
   const given = header(req, params.header);
   if (!given) missing('signature_missing', `Missing the ${params.header} header.`, name);
   let ts: SignedTimestamp | null = null;
   const tsHeader = params.timestampHeader;
-  if (tsHeader) ts = checkTimestamp(header(req, tsHeader), tsHeader, tsHeader.toLowerCase());
+  if (tsHeader) ts = checkTimestamp(header(req, tsHeader), tsHeader, tsHeader);
   let value = given;
   if (params.prefix) {
     if (!value.startsWith(params.prefix)) {
@@ -225,7 +225,7 @@ export function verifyHmacSha256(params: HmacParams, secrets: readonly VerifySec
     )
   )
     mismatch(name, secrets.length);
-  if (ts !== null) assertFresh(ts, req, params.toleranceSec, (tsHeader as string).toLowerCase());
+  if (ts !== null) assertFresh(ts, req, params.toleranceSec, tsHeader as string);
 }
 
 function verifyStripe(config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest): void {
@@ -337,7 +337,7 @@ function verifySlack(config: EndpointConfig, secrets: readonly VerifySecret[], r
 function verifyStaticHeader(config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest): void {
   const name = config.staticHeader?.header ?? 'x-flowport-token';
   const given = header(req, name);
-  if (!given) missing('credentials_missing', `Missing the ${name} header.`, name.toLowerCase());
+  if (!given) missing('credentials_missing', `Missing the ${name} header.`, name);
   if (
     !anyMatch(
       [Buffer.from(given)],
@@ -347,7 +347,7 @@ function verifyStaticHeader(config: EndpointConfig, secrets: readonly VerifySecr
     throw new AuthRefusal('credentials_invalid', `The ${name} value does not match.`, {
       check: 'value_mismatch',
       detail: `The ${name} value (${given.length} characters) matches none of the ${secrets.length} active secret${secrets.length === 1 ? '' : 's'}.`,
-      header: name.toLowerCase(),
+      header: name,
       active_secrets: secrets.length,
     });
   }
