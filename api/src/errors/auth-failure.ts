@@ -76,9 +76,14 @@ export function signatureShape(
   const isHex = /^[0-9a-fA-F]*$/.test(value) && value.length % 2 === 0;
   const isB64 = /^[A-Za-z0-9+/_-]+={0,2}$/.test(value);
   if (encoding === 'hex' ? !isHex : !isB64) {
+    // A signature of the right size in the other encoding: the sender's encoding setting differs.
+    const other =
+      encoding === 'hex'
+        ? isB64 && Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64').length === 32
+        : isHex && value.length === 64;
     return {
       check: 'wrong_encoding',
-      detail: `The signature (${value.length} characters) is not ${encoding === 'hex' ? 'hex (0-9, a-f)' : 'base64'}${encoding === 'hex' && isB64 ? '; it looks like base64' : encoding === 'base64' && isHex && value.length === 64 ? '; it looks like hex' : ''}.`,
+      detail: `The signature (${value.length} characters) is not ${encoding === 'hex' ? 'hex (0-9, a-f)' : 'base64'}${other ? `; it is a ${encoding === 'hex' ? 'base64' : 'hex'} HMAC-SHA256, so the sender encodes differently` : ''}.`,
     };
   }
   const bytes = encoding === 'hex' ? value.length / 2 : Buffer.from(value, 'base64').length;
