@@ -252,6 +252,15 @@ describe('a refused receipt says which check failed, safely', () => {
     expect(lateReceipt.json.failure.timestamp_offset_sec).toBeGreaterThanOrEqual(-3700);
     expect(lateReceipt.json.failure.detail).toMatch(/300 s/);
 
+    // A base64 signature where hex is expected: the detail says the sender encodes differently.
+    const b64 = await post(`${server.url}/in/${hmac.endpoint.id}`, b, {
+      'x-ts': ts,
+      'x-flowport-signature': `sha256=${hmacB64(hmac.secret, `${ts}.${b}`)}`,
+    });
+    const b64Receipt = await api(token, `/receipts/${b64.json.receipt_id}`);
+    expect(b64Receipt.json.failure.check).toBe('wrong_encoding');
+    expect(b64Receipt.json.failure.detail).toMatch(/base64 HMAC-SHA256/);
+
     // An accepted receipt has no failure.
     const ok = await post(`${server.url}/in/${hmac.endpoint.id}`, b, { 'x-ts': ts, 'x-flowport-signature': good });
     expect(ok.status).toBe(202);
