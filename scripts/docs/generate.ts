@@ -29,6 +29,7 @@ import { type Crumb, page } from './lib/markdown.ts';
 import { errorAreaLabel } from './lib/error-areas.ts';
 import { familyLabel } from '../../api/src/operations/families.ts';
 import {
+  renderAuthFailureChecks,
   renderHeldShopTable,
   renderIntakeSupportCodeTable,
   renderIntakeLimitsTable,
@@ -103,6 +104,7 @@ export function generate(): GenerateResult {
     'intake-limits': renderIntakeLimitsTable,
     'retry-schedule': renderRetrySchedule,
     'replay-unavailable': renderReplayUnavailableTable,
+    'auth-failure-checks': renderAuthFailureChecks,
     'trigger-variants': renderTriggerVariants,
     'config-table': () =>
       [

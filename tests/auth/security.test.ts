@@ -95,6 +95,7 @@ const REQUESTS: Record<string, () => Promise<Prepared>> = {
   getEvent: async () => ({ params: { event_id: mine.eventId }, namesIds: true }),
   getEventReceipt: async () => ({ params: { event_id: mine.eventId }, namesIds: true }),
   getReceipt: async () => ({ params: { receipt_id: mine.receiptId }, namesIds: true }),
+  listReceipts: async () => ({ query: { endpoint_id: mine.endpointId, result: 'refused' }, namesIds: false }),
   getDiagnostics: async () => ({ query: { endpoint_id: mine.endpointId }, namesIds: true }),
   previewReplay: async () => ({
     params: { event_id: mine.eventId },

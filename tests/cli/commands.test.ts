@@ -297,6 +297,7 @@ describe('reference page and completion', () => {
       'list-endpoints',
       'list-events',
       'list-incidents',
+      'list-receipts',
     ]);
     expect(complete('endpoints', '')).toEqual(['create', 'import-secret']);
     expect(complete('preview-replay', 'evt_1', '--ack')).toEqual(['--acknowledge-recent-delivery']);

@@ -28,6 +28,7 @@ const LISTS: Record<string, { path: () => string; key: (item: any) => string }> 
   listBulkReplayItems: { path: () => `/agent/v1/action-intents/${bulkIntent}/items`, key: (i) => i.event_id },
   listIncidents: { path: () => '/agent/v1/incidents', key: (i) => i.id },
   listAlertSubscriptions: { path: () => '/agent/v1/alert-subscriptions', key: (i) => i.id },
+  listReceipts: { path: () => '/agent/v1/receipts', key: (i) => i.id },
 };
 
 const listOps = () => OPERATIONS.filter((op) => op.mcp?.name.startsWith('list_'));

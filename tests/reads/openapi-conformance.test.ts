@@ -825,6 +825,33 @@ const FIXTURES: Record<string, Fixture> = {
     );
     await expectCall('getReceipt', { params: { receipt_id: LONG_ID }, token: w.admin }, 400, 'invalid_request');
   },
+  async listReceipts() {
+    const first = await expectCall('listReceipts', { query: { limit: '2' }, token: w.admin }, 200);
+    await expectCall(
+      'listReceipts',
+      { query: { limit: '2', cursor: first.json.page.next_cursor }, token: w.admin },
+      200,
+    );
+    const refused = await expectCall('listReceipts', { query: { result: 'refused' }, token: w.admin }, 200);
+    expect(refused.json.data.length).toBeGreaterThan(0);
+    await expectCall(
+      'listReceipts',
+      {
+        query: {
+          result: 'accepted',
+          endpoint_id: w.endpoints.sandbox,
+          received_after: new Date(NOW - 86_400_000).toISOString(),
+        },
+        token: w.admin,
+      },
+      200,
+    );
+    await expectCall('listReceipts', { query: { error_code: 'signature_mismatch' }, token: w.admin }, 200);
+    await expectCall('listReceipts', { query: { result: 'rejected' }, token: w.admin }, 400, 'invalid_request');
+    await expectCall('listReceipts', { query: { error_code: 'no_such_code' }, token: w.admin }, 400, 'invalid_request');
+    await expectCall('listReceipts', { query: { cursor: 'bm90LWEtY3Vyc29y' }, token: w.admin }, 400, 'invalid_request');
+    await expectCall('listReceipts', { query: { limit: '500' }, token: w.admin }, 400, 'invalid_request');
+  },
   async getDiagnostics() {
     await expectCall('getDiagnostics', { token: w.admin }, 200);
     await expectCall('getDiagnostics', { query: { endpoint_id: w.endpoints.sandbox }, token: w.admin }, 200);
@@ -1419,6 +1446,7 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   getEvent: () => ({ params: { event_id: w.events.delivered! } }),
   getEventReceipt: () => ({ params: { event_id: w.events.delivered! } }),
   getReceipt: () => ({ params: { receipt_id: w.receipts.accepted } }),
+  listReceipts: () => ({ query: { limit: '5' } }),
   getDiagnostics: () => ({}),
   previewReplay: () => ({ params: { event_id: w.events.failed! }, body: {} }),
   previewDiagnosticsShare: () => ({ body: {} }),

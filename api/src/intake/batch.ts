@@ -47,6 +47,8 @@ export interface ReceiptFacts {
   supportCode: string;
   size: number;
   hash: string | null;
+  /** A refusal's failed check as JSON (errors/auth-failure.ts); null otherwise. */
+  failure: string | null;
 }
 
 /** Queues a receipt row; the batch writes it just before it commits. */
@@ -67,6 +69,7 @@ export function queueReceipt(batch: Batch, r: ReceiptFacts): void {
     r.supportCode,
     r.size,
     r.hash,
+    r.failure,
   ]);
 }
 

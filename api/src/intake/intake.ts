@@ -33,6 +33,7 @@ import { BODY_NEVER_WHOLE } from '../errors/codes/intake.ts';
 import { INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
 import { verifyRequest, verifySecret, type VerifySecret } from './verify.ts';
+import { type AuthFailure, AuthRefusal } from '../errors/auth-failure.ts';
 import { handshakeOf } from './auth-modes.ts';
 import { type BatchUsage, batchRows, queueReceipt, readBatchUsage } from './batch.ts';
 import { checkFlowPayloadSize, checkMedia, decodeBody, parseJsonObject } from './body-checks.ts';
@@ -311,6 +312,7 @@ export class Intake {
         supportCode: INTAKE_SUPPORT_CODES.handshake.code,
         size: raw.byteLength,
         hash,
+        failure: null,
       });
     });
     return challenge === null
@@ -445,6 +447,7 @@ export class Intake {
       errorCode: 'intake_event_cap_reached',
       size: raw.byteLength,
       hash,
+      failure: null,
     });
     return { kind: 'cap', retryAfterS, receiptId };
   }
@@ -463,6 +466,7 @@ export class Intake {
       errorCode: string;
       size: number;
       hash: string | null;
+      failure: AuthFailure | null;
     },
   ): Promise<string | null> {
     const minute = Math.floor(f.now / 60_000) * 60_000;
@@ -491,6 +495,7 @@ export class Intake {
         supportCode,
         size: f.size,
         hash: f.hash,
+        failure: f.failure ? JSON.stringify(f.failure) : null,
       });
       return id;
     }
@@ -534,7 +539,9 @@ export class Intake {
           dedupe: 'not_checked',
           errorCode: err.code,
           size: raw?.byteLength ?? 0,
-          hash: null,
+          // Worked out here, on the refusal path only: the hash of a body that was read, the check that failed.
+          hash: raw === null ? null : sha256Hex(raw),
+          failure: err instanceof AuthRefusal ? err.failure : null,
         }),
       );
     } catch (writeErr) {

@@ -4,6 +4,7 @@
 import { AppError, type FieldError } from '../errors/problem.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { hasControlCharacters } from '../lib/control-chars.ts';
+import { normaliseResourceId } from '../lib/shopify-ids.ts';
 import type { EndpointConfig } from '../services/endpoints.ts';
 import type { TriggerVariant } from '../store/tables/endpoints.ts';
 import { AUTH_MODE_FACTS, type ValueSource } from './auth-modes.ts';
@@ -35,20 +36,6 @@ const VARIANT_GID_TYPE: Record<TriggerVariant, string | null> = {
   external_customer_event: 'Customer',
   external_product_event: 'Product',
 };
-
-const GID_RE = /^gid:\/\/shopify\/([A-Za-z]+)\/([1-9]\d{0,19})$/;
-
-/** Normalises a Shopify id: a positive integer or digit string → digits; a GID stays a GID. Null when invalid. */
-export function normaliseResourceId(value: unknown, expectedType: string | null): string | null {
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? String(value) : null;
-  if (typeof value !== 'string') return null;
-  const v = value.trim();
-  if (/^[1-9]\d{0,19}$/.test(v)) return v;
-  const m = GID_RE.exec(v);
-  if (!m) return null;
-  if (expectedType && m[1] !== expectedType) return null;
-  return v;
-}
 
 export interface Mapped {
   resourceId: string | null;

@@ -1,8 +1,9 @@
 // Sender authentication on the raw body, one function per auth mode. Constant-
 // time comparisons only; the current secret is tried first, then the previous
-// one while its rotation overlap lasts. Throws AppError with an intake code.
+// one while its rotation overlap lasts. Throws AuthRefusal (an AppError with an intake code and
+// the failed check its receipt records, errors/auth-failure.ts).
 import { hash } from 'node:crypto';
-import { AppError } from '../errors/problem.ts';
+import { AuthRefusal, signatureShape } from '../errors/auth-failure.ts';
 import { safeEqual } from '../lib/crypto.ts';
 import { DEFAULT_HMAC, DEFAULT_TOLERANCE_SEC, type EndpointConfig, type HmacParams } from '../services/endpoints.ts';
 import type { HeaderReader } from './intake.ts';
@@ -111,23 +112,40 @@ interface SignedTimestamp {
   text: string;
 }
 
-/** Parses integer Unix seconds. */
-function checkTimestamp(raw: string | null, headerName: string): SignedTimestamp {
+/** Parses integer Unix seconds; `header` is where the timestamp comes from. */
+function checkTimestamp(raw: string | null, headerName: string, header: string): SignedTimestamp {
   if (raw === null || raw === '')
-    throw new AppError('timestamp_missing', { detail: `Missing the signature timestamp (${headerName}).` });
+    throw new AuthRefusal('timestamp_missing', `Missing the signature timestamp (${headerName}).`, {
+      check: 'timestamp_missing',
+      detail: `No signed timestamp in ${headerName}: the auth mode signs one, so the request cannot be checked.`,
+      header,
+    });
   if (!/^\d{1,12}$/.test(raw)) {
-    throw new AppError('timestamp_invalid', { detail: `The ${headerName} value must be integer Unix seconds.` });
+    throw new AuthRefusal('timestamp_invalid', `The ${headerName} value must be integer Unix seconds.`, {
+      check: 'timestamp_malformed',
+      detail: `The ${headerName} value (${raw.length} characters) is not integer Unix seconds${/^\d{13,}$/.test(raw) ? ': it looks like milliseconds' : ''}.`,
+      header,
+    });
   }
   return { seconds: Number(raw), text: raw };
 }
 
-function assertFresh(ts: SignedTimestamp, req: VerifyRequest, toleranceSec: number): void {
-  const skew = Math.abs(Math.floor(req.now / 1000) - ts.seconds);
+function assertFresh(ts: SignedTimestamp, req: VerifyRequest, toleranceSec: number, header: string): void {
+  const offset = ts.seconds - Math.floor(req.now / 1000);
+  const skew = Math.abs(offset);
   if (skew > toleranceSec) {
-    throw new AppError('timestamp_outside_tolerance', {
-      detail: `The signed timestamp is ${skew} s away from Flowport's clock; the tolerance is ${toleranceSec} s.`,
-      extra: { tolerance_sec: toleranceSec },
-    });
+    throw new AuthRefusal(
+      'timestamp_outside_tolerance',
+      `The signed timestamp is ${skew} s away from Flowport's clock; the tolerance is ${toleranceSec} s.`,
+      {
+        check: 'timestamp_outside_tolerance',
+        detail: `The signature matches, but the signed timestamp is ${skew} s ${offset < 0 ? 'behind' : 'ahead of'} Flowport's clock; the tolerance is ${toleranceSec} s. ${offset < 0 ? 'The sender reused an old signature (a retry must be signed again) or its clock is behind.' : "The sender's clock is ahead."}`,
+        header,
+        tolerance_sec: toleranceSec,
+        timestamp_offset_sec: offset,
+      },
+      { tolerance_sec: toleranceSec },
+    );
   }
 }
 
@@ -138,31 +156,67 @@ function anyMatch(candidates: readonly Buffer[], expected: readonly Buffer[]): b
   return ok;
 }
 
-function mismatch(): never {
-  throw new AppError('signature_mismatch', {
-    detail: 'The signature does not match the raw body with the current (or overlapping previous) secret.',
+/** `given` signatures (several for modes that send more than one) matched none of the secrets. */
+function mismatch(header: string, secrets: number, given = 1): never {
+  const sigs = given === 1 ? 'The signature is well formed but' : `None of the ${given} signatures`;
+  throw new AuthRefusal(
+    'signature_mismatch',
+    'The signature does not match the raw body with the current (or overlapping previous) secret.',
+    {
+      check: 'value_mismatch',
+      detail: `${sigs} ${given === 1 ? 'matches' : 'match'} none of the ${secrets} active secret${secrets === 1 ? '' : 's'} over the raw body as received. The sender signs other bytes (a re-serialised body, another signed-content format) or uses another secret.`,
+      header,
+      active_secrets: secrets,
+    },
+  );
+}
+
+/** A header the auth mode needs is absent (code: what the sender is told). */
+function missing(
+  code: 'signature_missing' | 'signature_malformed' | 'credentials_missing',
+  senderDetail: string,
+  header: string,
+): never {
+  throw new AuthRefusal(code, senderDetail, {
+    check: 'header_missing',
+    detail: `The ${header} header is absent or empty.`,
+    header,
   });
 }
 
+/** A signature value that is there but is not the expected prefix, encoding or length. */
+function malformed(
+  senderDetail: string,
+  header: string,
+  failure: { check: 'header_malformed' | 'wrong_prefix' | 'wrong_encoding' | 'wrong_length'; detail: string },
+): never {
+  throw new AuthRefusal('signature_malformed', senderDetail, { ...failure, header });
+}
+
 export function verifyHmacSha256(params: HmacParams, secrets: readonly VerifySecret[], req: VerifyRequest): void {
+  const name = params.header;
   const given = header(req, params.header);
-  if (!given) throw new AppError('signature_missing', { detail: `Missing the ${params.header} header.` });
+  if (!given) missing('signature_missing', `Missing the ${params.header} header.`, name);
   let ts: SignedTimestamp | null = null;
-  if (params.timestampHeader) ts = checkTimestamp(header(req, params.timestampHeader), params.timestampHeader);
+  const tsHeader = params.timestampHeader;
+  if (tsHeader) ts = checkTimestamp(header(req, tsHeader), tsHeader, tsHeader);
   let value = given;
   if (params.prefix) {
     if (!value.startsWith(params.prefix)) {
-      throw new AppError('signature_malformed', {
-        detail: `The ${params.header} value must start with "${params.prefix}".`,
+      malformed(`The ${params.header} value must start with "${params.prefix}".`, name, {
+        check: 'wrong_prefix',
+        detail: `The ${params.header} value does not start with "${params.prefix}"${decodeSig(value, params.encoding) ? ': it is a signature sent without its prefix' : ''}.`,
       });
     }
     value = value.slice(params.prefix.length);
   }
   const sig = decodeSig(value, params.encoding);
   if (!sig)
-    throw new AppError('signature_malformed', {
-      detail: `The ${params.header} value is not a ${params.encoding} HMAC-SHA256.`,
-    });
+    malformed(
+      `The ${params.header} value is not a ${params.encoding} HMAC-SHA256.`,
+      name,
+      signatureShape(value, params.encoding),
+    );
   const parts = ts === null ? [req.raw] : [`${ts.text}.`, req.raw];
   if (
     !anyMatch(
@@ -170,15 +224,17 @@ export function verifyHmacSha256(params: HmacParams, secrets: readonly VerifySec
       secrets.map((s) => s.hmacKey.digest(parts)),
     )
   )
-    mismatch();
-  if (ts !== null) assertFresh(ts, req, params.toleranceSec);
+    mismatch(name, secrets.length);
+  if (ts !== null) assertFresh(ts, req, params.toleranceSec, tsHeader as string);
 }
 
 function verifyStripe(config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest): void {
-  const h = header(req, 'stripe-signature');
-  if (!h) throw new AppError('signature_missing', { detail: 'Missing the Stripe-Signature header.' });
+  const name = 'stripe-signature';
+  const h = header(req, name);
+  if (!h) missing('signature_missing', 'Missing the Stripe-Signature header.', name);
   let t: string | null = null;
   const v1: Buffer[] = [];
+  let undecoded: string | null = null;
   for (const item of h.split(',')) {
     const eq = item.indexOf('=');
     if (eq < 1) continue;
@@ -188,19 +244,26 @@ function verifyStripe(config: EndpointConfig, secrets: readonly VerifySecret[], 
     else if (k === 'v1') {
       const b = decodeSig(v, 'hex');
       if (b) v1.push(b);
+      else undecoded ??= v;
     }
   }
-  const ts = checkTimestamp(t, 'Stripe-Signature t=');
+  const ts = checkTimestamp(t, 'Stripe-Signature t=', name);
   if (v1.length === 0)
-    throw new AppError('signature_malformed', { detail: 'Stripe-Signature has no v1=<hex> signature.' });
+    malformed(
+      'Stripe-Signature has no v1=<hex> signature.',
+      name,
+      undecoded === null
+        ? { check: 'header_malformed', detail: 'Stripe-Signature has a timestamp but no v1=<hex> signature.' }
+        : signatureShape(undecoded, 'hex'),
+    );
   if (
     !anyMatch(
       v1,
       secrets.map((s) => s.hmacKey.digest([`${ts.text}.`, req.raw])),
     )
   )
-    mismatch();
-  assertFresh(ts, req, config.toleranceSec ?? DEFAULT_TOLERANCE_SEC);
+    mismatch(name, secrets.length, v1.length);
+  assertFresh(ts, req, config.toleranceSec ?? DEFAULT_TOLERANCE_SEC, name);
 }
 
 /** Standard Webhooks key: the base64 part after `whsec_`, decoded. */
@@ -211,70 +274,94 @@ export function standardWebhooksKey(secret: string): Buffer {
 function verifyStandardWebhooks(config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest): void {
   const svix = req.headers.has('svix-signature') && !req.headers.has('webhook-signature');
   const p = svix ? 'svix' : 'webhook';
-  const sigHeader = header(req, `${p}-signature`);
-  if (!sigHeader)
-    throw new AppError('signature_missing', { detail: 'Missing the webhook-signature (or svix-signature) header.' });
+  const name = `${p}-signature`;
+  const sigHeader = header(req, name);
+  if (!sigHeader) missing('signature_missing', 'Missing the webhook-signature (or svix-signature) header.', name);
   const id = header(req, `${p}-id`);
-  if (!id)
-    throw new AppError('signature_malformed', {
-      detail: `Missing the ${p}-id header (it is part of the signed content).`,
-    });
+  if (!id) missing('signature_malformed', `Missing the ${p}-id header (it is part of the signed content).`, `${p}-id`);
   const tol = config.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
-  const ts = checkTimestamp(header(req, `${p}-timestamp`), `${p}-timestamp`);
+  const ts = checkTimestamp(header(req, `${p}-timestamp`), `${p}-timestamp`, `${p}-timestamp`);
   const sigs: Buffer[] = [];
+  let undecoded: string | null = null;
   for (const part of sigHeader.split(' ')) {
     const comma = part.indexOf(',');
     if (comma < 0 || part.slice(0, comma) !== 'v1') continue;
     const b = decodeSig(part.slice(comma + 1), 'base64');
     if (b) sigs.push(b);
+    else undecoded ??= part.slice(comma + 1);
   }
   if (sigs.length === 0)
-    throw new AppError('signature_malformed', { detail: `${p}-signature has no "v1,<base64>" signature.` });
+    malformed(
+      `${p}-signature has no "v1,<base64>" signature.`,
+      name,
+      undecoded === null
+        ? { check: 'header_malformed', detail: `${name} has no "v1,<base64>" signature (other schemes are ignored).` }
+        : signatureShape(undecoded, 'base64'),
+    );
   if (
     !anyMatch(
       sigs,
       secrets.map((s) => s.hmacKey.digest([`${id}.${ts.text}.`, req.raw])),
     )
   )
-    mismatch();
-  assertFresh(ts, req, tol);
+    mismatch(name, secrets.length, sigs.length);
+  assertFresh(ts, req, tol, `${p}-timestamp`);
 }
 
 function verifySlack(config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest): void {
-  const sig = header(req, 'x-slack-signature');
-  if (!sig) throw new AppError('signature_missing', { detail: 'Missing the X-Slack-Signature header.' });
+  const name = 'x-slack-signature';
+  const sig = header(req, name);
+  if (!sig) missing('signature_missing', 'Missing the X-Slack-Signature header.', name);
   const tol = config.toleranceSec ?? DEFAULT_TOLERANCE_SEC;
-  const ts = checkTimestamp(header(req, 'x-slack-request-timestamp'), 'X-Slack-Request-Timestamp');
+  const tsName = 'x-slack-request-timestamp';
+  const ts = checkTimestamp(header(req, tsName), 'X-Slack-Request-Timestamp', tsName);
   const b = sig.startsWith('v0=') ? decodeSig(sig.slice(3), 'hex') : null;
-  if (!b) throw new AppError('signature_malformed', { detail: 'X-Slack-Signature must be "v0=<hex>".' });
+  if (!b)
+    malformed(
+      'X-Slack-Signature must be "v0=<hex>".',
+      name,
+      sig.startsWith('v0=')
+        ? signatureShape(sig.slice(3), 'hex')
+        : { check: 'wrong_prefix', detail: 'The X-Slack-Signature value does not start with "v0=".' },
+    );
   if (
     !anyMatch(
       [b],
       secrets.map((s) => s.hmacKey.digest([`v0:${ts.text}:`, req.raw])),
     )
   )
-    mismatch();
-  assertFresh(ts, req, tol);
+    mismatch(name, secrets.length);
+  assertFresh(ts, req, tol, tsName);
 }
 
 function verifyStaticHeader(config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest): void {
   const name = config.staticHeader?.header ?? 'x-flowport-token';
   const given = header(req, name);
-  if (!given) throw new AppError('credentials_missing', { detail: `Missing the ${name} header.` });
+  if (!given) missing('credentials_missing', `Missing the ${name} header.`, name);
   if (
     !anyMatch(
       [Buffer.from(given)],
       secrets.map((s) => Buffer.from(s.value)),
     )
   ) {
-    throw new AppError('credentials_invalid', { detail: `The ${name} value does not match.` });
+    throw new AuthRefusal('credentials_invalid', `The ${name} value does not match.`, {
+      check: 'value_mismatch',
+      detail: `The ${name} value (${given.length} characters) matches none of the ${secrets.length} active secret${secrets.length === 1 ? '' : 's'}.`,
+      header: name,
+      active_secrets: secrets.length,
+    });
   }
 }
 
 function verifyBasic(config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest): void {
   const auth = header(req, 'authorization');
-  if (!auth || !/^basic\s+/i.test(auth))
-    throw new AppError('credentials_missing', { detail: 'Missing an Authorization: Basic header.' });
+  if (!auth) missing('credentials_missing', 'Missing an Authorization: Basic header.', 'authorization');
+  if (!/^basic\s+/i.test(auth))
+    throw new AuthRefusal('credentials_missing', 'Missing an Authorization: Basic header.', {
+      check: 'wrong_prefix',
+      detail: 'The Authorization header is present but not the Basic scheme ("Basic base64(user:password)").',
+      header: 'authorization',
+    });
   const decoded = Buffer.from(auth.replace(/^basic\s+/i, ''), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   const user = colon < 0 ? decoded : decoded.slice(0, colon);
@@ -284,8 +371,23 @@ function verifyBasic(config: EndpointConfig, secrets: readonly VerifySecret[], r
     [Buffer.from(pass)],
     secrets.map((s) => Buffer.from(s.value)),
   );
-  if (!(userOk && passOk))
-    throw new AppError('credentials_invalid', { detail: 'The Basic user or password does not match.' });
+  if (!(userOk && passOk)) {
+    const n = secrets.length;
+    const tried = `${n} active secret${n === 1 ? '' : 's'}`;
+    throw new AuthRefusal('credentials_invalid', 'The Basic user or password does not match.', {
+      check: colon < 0 ? 'header_malformed' : 'value_mismatch',
+      detail:
+        colon < 0
+          ? 'The Basic credentials do not decode to "user:password".'
+          : userOk
+            ? `The user matches; the password matches none of the ${tried}.`
+            : passOk
+              ? `The password matches one of the ${tried}, but the user does not.`
+              : `Neither the user nor the password matches (the password was compared with ${tried}).`,
+      header: 'authorization',
+      active_secrets: n,
+    });
+  }
 }
 
 /** GitHub and Shopify are hmac_sha256 with fixed parameters. */
@@ -323,6 +425,10 @@ const VERIFIERS: Record<EndpointConfig['authMode'], Verifier> = {
 /** Verifies a request for the endpoint's auth mode; throws AppError on failure. */
 export function verifyRequest(config: EndpointConfig, secrets: readonly VerifySecret[], req: VerifyRequest): void {
   if (secrets.length === 0)
-    throw new AppError('credentials_invalid', { detail: 'The endpoint has no active secret; rotate it to set one.' });
+    throw new AuthRefusal('credentials_invalid', 'The endpoint has no active secret; rotate it to set one.', {
+      check: 'no_active_secret',
+      detail: 'The endpoint has no active secret (its previous one expired or none was set); rotate it to set one.',
+      active_secrets: 0,
+    });
   VERIFIERS[config.authMode](config, secrets, req);
 }

@@ -15,6 +15,7 @@ import { getEvent } from './events/get.ts';
 import { getEventReceipt } from './events/get-receipt.ts';
 import { listEventsOperation } from './events/list.ts';
 import { getReceipt } from './receipts/get.ts';
+import { listReceipts } from './receipts/list.ts';
 import { getSetup } from './setup/get.ts';
 import type { AnyOperation } from '../core/types.ts';
 // action intents (intents area)
@@ -46,6 +47,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   getEvent,
   getEventReceipt,
   getReceipt,
+  listReceipts,
   getDiagnostics,
   // action intents: previews (one per kind), then the common read/confirm/cancel
   ...PREVIEW_OPERATIONS,

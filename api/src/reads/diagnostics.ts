@@ -2,7 +2,7 @@
 import { AppError } from '../errors/problem.ts';
 import { endpointView, listShopEndpoints } from './endpoints.ts';
 import { readinessChecks, callerShopRow, stateCounts, WINDOW_MS } from './readiness.ts';
-import { recentShopReceipts } from './receipts.ts';
+import { recentShopReceipts, refusedWindow } from './receipts.ts';
 import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';
 
@@ -53,6 +53,7 @@ export async function readDiagnostics({ ctx, input }: { ctx: OperationContext; i
       by_state: await stateCounts(db, p.shopId, since, input.endpoint_id),
       by_support_code: codes.map((c) => ({ support_code: c.support_code, count: Number(c.n) })),
     },
+    refused_24h: await refusedWindow(db, p.shopId, now, input.endpoint_id),
     recent_receipts: receipts.map((r) => ({
       id: r.id,
       endpoint_id: r.endpoint_id,

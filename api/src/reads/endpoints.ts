@@ -9,6 +9,7 @@ import { configFromSnake, configToSnake } from '../services/endpoints.ts';
 import { isId } from '../ids.ts';
 import { cursorPosition, listScope, pageOf } from './paging.ts';
 import type { EndpointRow } from '../store/tables/endpoints.ts';
+import { refusalCounts, refusalCountsByEndpoint } from './receipts.ts';
 
 /** The window of recent events by state that endpoint reads show. */
 export const RECENT_WINDOW_HOURS = 24;
@@ -116,15 +117,20 @@ export async function readEndpoint({ ctx, input }: { ctx: OperationContext; inpu
   const now = ctx.services.now();
   const row = await getShopEndpoint(ctx.services, p.shopId, input.endpoint_id);
   if (!row) throw new AppError('not_found', { detail: `No endpoint ${input.endpoint_id} in this shop.` });
-  const rows = await ctx.services.db.all<{ state: string; n: number }>(
-    'SELECT state, COUNT(*) AS n FROM events WHERE endpoint_id = ? AND received_at >= ? GROUP BY state',
-    [row.id, now - RECENT_WINDOW_HOURS * 3_600_000],
-  );
+  const since = now - RECENT_WINDOW_HOURS * 3_600_000;
+  const [rows, refused] = await Promise.all([
+    ctx.services.db.all<{ state: string; n: number }>(
+      'SELECT state, COUNT(*) AS n FROM events WHERE endpoint_id = ? AND received_at >= ? GROUP BY state',
+      [row.id, since],
+    ),
+    refusalCountsByEndpoint(ctx.services.db, p.shopId, since, row.id),
+  ]);
   return {
     ...endpointView(row, ctx.services.config.publicUrl, now),
     recent: {
       window_hours: RECENT_WINDOW_HOURS,
       by_state: Object.fromEntries(rows.map((r) => [r.state, Number(r.n)])),
+      refused: refused.get(row.id) ?? refusalCounts({}),
     },
   };
 }
@@ -148,11 +154,19 @@ export async function listEndpointViews({
     limit: input.limit + 1,
   });
   const { rows, page } = pageOf(ctx.services.secrets, scope, fetched, input.limit, (r) => r.id);
-  const counts = await endpointStateCounts(ctx.services, p.shopId, now - RECENT_WINDOW_HOURS * 3_600_000);
+  const since = now - RECENT_WINDOW_HOURS * 3_600_000;
+  const [counts, refused] = await Promise.all([
+    endpointStateCounts(ctx.services, p.shopId, since),
+    refusalCountsByEndpoint(ctx.services.db, p.shopId, since),
+  ]);
   return {
     data: rows.map((r) => ({
       ...endpointView(r, ctx.services.config.publicUrl, now),
-      recent: { window_hours: RECENT_WINDOW_HOURS, by_state: counts.get(r.id) ?? {} },
+      recent: {
+        window_hours: RECENT_WINDOW_HOURS,
+        by_state: counts.get(r.id) ?? {},
+        refused: refused.get(r.id) ?? refusalCounts({}),
+      },
     })),
     page,
   };

@@ -7,6 +7,7 @@ import { eventSummary, listEvents, withRecentDeliveries } from './events.ts';
 import type { OperationContext } from '../core/types.ts';
 import { cursorPosition, listScope } from './paging.ts';
 import { sealCursor } from './shared.ts';
+import { resourceIdFilter } from './resource-id.ts';
 
 /** The filters and page of listEvents (validated by the operation). */
 export interface EventListInput {
@@ -16,6 +17,7 @@ export interface EventListInput {
   event_type?: string;
   support_code?: string;
   external_event_id?: string;
+  resource_id?: string;
   received_after?: string;
   received_before?: string;
   replay_available?: 'true' | 'false';
@@ -54,6 +56,7 @@ export async function listEventsPage({ ctx, input }: { ctx: OperationContext; in
     eventType: input.event_type,
     supportCode: input.support_code,
     externalEventId: input.external_event_id,
+    resourceId: input.resource_id === undefined ? undefined : resourceIdFilter(input.resource_id),
     receivedAfter: input.received_after ? Date.parse(input.received_after) : undefined,
     receivedBefore: input.received_before ? Date.parse(input.received_before) : undefined,
     replayAvailable: input.replay_available === undefined ? undefined : input.replay_available === 'true',

@@ -24,6 +24,7 @@ import type { ShopLimitsRow } from '../store/tables/shops.ts';
 import { AUTH_MODES, type AuthMode } from '../store/tables/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import { conditions, iso } from './shared.ts';
+import { type ResourceIdFilter, resourceIdCondition } from './resource-id.ts';
 import { limitsOfShopRow, meterCap, usagePeriod } from '../usage/meters.ts';
 import { INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 
@@ -93,6 +94,7 @@ export interface EventFilter {
   eventType?: string;
   supportCode?: string;
   externalEventId?: string;
+  resourceId?: ResourceIdFilter;
   receivedAfter?: number;
   receivedBefore?: number;
   replayAvailable?: boolean;
@@ -309,6 +311,8 @@ export async function listEvents(
     add(`e.support_code <> '${ACCEPTED_CODE}'`);
   }
   eq('e.external_event_id', f.externalEventId);
+  const resource = f.resourceId ? resourceIdCondition(f.resourceId) : null;
+  if (resource) add(resource.sql, ...resource.params);
   if (f.states?.length === 1) add('e.state = ?', f.states[0] as string);
   if (f.receivedAfter !== undefined) add('e.received_at >= ?', f.receivedAfter);
   if (f.receivedBefore !== undefined) add('e.received_at < ?', f.receivedBefore);

@@ -187,7 +187,7 @@ async function trafficChecks(
     status: rejected > 0 ? 'warn' : 'pass',
     detail:
       rejected > 0
-        ? `${rejected} request(s) refused at intake in 24 h (${byCode}). Open their receipts (recent_receipts) and the docs page of each code; for signature codes check the sender's signing secret and the endpoint's auth mode.`
+        ? `${rejected} request(s) refused at intake in 24 h (${byCode}). List them with listReceipts (result=refused): each receipt's failure says which check failed; for signature codes check the sender's signing secret and the endpoint's auth mode.`
         : 'No rejected requests in 24 h.',
     docs_url: url(DOCS_PATHS.authModes),
   });

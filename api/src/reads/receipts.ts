@@ -13,6 +13,8 @@ import type { AuthMode } from '../store/tables/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
 import type { OperationContext } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
+import { conditions } from './shared.ts';
+import { receiptFailure } from '../errors/auth-failure.ts';
 
 const RECEIPT_PREFIX = `${ID_PREFIXES.receipt}_`;
 const EVENT_PREFIX = `${ID_PREFIXES.event}_`;
@@ -36,9 +38,9 @@ const DERIVED_COLUMNS = `'${RECEIPT_PREFIX}' || substr(id, ${EVENT_PREFIX.length
     ELSE 'no_external_id' END AS dedupe_decision,
   config_version, CASE WHEN duplicate_of IS NOT NULL THEN ${ACK_HTTP_STATUS.duplicate_suppressed} ELSE ${ACK_HTTP_STATUS.queued} END AS http_status, NULL AS error_code,
   CASE WHEN duplicate_of IS NOT NULL THEN '${duplicate.code}' ELSE '${accepted.code}' END AS support_code,
-  body_size, body_sha256`;
+  body_size, body_sha256, NULL AS failure`;
 const STORED_COLUMNS = `id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
-  dedupe_decision, config_version, http_status, error_code, support_code, body_size, body_sha256`;
+  dedupe_decision, config_version, http_status, error_code, support_code, body_size, body_sha256, failure`;
 
 export interface ReceiptRow {
   id: string;
@@ -56,6 +58,8 @@ export interface ReceiptRow {
   support_code: string | null;
   body_size: number;
   body_sha256: string | null;
+  /** A refusal's failed check as JSON (errors/auth-failure.ts); null otherwise. */
+  failure: string | null;
 }
 
 export async function getShopReceipt(db: Db, shopId: string, receiptId: string): Promise<ReceiptRow | undefined> {
@@ -87,7 +91,7 @@ export async function recentShopReceipts(
   return db.all<ReceiptRow>(
     `SELECT * FROM (SELECT ${STORED_COLUMNS} FROM receipts WHERE shop_id = ?${filter} ORDER BY id DESC LIMIT ?) AS stored
      UNION ALL
-     SELECT * FROM (SELECT ${DERIVED_COLUMNS} FROM ${DERIVED_FROM} AND shop_id = ?${filter} ORDER BY id DESC LIMIT ?) AS derived
+     SELECT * FROM (SELECT ${DERIVED_COLUMNS} FROM ${DERIVED_FROM} AND shop_id = ?${filter} ORDER BY events.id DESC LIMIT ?) AS derived
      ORDER BY id DESC LIMIT ?`,
     [...part, ...part, options.limit],
   );
@@ -102,89 +106,236 @@ export async function countEndpointReceipts(db: Db, endpointId: string): Promise
   return Number(row?.n ?? 0);
 }
 
+/** Where an event's handoff stands, as a receipt shows it. */
+interface HandoffRow {
+  id: string;
+  state: string;
+  support_code: string | null;
+  error_code: string | null;
+  delivered_at: number | null;
+  attempt_count: number;
+  trigger_variant: string;
+  shop_domain: string;
+}
+
+const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+/** Receipts as the contract shows them; a page reads endpoints, events and Flow readiness once each. */
+export async function receiptViews(db: Db, rows: readonly ReceiptRow[]) {
+  const endpointIds = [...new Set(rows.map((r) => r.endpoint_id))];
+  const eventIds = [...new Set(rows.flatMap((r) => (r.event_id ? [r.event_id] : [])))];
+  const [endpoints, events] = await Promise.all([
+    endpointIds.length
+      ? db.all<{ id: string; auth_mode: string }>(
+          `SELECT id, auth_mode FROM endpoints WHERE id IN (${placeholders(endpointIds.length)})`,
+          endpointIds,
+        )
+      : [],
+    eventIds.length
+      ? db.all<HandoffRow>(
+          `SELECT e.id, e.state, e.support_code, e.error_code, e.delivered_at, e.attempt_count, ep.trigger_variant, s.domain AS shop_domain
+             FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id JOIN shops s ON s.id = e.shop_id
+            WHERE e.id IN (${placeholders(eventIds.length)})`,
+          eventIds,
+        )
+      : [],
+  ]);
+  // The auth mode requests to each endpoint are verified with (fixed when the endpoint is created).
+  const authMode = new Map(endpoints.map((e) => [e.id, e.auth_mode as AuthMode]));
+  const eventOf = new Map(events.map((e) => [e.id, e]));
+  const readiness = new Map<string, Awaited<ReturnType<typeof flowReadiness>>>();
+  for (const ev of events) {
+    const key = `${ev.shop_domain} ${ev.trigger_variant}`;
+    if (!readiness.has(key))
+      readiness.set(
+        key,
+        await flowReadiness(db, ev.shop_domain, handleForVariant(ev.trigger_variant as TriggerVariant)),
+      );
+  }
+  return rows.map((r) => {
+    const ev = r.event_id ? eventOf.get(r.event_id) : undefined;
+    const ready = ev ? readiness.get(`${ev.shop_domain} ${ev.trigger_variant}`) : undefined;
+    return {
+      id: r.id,
+      event_id: r.event_id,
+      endpoint_id: r.endpoint_id,
+      auth_mode: authMode.get(r.endpoint_id) ?? null,
+      request_id: r.request_id,
+      received_at: new Date(Number(r.received_at)).toISOString(),
+      auth_result: r.auth_result,
+      validation_result: r.validation_result,
+      dedupe_decision: r.dedupe_decision,
+      endpoint_config_version: Number(r.config_version),
+      http_status: Number(r.http_status),
+      error_code: r.error_code,
+      support_code: r.support_code,
+      body_size: Number(r.body_size),
+      body_sha256: r.body_sha256,
+      failure: receiptFailure(r.failure, r.error_code),
+      handoff: ev
+        ? {
+            state: ev.state,
+            support_code: ev.support_code,
+            error_code: ev.error_code,
+            delivered_at: ev.delivered_at === null ? null : new Date(Number(ev.delivered_at)).toISOString(),
+            attempt_count: Number(ev.attempt_count),
+            flow_readiness: {
+              trigger: handleForVariant(ev.trigger_variant as TriggerVariant),
+              enabled_workflow: ready?.enabled ?? 'unknown',
+              since: ready?.since == null ? null : new Date(ready.since).toISOString(),
+            },
+          }
+        : null,
+    };
+  });
+}
+
 export async function receiptView(db: Db, r: ReceiptRow) {
-  // The auth mode requests to this endpoint are verified with (fixed when the endpoint is created).
-  const endpoint = await db.get<{ auth_mode: string }>('SELECT auth_mode FROM endpoints WHERE id = ?', [r.endpoint_id]);
-  const ev = r.event_id
-    ? await db.get<{
-        state: string;
-        support_code: string | null;
-        error_code: string | null;
-        delivered_at: number | null;
-        attempt_count: number;
-        trigger_variant: string;
-        shop_domain: string;
-      }>(
-        `SELECT e.state, e.support_code, e.error_code, e.delivered_at, e.attempt_count, ep.trigger_variant, s.domain AS shop_domain
-           FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id JOIN shops s ON s.id = e.shop_id WHERE e.id = ?`,
-        [r.event_id],
-      )
-    : undefined;
-  const handle = ev ? handleForVariant(ev.trigger_variant as TriggerVariant) : null;
-  const readiness = ev && handle ? await flowReadiness(db, ev.shop_domain, handle) : null;
-  return {
-    id: r.id,
-    event_id: r.event_id,
-    endpoint_id: r.endpoint_id,
-    auth_mode: (endpoint?.auth_mode ?? null) as AuthMode | null,
-    request_id: r.request_id,
-    received_at: new Date(Number(r.received_at)).toISOString(),
-    auth_result: r.auth_result,
-    validation_result: r.validation_result,
-    dedupe_decision: r.dedupe_decision,
-    endpoint_config_version: Number(r.config_version),
-    http_status: Number(r.http_status),
-    error_code: r.error_code,
-    support_code: r.support_code,
-    body_size: Number(r.body_size),
-    body_sha256: r.body_sha256,
-    handoff: ev
-      ? {
-          state: ev.state,
-          support_code: ev.support_code,
-          error_code: ev.error_code,
-          delivered_at: ev.delivered_at === null ? null : new Date(Number(ev.delivered_at)).toISOString(),
-          attempt_count: Number(ev.attempt_count),
-          flow_readiness: {
-            trigger: handle as string,
-            enabled_workflow: readiness?.enabled ?? 'unknown',
-            since: readiness?.since == null ? null : new Date(readiness.since).toISOString(),
-          },
-        }
-      : null,
-  };
+  return (await receiptViews(db, [r]))[0] as Awaited<ReturnType<typeof receiptViews>>[number];
+}
+
+/** The filters and position of a page of a shop's receipts (listReceipts). */
+export interface ReceiptFilter {
+  endpointId?: string;
+  /** `accepted`: answered below 400 (accepted, duplicate, handshake, test); `refused`: 400 or above. */
+  result?: 'accepted' | 'refused';
+  errorCode?: string;
+  receivedAfter?: number;
+  receivedBefore?: number;
+  /** The last receipt id of the previous page (newest first). */
+  beforeId?: string;
+  limit: number;
 }
 
 /**
- * Intake requests refused (HTTP status 400 or above) since `since`, by error code: the stored
- * receipts of refused requests plus the ones only tallied (beyond the per-endpoint receipt
- * budget, migration 0100). What diagnostics' sender-rejection check counts.
+ * A page of a shop's receipts, newest first by id: the stored rows (refusals, handshakes, test
+ * events, older receipts) and the ones derived from intake's event rows, each read newest first
+ * through a (shop, id), (endpoint, id) or (shop, error code, id) index, cut at the page size
+ * and merged. Only stored receipts can be refused or carry an error code.
  */
+export async function shopReceiptsPage(
+  db: Db,
+  shopId: string,
+  f: ReceiptFilter,
+): Promise<{ rows: ReceiptRow[]; hasMore: boolean }> {
+  const take = f.limit + 1;
+  const stored = conditions('shop_id = ?', shopId);
+  stored.eq('endpoint_id', f.endpointId);
+  if (f.result) stored.add(f.result === 'refused' ? 'http_status >= 400' : 'http_status < 400');
+  if (f.errorCode !== undefined) stored.add('error_code IS NOT NULL AND error_code = ?', f.errorCode);
+  const parts = [stored];
+  // Accepted and duplicate requests' receipts are their event rows (ADR 0304): never refused, no error code.
+  const derived = f.result !== 'refused' && f.errorCode === undefined ? conditions('request_id IS NOT NULL') : null;
+  if (derived) {
+    derived.add('shop_id = ?', shopId);
+    derived.eq('endpoint_id', f.endpointId);
+    parts.push(derived);
+  }
+  for (const c of parts) {
+    if (f.receivedAfter !== undefined) c.add('received_at >= ?', f.receivedAfter);
+    if (f.receivedBefore !== undefined) c.add('received_at < ?', f.receivedBefore);
+  }
+  if (f.beforeId) {
+    stored.add('id < ?', f.beforeId);
+    derived?.add('events.id < ?', EVENT_PREFIX + f.beforeId.slice(RECEIPT_PREFIX.length));
+  }
+  const selects = [
+    `SELECT * FROM (SELECT ${STORED_COLUMNS} FROM receipts WHERE ${stored.where.join(' AND ')} ORDER BY id DESC LIMIT ?) AS stored`,
+  ];
+  const params: SqlParam[] = [...stored.params, take];
+  if (derived) {
+    selects.push(
+      `SELECT * FROM (SELECT ${DERIVED_COLUMNS} FROM events WHERE ${derived.where.join(' AND ')} ORDER BY events.id DESC LIMIT ?) AS derived`,
+    );
+    params.push(...derived.params, take);
+  }
+  const rows = await db.all<ReceiptRow>(`${selects.join(' UNION ALL ')} ORDER BY id DESC LIMIT ?`, [...params, take]);
+  const hasMore = rows.length > f.limit;
+  return { rows: hasMore ? rows.slice(0, f.limit) : rows, hasMore };
+}
+
+/**
+ * Intake requests refused (HTTP status 400 or above) since `since`, by endpoint and error code:
+ * the stored receipts of refused requests plus the ones only tallied (beyond the per-endpoint
+ * receipt budget, migration 0100). The one count of refusals every read shows.
+ */
+async function refusedByEndpoint(
+  db: Db,
+  shopId: string,
+  since: number,
+  endpointId?: string,
+): Promise<Map<string, Record<string, number>>> {
+  const byEndpoint = endpointId ? ' AND endpoint_id = ?' : '';
+  const params: SqlParam[] = endpointId ? [shopId, since, endpointId] : [shopId, since];
+  const [stored, tallied] = await Promise.all([
+    db.all<{ endpoint_id: string; code: string | null; n: number | string }>(
+      `SELECT endpoint_id, error_code AS code, COUNT(*) AS n FROM receipts
+        WHERE shop_id = ? AND received_at >= ? AND http_status >= 400${byEndpoint} GROUP BY endpoint_id, error_code`,
+      params,
+    ),
+    db.all<{ endpoint_id: string; code: string; n: number | string }>(
+      `SELECT endpoint_id, error_code AS code, SUM(count) AS n FROM intake_rejection_tallies
+        WHERE shop_id = ? AND minute_start >= ?${byEndpoint} GROUP BY endpoint_id, error_code`,
+      params,
+    ),
+  ]);
+  const out = new Map<string, Record<string, number>>();
+  for (const r of [...stored, ...tallied]) {
+    const codes = out.get(r.endpoint_id) ?? {};
+    const code = r.code ?? 'unknown';
+    codes[code] = (codes[code] ?? 0) + Number(r.n);
+    out.set(r.endpoint_id, codes);
+  }
+  return out;
+}
+
+/** Intake requests refused since `since`, by error code (the shop's, or one endpoint's). */
 export async function rejectedIntakeCounts(
   db: Db,
   shopId: string,
   since: number,
   endpointId?: string,
 ): Promise<Record<string, number>> {
-  const byEndpoint = endpointId ? ' AND endpoint_id = ?' : '';
-  const params: SqlParam[] = endpointId ? [shopId, since, endpointId] : [shopId, since];
-  const [stored, tallied] = await Promise.all([
-    db.all<{ code: string | null; n: number | string }>(
-      `SELECT error_code AS code, COUNT(*) AS n FROM receipts
-        WHERE shop_id = ? AND received_at >= ? AND http_status >= 400${byEndpoint} GROUP BY error_code`,
-      params,
-    ),
-    db.all<{ code: string; n: number | string }>(
-      `SELECT error_code AS code, SUM(count) AS n FROM intake_rejection_tallies
-        WHERE shop_id = ? AND minute_start >= ?${byEndpoint} GROUP BY error_code`,
-      params,
-    ),
-  ]);
   const out: Record<string, number> = {};
-  for (const r of [...stored, ...tallied]) {
-    const code = r.code ?? 'unknown';
-    out[code] = (out[code] ?? 0) + Number(r.n);
-  }
+  for (const codes of (await refusedByEndpoint(db, shopId, since, endpointId)).values())
+    for (const [code, n] of Object.entries(codes)) out[code] = (out[code] ?? 0) + n;
+  return out;
+}
+
+/** Refused requests as every read shows them: how many, by error code, and the operation that lists them. */
+export interface RefusalCounts {
+  total: number;
+  by_error_code: Record<string, number>;
+  operation: 'listReceipts';
+}
+
+export function refusalCounts(byCode: Record<string, number>): RefusalCounts {
+  const codes = Object.keys(byCode).sort();
+  return {
+    total: codes.reduce((sum, c) => sum + (byCode[c] ?? 0), 0),
+    by_error_code: Object.fromEntries(codes.map((c) => [c, byCode[c] as number])),
+    operation: 'listReceipts',
+  };
+}
+
+/** The refusals of the last 24 hours (the shop's, or one endpoint's), as setup and diagnostics show them. */
+export async function refusedWindow(db: Db, shopId: string, now: number, endpointId?: string) {
+  const hours = 24;
+  return {
+    window_hours: hours,
+    ...refusalCounts(await rejectedIntakeCounts(db, shopId, now - hours * 3_600_000, endpointId)),
+  };
+}
+
+/** Refusals since `since` of each endpoint of the shop (endpoints without any are absent). */
+export async function refusalCountsByEndpoint(
+  db: Db,
+  shopId: string,
+  since: number,
+  endpointId?: string,
+): Promise<Map<string, RefusalCounts>> {
+  const out = new Map<string, RefusalCounts>();
+  for (const [id, codes] of await refusedByEndpoint(db, shopId, since, endpointId)) out.set(id, refusalCounts(codes));
   return out;
 }
 

@@ -3,6 +3,7 @@
 import { handleForVariant } from '../handoff/triggers.ts';
 import { TRIGGER_VARIANTS } from '../store/tables/endpoints.ts';
 import { readinessChecks, callerShopRow } from './readiness.ts';
+import { refusedWindow } from './receipts.ts';
 import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';
 
@@ -22,6 +23,7 @@ export async function readSetup({ ctx }: { ctx: OperationContext }) {
     [p.shopId],
   );
   const checks = await readinessChecks(db, p.shopId, config.publicUrl, now);
+  const refused = await refusedWindow(db, p.shopId, now);
   const iso = (ms: number | null | undefined) =>
     ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
   return {
@@ -47,6 +49,7 @@ export async function readSetup({ ctx }: { ctx: OperationContext }) {
       archived: live.filter((e) => e.status === 'archived').length,
       deleted: eps.length - live.length,
     },
+    refused_24h: refused,
     last_event_at: iso(last?.received_at),
     last_delivered_at: iso(last?.delivered_at),
     ready: checks.every((c) => c.status !== 'fail'),

@@ -5,6 +5,7 @@ import { DEFAULTS, ENV } from '../../../api/src/config.ts';
 import { errorDocsPath } from '../../../api/src/docs-paths.ts';
 import { ERROR_CATALOG, type ErrorCode } from '../../../api/src/errors/catalog.ts';
 import { INTAKE_SUPPORT_CODES, intakeSupportCode } from '../../../api/src/errors/codes/intake.ts';
+import { AUTH_FAILURE_CHECK_TEXT, AUTH_FAILURE_CHECKS } from '../../../api/src/errors/auth-failure.ts';
 import { FLOW_PAYLOAD_LIMIT_BYTES } from '../../../api/src/handoff/payload.ts';
 import {
   EVENT_STATE_DESCRIPTIONS,
@@ -62,6 +63,14 @@ export function renderIntakeLimitsTable(): string {
         refusal('flow_payload_too_large'),
       ],
     ],
+  );
+}
+
+/** Every `failure.check` a refused request's receipt can carry, in the order intake checks. */
+export function renderAuthFailureChecks(): string {
+  return table(
+    ['`failure.check`', 'What failed'],
+    AUTH_FAILURE_CHECKS.map((c) => [code(c), AUTH_FAILURE_CHECK_TEXT[c]]),
   );
 }
 

@@ -161,7 +161,12 @@ export async function recordExamples(): Promise<Recordings> {
     await settle();
     advance(5_000);
     await intake('duplicate_suppressed', 'The same event again: deduped on its id', sample);
-    await intake('bad_signature', 'Refused: the signature does not match', sample, `sha256=${'0'.repeat(64)}`);
+    const refused = await intake(
+      'bad_signature',
+      'Refused: the signature does not match',
+      sample,
+      `sha256=${'0'.repeat(64)}`,
+    );
     const eventId = accepted.event_id as string;
     const receiptId = accepted.receipt_id as string;
 
@@ -193,6 +198,20 @@ export async function recordExamples(): Promise<Recordings> {
     await api('getEvent', 'delivered', 'A delivered event with its timeline', 'GET', `/agent/v1/events/${eventId}`);
     await api('getEventReceipt', 'receipt', 'The receipt of an event', 'GET', `/agent/v1/events/${eventId}/receipt`);
     await api('getReceipt', 'receipt', 'A receipt by id', 'GET', `/agent/v1/receipts/${receiptId}`);
+    await api(
+      'getReceipt',
+      'refused',
+      'A refused request’s receipt: which check failed',
+      'GET',
+      `/agent/v1/receipts/${refused.receipt_id}`,
+    );
+    await api(
+      'listReceipts',
+      'refused',
+      'Requests the shop’s endpoints refused',
+      'GET',
+      '/agent/v1/receipts?result=refused',
+    );
     await api('getDiagnostics', 'diagnostics', 'Diagnostics of the shop', 'GET', '/agent/v1/diagnostics');
     await api('listIncidents', 'incidents', 'Open incidents', 'GET', '/agent/v1/incidents');
 

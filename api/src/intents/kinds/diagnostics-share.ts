@@ -6,6 +6,7 @@ import { joinUrl } from '../../docs-paths.ts';
 import { newId } from '../../ids.ts';
 import { problemEventsOf } from '../../reads/diagnostics-share.ts';
 import { recentShopReceipts } from '../../reads/receipts.ts';
+import { receiptFailure } from '../../errors/auth-failure.ts';
 import { readinessChecks } from '../../reads/readiness.ts';
 import { randomToken, sha256Hex } from '../../lib/crypto.ts';
 import { type EndpointRow, listLiveShopEndpoints } from '../../store/tables/endpoints.ts';
@@ -34,7 +35,7 @@ export const SHARE_INCLUDED = [
   'Shop domain, plan and Shopify connection status',
   'Endpoint configuration snapshots (name, sender label, trigger variant, auth mode and its non-secret parameters, mapping, status, config version)',
   'The last 4 characters of each endpoint secret (never the secret)',
-  'Recent receipt facts: time, auth result, validation result, dedupe decision, config version, HTTP status, error and support codes, body size',
+  'Recent receipt facts: time, auth result, validation result, dedupe decision, config version, HTTP status, error and support codes, body size, and for a refused request which check failed (never the secret, signature or body)',
   'Failed, no-workflow and held events: ids, states, error and support codes, attempt counts',
   'Readiness checks (shop connection, endpoint status, trigger handles, recent delivery outcomes)',
 ] as const;
@@ -101,7 +102,10 @@ export const diagnosticsShareKind: IntentKindDef<DiagnosticsShareParams> = {
     const hours = params.expires_in_hours ?? DEFAULT_SHARE_HOURS;
     const receiptLimit = params.receipt_limit ?? DEFAULT_RECEIPT_LIMIT;
     const receipts = (await recentShopReceipts(kc.db, kc.shop.id, { endpointIds: ids, limit: receiptLimit })).map(
-      ({ request_id: _request, shop_id: _shop, body_sha256: _hash, ...r }) => r,
+      ({ request_id: _request, shop_id: _shop, body_sha256: _hash, failure, ...r }) => ({
+        ...r,
+        failure: receiptFailure(failure, r.error_code),
+      }),
     );
     const problems = await problemEventsOf(kc.db, kc.shop.id, ids);
     const supportCodes = [

@@ -2,7 +2,7 @@
 // snapshot without secrets, recent receipt facts and support codes. The same
 // facts a diagnostics share freezes; nothing here may be private.
 import { z } from '@hono/zod-openapi';
-import { ReadinessCheckSchema, ShopConnectionFields } from '../read-checks.ts';
+import { ReadinessCheckSchema, RefusalCountsSchema, ShopConnectionFields } from '../read-checks.ts';
 import { Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
 import { defineRead } from '../define.ts';
 import { readDiagnostics } from '../../reads/diagnostics.ts';
@@ -48,6 +48,11 @@ export const Diagnostics = z
           .describe('Events that did not go through, counted by support code.'),
       })
       .describe('Events received in the last 24 hours.'),
+    refused_24h: RefusalCountsSchema.extend({
+      window_hours: z.number().int().describe('Length of the window counted, in hours (24).'),
+    }).describe(
+      'Requests refused at intake in the last 24 hours, by error code (of the endpoint when `endpoint_id` is given). List them with `listReceipts` (`result=refused`).',
+    ),
     recent_receipts: z
       .array(
         z.object({

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { Timestamp } from '../read-schemas.ts';
+import { RefusalCountsSchema } from '../read-checks.ts';
 
 export const EndpointView = z
   .object({
@@ -51,8 +52,8 @@ export const EndpointView = z
         by_state: z
           .record(z.string(), z.number().int())
           .describe('Event count per lifecycle state (e.g. `{"delivered": 12, "failed": 1}`).'),
+        refused: RefusalCountsSchema.describe('Requests refused at intake in the same window, by error code.'),
       })
-
-      .describe('Events received in the last 24 hours, by lifecycle state.'),
+      .describe('The last 24 hours: events received by lifecycle state, and requests refused by error code.'),
   })
   .openapi('Endpoint');

@@ -28,6 +28,17 @@ const Query = z.object({
     .max(300)
     .optional()
     .openapi(q('external_event_id', "The sender's event id, exact match.")),
+  resource_id: z
+    .string()
+    .max(100)
+    .optional()
+    .openapi({
+      ...q(
+        'resource_id',
+        "The Shopify resource id the endpoint's mapping extracted (`resource_id_path`): digits, which match the id however the sender sent it, or a GID (`gid://shopify/Order/…`), which matches that GID and the bare number. An order NUMBER (`#2002`) is not an id and is not stored: look the order id up in Shopify first.",
+      ),
+      example: '5623452345',
+    }),
   received_after: z.iso
     .datetime({ offset: true })
     .optional()
@@ -57,7 +68,7 @@ export const listEventsOperation = defineRead({
   path: '/events',
   summary: 'List events',
   description:
-    'Event history, newest first (`order=asc`: oldest first), with filters (endpoint, state, sender, event type, support code, external id, time range, replay availability) and cursor paging. Follow `page.next_cursor` with the same `order`: pages are stable while new events arrive, so every event that existed when paging started is returned exactly once; events received meanwhile appear on a fresh first page (newest first) or at the end (oldest first). Payload bodies are never returned.',
+    'Event history, newest first (`order=asc`: oldest first), with filters (endpoint, state, sender, event type, support code, external id, Shopify resource id, time range, replay availability) and cursor paging. Follow `page.next_cursor` with the same `order`: pages are stable while new events arrive, so every event that existed when paging started is returned exactly once; events received meanwhile appear on a fresh first page (newest first) or at the end (oldest first). Payload bodies are never returned.',
   family: 'events',
   scope: 'events:read',
   meter: 'rich_read',
@@ -66,7 +77,7 @@ export const listEventsOperation = defineRead({
   mcp: {
     title: 'Find events',
     description:
-      'Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, time range or whether they can be replayed. Follow next_cursor for more.',
+      "Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, the sender's event id, the Shopify resource id (an order's id, not its number), time range or whether they can be replayed. Follow next_cursor for more.",
   },
   run: async ({ ctx, input }) => listEventsPage({ ctx, input }),
 });

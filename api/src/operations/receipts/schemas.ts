@@ -1,6 +1,34 @@
 import { z } from '@hono/zod-openapi';
 import { AUTH_MODES } from '../../store/tables/endpoints.ts';
 import { Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
+import { AUTH_FAILURE_CHECK_TEXT, AUTH_FAILURE_CHECKS } from '../../errors/auth-failure.ts';
+
+const nullableCount = (description: string) => z.number().int().nullable().describe(description);
+
+export const ReceiptFailure = z
+  .object({
+    check: z
+      .enum(AUTH_FAILURE_CHECKS as [string, ...string[]])
+      .describe(
+        `Which authentication check refused the request (stable): ${AUTH_FAILURE_CHECKS.map((c) => `\`${c}\`: ${AUTH_FAILURE_CHECK_TEXT[c]}`).join(' ')}`,
+      ),
+    detail: z
+      .string()
+      .describe(
+        'What was wrong, in plain words (header name, lengths, how far off, how many secrets were tried): never the secret, the signature value or the body.',
+      ),
+    header: nullableText('The header that was checked (lower case); null when none.'),
+    tolerance_sec: nullableCount(
+      "The endpoint's timestamp tolerance in seconds, for timestamp checks; otherwise null.",
+    ),
+    timestamp_offset_sec: nullableCount(
+      "For `timestamp_outside_tolerance`: the signed timestamp minus Flowport's clock, in seconds (negative: in the past); otherwise null.",
+    ),
+    active_secrets: nullableCount(
+      'How many active secrets the value was compared with (2 during a rotation overlap, 0 when none is set); null when no comparison was made.',
+    ),
+  })
+  .openapi('ReceiptFailure');
 
 export const Receipt = z
   .object({
@@ -31,7 +59,12 @@ export const Receipt = z
     error_code: nullableText('Catalog error code when intake refused the request; null when accepted.'),
     support_code: nullableText('Short code to quote to support when refused; null when accepted.'),
     body_size: wholeNumber('Size of the request body in bytes.'),
-    body_sha256: nullableText('SHA-256 of the body (hex); null when no body was read.'),
+    body_sha256: nullableText(
+      'SHA-256 of the body as received (hex), refused requests included; null when no body was read (refused before reading it, or it never arrived whole).',
+    ),
+    failure: ReceiptFailure.nullable().describe(
+      'For a request refused by authentication (`auth_result` `failed` or `missing`): which check failed and why. Null for accepted requests and for refusals at other stages (their `error_code` says why).',
+    ),
     handoff: z
       .object({
         state: z.string().describe("The event's lifecycle state now (e.g. `queued`, `delivered`)."),

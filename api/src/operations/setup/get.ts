@@ -1,6 +1,6 @@
 // GET /agent/v1/setup — is this shop ready to move events into Flow, and what is missing.
 import { z } from '@hono/zod-openapi';
-import { ReadinessCheckSchema, ShopConnectionFields } from '../read-checks.ts';
+import { ReadinessCheckSchema, RefusalCountsSchema, ShopConnectionFields } from '../read-checks.ts';
 import { Timestamp } from '../read-schemas.ts';
 import { defineRead } from '../define.ts';
 import { readSetup } from '../../reads/setup.ts';
@@ -39,6 +39,11 @@ export const Setup = z
         deleted: z.number().int().describe('Endpoints deleted.'),
       })
       .describe('Endpoint counts by status.'),
+    refused_24h: RefusalCountsSchema.extend({
+      window_hours: z.number().int().describe('Length of the window counted, in hours (24).'),
+    }).describe(
+      'Requests refused at intake in the last 24 hours, by error code: they are not events, so the event counts and `last_event_at` leave them out. List them with `listReceipts` (`result=refused`).',
+    ),
     last_event_at: Timestamp.nullable().describe('When the last event was received; null if none yet.'),
     last_delivered_at: Timestamp.nullable().describe(
       'When the most recently received event was delivered to Flow; null if it has not been (yet) or there is none.',

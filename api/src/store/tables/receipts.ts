@@ -22,6 +22,7 @@ const RECEIPT_COLUMNS = [
   'support_code',
   'body_size',
   'body_sha256',
+  'failure',
 ] as const;
 
 /** Writes a batch's receipt rows (RECEIPT_COLUMNS order), just before its COMMIT. */
