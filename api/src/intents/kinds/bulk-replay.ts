@@ -44,16 +44,20 @@ export interface BulkReplayParams {
   /** Events that ended `no_workflow` and were received at or after this moment (a workflow was off since). */
   no_workflow_since?: string;
   acknowledge_recent_delivery?: boolean;
+  /** Include recovered events (a replay of each reached Flow); left out and counted otherwise (ADR 0420). */
+  acknowledge_recovered?: boolean;
   note?: string;
 }
 
 /** Why an event the filter matched would not be replayed. */
-export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed';
+export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed' | 'already_recovered';
 
 export const BULK_REFUSAL_CODE: Record<BulkRefusal, ErrorCode> = {
   ...REPLAY_REFUSAL_CODE,
   recent_delivery: 'replay_recent_delivery',
   already_replayed: 'event_not_replayable',
+  // Only the runner refuses it: an event recovered after the preview (the preview leaves them out, `excluded`).
+  already_recovered: 'event_already_recovered',
 };
 
 const ms = (value: string | undefined, name: string): number | null => {
@@ -81,6 +85,8 @@ export interface Selection {
   refusedSample: { event_id: string; reason: BulkRefusal }[];
   /** Eligible events Flow received or may have (delivered, or calls that went unanswered). */
   mayHaveRun: number;
+  /** Matched events left out before any refusal: recovered ones, unless acknowledged (ADR 0420). */
+  excluded: { recovered: number };
 }
 
 type Candidate = Pick<
@@ -95,6 +101,7 @@ type Candidate = Pick<
   | 'received_at'
   | 'replay_of'
   | 'possible_duplicate_deliveries'
+  | 'recovered_by'
 > & { has_body: number };
 
 /** The events a filter matches, oldest first, and which of them would be replayed. */
@@ -145,7 +152,8 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
   );
   const unacknowledged = (ev: Candidate) =>
     ev.delivered_at !== null && kc.now - Number(ev.delivered_at) < windowMs && p.acknowledge_recent_delivery !== true;
-  const sel = sortOut(rows, { unavailable: available, held, unacknowledged, replayed });
+  const recovered = (ev: Candidate) => ev.recovered_by !== null && p.acknowledge_recovered !== true;
+  const sel = sortOut(rows, { recovered, unavailable: available, held, unacknowledged, replayed });
   const eligible = new Set(sel.eligible);
   sel.mayHaveRun = rows.filter((ev) => eligible.has(ev.id) && mayHaveRun(ev)).length;
   return sel;
@@ -181,6 +189,7 @@ function idempotencyWarning(count: number, mayHaveRunCount: number): string {
 function sortOut(
   rows: readonly Candidate[],
   c: {
+    recovered: (ev: Candidate) => boolean;
     unavailable: (ev: Candidate) => BulkRefusal | null;
     held: ReadonlyMap<string, unknown>;
     unacknowledged: (ev: Candidate) => boolean;
@@ -194,12 +203,17 @@ function sortOut(
     refused: {},
     refusedSample: [],
     mayHaveRun: 0,
+    excluded: { recovered: 0 },
   };
   const refuse = (id: string, reason: BulkRefusal) => {
     sel.refused[reason] = (sel.refused[reason] ?? 0) + 1;
     if (sel.refusedSample.length < BULK_REPLAY_SAMPLE) sel.refusedSample.push({ event_id: id, reason });
   };
   for (const ev of rows) {
+    if (c.recovered(ev)) {
+      sel.excluded.recovered++;
+      continue;
+    }
     const unavailable = c.unavailable(ev);
     if (unavailable) {
       refuse(ev.id, unavailable);
@@ -214,7 +228,8 @@ function sortOut(
       refuse(ev.id, 'recent_delivery');
       continue;
     }
-    if (c.replayed.has(ev.id)) {
+    // An acknowledged recovered event was replayed by definition: the acknowledgement covers that.
+    if (c.replayed.has(ev.id) && ev.recovered_by === null) {
       refuse(ev.id, 'already_replayed');
       continue;
     }
@@ -259,8 +274,13 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
     // frozen: those another replay holds by then are skipped, each with its reason (ADR 0410).
     if (kc.confirming ? sel.frozen.length === 0 : count === 0)
       throw new AppError('bulk_replay_no_events', {
-        detail: `No event matching the filter can be replayed (${sel.matched} matched, ${refusedTotal} would be refused). See refused for why.`,
-        extra: { matched: sel.matched, refused: sel.refused, refused_sample: sel.refusedSample },
+        detail: `No event matching the filter can be replayed (${sel.matched} matched, ${sel.excluded.recovered} left out as already recovered, ${refusedTotal} would be refused). See excluded and refused for why.`,
+        extra: {
+          matched: sel.matched,
+          excluded: sel.excluded,
+          refused: sel.refused,
+          refused_sample: sel.refusedSample,
+        },
       });
     const replaysLeft = Math.max(0, replays.limit - replays.used);
     const executionsLeft = Math.max(0, executions.limit - executions.used);
@@ -272,6 +292,13 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
       warnings.push(
         `The plan has ${replaysLeft} replays and ${executionsLeft} executions left this month; the events past that are refused (replay_limit_reached or plan_limit_reached) and counted in the results.`,
       );
+    const left = sel.excluded.recovered;
+    if (left > 0)
+      warnings.push(
+        `${left} matching event${left === 1 ? ' is' : 's are'} left out: already recovered (a replay of ${left === 1 ? 'it' : 'each'} reached Flow; see recovered_by). Preview again with acknowledge_recovered: true only if another workflow run is intended.`,
+      );
+    if (params.acknowledge_recovered === true)
+      warnings.push('Acknowledged: recovered events (a replay of each already reached Flow) are replayed again.');
     if (params.acknowledge_recent_delivery === true)
       warnings.push('Acknowledged: events delivered to Flow minutes ago are replayed too.');
     const inFlight = sel.refused.replay_in_flight ?? 0;
@@ -300,6 +327,7 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
         details: {
           filter: filterOf(params),
           matched: sel.matched,
+          excluded: sel.excluded,
           count,
           sample_event_ids: sel.eligible.slice(0, BULK_REPLAY_SAMPLE),
           refused: { total: refusedTotal, by_reason: sel.refused, sample: sel.refusedSample },

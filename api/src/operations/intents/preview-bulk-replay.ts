@@ -20,6 +20,12 @@ export const BulkReplayIntentBody = z
       .boolean()
       .optional()
       .describe('Include events delivered to Flow minutes ago (otherwise refused as recent deliveries).'),
+    acknowledge_recovered: z
+      .boolean()
+      .optional()
+      .describe(
+        'Include recovered events (a replay of each already reached Flow: `recovered_by` set). Left out otherwise, and counted in `details.excluded.recovered`.',
+      ),
     note: z.string().max(500).optional().describe('Why (kept with the audit entries).'),
   })
   .strict()
