@@ -88,38 +88,8 @@ export function recoveryOptions(
 ): RecoveryOption[] {
   const url = (p: string) => joinUrl(publicUrl, p);
   const replay = eventReplay(row, facts);
-  const first: RecoveryOption[] = [];
+  const first: RecoveryOption[] = leadingOption(row, readiness, url);
   const out: RecoveryOption[] = [];
-  const workflowOn = readiness.enabled === 'yes';
-  if (row.recovered_by) {
-    first.push({
-      action: 'inspect_recovery',
-      available: true,
-      description: `${recoveredInWords(row)} Read that replay (getEvent ${row.recovered_by}) and check its run in Shopify Flow.`,
-      docs_url: url(DOCS_PATHS.replay),
-      required_scope: 'events:read',
-      operation: 'getEvent',
-    });
-  } else if (row.state === 'delivered') {
-    first.push({
-      action: 'verify_in_flow',
-      available: true,
-      description:
-        "Shopify Flow accepted the trigger. Check the workflow's run history in Shopify Flow to see what the run did; nothing needs replaying for the event to reach Flow.",
-      docs_url: url(DOCS_PATHS.flowTrigger),
-      required_scope: null,
-      operation: null,
-    });
-  } else if (row.state === 'no_workflow' && !workflowOn) {
-    first.push({
-      action: 'deploy_trigger_and_workflow',
-      available: true,
-      description: `${readiness.enabled === 'no' ? `Flow said at ${new Date(readiness.since).toISOString()} that no enabled workflow uses this trigger. ` : ''}Deploy the Flowport trigger extension and turn on a workflow that uses it, then replay this event.`,
-      docs_url: url(DOCS_PATHS.flowTrigger),
-      required_scope: null,
-      operation: null,
-    });
-  }
   if (row.state !== 'rejected' && row.state !== 'duplicate_suppressed') {
     out.push({
       action: 'replay',
@@ -184,6 +154,42 @@ export function recoveryOptions(
     });
   }
   return [...first, ...out];
+}
+
+/** The move a recovered, delivered or workflow-less no_workflow event leads with (none for the others). */
+function leadingOption(row: EventRow, readiness: FlowReadiness, url: (p: string) => string): RecoveryOption[] {
+  const first: RecoveryOption[] = [];
+  const workflowOn = readiness.enabled === 'yes';
+  if (row.recovered_by) {
+    first.push({
+      action: 'inspect_recovery',
+      available: true,
+      description: `${recoveredInWords(row)} Read that replay (getEvent ${row.recovered_by}) and check its run in Shopify Flow.`,
+      docs_url: url(DOCS_PATHS.replay),
+      required_scope: 'events:read',
+      operation: 'getEvent',
+    });
+  } else if (row.state === 'delivered') {
+    first.push({
+      action: 'verify_in_flow',
+      available: true,
+      description:
+        "Shopify Flow accepted the trigger. Check the workflow's run history in Shopify Flow to see what the run did; nothing needs replaying for the event to reach Flow.",
+      docs_url: url(DOCS_PATHS.flowTrigger),
+      required_scope: null,
+      operation: null,
+    });
+  } else if (row.state === 'no_workflow' && !workflowOn) {
+    first.push({
+      action: 'deploy_trigger_and_workflow',
+      available: true,
+      description: `${readiness.enabled === 'no' ? `Flow said at ${new Date(readiness.since).toISOString()} that no enabled workflow uses this trigger. ` : ''}Deploy the Flowport trigger extension and turn on a workflow that uses it, then replay this event.`,
+      docs_url: url(DOCS_PATHS.flowTrigger),
+      required_scope: null,
+      operation: null,
+    });
+  }
+  return first;
 }
 
 /** The replay option's words: what a replay does to this event, and why it is or is not available. */

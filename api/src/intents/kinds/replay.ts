@@ -70,7 +70,7 @@ async function assertNotRecovered(kc: KindContext, ev: EventRow, params: ReplayP
   const by = await findShopEvent<{ delivered_at: number | null }>(kc.db, kc.shop.id, ev.recovered_by);
   const at = by?.delivered_at ?? null;
   throw new AppError('event_already_recovered', {
-    detail: `Event ${ev.id} is already recovered: ${recoveredDetail(ev.recovered_by, at)}`,
+    detail: `Event ${ev.id} cannot be replayed without acknowledgement. ${recoveredDetail(ev.recovered_by, at)}`,
     reason: 'A replay of this sender event already reached Flow; acknowledgement required.',
     extra: { event_id: ev.id, recovered_by: ev.recovered_by, recovered_at: iso(at) },
   });
