@@ -7,7 +7,9 @@
 // a workflow Flow says is enabled. Real HTTP through the app, both stores.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { STORED_TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
 import { handleForVariant } from '../../api/src/handoff/triggers.ts';
+import { BACKFILL_TERMINAL_STATES, backfillRecoveredBy } from '../../api/src/store/tables/events/deliver.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api, confirm, deliveredEvent, eventState, sendSigned, waitDelivered, waitFor } from '../intents/helpers.ts';
 import { setWorkflow } from '../shopify/helpers.ts';
@@ -241,5 +243,20 @@ describe('recovered events', () => {
     const meter = usage.json.meters.find((m: { meter: string }) => m.meter === 'accepted_events');
     expect(meter.used).toBe(counts.accepted);
     expect(counts.description).toMatch(/duplicate/);
+  });
+});
+
+describe('migration 1700 backfill', () => {
+  it('settles existing families with the same statement, over the same terminal states', async () => {
+    expect(BACKFILL_TERMINAL_STATES).toEqual([...STORED_TERMINAL_STATES]);
+    const { db } = server.runtime.services;
+    // Families as they were before the column existed.
+    await db.run('UPDATE events SET recovered_by = NULL WHERE shop_id = ?', [server.sandbox?.shop_id as string]);
+    expect((await get(A)).recovered_by).toBeNull();
+    await db.tx((tx) => backfillRecoveredBy(tx));
+    expect((await get(A)).recovered_by).toBe(A1);
+    expect((await get(C)).recovered_by).toBe(C2);
+    expect((await get(C1)).recovered_by).toBe(C2);
+    for (const id of [D, A1, C2, dup]) expect((await get(id)).recovered_by, id).toBeNull();
   });
 });
