@@ -11,7 +11,16 @@ import { STORED_TERMINAL_STATES } from '../../api/src/handoff/outcomes.ts';
 import { handleForVariant } from '../../api/src/handoff/triggers.ts';
 import { BACKFILL_TERMINAL_STATES, backfillRecoveredBy } from '../../api/src/store/tables/events/deliver.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { api, confirm, deliveredEvent, eventState, sendSigned, waitDelivered, waitFor } from '../intents/helpers.ts';
+import {
+  api,
+  confirm,
+  deliveredEvent,
+  eventState,
+  failedEvents,
+  sendSigned,
+  waitDelivered,
+  waitFor,
+} from '../intents/helpers.ts';
 import { setWorkflow } from '../shopify/helpers.ts';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -258,5 +267,38 @@ describe('migration 1700 backfill', () => {
     expect((await get(C)).recovered_by).toBe(C2);
     expect((await get(C1)).recovered_by).toBe(C2);
     for (const id of [D, A1, C2, dup]) expect((await get(id)).recovered_by, id).toBeNull();
+  });
+});
+
+describe('a bulk replay run', () => {
+  it('skips an event recovered after its confirmation (event_already_recovered), replays the rest', async () => {
+    // One replay a second: the second event's turn comes a second after the first's.
+    const s = await startTestServer({ env: { FLOWPORT_BULK_REPLAY_RATE: '1' } });
+    try {
+      const sb = s.sandbox!;
+      const [e1, e2] = (await failedEvents(s.runtime.services, sb.shop_id, sb.endpoint_id, 2, {
+        errorCode: 'run_skips_recovered',
+      })) as [string, string];
+      const preview = await api(s, sb.grant_token, 'POST', '/agent/v1/bulk-replay-intents', {
+        error_code: 'run_skips_recovered',
+      });
+      expect(preview.status, preview.text).toBe(201);
+      expect(preview.json.preview.details.count).toBe(2);
+      const done = await confirm(s, sb.grant_token, preview.json.id);
+      expect(done.status, done.text).toBe(200);
+      // Meanwhile another replay of e2's sender event reached Flow (written as the outcome recorder would).
+      await s.runtime.services.db.run('UPDATE events SET recovered_by = ? WHERE id = ?', [e1, e2]);
+      const items = await waitFor(async () => {
+        const r = await api(s, sb.grant_token, 'GET', `/agent/v1/action-intents/${preview.json.id}/items`);
+        return r.json.data.every((i: { status: string }) => i.status !== 'pending') ? r.json.data : undefined;
+      });
+      expect(items.map((i: { event_id: string; status: string }) => [i.event_id, i.status])).toEqual([
+        [e1, 'replayed'],
+        [e2, 'refused'],
+      ]);
+      expect(items[1].reason).toBe('event_already_recovered');
+    } finally {
+      await s.close();
+    }
   });
 });
