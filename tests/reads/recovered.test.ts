@@ -42,10 +42,10 @@ afterAll(async () => {
 });
 
 const shop = () => server.sandbox?.shop_domain as string;
-let clock = Date.now() - 600_000;
-/** Turns the sandbox workflow on or off; Flow's lifecycle callback follows, dated after the last one. */
+let clock = 0;
+/** Turns the sandbox workflow on or off; Flow's lifecycle callback follows, dated now (after the last one). */
 async function workflow(enabled: boolean) {
-  clock += 1000;
+  clock = Math.max(clock + 1, Date.now());
   const r = await setWorkflow(server, shop(), handle, enabled, new Date(clock).toISOString());
   expect(r.flowport_status).toBe(200);
 }
@@ -300,5 +300,41 @@ describe('a bulk replay run', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('the no_workflow window of a bulk replay', () => {
+  it('ends when Flow said the workflow is enabled again (null while still off); no_workflow_until ends it by hand', async () => {
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    // The story above turned the workflow on again (Flow's lifecycle callback dated `clock`).
+    const on = await api(server, token, 'POST', '/agent/v1/bulk-replay-intents', {
+      no_workflow_since: since,
+      acknowledge_recovered: true,
+    });
+    expect(on.status, on.text).toBe(201);
+    expect(on.json.preview.details.no_workflow_window).toEqual({
+      since,
+      until: new Date(clock).toISOString(),
+      until_source: 'flow_lifecycle',
+    });
+    await api(server, token, 'POST', `/agent/v1/action-intents/${on.json.id}/cancel`);
+    // Ended by hand before any event: nothing matches.
+    const early = await api(server, token, 'POST', '/agent/v1/bulk-replay-intents', {
+      no_workflow_since: since,
+      no_workflow_until: new Date(Date.now() - 3_000_000).toISOString(),
+      acknowledge_recovered: true,
+    });
+    expect(early.status, early.text).toBe(409);
+    expect(early.json.matched).toBe(0);
+    // Turned off again: the window is open.
+    await workflow(false);
+    const off = await api(server, token, 'POST', '/agent/v1/bulk-replay-intents', {
+      no_workflow_since: since,
+      acknowledge_recovered: true,
+    });
+    expect(off.status, off.text).toBe(201);
+    expect(off.json.preview.details.no_workflow_window).toEqual({ since, until: null, until_source: null });
+    await api(server, token, 'POST', `/agent/v1/action-intents/${off.json.id}/cancel`);
+    await workflow(true);
   });
 });

@@ -10,6 +10,8 @@ import { type ReplayUnavailableReason, replayAvailability } from '../../handoff/
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { Db } from '../../store/db.ts';
 import { findShopEndpoint, listShopEndpointRows } from '../../store/tables/endpoints.ts';
+import { flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
+import { handleForVariant } from '../../handoff/triggers.ts';
 import { listBulkReplayCandidates, listShopReplayedOriginals } from '../../store/tables/events/intents.ts';
 import {
   insertBulkReplayItems,
@@ -43,6 +45,11 @@ export interface BulkReplayParams {
   error_code?: string;
   /** Events that ended `no_workflow` and were received at or after this moment (a workflow was off since). */
   no_workflow_since?: string;
+  /**
+   * The end of that window (events received before it). Default: when Flow's lifecycle callback
+   * said an enabled workflow uses every trigger in play again; open (now) while it has not.
+   */
+  no_workflow_until?: string;
   acknowledge_recent_delivery?: boolean;
   /** Include recovered events (a replay of each reached Flow); left out and counted otherwise (ADR 0420). */
   acknowledge_recovered?: boolean;
@@ -87,6 +94,37 @@ export interface Selection {
   mayHaveRun: number;
   /** Matched events left out before any refusal: recovered ones, unless acknowledged (ADR 0420). */
   excluded: { recovered: number };
+  /** The no_workflow window the filter covered (null without `no_workflow_since`/`no_workflow_until`). */
+  window: NoWorkflowWindow | null;
+}
+
+/** When the workflow was off, as the bulk replay applies it: its start, its end and who said the end. */
+export interface NoWorkflowWindow {
+  since: string | null;
+  until: string | null;
+  /** `filter`: no_workflow_until; `flow_lifecycle`: Flow said an enabled workflow uses the triggers again; null: open. */
+  until_source: 'filter' | 'flow_lifecycle' | null;
+}
+
+/**
+ * When Flow said an enabled workflow uses every trigger of the filter's endpoints again, after
+ * `since`: the latest such signal; null while one of them has no enabled workflow (or Flow never
+ * said), so the window is still open.
+ */
+async function workflowBackAt(kc: KindContext, db: Db, endpointId: string | undefined, since: number | null) {
+  const endpoints = (await listShopEndpointRows(db, kc.shop.id)).filter(
+    (e) => !e.deleted_at && (endpointId ? e.id === endpointId : e.status === 'active'),
+  );
+  const handles = [...new Set(endpoints.map((e) => handleForVariant(e.trigger_variant)))];
+  if (handles.length === 0) return null;
+  const readiness = await flowReadinessByHandle(db, kc.shop.domain);
+  let back = 0;
+  for (const h of handles) {
+    const r = readiness.get(h);
+    if (r?.enabled !== 'yes' || (since !== null && r.since < since)) return null;
+    back = Math.max(back, r.since);
+  }
+  return back;
 }
 
 type Candidate = Pick<
@@ -107,14 +145,27 @@ type Candidate = Pick<
 /** The events a filter matches, oldest first, and which of them would be replayed. */
 export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams): Promise<Selection> {
   const since = ms(p.no_workflow_since, 'no_workflow_since');
-  const state = since !== null ? 'no_workflow' : (p.state ?? 'failed');
-  if (since !== null && p.state !== undefined && p.state !== 'no_workflow')
+  const untilParam = ms(p.no_workflow_until, 'no_workflow_until');
+  const windowed = since !== null || untilParam !== null;
+  const state = windowed ? 'no_workflow' : (p.state ?? 'failed');
+  if (windowed && p.state !== undefined && p.state !== 'no_workflow')
     throw new AppError('invalid_request', {
-      detail: 'no_workflow_since selects events in state no_workflow; leave state out or set it to no_workflow.',
-      errors: [{ path: 'state', message: 'Conflicts with no_workflow_since' }],
+      detail:
+        'no_workflow_since and no_workflow_until select events in state no_workflow; leave state out or set it to no_workflow.',
+      errors: [{ path: 'state', message: 'Conflicts with no_workflow_since / no_workflow_until' }],
     });
   const after = ms(p.received_after, 'received_after');
-  const before = ms(p.received_before, 'received_before');
+  // The window's end: as given, or when Flow said the workflow is back (ADR 0420); null while open.
+  const until = windowed ? (untilParam ?? (await workflowBackAt(kc, db, p.endpoint_id, since))) : null;
+  const window: NoWorkflowWindow | null = windowed
+    ? {
+        since: since === null ? null : new Date(since).toISOString(),
+        until: until === null ? null : new Date(until).toISOString(),
+        until_source: untilParam !== null ? 'filter' : until !== null ? 'flow_lifecycle' : null,
+      }
+    : null;
+  const givenBefore = ms(p.received_before, 'received_before');
+  const before = until === null ? givenBefore : givenBefore === null ? until : Math.min(givenBefore, until);
   const rows: Candidate[] = await listBulkReplayCandidates(
     db,
     {
@@ -154,6 +205,7 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
     ev.delivered_at !== null && kc.now - Number(ev.delivered_at) < windowMs && p.acknowledge_recent_delivery !== true;
   const recovered = (ev: Candidate) => ev.recovered_by !== null && p.acknowledge_recovered !== true;
   const sel = sortOut(rows, { recovered, unavailable: available, held, unacknowledged, replayed });
+  sel.window = window;
   const eligible = new Set(sel.eligible);
   sel.mayHaveRun = rows.filter((ev) => eligible.has(ev.id) && mayHaveRun(ev)).length;
   return sel;
@@ -204,6 +256,7 @@ function sortOut(
     refusedSample: [],
     mayHaveRun: 0,
     excluded: { recovered: 0 },
+    window: null,
   };
   const refuse = (id: string, reason: BulkRefusal) => {
     sel.refused[reason] = (sel.refused[reason] ?? 0) + 1;
@@ -242,7 +295,8 @@ function sortOut(
 /** The filter as applied: the state it selects, without the caller's note (kept with the intent's parameters). */
 function filterOf(params: BulkReplayParams): Omit<BulkReplayParams, 'note'> {
   const { note: _note, ...filter } = params;
-  return { ...filter, state: params.no_workflow_since ? 'no_workflow' : (params.state ?? 'failed') };
+  const windowed = params.no_workflow_since !== undefined || params.no_workflow_until !== undefined;
+  return { ...filter, state: windowed ? 'no_workflow' : (params.state ?? 'failed') };
 }
 
 /** Events per second a bulk replay of this shop runs at: the configured rate, never above Shopify's. */
@@ -328,6 +382,7 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
           filter: filterOf(params),
           matched: sel.matched,
           excluded: sel.excluded,
+          no_workflow_window: sel.window,
           count,
           sample_event_ids: sel.eligible.slice(0, BULK_REPLAY_SAMPLE),
           refused: { total: refusedTotal, by_reason: sel.refused, sample: sel.refusedSample },

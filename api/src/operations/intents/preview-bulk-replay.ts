@@ -16,6 +16,9 @@ export const BulkReplayIntentBody = z
     no_workflow_since: DateTime.optional().describe(
       'Events that ended `no_workflow` received at or after this moment (when the workflow was off); implies state `no_workflow`.',
     ),
+    no_workflow_until: DateTime.optional().describe(
+      "The end of the `no_workflow_since` window: only events received before it; implies state `no_workflow`. Default: when Flow's trigger lifecycle callback said an enabled workflow uses the triggers again (`details.no_workflow_window`, `until_source` `flow_lifecycle`); open while it has not.",
+    ),
     acknowledge_recent_delivery: z
       .boolean()
       .optional()
