@@ -299,6 +299,34 @@ function filterOf(params: BulkReplayParams): Omit<BulkReplayParams, 'note'> {
   return { ...filter, state: windowed ? 'no_workflow' : (params.state ?? 'failed') };
 }
 
+/** What a bulk replay preview warns about: Flow's missing idempotency, the plan, what is left out or acknowledged, events in flight. */
+function bulkWarnings(
+  params: BulkReplayParams,
+  sel: Selection,
+  c: { count: number; fits: boolean; replaysLeft: number; executionsLeft: number },
+): string[] {
+  const warnings = [idempotencyWarning(c.count, sel.mayHaveRun)];
+  if (!c.fits)
+    warnings.push(
+      `The plan has ${c.replaysLeft} replays and ${c.executionsLeft} executions left this month; the events past that are refused (replay_limit_reached or plan_limit_reached) and counted in the results.`,
+    );
+  const left = sel.excluded.recovered;
+  if (left > 0)
+    warnings.push(
+      `${left} matching event${left === 1 ? ' is' : 's are'} left out: already recovered (a replay of ${left === 1 ? 'it' : 'each'} reached Flow; see recovered_by). Preview again with acknowledge_recovered: true only if another workflow run is intended.`,
+    );
+  if (params.acknowledge_recovered === true)
+    warnings.push('Acknowledged: recovered events (a replay of each already reached Flow) are replayed again.');
+  if (params.acknowledge_recent_delivery === true)
+    warnings.push('Acknowledged: events delivered to Flow minutes ago are replayed too.');
+  const inFlight = sel.refused.replay_in_flight ?? 0;
+  if (inFlight > 0)
+    warnings.push(
+      `${inFlight} matching event${inFlight === 1 ? ' has' : 's have'} a replay in flight now (another replay or bulk replay holds ${inFlight === 1 ? 'it' : 'them'}). An event has one replay in flight at a time: this run skips ${inFlight === 1 ? 'it' : 'them'}, each counted as refused replay_in_flight, unless the other run drops ${inFlight === 1 ? 'it' : 'them'} first.`,
+    );
+  return warnings;
+}
+
 /** Events per second a bulk replay of this shop runs at: the configured rate, never above Shopify's. */
 export function bulkReplayRate(kc: Pick<KindContext, 'services'>): number {
   return Math.max(1, Math.min(kc.services.config.intents.bulkReplayRatePerSecond, SHOPIFY_STANDARD_RESTORE_RATE));
@@ -341,25 +369,7 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
     const fits = (cost.replays ?? 0) <= replaysLeft && cost.execution <= executionsLeft;
     const rate = bulkReplayRate(kc);
     const seconds = Math.ceil(count / rate);
-    const warnings = [idempotencyWarning(count, sel.mayHaveRun)];
-    if (!fits)
-      warnings.push(
-        `The plan has ${replaysLeft} replays and ${executionsLeft} executions left this month; the events past that are refused (replay_limit_reached or plan_limit_reached) and counted in the results.`,
-      );
-    const left = sel.excluded.recovered;
-    if (left > 0)
-      warnings.push(
-        `${left} matching event${left === 1 ? ' is' : 's are'} left out: already recovered (a replay of ${left === 1 ? 'it' : 'each'} reached Flow; see recovered_by). Preview again with acknowledge_recovered: true only if another workflow run is intended.`,
-      );
-    if (params.acknowledge_recovered === true)
-      warnings.push('Acknowledged: recovered events (a replay of each already reached Flow) are replayed again.');
-    if (params.acknowledge_recent_delivery === true)
-      warnings.push('Acknowledged: events delivered to Flow minutes ago are replayed too.');
-    const inFlight = sel.refused.replay_in_flight ?? 0;
-    if (inFlight > 0)
-      warnings.push(
-        `${inFlight} matching event${inFlight === 1 ? ' has' : 's have'} a replay in flight now (another replay or bulk replay holds ${inFlight === 1 ? 'it' : 'them'}). An event has one replay in flight at a time: this run skips ${inFlight === 1 ? 'it' : 'them'}, each counted as refused replay_in_flight, unless the other run drops ${inFlight === 1 ? 'it' : 'them'} first.`,
-      );
+    const warnings = bulkWarnings(params, sel, { count, fits, replaysLeft, executionsLeft });
     return {
       targetType: 'shop',
       targetId: kc.shop.id,
