@@ -61,6 +61,7 @@ export const DOCS_PATHS = {
   usageLimits: '/operate/usage-limits-and-plans/',
   rateLimits: '/agent-access/rate-limits-and-backoff/',
   replay: '/recover/replay/',
+  bulkReplay: '/recover/bulk-replay/',
   retriesReplayResend: '/recover/retries-replay-resend/',
   diagnosticsShare: '/recover/diagnostics-share/',
   duplicates: '/recover/duplicates-and-idempotency/',

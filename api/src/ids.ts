@@ -88,6 +88,11 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
   return `${ID_PREFIXES[kind]}_${encodeTime(now)}${randomText.toString('latin1')}`;
 }
 
+/** The smallest id of `kind` minted at `ms` or later: a bound for a time range read by id (ids sort by time). */
+export function idFloor(kind: IdKind, ms: number): string {
+  return `${ID_PREFIXES[kind]}_${encodeTime(ms)}${'0'.repeat(RANDOM_CHARS)}`;
+}
+
 const ID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** True when `value` is syntactically an id of `kind` (says nothing about existence). */

@@ -300,7 +300,10 @@ describe('reference page and completion', () => {
       'list-receipts',
     ]);
     expect(complete('endpoints', '')).toEqual(['create', 'import-secret']);
-    expect(complete('preview-replay', 'evt_1', '--ack')).toEqual(['--acknowledge-recent-delivery']);
+    expect(complete('preview-replay', 'evt_1', '--ack')).toEqual([
+      '--acknowledge-recent-delivery',
+      '--acknowledge-recovered',
+    ]);
     expect(complete('confirm-action-intent', 'int_1', '--idem')).toEqual(['--idempotency-key']);
     expect(complete('grants', 'create', '--tier', '')).toEqual(
       ['admin_assistant', 'observer', 'operator', 'recovery_operator'].sort(),

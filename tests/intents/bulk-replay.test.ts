@@ -183,7 +183,9 @@ describe('bulk replay', () => {
     });
     expect(empty.status).toBe(409);
     expect(empty.json.code).toBe('bulk_replay_no_events');
-    expect(empty.json.refused.already_replayed).toBe(5);
+    // Each was replayed, and its replay reached Flow: recovered, left out before any refusal (ADR 0420).
+    expect(empty.json.excluded.recovered).toBe(5);
+    expect(empty.json.refused.already_replayed).toBeUndefined();
   });
 
   it('a grant without bulk_replay scopes cannot preview it; other shops never see its items', async () => {

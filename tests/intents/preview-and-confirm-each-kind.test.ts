@@ -67,7 +67,9 @@ describe('event replay', () => {
     // replayed_by is derivable from replay_of
     const again = await api(server, token, 'POST', `/agent/v1/events/${original}/replay-intents`, {
       acknowledge_recent_delivery: true,
+      acknowledge_recovered: true,
     });
+    expect(again.json.preview.target.recovered_by).toBe(replayId);
     expect(again.json.preview.target.replayed_by.map((r: { event_id: string }) => r.event_id)).toContain(replayId);
   });
 
@@ -93,9 +95,16 @@ describe('event replay', () => {
     // The original and its first replay reached Flow an hour ago ...
     await db().run('UPDATE events SET delivered_at = ? WHERE id IN (?, ?)', [Date.now() - 3_600_000, original, first]);
     // ... and a second replay of the original reaches it now.
-    const second = await replayOf(original, {});
-    // Replaying the first replay would hand Flow the same event again, seconds after the second.
-    const r = await api(server, token, 'POST', `/agent/v1/events/${first}/replay-intents`, {});
+    // (The original is recovered by its first replay: a second one is acknowledged as such.)
+    const second = await replayOf(original, { acknowledge_recovered: true });
+    // Replaying the first replay would hand Flow the same event again, seconds after the second: the
+    // family is recovered (by the first replay, the first by the second), and recently delivered.
+    const recovered = await api(server, token, 'POST', `/agent/v1/events/${first}/replay-intents`, {});
+    expect(recovered.json.code).toBe('event_already_recovered');
+    expect(recovered.json.recovered_by).toBe(second);
+    const r = await api(server, token, 'POST', `/agent/v1/events/${first}/replay-intents`, {
+      acknowledge_recovered: true,
+    });
     expect(r.status, r.text).toBe(409);
     expect(r.json.code).toBe('replay_recent_delivery');
     const delivered = await db().get<{ delivered_at: number }>('SELECT delivered_at FROM events WHERE id = ?', [

@@ -271,6 +271,7 @@ describe('an event has at most one replay in flight', () => {
     );
     const next = await api(s, token, 'POST', `/agent/v1/events/${last}/replay-intents`, {
       acknowledge_recent_delivery: true,
+      acknowledge_recovered: true,
     });
     expect(next.status, next.text).toBe(201);
     const second = await confirm(s, token, next.json.id);

@@ -1206,7 +1206,7 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('confirmActionIntent', confirmWith(staleAgain.json.id, w.admin), 409, 'intent_stale');
     const replayArchived = await preview('previewReplay', {
       params: { event_id: w.events.failed! },
-      body: { acknowledge_recent_delivery: true },
+      body: { acknowledge_recent_delivery: true, acknowledge_recovered: true },
       token: w.admin,
     });
     await server.runtime.services.db.run("UPDATE endpoints SET status = 'archived', archived_at = ? WHERE id = ?", [
@@ -1236,7 +1236,7 @@ const FIXTURES: Record<string, Fixture> = {
     // Authority: a grant that can preview but not execute this kind, and one with no execute scope at all.
     const replay = await preview('previewReplay', {
       params: { event_id: w.events.no_workflow! },
-      body: { acknowledge_recent_delivery: true },
+      body: { acknowledge_recent_delivery: true, acknowledge_recovered: true },
       token: w.admin,
     });
     await expectCall('confirmActionIntent', confirmWith(replay.json.id, w.operator), 403, 'missing_scope');

@@ -43,7 +43,7 @@ describe('replay availability', () => {
     expect(acknowledged.status, acknowledged.text).toBe(201);
   });
 
-  it('an original delivered an hour ago needs the acknowledgement while its replay just reached Flow; one nothing replays does not (list and detail agree with the preview)', async () => {
+  it('an original delivered an hour ago whose replay just reached Flow is recovered (both acknowledgements); the replay needs the recent one; one nothing replays needs none (list and detail agree with the preview)', async () => {
     const db = server.runtime.services.db;
     const original = await deliveredEvent(server);
     const alone = await deliveredEvent(server);
@@ -60,13 +60,26 @@ describe('replay availability', () => {
     const listed = await api(server, token, 'GET', `/agent/v1/events?limit=100`);
     expect(listed.status).toBe(200);
     const item = (id: string) => listed.json.data.find((e: { id: string }) => e.id === id);
-    for (const id of [original, replay]) {
-      const detail = await api(server, token, 'GET', `/agent/v1/events/${id}`);
-      expect(detail.json.replay).toMatchObject({ available: true, reason: 'recent_delivery' });
-      expect(item(id).replay).toEqual(detail.json.replay);
-      const plain = await api(server, token, 'POST', `/agent/v1/events/${id}/replay-intents`, {});
-      expect(plain.json.code).toBe('replay_recent_delivery');
-    }
+    // The original is recovered by its replay (ADR 0420): both acknowledgements, the recovered one first.
+    const od = await api(server, token, 'GET', `/agent/v1/events/${original}`);
+    expect(od.json.recovered_by).toBe(replay);
+    expect(od.json.replay).toMatchObject({
+      available: false,
+      reason: 'already_recovered',
+      acknowledgements: ['acknowledge_recovered', 'acknowledge_recent_delivery'],
+    });
+    expect(item(original).replay).toEqual(od.json.replay);
+    const refused = await api(server, token, 'POST', `/agent/v1/events/${original}/replay-intents`, {});
+    expect(refused.json.code).toBe('event_already_recovered');
+    const onlyRecovered = await api(server, token, 'POST', `/agent/v1/events/${original}/replay-intents`, {
+      acknowledge_recovered: true,
+    });
+    expect(onlyRecovered.json.code).toBe('replay_recent_delivery');
+    const rd = await api(server, token, 'GET', `/agent/v1/events/${replay}`);
+    expect(rd.json.replay).toMatchObject({ available: true, reason: 'recent_delivery' });
+    expect(item(replay).replay).toEqual(rd.json.replay);
+    const plainReplay = await api(server, token, 'POST', `/agent/v1/events/${replay}/replay-intents`, {});
+    expect(plainReplay.json.code).toBe('replay_recent_delivery');
     const detail = await api(server, token, 'GET', `/agent/v1/events/${alone}`);
     expect(detail.json.replay).toEqual({ available: true, reason: null, detail: null, acknowledgements: [] });
     expect(item(alone).replay).toEqual(detail.json.replay);

@@ -110,17 +110,19 @@ describe('an event with a replay in flight reads replay_in_flight, as its previe
       [x],
     );
     expect(claim?.replay_event_id).toBe(replay);
+    // Delivered, the replay recovered the event (ADR 0420): not replayable without both acknowledgements.
     const after = await reads(x);
     expect(after.detail).toMatchObject({
-      available: true,
-      reason: 'recent_delivery',
-      acknowledgements: ['acknowledge_recent_delivery'],
+      available: false,
+      reason: 'already_recovered',
+      acknowledgements: ['acknowledge_recovered', 'acknowledge_recent_delivery'],
     });
     expect(after.listed).toEqual(after.detail);
-    expect(after.filteredAvailable).toBe(true);
-    expect(after.filteredUnavailable).toBe(false);
-    expect(after.option).toMatchObject({ available: true });
+    expect(after.filteredAvailable).toBe(false);
+    expect(after.filteredUnavailable).toBe(true);
+    expect(after.option).toMatchObject({ available: false });
     const next = await api(server, token, 'POST', `/agent/v1/events/${x}/replay-intents`, {
+      acknowledge_recovered: true,
       acknowledge_recent_delivery: true,
     });
     expect(next.status, next.text).toBe(201);

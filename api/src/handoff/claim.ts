@@ -26,6 +26,8 @@ export interface ClaimedEvent extends PayloadSource {
   leaseOwner: string;
   /** Sent as the probe of a shop Shopify refuses: if Shopify accepts it, the shop's held events are released. */
   probe: boolean;
+  /** A replay (replay_of set): its terminal outcome settles its family's recovered_by (ADR 0420). */
+  replay: boolean;
   /** The shop as the claim read it (one read per claim, not one per delivery). */
   shop: ShopRow;
   /** This worker's claim order of the call (pacing). */
@@ -276,6 +278,7 @@ async function lease(
       attemptId,
       leaseOwner,
       probe: probes.has(ev.id),
+      replay: ev.replay_of !== null && ev.replay_of !== undefined,
       seq,
       shop: shops.rows.get(ev.shop_id) as ShopRow,
     });

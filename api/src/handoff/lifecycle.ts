@@ -129,12 +129,35 @@ export const REPLAY_PLAN_LIMIT = {
 } as const;
 
 /**
+ * A recovered event (ADR 0420): a replay of its sender event reached Flow (`recovered_by`). Not
+ * replayable unless the preview sets the acknowledgement; checked by event reads (after the
+ * replay in flight, before the recent delivery), the replay and bulk replay previews and the bulk
+ * replay runner, not by replayAvailability().
+ */
+export const REPLAY_RECOVERED = {
+  reason: 'already_recovered',
+  acknowledgement: 'acknowledge_recovered',
+  detail:
+    'A replay of this sender event already reached Flow (see recovered_by): the event is recovered, and another replay would run the workflow again.',
+} as const;
+
+/** The recovered refusal in words: which replay reached Flow, when, and how to replay anyway. */
+export function recoveredDetail(recoveredBy: string, recoveredAt: number | null): string {
+  const when = recoveredAt === null ? '' : ` at ${new Date(Number(recoveredAt)).toISOString()}`;
+  return `Recovered by replay ${recoveredBy}, delivered to Flow${when}: another replay would run the workflow again. If that is intended, preview with \`${REPLAY_RECOVERED.acknowledgement}: true\`.`;
+}
+
+/**
  * Every reason an event's `replay.reason` can carry, with its text. Event reads, the OpenAPI
  * description and the docs table (`<!-- generated:replay-unavailable -->`) derive from this.
  */
-export const REPLAY_UNAVAILABLE_REASONS: Record<ReplayUnavailableReason | typeof REPLAY_PLAN_LIMIT.reason, string> = {
+export const REPLAY_UNAVAILABLE_REASONS: Record<
+  ReplayUnavailableReason | typeof REPLAY_PLAN_LIMIT.reason | typeof REPLAY_RECOVERED.reason,
+  string
+> = {
   ...REPLAY_REASON_TEXT,
   [REPLAY_PLAN_LIMIT.reason]: REPLAY_PLAN_LIMIT.detail,
+  [REPLAY_RECOVERED.reason]: REPLAY_RECOVERED.detail,
 };
 
 /** A shop no replay can reach: disconnected (its token refused) or uninstalled. */

@@ -12,6 +12,7 @@ import {
   recordOutcomesBatch,
   requeueLeasedEvent,
   setLeasedEventOutcome,
+  settleReplayFamily,
 } from '../store/tables/events/deliver.ts';
 import { markShopDisconnected, markShopUnavailable } from '../store/tables/shops.ts';
 import type { ClaimedEvent } from './claim.ts';
@@ -24,6 +25,7 @@ import {
   type RetryPolicy,
   retryDelayMs,
   retryPolicyOf,
+  STORED_TERMINAL_STATES,
   SUPPORT_CODES,
   type SupportCodeKey,
   UNAVAILABLE_SHOP_STATUSES,
@@ -37,6 +39,8 @@ import {
 interface BatchedOutcome {
   event: EventOutcome;
   attempt: AttemptFinish;
+  /** A replay that reached a terminal state: its family's recovery is settled after the batch's rows (ADR 0420). */
+  settle?: { shopId: string; eventId: string };
 }
 
 /** The batch scratch key of the outcomes waiting for `writeOutcomes`. */
@@ -72,9 +76,13 @@ async function writeOutcomes(tx: Db, rows: BatchedOutcome[]): Promise<void> {
   if (rows.length === 0) return;
   const events = rows.map((r) => r.event).sort(byId);
   const attempts = rows.map((r) => r.attempt).sort(byId);
+  const settle = rows
+    .flatMap((r) => (r.settle ? [r.settle] : []))
+    .sort((a, b) => byId({ id: a.eventId }, { id: b.eventId }));
   rows.length = 0;
   await recordOutcomesBatch(tx, events);
   await finishAttemptsBatch(tx, attempts);
+  for (const s of settle) await settleReplayFamily(tx, { ...s, terminal: STORED_TERMINAL_STATES });
 }
 
 /** What one outcome writes, worked out before its transaction. */
@@ -158,6 +166,18 @@ async function writeOutcome(tx: Db, batch: Batch, o: Outcome): Promise<void> {
   }
   const attemptOutcome = await writeEventOutcome(tx, o, exhausted);
   await finishAttempt(tx, { ...o.attempt, outcome: attemptOutcome });
+  const settle = replaySettled(o, exhausted);
+  if (settle) await settleReplayFamily(tx, { ...settle, terminal: STORED_TERMINAL_STATES });
+}
+
+/**
+ * A replay whose outcome is terminal (final, or its retries used up): its family's `recovered_by`
+ * is settled in the same transaction (ADR 0420). Null for a first delivery: nothing more to write.
+ */
+function replaySettled(o: Outcome, exhausted: boolean): { shopId: string; eventId: string } | null {
+  if (!o.ev.replay) return null;
+  const terminal = o.c.kind === 'final' || (o.c.kind === 'retry' && exhausted);
+  return terminal ? { shopId: o.ev.shop_id, eventId: o.ev.id } : null;
 }
 
 /** The batched rows of a common kind of outcome (PostgreSQL), or null for a rare kind. */
@@ -177,6 +197,7 @@ function commonOutcome(o: Outcome, exhausted: boolean): BatchedOutcome | null {
         deliveredAt: c.outcome === 'delivered' ? now : null,
       },
       attempt: o.attempt,
+      settle: replaySettled(o, exhausted) ?? undefined,
     };
   }
   if (c.kind === 'retry' && !exhausted) {

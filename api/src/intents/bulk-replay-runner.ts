@@ -37,6 +37,15 @@ import { bindReplay, releaseClaim, releaseIntentClaims } from './replay-claims.t
 import { consumeExecution } from './usage.ts';
 
 const POLL_MS = 500;
+
+/** Whether a bulk replay's parameters acknowledge recovered events (`acknowledge_recovered: true`). */
+function acknowledgesRecovered(paramsJson: string | null): boolean {
+  try {
+    return (JSON.parse(paramsJson ?? '{}') as { acknowledge_recovered?: unknown }).acknowledge_recovered === true;
+  } catch {
+    return false;
+  }
+}
 const BATCH = 50;
 
 type ItemOutcome = { status: 'replayed'; replayEventId: string } | { status: 'refused'; reason: ErrorCode } | null;
@@ -107,6 +116,8 @@ export class BulkReplayRunner extends BackgroundLoop {
     const run = await findBulkReplayRun(db, intentId);
     if (!run) return;
     const rate = Math.max(1, Number(run.rate_per_second));
+    // Recovered events are skipped unless the preview acknowledged them (ADR 0420).
+    const recovered = acknowledgesRecovered(run.params_json);
     const started = performance.now();
     let made = 0;
     let leaseRenewedAt = this.services.now();
@@ -125,7 +136,7 @@ export class BulkReplayRunner extends BackgroundLoop {
           if (!(await this.claim(intentId))) return; // another process took it over
           leaseRenewedAt = now;
         }
-        const outcome = await this.replayItem(intentId, run.shop_id, Number(item.seq), item.event_id);
+        const outcome = await this.replayItem(intentId, run.shop_id, Number(item.seq), item.event_id, recovered);
         if (outcome === null) continue; // cancelled (or done by another runner) meanwhile
         made++;
         this.services.metrics?.bulkReplayEvents.inc({ result: outcome.status });
@@ -152,13 +163,19 @@ export class BulkReplayRunner extends BackgroundLoop {
   }
 
   /** One item, one transaction: claimed from pending, checked, metered, replayed. */
-  private async replayItem(intentId: string, shopId: string, seq: number, eventId: string): Promise<ItemOutcome> {
+  private async replayItem(
+    intentId: string,
+    shopId: string,
+    seq: number,
+    eventId: string,
+    acknowledgeRecovered: boolean,
+  ): Promise<ItemOutcome> {
     const { db } = this.services;
     try {
       return await db.tx(async (tx) => {
         const now = this.services.now();
         if (!(await takeBulkReplayItem(tx, intentId, seq, now))) return null;
-        const refusal = await this.refusalOf(tx, shopId, eventId, now);
+        const refusal = await this.refusalOf(tx, shopId, eventId, now, acknowledgeRecovered);
         const refused = refusal.code;
         if (refused) {
           await setBulkReplayItemRefused(tx, intentId, seq, refused);
@@ -204,6 +221,7 @@ export class BulkReplayRunner extends BackgroundLoop {
     shopId: string,
     eventId: string,
     now: number,
+    acknowledgeRecovered: boolean,
   ): Promise<{ code: ErrorCode | null; endpointId: string }> {
     const ev = await findShopEvent<EventRow>(tx, shopId, eventId);
     if (!ev) return { code: 'not_found', endpointId: '' };
@@ -215,6 +233,8 @@ export class BulkReplayRunner extends BackgroundLoop {
     if (!a.available) return refused(BULK_REFUSAL_CODE[a.reason ?? 'retention_expired']);
     if (ev.body_expires_at !== null && Number(ev.body_expires_at) <= now)
       return refused(BULK_REFUSAL_CODE.retention_expired);
+    // Recovered since the preview (another replay of it reached Flow meanwhile): not replayed again.
+    if (ev.recovered_by && !acknowledgeRecovered) return refused(BULK_REFUSAL_CODE.already_recovered);
     return refused(null);
   }
 

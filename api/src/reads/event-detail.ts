@@ -3,21 +3,23 @@
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 import { ERASED_RETENTION_STATE, type RetentionState } from '../handoff/lifecycle.ts';
-import { eventStateInWords } from '../handoff/outcomes.ts';
 import {
   eventAttempts,
   type EventRow,
   eventSummary,
   flowResponseSummary,
   getShopEvent,
-  handoffStop,
-  recoveryOptions,
   replayedBy,
   senderOf,
   shopFacts,
   withRecentDeliveries,
 } from './events.ts';
 import { limitsForShop } from '../usage/meters.ts';
+import { handoffStop, recoveryOptions, stateDescription } from './event-handoff.ts';
+import { flowReadiness } from '../handoff/flow-readiness.ts';
+import { handleForVariant } from '../handoff/triggers.ts';
+import type { TriggerVariant } from '../store/tables/endpoints.ts';
+import { shopRow } from './readiness.ts';
 import type { OperationContext } from '../core/types.ts';
 
 /** One entry of an event's timeline (EventTimelineEntry in the contract). */
@@ -115,21 +117,34 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
     [row],
     config.intents.recentDeliveryWindowMs,
   );
-  const [attempts, replays, endpoint, limits] = await Promise.all([
+  const [attempts, replays, endpoint, limits, shop] = await Promise.all([
     eventAttempts(db, row.id),
     replayedBy(db, p.shopId, row.id),
-    db.get<{ id: string; name: string; status: string; deleted_at: number | null; config_version: number }>(
-      'SELECT id, name, status, deleted_at, config_version FROM endpoints WHERE id = ?',
-      [row.endpoint_id],
-    ),
+    db.get<{
+      id: string;
+      name: string;
+      status: string;
+      deleted_at: number | null;
+      config_version: number;
+      trigger_variant: string;
+    }>('SELECT id, name, status, deleted_at, config_version, trigger_variant FROM endpoints WHERE id = ?', [
+      row.endpoint_id,
+    ]),
     limitsForShop(db, p.shopId),
+    shopRow(db, p.shopId),
   ]);
+  facts.replays = new Map([[row.id, replays]]);
+  // Whether an enabled workflow uses the event's trigger, as Flow last said (recovery options).
+  const readiness =
+    shop && endpoint
+      ? await flowReadiness(db, shop.domain, handleForVariant(endpoint.trigger_variant as TriggerVariant))
+      : undefined;
   const iso = (ms: number) => new Date(Number(ms)).toISOString();
   const timeline = eventTimeline(row, attempts, replays);
   const stop = handoffStop(row);
   return {
     ...eventSummary(row, facts),
-    state_description: eventStateInWords(row.state, row.support_code).description,
+    state_description: stateDescription(row),
     endpoint: {
       id: row.endpoint_id,
       name: endpoint?.name ?? '',
@@ -143,7 +158,7 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
       possible_duplicate_deliveries: Number(row.possible_duplicate_deliveries),
     },
     timeline,
-    recovery_options: recoveryOptions(row, facts, config.publicUrl),
+    recovery_options: recoveryOptions(row, facts, config.publicUrl, readiness),
     retention: {
       state: row.retention_state as RetentionState,
       body_retained: Number(row.has_body) === 1,
@@ -151,7 +166,6 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
       plan_retention_days: limits.bodyRetentionDays,
       docs_url: joinUrl(config.publicUrl, DOCS_PATHS.retention),
     },
-    replayed_by: replays.map((r) => ({ id: r.id, state: r.state, received_at: iso(r.received_at) })),
     payload: {
       returned: false as const,
       note: 'Payload bodies are never returned by reads (they may hold customer data). body_size and body_sha256 identify it; a replay resends it.',

@@ -3,7 +3,7 @@
 import { AppError } from '../errors/problem.ts';
 import { isId } from '../ids.ts';
 import { EVENT_STATES } from '../handoff/outcomes.ts';
-import { eventSummary, listEvents, withRecentDeliveries } from './events.ts';
+import { eventSummary, listEvents, withRecentDeliveries, withReplays } from './events.ts';
 import type { OperationContext } from '../core/types.ts';
 import { cursorPosition, listScope } from './paging.ts';
 import { sealCursor } from './shared.ts';
@@ -21,6 +21,7 @@ export interface EventListInput {
   received_after?: string;
   received_before?: string;
   replay_available?: 'true' | 'false';
+  recovered?: 'true' | 'false';
   order: 'desc' | 'asc';
   cursor?: string;
   limit: number;
@@ -60,18 +61,17 @@ export async function listEventsPage({ ctx, input }: { ctx: OperationContext; in
     receivedAfter: input.received_after ? Date.parse(input.received_after) : undefined,
     receivedBefore: input.received_before ? Date.parse(input.received_before) : undefined,
     replayAvailable: input.replay_available === undefined ? undefined : input.replay_available === 'true',
+    recovered: input.recovered === undefined ? undefined : input.recovered === 'true',
     order: input.order,
     cursorId,
     limit: input.limit,
   });
   // The recent-delivery check a replay preview makes, for the page's replayable events.
-  await withRecentDeliveries(
-    ctx.services.db,
-    p.shopId,
-    facts,
-    rows,
-    ctx.services.config.intents.recentDeliveryWindowMs,
-  );
+  // and the replays of the page's events (replayed_by).
+  await Promise.all([
+    withRecentDeliveries(ctx.services.db, p.shopId, facts, rows, ctx.services.config.intents.recentDeliveryWindowMs),
+    withReplays(ctx.services.db, p.shopId, facts, rows),
+  ]);
   const last = rows.at(-1);
   return {
     data: rows.map((r) => eventSummary(r, facts)),

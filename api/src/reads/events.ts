@@ -2,22 +2,16 @@
 // Paging is keyset over the event id (time-sortable), so pages stay stable
 // while new events arrive: a cursor means "ids strictly after/before this one".
 // No read returns payload bodies (docs/adr/0300-grants-reads-audit.md).
-import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
 import {
   REPLAY_PLAN_LIMIT,
   REPLAY_REASON_TEXT,
+  REPLAY_RECOVERED,
   type RetentionState,
+  recoveredDetail,
   replayAvailability,
   shopCutOff,
 } from '../handoff/lifecycle.ts';
-import {
-  EVENT_STATE_DESCRIPTIONS,
-  type EventState,
-  eventStateInWords,
-  shopHoldOf,
-  TERMINAL_STATES,
-} from '../handoff/outcomes.ts';
-import { isErrorCode } from '../errors/catalog.ts';
+import { type EventState, TERMINAL_STATES } from '../handoff/outcomes.ts';
 import { replayInFlightSql } from './replay-in-flight.ts';
 import type { Services } from '../core/types.ts';
 import type { ShopLimitsRow } from '../store/tables/shops.ts';
@@ -60,6 +54,8 @@ export interface StoredEvent {
   is_test: number;
   /** Calls that may have reached Flow without an answer saying so (timeouts, broken connections, crashed workers). */
   possible_duplicate_deliveries: number;
+  /** The first replay of this event's family Flow accepted (ADR 0420); null when none, or for that replay itself. */
+  recovered_by: string | null;
 }
 
 /** An event as the reads select it (EVENT_COLUMNS): never the body, and its endpoint's state. */
@@ -70,6 +66,8 @@ export interface EventRow extends Omit<StoredEvent, 'body'> {
   has_replays: number;
   /** 1 while another replay of this event is in flight: its claim blocks a new one (ADR 0410). */
   replay_in_flight: number;
+  /** When the replay in recovered_by was delivered (null when not recovered). */
+  recovered_at: number | null;
   ep_status: string;
   ep_deleted_at: number | null;
   ep_auth_mode: string;
@@ -79,7 +77,8 @@ export interface EventRow extends Omit<StoredEvent, 'body'> {
 const EVENT_COLUMNS = `e.id, e.shop_id, e.endpoint_id, e.receipt_id, e.state, e.support_code, e.error_code, e.external_event_id,
   e.event_type, e.sender, e.body_size, e.body_sha256, e.resource_id, e.related_resource_id, e.config_version, e.received_at,
   e.updated_at, e.next_attempt_at, e.attempt_count, e.delivered_at, e.retention_state, e.body_expires_at, e.duplicate_of,
-  e.replay_of, e.is_test, e.possible_duplicate_deliveries,
+  e.replay_of, e.is_test, e.possible_duplicate_deliveries, e.recovered_by,
+  (SELECT rb.delivered_at FROM events rb WHERE rb.id = e.recovered_by) AS recovered_at,
   CASE WHEN e.body IS NULL THEN 0 ELSE 1 END AS has_body,
   CASE WHEN EXISTS (SELECT 1 FROM events r WHERE r.shop_id = e.shop_id AND r.replay_of = e.id) THEN 1 ELSE 0 END AS has_replays,
   CASE WHEN ${replayInFlightSql('e.id')} THEN 1 ELSE 0 END AS replay_in_flight,
@@ -98,6 +97,8 @@ export interface EventFilter {
   receivedAfter?: number;
   receivedBefore?: number;
   replayAvailable?: boolean;
+  /** true: only recovered events (recovered_by set); false: only the others. */
+  recovered?: boolean;
   order: 'desc' | 'asc';
   cursorId?: string | null;
   limit: number;
@@ -108,10 +109,12 @@ export interface ShopFacts {
   replaysRemaining: number;
   /**
    * Events read whose sender event (the original or any replay of it) was delivered to Flow within
-   * the recent-delivery window, with that delivery time: a replay preview then needs
+   * the recent-delivery window, with that delivery (which event, when): a replay preview then needs
    * `acknowledge_recent_delivery` (see withRecentDeliveries).
    */
-  recentDeliveries?: Map<string, number>;
+  recentDeliveries?: Map<string, FamilyDelivery>;
+  /** The replays of each event read (withReplays): `replayed_by` of lists and the detail. */
+  replays?: Map<string, ReplayRef[]>;
   /** When the facts were read: a body past its expiry counts as gone before the retention sweep purges it. */
   now: number;
 }
@@ -131,6 +134,22 @@ export async function shopFacts(db: Db, shopId: string, now: number): Promise<Sh
   };
 }
 
+/** A delivery to Flow within a replay family: which event, and when. */
+export interface FamilyDelivery {
+  id: string;
+  at: number;
+  /** The original that event replays (null: the original itself was delivered). */
+  replayOf: string | null;
+}
+
+/** One replay of an event, as `replayed_by` lists it. */
+export interface ReplayRef {
+  id: string;
+  state: string;
+  received_at: number;
+  delivered_at: number | null;
+}
+
 /**
  * The latest Flow delivery of each event's sender event: the original and every replay of it at
  * any depth, so replaying an older replay cannot skip the acknowledgement a fresh delivery
@@ -143,15 +162,15 @@ export async function lastFamilyDeliveries(
   db: Db,
   shopId: string,
   events: readonly { id: string; replay_of: string | null; has_replays?: number; delivered_at?: number | null }[],
-): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
+): Promise<Map<string, FamilyDelivery>> {
+  const out = new Map<string, FamilyDelivery>();
   const rootOf = new Map<string, string>();
   // Walk up replay_of until every event has its original (the family root).
   let pending = new Map<string, string>(); // event id -> the ancestor to look up next
   for (const ev of events) {
     if (ev.replay_of) pending.set(ev.id, ev.replay_of);
     else if (ev.has_replays !== undefined && Number(ev.has_replays) === 0) {
-      if (ev.delivered_at != null) out.set(ev.id, Number(ev.delivered_at));
+      if (ev.delivered_at != null) out.set(ev.id, { id: ev.id, at: Number(ev.delivered_at), replayOf: null });
     } else rootOf.set(ev.id, ev.id);
   }
   for (let depth = 0; pending.size > 0 && depth < 100; depth++) {
@@ -172,15 +191,22 @@ export async function lastFamilyDeliveries(
   for (const [id, ancestor] of pending) rootOf.set(id, ancestor);
   const roots = [...new Set(rootOf.values())];
   if (roots.length === 0) return out;
-  const rows = await db.all<{ root: string; last: number | string | null }>(
+  const rows = await db.all<{ root: string; id: string; replay_of: string | null; delivered_at: number | string }>(
     `WITH RECURSIVE family(root, id) AS (
        SELECT id, id FROM events WHERE shop_id = ? AND id IN (${roots.map(() => '?').join(', ')})
        UNION SELECT f.root, e.id FROM events e JOIN family f ON e.shop_id = ? AND e.replay_of = f.id
      )
-     SELECT f.root AS root, MAX(e.delivered_at) AS last FROM family f JOIN events e ON e.id = f.id GROUP BY f.root`,
+     SELECT f.root AS root, e.id AS id, e.replay_of AS replay_of, e.delivered_at AS delivered_at
+       FROM family f JOIN events e ON e.id = f.id WHERE e.delivered_at IS NOT NULL`,
     [shopId, ...roots, shopId],
   );
-  const lastByRoot = new Map(rows.filter((r) => r.last !== null).map((r) => [r.root, Number(r.last)]));
+  // The latest delivery of each family (a tie: the greater id, the later replay).
+  const lastByRoot = new Map<string, FamilyDelivery>();
+  for (const r of rows) {
+    const d = { id: r.id, at: Number(r.delivered_at), replayOf: r.replay_of };
+    const seen = lastByRoot.get(r.root);
+    if (!seen || d.at > seen.at || (d.at === seen.at && d.id > seen.id)) lastByRoot.set(r.root, d);
+  }
   for (const [id, root] of rootOf) {
     const last = lastByRoot.get(root);
     if (last !== undefined) out.set(id, last);
@@ -193,8 +219,21 @@ export async function lastFamilyDelivery(
   db: Db,
   shopId: string,
   ev: { id: string; replay_of: string | null },
-): Promise<number | null> {
+): Promise<FamilyDelivery | null> {
   return (await lastFamilyDeliveries(db, shopId, [ev])).get(ev.id) ?? null;
+}
+
+/**
+ * Which event of a family was delivered, said from the event read: itself, the original it
+ * replays, or a replay of it; "this sender event was delivered" would be false when only a
+ * replay was.
+ */
+export function deliveredInWords(eventId: string, replayOf: string | null, d: FamilyDelivery): string {
+  const at = new Date(d.at).toISOString();
+  if (d.id === eventId)
+    return `This event (${eventId}${replayOf ? `, a replay of ${replayOf}` : ''}) was delivered to Flow at ${at}`;
+  if (d.replayOf === null) return `The original of this replay, ${d.id}, was delivered to Flow at ${at}`;
+  return `Replay ${d.id} of the same sender event${d.replayOf === eventId ? ` (a replay of this event)` : ''} was delivered to Flow at ${at}`;
 }
 
 /**
@@ -209,16 +248,41 @@ export async function withRecentDeliveries(
   rows: readonly EventRow[],
   windowMs: number,
 ): Promise<ShopFacts> {
-  const candidates = rows.filter((row) => eventReplay(row, facts).available);
+  // Replayable events, and recovered ones (a preview acknowledging that needs this one too).
+  const candidates = rows.filter((row) => {
+    const r = eventReplay(row, facts);
+    return r.available || r.reason === REPLAY_RECOVERED.reason;
+  });
   const last = await lastFamilyDeliveries(db, shopId, candidates);
-  const recent = new Map<string, number>();
-  for (const [id, at] of last) if (facts.now - at < windowMs) recent.set(id, at);
+  const recent = new Map<string, FamilyDelivery>();
+  for (const [id, d] of last) if (facts.now - d.at < windowMs) recent.set(id, d);
   facts.recentDeliveries = recent;
   return facts;
 }
 
 /** The body field a replay preview must set to true after a recent delivery. */
 export const RECENT_DELIVERY_ACKNOWLEDGEMENT = 'acknowledge_recent_delivery';
+
+/** Fills facts.replays for the rows read that have replays (one query by events_replays; none when no row has any). */
+export async function withReplays(
+  db: Db,
+  shopId: string,
+  facts: ShopFacts,
+  rows: readonly EventRow[],
+): Promise<ShopFacts> {
+  const ids = rows.filter((r) => Number(r.has_replays) === 1).map((r) => r.id);
+  const replays = new Map<string, ReplayRef[]>();
+  if (ids.length > 0) {
+    const found = await db.all<ReplayRef & { replay_of: string }>(
+      `SELECT id, replay_of, state, received_at, delivered_at FROM events
+        WHERE shop_id = ? AND replay_of IN (${ids.map(() => '?').join(', ')}) ORDER BY id`,
+      [shopId, ...ids],
+    );
+    for (const r of found) replays.set(r.replay_of, [...(replays.get(r.replay_of) ?? []), r]);
+  }
+  facts.replays = replays;
+  return facts;
+}
 
 /**
  * Replay availability of a read event, in the order a replay preview refuses: the handoff rule,
@@ -251,11 +315,19 @@ export function eventReplay(
   if (facts.replaysRemaining <= 0) return no(REPLAY_PLAN_LIMIT.reason, REPLAY_PLAN_LIMIT.detail);
   if (Number(row.replay_in_flight) === 1) return no('replay_in_flight', REPLAY_REASON_TEXT.replay_in_flight);
   const recent = facts.recentDeliveries?.get(row.id);
+  if (row.recovered_by) {
+    return {
+      available: false,
+      reason: REPLAY_RECOVERED.reason,
+      detail: recoveredDetail(row.recovered_by, row.recovered_at),
+      acknowledgements: [REPLAY_RECOVERED.acknowledgement, ...(recent ? [RECENT_DELIVERY_ACKNOWLEDGEMENT] : [])],
+    };
+  }
   if (recent !== undefined) {
     return {
       available: true,
       reason: 'recent_delivery',
-      detail: `This sender event was delivered to Flow at ${new Date(recent).toISOString()}, minutes ago; a replay starts another workflow run, so a replay preview needs \`${RECENT_DELIVERY_ACKNOWLEDGEMENT}: true\`.`,
+      detail: `${deliveredInWords(row.id, row.replay_of, recent)}, minutes ago; a replay starts another workflow run, so a replay preview needs \`${RECENT_DELIVERY_ACKNOWLEDGEMENT}: true\`.`,
       acknowledgements: [RECENT_DELIVERY_ACKNOWLEDGEMENT],
     };
   }
@@ -263,7 +335,7 @@ export function eventReplay(
 }
 
 /**
- * SQL equivalent of eventReplay(): replayAvailability(), the plan cap and no replay in flight
+ * SQL equivalent of eventReplay(): replayAvailability(), not recovered, the plan cap and no replay in flight
  * (the same claim condition, last: a primary-key lookup for the rows the rest lets through), so
  * `replay_available` filters in the store and paging stays exact. tests/reads/listEvents-paging.test.ts
  * checks every listed event's `replay.available` against the filter.
@@ -283,7 +355,7 @@ function replayAvailableSql(
   const endpointOk = replayableEndpoints.length
     ? `e.endpoint_id IN (${replayableEndpoints.map(() => '?').join(', ')})`
     : '1 = 0';
-  const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL
+  const yes = `(e.state IN (${replayable}) AND e.retention_state = 'retained' AND e.body IS NOT NULL AND e.recovered_by IS NULL
     AND (e.body_expires_at IS NULL OR e.body_expires_at > ?) AND ${endpointOk} AND NOT ${replayInFlightSql('e.id')})`;
   const shopOk = !shopCutOff(facts) && facts.replaysRemaining > 0;
   if (!shopOk) return { sql: available ? '1 = 0' : '1 = 1', params: [] };
@@ -328,6 +400,7 @@ export async function listEvents(
     );
     add(c.sql, ...c.params);
   }
+  if (f.recovered !== undefined) add(f.recovered ? 'e.recovered_by IS NOT NULL' : 'e.recovered_by IS NULL');
   if (f.cursorId) add(f.order === 'desc' ? 'e.id < ?' : 'e.id > ?', f.cursorId);
   const dir = f.order === 'desc' ? 'DESC' : 'ASC';
   const page = `SELECT ${EVENT_COLUMNS} ${FROM} WHERE ${where.join(' AND ')}`;
@@ -377,6 +450,8 @@ export function eventSummary(row: EventRow, facts: ShopFacts) {
     event_type: row.event_type,
     sender: senderOf(row),
     external_event_id: row.external_event_id,
+    resource_id: row.resource_id,
+    related_resource_id: row.related_resource_id,
     support_code: row.support_code,
     error_code: row.error_code,
     attempt_count: Number(row.attempt_count),
@@ -387,6 +462,14 @@ export function eventSummary(row: EventRow, facts: ShopFacts) {
     replay: eventReplay(row, facts),
     duplicate_of: row.duplicate_of,
     replay_of: row.replay_of,
+    replayed_by: (facts.replays?.get(row.id) ?? []).map((r) => ({
+      id: r.id,
+      state: r.state as EventState,
+      received_at: new Date(Number(r.received_at)).toISOString(),
+      delivered_at: iso(r.delivered_at),
+    })),
+    recovered_by: row.recovered_by,
+    recovered_at: iso(row.recovered_at),
   };
 }
 
@@ -417,145 +500,6 @@ export function flowResponseSummary(raw: string | null): string | null {
     if (v.errors) return (typeof v.errors === 'string' ? v.errors : JSON.stringify(v.errors)).slice(0, 500);
   } catch {}
   return raw.slice(0, 500);
-}
-
-export interface RecoveryOption {
-  action: string;
-  available: boolean;
-  description: string;
-  docs_url: string;
-  required_scope: string | null;
-  operation: string | null;
-}
-
-/** Where the handoff stopped, in one place for people and agents. */
-export function handoffStop(row: EventRow): { stage: 'intake' | 'queue' | 'flow' | 'done'; explanation: string } {
-  switch (row.state) {
-    case 'duplicate_suppressed':
-      return { stage: 'intake', explanation: 'Intake recognised a duplicate external event id and did not queue it.' };
-    case 'accepted':
-    case 'queued':
-      return { stage: 'queue', explanation: 'Stored and waiting for its next delivery attempt.' };
-    case 'held': {
-      const hold = shopHoldOf(row.error_code);
-      return { stage: 'queue', explanation: `${hold.why}. ${hold.release}` };
-    }
-    case 'delivering':
-      return { stage: 'flow', explanation: 'A worker is calling Shopify Flow now.' };
-    case 'delivered':
-      return {
-        stage: 'done',
-        explanation:
-          'Shopify Flow accepted the trigger. This does not mean a workflow ran its actions; check the workflow run history in Shopify.',
-      };
-    case 'no_workflow': {
-      const words = eventStateInWords(row.state, row.support_code);
-      return { stage: 'flow', explanation: words.next ? `${words.description} ${words.next}` : words.description };
-    }
-    case 'failed':
-      return { stage: 'flow', explanation: 'Delivery to Shopify Flow stopped without success; see error_code.' };
-    default:
-      return {
-        stage: 'queue',
-        explanation: EVENT_STATE_DESCRIPTIONS[row.state as keyof typeof EVENT_STATE_DESCRIPTIONS] ?? row.state,
-      };
-  }
-}
-
-export function recoveryOptions(row: EventRow, facts: ShopFacts, publicUrl: string): RecoveryOption[] {
-  const url = (p: string) => joinUrl(publicUrl, p);
-  const replay = eventReplay(row, facts);
-  const out: RecoveryOption[] = [];
-  const add = (o: RecoveryOption) => out.push(o);
-  if (row.state !== 'rejected' && row.state !== 'duplicate_suppressed') {
-    add({
-      action: 'replay',
-      available: replay.available,
-      description: replay.available
-        ? `Preview a replay, then confirm it. A replay creates a new event linked by replay_of and starts a new Flow run.${replay.acknowledgements.length ? ` ${replay.detail}` : ''}`
-        : `Replay is not available: ${replay.detail ?? replay.reason}`,
-      docs_url: url(DOCS_PATHS.replay),
-      required_scope: 'replay:preview',
-      operation: 'previewReplay',
-    });
-  }
-  if (row.state === 'queued' || row.state === 'accepted' || row.state === 'delivering') {
-    add({
-      action: 'wait',
-      available: true,
-      description: row.next_attempt_at
-        ? `Automatic retry scheduled at ${new Date(Number(row.next_attempt_at)).toISOString()}. No action needed yet.`
-        : 'Delivery is in progress. No action needed yet.',
-      docs_url: url(DOCS_PATHS.retriesReplayResend),
-      required_scope: null,
-      operation: null,
-    });
-  }
-  if (row.state === 'held') {
-    const hold = shopHoldOf(row.error_code);
-    add({
-      action: hold.action,
-      available: true,
-      description: hold.recovery,
-      docs_url: url(errorDocsPath(hold.errorCode)),
-      required_scope: null,
-      operation: null,
-    });
-  }
-  if (row.state === 'no_workflow') {
-    add({
-      action: 'deploy_trigger_and_workflow',
-      available: true,
-      description: 'Deploy the Flowport trigger extension and turn on a workflow that uses it, then replay this event.',
-      docs_url: url(DOCS_PATHS.flowTrigger),
-      required_scope: null,
-      operation: null,
-    });
-  }
-  if (row.state === 'rejected') {
-    add({
-      action: 'fix_sender',
-      available: true,
-      description:
-        'Check the sender signing secret and the endpoint auth mode; the sender must resend (rejected events are not replayable).',
-      docs_url: url(
-        row.error_code && isErrorCode(row.error_code) ? errorDocsPath(row.error_code) : DOCS_PATHS.authModes,
-      ),
-      required_scope: null,
-      operation: null,
-    });
-  }
-  if (row.state === 'duplicate_suppressed' && row.duplicate_of) {
-    add({
-      action: 'inspect_original',
-      available: true,
-      description: `This is a duplicate of ${row.duplicate_of}; investigate (or replay) that event instead.`,
-      docs_url: url(DOCS_PATHS.duplicates),
-      required_scope: 'events:read',
-      operation: 'getEvent',
-    });
-  }
-  if (row.state === 'failed' || row.state === 'no_workflow' || row.state === 'rejected') {
-    add({
-      action: 'share_diagnostics',
-      available: true,
-      description: 'Preview a diagnostics share: a redacted, expiring bundle support can open without a grant.',
-      docs_url: url(DOCS_PATHS.diagnosticsShare),
-      required_scope: 'diagnostics_share:preview',
-      operation: 'previewDiagnosticsShare',
-    });
-  }
-  if (row.error_code && isErrorCode(row.error_code)) {
-    add({
-      action: 'read_error_docs',
-      available: true,
-      description: `Read what ${row.error_code} means and how to fix it.`,
-      docs_url: url(errorDocsPath(row.error_code)),
-      required_scope: null,
-      operation: null,
-    });
-  }
-  return out;
 }
 
 export async function eventAttempts(db: Db, eventId: string): Promise<AttemptRow[]> {

@@ -10,6 +10,34 @@ import {
 import { grantRateKey, peekRate, RATE_WINDOW_MS, shopRateKey, windowStart } from '../usage/rate-limit.ts';
 import type { OperationContext } from '../core/types.ts';
 import { isoReq } from './shared.ts';
+import { idFloor } from '../ids.ts';
+import type { Db } from '../store/db.ts';
+
+/** What `events` says: how the shop's events of the period add up, and which the meter bills. */
+export const EVENT_COUNTS_DESCRIPTION =
+  'Events stored this period (by id, which is time-sortable), by kind: total = accepted + duplicates_suppressed + replays + test_events. `accepted` is what the `accepted_events` meter bills (sender events intake accepted and queued); a suppressed duplicate is stored as an event (`duplicate_suppressed`, linked to the first) and not billed; replays count in the `replays` meter; test events are not billed.';
+
+/** The shop's events of a period, by kind (events_shop_id, a range of ids). */
+async function eventCounts(db: Db, shopId: string, bounds: { start: number; end: number }) {
+  const row = await db.get<Record<'total' | 'accepted' | 'duplicates' | 'replays' | 'tests', number | string | null>>(
+    `SELECT COUNT(*) AS total,
+       SUM(CASE WHEN replay_of IS NULL AND is_test = 0 AND state <> 'duplicate_suppressed' THEN 1 ELSE 0 END) AS accepted,
+       SUM(CASE WHEN replay_of IS NULL AND state = 'duplicate_suppressed' THEN 1 ELSE 0 END) AS duplicates,
+       SUM(CASE WHEN replay_of IS NOT NULL THEN 1 ELSE 0 END) AS replays,
+       SUM(CASE WHEN replay_of IS NULL AND is_test = 1 AND state <> 'duplicate_suppressed' THEN 1 ELSE 0 END) AS tests
+     FROM events WHERE shop_id = ? AND id >= ? AND id < ?`,
+    [shopId, idFloor('event', bounds.start), idFloor('event', bounds.end)],
+  );
+  const n = (v: number | string | null | undefined) => Number(v ?? 0);
+  return {
+    total: n(row?.total),
+    accepted: n(row?.accepted),
+    duplicates_suppressed: n(row?.duplicates),
+    replays: n(row?.replays),
+    test_events: n(row?.tests),
+    description: EVENT_COUNTS_DESCRIPTION,
+  };
+}
 
 /** The shop's plan, meters this period and rate-limit windows (getPlanUsage). */
 export async function readPlanUsage({ ctx }: { ctx: OperationContext }) {
@@ -53,6 +81,7 @@ export async function readPlanUsage({ ctx }: { ctx: OperationContext }) {
     },
     period: { id: usagePeriod(now), starts_at: isoReq(bounds.start), resets_at: isoReq(bounds.end) },
     meters,
+    events: await eventCounts(db, p.shopId, bounds),
     grace: {
       applies_to: 'accepted_events' as const,
       allowance: limits.graceEvents,

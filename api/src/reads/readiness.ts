@@ -3,7 +3,7 @@
 // did the last 24 hours of traffic say. Each failing check links its docs page.
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
-import { SHOP_HOLDS, shopHoldFor } from '../handoff/outcomes.ts';
+import { SHOP_HOLDS, SUPPORT_CODES, shopHoldFor } from '../handoff/outcomes.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
 import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
 import type { Db } from '../store/db.ts';
@@ -68,8 +68,8 @@ export async function readinessChecks(
   const shop = await shopRow(db, shopId);
   const checks: ReadinessCheck[] = [];
   shopChecks(checks, shop, url);
-  await endpointChecks(checks, db, shop, shopId, url, endpointId);
-  await trafficChecks(checks, db, shopId, url, now, endpointId);
+  const workflowsOn = await endpointChecks(checks, db, shop, shopId, url, endpointId);
+  await trafficChecks(checks, db, shopId, url, now, workflowsOn, endpointId);
   await planCheck(checks, db, shopId, url, now);
   return checks;
 }
@@ -100,7 +100,10 @@ function shopChecks(checks: ReadinessCheck[], shop: Shop, url: DocsUrl): void {
   });
 }
 
-/** endpoints_configured, flow_trigger_handles, and flow_workflow_enabled per trigger handle in use. */
+/**
+ * endpoints_configured, flow_trigger_handles, and flow_workflow_enabled per trigger handle in use.
+ * Returns whether an enabled workflow uses every trigger in use (and one is in use), as Flow said.
+ */
 async function endpointChecks(
   checks: ReadinessCheck[],
   db: Db,
@@ -108,7 +111,7 @@ async function endpointChecks(
   shopId: string,
   url: DocsUrl,
   endpointId?: string,
-): Promise<void> {
+): Promise<boolean> {
   const eps = await db.all<{ id: string; status: string; trigger_variant: string }>(
     `SELECT id, status, trigger_variant FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL${endpointId ? ' AND id = ?' : ''}`,
     endpointId ? [shopId, endpointId] : [shopId],
@@ -146,6 +149,7 @@ async function endpointChecks(
       docs_url: url(`${DOCS_PATHS.lifecycle}#flow-readiness`),
     });
   }
+  return handles.length > 0 && handles.every((h) => signals.get(h)?.enabled === 'yes');
 }
 
 /** recent_deliveries, sender_rejections (the last 24 hours). */
@@ -155,12 +159,12 @@ async function trafficChecks(
   shopId: string,
   url: DocsUrl,
   now: number,
+  workflowsOn: boolean,
   endpointId?: string,
 ): Promise<void> {
-  const c = await stateCounts(db, shopId, now - WINDOW_MS, endpointId);
-  const total = Object.values(c).reduce((a, b) => a + b, 0);
-  const noWorkflow = c.no_workflow ?? 0;
-  const failed = c.failed ?? 0;
+  checks.push(
+    recentDeliveriesCheck(await senderEventOutcomes(db, shopId, now - WINDOW_MS, endpointId), workflowsOn, url),
+  );
   // Refused intake requests are receipts (and tallies), not events: count those.
   const refusedByCode = await rejectedIntakeCounts(db, shopId, now - WINDOW_MS, endpointId);
   const rejected = Object.values(refusedByCode).reduce((a, b) => a + b, 0);
@@ -168,20 +172,6 @@ async function trafficChecks(
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .map(([code, n]) => `${code} ${n}`)
     .join(', ');
-  const delivered = c.delivered ?? 0;
-  checks.push({
-    check: 'recent_deliveries',
-    status: noWorkflow > 0 ? 'fail' : failed > 0 ? 'warn' : total === 0 ? 'warn' : 'pass',
-    detail:
-      noWorkflow > 0
-        ? `${noWorkflow} event(s) in 24 h reached Flow but no trigger or workflow matched (no_workflow). Deploy the trigger and enable a workflow.`
-        : failed > 0
-          ? `${failed} event(s) failed in 24 h (${delivered} delivered). Open one with GET /agent/v1/events?state=failed.`
-          : total === 0
-            ? 'No events in the last 24 hours: send a test event to prove the path end to end.'
-            : `${delivered} of ${total} event(s) delivered in 24 h.`,
-    docs_url: url(noWorkflow > 0 ? DOCS_PATHS.flowTrigger : total === 0 ? DOCS_PATHS.quickstart : DOCS_PATHS.lifecycle),
-  });
   checks.push({
     check: 'sender_rejections',
     status: rejected > 0 ? 'warn' : 'pass',
@@ -191,6 +181,112 @@ async function trafficChecks(
         : 'No rejected requests in 24 h.',
     docs_url: url(DOCS_PATHS.authModes),
   });
+}
+
+/** How the sender events of a window ended (replays are counted with their original, as its recovery). */
+export interface SenderEventOutcomes {
+  total: number;
+  delivered: number;
+  /** Recovered by a replay (ADR 0420): a replay of the event reached Flow. */
+  recovered: number;
+  duplicates: number;
+  /** Not recovered, ended no_workflow without a call to Shopify (Flow's lifecycle callback, FP-H-NOFL). */
+  noWorkflowNotCalled: number;
+  /** Not recovered, ended no_workflow on Flow's answer that the trigger handle is unknown (FP-H-NOWF). */
+  noWorkflowUnknownHandle: number;
+  failed: number;
+  onTheWay: number;
+}
+
+/** The sender events (not replays) received since `since`, by how they ended. */
+export async function senderEventOutcomes(
+  db: Db,
+  shopId: string,
+  since: number,
+  endpointId?: string,
+): Promise<SenderEventOutcomes> {
+  const rows = await db.all<{ state: string; support_code: string | null; recovered: number; n: number }>(
+    `SELECT state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END AS recovered, COUNT(*) AS n
+       FROM events WHERE shop_id = ? AND received_at >= ? AND replay_of IS NULL${endpointId ? ' AND endpoint_id = ?' : ''}
+      GROUP BY state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END`,
+    endpointId ? [shopId, since, endpointId] : [shopId, since],
+  );
+  const o: SenderEventOutcomes = {
+    total: 0,
+    delivered: 0,
+    recovered: 0,
+    duplicates: 0,
+    noWorkflowNotCalled: 0,
+    noWorkflowUnknownHandle: 0,
+    failed: 0,
+    onTheWay: 0,
+  };
+  for (const r of rows) {
+    const n = Number(r.n);
+    o.total += n;
+    if (r.state === 'delivered') o.delivered += n;
+    else if (r.state === 'duplicate_suppressed') o.duplicates += n;
+    else if (Number(r.recovered) === 1) o.recovered += n;
+    else if (r.state === 'no_workflow' && r.support_code === SUPPORT_CODES.workflow_disabled.code)
+      o.noWorkflowNotCalled += n;
+    else if (r.state === 'no_workflow') o.noWorkflowUnknownHandle += n;
+    else if (r.state === 'failed') o.failed += n;
+    else o.onTheWay += n;
+  }
+  return o;
+}
+
+/**
+ * recent_deliveries from the window's sender events: a suppressed duplicate and an event recovered
+ * by a replay are successes; a no_workflow event says whether Shopify was called (its support
+ * code); the next step agrees with flow_workflow_enabled (`workflowsOn`: every trigger in use has
+ * an enabled workflow, as Flow said).
+ */
+export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boolean, url: DocsUrl): ReadinessCheck {
+  const noWorkflow = o.noWorkflowNotCalled + o.noWorkflowUnknownHandle;
+  const ended = o.delivered + o.recovered + o.duplicates;
+  const summary =
+    o.total === 0
+      ? ''
+      : `${ended} of ${o.total} sender event(s) in 24 h went through: ${o.delivered} delivered, ${o.recovered} recovered by a replay, ${o.duplicates} suppressed duplicate(s)${o.onTheWay ? `; ${o.onTheWay} still on the way` : ''}.`;
+  if (noWorkflow > 0) {
+    const how = [
+      o.noWorkflowNotCalled
+        ? `${o.noWorkflowNotCalled} without a call to Shopify (Flow's lifecycle callback said no enabled workflow used the trigger, ${SUPPORT_CODES.workflow_disabled.code})`
+        : '',
+      o.noWorkflowUnknownHandle
+        ? `${o.noWorkflowUnknownHandle} on Flow's answer that the trigger handle is unknown (${SUPPORT_CODES.no_workflow.code})`
+        : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    const next = workflowsOn
+      ? 'An enabled workflow uses each trigger in use now (flow_workflow_enabled): replay them; a bulk replay with state no_workflow leaves recovered events out.'
+      : 'Deploy the trigger and turn on a workflow that uses it (see flow_workflow_enabled), then replay them.';
+    return {
+      check: 'recent_deliveries',
+      status: workflowsOn ? 'warn' : 'fail',
+      detail:
+        `${noWorkflow} sender event(s) in 24 h ended no_workflow and are not recovered: ${how}. ${next} ${summary}`.trim(),
+      docs_url: url(workflowsOn ? DOCS_PATHS.bulkReplay : DOCS_PATHS.flowTrigger),
+    };
+  }
+  if (o.failed > 0)
+    return {
+      check: 'recent_deliveries',
+      status: 'warn',
+      detail:
+        `${o.failed} sender event(s) failed in 24 h and are not recovered. Open one with GET /agent/v1/events?state=failed&recovered=false. ${summary}`.trim(),
+      docs_url: url(DOCS_PATHS.lifecycle),
+    };
+  if (o.total === 0)
+    return {
+      check: 'recent_deliveries',
+      status: 'warn',
+      detail: 'No events in the last 24 hours: send a test event to prove the path end to end.',
+      docs_url: url(DOCS_PATHS.quickstart),
+    };
+  return { check: 'recent_deliveries', status: 'pass', detail: summary, docs_url: url(DOCS_PATHS.lifecycle) };
 }
 
 /** plan_capacity. */

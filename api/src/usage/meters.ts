@@ -32,7 +32,8 @@ export const METER_PLAN_LIMIT: Record<UsageMeter, keyof Plan['monthly']> = {
 };
 
 export const METER_DESCRIPTIONS: Record<UsageMeter, string> = {
-  accepted_events: 'Events accepted at intake this month.',
+  accepted_events:
+    'Sender events intake accepted and queued this month (billed); suppressed duplicates, replays and test events are not counted here (plan usage `events` adds them up).',
   replays: 'Event replays executed this month.',
   diagnostics_shares: 'Diagnostics shares created this month.',
   simple_read: 'Simple Agent Operations reads (grant, plan usage, setup, endpoint and single-object reads).',

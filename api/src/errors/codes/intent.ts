@@ -174,6 +174,16 @@ export const INTENT_ERRORS = {
       'This event (or a replay of it) was delivered to Shopify Flow only minutes ago. Flow has no idempotency: a replay starts another workflow run, which can send a second email, tag twice or create a duplicate record.',
     fix: 'Check in Shopify Flow whether the first run did what was needed. If a second run is really intended, preview again with `acknowledge_recent_delivery: true`.',
   },
+  event_already_recovered: {
+    status: 409,
+    title: 'The event is already recovered: a replay of it reached Flow',
+    layer: 'safety',
+    retry: 'no',
+    area: 'intent',
+    description:
+      "A replay of this sender event (of the event itself, or of a replay of it, at any depth) was delivered to Shopify Flow: the event's `recovered_by` names that replay. Flow has no idempotency, so replaying it again starts another workflow run, which can repeat what the first one did (an email, a tag, a record). A bulk replay leaves recovered events out for the same reason (`details.excluded.recovered`).",
+    fix: 'Read the replay in `recovered_by` (`GET /agent/v1/events/{event_id}`) and check in Shopify Flow what its run did. If another run is really intended, preview again with `acknowledge_recovered: true` (a bulk replay: the same field includes the recovered events).',
+  },
   bulk_replay_no_events: {
     status: 409,
     title: 'No event matching the filter can be replayed',

@@ -10,6 +10,8 @@ import { type ReplayUnavailableReason, replayAvailability } from '../../handoff/
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { Db } from '../../store/db.ts';
 import { findShopEndpoint, listShopEndpointRows } from '../../store/tables/endpoints.ts';
+import { flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
+import { handleForVariant } from '../../handoff/triggers.ts';
 import { listBulkReplayCandidates, listShopReplayedOriginals } from '../../store/tables/events/intents.ts';
 import {
   insertBulkReplayItems,
@@ -43,17 +45,26 @@ export interface BulkReplayParams {
   error_code?: string;
   /** Events that ended `no_workflow` and were received at or after this moment (a workflow was off since). */
   no_workflow_since?: string;
+  /**
+   * The end of that window (events received before it). Default: when Flow's lifecycle callback
+   * said an enabled workflow uses every trigger in play again; open (now) while it has not.
+   */
+  no_workflow_until?: string;
   acknowledge_recent_delivery?: boolean;
+  /** Include recovered events (a replay of each reached Flow); left out and counted otherwise (ADR 0420). */
+  acknowledge_recovered?: boolean;
   note?: string;
 }
 
 /** Why an event the filter matched would not be replayed. */
-export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed';
+export type BulkRefusal = ReplayUnavailableReason | 'recent_delivery' | 'already_replayed' | 'already_recovered';
 
 export const BULK_REFUSAL_CODE: Record<BulkRefusal, ErrorCode> = {
   ...REPLAY_REFUSAL_CODE,
   recent_delivery: 'replay_recent_delivery',
   already_replayed: 'event_not_replayable',
+  // Only the runner refuses it: an event recovered after the preview (the preview leaves them out, `excluded`).
+  already_recovered: 'event_already_recovered',
 };
 
 const ms = (value: string | undefined, name: string): number | null => {
@@ -81,6 +92,39 @@ export interface Selection {
   refusedSample: { event_id: string; reason: BulkRefusal }[];
   /** Eligible events Flow received or may have (delivered, or calls that went unanswered). */
   mayHaveRun: number;
+  /** Matched events left out before any refusal: recovered ones, unless acknowledged (ADR 0420). */
+  excluded: { recovered: number };
+  /** The no_workflow window the filter covered (null without `no_workflow_since`/`no_workflow_until`). */
+  window: NoWorkflowWindow | null;
+}
+
+/** When the workflow was off, as the bulk replay applies it: its start, its end and who said the end. */
+export interface NoWorkflowWindow {
+  since: string | null;
+  until: string | null;
+  /** `filter`: no_workflow_until; `flow_lifecycle`: Flow said an enabled workflow uses the triggers again; null: open. */
+  until_source: 'filter' | 'flow_lifecycle' | null;
+}
+
+/**
+ * When Flow said an enabled workflow uses every trigger of the filter's endpoints again, after
+ * `since`: the latest such signal; null while one of them has no enabled workflow (or Flow never
+ * said), so the window is still open.
+ */
+async function workflowBackAt(kc: KindContext, db: Db, endpointId: string | undefined, since: number | null) {
+  const endpoints = (await listShopEndpointRows(db, kc.shop.id)).filter(
+    (e) => !e.deleted_at && (endpointId ? e.id === endpointId : e.status === 'active'),
+  );
+  const handles = [...new Set(endpoints.map((e) => handleForVariant(e.trigger_variant)))];
+  if (handles.length === 0) return null;
+  const readiness = await flowReadinessByHandle(db, kc.shop.domain);
+  let back = 0;
+  for (const h of handles) {
+    const r = readiness.get(h);
+    if (r?.enabled !== 'yes' || (since !== null && r.since < since)) return null;
+    back = Math.max(back, r.since);
+  }
+  return back;
 }
 
 type Candidate = Pick<
@@ -95,19 +139,33 @@ type Candidate = Pick<
   | 'received_at'
   | 'replay_of'
   | 'possible_duplicate_deliveries'
+  | 'recovered_by'
 > & { has_body: number };
 
 /** The events a filter matches, oldest first, and which of them would be replayed. */
 export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams): Promise<Selection> {
   const since = ms(p.no_workflow_since, 'no_workflow_since');
-  const state = since !== null ? 'no_workflow' : (p.state ?? 'failed');
-  if (since !== null && p.state !== undefined && p.state !== 'no_workflow')
+  const untilParam = ms(p.no_workflow_until, 'no_workflow_until');
+  const windowed = since !== null || untilParam !== null;
+  const state = windowed ? 'no_workflow' : (p.state ?? 'failed');
+  if (windowed && p.state !== undefined && p.state !== 'no_workflow')
     throw new AppError('invalid_request', {
-      detail: 'no_workflow_since selects events in state no_workflow; leave state out or set it to no_workflow.',
-      errors: [{ path: 'state', message: 'Conflicts with no_workflow_since' }],
+      detail:
+        'no_workflow_since and no_workflow_until select events in state no_workflow; leave state out or set it to no_workflow.',
+      errors: [{ path: 'state', message: 'Conflicts with no_workflow_since / no_workflow_until' }],
     });
   const after = ms(p.received_after, 'received_after');
-  const before = ms(p.received_before, 'received_before');
+  // The window's end: as given, or when Flow said the workflow is back (ADR 0420); null while open.
+  const until = windowed ? (untilParam ?? (await workflowBackAt(kc, db, p.endpoint_id, since))) : null;
+  const window: NoWorkflowWindow | null = windowed
+    ? {
+        since: since === null ? null : new Date(since).toISOString(),
+        until: until === null ? null : new Date(until).toISOString(),
+        until_source: untilParam !== null ? 'filter' : until !== null ? 'flow_lifecycle' : null,
+      }
+    : null;
+  const givenBefore = ms(p.received_before, 'received_before');
+  const before = until === null ? givenBefore : givenBefore === null ? until : Math.min(givenBefore, until);
   const rows: Candidate[] = await listBulkReplayCandidates(
     db,
     {
@@ -145,7 +203,9 @@ export async function selectEvents(kc: KindContext, db: Db, p: BulkReplayParams)
   );
   const unacknowledged = (ev: Candidate) =>
     ev.delivered_at !== null && kc.now - Number(ev.delivered_at) < windowMs && p.acknowledge_recent_delivery !== true;
-  const sel = sortOut(rows, { unavailable: available, held, unacknowledged, replayed });
+  const recovered = (ev: Candidate) => ev.recovered_by !== null && p.acknowledge_recovered !== true;
+  const sel = sortOut(rows, { recovered, unavailable: available, held, unacknowledged, replayed });
+  sel.window = window;
   const eligible = new Set(sel.eligible);
   sel.mayHaveRun = rows.filter((ev) => eligible.has(ev.id) && mayHaveRun(ev)).length;
   return sel;
@@ -181,6 +241,7 @@ function idempotencyWarning(count: number, mayHaveRunCount: number): string {
 function sortOut(
   rows: readonly Candidate[],
   c: {
+    recovered: (ev: Candidate) => boolean;
     unavailable: (ev: Candidate) => BulkRefusal | null;
     held: ReadonlyMap<string, unknown>;
     unacknowledged: (ev: Candidate) => boolean;
@@ -194,12 +255,18 @@ function sortOut(
     refused: {},
     refusedSample: [],
     mayHaveRun: 0,
+    excluded: { recovered: 0 },
+    window: null,
   };
   const refuse = (id: string, reason: BulkRefusal) => {
     sel.refused[reason] = (sel.refused[reason] ?? 0) + 1;
     if (sel.refusedSample.length < BULK_REPLAY_SAMPLE) sel.refusedSample.push({ event_id: id, reason });
   };
   for (const ev of rows) {
+    if (c.recovered(ev)) {
+      sel.excluded.recovered++;
+      continue;
+    }
     const unavailable = c.unavailable(ev);
     if (unavailable) {
       refuse(ev.id, unavailable);
@@ -214,7 +281,8 @@ function sortOut(
       refuse(ev.id, 'recent_delivery');
       continue;
     }
-    if (c.replayed.has(ev.id)) {
+    // An acknowledged recovered event was replayed by definition: the acknowledgement covers that.
+    if (c.replayed.has(ev.id) && ev.recovered_by === null) {
       refuse(ev.id, 'already_replayed');
       continue;
     }
@@ -227,7 +295,36 @@ function sortOut(
 /** The filter as applied: the state it selects, without the caller's note (kept with the intent's parameters). */
 function filterOf(params: BulkReplayParams): Omit<BulkReplayParams, 'note'> {
   const { note: _note, ...filter } = params;
-  return { ...filter, state: params.no_workflow_since ? 'no_workflow' : (params.state ?? 'failed') };
+  const windowed = params.no_workflow_since !== undefined || params.no_workflow_until !== undefined;
+  return { ...filter, state: windowed ? 'no_workflow' : (params.state ?? 'failed') };
+}
+
+/** What a bulk replay preview warns about: Flow's missing idempotency, the plan, what is left out or acknowledged, events in flight. */
+function bulkWarnings(
+  params: BulkReplayParams,
+  sel: Selection,
+  c: { count: number; fits: boolean; replaysLeft: number; executionsLeft: number },
+): string[] {
+  const warnings = [idempotencyWarning(c.count, sel.mayHaveRun)];
+  if (!c.fits)
+    warnings.push(
+      `The plan has ${c.replaysLeft} replays and ${c.executionsLeft} executions left this month; the events past that are refused (replay_limit_reached or plan_limit_reached) and counted in the results.`,
+    );
+  const left = sel.excluded.recovered;
+  if (left > 0)
+    warnings.push(
+      `${left} matching event${left === 1 ? ' is' : 's are'} left out: already recovered (a replay of ${left === 1 ? 'it' : 'each'} reached Flow; see recovered_by). Preview again with acknowledge_recovered: true only if another workflow run is intended.`,
+    );
+  if (params.acknowledge_recovered === true)
+    warnings.push('Acknowledged: recovered events (a replay of each already reached Flow) are replayed again.');
+  if (params.acknowledge_recent_delivery === true)
+    warnings.push('Acknowledged: events delivered to Flow minutes ago are replayed too.');
+  const inFlight = sel.refused.replay_in_flight ?? 0;
+  if (inFlight > 0)
+    warnings.push(
+      `${inFlight} matching event${inFlight === 1 ? ' has' : 's have'} a replay in flight now (another replay or bulk replay holds ${inFlight === 1 ? 'it' : 'them'}). An event has one replay in flight at a time: this run skips ${inFlight === 1 ? 'it' : 'them'}, each counted as refused replay_in_flight, unless the other run drops ${inFlight === 1 ? 'it' : 'them'} first.`,
+    );
+  return warnings;
 }
 
 /** Events per second a bulk replay of this shop runs at: the configured rate, never above Shopify's. */
@@ -259,26 +356,20 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
     // frozen: those another replay holds by then are skipped, each with its reason (ADR 0410).
     if (kc.confirming ? sel.frozen.length === 0 : count === 0)
       throw new AppError('bulk_replay_no_events', {
-        detail: `No event matching the filter can be replayed (${sel.matched} matched, ${refusedTotal} would be refused). See refused for why.`,
-        extra: { matched: sel.matched, refused: sel.refused, refused_sample: sel.refusedSample },
+        detail: `No event matching the filter can be replayed (${sel.matched} matched, ${sel.excluded.recovered} left out as already recovered, ${refusedTotal} would be refused). See excluded and refused for why.`,
+        extra: {
+          matched: sel.matched,
+          excluded: sel.excluded,
+          refused: sel.refused,
+          refused_sample: sel.refusedSample,
+        },
       });
     const replaysLeft = Math.max(0, replays.limit - replays.used);
     const executionsLeft = Math.max(0, executions.limit - executions.used);
     const fits = (cost.replays ?? 0) <= replaysLeft && cost.execution <= executionsLeft;
     const rate = bulkReplayRate(kc);
     const seconds = Math.ceil(count / rate);
-    const warnings = [idempotencyWarning(count, sel.mayHaveRun)];
-    if (!fits)
-      warnings.push(
-        `The plan has ${replaysLeft} replays and ${executionsLeft} executions left this month; the events past that are refused (replay_limit_reached or plan_limit_reached) and counted in the results.`,
-      );
-    if (params.acknowledge_recent_delivery === true)
-      warnings.push('Acknowledged: events delivered to Flow minutes ago are replayed too.');
-    const inFlight = sel.refused.replay_in_flight ?? 0;
-    if (inFlight > 0)
-      warnings.push(
-        `${inFlight} matching event${inFlight === 1 ? ' has' : 's have'} a replay in flight now (another replay or bulk replay holds ${inFlight === 1 ? 'it' : 'them'}). An event has one replay in flight at a time: this run skips ${inFlight === 1 ? 'it' : 'them'}, each counted as refused replay_in_flight, unless the other run drops ${inFlight === 1 ? 'it' : 'them'} first.`,
-      );
+    const warnings = bulkWarnings(params, sel, { count, fits, replaysLeft, executionsLeft });
     return {
       targetType: 'shop',
       targetId: kc.shop.id,
@@ -300,6 +391,8 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
         details: {
           filter: filterOf(params),
           matched: sel.matched,
+          excluded: sel.excluded,
+          no_workflow_window: sel.window,
           count,
           sample_event_ids: sel.eligible.slice(0, BULK_REPLAY_SAMPLE),
           refused: { total: refusedTotal, by_reason: sel.refused, sample: sel.refusedSample },

@@ -3,14 +3,19 @@
 // preview says plainly that a new workflow run starts, and a replay within
 // minutes of a delivery needs an explicit acknowledgement.
 import { AppError } from '../../errors/problem.ts';
-import { REPLAY_REASON_TEXT, replayAvailability, type ReplayUnavailableReason } from '../../handoff/lifecycle.ts';
+import {
+  REPLAY_REASON_TEXT,
+  recoveredDetail,
+  replayAvailability,
+  type ReplayUnavailableReason,
+} from '../../handoff/lifecycle.ts';
 import { buildFlowPayload, FLOW_PAYLOAD_LIMIT_BYTES, TRIGGER_HANDLES } from '../../handoff/payload.ts';
 import { newId } from '../../ids.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
-import { lastFamilyDelivery, replayedBy } from '../../reads/events.ts';
+import { deliveredInWords, lastFamilyDelivery, replayedBy } from '../../reads/events.ts';
 import { configFromSnake, configToSnake } from '../../services/endpoints.ts';
 import { type EndpointRow, findEndpoint, findEndpointVersionConfig } from '../../store/tables/endpoints.ts';
-import { insertReplayCopy } from '../../store/tables/events/intents.ts';
+import { findShopEvent, insertReplayCopy } from '../../store/tables/events/intents.ts';
 import { assertNoReplayInFlight, claimReplay, heldClaims, replayInFlight } from '../replay-claims.ts';
 import type { IntentCost, IntentKindDef, KindContext } from '../types.ts';
 import { assertCapAvailable } from '../usage.ts';
@@ -18,6 +23,7 @@ import { endpointSnapshot, type EventRow, iso, jsonDiff, loadEvent, NEW_EVENT_ID
 
 export interface ReplayParams {
   acknowledge_recent_delivery?: boolean;
+  acknowledge_recovered?: boolean;
   payload_override?: unknown;
   note?: string;
 }
@@ -44,17 +50,30 @@ async function facts(kc: KindContext, eventId: string | null) {
 
 /** The family's last delivery to Flow; refuses a replay within the recent window unless acknowledged. */
 async function recentDelivery(kc: KindContext, ev: EventRow, params: ReplayParams) {
-  const lastDelivery = await lastFamilyDelivery(kc.db, kc.shop.id, ev);
+  const last = await lastFamilyDelivery(kc.db, kc.shop.id, ev);
+  const lastDelivery = last?.at ?? null;
   const windowMs = kc.services.config.intents.recentDeliveryWindowMs;
-  const recent = lastDelivery !== null && kc.now - lastDelivery < windowMs;
-  if (recent && params.acknowledge_recent_delivery !== true) {
+  const recent = last !== null && kc.now - last.at < windowMs;
+  if (last && recent && params.acknowledge_recent_delivery !== true) {
     throw new AppError('replay_recent_delivery', {
-      detail: `Event ${ev.id} (or the event it replays, or another replay of the same original) was delivered to Flow at ${iso(lastDelivery)}, ${Math.round((kc.now - lastDelivery) / 1000)} s ago. A replay starts another workflow run. If that is intended, preview again with acknowledge_recent_delivery: true.`,
+      detail: `${deliveredInWords(ev.id, ev.replay_of, last)}, ${Math.round((kc.now - last.at) / 1000)} s ago. A replay starts another workflow run. If that is intended, preview again with acknowledge_recent_delivery: true.`,
       reason: `Delivered to Flow less than ${Math.round(windowMs / 60_000)} minutes ago; acknowledgement required.`,
-      extra: { event_id: ev.id, last_delivered_at: iso(lastDelivery) },
+      extra: { event_id: ev.id, last_delivered_at: iso(last.at), last_delivered_event_id: last.id },
     });
   }
   return { lastDelivery, windowMs, recent };
+}
+
+/** Refuses a recovered event (ADR 0420) unless the preview acknowledges it: a replay of it reached Flow. */
+async function assertNotRecovered(kc: KindContext, ev: EventRow, params: ReplayParams): Promise<void> {
+  if (!ev.recovered_by || params.acknowledge_recovered === true) return;
+  const by = await findShopEvent<{ delivered_at: number | null }>(kc.db, kc.shop.id, ev.recovered_by);
+  const at = by?.delivered_at ?? null;
+  throw new AppError('event_already_recovered', {
+    detail: `Event ${ev.id} cannot be replayed without acknowledgement. ${recoveredDetail(ev.recovered_by, at)}`,
+    reason: 'A replay of this sender event already reached Flow; acknowledgement required.',
+    extra: { event_id: ev.id, recovered_by: ev.recovered_by, recovered_at: iso(at) },
+  });
 }
 
 /** Refuses, with the code its reason maps to, an event that cannot be replayed now. */
@@ -149,6 +168,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     // confirmation. Read after the replays: a replay seen there has its claim seen here (one
     // transaction wrote both), so a replay confirmed a moment ago is refused as in flight, not stale.
     await assertNoReplayInFlight(kc.db, ev.id);
+    await assertNotRecovered(kc, ev, params);
     const { lastDelivery, windowMs, recent } = await recentDelivery(kc, ev, params);
 
     const original = await findEndpointVersionConfig(kc.db, endpoint.id, ev.config_version);
@@ -158,6 +178,10 @@ export const replayKind: IntentKindDef<ReplayParams> = {
     const { payloadBytes, payloadProblem } = payloadCheck(ev, endpoint);
     const unanswered = Number(ev.possible_duplicate_deliveries ?? 0);
     const warnings = replayWarnings(kc, { ev, endpoint, chain, recent, lastDelivery, unanswered });
+    if (ev.recovered_by)
+      warnings.push(
+        `Acknowledged: this event is already recovered by replay ${ev.recovered_by}, which reached Flow; this replay runs the workflow again.`,
+      );
     if (payloadProblem) warnings.push(`Flow will likely reject the payload: ${payloadProblem}`);
     if (payloadBytes !== null && payloadBytes > FLOW_PAYLOAD_LIMIT_BYTES) {
       warnings.push(
@@ -176,6 +200,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
         endpoint_status: endpoint.status,
         config_version: Number(endpoint.config_version),
         replays: chain.map((c) => c.id),
+        recovered_by: ev.recovered_by,
         shop_connection: kc.shop.connection_status,
       },
       preview: {
@@ -193,6 +218,7 @@ export const replayKind: IntentKindDef<ReplayParams> = {
           body_sha256: ev.body_sha256,
           is_test: Boolean(ev.is_test),
           replay_of: ev.replay_of,
+          recovered_by: ev.recovered_by,
           replayed_by: chain.map((c) => ({ event_id: c.id, state: c.state, received_at: iso(c.received_at) })),
         },
         current_config: endpointSnapshot(endpoint, kc.now),

@@ -70,13 +70,17 @@ export const EventDetail = EventSummary.extend({
   recovery_options: z
     .array(
       z.object({
-        action: z.string().describe('Recovery action (e.g. `replay`, `wait`, `fix_sender`, `share_diagnostics`).'),
+        action: z
+          .string()
+          .describe(
+            "Recovery action, the right move first: `inspect_recovery` (a recovered event: read the replay that reached Flow), `verify_in_flow` (a delivered event: check the run in Shopify Flow), `deploy_trigger_and_workflow` (no enabled workflow uses the trigger, as Flow last said), `wait`, a held shop's action (e.g. `reconnect_shop`), `inspect_original`, `replay`, `share_diagnostics`, `read_error_docs`.",
+          ),
         available: z.boolean().describe('True when the action can be taken now.'),
         description: z.string().describe('What the action does, and why it is or is not available.'),
         docs_url: z.string().describe('Docs page for the action.'),
         required_scope: nullableText('Scope a grant needs for the action; null when none.'),
         operation: nullableText(
-          'The `operationId` of the call that starts the action (e.g. `previewReplay`; its MCP tool and CLI command share the name); null when it is not an API call. For `inspect_original` it is `getEvent` on `duplicate_of`.',
+          'The `operationId` of the call that starts the action (e.g. `previewReplay`; its MCP tool and CLI command share the name); null when it is not an API call. For `inspect_original` it is `getEvent` on `duplicate_of`, for `inspect_recovery` `getEvent` on `recovered_by`.',
         ),
       }),
     )
@@ -90,15 +94,6 @@ export const EventDetail = EventSummary.extend({
       docs_url: z.string().describe('Docs page on retention.'),
     })
     .describe('How long the body is kept.'),
-  replayed_by: z
-    .array(
-      z.object({
-        id: z.string().describe('Id of the replay event (`evt_…`).'),
-        state: z.string().describe('State of the replay event.'),
-        received_at: Timestamp.describe('When the replay was created.'),
-      }),
-    )
-    .describe('Replays of this event, oldest first; empty when none.'),
   payload: z
     .object({
       returned: z.literal(false).describe('Always false: the API never returns payload bodies.'),

@@ -51,6 +51,15 @@ const Query = z.object({
     .enum(['true', 'false'])
     .optional()
     .openapi(q('replay_available', '`true`: only events that can be replayed now; `false`: only those that cannot.')),
+  recovered: z
+    .enum(['true', 'false'])
+    .optional()
+    .openapi(
+      q(
+        'recovered',
+        '`true`: only recovered events (a replay of the sender event reached Flow: `recovered_by` is set); `false`: only the others.',
+      ),
+    ),
   order: z.enum(['desc', 'asc']).default('desc').openapi(q('order', '`desc` (newest first, default) or `asc`.')),
   cursor: Cursor,
   limit: Limit,
@@ -68,7 +77,7 @@ export const listEventsOperation = defineRead({
   path: '/events',
   summary: 'List events',
   description:
-    'Event history, newest first (`order=asc`: oldest first), with filters (endpoint, state, sender, event type, support code, external id, Shopify resource id, time range, replay availability) and cursor paging. Follow `page.next_cursor` with the same `order`: pages are stable while new events arrive, so every event that existed when paging started is returned exactly once; events received meanwhile appear on a fresh first page (newest first) or at the end (oldest first). Payload bodies are never returned.',
+    'Event history, newest first (`order=asc`: oldest first), with filters (endpoint, state, sender, event type, support code, external id, Shopify resource id, time range, replay availability, recovered) and cursor paging. Follow `page.next_cursor` with the same `order`: pages are stable while new events arrive, so every event that existed when paging started is returned exactly once; events received meanwhile appear on a fresh first page (newest first) or at the end (oldest first). Payload bodies are never returned.',
   family: 'events',
   scope: 'events:read',
   meter: 'rich_read',
@@ -77,7 +86,7 @@ export const listEventsOperation = defineRead({
   mcp: {
     title: 'Find events',
     description:
-      "Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, the sender's event id, the Shopify resource id (an order's id, not its number), time range or whether they can be replayed. Follow next_cursor for more.",
+      "Find events that came in from senders: filter by endpoint, state (e.g. failed, no_workflow), sender, event type, support code, the sender's event id, the Shopify resource id (an order's id, not its number), time range, whether they can be replayed or whether a replay already recovered them (recovered=false leaves those out). Follow next_cursor for more.",
   },
   run: async ({ ctx, input }) => listEventsPage({ ctx, input }),
 });

@@ -16,13 +16,13 @@ export const ReplayAvailabilitySchema = z
           .map((r) => `\`${r}\``)
           .join(
             ', ',
-          )}. When available but only with an acknowledgement: \`recent_delivery\` (see \`acknowledgements\`).`,
+          )}. \`already_recovered\` (a replay reached Flow; a preview needs \`acknowledge_recovered: true\`) is unavailable with an acknowledgement that lifts it. When available but only with an acknowledgement: \`recent_delivery\` (see \`acknowledgements\`).`,
       ),
     detail: nullableText('The reason in plain words; null when a replay is available without conditions.'),
     acknowledgements: z
       .array(z.string())
       .describe(
-        'Replay preview body fields that must be `true` for a preview to be accepted now (e.g. `acknowledge_recent_delivery` after a recent delivery, with `reason` `recent_delivery`); empty when none.',
+        'Replay preview body fields that must be `true` for a preview to be accepted now (`acknowledge_recovered` for a recovered event, reason `already_recovered`; `acknowledge_recent_delivery` after a recent delivery, reason `recent_delivery`); empty when none.',
       ),
   })
   .openapi('ReplayAvailability');
@@ -50,6 +50,12 @@ export const EventSummary = z
     external_event_id: nullableText(
       "Sender's own event id (used for dedupe), read by the endpoint's mapping; null when none.",
     ),
+    resource_id: nullableText(
+      "The Shopify resource id (an order's, customer's or product's) read by the endpoint's `resource_id_path`, as the sender sent it; filter with `resource_id`. Null when the mapping reads none.",
+    ),
+    related_resource_id: nullableText(
+      "A related Shopify resource id read by the endpoint's `related_resource_id_path`; null when none.",
+    ),
     support_code: nullableText(
       'Short code naming where the event stopped, to quote to support; null when it went through.',
     ),
@@ -63,6 +69,22 @@ export const EventSummary = z
     is_test: z.boolean().describe('True for a test event sent through a test-event intent.'),
     replay: ReplayAvailabilitySchema.describe('Whether the event can be replayed now.'),
     duplicate_of: nullableText('For `duplicate_suppressed`: the event it duplicates; null otherwise.'),
-    replay_of: nullableText('For a replay: the original event; null otherwise.'),
+    replay_of: nullableText('For a replay: the event it replays; null otherwise.'),
+    replayed_by: z
+      .array(
+        z.object({
+          id: z.string().describe('Id of the replay event (`evt_…`).'),
+          state: z.enum(EVENT_STATES).describe('State of the replay event now.'),
+          received_at: Timestamp.describe('When the replay was created.'),
+          delivered_at: Timestamp.nullable().describe('When Flow accepted the replay; null until delivered.'),
+        }),
+      )
+      .describe('Replays of this event (direct ones; a replay lists its own), oldest first; empty when none.'),
+    recovered_by: nullableText(
+      'The replay (`evt_…`) that recovered this event: the first replay of the same sender event (of this event, or of a replay of it, at any depth) Flow accepted. Null when none reached Flow, and for that replay itself. A recovered event is not replayable without `acknowledge_recovered` (`replay.reason` `already_recovered`); filter with `recovered=true|false`.',
+    ),
+    recovered_at: Timestamp.nullable().describe(
+      'When Flow accepted the replay in `recovered_by`; null when not recovered.',
+    ),
   })
   .openapi('EventSummary');

@@ -45,6 +45,7 @@ export const confirmActionIntent = defineNamed({
     // The monthly execution cap, counted when the action runs (the request itself is not metered).
     'plan_limit_reached',
     'replay_recent_delivery',
+    'event_already_recovered',
   ],
   mcp: {
     title: 'Confirm an action intent',

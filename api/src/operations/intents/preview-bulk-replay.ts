@@ -16,10 +16,19 @@ export const BulkReplayIntentBody = z
     no_workflow_since: DateTime.optional().describe(
       'Events that ended `no_workflow` received at or after this moment (when the workflow was off); implies state `no_workflow`.',
     ),
+    no_workflow_until: DateTime.optional().describe(
+      "The end of the `no_workflow_since` window: only events received before it; implies state `no_workflow`. Default: when Flow's trigger lifecycle callback said an enabled workflow uses the triggers again (`details.no_workflow_window`, `until_source` `flow_lifecycle`); open while it has not.",
+    ),
     acknowledge_recent_delivery: z
       .boolean()
       .optional()
       .describe('Include events delivered to Flow minutes ago (otherwise refused as recent deliveries).'),
+    acknowledge_recovered: z
+      .boolean()
+      .optional()
+      .describe(
+        'Include recovered events (a replay of each already reached Flow: `recovered_by` set). Left out otherwise, and counted in `details.excluded.recovered`.',
+      ),
     note: z.string().max(500).optional().describe('Why (kept with the audit entries).'),
   })
   .strict()

@@ -11,6 +11,12 @@ export const ReplayIntentBody = z
       .describe(
         'Required (true) when the event or a replay of it was delivered to Flow within the last few minutes: Flow has no idempotency, so a replay repeats its side effects.',
       ),
+    acknowledge_recovered: z
+      .boolean()
+      .optional()
+      .describe(
+        'Required (true) to replay a recovered event (`recovered_by` set: a replay of it already reached Flow); otherwise refused with `event_already_recovered`. Flow has no idempotency, so the workflow runs again.',
+      ),
     payload_override: z
       .unknown()
       .optional()

@@ -75,6 +75,7 @@ const PREVIEWS = [
       'replay_in_flight',
       'replay_limit_reached',
       'replay_recent_delivery',
+      'event_already_recovered',
       'outside_product_boundary',
     ],
     mcp: {

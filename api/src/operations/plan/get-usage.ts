@@ -39,6 +39,24 @@ export const PlanUsage = z
         resets_at: Timestamp.describe('When the meters reset to zero (start of the next period).'),
       })
       .describe('The billing period the meters count.'),
+    events: z
+      .object({
+        total: z.number().int().describe('Events stored this period (the shop has this many events of the period).'),
+        accepted: z
+          .number()
+          .int()
+          .describe('Sender events intake accepted and queued: what the `accepted_events` meter bills.'),
+        duplicates_suppressed: z
+          .number()
+          .int()
+          .describe('Requests stored as suppressed duplicates (linked to the first event): a success, not billed.'),
+        replays: z.number().int().describe('Replay events (counted by the `replays` meter).'),
+        test_events: z.number().int().describe('Test events sent through a test-event intent (not billed).'),
+        description: z.string().describe('How the numbers add up, in words.'),
+      })
+      .describe(
+        "This period's events by kind, so they add up to the shop's event count: total = accepted + duplicates_suppressed + replays + test_events.",
+      ),
     meters: z.array(MeterUsage).describe('Every meter with its use against the cap.'),
     grace: z
       .object({

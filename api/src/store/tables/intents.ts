@@ -296,9 +296,10 @@ export async function leaseBulkReplayRun(
 export async function findBulkReplayRun(
   db: Db,
   intentId: string,
-): Promise<{ shop_id: string; rate_per_second: number | string } | undefined> {
-  return db.get<{ shop_id: string; rate_per_second: number | string }>(
-    'SELECT shop_id, rate_per_second FROM bulk_replay_runs WHERE intent_id = ?',
+): Promise<{ shop_id: string; rate_per_second: number | string; params_json: string | null } | undefined> {
+  return db.get<{ shop_id: string; rate_per_second: number | string; params_json: string | null }>(
+    `SELECT r.shop_id, r.rate_per_second, a.params_json FROM bulk_replay_runs r
+       LEFT JOIN action_intents a ON a.id = r.intent_id WHERE r.intent_id = ?`,
     [intentId],
   );
 }

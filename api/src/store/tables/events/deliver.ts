@@ -411,3 +411,60 @@ export async function purgeReplayBodies(
   );
   return res.changes;
 }
+
+// handoff: a replay family's recovery (ADR 0420).
+
+/**
+ * Settles `recovered_by` in the replay family of `eventId` (a replay that just reached a terminal
+ * state): the original and every replay of it, at any depth, walked up by primary key and down by
+ * events_replays. Each terminal member without one gets the id of the family's first replay Flow
+ * accepted (by delivery time, then id), the member itself left out; nothing changes while no
+ * replay of the family was delivered. One statement in the transaction that records the outcome;
+ * run only for replays, so a first delivery pays nothing. Members in flight are skipped (they are
+ * settled when they end), so the statement never waits on another worker's leased rows.
+ * `terminal` is STORED_TERMINAL_STATES. The migration backfill (1700) runs it once per family.
+ */
+export async function settleReplayFamily(
+  tx: Db,
+  f: { shopId: string; eventId: string; terminal: readonly string[] },
+): Promise<number> {
+  const terminal = f.terminal.map((s) => `'${s}'`).join(', ');
+  const res = await tx.run(
+    `WITH RECURSIVE up (id, replay_of) AS (
+       SELECT id, replay_of FROM events WHERE id = ? AND shop_id = ?
+       UNION ALL
+       SELECT e.id, e.replay_of FROM events e JOIN up ON e.id = up.replay_of
+     ),
+     family (id) AS (
+       SELECT id FROM up WHERE replay_of IS NULL
+       UNION ALL
+       SELECT e.id FROM events e JOIN family f ON e.shop_id = ? AND e.replay_of = f.id
+     ),
+     reached (id, delivered_at) AS (
+       SELECT e.id, e.delivered_at FROM family f JOIN events e ON e.id = f.id
+        WHERE e.replay_of IS NOT NULL AND e.state = 'delivered'
+     )
+     UPDATE events SET recovered_by = (
+         SELECT r.id FROM reached r WHERE r.id <> events.id ORDER BY r.delivered_at, r.id LIMIT 1)
+      WHERE id IN (SELECT id FROM family) AND recovered_by IS NULL AND state IN (${terminal})
+        AND EXISTS (SELECT 1 FROM reached r WHERE r.id <> events.id)`,
+    [f.eventId, f.shopId, f.shopId],
+  );
+  return res.changes;
+}
+
+/**
+ * Migration 1700's backfill: settleReplayFamily for each delivered replay (the statement is the
+ * same, so existing families end as new ones do). `terminal` is the stored terminal states as
+ * migration 1600 spells them (the store floor cannot import handoff/outcomes.ts, which checks it).
+ */
+export const BACKFILL_TERMINAL_STATES = ['delivered', 'no_workflow', 'failed', 'duplicate_suppressed', 'rejected'];
+export async function backfillRecoveredBy(tx: Db): Promise<number> {
+  const replays = await tx.all<{ id: string; shop_id: string }>(
+    "SELECT id, shop_id FROM events WHERE replay_of IS NOT NULL AND state = 'delivered' ORDER BY id",
+  );
+  let changed = 0;
+  for (const r of replays)
+    changed += await settleReplayFamily(tx, { shopId: r.shop_id, eventId: r.id, terminal: BACKFILL_TERMINAL_STATES });
+  return changed;
+}

@@ -134,6 +134,7 @@ export interface BulkReplayCandidate {
   received_at: number;
   replay_of: string | null;
   possible_duplicate_deliveries: number;
+  recovered_by: string | null;
   has_body: number;
 }
 
@@ -164,7 +165,7 @@ export async function listBulkReplayCandidates(
   where.push('is_test = 0');
   return db.all<BulkReplayCandidate>(
     `SELECT id, endpoint_id, state, retention_state, body_expires_at, delivered_at, duplicate_of, received_at, replay_of,
-            possible_duplicate_deliveries,
+            possible_duplicate_deliveries, recovered_by,
             CASE WHEN body IS NULL THEN 0 ELSE 1 END AS has_body
        FROM events WHERE ${where.join(' AND ')} ORDER BY received_at, id LIMIT ?`,
     [...args, limit],
