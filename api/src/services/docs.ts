@@ -293,8 +293,14 @@ export async function searchDocsFor({ ctx, input }: { ctx: PublicContext; input:
   return { query: input.q, results: searchDocs(config.siteDir, config.publicUrl, input.q, input.limit) };
 }
 
-/** One operation of the committed OpenAPI contract, with the contract's URL (getOpenApiOperation). */
+/**
+ * One operation of the committed OpenAPI contract, with the contract's URL (getOpenApiOperation).
+ * Its recorded examples name the build origin (ADR 0009); this server's origin goes in its place.
+ */
 export async function openApiOperationFor({ ctx, input }: { ctx: PublicContext; input: { operation_id: string } }) {
-  const found = findOpenApiOperation(input.operation_id);
-  return { ...found, openapi_url: joinUrl(ctx.services.config.publicUrl, DOCS_PATHS.openapiJson) };
+  const { publicUrl } = ctx.services.config;
+  const found = JSON.parse(
+    withPublicOrigin(JSON.stringify(findOpenApiOperation(input.operation_id)), publicUrl),
+  ) as OpenApiOperationView;
+  return { ...found, openapi_url: joinUrl(publicUrl, DOCS_PATHS.openapiJson) };
 }
