@@ -11,6 +11,7 @@ import { waitFor } from '../handoff/helpers.ts';
 import { collectOutput } from '../helpers/process.ts';
 import { freePort } from '../helpers/ports.ts';
 import { tempDir } from '../helpers/runtime.ts';
+import { freshTestStore, type TestStoreEnv } from '../helpers/store.ts';
 import { BIN, flowport, NODE } from './helpers.ts';
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -19,15 +20,23 @@ const dirs: string[] = [];
 let server: ChildProcess | undefined;
 let checkout = '';
 let port = 0;
+let store: TestStoreEnv | undefined;
 
 beforeAll(async () => {
   checkout = tempDir('flowport-cli-base-');
   dirs.push(checkout);
   port = await freePort();
   expect(port).not.toBe(DEFAULT_PORT);
+  // On whichever store the suite runs (the URL file sits in the data directory either way).
+  store = await freshTestStore('cliurl');
   server = spawn(NODE, [BIN, 'serve', '--port', String(port)], {
     cwd: checkout,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', HOST: '127.0.0.1' },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      HOST: '127.0.0.1',
+      ...store.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = collectOutput(server);
@@ -47,6 +56,7 @@ afterAll(async () => {
     server.kill('SIGTERM');
     await exited;
   }
+  await store?.drop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
