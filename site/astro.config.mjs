@@ -18,7 +18,8 @@ export default defineConfig({
       title: SITE_TITLE,
       description: SITE_DESCRIPTION,
       favicon: '/favicon.svg',
-      pagefind: true,
+      // The site search reads the docs search index (site/src/components/Search.astro), not Pagefind's.
+      pagefind: false,
       // JSON examples (error responses, configuration) wrap their long lines (URLs) instead of
       // running past the page at phone width; indentation is kept on wrapped lines.
       expressiveCode: { defaultProps: { overridesByLang: { json: { wrap: true } } } },

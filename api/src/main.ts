@@ -14,6 +14,7 @@ import { installExpectContinue } from './http/expect-continue.ts';
 import { httpServerOptions } from './http/request-timeout.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { recordServedPublicUrl } from './services/served-url.ts';
+import { writeServedUrlFile } from './lib/served-url-file.ts';
 import { docsLine, ensureSandbox, SANDBOX_CREDENTIALS_FILE, sandboxBanner } from './sandbox/bootstrap.ts';
 import { asStartupFailure, startupFailureLine } from './store/startup-failure.ts';
 import { storeKind } from './store/open.ts';
@@ -78,6 +79,8 @@ async function startServeOrFail(config: Config, options: { worker?: boolean; log
     server = await listen(runtime.listener, cfg);
     // Operator commands on this host print ingest URLs from it (they do not see this environment).
     await recordServedPublicUrl(runtime.services.db, cfg.publicUrl, Date.now());
+    // The CLI on this host finds this server by it (lib/served-url-file.ts), whatever PORT it took.
+    writeServedUrlFile(cfg.dataDir, cfg.publicUrl, Date.now());
   } catch (err) {
     await runtime.close();
     throw err;

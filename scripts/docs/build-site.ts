@@ -8,8 +8,10 @@
 // the previous one keeps serving while this one builds, and a build killed at any point leaves it
 // as it was (or none). `--if-stale` skips the build when the site matches the current inputs.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { SEARCH_INDEX_FILE } from '../../api/src/lib/docs-search.ts';
+import { buildDocsSearchIndex, readDocsPages } from '../../api/src/services/docs.ts';
 import { generate } from './generate.ts';
 import { formatFindings, scanPaths } from './public-safety-scan.ts';
 import { siteInputsHash, siteIsFresh, writeStamp } from './lib/site-stamp.ts';
@@ -103,6 +105,10 @@ export function buildSite(options: { ifStale?: boolean; quiet?: boolean; outDir?
       },
     );
     if (astro.status !== 0) throw new Error(`astro build failed (exit ${astro.status ?? astro.signal})`);
+    // The docs search index, over the twins just built: the site's search dialog and the agents'
+    // search (GET /agent/v1/docs/search, MCP search_docs) both read this one file.
+    const index = buildDocsSearchIndex(readDocsPages(building));
+    writeFileSync(join(building, SEARCH_INDEX_FILE), JSON.stringify(index));
 
     const findings = scanPaths([join(REPO_ROOT, 'content'), join(REPO_ROOT, 'openapi'), building]);
     if (findings.length > 0) {

@@ -52,7 +52,7 @@ import {
   renderPlanTable,
   renderTierTable,
 } from './lib/registry-pages.ts';
-import { DOCS_DIR, OPENAPI_FILE, PUBLIC_GENERATED, REPO_ROOT, siteOrigin } from './lib/site-paths.ts';
+import { DOCS_DIR, OPENAPI_FILE, PUBLIC_GENERATED, REPO_ROOT, siteOrigin, withBuildOrigin } from './lib/site-paths.ts';
 
 const CONTENT_DIR = join(REPO_ROOT, 'content');
 
@@ -72,7 +72,8 @@ function write(relPath: string, text: string, written: Set<string>): void {
   written.add(relPath);
   const full = join(DOCS_DIR, relPath);
   mkdirSync(dirname(full), { recursive: true });
-  writeFileSync(full, text);
+  // Commands and URLs name the serving origin: the server writes its own in place of the build's.
+  writeFileSync(full, withBuildOrigin(text));
 }
 
 export interface GenerateResult {

@@ -89,7 +89,7 @@ describe('docs site in a browser', { timeout: 240_000 }, () => {
     await page.close();
   });
 
-  it('searches offline with Starlight search', async () => {
+  it('searches offline with the docs search index (Starlight search dialog)', async () => {
     const page = await open('/start/quickstart/');
     await page.locator('button[data-open-modal]').first().click();
     const input = page.locator('dialog[open] input[type="search"], dialog[open] input').first();
@@ -97,6 +97,12 @@ describe('docs site in a browser', { timeout: 240_000 }, () => {
     const result = page.locator('dialog[open] a[href*="/recover/duplicates-and-idempotency/"]').first();
     await result.waitFor({ state: 'visible', timeout: PAGE_TIMEOUT });
     expect(await result.innerText()).toMatch(/idempotency/i);
+    // Best first, each result with its score (the same index and scores as GET /agent/v1/docs/search).
+    const scores = (await page.locator('dialog[open] .fp-search-score').allInnerTexts()).map((t) =>
+      Number(t.replace('score ', '')),
+    );
+    expect(scores.length).toBeGreaterThan(1);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
     await result.click();
     await page.waitForURL((url) => url.pathname === '/recover/duplicates-and-idempotency/');
     expect(new URL(page.url()).pathname).toBe('/recover/duplicates-and-idempotency/');
@@ -105,8 +111,8 @@ describe('docs site in a browser', { timeout: 240_000 }, () => {
 
   it('Ctrl+K opens and closes the search dialog, with the search field focused', async () => {
     const page = await open('/start/quickstart/');
-    // Starlight enables the button when its search element starts (the shortcut comes with it) and
-    // builds pagefind's field when the page is idle; opening focuses the field if it is there.
+    // The search element enables the button when it starts (the shortcut comes with it); opening
+    // focuses the search field.
     await page.locator('button[data-open-modal]:not([disabled])').waitFor();
     await page.locator('#starlight__search input').waitFor({ state: 'attached' });
     await page.keyboard.press('Control+k');

@@ -9,6 +9,7 @@ import { listOperations, type OpenApiDocument, operationPagePath } from '../../s
 import { astroBuildEnv } from '../../scripts/docs/build-site.ts';
 import { DOCS_DIR, OPENAPI_FILE } from '../../scripts/docs/lib/site-paths.ts';
 import { decodeEntities, distFiles, ensureSiteBuilt, htmlPages, readDist, siteOrigin, twinOf } from './helpers/site.ts';
+import { SEARCH_INDEX_FILE } from '../../api/src/lib/docs-search.ts';
 
 beforeAll(ensureSiteBuilt, 900_000);
 
@@ -150,10 +151,11 @@ describe('the built site is a production build', () => {
     expect(underVitest.NODE_ENV).toBe('production');
     expect(underVitest.DEV).toBeUndefined();
     expect(astroBuildEnv({ NODE_ENV: 'development' }).NODE_ENV).toBe('production');
-    // A dev-mode build replaces the search dialog with a notice instead of the offline index.
+    // A dev-mode build replaced Starlight's search dialog with a notice instead of the offline index.
     for (const page of htmlPages()) {
       expect(readDist(`${page}index.html`), page).not.toContain('Search is only available in production builds');
     }
-    expect(distFiles().some((f) => f.startsWith('/pagefind/'))).toBe(true);
+    // The site search's index (the one the agents' search reads too).
+    expect(distFiles()).toContain(`/${SEARCH_INDEX_FILE}`);
   });
 });

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { CLI_ENV } from '../config.ts';
 import { joinUrl } from '../docs-paths.ts';
 import { PRODUCT } from '../lib/package-info.ts';
-import { DEFAULT_BASE_URL } from './definitions.ts';
+import { localServerUrl } from '../lib/served-url-file.ts';
 
 export class UsageError extends Error {}
 
@@ -39,8 +39,9 @@ export function resolveConnection(
 ): Connection {
   const flagUrl = typeof values['base-url'] === 'string' ? values['base-url'] : undefined;
   const envUrl = env[CLI_ENV.baseUrl]?.trim() || undefined;
-  const baseUrl = (flagUrl ?? envUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const baseUrlSource = flagUrl ? '--base-url' : envUrl ? CLI_ENV.baseUrl : 'default';
+  const local = (flagUrl ?? envUrl) ? null : localServerUrl(env, cwd);
+  const baseUrl = (flagUrl ?? envUrl ?? (local as { url: string }).url).replace(/\/+$/, '');
+  const baseUrlSource = flagUrl ? '--base-url' : envUrl ? CLI_ENV.baseUrl : (local as { source: string }).source;
   let parsed: URL;
   try {
     parsed = new URL(baseUrl);

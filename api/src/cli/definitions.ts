@@ -17,7 +17,8 @@
 // store. A long-running handler (a server until SIGINT/SIGTERM) simply resolves
 // when it has stopped; it may print progress through `io` meanwhile.
 
-import { CLI_ENV, DEFAULT_PORT } from '../config.ts';
+import { CLI_ENV } from '../config.ts';
+import { LOCAL_SERVER_RULE } from '../lib/served-url-file.ts';
 import { GRANTS_OPERATOR_COMMANDS } from './operator/grants-commands.ts';
 import { HANDOFF_OPERATOR_COMMANDS } from './operator/handoff-commands.ts';
 import { PROCESS_OPERATOR_COMMANDS } from './operator/process-commands.ts';
@@ -58,7 +59,8 @@ export const GENERATED_HEADERS: Record<string, string> = {
     'Makes the confirmation safe to retry: the same key and request return the stored response. Generated (and printed to stderr) when omitted; pass the printed key to retry.',
 };
 
-export const DEFAULT_BASE_URL = `http://localhost:${DEFAULT_PORT}`;
+/** How the base URL is found when neither FLOWPORT_BASE_URL nor --base-url names it (lib/served-url-file.ts). */
+export const DEFAULT_BASE_URL_RULE = LOCAL_SERVER_RULE;
 
 /** Accepted by every command. */
 export const GLOBAL_OPTIONS: CommandOption[] = [
@@ -73,7 +75,7 @@ export const GLOBAL_OPTIONS: CommandOption[] = [
 export const CONNECTION_OPTIONS: CommandOption[] = [
   {
     flag: '--base-url <url>',
-    description: `Flowport's base URL. Default: \`${CLI_ENV.baseUrl}\`, else ${DEFAULT_BASE_URL}.`,
+    description: `Flowport's base URL. Default: \`${CLI_ENV.baseUrl}\`, else ${DEFAULT_BASE_URL_RULE}.`,
   },
   {
     flag: '--token-file <path>',

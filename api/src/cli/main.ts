@@ -29,7 +29,7 @@ import {
   type CommandOption,
   COMMON_OPERATOR_OPTIONS,
   CONNECTION_OPTIONS,
-  DEFAULT_BASE_URL,
+  DEFAULT_BASE_URL_RULE,
   GLOBAL_OPTIONS,
   HELPER_COMMANDS,
   OPERATOR_COMMANDS,
@@ -149,7 +149,7 @@ function usage(): string {
   for (const c of all.filter((x) => x.kind === 'operator')) lines.push(line(c, w));
   lines.push(
     '',
-    `Environment: ${CLI_ENV.baseUrl} (default ${DEFAULT_BASE_URL}), ${CLI_ENV.token} (the grant token).`,
+    `Environment: ${CLI_ENV.baseUrl} (default: ${DEFAULT_BASE_URL_RULE}), ${CLI_ENV.token} (the grant token).`,
     'Output: readable text on a terminal, JSON when piped or with --json.',
     `Exit codes: ${EXIT_CODES.map((e) => `${e.code} ${e.name}`).join(', ')}.`,
     'Add --help after a command for its arguments and options (--help --json: the whole tree as JSON); --version prints the version.',
@@ -190,7 +190,7 @@ function helpJson(): unknown {
   return {
     name: 'flowport',
     version: PRODUCT.version,
-    environment: { base_url: CLI_ENV.baseUrl, token: CLI_ENV.token, default_base_url: DEFAULT_BASE_URL },
+    environment: { base_url: CLI_ENV.baseUrl, token: CLI_ENV.token, default_base_url: DEFAULT_BASE_URL_RULE },
     exit_codes: EXIT_CODES,
     commands: cliCommands({ withAgentOptions: true }).map((c) => ({
       kind: c.kind,

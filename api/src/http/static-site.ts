@@ -38,8 +38,11 @@ export const REVALIDATE = 'public, max-age=0, must-revalidate';
 /** Astro's build output under /_astro/ has a content hash in every file name. */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-/** Files whose absolute URLs name the build origin (DOCS_BUILD_ORIGIN), rewritten to this server's as served. */
-const WITH_ORIGIN = new Set(['.html', '.md', '.txt', '.xml']);
+/**
+ * Files whose absolute URLs name the build origin (DOCS_BUILD_ORIGIN), rewritten to this server's as
+ * served: pages, twins, llms.txt, the sitemap, and JSON (the OpenAPI document's recorded examples).
+ */
+const WITH_ORIGIN = new Set(['.html', '.md', '.txt', '.xml', '.json']);
 
 /**
  * True when the Accept header ranks text/markdown above text/html (a client that lists only

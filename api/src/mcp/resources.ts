@@ -23,7 +23,9 @@ export function registerResources(server: McpServer, services: Services): void {
     },
     async (uri) => {
       loadOpenApiDocument(); // throws docs_unavailable with a clear message when missing
-      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: readFileSync(OPENAPI_FILE, 'utf8') }] };
+      // Its recorded examples name the build origin (ADR 0009): this server's goes in its place.
+      const text = withPublicOrigin(readFileSync(OPENAPI_FILE, 'utf8'), publicUrl);
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text }] };
     },
   );
 

@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGrant } from '../../../api/src/auth/grants.ts';
-import { SITE_STAMP_FILE } from '../../../api/src/docs-paths.ts';
+import { DOCS_BUILD_ORIGIN, SITE_STAMP_FILE } from '../../../api/src/docs-paths.ts';
 import { GRANT_TOKEN_PREFIX } from '../../../api/src/auth/grant-tokens.ts';
 import { ID_PREFIXES } from '../../../api/src/ids.ts';
 import {
@@ -24,8 +24,12 @@ export { RECORDINGS_DIR, type Recordings };
 
 /** Where the recording's clock starts; the scenarios advance it by hand, so times are stable. */
 export const RECORDING_EPOCH = Date.parse('2026-05-04T09:00:00.000Z');
-/** The origin recordings show instead of the loopback port the run used (the docs' local default). */
-export const RECORDED_ORIGIN = 'http://localhost:8787';
+/**
+ * The origin recordings show instead of the loopback port the run used: the docs build's
+ * placeholder origin, which the server replaces with its own as it serves the site, the OpenAPI
+ * document and its examples (api/src/docs-paths.ts), so a recorded URL names the server it is read on.
+ */
+export const RECORDED_ORIGIN = DOCS_BUILD_ORIGIN;
 
 interface RawExchange {
   file: string;

@@ -13,7 +13,7 @@ import {
   COMMON_OPERATOR_OPTIONS,
   type CommandOption,
   CONNECTION_OPTIONS,
-  DEFAULT_BASE_URL,
+  DEFAULT_BASE_URL_RULE,
   GLOBAL_OPTIONS,
 } from '../../../api/src/cli/definitions.ts';
 import { EXIT_CODES, type ExitCodeDef } from '../../../api/src/cli/exit-codes.ts';
@@ -238,7 +238,7 @@ export function cliReferenceSources(): CliSources {
     connectionOptions: CONNECTION_OPTIONS,
     operatorOptions: COMMON_OPERATOR_OPTIONS,
     env: CLI_ENV,
-    defaultBaseUrl: DEFAULT_BASE_URL,
+    defaultBaseUrl: DEFAULT_BASE_URL_RULE,
     exitCodes: EXIT_CODES,
   };
 }
@@ -300,7 +300,7 @@ export function renderCliIndex(cli: CliSources = cliReferenceSources()): string 
     table(
       ['Setting', 'Environment', 'Option', 'Default'],
       [
-        ['Base URL of Flowport', code(cli.env.baseUrl), code('--base-url <url>'), code(cli.defaultBaseUrl)],
+        ['Base URL of Flowport', code(cli.env.baseUrl), code('--base-url <url>'), cli.defaultBaseUrl],
         ['Grant token', code(cli.env.token), code('--token-file <path>'), 'none'],
       ],
     ),

@@ -1,6 +1,7 @@
 // Where the docs site's inputs and outputs live, and the origin absolute URLs
 // (Canonical/Markdown lines, llms.txt) are built with. Defined once.
 import { basename, dirname, join, resolve } from 'node:path';
+import { DEFAULT_PORT } from '../../../api/src/config.ts';
 import { DOCS_BUILD_ORIGIN } from '../../../api/src/docs-paths.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
@@ -42,4 +43,17 @@ export const PUBLIC_GENERATED = {
  */
 export function siteOrigin(): string {
   return DOCS_BUILD_ORIGIN;
+}
+
+/**
+ * How hand-written pages (content/) write the serving origin in commands and URLs: the local
+ * default, which runs as printed for a reader of the repository after `npm start`. The site build
+ * writes the build origin in its place (withBuildOrigin), and the server its own origin in place
+ * of that, so a command copied from a served page names the server it was read on (issue 43).
+ */
+export const CONTENT_ORIGIN = `http://localhost:${DEFAULT_PORT}`;
+
+/** A page's text with every CONTENT_ORIGIN replaced by the build origin. */
+export function withBuildOrigin(text: string): string {
+  return text.replaceAll(CONTENT_ORIGIN, DOCS_BUILD_ORIGIN);
 }

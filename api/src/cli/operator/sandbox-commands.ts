@@ -3,17 +3,15 @@
 // --trigger …` (a sandbox workflow using the trigger is turned on or off; Flow's lifecycle callback
 // follows) and `flowport sandbox uninstall --shop …` (the app is uninstalled there; app/uninstalled
 // follows).
-import { CLI_ENV, DEFAULT_PORT } from '../../config.ts';
+import { CLI_ENV } from '../../config.ts';
+import { LOCAL_SERVER_RULE } from '../../lib/served-url-file.ts';
 import type { OperatorCommand } from '../definitions.ts';
-
-// As the CLI's DEFAULT_BASE_URL (not imported: definitions.ts imports this file).
-export const SANDBOX_DEFAULT_BASE_URL = `http://localhost:${DEFAULT_PORT}`;
 
 const TARGET_OPTIONS = [
   { flag: '--shop <domain>', description: 'The sandbox store (its myshopify.com domain).', required: true },
   {
     flag: '--url <baseUrl>',
-    description: `The running Flowport (sandbox mode, on this machine). Default: ${CLI_ENV.baseUrl} or ${SANDBOX_DEFAULT_BASE_URL}.`,
+    description: `The running Flowport (sandbox mode, on this machine). Default: \`${CLI_ENV.baseUrl}\`, else ${LOCAL_SERVER_RULE}.`,
   },
 ];
 

@@ -4,10 +4,13 @@ import { CLI_ENV } from '../../config.ts';
 import { AppError } from '../../errors/problem.ts';
 import { SANDBOX_MOUNT_PATH } from '../../lib/shopify-app.ts';
 import type { StandaloneHandler } from '../handlers.ts';
-import { SANDBOX_DEFAULT_BASE_URL } from './sandbox-commands.ts';
+import { localServerUrl } from '../../lib/served-url-file.ts';
 
 function baseOf(options: Record<string, unknown>, env: Record<string, string | undefined>): string {
-  const raw = typeof options.url === 'string' ? options.url : (env[CLI_ENV.baseUrl] ?? SANDBOX_DEFAULT_BASE_URL);
+  const raw =
+    typeof options.url === 'string'
+      ? options.url
+      : env[CLI_ENV.baseUrl]?.trim() || localServerUrl(env, process.cwd()).url;
   return raw.replace(/\/+$/, '');
 }
 

@@ -1,5 +1,6 @@
 // GET /agent/v1/docs/search?q= — public. Full-text search over the Markdown
-// pages the docs site publishes (the same text humans and llms.txt readers get).
+// pages the docs site publishes (the same text humans and llms.txt readers get), with
+// the index the site's own search dialog reads (api/src/lib/docs-search.ts).
 import { z } from '@hono/zod-openapi';
 import { defineRead } from '../define.ts';
 import { searchDocsFor } from '../../services/docs.ts';
@@ -20,7 +21,11 @@ export const DocsSearchResult = z
             .string()
             .describe('The page as Markdown; read it with the docs page operation or fetch it directly.'),
           snippet: z.string().describe('Plain-text excerpt around the best match.'),
-          score: z.number().describe('Relevance; higher is better. Results are sorted by it, best first.'),
+          score: z
+            .number()
+            .describe(
+              'Relevance (BM25, two decimals); higher is better. Results are sorted by it, best first. Comparable within one answer only.',
+            ),
         }),
       )
       .describe('Matching pages, best first (empty when nothing matches).'),
@@ -32,7 +37,7 @@ export const searchDocsOperation = defineRead({
   path: '/docs/search',
   summary: 'Search the docs',
   description:
-    'Full-text search over the published docs pages (their Markdown twins). Results are ranked: pages matching more of the query words first, title and heading matches weigh more. Public.',
+    'Full-text search over the published docs pages (their Markdown twins), with the same index as the docs site\'s search. Ask in your own words ("replay a failed event") or by a name (`signature_mismatch`). Results are ranked by relevance (BM25: title, summary, path and headings weigh more than the body; a word\'s other forms, small typos and common synonyms count too), best first, each with its score. Public.',
   family: 'docs',
   scope: null,
   meter: null,
