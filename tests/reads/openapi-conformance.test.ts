@@ -723,6 +723,20 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('getSetup', { token: w.admin }, 200);
     await expectCall('getSetup', { token: w.otherShop }, 200);
   },
+  async listFlowReadinessHistory() {
+    await expectCall('listFlowReadinessHistory', { token: w.admin }, 200);
+    await expectCall(
+      'listFlowReadinessHistory',
+      { query: { trigger: 'external-event', order: 'asc', limit: '1' }, token: w.admin },
+      200,
+    );
+    await expectCall(
+      'listFlowReadinessHistory',
+      { query: { cursor: 'not-a-cursor' }, token: w.admin },
+      400,
+      'invalid_request',
+    );
+  },
   async listEndpoints() {
     await expectCall('listEndpoints', { token: w.admin }, 200);
     for (const status of ['active', 'paused', 'archived', 'deleted']) {
@@ -1334,6 +1348,7 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   getPlanUsage: () => ({}),
   listAudit: () => ({ query: { limit: '5' } }),
   getSetup: () => ({}),
+  listFlowReadinessHistory: () => ({ query: { limit: '5' } }),
   listEndpoints: () => ({}),
   getEndpoint: () => ({ params: { endpoint_id: w.endpoints.sandbox } }),
   listEvents: () => ({ query: { limit: '5' } }),

@@ -16,6 +16,7 @@ import { getEventReceipt } from './events/get-receipt.ts';
 import { listEventsOperation } from './events/list.ts';
 import { getReceipt } from './receipts/get.ts';
 import { getSetup } from './setup/get.ts';
+import { listFlowReadinessHistory } from './setup/list-readiness-history.ts';
 import type { AnyOperation } from '../core/types.ts';
 // action intents (intents area)
 import { cancelActionIntent } from './intents/cancel.ts';
@@ -38,6 +39,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   listAudit,
   // setup and endpoints (grants/reads area)
   getSetup,
+  listFlowReadinessHistory,
   listEndpointsOperation,
   getEndpointOperation,
   // events, receipts, diagnostics (grants/reads area)
