@@ -138,7 +138,8 @@ export const SUPPORT_CODES = {
     code: 'FP-H-HEXP',
     state: 'failed',
     errorCode: 'event_expired_while_held',
-    meaning: "Held past the plan's retention (the app was uninstalled); body purged at the reinstall, not delivered.",
+    meaning:
+      "Held until its body expired (the shop could not take deliveries before the plan's retention ended); body purged, not delivered, kept as a record.",
   },
   workflow_disabled: {
     code: 'FP-H-NOFL',

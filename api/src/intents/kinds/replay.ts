@@ -32,6 +32,7 @@ export const REPLAY_REFUSAL_CODE: Record<ReplayUnavailableReason, ErrorCode> = {
   body_erased: 'event_erased',
   shop_disconnected: 'event_not_replayable',
   delivery_in_progress: 'event_in_flight',
+  event_held: 'event_held',
   replay_in_flight: 'replay_in_flight',
 };
 

@@ -139,6 +139,7 @@ export const EndpointIdParams = idPathParam('endpoint_id', 'ep_01jd5x0k3q8v2m4n6
 export const EVENT_REPLAY_REFUSALS = [
   'event_rejected',
   'event_in_flight',
+  'event_held',
   'event_not_replayable',
   'retention_expired',
   'event_erased',
