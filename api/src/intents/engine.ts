@@ -228,13 +228,18 @@ export async function previewIntent(
   kind: IntentKind,
   targetId: string | null,
   params: Record<string, unknown>,
+  lifetimeMs: number = caller.services.config.intents.previewTtlMs,
 ): Promise<IntentView> {
   const { services, principal } = caller;
   const def = kindDef(kind);
   const shop = await shopOf(services, principal);
   let inspection: Awaited<ReturnType<IntentKindDef['inspect']>>;
   try {
-    inspection = await def.inspect(kc(caller, services.db, shop), targetId, params);
+    inspection = await def.inspect(
+      { ...kc(caller, services.db, shop), previewLifetimeMs: lifetimeMs },
+      targetId,
+      params,
+    );
     // A preview that could never be confirmed this month is refused now, naming the cap.
     await assertExecutionAvailable(services.db, shop.id, services.now());
   } catch (err) {
@@ -267,7 +272,7 @@ export async function previewIntent(
       previewJson: JSON.stringify(stored),
       createdByGrant: principal.grantId,
       now,
-      expiresAt: now + services.config.intents.previewTtlMs,
+      expiresAt: now + lifetimeMs,
     });
     await audit(
       tx,

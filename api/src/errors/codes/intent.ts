@@ -32,6 +32,15 @@ export const INTENT_ERRORS = {
     fix: 'Wait a moment and retry with the same key: once the first request finishes you receive its stored response.',
   },
   // ---- intent lifecycle (target_state) ----
+  preview_lifetime_out_of_range: {
+    status: 400,
+    title: 'Preview lifetime out of range',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'A preview asked for a lifetime (`expires_in_seconds`) that is not a whole number of seconds from 60 to 86400 (24 hours). Nothing was recorded.',
+    fix: 'Send `expires_in_seconds` between 60 and 86400, or leave it out for the default (15 minutes unless the operator changed it; the manifest states it as `action_intents.preview_lifetime_seconds`).',
+  },
   intent_expired: {
     status: 410,
     title: 'Action intent expired',

@@ -28,6 +28,7 @@ import {
   EventIdParams,
   PREVIEW_ERRORS,
   PREVIEW_NOTE,
+  PreviewLifetimeField,
 } from './shared.ts';
 
 interface PreviewRow {
@@ -214,12 +215,17 @@ const PREVIEWS = [
 function previewOperation(row: PreviewRow) {
   const { intent, target, body, path, mcp, ...contract } = row;
   const name = `preview_${intent}`;
-  const request: OperationRequest = target ? { params: TARGET_PARAMS[target], body } : { body };
+  // Every preview takes the shared lifetime field beside its kind's own (one field, one rule).
+  const withLifetime = body.extend(PreviewLifetimeField);
+  const request: OperationRequest = target
+    ? { params: TARGET_PARAMS[target], body: withLifetime }
+    : { body: withLifetime };
   return defineOperation({
     operationId: operationIdFor(name),
     method: 'post',
     path: `${AGENT_API_PREFIX}${path}`,
     ...contract,
+    errors: [...contract.errors, 'preview_lifetime_out_of_range'],
     mcp: { name, ...mcp },
     cli: cliWordsFor(name),
     kind: 'preview',
