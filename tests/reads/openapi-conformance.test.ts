@@ -707,7 +707,7 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('listAudit', { query: { outcome: 'refused' }, token: w.admin }, 200);
     await expectCall(
       'listAudit',
-      { query: { action: 'confirmActionIntent', since: new Date(NOW - 60_000).toISOString() }, token: w.admin },
+      { query: { action: 'replay.confirm', since: new Date(NOW - 60_000).toISOString() }, token: w.admin },
       200,
     );
     await expectCall(

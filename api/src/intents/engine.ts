@@ -68,6 +68,8 @@ export interface Caller {
   services: Services;
   principal: Principal;
   requestId: string;
+  /** Marked when the engine audits the call, so the operation pipeline does not audit it again. */
+  audited?: { done: boolean };
 }
 
 function kindDef(kind: IntentKind): IntentKindDef {
@@ -96,6 +98,7 @@ async function audit(
   outcome: 'success' | 'refused' | 'failed',
   details: Record<string, unknown> = {},
 ): Promise<void> {
+  if (caller.audited) caller.audited.done = true;
   await appendAudit(db, {
     shopId: caller.principal.shopId,
     actor: actorOf(caller.principal),
@@ -451,7 +454,7 @@ async function confirmInTx(
   const inspection = await def.inspect(ctx, row.target_id, params);
   const stored = JSON.parse(row.preview_json) as StoredPreview;
   if (fingerprintHash(inspection.fingerprint) !== stored.fingerprint_hash) return { kind: 'stale' };
-  if (!(await markIntentConfirmed(tx, row.id, principal.grantId, now)))
+  if (!(await markIntentConfirmed(tx, row.id, { grantId: principal.grantId, requestId: caller.requestId }, now)))
     return { kind: 'not_confirmable', state: 'confirmed' };
   await audit(tx, caller, ref, 'confirm', 'success');
   const exec = await def.execute(ctx, row, params);

@@ -22,13 +22,17 @@ const TimelineEntry = z
         id: z.string().describe('Attempt id.'),
         trigger: z.string().describe('`initial`, `automatic` (retry), `replay` or `test`.'),
         outcome: z.string().describe('How the attempt ended (e.g. `delivered`, `retryable_error`, `failed`).'),
-        started_at: Timestamp.describe('When the call to Flow started.'),
+        started_at: Timestamp.describe(
+          'When the call to Flow started (`finished_at` − `duration_ms` once it ended; while in flight, when a worker claimed the event for it).',
+        ),
         finished_at: Timestamp.nullable().describe('When it ended; null while in flight.'),
         duration_ms: z
           .number()
           .int()
           .nullable()
-          .describe('How long the call took, in milliseconds; null while in flight.'),
+          .describe(
+            'How long the call took, in milliseconds: always `finished_at` − `started_at`; null while in flight (or when the attempt was abandoned by a worker that stopped mid-call).',
+          ),
         http_status: z
           .number()
           .int()
