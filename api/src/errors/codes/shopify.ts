@@ -158,8 +158,8 @@ export const SHOPIFY_ERRORS = {
     retry: 'no',
     area: 'shopify',
     description:
-      "The merchant uninstalled the Flowport app from the store (Shopify sent `app/uninstalled`). Flowport deleted the store's access token, revoked every grant and merchant session of the shop, and holds its events in the `held` state instead of calling Flow. Events that arrive meanwhile are accepted and held too. Nothing is lost while it is within retention.",
-    fix: 'Reinstall the app (`/shopify/install?shop=<store>.myshopify.com` or the Shopify App Store). Reinstalling restores the shop and releases every held event still within retention; bodies past retention expire as retention says. New grants are created on the merchant page.',
+      "The merchant uninstalled the Flowport app from the store (Shopify sent `app/uninstalled`). Flowport deleted the store's access token, revoked every grant and merchant session of the shop, and holds its events in the `held` state instead of calling Flow. Events that arrive meanwhile are accepted and held too. A held event keeps its body until the plan's retention ends (its read's `handoff.hold.release_by`); one still held then ends `failed` with `FP-H-HEXP`, kept as a record.",
+    fix: 'Reinstall the app (`/shopify/install?shop=<store>.myshopify.com` or the Shopify App Store). Reinstalling restores the shop and releases every held event still within retention; those past it ended `failed` (`FP-H-HEXP`) and stay listed. New grants are created on the merchant page.',
   },
 } as const satisfies Record<string, ErrorDef>;
 
