@@ -8,7 +8,7 @@ import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
-import type { Principal, Services } from '../core/types.ts';
+import type { OperationContext, Principal, Services } from '../core/types.ts';
 import { getShop } from '../services/shops.ts';
 import type { ShopRow } from '../store/tables/shops.ts';
 import { findIntentWithActors, type IntentRowWithActors, listIntentsWithActors } from '../reads/action-intents.ts';
@@ -64,13 +64,8 @@ export interface StoredPreview {
   cost?: IntentCost;
 }
 
-export interface Caller {
-  services: Services;
-  principal: Principal;
-  requestId: string;
-  /** Marked when the engine audits the call, so the operation pipeline does not audit it again. */
-  audited?: { done: boolean };
-}
+/** Who calls the engine; `audited` is marked when the engine audits the call (the guard then does not). */
+export type Caller = Pick<OperationContext, 'services' | 'principal' | 'requestId' | 'audited'>;
 
 function kindDef(kind: IntentKind): IntentKindDef {
   return INTENT_KINDS[kind] as IntentKindDef;
@@ -238,11 +233,8 @@ export async function previewIntent(
   const shop = await shopOf(services, principal);
   let inspection: Awaited<ReturnType<IntentKindDef['inspect']>>;
   try {
-    inspection = await def.inspect(
-      { ...kc(caller, services.db, shop), previewLifetimeMs: lifetimeMs },
-      targetId,
-      params,
-    );
+    const ctx = { ...kc(caller, services.db, shop), previewLifetimeMs: lifetimeMs };
+    inspection = await def.inspect(ctx, targetId, params);
     // A preview that could never be confirmed this month is refused now, naming the cap.
     await assertExecutionAvailable(services.db, shop.id, services.now());
   } catch (err) {

@@ -1,6 +1,7 @@
 // The one service verb behind every preview operation (api/src/operations/intents/previews.ts):
 // the target named in the path, the rest of the input as the kind's parameters, recorded as an
 // action intent by the engine. Changes nothing else.
+import { PREVIEW_LIFETIME } from '../config.ts';
 import type { OperationContext, Services } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
 import { type IntentView, previewIntent } from './engine.ts';
@@ -9,17 +10,6 @@ import { sealImportedSecret } from './kinds/endpoint-create.ts';
 import type { IntentKind } from './types.ts';
 
 type Params = Record<string, unknown>;
-
-/**
- * How long a preview stays confirmable (humans in the loop, issue 42): the server's default
- * (`FLOWPORT_INTENT_TTL_SECONDS`, 15 minutes), or what the preview asks for with the body field
- * every preview kind shares, between these bounds. The manifest states them.
- */
-export const PREVIEW_LIFETIME = {
-  field: 'expires_in_seconds',
-  minSeconds: 60,
-  maxSeconds: 24 * 3600,
-} as const;
 
 /** The lifetime a preview asked for, checked against PREVIEW_LIFETIME; the server's default when none. */
 export function previewLifetimeMs(services: Services, asked: unknown): number {

@@ -5,7 +5,7 @@ import { ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../auth/scop
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AGENT_API_PREFIX, API_VERSION, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import type { PublicContext } from '../core/types.ts';
-import { PREVIEW_LIFETIME } from '../intents/preview.ts';
+import { PREVIEW_LIFETIME } from '../config.ts';
 
 export const SAFETY_BOUNDARIES = [
   'Grants are created, widened and revoked only by a human through the operator CLI; no API or MCP call can mint or widen one.',

@@ -3,7 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { ACTIONS } from '../../auth/scopes.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
-import { PREVIEW_LIFETIME } from '../../intents/preview.ts';
+import { PREVIEW_LIFETIME } from '../../config.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
 import { idPathParam, nullableText, wholeNumber } from '../read-schemas.ts';
 
