@@ -103,6 +103,18 @@ describe('a store frozen on Shopify side, 4 events held, no alert subscription',
     expect(summary.replay).toEqual(ev.json.replay);
   });
 
+  it('a day before a held body expires, retention_expiring counts it (no subscription needed)', async () => {
+    const soon = held.ids[1] as string;
+    await services().db.run('UPDATE events SET body_expires_at = ? WHERE id = ?', [Date.now() + 3_600_000, soon]);
+    await server.runtime.alerts?.once();
+    const r = await api(server, token, 'GET', '/agent/v1/incidents?state=open');
+    const inc = r.json.data.find((i: { trigger: string }) => i.trigger === 'retention_expiring');
+    expect(inc, r.text).toBeDefined();
+    expect(inc.details).toMatchObject({ count: 1, held: 1, sample_event_ids: [soon] });
+    expect(inc.summary).toMatch(/1 held/);
+    await services().db.run('UPDATE events SET body_expires_at = ? WHERE id = ?', [Date.now() + 30 * 86_400_000, soon]);
+  });
+
   it('a held event whose body expires is kept as a record: failed, FP-H-HEXP, body purged, listed', async () => {
     const [gone, ...kept] = held.ids as [string, ...string[]];
     const past = Date.now() - 40 * 86_400_000;

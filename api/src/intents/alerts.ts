@@ -120,7 +120,7 @@ async function findings(
       details: { count: Number(nowf?.n), sample_event_ids: nowf?.sample ? [nowf.sample] : [] },
     });
   const cutoff = now + 24 * HOUR - bodyRetentionMs(services.config, shop.plan);
-  const expiring = await expiringUnreplayed(db, shop.id, cutoff);
+  const expiring = await expiringUnreplayed(db, shop.id, { cutoff, horizon: now + 24 * HOUR });
   if (Number(expiring?.n ?? 0) > 0) {
     const held = Number(expiring?.held ?? 0);
     out.push({

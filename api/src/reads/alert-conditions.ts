@@ -56,20 +56,23 @@ export async function recentNoWorkflow(
 }
 
 /**
- * Originals whose retained body expires by `cutoff` and would then be lost: failed or no_workflow
- * ones never replayed, and held ones (a held event not released by then ends failed, FP-H-HEXP).
+ * Events whose retained body expires soon and would then be lost: failed or no_workflow originals
+ * received by `cutoff` and never replayed, and held events whose body expires by `horizon` (a held
+ * event not released by then ends failed, FP-H-HEXP; the sweep goes by its body_expires_at).
  */
 export async function expiringUnreplayed(
   db: Db,
   shopId: string,
-  cutoff: number,
+  p: { cutoff: number; horizon: number },
 ): Promise<{ n: number | string; held: number | string | null; sample: string | null } | undefined> {
   return db.get<{ n: number | string; held: number | string | null; sample: string | null }>(
     `SELECT COUNT(*) AS n, SUM(CASE WHEN e.state = 'held' THEN 1 ELSE 0 END) AS held, MIN(e.id) AS sample FROM events e
       WHERE e.shop_id = ? AND e.state IN ('failed', 'no_workflow', 'held')
-        AND e.retention_state = 'retained' AND e.body IS NOT NULL AND e.replay_of IS NULL AND e.received_at <= ?
-        AND NOT EXISTS (SELECT 1 FROM events r WHERE r.replay_of = e.id)`,
-    [shopId, cutoff],
+        AND e.retention_state = 'retained' AND e.body IS NOT NULL
+        AND ((e.state = 'held' AND e.body_expires_at <= ?)
+          OR (e.state <> 'held' AND e.replay_of IS NULL AND e.received_at <= ?
+              AND NOT EXISTS (SELECT 1 FROM events r WHERE r.replay_of = e.id)))`,
+    [shopId, p.horizon, p.cutoff],
   );
 }
 
