@@ -286,6 +286,7 @@ describe('reference page and completion', () => {
       'list-bulk-replay-items',
       'list-endpoints',
       'list-events',
+      'list-flow-readiness-history',
       'list-incidents',
     ]);
     expect(complete('endpoints', '')).toEqual(['create', 'import-secret']);

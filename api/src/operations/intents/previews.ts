@@ -28,7 +28,6 @@ import {
   EventIdParams,
   PREVIEW_ERRORS,
   PREVIEW_NOTE,
-  PreviewLifetimeField,
 } from './shared.ts';
 
 interface PreviewRow {
@@ -36,6 +35,7 @@ interface PreviewRow {
   intent: IntentKind;
   /** The path parameter naming the target, or null when the kind has none in the path. */
   target: 'event_id' | 'endpoint_id' | null;
+  /** The request body (./preview-<kind>.ts); each spreads the shared PreviewLifetimeField (expires_in_seconds). */
   body: z.ZodObject;
   /** Path under the agent API prefix. */
   path: string;
@@ -215,11 +215,7 @@ const PREVIEWS = [
 function previewOperation(row: PreviewRow) {
   const { intent, target, body, path, mcp, ...contract } = row;
   const name = `preview_${intent}`;
-  // Every preview takes the shared lifetime field beside its kind's own (one field, one rule).
-  const withLifetime = body.extend(PreviewLifetimeField);
-  const request: OperationRequest = target
-    ? { params: TARGET_PARAMS[target], body: withLifetime }
-    : { body: withLifetime };
+  const request: OperationRequest = target ? { params: TARGET_PARAMS[target], body } : { body };
   return defineOperation({
     operationId: operationIdFor(name),
     method: 'post',
