@@ -188,6 +188,18 @@ export const DEFAULTS = {
   alertIntervalMs: 30_000,
 } as const;
 
+/**
+ * How long a preview stays confirmable (humans in the loop, issue 42, ADR 0430): the server's
+ * default (`intentTtlSeconds`, 15 minutes), or what the preview asks for with the body field
+ * every preview kind shares, between these bounds (api/src/intents/preview.ts checks it). The
+ * manifest states them.
+ */
+export const PREVIEW_LIFETIME = {
+  field: 'expires_in_seconds',
+  minSeconds: 60,
+  maxSeconds: 24 * 3600,
+} as const;
+
 /** Shorter would refuse ordinary requests on a busy machine; 0 (Node: no limit) is not offered. */
 const MIN_HTTP_REQUEST_TIMEOUT_MS = 100;
 

@@ -50,6 +50,7 @@ export const DOCS_PATHS = {
   manifestApi: '/agent/v1/manifest',
   refusals: '/agent-access/refusals/',
   grantsAndScopes: '/agent-access/grants-and-scopes/',
+  actionIntents: '/agent-access/action-intents/',
   quickstart: '/start/quickstart/',
   authModes: '/set-up/auth-modes/',
   // linked from reads (recovery options, readiness checks, plan usage)

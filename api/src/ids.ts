@@ -19,6 +19,7 @@ export const ID_PREFIXES = {
   oauthFamily: 'ofam',
   oauthConsent: 'ocon',
   notification: 'ntf',
+  lifecycleSignal: 'fls',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -13,6 +13,7 @@ export const TABLE_OWNERS: Record<string, string> = {
   shops: 'store/tables/shops.ts',
   shop_buckets: 'store/tables/shops.ts',
   flow_trigger_lifecycle: 'store/tables/shops.ts',
+  flow_lifecycle_signals: 'store/tables/shops.ts',
   endpoints: 'store/tables/endpoints.ts',
   endpoint_versions: 'store/tables/endpoints.ts',
   grants: 'store/tables/grants.ts',

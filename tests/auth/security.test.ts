@@ -89,6 +89,7 @@ const REQUESTS: Record<string, () => Promise<Prepared>> = {
   getPlanUsage: async () => ({ namesIds: false }),
   listAudit: async () => ({ namesIds: false }),
   getSetup: async () => ({ namesIds: false }),
+  listFlowReadinessHistory: async () => ({ query: { trigger: 'external-event' }, namesIds: false }),
   listEndpoints: async () => ({ namesIds: false }),
   getEndpoint: async () => ({ params: { endpoint_id: mine.endpointId }, namesIds: true }),
   listEvents: async () => ({ query: { endpoint_id: mine.endpointId }, namesIds: false }),

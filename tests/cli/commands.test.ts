@@ -296,6 +296,7 @@ describe('reference page and completion', () => {
       'list-bulk-replay-items',
       'list-endpoints',
       'list-events',
+      'list-flow-readiness-history',
       'list-incidents',
       'list-receipts',
     ]);

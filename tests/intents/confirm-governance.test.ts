@@ -466,10 +466,14 @@ describe('audit', () => {
       );
       expect(r.json.data.length, action).toBeGreaterThan(0);
     }
-    // Every entry about the intent names it the same way, whether the operation pipeline or the engine wrote it.
+    // Every entry about the intent names it the same way; each step is one entry (issue 42), the engine's.
     const all = await api(server, token, 'GET', `/agent/v1/audit?target_id=${p.json.id}&limit=50`);
     const types = new Set(all.json.data.map((e: { target: { type: string } }) => e.target.type));
-    expect(all.json.data.map((e: { action: string }) => e.action)).toContain('confirmActionIntent');
+    expect(all.json.data.map((e: { action: string }) => e.action).reverse()).toEqual([
+      'replay.preview',
+      'replay.confirm',
+      'replay.execute',
+    ]);
     expect([...types]).toEqual(['action_intent']);
   });
 

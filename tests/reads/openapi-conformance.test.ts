@@ -734,7 +734,7 @@ const FIXTURES: Record<string, Fixture> = {
     await expectCall('listAudit', { query: { outcome: 'refused' }, token: w.admin }, 200);
     await expectCall(
       'listAudit',
-      { query: { action: 'confirmActionIntent', since: new Date(NOW - 60_000).toISOString() }, token: w.admin },
+      { query: { action: 'replay.confirm', since: new Date(NOW - 60_000).toISOString() }, token: w.admin },
       200,
     );
     await expectCall(
@@ -749,6 +749,20 @@ const FIXTURES: Record<string, Fixture> = {
   async getSetup() {
     await expectCall('getSetup', { token: w.admin }, 200);
     await expectCall('getSetup', { token: w.otherShop }, 200);
+  },
+  async listFlowReadinessHistory() {
+    await expectCall('listFlowReadinessHistory', { token: w.admin }, 200);
+    await expectCall(
+      'listFlowReadinessHistory',
+      { query: { trigger: 'external-event', order: 'asc', limit: '1' }, token: w.admin },
+      200,
+    );
+    await expectCall(
+      'listFlowReadinessHistory',
+      { query: { cursor: 'not-a-cursor' }, token: w.admin },
+      400,
+      'invalid_request',
+    );
   },
   async listEndpoints() {
     await expectCall('listEndpoints', { token: w.admin }, 200);
@@ -1440,6 +1454,7 @@ const SAMPLES: Record<string, () => Omit<Request, 'token'>> = {
   getPlanUsage: () => ({}),
   listAudit: () => ({ query: { limit: '5' } }),
   getSetup: () => ({}),
+  listFlowReadinessHistory: () => ({ query: { limit: '5' } }),
   listEndpoints: () => ({}),
   getEndpoint: () => ({ params: { endpoint_id: w.endpoints.sandbox } }),
   listEvents: () => ({ query: { limit: '5' } }),

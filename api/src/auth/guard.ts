@@ -197,7 +197,9 @@ export const grantGuard: Guard = {
   authenticate: authenticateGrant,
   authorize: authorizeScope,
   admit: admitUsage,
-  async record({ principal, op, services, requestId, input, error }) {
+  async record({ principal, op, services, requestId, input, error, audited }) {
+    // The verb wrote this step's entry itself (the intent engine): one entry per step, not two.
+    if (audited) return;
     const isRefusal = error instanceof AppError && 'layer' in ERROR_CATALOG[error.code];
     if (op.kind === 'read' && !isRefusal) return;
     const target = targetOf(op, input);

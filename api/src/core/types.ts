@@ -77,6 +77,11 @@ interface ContextBase {
   transport: 'http' | 'mcp' | 'cli';
   /** Request headers the operation declared (lowercased names). */
   headers: Record<string, string | undefined>;
+  /**
+   * Set by a domain verb that wrote this call's audit entry itself (the intent engine: one entry
+   * per step, named `<kind>.<step>`): the guard then writes none, so a step is audited once.
+   */
+  audited?: { done: boolean };
 }
 
 /**
@@ -116,6 +121,8 @@ export interface Guard {
     requestId: string;
     input: Record<string, unknown>;
     error?: unknown;
+    /** The operation's verb already audited this call (OperationContext.audited). */
+    audited?: boolean;
   }): Promise<void>;
 }
 

@@ -2,6 +2,7 @@
 // as Flow's trigger lifecycle callback last said (the route is api/src/shopify/flow-lifecycle.ts).
 // The newest signal per shop domain and trigger handle wins; the worker skips the call to Shopify
 // for a trigger no enabled workflow uses; setup, diagnostics, receipts and the merchant page show it.
+import { newId } from '../ids.ts';
 import type { Db } from '../store/db.ts';
 import { findLifecycleSignal, listLifecycleSignals, upsertLifecycleSignal } from '../store/tables/shops.ts';
 import { loadTriggerDefinitions } from './triggers.ts';
@@ -18,7 +19,7 @@ export type FlowReadiness = { enabled: 'yes' | 'no'; since: number } | { enabled
 
 /** Stores a signal unless a newer one for the same shop and trigger is stored. Returns whether it was applied. */
 export async function recordLifecycleSignal(db: Db, s: FlowLifecycleSignal, now: number): Promise<boolean> {
-  const changes = await upsertLifecycleSignal(db, { ...s, now });
+  const changes = await upsertLifecycleSignal(db, { ...s, id: newId('lifecycleSignal', now), now });
   callCache.delete(cacheKey(s.shopDomain, s.handle));
   return changes > 0;
 }

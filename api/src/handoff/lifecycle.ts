@@ -8,8 +8,13 @@ import { AppError } from '../errors/problem.ts';
 import { normalizeShopDomain } from '../services/shops.ts';
 import { planOf, PLAN_IDS } from '../plans.ts';
 import type { Services } from '../core/types.ts';
-import { STORED_TERMINAL_STATES, TERMINAL_STATES } from './outcomes.ts';
-import { purgeBodiesOfPlan, purgeReplayBodies, releaseHeldEvents } from '../store/tables/events/deliver.ts';
+import { STORED_TERMINAL_STATES, SUPPORT_CODES, TERMINAL_STATES } from './outcomes.ts';
+import {
+  expireHeldBodies,
+  purgeBodiesOfPlan,
+  purgeReplayBodies,
+  releaseHeldEvents,
+} from '../store/tables/events/deliver.ts';
 import {
   domainTakenByOther,
   findShopStatus,
@@ -37,9 +42,11 @@ export function bodyExpiresAt(
 
 /**
  * Purges bodies past retention: body → NULL, retention_state → 'expired'; the
- * metadata (hash, size, ids, state, attempts) stays. Only events in a terminal
- * state are purged, so a delivery in progress never loses its payload. Returns
- * the number of events purged.
+ * metadata (hash, size, ids, state, attempts) stays. Events in a terminal state
+ * are purged by their plan's retention, so a delivery in progress never loses its
+ * payload; a held event whose body expired (its `body_expires_at`, what the event
+ * read shows as `handoff.hold.release_by`) ends `failed` with FP-H-HEXP and stays
+ * listed as a record (ADR 0210). Returns the number of events purged.
  */
 export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 'now'>): Promise<number> {
   const now = services.now();
@@ -67,6 +74,12 @@ export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 
     total += changes;
     if (changes < SWEEP_BATCH) break;
   }
+  for (;;) {
+    const code = SUPPORT_CODES.expired_while_held;
+    const changes = await expireHeldBodies(services.db, { now, code, batch: SWEEP_BATCH });
+    total += changes;
+    if (changes < SWEEP_BATCH) break;
+  }
   return total;
 }
 
@@ -78,6 +91,7 @@ export type ReplayUnavailableReason =
   | 'rejected_event'
   | 'duplicate_event'
   | 'delivery_in_progress'
+  | 'event_held'
   | 'shop_disconnected'
   | 'replay_in_flight';
 
@@ -118,6 +132,8 @@ export const REPLAY_REASON_TEXT: Record<ReplayUnavailableReason, string> = {
   shop_disconnected:
     'The shop is disconnected from Shopify (its token was refused, or the app was uninstalled); reconnect or reinstall the app first (held events are released then).',
   delivery_in_progress: 'The event is still being delivered; wait for a terminal state.',
+  event_held:
+    'The event is held: the shop cannot take deliveries now (handoff.hold says why and when the next probe goes out). Flowport delivers it by itself, once, when the hold ends, so it needs no replay. A hold that outlasts its body (handoff.hold.release_by) ends it failed with FP-H-HEXP, kept as a record.',
   replay_in_flight:
     'Another replay of this event is in flight (a replay not yet delivered, no_workflow or failed, or a bulk replay that has not reached the event yet); an event has one replay in flight at a time. Wait until that one ends (or cancel the bulk replay), then replay again if another run is really intended.',
 };
@@ -188,6 +204,7 @@ export function replayAvailability(
   if (event.retention_state === ERASED_RETENTION_STATE) return no('body_erased');
   if (event.retention_state !== 'retained' || event.body === null) return no('retention_expired');
   if (shopCutOff(shop)) return no('shop_disconnected');
+  if (event.state === 'held') return no('event_held');
   if (!(TERMINAL_STATES as readonly string[]).includes(event.state)) return no('delivery_in_progress');
   return { available: true };
 }

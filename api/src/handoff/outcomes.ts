@@ -61,7 +61,7 @@ export const EVENT_STATE_DESCRIPTIONS: Record<EventState, string> = {
   accepted: 'Intake verified and stored the event; it is about to be queued.',
   queued: 'Waiting for its first or next delivery attempt (see next_attempt_at).',
   delivering: 'A worker holds a lease on it and is calling Shopify Flow now.',
-  held: `The shop cannot take deliveries now: disconnected (its Shopify token was refused; the event waits until the shop reconnects), or Shopify refuses the store itself (${unavailableShopsInWords()}; Flowport sends one held event now and then as a probe and releases the rest once Shopify accepts it). Held events use no retries. See support_code.`,
+  held: `The shop cannot take deliveries now: disconnected (its Shopify token was refused; the event waits until the shop reconnects), or Shopify refuses the store itself (${unavailableShopsInWords()}; Flowport sends one held event now and then as a probe and releases the rest once Shopify accepts it). Held events use no retries and are delivered once when the hold ends; one still held when its body expires (the event read's handoff.hold.release_by) ends failed with FP-H-HEXP, kept as a record. See support_code.`,
   delivered: 'Shopify Flow accepted the trigger. This does not mean a workflow ran its actions.',
   no_workflow:
     "No workflow took the trigger: Flow answered that the trigger handle is unknown (support code FP-H-NOWF), or Flow's trigger lifecycle callback said no enabled workflow uses it and Flowport did not call Shopify (FP-H-NOFL). See support_code.",
@@ -138,7 +138,8 @@ export const SUPPORT_CODES = {
     code: 'FP-H-HEXP',
     state: 'failed',
     errorCode: 'event_expired_while_held',
-    meaning: "Held past the plan's retention (the app was uninstalled); body purged at the reinstall, not delivered.",
+    meaning:
+      "Held until its body expired (the shop could not take deliveries before the plan's retention ended); body purged, not delivered, kept as a record.",
   },
   workflow_disabled: {
     code: 'FP-H-NOFL',

@@ -1,7 +1,8 @@
-// Alerts to the merchant: evaluates the triggers of every shop with a subscription, opens one
-// incident per trigger and subject when it starts (once: a unique open key), resolves it when the
-// cause clears, and sends each subscription one message per incident and kind (opened, resolved),
-// retried with exponential backoff. Runs beside the delivery worker (a worker companion).
+// Incidents and alerts: evaluates the triggers of every shop, subscribed or not (incidents are
+// facts: what is wrong right now; ADR 1311), opens one incident per trigger and subject when it
+// starts (once: a unique open key), resolves it when the cause clears, and sends each of the
+// shop's subscriptions, if any, one message per incident and kind (opened, resolved), retried
+// with exponential backoff. Runs beside the delivery worker (a worker companion).
 import { BackgroundLoop } from './background-loop.ts';
 import { Webhook } from 'standardwebhooks';
 import type { Services } from '../core/types.ts';
@@ -13,8 +14,9 @@ import {
   endingSecretOverlaps,
   endpointFailures,
   expiringUnreplayed,
+  heldEvents,
   recentNoWorkflow,
-  subscribedShops,
+  shopsToWatch,
 } from '../reads/alert-conditions.ts';
 import { type AlertTrigger, type IncidentRow, incidentView } from '../reads/incidents.ts';
 import {
@@ -94,13 +96,22 @@ async function findings(
           sample_event_ids: e.sample ? [e.sample] : [],
         },
       });
-  if (shop.connection_status !== 'connected')
+  if (shop.connection_status !== 'connected') {
+    const held = await heldEvents(db, shop.id);
+    const n = Number(held?.n ?? 0);
     out.push({
       trigger: 'shop_held',
       subject: shop.id,
-      summary: `Shop ${shop.domain} is ${shop.connection_status}: its events are held until Shopify accepts them again.`,
-      details: { shop_id: shop.id, connection_status: shop.connection_status },
+      summary: `Shop ${shop.domain} is ${shop.connection_status}: its events are held until Shopify accepts them again (${n} held now).`,
+      details: {
+        shop_id: shop.id,
+        connection_status: shop.connection_status,
+        held_events: n,
+        sample_event_ids: held?.oldest ? [held.oldest] : [],
+        first_release_by: held?.expires == null ? null : new Date(Number(held.expires)).toISOString(),
+      },
     });
+  }
   const nowf = await recentNoWorkflow(db, shop.id, since);
   if (Number(nowf?.n ?? 0) >= s.noWorkflowThreshold)
     out.push({
@@ -110,14 +121,20 @@ async function findings(
       details: { count: Number(nowf?.n), sample_event_ids: nowf?.sample ? [nowf.sample] : [] },
     });
   const cutoff = now + 24 * HOUR - bodyRetentionMs(services.config, shop.plan);
-  const expiring = await expiringUnreplayed(db, shop.id, cutoff);
-  if (Number(expiring?.n ?? 0) > 0)
+  const expiring = await expiringUnreplayed(db, shop.id, { cutoff, horizon: now + 24 * HOUR });
+  if (Number(expiring?.n ?? 0) > 0) {
+    const held = Number(expiring?.held ?? 0);
     out.push({
       trigger: 'retention_expiring',
       subject: shop.id,
-      summary: `${Number(expiring?.n)} failed events lose their retained bodies within a day and were not replayed.`,
-      details: { count: Number(expiring?.n), sample_event_ids: expiring?.sample ? [expiring.sample] : [] },
+      summary: `${Number(expiring?.n)} events lose their retained bodies within a day: ${Number(expiring?.n) - held} failed or no_workflow and never replayed, ${held} held (a held event not released by then ends failed, FP-H-HEXP).`,
+      details: {
+        count: Number(expiring?.n),
+        held,
+        sample_event_ids: expiring?.sample ? [expiring.sample] : [],
+      },
     });
+  }
   const overlaps = await endingSecretOverlaps(db, shop.id, now, now + HOUR);
   for (const o of overlaps)
     out.push({
@@ -153,10 +170,10 @@ export class AlertMonitor extends BackgroundLoop {
     );
   }
 
-  /** One pass: evaluate every subscribed shop, then send what is due. */
+  /** One pass: evaluate every shop, then send what is due (to the shops' subscriptions). */
   async once(): Promise<void> {
     const { db } = this.services;
-    const shops = await subscribedShops(db);
+    const shops = await shopsToWatch(db);
     for (const shop of shops) await this.evaluate(shop);
     await this.send();
   }

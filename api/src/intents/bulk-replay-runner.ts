@@ -257,7 +257,7 @@ export class BulkReplayRunner extends BackgroundLoop {
       // Nothing is pending now: no claim of this run can be left without its replay.
       await releaseIntentClaims(tx, intentId);
       if (!done) return;
-      const who = await intentConfirmer(tx, intentId);
+      const { grant: who, requestId } = await intentConfirmer(tx, intentId);
       await appendAudit(tx, {
         shopId,
         actor: who
@@ -267,6 +267,8 @@ export class BulkReplayRunner extends BackgroundLoop {
         targetType: 'action_intent',
         targetId: intentId,
         outcome: 'success',
+        // The confirmation that started the run: the execution is tied to that call.
+        requestId,
         at: now,
         details: { kind: 'bulk_replay', result },
       });

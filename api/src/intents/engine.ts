@@ -8,7 +8,7 @@ import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
 import { sha256Hex } from '../lib/crypto.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
-import type { Principal, Services } from '../core/types.ts';
+import type { OperationContext, Principal, Services } from '../core/types.ts';
 import { getShop } from '../services/shops.ts';
 import type { ShopRow } from '../store/tables/shops.ts';
 import { findIntentWithActors, type IntentRowWithActors } from '../reads/action-intents.ts';
@@ -63,11 +63,8 @@ export interface StoredPreview {
   cost?: IntentCost;
 }
 
-export interface Caller {
-  services: Services;
-  principal: Principal;
-  requestId: string;
-}
+/** Who calls the engine; `audited` is marked when the engine audits the call (the guard then does not). */
+export type Caller = Pick<OperationContext, 'services' | 'principal' | 'requestId' | 'audited'>;
 
 function kindDef(kind: IntentKind): IntentKindDef {
   return INTENT_KINDS[kind] as IntentKindDef;
@@ -95,6 +92,7 @@ async function audit(
   outcome: 'success' | 'refused' | 'failed',
   details: Record<string, unknown> = {},
 ): Promise<void> {
+  if (caller.audited) caller.audited.done = true;
   await appendAudit(db, {
     shopId: caller.principal.shopId,
     actor: actorOf(caller.principal),
@@ -227,13 +225,15 @@ export async function previewIntent(
   kind: IntentKind,
   targetId: string | null,
   params: Record<string, unknown>,
+  lifetimeMs: number = caller.services.config.intents.previewTtlMs,
 ): Promise<IntentView> {
   const { services, principal } = caller;
   const def = kindDef(kind);
   const shop = await shopOf(services, principal);
   let inspection: Awaited<ReturnType<IntentKindDef['inspect']>>;
   try {
-    inspection = await def.inspect(kc(caller, services.db, shop), targetId, params);
+    const ctx = { ...kc(caller, services.db, shop), previewLifetimeMs: lifetimeMs };
+    inspection = await def.inspect(ctx, targetId, params);
     // A preview that could never be confirmed this month is refused now, naming the cap.
     await assertExecutionAvailable(services.db, shop.id, services.now());
   } catch (err) {
@@ -266,7 +266,7 @@ export async function previewIntent(
       previewJson: JSON.stringify(stored),
       createdByGrant: principal.grantId,
       now,
-      expiresAt: now + services.config.intents.previewTtlMs,
+      expiresAt: now + lifetimeMs,
     });
     await audit(
       tx,
@@ -407,7 +407,7 @@ async function confirmInTx(
   const inspection = await def.inspect(ctx, row.target_id, params);
   const stored = JSON.parse(row.preview_json) as StoredPreview;
   if (fingerprintHash(inspection.fingerprint) !== stored.fingerprint_hash) return { kind: 'stale' };
-  if (!(await markIntentConfirmed(tx, row.id, principal.grantId, now)))
+  if (!(await markIntentConfirmed(tx, row.id, { grantId: principal.grantId, requestId: caller.requestId }, now)))
     return { kind: 'not_confirmable', state: 'confirmed' };
   await audit(tx, caller, ref, 'confirm', 'success');
   const exec = await def.execute(ctx, row, params);

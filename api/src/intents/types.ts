@@ -51,6 +51,8 @@ export interface KindContext {
   now: number;
   /** True while a confirmation re-inspects the target (false or absent for a preview). */
   confirming?: boolean;
+  /** How long the preview being made stays confirmable (absent while confirming). */
+  previewLifetimeMs?: number;
 }
 
 export interface CapUse {

@@ -81,7 +81,8 @@ async function invokeChecked(op: AnyOperation, args: InvokeArgs): Promise<unknow
     args.principal ?? (await guard.authenticate(args.token, args.services, args.requestId, { deferUse: true }));
   await guard.authorize(principal, op, args.services, args.requestId);
   const admission = (await guard.admit(principal, op, args.services, args.requestId)) ?? null;
-  const ctx: OperationContext = { ...base, principal };
+  const audited = { done: false };
+  const ctx: OperationContext = { ...base, principal, audited };
   const run = async () => {
     try {
       return await op.run({ ctx, input: args.input });
@@ -98,9 +99,9 @@ async function invokeChecked(op: AnyOperation, args: InvokeArgs): Promise<unknow
   try {
     out = await run();
   } catch (error) {
-    await guard.record({ ...record, error });
+    await guard.record({ ...record, error, audited: audited.done });
     throw error;
   }
-  await guard.record(record);
+  await guard.record({ ...record, audited: audited.done });
   return out;
 }

@@ -10,6 +10,12 @@ export const ReadinessCheckSchema = z
     status: z
       .enum(['pass', 'warn', 'fail'])
       .describe('`pass`: fine; `warn`: works but needs attention; `fail`: events will not reach Flow until fixed.'),
+    severity: z
+      .enum(['blocking', 'advisory'])
+      .nullable()
+      .describe(
+        'How much it matters when it does not pass: `blocking` (it fails: events will not reach Flow until it is fixed), `advisory` (it warns: events still flow); null when it passes.',
+      ),
     detail: z.string().describe('What the check found, in plain words.'),
     docs_url: z.string().describe('Docs page explaining the check and how to fix it.'),
   })

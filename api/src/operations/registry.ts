@@ -17,6 +17,7 @@ import { listEventsOperation } from './events/list.ts';
 import { getReceipt } from './receipts/get.ts';
 import { listReceipts } from './receipts/list.ts';
 import { getSetup } from './setup/get.ts';
+import { listFlowReadinessHistory } from './setup/list-readiness-history.ts';
 import type { AnyOperation } from '../core/types.ts';
 // action intents (intents area)
 import { cancelActionIntent } from './intents/cancel.ts';
@@ -40,6 +41,7 @@ export const OPERATIONS: readonly AnyOperation[] = [
   listAudit,
   // setup and endpoints (grants/reads area)
   getSetup,
+  listFlowReadinessHistory,
   listEndpointsOperation,
   getEndpointOperation,
   // events, receipts, diagnostics (grants/reads area)

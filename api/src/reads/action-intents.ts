@@ -71,13 +71,21 @@ export async function listIntentsWithActors(
   ]);
 }
 
-/** The grant that confirmed an intent, if it still exists. */
+/** Who confirmed an intent (the grant, null when it is gone) and the request that confirmed it. */
 export async function intentConfirmer(
   db: Db,
   intentId: string,
-): Promise<{ id: string; actor_kind: string; actor_name: string } | undefined> {
-  return db.get<{ id: string; actor_kind: string; actor_name: string }>(
-    `SELECT g.id, g.actor_kind, g.actor_name FROM action_intents i JOIN grants g ON g.id = i.confirmed_by_grant WHERE i.id = ?`,
+): Promise<{
+  grant: { id: string; actor_kind: string; actor_name: string } | null;
+  requestId: string | null;
+}> {
+  const row = await db.get<{ id: string | null; actor_kind: string; actor_name: string; request_id: string | null }>(
+    `SELECT g.id, g.actor_kind, g.actor_name, i.confirmed_request_id AS request_id
+       FROM action_intents i LEFT JOIN grants g ON g.id = i.confirmed_by_grant WHERE i.id = ?`,
     [intentId],
   );
+  return {
+    grant: row?.id ? { id: row.id, actor_kind: row.actor_kind, actor_name: row.actor_name } : null,
+    requestId: row?.request_id ?? null,
+  };
 }

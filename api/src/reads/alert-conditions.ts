@@ -1,14 +1,28 @@
 // What the alert monitor (intents/alerts.ts) looks at in one shop: failing endpoints, events ending
-// no_workflow, retained bodies about to expire, secret overlaps ending, and which shops subscribe.
+// no_workflow, the shop held, retained bodies about to expire, secret overlaps ending, and the shops to watch.
 // A read model: SELECTs composing events, receipts, intake tallies, endpoints, shops, alert_subscriptions.
 import type { Db } from '../store/db.ts';
 
-/** Shops with at least one alert subscription. */
-export async function subscribedShops(
+/**
+ * Every shop: incidents are facts about a shop, worked out whether or not anyone subscribed to
+ * alerts (subscriptions only decide who is told). Each shop costs a few indexed reads per pass.
+ */
+export async function shopsToWatch(
   db: Db,
 ): Promise<{ id: string; domain: string; plan: string; connection_status: string }[]> {
   return db.all<{ id: string; domain: string; plan: string; connection_status: string }>(
-    'SELECT s.id, s.domain, s.plan, s.connection_status FROM shops s WHERE EXISTS (SELECT 1 FROM alert_subscriptions a WHERE a.shop_id = s.id)',
+    'SELECT id, domain, plan, connection_status FROM shops ORDER BY id',
+  );
+}
+
+/** The shop's held events: how many, and the oldest (the one whose body expires first). */
+export async function heldEvents(
+  db: Db,
+  shopId: string,
+): Promise<{ n: number | string; oldest: string | null; expires: number | string | null } | undefined> {
+  return db.get<{ n: number | string; oldest: string | null; expires: number | string | null }>(
+    `SELECT COUNT(*) AS n, MIN(id) AS oldest, MIN(body_expires_at) AS expires FROM events WHERE shop_id = ? AND state = 'held'`,
+    [shopId],
   );
 }
 
@@ -41,17 +55,24 @@ export async function recentNoWorkflow(
   );
 }
 
-/** Failed or no_workflow originals received by `cutoff`, body still retained, never replayed. */
+/**
+ * Events whose retained body expires soon and would then be lost: failed or no_workflow originals
+ * received by `cutoff` and never replayed, and held events whose body expires by `horizon` (a held
+ * event not released by then ends failed, FP-H-HEXP; the sweep goes by its body_expires_at).
+ */
 export async function expiringUnreplayed(
   db: Db,
   shopId: string,
-  cutoff: number,
-): Promise<{ n: number | string; sample: string | null } | undefined> {
-  return db.get<{ n: number | string; sample: string | null }>(
-    `SELECT COUNT(*) AS n, MIN(e.id) AS sample FROM events e WHERE e.shop_id = ? AND e.state IN ('failed', 'no_workflow')
-        AND e.retention_state = 'retained' AND e.body IS NOT NULL AND e.replay_of IS NULL AND e.received_at <= ?
-        AND NOT EXISTS (SELECT 1 FROM events r WHERE r.replay_of = e.id)`,
-    [shopId, cutoff],
+  p: { cutoff: number; horizon: number },
+): Promise<{ n: number | string; held: number | string | null; sample: string | null } | undefined> {
+  return db.get<{ n: number | string; held: number | string | null; sample: string | null }>(
+    `SELECT COUNT(*) AS n, SUM(CASE WHEN e.state = 'held' THEN 1 ELSE 0 END) AS held, MIN(e.id) AS sample FROM events e
+      WHERE e.shop_id = ? AND e.state IN ('failed', 'no_workflow', 'held')
+        AND e.retention_state = 'retained' AND e.body IS NOT NULL
+        AND ((e.state = 'held' AND e.body_expires_at <= ?)
+          OR (e.state <> 'held' AND e.replay_of IS NULL AND e.received_at <= ?
+              AND NOT EXISTS (SELECT 1 FROM events r WHERE r.replay_of = e.id)))`,
+    [shopId, p.horizon, p.cutoff],
   );
 }
 

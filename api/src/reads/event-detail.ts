@@ -3,6 +3,7 @@
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 import { ERASED_RETENTION_STATE, type RetentionState } from '../handoff/lifecycle.ts';
+import { SHOP_HOLDS, SUPPORT_CODES } from '../handoff/outcomes.ts';
 import {
   eventAttempts,
   type EventRow,
@@ -21,6 +22,7 @@ import { handleForVariant } from '../handoff/triggers.ts';
 import type { TriggerVariant } from '../store/tables/endpoints.ts';
 import { shopRow } from './readiness.ts';
 import type { OperationContext } from '../core/types.ts';
+import { shopConnection } from './shared.ts';
 
 /** One entry of an event's timeline (EventTimelineEntry in the contract). */
 interface TimelineEntry {
@@ -102,6 +104,33 @@ function eventTimeline(
   return timeline;
 }
 
+/** What a held event is told after `release_by` (ADR 0210). */
+export const AFTER_RELEASE_BY = `If the hold has not ended by then, the event ends \`failed\` with support code ${SUPPORT_CODES.expired_while_held.code} (\`${SUPPORT_CODES.expired_while_held.errorCode}\`): its body is purged and it stays listed as a record, never delivered. An incident (\`retention_expiring\`) warns a day before.`;
+
+/**
+ * Why a held event waits, when the next probe goes out (setup's derivation: shopConnection) and
+ * by when the hold must end before its body expires; null for an event that is not held.
+ */
+export function eventHold(
+  row: EventRow,
+  shop: { connection_status: string; next_probe_at: number | string | null } | undefined,
+) {
+  if (row.state !== 'held') return null;
+  const [reason, hold] = Object.entries(SHOP_HOLDS).find(([, h]) => h.errorCode === row.error_code) ?? [
+    'disconnected',
+    SHOP_HOLDS.disconnected,
+  ];
+  const retained = Number(row.has_body) === 1 && row.body_expires_at !== null;
+  return {
+    reason,
+    why: `${hold.why}.`,
+    release: hold.release,
+    next_probe_at: shop ? shopConnection(shop).next_probe_at : null,
+    release_by: retained ? new Date(Number(row.body_expires_at)).toISOString() : null,
+    after_release_by: AFTER_RELEASE_BY,
+  };
+}
+
 /** One event's lifecycle: timeline, where the handoff stopped, recovery options, retention (getEvent). */
 export async function readEvent({ ctx, input }: { ctx: OperationContext; input: { event_id: string } }) {
   const p = ctx.principal;
@@ -156,6 +185,7 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
       next_attempt_at:
         row.next_attempt_at && (row.state === 'queued' || row.state === 'accepted') ? iso(row.next_attempt_at) : null,
       possible_duplicate_deliveries: Number(row.possible_duplicate_deliveries),
+      hold: eventHold(row, shop),
     },
     timeline,
     recovery_options: recoveryOptions(row, facts, config.publicUrl, readiness),

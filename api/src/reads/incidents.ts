@@ -1,5 +1,6 @@
-// The shop's alert incidents (listIncidents), newest first, with how their messages went; the
-// alert triggers and the incident view the alert monitor (api/src/intents/alerts.ts) shares.
+// The shop's incidents (listIncidents), newest first, with how their messages went; the alert
+// triggers and the incident view the monitor (api/src/intents/alerts.ts) shares. Incidents are
+// worked out for every shop, subscribed or not: subscriptions only decide who is told.
 import type { OperationContext } from '../core/types.ts';
 import { isId } from '../ids.ts';
 import { cursorPosition, listScope, pageOf } from './paging.ts';
@@ -10,7 +11,8 @@ export const ALERT_TRIGGERS = {
   shop_held:
     'Shopify refuses the shop (frozen, locked), its token was revoked or the app was uninstalled: events are held.',
   no_workflow: 'Events keep ending no_workflow: the Flow trigger has no enabled workflow while events arrive.',
-  retention_expiring: 'Retained bodies of failed events expire within a day and were not replayed.',
+  retention_expiring:
+    'Retained bodies expire within a day: failed or no_workflow events never replayed, or held events not released by then.',
   secret_overlap_ending:
     "A secret rotation's overlap ends within the hour: senders still on the old secret will be refused.",
 } as const;

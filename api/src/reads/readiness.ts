@@ -10,11 +10,27 @@ import type { Db } from '../store/db.ts';
 import { rejectedIntakeCounts } from './receipts.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
 
-export interface ReadinessCheck {
+/** What a check found, before its severity is derived from its status (checkSeverity). */
+interface CheckFinding {
   check: string;
   status: 'pass' | 'warn' | 'fail';
   detail: string;
   docs_url: string;
+}
+
+/**
+ * How much a check that does not pass matters: `blocking` (it fails: events will not reach Flow,
+ * or intake refuses them, until it is fixed; setup is not `ready`), `advisory` (it warns: events
+ * still flow, it needs attention); null when it passes. The one derivation setup's checks and
+ * `missing`, diagnostics and shares show.
+ */
+export type CheckSeverity = 'blocking' | 'advisory';
+export function checkSeverity(status: CheckFinding['status']): CheckSeverity | null {
+  return status === 'fail' ? 'blocking' : status === 'warn' ? 'advisory' : null;
+}
+
+export interface ReadinessCheck extends CheckFinding {
+  severity: CheckSeverity | null;
 }
 
 export interface ShopReadRow {
@@ -66,19 +82,19 @@ export async function readinessChecks(
 ): Promise<ReadinessCheck[]> {
   const url = (p: string) => joinUrl(publicUrl, p);
   const shop = await shopRow(db, shopId);
-  const checks: ReadinessCheck[] = [];
+  const checks: CheckFinding[] = [];
   shopChecks(checks, shop, url);
   const workflowsOn = await endpointChecks(checks, db, shop, shopId, url, endpointId);
   await trafficChecks(checks, db, shopId, url, now, workflowsOn, endpointId);
   await planCheck(checks, db, shopId, url, now);
-  return checks;
+  return checks.map((c) => ({ ...c, severity: checkSeverity(c.status) }));
 }
 
 type Shop = Awaited<ReturnType<typeof shopRow>>;
 type DocsUrl = (path: string) => string;
 
 /** shop_connected, shopify_token. */
-function shopChecks(checks: ReadinessCheck[], shop: Shop, url: DocsUrl): void {
+function shopChecks(checks: CheckFinding[], shop: Shop, url: DocsUrl): void {
   const status = shop?.connection_status ?? 'connected';
   const hold = shopHoldFor(status);
   checks.push({
@@ -105,7 +121,7 @@ function shopChecks(checks: ReadinessCheck[], shop: Shop, url: DocsUrl): void {
  * Returns whether an enabled workflow uses every trigger in use (and one is in use), as Flow said.
  */
 async function endpointChecks(
-  checks: ReadinessCheck[],
+  checks: CheckFinding[],
   db: Db,
   shop: Shop,
   shopId: string,
@@ -154,7 +170,7 @@ async function endpointChecks(
 
 /** recent_deliveries, sender_rejections (the last 24 hours). */
 async function trafficChecks(
-  checks: ReadinessCheck[],
+  checks: CheckFinding[],
   db: Db,
   shopId: string,
   url: DocsUrl,
@@ -242,7 +258,7 @@ export async function senderEventOutcomes(
  * code); the next step agrees with flow_workflow_enabled (`workflowsOn`: every trigger in use has
  * an enabled workflow, as Flow said).
  */
-export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boolean, url: DocsUrl): ReadinessCheck {
+export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boolean, url: DocsUrl): CheckFinding {
   const noWorkflow = o.noWorkflowNotCalled + o.noWorkflowUnknownHandle;
   const ended = o.delivered + o.recovered + o.duplicates;
   const summary =
@@ -290,7 +306,7 @@ export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boole
 }
 
 /** plan_capacity. */
-async function planCheck(checks: ReadinessCheck[], db: Db, shopId: string, url: DocsUrl, now: number): Promise<void> {
+async function planCheck(checks: CheckFinding[], db: Db, shopId: string, url: DocsUrl, now: number): Promise<void> {
   const limits = await limitsForShop(db, shopId);
   const used = (await usageFor(db, shopId, now)).accepted_events;
   const cap = meterCap(limits, 'accepted_events');

@@ -54,8 +54,10 @@ export async function readSetup({ ctx }: { ctx: OperationContext }) {
     last_delivered_at: iso(last?.delivered_at),
     ready: checks.every((c) => c.status !== 'fail'),
     checks,
+    // Blocking first (what stops events), then advisory; each keeps its check order.
     missing: checks
-      .filter((c) => c.status !== 'pass')
-      .map((c) => ({ item: c.check, detail: c.detail, docs_url: c.docs_url })),
+      .flatMap((c) => (c.severity === null ? [] : [{ ...c, severity: c.severity }]))
+      .sort((a, b) => Number(a.severity === 'advisory') - Number(b.severity === 'advisory'))
+      .map((c) => ({ item: c.check, severity: c.severity, detail: c.detail, docs_url: c.docs_url })),
   };
 }

@@ -109,8 +109,9 @@ async function ensureSandboxLocked(services: Services): Promise<{ creds: Sandbox
   const grant = await createGrant(services, {
     shopId: shop.id,
     tier: 'admin_assistant',
-    actorKind: 'human',
-    actorName: 'sandbox owner',
+    // The banner hands this token to an agent (or the CLI an agent drives): recorded as one.
+    actorKind: 'agent',
+    actorName: 'sandbox agent',
     expiresInMs: 90 * 86_400_000,
   });
   const ingestUrl = joinUrl(services.config.publicUrl, `${INGEST_PATH_PREFIX}/${endpoint.id}`);

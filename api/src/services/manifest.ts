@@ -5,6 +5,7 @@ import { ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../auth/scop
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AGENT_API_PREFIX, API_VERSION, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import type { PublicContext } from '../core/types.ts';
+import { PREVIEW_LIFETIME } from '../config.ts';
 
 export const SAFETY_BOUNDARIES = [
   'Grants are created, widened and revoked only by a human through the operator CLI; no API or MCP call can mint or widen one.',
@@ -56,6 +57,13 @@ export async function readManifest({ ctx }: { ctx: PublicContext }) {
     },
     mcp: { url: url(MCP_PATH), transport: 'streamable-http' as const, reference: url(DOCS_PATHS.mcpReference) },
     cli: { command: 'npx flowport', reference: url(DOCS_PATHS.cliReference) },
+    action_intents: {
+      preview_lifetime_seconds: Math.round(config.intents.previewTtlMs / 1000),
+      min_preview_lifetime_seconds: PREVIEW_LIFETIME.minSeconds,
+      max_preview_lifetime_seconds: PREVIEW_LIFETIME.maxSeconds,
+      request_field: PREVIEW_LIFETIME.field,
+      docs_url: url(DOCS_PATHS.actionIntents),
+    },
     capabilities: ctx.services.registry().map((op) => ({
       operation_id: op.operationId,
       method: op.method.toUpperCase(),

@@ -32,6 +32,15 @@ export const INTENT_ERRORS = {
     fix: 'Wait a moment and retry with the same key: once the first request finishes you receive its stored response.',
   },
   // ---- intent lifecycle (target_state) ----
+  preview_lifetime_out_of_range: {
+    status: 400,
+    title: 'Preview lifetime out of range',
+    retry: 'no',
+    area: 'intent',
+    description:
+      'A preview asked for a lifetime (`expires_in_seconds`) that is not a whole number of seconds from 60 to 86400 (24 hours). Nothing was recorded.',
+    fix: 'Send `expires_in_seconds` between 60 and 86400, or leave it out for the default (15 minutes unless the operator changed it; the manifest states it as `action_intents.preview_lifetime_seconds`).',
+  },
   intent_expired: {
     status: 410,
     title: 'Action intent expired',
@@ -112,6 +121,16 @@ export const INTENT_ERRORS = {
     description:
       'The event is `accepted`, `queued` or `delivering`: the worker will still hand it to Flow (with automatic retries). A replay now would very likely start a second workflow run.',
     fix: 'Wait for the event to reach `delivered`, `no_workflow` or `failed` (watch `GET /agent/v1/events/{event_id}`), then preview the replay again if it is still needed.',
+  },
+  event_held: {
+    status: 409,
+    title: 'Event is held until the shop can take deliveries',
+    layer: 'target_state',
+    retry: 'client',
+    area: 'intent',
+    description:
+      "The event is `held`: the shop cannot take deliveries now (the app was disconnected or uninstalled, or Shopify refuses the store: frozen, locked, access denied, not found). Flowport delivers every held event by itself, once, when the hold ends; a replay now would only be held too, and would run the workflow twice afterwards. A held event that is not released before its body expires (the event read's `handoff.hold.release_by`) ends `failed` with support code `FP-H-HEXP` and stays listed as a record.",
+    fix: "Fix what holds the shop (the event read's `handoff.hold` and its recovery option say what: pay the Shopify bill, reconnect or reinstall the app…). The events are then released and delivered without a replay.",
   },
   event_not_replayable: {
     status: 409,

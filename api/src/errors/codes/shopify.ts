@@ -143,13 +143,13 @@ export const SHOPIFY_ERRORS = {
   },
   event_expired_while_held: {
     status: 410,
-    title: 'Event expired while the app was uninstalled',
+    title: 'Event expired while held',
     layer: 'target_state',
     retry: 'no',
     area: 'shopify',
     description:
-      "The event was held while the Flowport app was uninstalled from the store, and by the time the app was reinstalled it was older than the plan's body retention. The reinstall released only the events still within retention; this one ended `failed` and its body was purged as retention says. Its metadata (receipt, hash, size, attempts) stays.",
-    fix: 'Ask the sender to send the event again if it still matters. To keep held events longer, reinstall sooner or move to a plan with longer retention.',
+      "The event was held (the app was disconnected or uninstalled, or Shopify refused the store: frozen, locked, access denied, not found) and the hold outlasted its body: the plan's body retention ended before the shop could take deliveries again (the time the event read showed as `handoff.hold.release_by`). The event ended `failed` and its body was purged as retention says; it was never delivered. Its metadata (receipt, hash, size, attempts) stays, so the event is listed, never silently lost (ADR 0210). An incident (`retention_expiring`) warned a day before.",
+    fix: 'Ask the sender to send the event again if it still matters. To keep held events deliverable, end the hold sooner (pay the Shopify bill, reconnect or reinstall the app) or move to a plan with longer retention.',
   },
   shop_uninstalled: {
     status: 409,
@@ -158,8 +158,8 @@ export const SHOPIFY_ERRORS = {
     retry: 'no',
     area: 'shopify',
     description:
-      "The merchant uninstalled the Flowport app from the store (Shopify sent `app/uninstalled`). Flowport deleted the store's access token, revoked every grant and merchant session of the shop, and holds its events in the `held` state instead of calling Flow. Events that arrive meanwhile are accepted and held too. Nothing is lost while it is within retention.",
-    fix: 'Reinstall the app (`/shopify/install?shop=<store>.myshopify.com` or the Shopify App Store). Reinstalling restores the shop and releases every held event still within retention; bodies past retention expire as retention says. New grants are created on the merchant page.',
+      "The merchant uninstalled the Flowport app from the store (Shopify sent `app/uninstalled`). Flowport deleted the store's access token, revoked every grant and merchant session of the shop, and holds its events in the `held` state instead of calling Flow. Events that arrive meanwhile are accepted and held too. A held event keeps its body until the plan's retention ends (its read's `handoff.hold.release_by`); one still held then ends `failed` with `FP-H-HEXP`, kept as a record.",
+    fix: 'Reinstall the app (`/shopify/install?shop=<store>.myshopify.com` or the Shopify App Store). Reinstalling restores the shop and releases every held event still within retention; those past it ended `failed` (`FP-H-HEXP`) and stay listed. New grants are created on the merchant page.',
   },
 } as const satisfies Record<string, ErrorDef>;
 

@@ -38,6 +38,7 @@ export const REPLAY_REFUSAL_CODE: Record<ReplayUnavailableReason, ErrorCode> = {
   body_erased: 'event_erased',
   shop_disconnected: 'event_not_replayable',
   delivery_in_progress: 'event_in_flight',
+  event_held: 'event_held',
   replay_in_flight: 'replay_in_flight',
 };
 
@@ -136,7 +137,7 @@ function replayWarnings(
   }
   if (ev.is_test) warnings.push('The original is a test event; the replay is handed over as a normal replay of it.');
   // The body must still be there at confirmation: say so when it goes before the preview does.
-  const previewExpiresAt = kc.now + kc.services.config.intents.previewTtlMs;
+  const previewExpiresAt = kc.now + (kc.previewLifetimeMs ?? kc.services.config.intents.previewTtlMs);
   if (ev.body_expires_at !== null && Number(ev.body_expires_at) < previewExpiresAt) {
     warnings.push(
       `The event body is kept only until ${iso(ev.body_expires_at)}, before this preview expires (${iso(previewExpiresAt)}): confirm before then, or the confirmation is refused with retention_expired.`,

@@ -1,5 +1,7 @@
 // Secret rotation: the preview shows the overlap window during which the old
-// secret keeps verifying; confirmation returns the new secret once.
+// secret keeps verifying, warns when recent refusals say a new secret would not help, and says
+// who gets the new secret; confirmation returns the new secret once.
+import { rejectedIntakeCounts } from '../../reads/receipts.ts';
 import { MAX_ROTATION_OVERLAP_HOURS, rotateEndpointSecret } from '../../services/endpoints.ts';
 import type { IntentKindDef } from '../types.ts';
 import { endpointSnapshot, iso, loadEndpoint } from './common.ts';
@@ -10,13 +12,27 @@ export interface SecretRotateParams {
 
 export const DEFAULT_OVERLAP_HOURS = 24;
 
+/** How far back a rotation preview looks at the endpoint's refused requests. */
+const REFUSAL_WINDOW_HOURS = 24;
+
+/** Said on every rotation preview: the one moment the secret can be read, and by whom. */
+export const SECRET_SHOWN_ONCE_WARNING =
+  'The new secret is shown once, in the confirmation response, to whoever confirms this intent (a grant with secret_rotate:execute), and is never readable again. If an agent confirms, the agent holds the secret and must pass it to whoever configures the sender; if the merchant should hold it, let the merchant confirm.';
+
 export const secretRotateKind: IntentKindDef<SecretRotateParams> = {
   kind: 'secret_rotate',
   label: 'secret rotation',
   async inspect(kc, endpointId, params) {
     const row = await loadEndpoint(kc, endpointId);
     const overlap = params.overlap_hours ?? DEFAULT_OVERLAP_HOURS;
-    const warnings: string[] = [];
+    const warnings: string[] = [SECRET_SHOWN_ONCE_WARNING];
+    // Refusals a new secret does not cure: the sender signs other bytes, or with another secret.
+    const refused = await rejectedIntakeCounts(kc.db, kc.shop.id, kc.now - REFUSAL_WINDOW_HOURS * 3_600_000, row.id);
+    const mismatches = refused.signature_mismatch ?? 0;
+    if (mismatches > 0)
+      warnings.push(
+        `${mismatches} request(s) to this endpoint in the last ${REFUSAL_WINDOW_HOURS} h were refused with signature_mismatch: the sender signs other bytes than it sends (e.g. JSON re-serialised after signing, or a different body encoding) or uses another secret than this endpoint's. A rotation fixes neither: check the sender's signing (its receipts, and the signature_mismatch docs page) first, or the sender will be refused with the new secret too.`,
+      );
     if (overlap === 0)
       warnings.push(
         'Overlap 0: requests signed with the current secret are rejected the moment you confirm. Update the sender first.',
@@ -48,6 +64,7 @@ export const secretRotateKind: IntentKindDef<SecretRotateParams> = {
           max_overlap_hours: MAX_ROTATION_OVERLAP_HOURS,
           previous_secret_valid_until: overlap > 0 ? `confirmation time + ${overlap} h` : null,
           sender_action: 'Put the new secret into the sender (its webhook settings) within the overlap window.',
+          recent_refusals: { window_hours: REFUSAL_WINDOW_HOURS, signature_mismatch: mismatches },
         },
       },
     };

@@ -16,7 +16,9 @@ export const AuditEntrySchema = z
     actor: Actor.describe('Who acted.'),
     action: z
       .string()
-      .describe('The operation id (e.g. `confirmActionIntent`) or a dotted verb (`replay.execute`, `grant.create`).'),
+      .describe(
+        'A dotted verb: each step of an action intent is one entry `<kind>.<step>` (`replay.preview`, `replay.confirm`, `replay.execute`, `bulk_replay.cancel`), and `grant.create`, `shop.reconnect`…; or, for any other call audited (a refusal of a read, a call refused before the intent engine), its operation id (e.g. `listAudit`).',
+      ),
     target: z
       .object({
         type: z
@@ -58,7 +60,7 @@ export const listAudit = defineRead({
         .string()
         .max(100)
         .optional()
-        .openapi(q('action', 'Exact action, e.g. `replay.execute`, `confirmActionIntent` or `grant.create`.')),
+        .openapi(q('action', 'Exact action, e.g. `replay.execute`, `replay.confirm` or `grant.create`.')),
       outcome: z
         .enum(['success', 'refused', 'failed'])
         .optional()

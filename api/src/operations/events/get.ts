@@ -22,13 +22,17 @@ const TimelineEntry = z
         id: z.string().describe('Attempt id.'),
         trigger: z.string().describe('`initial`, `automatic` (retry), `replay` or `test`.'),
         outcome: z.string().describe('How the attempt ended (e.g. `delivered`, `retryable_error`, `failed`).'),
-        started_at: Timestamp.describe('When the call to Flow started.'),
+        started_at: Timestamp.describe(
+          'When the call to Flow started (`finished_at` − `duration_ms` once it ended; while in flight, when a worker claimed the event for it).',
+        ),
         finished_at: Timestamp.nullable().describe('When it ended; null while in flight.'),
         duration_ms: z
           .number()
           .int()
           .nullable()
-          .describe('How long the call took, in milliseconds; null while in flight.'),
+          .describe(
+            'How long the call took, in milliseconds: always `finished_at` − `started_at`; null while in flight (or when the attempt was abandoned by a worker that stopped mid-call).',
+          ),
         http_status: z
           .number()
           .int()
@@ -64,6 +68,27 @@ export const EventDetail = EventSummary.extend({
       possible_duplicate_deliveries: wholeNumber(
         'Attempts whose outcome is unknown (e.g. timed out), so Flow may have run the workflow more than once.',
       ),
+      hold: z
+        .object({
+          reason: z
+            .string()
+            .describe(
+              'The shop status it is held for: `disconnected`, `uninstalled`, or a status Shopify refuses the store with (`frozen`, `locked`, `access_denied`, `not_found`).',
+            ),
+          why: z.string().describe('Why the shop cannot take deliveries, in plain words.'),
+          release: z.string().describe('What releases it (a probe Shopify accepts, a reconnect, a reinstall).'),
+          next_probe_at: Timestamp.nullable().describe(
+            "When Flowport next sends one held event to Shopify as a probe (the same time setup's `shop.next_probe_at` shows); null when no probe is planned (a human releases the hold: reconnect or reinstall).",
+          ),
+          release_by: Timestamp.nullable().describe(
+            "The hold must end by this time (the body's expiry, `retention.body_expires_at`) for the event to be delivered; null when the body is no longer stored.",
+          ),
+          after_release_by: z.string().describe('What happens to the event if the hold has not ended by `release_by`.'),
+        })
+        .nullable()
+        .describe(
+          'Only for a `held` event: why it is held, the next probe, and by when it must be released; null otherwise.',
+        ),
     })
     .describe('Where the handoff to Flow stands.'),
   timeline: z.array(TimelineEntry).describe('Everything that happened to the event, oldest first.'),

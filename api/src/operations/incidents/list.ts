@@ -40,7 +40,7 @@ export const listIncidents = defineRead({
   path: '/incidents',
   summary: 'List alert incidents',
   description:
-    "The shop's alert incidents, newest first: open ones are what is wrong right now. Each says what triggered it, counts and sample event ids, and how its messages to the subscribed channels went.",
+    "The shop's incidents, newest first: open ones are what is wrong right now, worked out for every shop whether or not it subscribed to alerts (a subscription only decides who is told). Each says what triggered it, counts and sample event ids, and how its messages to the subscribed channels went (none without a subscription).",
   family: 'events',
   scope: 'diagnostics:read',
   meter: 'simple_read',

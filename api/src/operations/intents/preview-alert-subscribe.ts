@@ -2,6 +2,7 @@
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
 import { ALERT_CHANNELS } from '../../intents/kinds/alert-subscribe.ts';
+import { PreviewLifetimeField } from './shared.ts';
 
 export const AlertSubscriptionIntentBody = z
   .object({
@@ -17,6 +18,7 @@ export const AlertSubscriptionIntentBody = z
       .describe('https (http only to localhost). Stored sealed; shown only as its origin.')
       .openapi({ example: 'https://alerts.example.com/flowport' }),
     note: z.string().max(500).optional().describe('Free text to tell subscriptions apart (e.g. who owns the channel).'),
+    ...PreviewLifetimeField,
   })
   .strict()
   .openapi('AlertSubscriptionIntentRequest');

@@ -3,6 +3,7 @@
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
 import { BULK_REPLAY_STATES } from '../../intents/kinds/bulk-replay.ts';
+import { PreviewLifetimeField } from './shared.ts';
 
 const DateTime = z.string().max(40).datetime({ offset: true });
 
@@ -30,6 +31,7 @@ export const BulkReplayIntentBody = z
         'Include recovered events (a replay of each already reached Flow: `recovered_by` set). Left out otherwise, and counted in `details.excluded.recovered`.',
       ),
     note: z.string().max(500).optional().describe('Why (kept with the audit entries).'),
+    ...PreviewLifetimeField,
   })
   .strict()
   .openapi('BulkReplayIntentRequest');

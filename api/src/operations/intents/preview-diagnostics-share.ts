@@ -3,6 +3,7 @@
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
 import { DEFAULT_RECEIPT_LIMIT, DEFAULT_SHARE_HOURS, MAX_SHARE_HOURS } from '../../intents/kinds/diagnostics-share.ts';
+import { PreviewLifetimeField } from './shared.ts';
 
 export const DiagnosticsShareIntentBody = z
   .strictObject({
@@ -26,5 +27,6 @@ export const DiagnosticsShareIntentBody = z
       .max(200)
       .optional()
       .describe(`Recent receipts to include (default ${DEFAULT_RECEIPT_LIMIT}).`),
+    ...PreviewLifetimeField,
   })
   .openapi('DiagnosticsShareIntentRequest');

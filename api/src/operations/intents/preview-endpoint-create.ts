@@ -3,6 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_DEDUPE_WINDOW_HOURS, MAX_REQUIRED_PATHS, MAX_TOLERANCE_SEC } from '../../services/endpoints.ts';
 import { AUTH_MODES, TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
+import { PreviewLifetimeField } from './shared.ts';
 
 /** An endpoint's signature age tolerance in seconds, as every endpoint body takes it. */
 export const ToleranceSec = z.number().int().min(1).max(MAX_TOLERANCE_SEC).optional();
@@ -126,5 +127,6 @@ export const EndpointCreateIntentBody = z
       .describe(
         'Import the signing secret the sender generated (Stripe, Shopify, Slack, Svix). Stored encrypted at once; never shown back. Omit to have Flowport generate one.',
       ),
+    ...PreviewLifetimeField,
   })
   .openapi('EndpointCreateIntentRequest');

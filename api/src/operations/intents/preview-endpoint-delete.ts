@@ -2,6 +2,7 @@
 // permanently deleting an endpoint (permanent only from archived; a tombstone remains).
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
+import { PreviewLifetimeField } from './shared.ts';
 
 export const EndpointDeleteIntentBody = z
   .strictObject({
@@ -10,5 +11,6 @@ export const EndpointDeleteIntentBody = z
       .describe(
         '`archive` stops intake and keeps everything; `permanent` (only from archived) clears secrets, config and retained bodies, leaving a tombstone.',
       ),
+    ...PreviewLifetimeField,
   })
   .openapi('EndpointDeleteIntentRequest');

@@ -3,6 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
 import { DedupeWindowHours, HmacInput, MappingInput, ToleranceSec } from './preview-endpoint-create.ts';
+import { PreviewLifetimeField } from './shared.ts';
 
 export const EndpointEditIntentBody = z
   .strictObject({
@@ -23,5 +24,6 @@ export const EndpointEditIntentBody = z
       .enum(['active', 'paused'])
       .optional()
       .describe('Pause or resume intake. To archive, use an endpoint delete intent.'),
+    ...PreviewLifetimeField,
   })
   .openapi('EndpointEditIntentRequest');

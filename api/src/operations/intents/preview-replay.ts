@@ -2,6 +2,7 @@
 // (the spec's path). Confirmation creates a new event linked by `replay_of`.
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
+import { PreviewLifetimeField } from './shared.ts';
 
 export const ReplayIntentBody = z
   .strictObject({
@@ -24,5 +25,6 @@ export const ReplayIntentBody = z
         'Not supported: Flowport replays the exact bytes it received. Sending it is refused (product boundary).',
       ),
     note: z.string().max(500).optional().describe('Why you are replaying; kept with the intent and in the audit log.'),
+    ...PreviewLifetimeField,
   })
   .openapi('ReplayIntentRequest');

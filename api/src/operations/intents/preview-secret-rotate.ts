@@ -3,6 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { DEFAULT_OVERLAP_HOURS } from '../../intents/kinds/secret-rotate.ts';
 import { MAX_ROTATION_OVERLAP_HOURS } from '../../services/endpoints.ts';
+import { PreviewLifetimeField } from './shared.ts';
 
 export const SecretRotationIntentBody = z
   .strictObject({
@@ -14,5 +15,6 @@ export const SecretRotationIntentBody = z
       .describe(
         `How long the current secret keeps verifying after confirmation (0–${MAX_ROTATION_OVERLAP_HOURS} h, default ${DEFAULT_OVERLAP_HOURS}).`,
       ),
+    ...PreviewLifetimeField,
   })
   .openapi('SecretRotationIntentRequest');

@@ -3,6 +3,7 @@
 // This file holds the request body; the operation itself is a row of ./previews.ts.
 import { z } from '@hono/zod-openapi';
 import { DEFAULT_TEST_EVENT_TYPE } from '../../intents/kinds/test-event.ts';
+import { PreviewLifetimeField } from './shared.ts';
 
 export const TestEventIntentBody = z
   .strictObject({
@@ -16,5 +17,6 @@ export const TestEventIntentBody = z
       .max(100)
       .optional()
       .describe('Shopify resource id (numeric or GID); required for order, customer and product triggers.'),
+    ...PreviewLifetimeField,
   })
   .openapi('TestEventIntentRequest');

@@ -37,6 +37,7 @@ interface PreviewRow {
   intent: IntentKind;
   /** The path parameter naming the target, or null when the kind has none in the path. */
   target: 'event_id' | 'endpoint_id' | 'subscription_id' | null;
+  /** The request body (./preview-<kind>.ts); each spreads the shared PreviewLifetimeField (expires_in_seconds). */
   body: z.ZodObject;
   /** Path under the agent API prefix. */
   path: string;
@@ -244,6 +245,7 @@ function previewOperation(row: PreviewRow) {
     method: 'post',
     path: `${AGENT_API_PREFIX}${path}`,
     ...contract,
+    errors: [...contract.errors, 'preview_lifetime_out_of_range'],
     mcp: { name, ...mcp },
     cli: cliWordsFor(name),
     kind: 'preview',

@@ -3,6 +3,7 @@
 import { z } from '@hono/zod-openapi';
 import { ACTIONS } from '../../auth/scopes.ts';
 import type { ErrorCode } from '../../errors/catalog.ts';
+import { PREVIEW_LIFETIME } from '../../config.ts';
 import { INTENT_STATES } from '../../intents/types.ts';
 import { idPathParam, nullableText, wholeNumber } from '../read-schemas.ts';
 
@@ -103,7 +104,11 @@ export const ActionIntentSchema = z
     preview_scope: z.string().describe('The scope that allowed the preview.'),
     required_scope: z.string().describe('The execute scope a grant needs to confirm this intent.'),
     created_at: z.string().describe('When the intent was previewed (ISO 8601, UTC).'),
-    expires_at: z.string().describe('After this moment the intent can no longer be confirmed.'),
+    expires_at: z
+      .string()
+      .describe(
+        'After this moment the intent can no longer be confirmed: `created_at` plus the preview lifetime (15 minutes by default; a preview may ask for up to 24 h with `expires_in_seconds`).',
+      ),
     created_by: Actor.describe('Grant that made the preview.'),
     confirmed_by: Actor.describe('Grant that confirmed it; null until confirmed.'),
     confirmed_at: nullableText('When it was confirmed (ISO 8601, UTC); null until then.'),
@@ -147,6 +152,7 @@ export const SubscriptionIdParams = idPathParam(
 export const EVENT_REPLAY_REFUSALS = [
   'event_rejected',
   'event_in_flight',
+  'event_held',
   'event_not_replayable',
   'retention_expired',
   'event_erased',
@@ -155,6 +161,19 @@ export const EVENT_REPLAY_REFUSALS = [
 
 /** Refusals every preview can meet besides its kind's own. */
 export const PREVIEW_ERRORS: readonly ErrorCode[] = ['not_found'];
+
+/** The body field every preview kind shares: how long the preview stays confirmable (api/src/intents/preview.ts). */
+export const PreviewLifetimeField = {
+  [PREVIEW_LIFETIME.field]: z
+    .number()
+    .optional()
+    .openapi({
+      minimum: PREVIEW_LIFETIME.minSeconds,
+      maximum: PREVIEW_LIFETIME.maxSeconds,
+      example: 4 * 3600,
+      description: `How long the preview stays confirmable, in whole seconds (${PREVIEW_LIFETIME.minSeconds}–${PREVIEW_LIFETIME.maxSeconds}, up to 24 h); default 900 (15 minutes, the manifest's \`action_intents.preview_lifetime_seconds\`). Ask for longer to prepare an action and wait for the merchant to confirm it. Out of range: \`preview_lifetime_out_of_range\`. Not a parameter of the action: \`expires_at\` says the result.`,
+    }),
+};
 
 export const PREVIEW_NOTE =
   'Changes nothing: creates an action intent (`int_…`) that states target, current config, effects, warnings, meter cost, required scope and expiry. Confirm it with `POST /agent/v1/action-intents/{intent_id}/confirm`.';

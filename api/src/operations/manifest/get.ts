@@ -89,6 +89,25 @@ export const Manifest = z
     capabilities: z
       .array(Capability)
       .describe('Every operation: how to call it by HTTP, MCP and CLI, and the scope it needs.'),
+    action_intents: z
+      .object({
+        preview_lifetime_seconds: z
+          .number()
+          .int()
+          .describe('How long a preview stays confirmable when it asks for nothing else (900: 15 minutes by default).'),
+        min_preview_lifetime_seconds: z.number().int().describe('The shortest lifetime a preview may ask for.'),
+        max_preview_lifetime_seconds: z
+          .number()
+          .int()
+          .describe(
+            'The longest lifetime a preview may ask for (86400: 24 hours), to prepare an action and wait for a human.',
+          ),
+        request_field: z
+          .literal('expires_in_seconds')
+          .describe('The body field of every preview that asks for a lifetime.'),
+        docs_url: z.string().describe('The action-intents page: preview, confirm, states and lifetime.'),
+      })
+      .describe('How action intents behave: how long a preview stays confirmable, and how to ask for longer.'),
     scopes: z.array(ScopeFacts).describe('Every grant scope.'),
     tiers: z
       .array(

@@ -48,17 +48,24 @@ export const Setup = z
     last_delivered_at: Timestamp.nullable().describe(
       'When the most recently received event was delivered to Flow; null if it has not been (yet) or there is none.',
     ),
-    ready: z.boolean().describe('True when no readiness check fails.'),
+    ready: z.boolean().describe('True when no readiness check fails (nothing in `missing` is blocking).'),
     checks: z.array(ReadinessCheckSchema).describe('Every readiness check with its result.'),
     missing: z
       .array(
         z.object({
           item: z.string().describe('The check that is not passing (its `check` name).'),
+          severity: z
+            .enum(['blocking', 'advisory'])
+            .describe(
+              '`blocking`: events will not reach Flow until this is fixed (`ready` is false); `advisory`: events still flow, it needs attention. Blocking items come first.',
+            ),
           detail: z.string().describe('What is missing, in plain words.'),
           docs_url: z.string().describe('Docs page on how to fix it.'),
         }),
       )
-      .describe('What still needs doing, from the checks that warn or fail; empty when set up.'),
+      .describe(
+        'What still needs doing, from the checks that fail (blocking, first) or warn (advisory); empty when set up.',
+      ),
   })
   .openapi('Setup');
 

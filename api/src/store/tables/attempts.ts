@@ -40,12 +40,19 @@ export interface AttemptFinish {
   flowResponse: string;
 }
 
+/**
+ * When the call of a finished attempt started: its end less its duration. One source for the
+ * three times an attempt shows (issue 42): started_at = finished_at − duration_ms, whatever the
+ * time between the claim that opened the attempt and the call (pacing) or the clocks involved.
+ */
+const startedAt = (a: AttemptFinish): number => a.finishedAt - a.durationMs;
+
 /** Records how one attempt ended. */
 export async function finishAttempt(tx: Db, a: AttemptFinish): Promise<void> {
   await tx.run(
-    `UPDATE attempts SET finished_at = ?, duration_ms = ?, outcome = ?, http_status = ?, error_code = ?, flow_response = ?
-         WHERE id = ?`,
-    [a.finishedAt, a.durationMs, a.outcome, a.httpStatus, a.errorCode, a.flowResponse, a.id],
+    `UPDATE attempts SET started_at = ?, finished_at = ?, duration_ms = ?, outcome = ?, http_status = ?, error_code = ?,
+         flow_response = ? WHERE id = ?`,
+    [startedAt(a), a.finishedAt, a.durationMs, a.outcome, a.httpStatus, a.errorCode, a.flowResponse, a.id],
   );
 }
 
@@ -53,13 +60,14 @@ export async function finishAttempt(tx: Db, a: AttemptFinish): Promise<void> {
 export async function finishAttemptsBatch(tx: Db, attempts: readonly AttemptFinish[]): Promise<void> {
   const col = (f: (row: AttemptFinish) => SqlParam) => pgArrayLiteral(attempts.map(f));
   await tx.run(
-    `UPDATE attempts AS a SET finished_at = v.finished_at, duration_ms = v.duration_ms, outcome = v.outcome,
-       http_status = v.http_status, error_code = v.error_code, flow_response = v.flow_response
-     FROM unnest(?::text[], ?::bigint[], ?::integer[], ?::text[], ?::integer[], ?::text[], ?::text[])
-       AS v (id, finished_at, duration_ms, outcome, http_status, error_code, flow_response)
+    `UPDATE attempts AS a SET started_at = v.started_at, finished_at = v.finished_at, duration_ms = v.duration_ms,
+       outcome = v.outcome, http_status = v.http_status, error_code = v.error_code, flow_response = v.flow_response
+     FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::integer[], ?::text[], ?::integer[], ?::text[], ?::text[])
+       AS v (id, started_at, finished_at, duration_ms, outcome, http_status, error_code, flow_response)
      WHERE a.id = v.id`,
     [
       col((a) => a.id),
+      col(startedAt),
       col((a) => a.finishedAt),
       col((a) => a.durationMs),
       col((a) => a.outcome),

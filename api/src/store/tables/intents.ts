@@ -423,10 +423,16 @@ export async function insertPreviewedIntent(
 }
 
 /** Moves a previewed intent to confirmed; false when it is not previewed any more. */
-export async function markIntentConfirmed(tx: Db, id: string, grantId: string, now: number): Promise<boolean> {
+export async function markIntentConfirmed(
+  tx: Db,
+  id: string,
+  by: { grantId: string; requestId: string },
+  now: number,
+): Promise<boolean> {
   const claimed = await tx.run(
-    `UPDATE action_intents SET state = 'confirmed', confirmed_by_grant = ?, confirmed_at = ? WHERE id = ? AND state = 'previewed'`,
-    [grantId, now, id],
+    `UPDATE action_intents SET state = 'confirmed', confirmed_by_grant = ?, confirmed_request_id = ?, confirmed_at = ?
+      WHERE id = ? AND state = 'previewed'`,
+    [by.grantId, by.requestId, now, id],
   );
   return claimed.changes === 1;
 }

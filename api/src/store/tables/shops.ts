@@ -1,5 +1,5 @@
 // Shops: the merchant's store, its Admin API token and availability, its Shopify bucket, and Flow's trigger lifecycle per shop.
-// Owns: shops, shop_buckets, flow_trigger_lifecycle. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
+// Owns: shops, shop_buckets, flow_trigger_lifecycle, flow_lifecycle_signals. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
 import type { Db } from '../db.ts';
 
 // shopify app: install, reinstall, uninstall, shop/redact
@@ -406,20 +406,32 @@ export interface LifecycleSignalRow {
   signal_at: number | string;
 }
 
-/** Stores a lifecycle signal unless a newer one for the same shop and trigger is stored. Returns the changes. */
+/**
+ * Stores a lifecycle signal unless a newer one for the same shop and trigger is stored, and keeps
+ * it in the history either way (once: Flow retrying a callback adds nothing), in one
+ * transaction. Returns the changes to the newest signal (1: applied).
+ */
 export async function upsertLifecycleSignal(
   db: Db,
-  s: { shopDomain: string; handle: string; hasEnabledFlow: boolean; signalAt: number; now: number },
+  s: { id: string; shopDomain: string; handle: string; hasEnabledFlow: boolean; signalAt: number; now: number },
 ): Promise<number> {
-  const r = await db.run(
-    `INSERT INTO flow_trigger_lifecycle (shop_domain, trigger_handle, has_enabled_flow, signal_at, received_at)
-     VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (shop_domain, trigger_handle) DO UPDATE SET
-       has_enabled_flow = excluded.has_enabled_flow, signal_at = excluded.signal_at, received_at = excluded.received_at
-     WHERE flow_trigger_lifecycle.signal_at < excluded.signal_at`,
-    [s.shopDomain, s.handle, s.hasEnabledFlow ? 1 : 0, s.signalAt, s.now],
-  );
-  return r.changes;
+  return db.tx(async (tx) => {
+    const r = await tx.run(
+      `INSERT INTO flow_trigger_lifecycle (shop_domain, trigger_handle, has_enabled_flow, signal_at, received_at)
+       VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (shop_domain, trigger_handle) DO UPDATE SET
+         has_enabled_flow = excluded.has_enabled_flow, signal_at = excluded.signal_at, received_at = excluded.received_at
+       WHERE flow_trigger_lifecycle.signal_at < excluded.signal_at`,
+      [s.shopDomain, s.handle, s.hasEnabledFlow ? 1 : 0, s.signalAt, s.now],
+    );
+    await tx.run(
+      `INSERT INTO flow_lifecycle_signals (id, shop_domain, trigger_handle, has_enabled_flow, signal_at, received_at, applied)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (shop_domain, trigger_handle, signal_at, has_enabled_flow) DO NOTHING`,
+      [s.id, s.shopDomain, s.handle, s.hasEnabledFlow ? 1 : 0, s.signalAt, s.now, r.changes > 0 ? 1 : 0],
+    );
+    return r.changes;
+  });
 }
 
 /** The newest lifecycle signal of one trigger in a shop. */

@@ -396,6 +396,27 @@ export async function purgeBodiesOfPlan(
   return res.changes;
 }
 
+/**
+ * Held events whose body expired by `now` (their `body_expires_at`, the event read's
+ * `handoff.hold.release_by`), up to `batch`: each ends `failed` with `code` (FP-H-HEXP), body
+ * purged, kept as a record (ADR 0210). Served by the partial index events_held_expiry (migration 1731).
+ */
+export async function expireHeldBodies(
+  db: Db,
+  p: { now: number; code: { code: string; errorCode: string | null }; batch: number },
+): Promise<number> {
+  const res = await db.run(
+    `UPDATE events SET state = 'failed', support_code = ?, error_code = ?, body = NULL, retention_state = 'expired',
+            next_attempt_at = NULL, updated_at = ?
+      WHERE state = 'held' AND id IN (
+        SELECT e.id FROM events e
+         WHERE e.state = 'held' AND e.body_expires_at <= ? AND e.retention_state = 'retained'
+         LIMIT ${p.batch})`,
+    [p.code.code, p.code.errorCode, p.now, p.now],
+  );
+  return res.changes;
+}
+
 /** Purges up to `batch` bodies of terminal replays whose original's body expired by `now`. */
 export async function purgeReplayBodies(
   db: Db,
