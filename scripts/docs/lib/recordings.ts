@@ -19,6 +19,7 @@ import {
   recordingsText,
 } from '../../../api/src/http/openapi-examples.ts';
 import { startTestServer, type TestServer } from '../../../tests/helpers/runtime.ts';
+import { setWorkflow } from '../../../tests/shopify/helpers.ts';
 
 export { RECORDINGS_DIR, type Recordings };
 
@@ -417,6 +418,17 @@ export async function recordExamples(): Promise<Recordings> {
       'GET',
       '/agent/v1/alert-subscriptions',
     );
+    // A workflow outage as Flow's lifecycle callbacks date it: off, then on again.
+    const flowSaid = (msAgo: number) => new Date(clock - msAgo).toISOString();
+    await setWorkflow(server, creds.shop_domain, 'external-event', false, flowSaid(4_000));
+    await setWorkflow(server, creds.shop_domain, 'external-event', true, flowSaid(2_000));
+    await api(
+      'listFlowReadinessHistory',
+      'history',
+      'When Flow said the trigger’s workflow went off and on',
+      'GET',
+      '/agent/v1/flow/readiness/history?trigger=external-event&limit=2',
+    );
     const unsubscribe = await api(
       'previewAlertUnsubscribe',
       'previewed',
@@ -552,6 +564,9 @@ export function normalise(
       const t = Date.parse(out);
       // Off the recording's clock (a real `Date.now()` somewhere): not stable, so a placeholder.
       if (t < RECORDING_EPOCH - 40 * 86_400_000 || t > RECORDING_EPOCH + 30 * 86_400_000) return '<TIME>';
+      // On the clock, which the scenarios advance by whole seconds: a time off by a real duration (an
+      // attempt's started_at is its end less the measured call) is rounded back to the clock's second.
+      if (t % 1000 !== 0) return new Date(Math.round(t / 1000) * 1000).toISOString();
     }
     return out;
   };
