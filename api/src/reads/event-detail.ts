@@ -22,6 +22,7 @@ import { handleForVariant } from '../handoff/triggers.ts';
 import type { TriggerVariant } from '../store/tables/endpoints.ts';
 import { shopRow } from './readiness.ts';
 import type { OperationContext } from '../core/types.ts';
+import { senderEventFacts } from './sender-event.ts';
 import { shopConnection } from './shared.ts';
 
 /** One entry of an event's timeline (EventTimelineEntry in the contract). */
@@ -146,7 +147,7 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
     [row],
     config.intents.recentDeliveryWindowMs,
   );
-  const [attempts, replays, endpoint, limits, shop] = await Promise.all([
+  const [attempts, replays, endpoint, limits, shop, senderEvent] = await Promise.all([
     eventAttempts(db, row.id),
     replayedBy(db, p.shopId, row.id),
     db.get<{
@@ -161,6 +162,7 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
     ]),
     limitsForShop(db, p.shopId),
     shopRow(db, p.shopId),
+    senderEventFacts(db, p.shopId, row),
   ]);
   facts.replays = new Map([[row.id, replays]]);
   // Whether an enabled workflow uses the event's trigger, as Flow last said (recovery options).
@@ -186,6 +188,7 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
         row.next_attempt_at && (row.state === 'queued' || row.state === 'accepted') ? iso(row.next_attempt_at) : null,
       possible_duplicate_deliveries: Number(row.possible_duplicate_deliveries),
       hold: eventHold(row, shop),
+      sender_event: senderEvent,
     },
     timeline,
     recovery_options: recoveryOptions(row, facts, config.publicUrl, readiness),

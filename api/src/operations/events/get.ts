@@ -68,6 +68,29 @@ export const EventDetail = EventSummary.extend({
       possible_duplicate_deliveries: wholeNumber(
         'Attempts whose outcome is unknown (e.g. timed out), so Flow may have run the workflow more than once.',
       ),
+      sender_event: z
+        .object({
+          original_id: z.string().describe('The event the sender sent first: the root of this replay family.'),
+          flow_deliveries: wholeNumber(
+            'How many times Flow accepted this sender event: the original and every replay of it, at any depth.',
+          ),
+          delivered_event_ids: z.array(z.string()).describe('The events of the family Flow accepted, oldest first.'),
+          possible_duplicate_deliveries: wholeNumber(
+            'Calls of the family whose outcome is unknown (timeouts, broken connections): Flow may have run them too.',
+          ),
+          suppressed_duplicates: z
+            .object({
+              count: wholeNumber(
+                'Copies the sender sent again that intake suppressed as duplicates (never sent to Flow).',
+              ),
+              event_ids: z.array(z.string()).describe('The first 20 of them, oldest first.'),
+            })
+            .describe('Copies intake recognised by the external event id and did not deliver.'),
+          summary: z.string().describe('The same facts in one sentence, to quote.'),
+        })
+        .describe(
+          'The sender event as a whole (its original, replays and suppressed duplicates): answers "did Flow get this twice?" in one read.',
+        ),
       hold: z
         .object({
           reason: z
