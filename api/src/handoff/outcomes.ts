@@ -218,7 +218,7 @@ export type SupportCodeKey = keyof typeof SUPPORT_CODES;
  * state_description) and what to do next (the rest of its handoff explanation). Both reads take
  * their words from here, so they cannot disagree.
  */
-const NO_WORKFLOW_CAUSES: Record<string, { happened: string; next: string }> = {
+export const NO_WORKFLOW_CAUSES: Record<string, { happened: string; next: string }> = {
   [SUPPORT_CODES.workflow_disabled.code]: {
     happened:
       "Shopify Flow's trigger lifecycle callback said no enabled workflow uses this trigger in the store, so Flowport did not call Shopify.",

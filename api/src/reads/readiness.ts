@@ -8,6 +8,7 @@ import { handleForVariant } from '../handoff/triggers.ts';
 import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
 import type { Db } from '../store/db.ts';
 import { rejectedIntakeCounts } from './receipts.ts';
+import { EVENT_KIND_SQL, type EventKind } from './shared.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
 
 /** What a check found, before its severity is derived from its status (checkSeverity). */
@@ -212,19 +213,29 @@ export interface SenderEventOutcomes {
   noWorkflowUnknownHandle: number;
   failed: number;
   onTheWay: number;
+  /** Test events of the window: not sender events, so in none of the counts above (plan usage's `test_events`). */
+  testEvents: number;
 }
 
-/** The sender events (not replays) received since `since`, by how they ended. */
+/** The sender events (not replays, not test events) received since `since`, by how they ended; test events counted apart. */
 export async function senderEventOutcomes(
   db: Db,
   shopId: string,
   since: number,
   endpointId?: string,
 ): Promise<SenderEventOutcomes> {
-  const rows = await db.all<{ state: string; support_code: string | null; recovered: number; n: number }>(
-    `SELECT state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END AS recovered, COUNT(*) AS n
-       FROM events WHERE shop_id = ? AND received_at >= ? AND replay_of IS NULL${endpointId ? ' AND endpoint_id = ?' : ''}
-      GROUP BY state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END`,
+  // Grouped by EVENT_KIND_SQL, as plan usage counts events: replays are left out (counted with their original).
+  const rows = await db.all<{
+    kind: EventKind;
+    state: string;
+    support_code: string | null;
+    recovered: number;
+    n: number;
+  }>(
+    `SELECT kind, state, support_code, recovered, COUNT(*) AS n FROM (
+       SELECT ${EVENT_KIND_SQL} AS kind, state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END AS recovered
+         FROM events WHERE shop_id = ? AND received_at >= ? AND replay_of IS NULL${endpointId ? ' AND endpoint_id = ?' : ''}) AS k
+      GROUP BY kind, state, support_code, recovered`,
     endpointId ? [shopId, since, endpointId] : [shopId, since],
   );
   const o: SenderEventOutcomes = {
@@ -236,9 +247,14 @@ export async function senderEventOutcomes(
     noWorkflowUnknownHandle: 0,
     failed: 0,
     onTheWay: 0,
+    testEvents: 0,
   };
   for (const r of rows) {
     const n = Number(r.n);
+    if (r.kind === 'test') {
+      o.testEvents += n;
+      continue;
+    }
     o.total += n;
     if (r.state === 'delivered') o.delivered += n;
     else if (r.state === 'duplicate_suppressed') o.duplicates += n;
@@ -261,10 +277,14 @@ export async function senderEventOutcomes(
 export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boolean, url: DocsUrl): CheckFinding {
   const noWorkflow = o.noWorkflowNotCalled + o.noWorkflowUnknownHandle;
   const ended = o.delivered + o.recovered + o.duplicates;
+  const tests = o.testEvents
+    ? ` ${o.testEvents} test event(s) in 24 h are not sender events and are not counted here (plan usage's test_events).`
+    : '';
   const summary =
-    o.total === 0
+    (o.total === 0
       ? ''
-      : `${ended} of ${o.total} sender event(s) in 24 h went through: ${o.delivered} delivered, ${o.recovered} recovered by a replay, ${o.duplicates} suppressed duplicate(s)${o.onTheWay ? `; ${o.onTheWay} still on the way` : ''}.`;
+      : `${ended} of ${o.total} sender event(s) in 24 h went through: ${o.delivered} delivered, ${o.recovered} recovered by a replay, ${o.duplicates} suppressed duplicate(s)${o.onTheWay ? `; ${o.onTheWay} still on the way` : ''}.`) +
+    tests;
   if (noWorkflow > 0) {
     const how = [
       o.noWorkflowNotCalled
@@ -299,7 +319,9 @@ export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boole
     return {
       check: 'recent_deliveries',
       status: 'warn',
-      detail: 'No events in the last 24 hours: send a test event to prove the path end to end.',
+      detail: o.testEvents
+        ? `No sender events in the last 24 hours.${tests} A test event proves the path to Flow, not the sender's side: send one real event from the sender.`
+        : 'No events in the last 24 hours: send a test event to prove the path end to end.',
       docs_url: url(DOCS_PATHS.quickstart),
     };
   return { check: 'recent_deliveries', status: 'pass', detail: summary, docs_url: url(DOCS_PATHS.lifecycle) };
