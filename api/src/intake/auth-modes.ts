@@ -4,7 +4,13 @@
 // signed content, encoding, tolerance, dedupe and event-type sources, create command, example.
 // Examples use placeholders only (<SIGNING_SECRET>, <INGEST_URL> …).
 import type { AuthMode } from '../store/tables/endpoints.ts';
-import { DEFAULT_HMAC, DEFAULT_STATIC_HEADER, DEFAULT_TOLERANCE_SEC } from '../services/endpoints.ts';
+import {
+  DEFAULT_HMAC,
+  DEFAULT_STATIC_HEADER,
+  DEFAULT_TOLERANCE_SEC,
+  type EndpointConfig,
+  type ExternalIdSource,
+} from '../services/endpoints.ts';
 
 /** Where a value comes from on the request. Header names are lowercase. */
 export type ValueSource = { from: 'header'; names: readonly string[] } | { from: 'json'; path: string };
@@ -371,4 +377,39 @@ export function handshakeOf(
   if (body[h.typeField] !== h.type) return null;
   const challenge = body[h.challengeField];
   return typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 512 ? { challenge } : null;
+}
+
+/**
+ * The external id an endpoint's config dedupes on, as it applies: `preset` only when the auth mode
+ * has one (GitHub's delivery id, Stripe's event id …); a `preset` of a mode without one (the
+ * default of hmac_sha256, static_header, basic) is `none`. Endpoint reads show this.
+ */
+export function effectiveExternalId(config: Pick<EndpointConfig, 'authMode' | 'mapping'>): ExternalIdSource {
+  const ext = config.mapping.externalId;
+  return ext.kind === 'preset' && AUTH_MODE_FACTS[config.authMode].externalId === null ? { kind: 'none' } : ext;
+}
+
+/** Where intake reads the external id from, for an endpoint's config (null: nothing to dedupe on). */
+export function externalIdSourceOf(config: Pick<EndpointConfig, 'authMode' | 'mapping'>): ValueSource | null {
+  const ext = effectiveExternalId(config);
+  return ext.kind === 'preset'
+    ? AUTH_MODE_FACTS[config.authMode].externalId
+    : ext.kind === 'header'
+      ? { from: 'header', names: [ext.name.toLowerCase()] }
+      : ext.kind === 'json'
+        ? { from: 'json', path: ext.path }
+        : null;
+}
+
+/** The advice an endpoint with no dedupe id carries (endpoint reads, setup's dedupe_ids check). */
+export const NO_DEDUPE_ID =
+  "No dedupe id: the same webhook sent twice runs the workflow twice. Set mapping.external_id to the header or JSON path that holds the sender's event id (an endpoint edit).";
+
+/** What an endpoint read warns about (advisory: events still flow): today, a missing dedupe id. */
+export function endpointWarnings(
+  config: Pick<EndpointConfig, 'authMode' | 'mapping'>,
+): { code: 'no_dedupe_id'; severity: 'advisory'; detail: string }[] {
+  return externalIdSourceOf(config) === null
+    ? [{ code: 'no_dedupe_id', severity: 'advisory', detail: NO_DEDUPE_ID }]
+    : [];
 }

@@ -7,8 +7,10 @@ import { SHOP_HOLDS, SUPPORT_CODES, shopHoldFor } from '../handoff/outcomes.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
 import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
 import type { Db } from '../store/db.ts';
-import { rejectedIntakeCounts } from './receipts.ts';
+import { refusalCountsByEndpoint } from './receipts.ts';
 import { EVENT_KIND_SQL, type EventKind } from './shared.ts';
+import { endpointWarnings, NO_DEDUPE_ID } from '../intake/auth-modes.ts';
+import { configFromSnake, type EndpointConfig } from '../services/endpoints.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
 
 /** What a check found, before its severity is derived from its status (checkSeverity). */
@@ -129,22 +131,14 @@ async function endpointChecks(
   url: DocsUrl,
   endpointId?: string,
 ): Promise<boolean> {
-  const eps = await db.all<{ id: string; status: string; trigger_variant: string }>(
-    `SELECT id, status, trigger_variant FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL${endpointId ? ' AND id = ?' : ''}`,
-    endpointId ? [shopId, endpointId] : [shopId],
+  const shopEps = await db.all<EndpointFacts>(
+    'SELECT id, name, status, trigger_variant, auth_mode, config_json FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL',
+    [shopId],
   );
+  const eps = endpointId ? shopEps.filter((e) => e.id === endpointId) : shopEps;
   const active = eps.filter((e) => e.status === 'active');
-  checks.push({
-    check: 'endpoints_configured',
-    status: active.length > 0 ? 'pass' : 'fail',
-    detail:
-      active.length > 0
-        ? `${active.length} active endpoint(s).`
-        : eps.length > 0
-          ? 'Endpoints exist but none is active (paused or archived): senders are refused.'
-          : 'No endpoint yet: create one so a sender has somewhere to post.',
-    docs_url: url(DOCS_PATHS.setUpEndpoints),
-  });
+  checks.push(endpointsConfigured(eps, shopEps, endpointId, url));
+  checks.push(dedupeIdsCheck(active, url));
   const handles = [...new Set(active.map((e) => handleForVariant(e.trigger_variant as never)))];
   checks.push({
     check: 'flow_trigger_handles',
@@ -169,6 +163,71 @@ async function endpointChecks(
   return handles.length > 0 && handles.every((h) => signals.get(h)?.enabled === 'yes');
 }
 
+interface EndpointFacts {
+  id: string;
+  name: string;
+  status: string;
+  trigger_variant: string;
+  auth_mode: string;
+  config_json: string;
+}
+
+/** dedupe_ids: the active endpoints with no sender id to dedupe on (endpoint reads warn the same). */
+function dedupeIdsCheck(active: readonly EndpointFacts[], url: DocsUrl): CheckFinding {
+  const none = active.filter(
+    (e) => endpointWarnings(configFromSnake<EndpointConfig>(JSON.parse(e.config_json))).length > 0,
+  );
+  return {
+    check: 'dedupe_ids',
+    status: none.length > 0 ? 'warn' : 'pass',
+    detail:
+      none.length > 0
+        ? `${none.map((e) => `${JSON.stringify(e.name)} (${e.id})`).join(', ')}: ${NO_DEDUPE_ID}`
+        : active.length > 0
+          ? 'Every active endpoint dedupes on a sender event id.'
+          : 'No active endpoint.',
+    docs_url: url(DOCS_PATHS.duplicates),
+  };
+}
+
+/**
+ * endpoints_configured: whether an active endpoint is there for senders. Filtered to one endpoint
+ * (diagnostics), it says whether that one is active and how many the shop has, never the
+ * filtered count as if it were the shop's.
+ */
+function endpointsConfigured(
+  eps: readonly { status: string }[],
+  shopEps: readonly { status: string }[],
+  endpointId: string | undefined,
+  url: DocsUrl,
+): CheckFinding {
+  const shopActive = shopEps.filter((e) => e.status === 'active').length;
+  const ofShop = `the shop has ${shopActive} active endpoint${shopActive === 1 ? '' : 's'}`;
+  const docs_url = url(DOCS_PATHS.setUpEndpoints);
+  if (endpointId) {
+    const status = eps[0]?.status;
+    return status === 'active'
+      ? { check: 'endpoints_configured', status: 'pass', detail: `This endpoint is active; ${ofShop}.`, docs_url }
+      : {
+          check: 'endpoints_configured',
+          status: 'fail',
+          detail: `This endpoint is ${status ?? 'gone'}: its senders are refused; ${ofShop}.`,
+          docs_url,
+        };
+  }
+  if (shopActive > 0)
+    return { check: 'endpoints_configured', status: 'pass', detail: `${shopActive} active endpoint(s).`, docs_url };
+  return {
+    check: 'endpoints_configured',
+    status: 'fail',
+    detail:
+      shopEps.length > 0
+        ? 'Endpoints exist but none is active (paused or archived): senders are refused.'
+        : 'No endpoint yet: create one so a sender has somewhere to post.',
+    docs_url,
+  };
+}
+
 /** recent_deliveries, sender_rejections (the last 24 hours). */
 async function trafficChecks(
   checks: CheckFinding[],
@@ -182,22 +241,60 @@ async function trafficChecks(
   checks.push(
     recentDeliveriesCheck(await senderEventOutcomes(db, shopId, now - WINDOW_MS, endpointId), workflowsOn, url),
   );
-  // Refused intake requests are receipts (and tallies), not events: count those.
-  const refusedByCode = await rejectedIntakeCounts(db, shopId, now - WINDOW_MS, endpointId);
-  const rejected = Object.values(refusedByCode).reduce((a, b) => a + b, 0);
-  const byCode = Object.entries(refusedByCode)
-    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    .map(([code, n]) => `${code} ${n}`)
-    .join(', ');
-  checks.push({
+  checks.push(await senderRejectionsCheck(db, shopId, now - WINDOW_MS, url, endpointId));
+}
+
+/** How many refusing endpoints sender_rejections names (the most refused first). */
+const NAMED_REFUSERS = 5;
+
+/**
+ * sender_rejections: requests refused at intake (receipts and tallies, not events), by code, and
+ * which endpoints refused them with their counts, so an agent knows where to look first.
+ */
+async function senderRejectionsCheck(
+  db: Db,
+  shopId: string,
+  since: number,
+  url: DocsUrl,
+  endpointId?: string,
+): Promise<CheckFinding> {
+  const byEndpoint = await refusalCountsByEndpoint(db, shopId, since, endpointId);
+  const codes = (byCode: Record<string, number>) =>
+    Object.entries(byCode)
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([code, n]) => `${code} ${n}`)
+      .join(', ');
+  const all: Record<string, number> = {};
+  for (const r of byEndpoint.values())
+    for (const [code, n] of Object.entries(r.by_error_code)) all[code] = (all[code] ?? 0) + n;
+  const rejected = Object.values(all).reduce((a, b) => a + b, 0);
+  if (rejected === 0)
+    return {
+      check: 'sender_rejections',
+      status: 'pass',
+      detail: 'No rejected requests in 24 h.',
+      docs_url: url(DOCS_PATHS.authModes),
+    };
+  const ranked = [...byEndpoint].sort((a, b) => b[1].total - a[1].total || a[0].localeCompare(b[0]));
+  const named = ranked.slice(0, NAMED_REFUSERS);
+  const names = new Map(
+    (
+      await db.all<{ id: string; name: string }>(
+        `SELECT id, name FROM endpoints WHERE id IN (${named.map(() => '?').join(', ')})`,
+        named.map(([id]) => id),
+      )
+    ).map((e) => [e.id, e.name]),
+  );
+  const which = named
+    .map(([id, r]) => `${JSON.stringify(names.get(id) ?? id)} (${id}): ${r.total} (${codes(r.by_error_code)})`)
+    .join('; ');
+  const more = ranked.length > named.length ? `; and ${ranked.length - named.length} more endpoint(s)` : '';
+  return {
     check: 'sender_rejections',
-    status: rejected > 0 ? 'warn' : 'pass',
-    detail:
-      rejected > 0
-        ? `${rejected} request(s) refused at intake in 24 h (${byCode}). List them with listReceipts (result=refused): each receipt's failure says which check failed; for signature codes check the sender's signing secret and the endpoint's auth mode.`
-        : 'No rejected requests in 24 h.',
+    status: 'warn',
+    detail: `${rejected} request(s) refused at intake in 24 h (${codes(all)}), by endpoint: ${which}${more}. List them with listReceipts (result=refused, endpoint_id): each receipt's failure says which check failed; for signature codes check the sender's signing secret and the endpoint's auth mode.`,
     docs_url: url(DOCS_PATHS.authModes),
-  });
+  };
 }
 
 /** How the sender events of a window ended (replays are counted with their original, as its recovery). */
