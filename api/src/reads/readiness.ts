@@ -394,8 +394,8 @@ export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boole
       .filter(Boolean)
       .join(', ');
     const next = workflowsOn
-      ? 'An enabled workflow uses each trigger in use now (flow_workflow_enabled): replay them; a bulk replay with state no_workflow leaves recovered events out.'
-      : 'Deploy the trigger and turn on a workflow that uses it (see flow_workflow_enabled), then replay them.';
+      ? 'An enabled workflow uses each trigger in use now (flow_workflow_enabled): recover them with one bulk replay over the window (no_workflow_since, no_workflow_until), which leaves recovered events out; events?state=no_workflow&recovered=false lists what is left.'
+      : 'Deploy the trigger and turn on a workflow that uses it (see flow_workflow_enabled), then recover them with one bulk replay over the window (no_workflow_since).';
     return {
       check: 'recent_deliveries',
       status: workflowsOn ? 'warn' : 'fail',
