@@ -413,3 +413,28 @@ export function endpointWarnings(
     ? [{ code: 'no_dedupe_id', severity: 'advisory', detail: NO_DEDUPE_ID }]
     : [];
 }
+
+/**
+ * What an endpoint's signature covers, for its config: the one derivation a refusal's detail and
+ * its receipt's failure state (`the raw body`, or `{x-ts}.{body}` when hmac_sha256 has a timestamp
+ * header). Null for modes that sign nothing (static_header, basic).
+ */
+export function signedContentOf(mode: AuthMode, timestampHeader: string | null = null): string | null {
+  switch (mode) {
+    case 'hmac_sha256':
+      return timestampHeader
+        ? `\`{${timestampHeader}}.{body}\` (the ${timestampHeader} header's value, a dot, then the raw body)`
+        : 'the raw body';
+    case 'github':
+    case 'shopify':
+      return 'the raw body';
+    case 'stripe':
+      return "`{t}.{body}` (Stripe-Signature's t= value, a dot, then the raw body)";
+    case 'standard_webhooks':
+      return "`{webhook-id}.{webhook-timestamp}.{body}` (the two headers' values and the raw body, joined by dots)";
+    case 'slack':
+      return '`v0:{x-slack-request-timestamp}:{body}`';
+    default:
+      return null;
+  }
+}

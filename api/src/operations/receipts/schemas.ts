@@ -1,7 +1,12 @@
 import { z } from '@hono/zod-openapi';
 import { AUTH_MODES } from '../../store/tables/endpoints.ts';
 import { Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
-import { AUTH_FAILURE_CHECK_TEXT, AUTH_FAILURE_CHECKS } from '../../errors/auth-failure.ts';
+import {
+  AUTH_FAILURE_CHECK_TEXT,
+  AUTH_FAILURE_CHECKS,
+  AUTH_FAILURE_HINT_CODES,
+  AUTH_FAILURE_HINTS,
+} from '../../errors/auth-failure.ts';
 
 const nullableCount = (description: string) => z.number().int().nullable().describe(description);
 
@@ -27,6 +32,19 @@ export const ReceiptFailure = z
     active_secrets: nullableCount(
       'How many active secrets the value was compared with (2 during a rotation overlap, 0 when none is set); null when no comparison was made.',
     ),
+    hint: z
+      .object({
+        code: z
+          .enum(AUTH_FAILURE_HINT_CODES as [string, ...string[]])
+          .describe(
+            `The well-known alternative the signature does match (stable): ${AUTH_FAILURE_HINT_CODES.map((h) => `\`${h}\` (after \`${AUTH_FAILURE_HINTS[h].after}\`): ${AUTH_FAILURE_HINTS[h].text}`).join(' ')}`,
+          ),
+        detail: z.string().describe('What matched and what to change, for this request (header names, times).'),
+      })
+      .nullable()
+      .describe(
+        'Worked out only when verification failed, from a few cheap and certain alternatives (an HMAC matches or not): the body without the timestamp, a timestamp header not configured, an expired previous secret, a trailing newline, the other encoding, a prefix too many or missing, a Standard Webhooks secret used as text. Null when none matches.',
+      ),
   })
   .openapi('ReceiptFailure');
 
