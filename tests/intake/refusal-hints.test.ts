@@ -178,6 +178,55 @@ describe('failure.hint: the alternative that matches', () => {
   });
 });
 
+describe('the order of checks', () => {
+  it('a request failing two checks reports the one VERIFY_ORDER puts first', async () => {
+    const services = server.runtime.services;
+    const shop = await newShop(services);
+    const hmac = await newEndpoint(services, shop.id, { authMode: 'hmac_sha256', hmac: { timestampHeader: 'x-ts' } });
+    const stripe = await newEndpoint(services, shop.id, { authMode: 'stripe' });
+    const body = JSON.stringify({ id: 'o1' });
+    const stale = String(Math.floor(Date.now() / 1000) - 3600);
+    const cases: [string, string, Record<string, string>, [string, string]][] = [
+      [
+        'hmac_sha256',
+        hmac.endpoint.id,
+        { 'x-flowport-signature': `md5=${'a'.repeat(64)}` },
+        ['timestamp_missing', 'wrong_prefix'],
+      ],
+      [
+        'hmac_sha256',
+        hmac.endpoint.id,
+        { 'x-ts': stale, 'x-flowport-signature': 'sha256=abcd' },
+        ['wrong_length', 'timestamp_outside_tolerance'],
+      ],
+      [
+        'hmac_sha256',
+        hmac.endpoint.id,
+        { 'x-ts': stale, 'x-flowport-signature': `sha256=${'0'.repeat(64)}` },
+        ['value_mismatch', 'timestamp_outside_tolerance'],
+      ],
+      [
+        'stripe',
+        stripe.endpoint.id,
+        { 'stripe-signature': `t=${stale},v1=${'0'.repeat(64)}` },
+        ['value_mismatch', 'timestamp_outside_tolerance'],
+      ],
+      [
+        'stripe',
+        stripe.endpoint.id,
+        { 'stripe-signature': `v1=${'0'.repeat(64)}` },
+        ['timestamp_missing', 'value_mismatch'],
+      ],
+    ];
+    for (const [mode, endpointId, headers, [first, later]] of cases) {
+      const order = VERIFY_ORDER[mode as keyof typeof VERIFY_ORDER];
+      expect(order.indexOf(first as never), `${mode} ${first}`).toBeLessThan(order.indexOf(later as never));
+      const sent = await send(shop.id, endpointId, body, headers);
+      expect(sent.failure.check, `${mode} ${JSON.stringify(headers)}`).toBe(first);
+    }
+  });
+});
+
 describe('the docs', () => {
   it('list every hint, and the order of checks of every mode', () => {
     const hints = renderAuthFailureHints();
