@@ -9,11 +9,12 @@ import {
   DEFAULT_STATIC_HEADER,
   DEFAULT_TOLERANCE_SEC,
   type EndpointConfig,
-  type ExternalIdSource,
+  effectiveExternalId,
+  PRESET_EXTERNAL_IDS,
+  type ValueSource,
 } from '../services/endpoints.ts';
 
-/** Where a value comes from on the request. Header names are lowercase. */
-export type ValueSource = { from: 'header'; names: readonly string[] } | { from: 'json'; path: string };
+export type { ValueSource } from '../services/endpoints.ts';
 
 export type Handshake = (
   | { kind: 'challenge'; typeField: string; type: string; challengeField: string }
@@ -131,7 +132,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     secretFormat: 'Any string you choose; Flowport generates an `fpsec_…` secret you paste into GitHub.',
     toleranceSec: null,
     multipleSignatures: false,
-    externalId: { from: 'header', names: ['x-github-delivery'] },
+    externalId: PRESET_EXTERNAL_IDS.github,
     eventType: { from: 'header', names: ['x-github-event'] },
     secretEnv: null,
     createOptions: '',
@@ -169,7 +170,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
       "The Shopify app's client secret (import it with --secret-env); webhooks created in the admin use the shown signing key.",
     toleranceSec: null,
     multipleSignatures: false,
-    externalId: { from: 'header', names: ['x-shopify-event-id', 'x-shopify-webhook-id'] },
+    externalId: PRESET_EXTERNAL_IDS.shopify,
     eventType: { from: 'header', names: ['x-shopify-topic'] },
     secretEnv: 'SHOPIFY_CLIENT_SECRET',
     createOptions: '',
@@ -201,7 +202,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
       'The endpoint signing secret `whsec_…` from Stripe (import with --secret-env), or a generated one for tests.',
     toleranceSec: DEFAULT_TOLERANCE_SEC,
     multipleSignatures: true,
-    externalId: { from: 'json', path: 'id' },
+    externalId: PRESET_EXTERNAL_IDS.stripe,
     eventType: { from: 'json', path: 'type' },
     secretEnv: 'STRIPE_WEBHOOK_SECRET',
     createOptions: '',
@@ -237,7 +238,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     secretFormat: '`whsec_<base64>` (generated here, or imported from the sender with --secret-env).',
     toleranceSec: DEFAULT_TOLERANCE_SEC,
     multipleSignatures: true,
-    externalId: { from: 'header', names: ['webhook-id', 'svix-id'] },
+    externalId: PRESET_EXTERNAL_IDS.standard_webhooks,
     eventType: { from: 'json', path: 'type' },
     secretEnv: null,
     createOptions: '',
@@ -271,7 +272,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     secretFormat: "The Slack app's Signing Secret (Basic Information page), imported with --secret-env.",
     toleranceSec: DEFAULT_TOLERANCE_SEC,
     multipleSignatures: false,
-    externalId: { from: 'json', path: 'event_id' },
+    externalId: PRESET_EXTERNAL_IDS.slack,
     eventType: { from: 'json', path: 'event.type' },
     secretEnv: 'SLACK_SIGNING_SECRET',
     createOptions: '',
@@ -379,16 +380,6 @@ export function handshakeOf(
   return typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 512 ? { challenge } : null;
 }
 
-/**
- * The external id an endpoint's config dedupes on, as it applies: `preset` only when the auth mode
- * has one (GitHub's delivery id, Stripe's event id …); a `preset` of a mode without one (the
- * default of hmac_sha256, static_header, basic) is `none`. Endpoint reads show this.
- */
-export function effectiveExternalId(config: Pick<EndpointConfig, 'authMode' | 'mapping'>): ExternalIdSource {
-  const ext = config.mapping.externalId;
-  return ext.kind === 'preset' && AUTH_MODE_FACTS[config.authMode].externalId === null ? { kind: 'none' } : ext;
-}
-
 /** Where intake reads the external id from, for an endpoint's config (null: nothing to dedupe on). */
 export function externalIdSourceOf(config: Pick<EndpointConfig, 'authMode' | 'mapping'>): ValueSource | null {
   const ext = effectiveExternalId(config);
@@ -399,19 +390,6 @@ export function externalIdSourceOf(config: Pick<EndpointConfig, 'authMode' | 'ma
       : ext.kind === 'json'
         ? { from: 'json', path: ext.path }
         : null;
-}
-
-/** The advice an endpoint with no dedupe id carries (endpoint reads, setup's dedupe_ids check). */
-export const NO_DEDUPE_ID =
-  "No dedupe id: the same webhook sent twice runs the workflow twice. Set mapping.external_id to the header or JSON path that holds the sender's event id (an endpoint edit).";
-
-/** What an endpoint read warns about (advisory: events still flow): today, a missing dedupe id. */
-export function endpointWarnings(
-  config: Pick<EndpointConfig, 'authMode' | 'mapping'>,
-): { code: 'no_dedupe_id'; severity: 'advisory'; detail: string }[] {
-  return externalIdSourceOf(config) === null
-    ? [{ code: 'no_dedupe_id', severity: 'advisory', detail: NO_DEDUPE_ID }]
-    : [];
 }
 
 /**

@@ -5,8 +5,13 @@ import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { OperationContext, Services } from '../core/types.ts';
 import type { Db } from '../store/db.ts';
 import { AppError } from '../errors/problem.ts';
-import { configFromSnake, configToSnake, type EndpointConfig } from '../services/endpoints.ts';
-import { effectiveExternalId, endpointWarnings } from '../intake/auth-modes.ts';
+import {
+  configFromSnake,
+  configToSnake,
+  type EndpointConfig,
+  effectiveExternalId,
+  endpointWarnings,
+} from '../services/endpoints.ts';
 import { isId } from '../ids.ts';
 import { cursorPosition, listScope, pageOf } from './paging.ts';
 import type { EndpointRow } from '../store/tables/endpoints.ts';

@@ -9,8 +9,7 @@ import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '..
 import type { Db } from '../store/db.ts';
 import { refusalCountsByEndpoint } from './receipts.ts';
 import { EVENT_KIND_SQL, type EventKind } from './shared.ts';
-import { endpointWarnings, NO_DEDUPE_ID } from '../intake/auth-modes.ts';
-import { configFromSnake, type EndpointConfig } from '../services/endpoints.ts';
+import { configFromSnake, type EndpointConfig, endpointWarnings, NO_DEDUPE_ID } from '../services/endpoints.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
 
 /** What a check found, before its severity is derived from its status (checkSeverity). */

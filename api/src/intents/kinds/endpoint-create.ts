@@ -2,7 +2,7 @@
 // stored; confirmation creates the endpoint and returns its secret once.
 // An imported secret (Stripe, Shopify, Slack, Svix generate their own) is sealed
 // with the SecretBox before the intent is stored, so it never sits in plain text.
-import { endpointWarnings } from '../../intake/auth-modes.ts';
+import { endpointWarnings } from '../../services/endpoints.ts';
 import { joinUrl } from '../../docs-paths.ts';
 import { INGEST_PATH_PREFIX } from '../../lib/package-info.ts';
 import {
