@@ -29,7 +29,9 @@ import { type Crumb, page } from './lib/markdown.ts';
 import { errorAreaLabel } from './lib/error-areas.ts';
 import { familyLabel } from '../../api/src/operations/families.ts';
 import {
+  renderAuthCheckOrder,
   renderAuthFailureChecks,
+  renderAuthFailureHints,
   renderHeldShopTable,
   renderIntakeSupportCodeTable,
   renderIntakeLimitsTable,
@@ -106,6 +108,8 @@ export function generate(): GenerateResult {
     'retry-schedule': renderRetrySchedule,
     'replay-unavailable': renderReplayUnavailableTable,
     'auth-failure-checks': renderAuthFailureChecks,
+    'auth-failure-hints': renderAuthFailureHints,
+    'auth-check-order': renderAuthCheckOrder,
     'trigger-variants': renderTriggerVariants,
     'config-table': () =>
       [

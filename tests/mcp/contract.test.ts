@@ -211,7 +211,7 @@ function httpRequestFor(op: AnyOperation, args: Record<string, unknown>): { url:
 function stable(value: unknown): unknown {
   return JSON.parse(
     JSON.stringify(value, (k, v) =>
-      /(^|_)(at|request_id|used|remaining|count|last_used|minute|month|uses|in_s)$/.test(k) ? '<volatile>' : v,
+      /(^|_)(at|as_of|request_id|used|remaining|count|last_used|minute|month|uses|in_s)$/.test(k) ? '<volatile>' : v,
     ),
   );
 }

@@ -203,6 +203,9 @@ describe("Flow's trigger lifecycle", () => {
       trigger: 'external-event',
       enabled_workflow: 'no',
       since: signalAt,
+      as_of: expect.any(String),
+      // The event came in after the signal: it was the readiness then too.
+      at_receipt: { enabled_workflow: 'no', since: signalAt },
     });
 
     expect((await setWorkflow(server, domain, 'external-event', true)).flowport_status).toBe(200);
@@ -231,6 +234,8 @@ describe("Flow's trigger lifecycle", () => {
       trigger: 'external-event',
       enabled_workflow: 'unknown',
       since: null,
+      as_of: expect.any(String),
+      at_receipt: { enabled_workflow: 'unknown', since: null },
     });
   });
 

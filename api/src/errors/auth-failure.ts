@@ -25,6 +25,55 @@ export const AUTH_FAILURE_CHECK_TEXT = {
 export type AuthFailureCheck = keyof typeof AUTH_FAILURE_CHECK_TEXT;
 export const AUTH_FAILURE_CHECKS = Object.keys(AUTH_FAILURE_CHECK_TEXT) as AuthFailureCheck[];
 
+/**
+ * A refused signature's `failure.hint`: a well-known alternative the sender's signature DOES match,
+ * tried only after verification failed, only where the answer is cheap and certain (an HMAC that
+ * matches). The check it follows, then what it means. Docs and the contract list these.
+ */
+export const AUTH_FAILURE_HINTS = {
+  previous_secret_expired: {
+    after: 'value_mismatch',
+    text: "The signature matches the endpoint's previous secret, whose rotation overlap has ended: the sender still signs with the old secret. Give it the current one.",
+  },
+  timestamp_not_signed: {
+    after: 'value_mismatch',
+    text: 'The HMAC of the body alone (without the timestamp) matches an active secret: the sender does not sign the timestamp the endpoint expects.',
+  },
+  timestamp_signed: {
+    after: 'value_mismatch',
+    text: 'The HMAC of `{timestamp}.{body}`, with a timestamp header the request carries, matches an active secret: the sender signs a timestamp the endpoint is not configured for (set `hmac.timestamp_header`).',
+  },
+  trailing_newline: {
+    after: 'value_mismatch',
+    text: 'The HMAC of the body with its final newline removed (or one added) matches: the sender changes the body after signing (e.g. a file sent with a trailing newline).',
+  },
+  secret_not_decoded: {
+    after: 'value_mismatch',
+    text: 'Standard Webhooks: the HMAC keyed with the whole `whsec_…` text matches; the scheme keys with the base64-decoded part after `whsec_` (use a Standard Webhooks library).',
+  },
+  other_encoding: {
+    after: 'wrong_encoding',
+    text: 'The signature, decoded in the other encoding (base64 instead of hex, or hex instead of base64), matches an active secret: the sender encodes differently (set `hmac.encoding`).',
+  },
+  unexpected_prefix: {
+    after: 'wrong_encoding',
+    text: 'The signature after a prefix (e.g. `sha256=`) matches an active secret: the sender adds a prefix the endpoint does not expect (set `hmac.prefix`).',
+  },
+  prefix_missing: {
+    after: 'wrong_prefix',
+    text: 'The value without the expected prefix is a signature that matches an active secret: the sender leaves the prefix out.',
+  },
+} as const satisfies Record<string, { after: AuthFailureCheck; text: string }>;
+
+export type AuthFailureHintCode = keyof typeof AUTH_FAILURE_HINTS;
+export const AUTH_FAILURE_HINT_CODES = Object.keys(AUTH_FAILURE_HINTS) as AuthFailureHintCode[];
+
+/** A hint as a receipt shows it: its code and a sentence for this request (header names, times). */
+export interface AuthFailureHint {
+  code: AuthFailureHintCode;
+  detail: string;
+}
+
 /** A refused request's failure detail as its receipt shows it. */
 export interface AuthFailure {
   check: AuthFailureCheck;
@@ -37,6 +86,8 @@ export interface AuthFailure {
   timestamp_offset_sec: number | null;
   /** How many active secrets the value was compared with (2 during a rotation overlap). */
   active_secrets: number | null;
+  /** The well-known alternative the signature matches, when one does (AUTH_FAILURE_HINTS). */
+  hint: AuthFailureHint | null;
 }
 
 type FailureFacts = Pick<AuthFailure, 'check' | 'detail'> & Partial<AuthFailure>;
@@ -50,6 +101,7 @@ function failureOf(f: FailureFacts): AuthFailure {
     tolerance_sec: f.tolerance_sec ?? null,
     timestamp_offset_sec: f.timestamp_offset_sec ?? null,
     active_secrets: f.active_secrets ?? null,
+    hint: f.hint ?? null,
   };
 }
 

@@ -4,7 +4,12 @@
 // for a trigger no enabled workflow uses; setup, diagnostics, receipts and the merchant page show it.
 import { newId } from '../ids.ts';
 import type { Db } from '../store/db.ts';
-import { findLifecycleSignal, listLifecycleSignals, upsertLifecycleSignal } from '../store/tables/shops.ts';
+import {
+  findLifecycleSignal,
+  findLifecycleSignalAt,
+  listLifecycleSignals,
+  upsertLifecycleSignal,
+} from '../store/tables/shops.ts';
 import { loadTriggerDefinitions } from './triggers.ts';
 
 export interface FlowLifecycleSignal {
@@ -27,6 +32,16 @@ export async function recordLifecycleSignal(db: Db, s: FlowLifecycleSignal, now:
 /** Whether an enabled workflow uses the trigger in this shop, per Flow's newest signal. */
 export async function flowReadiness(db: Db, shopDomain: string, handle: string): Promise<FlowReadiness> {
   const row = await findLifecycleSignal(db, shopDomain, handle);
+  if (!row) return { enabled: 'unknown', since: null };
+  return { enabled: Number(row.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(row.signal_at) };
+}
+
+/**
+ * What the trigger's readiness was at `at` (e.g. when a request was received), from the lifecycle
+ * history: the newest signal Flowport had received by then. Nothing is recorded at intake for it.
+ */
+export async function flowReadinessAt(db: Db, shopDomain: string, handle: string, at: number): Promise<FlowReadiness> {
+  const row = await findLifecycleSignalAt(db, shopDomain, handle, at);
   if (!row) return { enabled: 'unknown', since: null };
   return { enabled: Number(row.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(row.signal_at) };
 }

@@ -218,11 +218,11 @@ export type SupportCodeKey = keyof typeof SUPPORT_CODES;
  * state_description) and what to do next (the rest of its handoff explanation). Both reads take
  * their words from here, so they cannot disagree.
  */
-const NO_WORKFLOW_CAUSES: Record<string, { happened: string; next: string }> = {
+export const NO_WORKFLOW_CAUSES: Record<string, { happened: string; next: string }> = {
   [SUPPORT_CODES.workflow_disabled.code]: {
     happened:
       "Shopify Flow's trigger lifecycle callback said no enabled workflow uses this trigger in the store, so Flowport did not call Shopify.",
-    next: "The last attempt's local_check names the time of Flow's signal. Turn on a workflow, then replay.",
+    next: "The last attempt's local_check names the time of Flow's signal. Turn on a workflow, then recover the whole window at once: a bulk replay with no_workflow_since (and no_workflow_until; left out, the window ends when Flow said a workflow uses the trigger again) replays every event that ended no_workflow in it and leaves out those already recovered. GET /agent/v1/events?state=no_workflow&recovered=false lists what is left.",
   },
   [SUPPORT_CODES.no_workflow.code]: {
     happened:

@@ -4,10 +4,17 @@
 // signed content, encoding, tolerance, dedupe and event-type sources, create command, example.
 // Examples use placeholders only (<SIGNING_SECRET>, <INGEST_URL> …).
 import type { AuthMode } from '../store/tables/endpoints.ts';
-import { DEFAULT_HMAC, DEFAULT_STATIC_HEADER, DEFAULT_TOLERANCE_SEC } from '../services/endpoints.ts';
+import {
+  DEFAULT_HMAC,
+  DEFAULT_STATIC_HEADER,
+  DEFAULT_TOLERANCE_SEC,
+  type EndpointConfig,
+  effectiveExternalId,
+  PRESET_EXTERNAL_IDS,
+  type ValueSource,
+} from '../services/endpoints.ts';
 
-/** Where a value comes from on the request. Header names are lowercase. */
-export type ValueSource = { from: 'header'; names: readonly string[] } | { from: 'json'; path: string };
+export type { ValueSource } from '../services/endpoints.ts';
 
 export type Handshake = (
   | { kind: 'challenge'; typeField: string; type: string; challengeField: string }
@@ -125,7 +132,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     secretFormat: 'Any string you choose; Flowport generates an `fpsec_…` secret you paste into GitHub.',
     toleranceSec: null,
     multipleSignatures: false,
-    externalId: { from: 'header', names: ['x-github-delivery'] },
+    externalId: PRESET_EXTERNAL_IDS.github,
     eventType: { from: 'header', names: ['x-github-event'] },
     secretEnv: null,
     createOptions: '',
@@ -163,7 +170,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
       "The Shopify app's client secret (import it with --secret-env); webhooks created in the admin use the shown signing key.",
     toleranceSec: null,
     multipleSignatures: false,
-    externalId: { from: 'header', names: ['x-shopify-event-id', 'x-shopify-webhook-id'] },
+    externalId: PRESET_EXTERNAL_IDS.shopify,
     eventType: { from: 'header', names: ['x-shopify-topic'] },
     secretEnv: 'SHOPIFY_CLIENT_SECRET',
     createOptions: '',
@@ -195,7 +202,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
       'The endpoint signing secret `whsec_…` from Stripe (import with --secret-env), or a generated one for tests.',
     toleranceSec: DEFAULT_TOLERANCE_SEC,
     multipleSignatures: true,
-    externalId: { from: 'json', path: 'id' },
+    externalId: PRESET_EXTERNAL_IDS.stripe,
     eventType: { from: 'json', path: 'type' },
     secretEnv: 'STRIPE_WEBHOOK_SECRET',
     createOptions: '',
@@ -231,7 +238,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     secretFormat: '`whsec_<base64>` (generated here, or imported from the sender with --secret-env).',
     toleranceSec: DEFAULT_TOLERANCE_SEC,
     multipleSignatures: true,
-    externalId: { from: 'header', names: ['webhook-id', 'svix-id'] },
+    externalId: PRESET_EXTERNAL_IDS.standard_webhooks,
     eventType: { from: 'json', path: 'type' },
     secretEnv: null,
     createOptions: '',
@@ -265,7 +272,7 @@ export const AUTH_MODE_FACTS: Record<AuthMode, AuthModeFacts> = {
     secretFormat: "The Slack app's Signing Secret (Basic Information page), imported with --secret-env.",
     toleranceSec: DEFAULT_TOLERANCE_SEC,
     multipleSignatures: false,
-    externalId: { from: 'json', path: 'event_id' },
+    externalId: PRESET_EXTERNAL_IDS.slack,
     eventType: { from: 'json', path: 'event.type' },
     secretEnv: 'SLACK_SIGNING_SECRET',
     createOptions: '',
@@ -371,4 +378,41 @@ export function handshakeOf(
   if (body[h.typeField] !== h.type) return null;
   const challenge = body[h.challengeField];
   return typeof challenge === 'string' && challenge.length > 0 && challenge.length <= 512 ? { challenge } : null;
+}
+
+/** Where intake reads the external id from, for an endpoint's config (null: nothing to dedupe on). */
+export function externalIdSourceOf(config: Pick<EndpointConfig, 'authMode' | 'mapping'>): ValueSource | null {
+  const ext = effectiveExternalId(config);
+  return ext.kind === 'preset'
+    ? AUTH_MODE_FACTS[config.authMode].externalId
+    : ext.kind === 'header'
+      ? { from: 'header', names: [ext.name.toLowerCase()] }
+      : ext.kind === 'json'
+        ? { from: 'json', path: ext.path }
+        : null;
+}
+
+/**
+ * What an endpoint's signature covers, for its config: the one derivation a refusal's detail and
+ * its receipt's failure state (`the raw body`, or `{x-ts}.{body}` when hmac_sha256 has a timestamp
+ * header). Null for modes that sign nothing (static_header, basic).
+ */
+export function signedContentOf(mode: AuthMode, timestampHeader: string | null = null): string | null {
+  switch (mode) {
+    case 'hmac_sha256':
+      return timestampHeader
+        ? `\`{${timestampHeader}}.{body}\` (the ${timestampHeader} header's value, a dot, then the raw body)`
+        : 'the raw body';
+    case 'github':
+    case 'shopify':
+      return 'the raw body';
+    case 'stripe':
+      return "`{t}.{body}` (Stripe-Signature's t= value, a dot, then the raw body)";
+    case 'standard_webhooks':
+      return "`{webhook-id}.{webhook-timestamp}.{body}` (the two headers' values and the raw body, joined by dots)";
+    case 'slack':
+      return '`v0:{x-slack-request-timestamp}:{body}`';
+    default:
+      return null;
+  }
 }

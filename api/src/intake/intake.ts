@@ -32,7 +32,7 @@ import { type Batch, GroupCommitter } from '../store/committer.ts';
 import { BODY_NEVER_WHOLE } from '../errors/codes/intake.ts';
 import { INTAKE_LIMITS } from './limits.ts';
 import { mapBody, type Mapped } from './mapping.ts';
-import { verifyRequest, verifySecret, type VerifySecret } from './verify.ts';
+import { type ExpiredSecret, verifyRequest, verifySecret, type VerifySecret } from './verify.ts';
 import { type AuthFailure, AuthRefusal } from '../errors/auth-failure.ts';
 import { handshakeOf } from './auth-modes.ts';
 import { type BatchUsage, batchRows, queueReceipt, readBatchUsage } from './batch.ts';
@@ -72,6 +72,13 @@ function preparedSecrets(services: Services, ep: CachedEndpoint): PreparedSecret
     expiresAt: s.expiresAt,
   }));
   return { all, expiring: all.some((s) => s.expiresAt !== null), current: all.map((s) => s.secret) };
+}
+
+/** The secrets whose rotation overlap has ended by `now` (kept on the row until the next rotation). */
+function expiredSecrets(p: PreparedSecrets, now: number): ExpiredSecret[] {
+  return p.all.flatMap((s) =>
+    s.expiresAt !== null && s.expiresAt <= now ? [{ secret: s.secret, expiredAt: s.expiresAt }] : [],
+  );
 }
 
 export type IntakeAck =
@@ -219,7 +226,9 @@ export class Intake {
       const secrets = ep.secrets.expiring
         ? ep.secrets.all.filter((s) => s.expiresAt === null || s.expiresAt > now).map((s) => s.secret)
         : ep.secrets.current;
-      verifyRequest(ep.config, secrets, { headers: req.headers, raw, now });
+      // An expired previous secret verifies nothing; a refusal's failure.hint tries it (verify-hints.ts).
+      const expired = ep.secrets.expiring ? expiredSecrets(ep.secrets, now) : undefined;
+      verifyRequest(ep.config, secrets, { headers: req.headers, raw, now, expired });
       stage = 'validation';
       text = decodeBody(raw);
       const body = parseJsonObject(text);

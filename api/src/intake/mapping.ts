@@ -7,7 +7,7 @@ import { hasControlCharacters } from '../lib/control-chars.ts';
 import { normaliseResourceId } from '../lib/shopify-ids.ts';
 import type { EndpointConfig } from '../services/endpoints.ts';
 import type { TriggerVariant } from '../store/tables/endpoints.ts';
-import { AUTH_MODE_FACTS, type ValueSource } from './auth-modes.ts';
+import { AUTH_MODE_FACTS, externalIdSourceOf, type ValueSource } from './auth-modes.ts';
 import type { HeaderReader } from './intake.ts';
 
 export function getPath(obj: unknown, path: string): unknown {
@@ -136,15 +136,7 @@ export function mapBody(
     }
   }
   const facts = AUTH_MODE_FACTS[config.authMode];
-  const ext = m.externalId;
-  const extSource: ValueSource | null =
-    ext.kind === 'preset'
-      ? facts.externalId
-      : ext.kind === 'header'
-        ? { from: 'header', names: [ext.name.toLowerCase()] }
-        : ext.kind === 'json'
-          ? { from: 'json', path: ext.path }
-          : null;
+  const extSource = externalIdSourceOf(config);
   let extValue = extSource ? readSource(extSource, headers, body) : undefined;
   if (extSource?.from === 'json' && typeof extValue === 'number' && !Number.isSafeInteger(extValue))
     extValue = numberTextAt(text, extSource.path) ?? extValue;

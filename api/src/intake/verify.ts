@@ -3,17 +3,79 @@
 // one while its rotation overlap lasts. Throws AuthRefusal (an AppError with an intake code and
 // the failed check its receipt records, errors/auth-failure.ts).
 import { hash } from 'node:crypto';
-import { AuthRefusal, signatureShape } from '../errors/auth-failure.ts';
+import { type AuthFailureHint, AuthRefusal, signatureShape } from '../errors/auth-failure.ts';
 import { safeEqual } from '../lib/crypto.ts';
 import { DEFAULT_HMAC, DEFAULT_TOLERANCE_SEC, type EndpointConfig, type HmacParams } from '../services/endpoints.ts';
 import type { HeaderReader } from './intake.ts';
+import { signedContentOf } from './auth-modes.ts';
+import { formatHint, type MismatchFacts, mismatchHint, missingPrefixHint } from './verify-hints.ts';
+import type { AuthFailureCheck } from '../errors/auth-failure.ts';
+import type { AuthMode } from '../store/tables/endpoints.ts';
 
 export interface VerifyRequest {
   headers: HeaderReader;
   raw: Uint8Array;
   /** ms since epoch */
   now: number;
+  /** Secrets no longer active (the previous one after its overlap): tried for failure.hint only. */
+  expired?: readonly ExpiredSecret[];
 }
+
+export interface ExpiredSecret {
+  secret: VerifySecret;
+  expiredAt: number;
+}
+
+/**
+ * The order each auth mode checks a request in, first to last: the first that fails is the
+ * receipt's `failure.check`. The verifiers below follow it (tests/intake/refusal-hints.test.ts,
+ * tests/intake/refused-receipts.test.ts); the auth-modes docs page renders it. A timestamp's
+ * tolerance comes after the value: a stale but genuine signature says so, a forged one does not.
+ */
+const SIG_FORMAT: readonly AuthFailureCheck[] = ['wrong_prefix', 'wrong_encoding', 'wrong_length'];
+const TS_PARSE: readonly AuthFailureCheck[] = ['timestamp_missing', 'timestamp_malformed'];
+export const VERIFY_ORDER: Record<AuthMode, readonly AuthFailureCheck[]> = {
+  hmac_sha256: [
+    'no_active_secret',
+    'header_missing',
+    ...TS_PARSE,
+    ...SIG_FORMAT,
+    'value_mismatch',
+    'timestamp_outside_tolerance',
+  ],
+  github: ['no_active_secret', 'header_missing', ...SIG_FORMAT, 'value_mismatch'],
+  shopify: ['no_active_secret', 'header_missing', 'wrong_encoding', 'wrong_length', 'value_mismatch'],
+  stripe: [
+    'no_active_secret',
+    'header_missing',
+    ...TS_PARSE,
+    'header_malformed',
+    'wrong_encoding',
+    'wrong_length',
+    'value_mismatch',
+    'timestamp_outside_tolerance',
+  ],
+  standard_webhooks: [
+    'no_active_secret',
+    'header_missing',
+    ...TS_PARSE,
+    'header_malformed',
+    'wrong_encoding',
+    'wrong_length',
+    'value_mismatch',
+    'timestamp_outside_tolerance',
+  ],
+  slack: [
+    'no_active_secret',
+    'header_missing',
+    ...TS_PARSE,
+    ...SIG_FORMAT,
+    'value_mismatch',
+    'timestamp_outside_tolerance',
+  ],
+  static_header: ['no_active_secret', 'header_missing', 'value_mismatch'],
+  basic: ['no_active_secret', 'header_missing', 'wrong_prefix', 'header_malformed', 'value_mismatch'],
+};
 
 const B64_RE = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
@@ -156,17 +218,23 @@ function anyMatch(candidates: readonly Buffer[], expected: readonly Buffer[]): b
   return ok;
 }
 
-/** `given` signatures (several for modes that send more than one) matched none of the secrets. */
-function mismatch(header: string, secrets: number, given = 1): never {
+/**
+ * `given` signatures (several for modes that send more than one) matched none of the secrets over
+ * `signed` (signedContentOf, for this endpoint's config); the hint is worked out here, on the failure path only.
+ */
+function mismatch(header: string, signed: string, facts: MismatchFacts): never {
+  const secrets = facts.secrets.length;
+  const given = facts.sigs.length;
   const sigs = given === 1 ? 'The signature is well formed but' : `None of the ${given} signatures`;
   throw new AuthRefusal(
     'signature_mismatch',
-    'The signature does not match the raw body with the current (or overlapping previous) secret.',
+    `The signature does not match the signed content, ${signed}, with the current (or overlapping previous) secret.`,
     {
       check: 'value_mismatch',
-      detail: `${sigs} ${given === 1 ? 'matches' : 'match'} none of the ${secrets} active secret${secrets === 1 ? '' : 's'} over the raw body as received. The sender signs other bytes (a re-serialised body, another signed-content format) or uses another secret.`,
+      detail: `${sigs} ${given === 1 ? 'matches' : 'match'} none of the ${secrets} active secret${secrets === 1 ? '' : 's'} over the signed content this endpoint expects: ${signed}. The sender signs other bytes (a re-serialised body, another signed-content format) or uses another secret.`,
       header,
       active_secrets: secrets,
+      hint: mismatchHint(facts),
     },
   );
 }
@@ -188,7 +256,11 @@ function missing(
 function malformed(
   senderDetail: string,
   header: string,
-  failure: { check: 'header_malformed' | 'wrong_prefix' | 'wrong_encoding' | 'wrong_length'; detail: string },
+  failure: {
+    check: 'header_malformed' | 'wrong_prefix' | 'wrong_encoding' | 'wrong_length';
+    detail: string;
+    hint?: AuthFailureHint | null;
+  },
 ): never {
   throw new AuthRefusal('signature_malformed', senderDetail, { ...failure, header });
 }
@@ -200,31 +272,40 @@ export function verifyHmacSha256(params: HmacParams, secrets: readonly VerifySec
   let ts: SignedTimestamp | null = null;
   const tsHeader = params.timestampHeader;
   if (tsHeader) ts = checkTimestamp(header(req, tsHeader), tsHeader, tsHeader);
+  const before = ts === null ? null : `${ts.text}.`;
   let value = given;
   if (params.prefix) {
     if (!value.startsWith(params.prefix)) {
       malformed(`The ${params.header} value must start with "${params.prefix}".`, name, {
         check: 'wrong_prefix',
         detail: `The ${params.header} value does not start with "${params.prefix}"${decodeSig(value, params.encoding) ? ': it is a signature sent without its prefix' : ''}.`,
+        hint: missingPrefixHint(value, params, { secrets, req, before }, decodeSig),
       });
     }
     value = value.slice(params.prefix.length);
   }
   const sig = decodeSig(value, params.encoding);
   if (!sig)
-    malformed(
-      `The ${params.header} value is not a ${params.encoding} HMAC-SHA256.`,
-      name,
-      signatureShape(value, params.encoding),
-    );
-  const parts = ts === null ? [req.raw] : [`${ts.text}.`, req.raw];
+    malformed(`The ${params.header} value is not a ${params.encoding} HMAC-SHA256.`, name, {
+      ...signatureShape(value, params.encoding),
+      hint: formatHint(value, params, { secrets, req, before }, decodeSig),
+    });
+  const parts = ts === null ? [req.raw] : [before as string, req.raw];
   if (
     !anyMatch(
       [sig],
       secrets.map((s) => s.hmacKey.digest(parts)),
     )
   )
-    mismatch(name, secrets.length);
+    mismatch(name, signedContentOf('hmac_sha256', tsHeader) as string, {
+      sigs: [sig],
+      secrets,
+      req,
+      before,
+      scheme: 'the endpoint',
+      tryTimestampHeaders: ts === null,
+      tryTextKey: false,
+    });
   if (ts !== null) assertFresh(ts, req, params.toleranceSec, tsHeader as string);
 }
 
@@ -262,7 +343,15 @@ function verifyStripe(config: EndpointConfig, secrets: readonly VerifySecret[], 
       secrets.map((s) => s.hmacKey.digest([`${ts.text}.`, req.raw])),
     )
   )
-    mismatch(name, secrets.length, v1.length);
+    mismatch(name, signedContentOf('stripe') as string, {
+      sigs: v1,
+      secrets,
+      req,
+      before: `${ts.text}.`,
+      scheme: 'Stripe',
+      tryTimestampHeaders: false,
+      tryTextKey: false,
+    });
   assertFresh(ts, req, config.toleranceSec ?? DEFAULT_TOLERANCE_SEC, name);
 }
 
@@ -304,7 +393,15 @@ function verifyStandardWebhooks(config: EndpointConfig, secrets: readonly Verify
       secrets.map((s) => s.hmacKey.digest([`${id}.${ts.text}.`, req.raw])),
     )
   )
-    mismatch(name, secrets.length, sigs.length);
+    mismatch(name, signedContentOf('standard_webhooks') as string, {
+      sigs,
+      secrets,
+      req,
+      before: `${id}.${ts.text}.`,
+      scheme: 'Standard Webhooks',
+      tryTimestampHeaders: false,
+      tryTextKey: true,
+    });
   assertFresh(ts, req, tol, `${p}-timestamp`);
 }
 
@@ -330,7 +427,15 @@ function verifySlack(config: EndpointConfig, secrets: readonly VerifySecret[], r
       secrets.map((s) => s.hmacKey.digest([`v0:${ts.text}:`, req.raw])),
     )
   )
-    mismatch(name, secrets.length);
+    mismatch(name, signedContentOf('slack') as string, {
+      sigs: [b],
+      secrets,
+      req,
+      before: `v0:${ts.text}:`,
+      scheme: 'Slack',
+      tryTimestampHeaders: false,
+      tryTextKey: false,
+    });
   assertFresh(ts, req, tol, tsName);
 }
 

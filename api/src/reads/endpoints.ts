@@ -5,7 +5,13 @@ import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { OperationContext, Services } from '../core/types.ts';
 import type { Db } from '../store/db.ts';
 import { AppError } from '../errors/problem.ts';
-import { configFromSnake, configToSnake } from '../services/endpoints.ts';
+import {
+  configFromSnake,
+  configToSnake,
+  type EndpointConfig,
+  effectiveExternalId,
+  endpointWarnings,
+} from '../services/endpoints.ts';
 import { isId } from '../ids.ts';
 import { cursorPosition, listScope, pageOf } from './paging.ts';
 import type { EndpointRow } from '../store/tables/endpoints.ts';
@@ -37,7 +43,12 @@ export function previousSecretValidUntil(row: EndpointRow, now: number): string 
 }
 
 export function endpointView(row: EndpointRow, publicUrl: string, now: number) {
-  const cfg = configToSnake(configFromSnake(JSON.parse(row.config_json)));
+  const parsed = configFromSnake<EndpointConfig>(JSON.parse(row.config_json));
+  // The external id as it applies (a mode without a preset id dedupes on nothing: `none`).
+  const applied = parsed.mapping
+    ? { ...parsed, mapping: { ...parsed.mapping, externalId: effectiveExternalId(parsed) } }
+    : parsed;
+  const cfg = configToSnake(applied);
   const config: Record<string, unknown> = {};
   for (const k of SAFE_CONFIG_KEYS) if (cfg[k] !== undefined) config[k] = cfg[k];
   const status = row.deleted_at ? 'deleted' : row.status;
@@ -56,6 +67,7 @@ export function endpointView(row: EndpointRow, publicUrl: string, now: number) {
     updated_at: new Date(Number(row.updated_at)).toISOString(),
     archived_at: row.archived_at === null ? null : new Date(Number(row.archived_at)).toISOString(),
     deleted_at: row.deleted_at === null ? null : new Date(Number(row.deleted_at)).toISOString(),
+    warnings: parsed.mapping ? endpointWarnings(parsed) : [],
   };
 }
 

@@ -9,7 +9,7 @@ import {
 } from '../usage/meters.ts';
 import { grantRateKey, peekRate, RATE_WINDOW_MS, shopRateKey, windowStart } from '../usage/rate-limit.ts';
 import type { OperationContext } from '../core/types.ts';
-import { isoReq } from './shared.ts';
+import { EVENT_KIND_SQL, type EventKind, isoReq } from './shared.ts';
 import { idFloor } from '../ids.ts';
 import type { Db } from '../store/db.ts';
 
@@ -19,22 +19,19 @@ export const EVENT_COUNTS_DESCRIPTION =
 
 /** The shop's events of a period, by kind (events_shop_id, a range of ids). */
 async function eventCounts(db: Db, shopId: string, bounds: { start: number; end: number }) {
-  const row = await db.get<Record<'total' | 'accepted' | 'duplicates' | 'replays' | 'tests', number | string | null>>(
-    `SELECT COUNT(*) AS total,
-       SUM(CASE WHEN replay_of IS NULL AND is_test = 0 AND state <> 'duplicate_suppressed' THEN 1 ELSE 0 END) AS accepted,
-       SUM(CASE WHEN replay_of IS NULL AND state = 'duplicate_suppressed' THEN 1 ELSE 0 END) AS duplicates,
-       SUM(CASE WHEN replay_of IS NOT NULL THEN 1 ELSE 0 END) AS replays,
-       SUM(CASE WHEN replay_of IS NULL AND is_test = 1 AND state <> 'duplicate_suppressed' THEN 1 ELSE 0 END) AS tests
-     FROM events WHERE shop_id = ? AND id >= ? AND id < ?`,
+  const rows = await db.all<{ kind: EventKind; n: number | string }>(
+    `SELECT kind, COUNT(*) AS n FROM (SELECT ${EVENT_KIND_SQL} AS kind FROM events WHERE shop_id = ? AND id >= ? AND id < ?) AS k
+      GROUP BY kind`,
     [shopId, idFloor('event', bounds.start), idFloor('event', bounds.end)],
   );
+  const of = (kind: EventKind) => rows.find((r) => r.kind === kind)?.n;
   const n = (v: number | string | null | undefined) => Number(v ?? 0);
   return {
-    total: n(row?.total),
-    accepted: n(row?.accepted),
-    duplicates_suppressed: n(row?.duplicates),
-    replays: n(row?.replays),
-    test_events: n(row?.tests),
+    total: rows.reduce((sum, r) => sum + n(r.n), 0),
+    accepted: n(of('sender')),
+    duplicates_suppressed: n(of('duplicate')),
+    replays: n(of('replay')),
+    test_events: n(of('test')),
     description: EVENT_COUNTS_DESCRIPTION,
   };
 }

@@ -7,7 +7,9 @@ import { SHOP_HOLDS, SUPPORT_CODES, shopHoldFor } from '../handoff/outcomes.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
 import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
 import type { Db } from '../store/db.ts';
-import { rejectedIntakeCounts } from './receipts.ts';
+import { refusalCountsByEndpoint } from './receipts.ts';
+import { EVENT_KIND_SQL, type EventKind } from './shared.ts';
+import { configFromSnake, type EndpointConfig, endpointWarnings, NO_DEDUPE_ID } from '../services/endpoints.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
 
 /** What a check found, before its severity is derived from its status (checkSeverity). */
@@ -128,22 +130,14 @@ async function endpointChecks(
   url: DocsUrl,
   endpointId?: string,
 ): Promise<boolean> {
-  const eps = await db.all<{ id: string; status: string; trigger_variant: string }>(
-    `SELECT id, status, trigger_variant FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL${endpointId ? ' AND id = ?' : ''}`,
-    endpointId ? [shopId, endpointId] : [shopId],
+  const shopEps = await db.all<EndpointFacts>(
+    'SELECT id, name, status, trigger_variant, auth_mode, config_json FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL',
+    [shopId],
   );
+  const eps = endpointId ? shopEps.filter((e) => e.id === endpointId) : shopEps;
   const active = eps.filter((e) => e.status === 'active');
-  checks.push({
-    check: 'endpoints_configured',
-    status: active.length > 0 ? 'pass' : 'fail',
-    detail:
-      active.length > 0
-        ? `${active.length} active endpoint(s).`
-        : eps.length > 0
-          ? 'Endpoints exist but none is active (paused or archived): senders are refused.'
-          : 'No endpoint yet: create one so a sender has somewhere to post.',
-    docs_url: url(DOCS_PATHS.setUpEndpoints),
-  });
+  checks.push(endpointsConfigured(eps, shopEps, endpointId, url));
+  checks.push(dedupeIdsCheck(active, url));
   const handles = [...new Set(active.map((e) => handleForVariant(e.trigger_variant as never)))];
   checks.push({
     check: 'flow_trigger_handles',
@@ -168,6 +162,71 @@ async function endpointChecks(
   return handles.length > 0 && handles.every((h) => signals.get(h)?.enabled === 'yes');
 }
 
+interface EndpointFacts {
+  id: string;
+  name: string;
+  status: string;
+  trigger_variant: string;
+  auth_mode: string;
+  config_json: string;
+}
+
+/** dedupe_ids: the active endpoints with no sender id to dedupe on (endpoint reads warn the same). */
+function dedupeIdsCheck(active: readonly EndpointFacts[], url: DocsUrl): CheckFinding {
+  const none = active.filter(
+    (e) => endpointWarnings(configFromSnake<EndpointConfig>(JSON.parse(e.config_json))).length > 0,
+  );
+  return {
+    check: 'dedupe_ids',
+    status: none.length > 0 ? 'warn' : 'pass',
+    detail:
+      none.length > 0
+        ? `${none.map((e) => `${JSON.stringify(e.name)} (${e.id})`).join(', ')}: ${NO_DEDUPE_ID}`
+        : active.length > 0
+          ? 'Every active endpoint dedupes on a sender event id.'
+          : 'No active endpoint.',
+    docs_url: url(DOCS_PATHS.duplicates),
+  };
+}
+
+/**
+ * endpoints_configured: whether an active endpoint is there for senders. Filtered to one endpoint
+ * (diagnostics), it says whether that one is active and how many the shop has, never the
+ * filtered count as if it were the shop's.
+ */
+function endpointsConfigured(
+  eps: readonly { status: string }[],
+  shopEps: readonly { status: string }[],
+  endpointId: string | undefined,
+  url: DocsUrl,
+): CheckFinding {
+  const shopActive = shopEps.filter((e) => e.status === 'active').length;
+  const ofShop = `the shop has ${shopActive} active endpoint${shopActive === 1 ? '' : 's'}`;
+  const docs_url = url(DOCS_PATHS.setUpEndpoints);
+  if (endpointId) {
+    const status = eps[0]?.status;
+    return status === 'active'
+      ? { check: 'endpoints_configured', status: 'pass', detail: `This endpoint is active; ${ofShop}.`, docs_url }
+      : {
+          check: 'endpoints_configured',
+          status: 'fail',
+          detail: `This endpoint is ${status ?? 'gone'}: its senders are refused; ${ofShop}.`,
+          docs_url,
+        };
+  }
+  if (shopActive > 0)
+    return { check: 'endpoints_configured', status: 'pass', detail: `${shopActive} active endpoint(s).`, docs_url };
+  return {
+    check: 'endpoints_configured',
+    status: 'fail',
+    detail:
+      shopEps.length > 0
+        ? 'Endpoints exist but none is active (paused or archived): senders are refused.'
+        : 'No endpoint yet: create one so a sender has somewhere to post.',
+    docs_url,
+  };
+}
+
 /** recent_deliveries, sender_rejections (the last 24 hours). */
 async function trafficChecks(
   checks: CheckFinding[],
@@ -181,22 +240,60 @@ async function trafficChecks(
   checks.push(
     recentDeliveriesCheck(await senderEventOutcomes(db, shopId, now - WINDOW_MS, endpointId), workflowsOn, url),
   );
-  // Refused intake requests are receipts (and tallies), not events: count those.
-  const refusedByCode = await rejectedIntakeCounts(db, shopId, now - WINDOW_MS, endpointId);
-  const rejected = Object.values(refusedByCode).reduce((a, b) => a + b, 0);
-  const byCode = Object.entries(refusedByCode)
-    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    .map(([code, n]) => `${code} ${n}`)
-    .join(', ');
-  checks.push({
+  checks.push(await senderRejectionsCheck(db, shopId, now - WINDOW_MS, url, endpointId));
+}
+
+/** How many refusing endpoints sender_rejections names (the most refused first). */
+const NAMED_REFUSERS = 5;
+
+/**
+ * sender_rejections: requests refused at intake (receipts and tallies, not events), by code, and
+ * which endpoints refused them with their counts, so an agent knows where to look first.
+ */
+async function senderRejectionsCheck(
+  db: Db,
+  shopId: string,
+  since: number,
+  url: DocsUrl,
+  endpointId?: string,
+): Promise<CheckFinding> {
+  const byEndpoint = await refusalCountsByEndpoint(db, shopId, since, endpointId);
+  const codes = (byCode: Record<string, number>) =>
+    Object.entries(byCode)
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([code, n]) => `${code} ${n}`)
+      .join(', ');
+  const all: Record<string, number> = {};
+  for (const r of byEndpoint.values())
+    for (const [code, n] of Object.entries(r.by_error_code)) all[code] = (all[code] ?? 0) + n;
+  const rejected = Object.values(all).reduce((a, b) => a + b, 0);
+  if (rejected === 0)
+    return {
+      check: 'sender_rejections',
+      status: 'pass',
+      detail: 'No rejected requests in 24 h.',
+      docs_url: url(DOCS_PATHS.authModes),
+    };
+  const ranked = [...byEndpoint].sort((a, b) => b[1].total - a[1].total || a[0].localeCompare(b[0]));
+  const named = ranked.slice(0, NAMED_REFUSERS);
+  const names = new Map(
+    (
+      await db.all<{ id: string; name: string }>(
+        `SELECT id, name FROM endpoints WHERE id IN (${named.map(() => '?').join(', ')})`,
+        named.map(([id]) => id),
+      )
+    ).map((e) => [e.id, e.name]),
+  );
+  const which = named
+    .map(([id, r]) => `${JSON.stringify(names.get(id) ?? id)} (${id}): ${r.total} (${codes(r.by_error_code)})`)
+    .join('; ');
+  const more = ranked.length > named.length ? `; and ${ranked.length - named.length} more endpoint(s)` : '';
+  return {
     check: 'sender_rejections',
-    status: rejected > 0 ? 'warn' : 'pass',
-    detail:
-      rejected > 0
-        ? `${rejected} request(s) refused at intake in 24 h (${byCode}). List them with listReceipts (result=refused): each receipt's failure says which check failed; for signature codes check the sender's signing secret and the endpoint's auth mode.`
-        : 'No rejected requests in 24 h.',
+    status: 'warn',
+    detail: `${rejected} request(s) refused at intake in 24 h (${codes(all)}), by endpoint: ${which}${more}. List them with listReceipts (result=refused, endpoint_id): each receipt's failure says which check failed; for signature codes check the sender's signing secret and the endpoint's auth mode.`,
     docs_url: url(DOCS_PATHS.authModes),
-  });
+  };
 }
 
 /** How the sender events of a window ended (replays are counted with their original, as its recovery). */
@@ -212,19 +309,29 @@ export interface SenderEventOutcomes {
   noWorkflowUnknownHandle: number;
   failed: number;
   onTheWay: number;
+  /** Test events of the window: not sender events, so in none of the counts above (plan usage's `test_events`). */
+  testEvents: number;
 }
 
-/** The sender events (not replays) received since `since`, by how they ended. */
+/** The sender events (not replays, not test events) received since `since`, by how they ended; test events counted apart. */
 export async function senderEventOutcomes(
   db: Db,
   shopId: string,
   since: number,
   endpointId?: string,
 ): Promise<SenderEventOutcomes> {
-  const rows = await db.all<{ state: string; support_code: string | null; recovered: number; n: number }>(
-    `SELECT state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END AS recovered, COUNT(*) AS n
-       FROM events WHERE shop_id = ? AND received_at >= ? AND replay_of IS NULL${endpointId ? ' AND endpoint_id = ?' : ''}
-      GROUP BY state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END`,
+  // Grouped by EVENT_KIND_SQL, as plan usage counts events: replays are left out (counted with their original).
+  const rows = await db.all<{
+    kind: EventKind;
+    state: string;
+    support_code: string | null;
+    recovered: number;
+    n: number;
+  }>(
+    `SELECT kind, state, support_code, recovered, COUNT(*) AS n FROM (
+       SELECT ${EVENT_KIND_SQL} AS kind, state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END AS recovered
+         FROM events WHERE shop_id = ? AND received_at >= ? AND replay_of IS NULL${endpointId ? ' AND endpoint_id = ?' : ''}) AS k
+      GROUP BY kind, state, support_code, recovered`,
     endpointId ? [shopId, since, endpointId] : [shopId, since],
   );
   const o: SenderEventOutcomes = {
@@ -236,9 +343,14 @@ export async function senderEventOutcomes(
     noWorkflowUnknownHandle: 0,
     failed: 0,
     onTheWay: 0,
+    testEvents: 0,
   };
   for (const r of rows) {
     const n = Number(r.n);
+    if (r.kind === 'test') {
+      o.testEvents += n;
+      continue;
+    }
     o.total += n;
     if (r.state === 'delivered') o.delivered += n;
     else if (r.state === 'duplicate_suppressed') o.duplicates += n;
@@ -261,10 +373,14 @@ export async function senderEventOutcomes(
 export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boolean, url: DocsUrl): CheckFinding {
   const noWorkflow = o.noWorkflowNotCalled + o.noWorkflowUnknownHandle;
   const ended = o.delivered + o.recovered + o.duplicates;
+  const tests = o.testEvents
+    ? ` ${o.testEvents} test event(s) in 24 h are not sender events and are not counted here (plan usage's test_events).`
+    : '';
   const summary =
-    o.total === 0
+    (o.total === 0
       ? ''
-      : `${ended} of ${o.total} sender event(s) in 24 h went through: ${o.delivered} delivered, ${o.recovered} recovered by a replay, ${o.duplicates} suppressed duplicate(s)${o.onTheWay ? `; ${o.onTheWay} still on the way` : ''}.`;
+      : `${ended} of ${o.total} sender event(s) in 24 h went through: ${o.delivered} delivered, ${o.recovered} recovered by a replay, ${o.duplicates} suppressed duplicate(s)${o.onTheWay ? `; ${o.onTheWay} still on the way` : ''}.`) +
+    tests;
   if (noWorkflow > 0) {
     const how = [
       o.noWorkflowNotCalled
@@ -277,8 +393,8 @@ export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boole
       .filter(Boolean)
       .join(', ');
     const next = workflowsOn
-      ? 'An enabled workflow uses each trigger in use now (flow_workflow_enabled): replay them; a bulk replay with state no_workflow leaves recovered events out.'
-      : 'Deploy the trigger and turn on a workflow that uses it (see flow_workflow_enabled), then replay them.';
+      ? 'An enabled workflow uses each trigger in use now (flow_workflow_enabled): recover them with one bulk replay over the window (no_workflow_since, no_workflow_until), which leaves recovered events out; events?state=no_workflow&recovered=false lists what is left.'
+      : 'Deploy the trigger and turn on a workflow that uses it (see flow_workflow_enabled), then recover them with one bulk replay over the window (no_workflow_since).';
     return {
       check: 'recent_deliveries',
       status: workflowsOn ? 'warn' : 'fail',
@@ -299,7 +415,9 @@ export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boole
     return {
       check: 'recent_deliveries',
       status: 'warn',
-      detail: 'No events in the last 24 hours: send a test event to prove the path end to end.',
+      detail: o.testEvents
+        ? `No sender events in the last 24 hours.${tests} A test event proves the path to Flow, not the sender's side: send one real event from the sender.`
+        : 'No events in the last 24 hours: send a test event to prove the path end to end.',
       docs_url: url(DOCS_PATHS.quickstart),
     };
   return { check: 'recent_deliveries', status: 'pass', detail: summary, docs_url: url(DOCS_PATHS.lifecycle) };

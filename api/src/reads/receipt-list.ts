@@ -45,7 +45,7 @@ export async function listReceiptsPage({ ctx, input }: { ctx: OperationContext; 
   });
   const last = rows.at(-1);
   return {
-    data: await receiptViews(db, rows),
+    data: await receiptViews(db, rows, ctx.services.now()),
     page: {
       next_cursor: hasMore && last ? sealCursor(ctx.services.secrets, cursorScope, last.id) : null,
       has_more: hasMore,

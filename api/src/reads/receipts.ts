@@ -6,7 +6,7 @@
 // together by id. Every receipt read goes through this module.
 import { handleForVariant } from '../handoff/triggers.ts';
 import type { TriggerVariant } from '../store/tables/endpoints.ts';
-import { flowReadiness } from '../handoff/flow-readiness.ts';
+import { type FlowReadiness, flowReadiness, flowReadinessAt } from '../handoff/flow-readiness.ts';
 import { ACK_HTTP_STATUS, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { ID_PREFIXES } from '../ids.ts';
 import type { AuthMode } from '../store/tables/endpoints.ts';
@@ -116,12 +116,24 @@ interface HandoffRow {
   attempt_count: number;
   trigger_variant: string;
   shop_domain: string;
+  received_at: number | string;
 }
 
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
-/** Receipts as the contract shows them; a page reads endpoints, events and Flow readiness once each. */
-export async function receiptViews(db: Db, rows: readonly ReceiptRow[]) {
+/** A readiness as a receipt shows it. */
+function readinessView(r: FlowReadiness | undefined) {
+  return {
+    enabled_workflow: r?.enabled ?? ('unknown' as const),
+    since: r?.since == null ? null : new Date(r.since).toISOString(),
+  };
+}
+
+/**
+ * Receipts as the contract shows them; a page reads endpoints, events and Flow readiness (now)
+ * once each, and each event's readiness when it was received from the lifecycle history.
+ */
+export async function receiptViews(db: Db, rows: readonly ReceiptRow[], now: number) {
   const endpointIds = [...new Set(rows.map((r) => r.endpoint_id))];
   const eventIds = [...new Set(rows.flatMap((r) => (r.event_id ? [r.event_id] : [])))];
   const [endpoints, events] = await Promise.all([
@@ -133,7 +145,7 @@ export async function receiptViews(db: Db, rows: readonly ReceiptRow[]) {
       : [],
     eventIds.length
       ? db.all<HandoffRow>(
-          `SELECT e.id, e.state, e.support_code, e.error_code, e.delivered_at, e.attempt_count, ep.trigger_variant, s.domain AS shop_domain
+          `SELECT e.id, e.state, e.support_code, e.error_code, e.delivered_at, e.attempt_count, ep.trigger_variant, s.domain AS shop_domain, e.received_at
              FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id JOIN shops s ON s.id = e.shop_id
             WHERE e.id IN (${placeholders(eventIds.length)})`,
           eventIds,
@@ -143,14 +155,13 @@ export async function receiptViews(db: Db, rows: readonly ReceiptRow[]) {
   // The auth mode requests to each endpoint are verified with (fixed when the endpoint is created).
   const authMode = new Map(endpoints.map((e) => [e.id, e.auth_mode as AuthMode]));
   const eventOf = new Map(events.map((e) => [e.id, e]));
-  const readiness = new Map<string, Awaited<ReturnType<typeof flowReadiness>>>();
+  const readiness = new Map<string, FlowReadiness>();
+  const atReceipt = new Map<string, FlowReadiness>();
   for (const ev of events) {
     const key = `${ev.shop_domain} ${ev.trigger_variant}`;
-    if (!readiness.has(key))
-      readiness.set(
-        key,
-        await flowReadiness(db, ev.shop_domain, handleForVariant(ev.trigger_variant as TriggerVariant)),
-      );
+    const handle = handleForVariant(ev.trigger_variant as TriggerVariant);
+    if (!readiness.has(key)) readiness.set(key, await flowReadiness(db, ev.shop_domain, handle));
+    atReceipt.set(ev.id, await flowReadinessAt(db, ev.shop_domain, handle, Number(ev.received_at)));
   }
   return rows.map((r) => {
     const ev = r.event_id ? eventOf.get(r.event_id) : undefined;
@@ -181,8 +192,9 @@ export async function receiptViews(db: Db, rows: readonly ReceiptRow[]) {
             attempt_count: Number(ev.attempt_count),
             flow_readiness: {
               trigger: handleForVariant(ev.trigger_variant as TriggerVariant),
-              enabled_workflow: ready?.enabled ?? 'unknown',
-              since: ready?.since == null ? null : new Date(ready.since).toISOString(),
+              ...readinessView(ready),
+              as_of: new Date(now).toISOString(),
+              at_receipt: readinessView(atReceipt.get(ev.id)),
             },
           }
         : null,
@@ -190,8 +202,8 @@ export async function receiptViews(db: Db, rows: readonly ReceiptRow[]) {
   });
 }
 
-export async function receiptView(db: Db, r: ReceiptRow) {
-  return (await receiptViews(db, [r]))[0] as Awaited<ReturnType<typeof receiptViews>>[number];
+export async function receiptView(db: Db, r: ReceiptRow, now: number) {
+  return (await receiptViews(db, [r], now))[0] as Awaited<ReturnType<typeof receiptViews>>[number];
 }
 
 /** The filters and position of a page of a shop's receipts (listReceipts). */
@@ -350,7 +362,7 @@ export async function readEventReceipt({ ctx, input }: { ctx: OperationContext; 
   if (!ev) throw new AppError('not_found', { detail: `No event ${input.event_id} in this shop.` });
   const r = await getShopReceipt(db, p.shopId, ev.receipt_id);
   if (!r) throw new AppError('not_found', { detail: `The receipt of ${input.event_id} is missing.` });
-  return receiptView(db, r);
+  return receiptView(db, r, ctx.services.now());
 }
 
 /** One intake receipt of the caller's shop (getReceipt). */
@@ -358,5 +370,5 @@ export async function readReceipt({ ctx, input }: { ctx: OperationContext; input
   const p = ctx.principal;
   const r = await getShopReceipt(ctx.services.db, p.shopId, input.receipt_id);
   if (!r) throw new AppError('not_found', { detail: `No receipt ${input.receipt_id} in this shop.` });
-  return receiptView(ctx.services.db, r);
+  return receiptView(ctx.services.db, r, ctx.services.now());
 }

@@ -38,6 +38,27 @@ export interface BasicParams {
   username: string;
 }
 
+/** Where a value comes from on the request. Header names are lowercase. */
+export type ValueSource = { from: 'header'; names: readonly string[] } | { from: 'json'; path: string };
+
+/**
+ * The sender event id each preset reads (GitHub's delivery id, Stripe's event id …): the auth
+ * modes' facts (intake/auth-modes.ts) take it from here. A mode absent has none.
+ */
+export const PRESET_EXTERNAL_IDS: Readonly<Partial<Record<AuthMode, ValueSource>>> & {
+  github: ValueSource;
+  shopify: ValueSource;
+  stripe: ValueSource;
+  standard_webhooks: ValueSource;
+  slack: ValueSource;
+} = {
+  github: { from: 'header', names: ['x-github-delivery'] },
+  shopify: { from: 'header', names: ['x-shopify-event-id', 'x-shopify-webhook-id'] },
+  stripe: { from: 'json', path: 'id' },
+  standard_webhooks: { from: 'header', names: ['webhook-id', 'svix-id'] },
+  slack: { from: 'json', path: 'event_id' },
+};
+
 export type ExternalIdSource =
   | { kind: 'preset' }
   | { kind: 'header'; name: string }
@@ -50,6 +71,29 @@ export interface EndpointMapping {
   requiredPaths: string[];
   externalId: ExternalIdSource;
   eventTypePath: string | null;
+}
+
+/**
+ * The external id an endpoint's config dedupes on, as it applies: `preset` only when the auth mode
+ * has one (PRESET_EXTERNAL_IDS); a `preset` of a mode without one (the default of hmac_sha256,
+ * static_header, basic) is `none`. Endpoint reads show this; intake reads the id from it.
+ */
+export function effectiveExternalId(config: Pick<EndpointConfig, 'authMode' | 'mapping'>): ExternalIdSource {
+  const ext = config.mapping.externalId;
+  return ext.kind === 'preset' && PRESET_EXTERNAL_IDS[config.authMode] === undefined ? { kind: 'none' } : ext;
+}
+
+/** The advice an endpoint with no dedupe id carries (endpoint reads, the create preview, setup's dedupe_ids check). */
+export const NO_DEDUPE_ID =
+  "No dedupe id: the same webhook sent twice runs the workflow twice. Set mapping.external_id to the header or JSON path that holds the sender's event id (an endpoint edit).";
+
+/** What an endpoint read warns about (advisory: events still flow): today, a missing dedupe id. */
+export function endpointWarnings(
+  config: Pick<EndpointConfig, 'authMode' | 'mapping'>,
+): { code: 'no_dedupe_id'; severity: 'advisory'; detail: string }[] {
+  return effectiveExternalId(config).kind === 'none'
+    ? [{ code: 'no_dedupe_id', severity: 'advisory', detail: NO_DEDUPE_ID }]
+    : [];
 }
 
 /** Non-secret configuration; a new version is recorded on every change. */

@@ -5,7 +5,14 @@ import { DEFAULTS, ENV } from '../../../api/src/config.ts';
 import { errorDocsPath } from '../../../api/src/docs-paths.ts';
 import { ERROR_CATALOG, type ErrorCode } from '../../../api/src/errors/catalog.ts';
 import { INTAKE_SUPPORT_CODES, intakeSupportCode } from '../../../api/src/errors/codes/intake.ts';
-import { AUTH_FAILURE_CHECK_TEXT, AUTH_FAILURE_CHECKS } from '../../../api/src/errors/auth-failure.ts';
+import {
+  AUTH_FAILURE_CHECK_TEXT,
+  AUTH_FAILURE_CHECKS,
+  AUTH_FAILURE_HINT_CODES,
+  AUTH_FAILURE_HINTS,
+} from '../../../api/src/errors/auth-failure.ts';
+import { AUTH_MODE_LIST, signedContentOf } from '../../../api/src/intake/auth-modes.ts';
+import { VERIFY_ORDER } from '../../../api/src/intake/verify.ts';
 import { FLOW_PAYLOAD_LIMIT_BYTES } from '../../../api/src/handoff/payload.ts';
 import {
   EVENT_STATE_DESCRIPTIONS,
@@ -71,6 +78,28 @@ export function renderAuthFailureChecks(): string {
   return table(
     ['`failure.check`', 'What failed'],
     AUTH_FAILURE_CHECKS.map((c) => [code(c), AUTH_FAILURE_CHECK_TEXT[c]]),
+  );
+}
+
+/** Every `failure.hint` a refused receipt can carry, with the check it follows (AUTH_FAILURE_HINTS). */
+export function renderAuthFailureHints(): string {
+  return table(
+    ['`failure.hint.code`', 'After the check', 'What matched'],
+    AUTH_FAILURE_HINT_CODES.map((h) => [code(h), code(AUTH_FAILURE_HINTS[h].after), AUTH_FAILURE_HINTS[h].text]),
+  );
+}
+
+/** The order each auth mode checks a request in (VERIFY_ORDER, which the verifiers follow), and what it signs. */
+export function renderAuthCheckOrder(): string {
+  return table(
+    ['Mode', 'Signed content', 'Checks, first to last'],
+    AUTH_MODE_LIST.map((f) => [
+      code(f.mode),
+      f.mode === 'hmac_sha256'
+        ? `${signedContentOf('hmac_sha256')}, or ${signedContentOf('hmac_sha256', '<TIMESTAMP_HEADER>')} when a timestamp header is configured`
+        : (signedContentOf(f.mode) ?? 'nothing (the credential is compared as sent)'),
+      VERIFY_ORDER[f.mode].map((c) => code(c)).join(' → '),
+    ]),
   );
 }
 

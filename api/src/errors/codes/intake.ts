@@ -28,8 +28,8 @@ export const INTAKE_ERRORS = {
     retry: 'no',
     area: 'intake',
     description:
-      'The signature was computed over different bytes or with a different secret. Flowport verifies the raw body exactly as received.',
-    fix: 'Sign the exact raw body bytes you send (no re-serialisation), with the current signing secret. After a rotation, update the sender before the overlap ends.',
+      "The signature was computed over different bytes or with a different secret. Flowport verifies the signed content exactly as received: the raw body, or `{timestamp}.{body}` when the endpoint has a timestamp header configured, or the preset's own format (Stripe `{t}.{body}`, Standard Webhooks `{webhook-id}.{webhook-timestamp}.{body}`, Slack `v0:{timestamp}:{body}`). The refusal's detail and its receipt's `failure.detail` say which, for this endpoint; the receipt's `failure.hint` says when the signature matches a well-known alternative (the body without the timestamp, an expired previous secret, a trailing newline …).",
+    fix: "Sign the signed content the endpoint expects (the receipt's `failure.detail` names it) over the exact bytes you send (no re-serialisation), with the current signing secret. After a rotation, update the sender before the overlap ends.",
   },
   timestamp_missing: {
     status: 401,

@@ -2,6 +2,7 @@
 // stored; confirmation creates the endpoint and returns its secret once.
 // An imported secret (Stripe, Shopify, Slack, Svix generate their own) is sealed
 // with the SecretBox before the intent is stored, so it never sits in plain text.
+import { endpointWarnings } from '../../services/endpoints.ts';
 import { joinUrl } from '../../docs-paths.ts';
 import { INGEST_PATH_PREFIX } from '../../lib/package-info.ts';
 import {
@@ -62,6 +63,7 @@ export const endpointCreateKind: IntentKindDef<EndpointCreateParams> = {
     const existing = await countEndpointsNamed(kc.db, kc.shop.id, config.name);
     const warnings: string[] = [];
     if (existing > 0) warnings.push(`Another endpoint of this shop is already named "${config.name}".`);
+    for (const w of endpointWarnings(config)) warnings.push(w.detail);
     return {
       targetType: 'shop',
       targetId: kc.shop.id,

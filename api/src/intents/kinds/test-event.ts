@@ -10,8 +10,10 @@ import {
   buildFlowPayload,
   FLOW_PAYLOAD_LIMIT_BYTES,
   numericResourceId,
+  type PayloadSource,
   TRIGGER_HANDLES,
 } from '../../handoff/payload.ts';
+import { INTAKE_SUPPORT_CODES } from '../../errors/codes/intake.ts';
 import { newId } from '../../ids.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { insertTestEvent } from '../../store/tables/events/intents.ts';
@@ -27,6 +29,14 @@ export interface TestEventParams {
 
 export const TEST_EVENT_SENDER = 'flowport-test';
 export const DEFAULT_TEST_EVENT_TYPE = 'flowport.test';
+
+/**
+ * What a test event's Flow payload is built from: the preview's (id NEW_EVENT_ID) and the event's
+ * row alike. Its external event id is its own id, as insertTestEvent stores it.
+ */
+function testEventSource(source: Omit<PayloadSource, 'id' | 'external_event_id'>, id: string): PayloadSource {
+  return { ...source, id, external_event_id: id };
+}
 
 function testBody(params: TestEventParams): string {
   return JSON.stringify(
@@ -51,7 +61,6 @@ export const testEventKind: IntentKindDef<TestEventParams> = {
     const source = {
       event_type: eventType,
       sender: TEST_EVENT_SENDER,
-      external_event_id: null,
       received_at: kc.now,
       body,
       resource_id: resourceId,
@@ -59,10 +68,10 @@ export const testEventKind: IntentKindDef<TestEventParams> = {
     let flowPayload: Record<string, unknown>;
     let payloadBytes: number;
     try {
-      flowPayload = buildFlowPayload(endpoint.trigger_variant, { ...source, id: NEW_EVENT_ID });
+      flowPayload = buildFlowPayload(endpoint.trigger_variant, testEventSource(source, NEW_EVENT_ID));
       // Measured with an id of the real length: the event id is part of the payload Flow measures.
       payloadBytes = Buffer.byteLength(
-        JSON.stringify(buildFlowPayload(endpoint.trigger_variant, { ...source, id: newId('event', kc.now) })),
+        JSON.stringify(buildFlowPayload(endpoint.trigger_variant, testEventSource(source, newId('event', kc.now)))),
       );
     } catch (err) {
       throw new AppError('invalid_request', {
@@ -107,7 +116,8 @@ export const testEventKind: IntentKindDef<TestEventParams> = {
           body,
           flow_trigger_handle: handle,
           flow_payload: flowPayload,
-          flow_payload_note: `The new event's id (shown as ${NEW_EVENT_ID}) and "Received at" are set when the event is created at confirmation.`,
+          external_event_id: NEW_EVENT_ID,
+          flow_payload_note: `The new event's id (shown as ${NEW_EVENT_ID}) and "Received at" are set when the event is created at confirmation. A test event's external event id is its own id (the event read shows it as external_event_id).`,
           payload_bytes: payloadBytes,
         },
       },
@@ -131,6 +141,7 @@ export const testEventKind: IntentKindDef<TestEventParams> = {
       configVersion: endpoint.config_version,
       bodySize: size,
       bodySha256: hash,
+      supportCode: INTAKE_SUPPORT_CODES.accepted.code,
     });
     await insertTestEvent(kc.db, {
       id: eventId,

@@ -27,7 +27,7 @@ export const EndpointView = z
     config: z
       .record(z.string(), z.unknown())
       .describe(
-        'Non-secret configuration: auth parameters (header names, encodings, tolerance), mapping, dedupe window.',
+        'Non-secret configuration: auth parameters (header names, encodings, tolerance), mapping, dedupe window. `mapping.external_id` is the sender id dedupe uses as it applies: `preset` only for auth modes that have one (github, shopify, stripe, standard_webhooks, slack), `none` when there is nothing to dedupe on.',
       ),
     secret: z
       .object({
@@ -46,6 +46,21 @@ export const EndpointView = z
     updated_at: Timestamp.describe('When its configuration last changed.'),
     archived_at: Timestamp.nullable().describe('When it was archived; null unless archived.'),
     deleted_at: Timestamp.nullable().describe('When it was deleted; null unless deleted.'),
+    warnings: z
+      .array(
+        z.object({
+          code: z
+            .enum(['no_dedupe_id'])
+            .describe(
+              '`no_dedupe_id`: no external event id to dedupe on (`config.mapping.external_id` is `none`), so the same webhook sent twice runs the workflow twice.',
+            ),
+          severity: z.enum(['advisory']).describe('`advisory`: events still flow; it needs attention.'),
+          detail: z.string().describe('What is wrong and how to fix it, in plain words.'),
+        }),
+      )
+      .describe(
+        "What this endpoint's configuration leaves open (advisory; setup's `dedupe_ids` check says the same); empty when nothing.",
+      ),
     recent: z
       .object({
         window_hours: z.number().int().describe('Length of the window counted, in hours (24).'),

@@ -1,7 +1,12 @@
 import { z } from '@hono/zod-openapi';
 import { AUTH_MODES } from '../../store/tables/endpoints.ts';
 import { Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
-import { AUTH_FAILURE_CHECK_TEXT, AUTH_FAILURE_CHECKS } from '../../errors/auth-failure.ts';
+import {
+  AUTH_FAILURE_CHECK_TEXT,
+  AUTH_FAILURE_CHECKS,
+  AUTH_FAILURE_HINT_CODES,
+  AUTH_FAILURE_HINTS,
+} from '../../errors/auth-failure.ts';
 
 const nullableCount = (description: string) => z.number().int().nullable().describe(description);
 
@@ -27,6 +32,19 @@ export const ReceiptFailure = z
     active_secrets: nullableCount(
       'How many active secrets the value was compared with (2 during a rotation overlap, 0 when none is set); null when no comparison was made.',
     ),
+    hint: z
+      .object({
+        code: z
+          .enum(AUTH_FAILURE_HINT_CODES as [string, ...string[]])
+          .describe(
+            `The well-known alternative the signature does match (stable): ${AUTH_FAILURE_HINT_CODES.map((h) => `\`${h}\` (after \`${AUTH_FAILURE_HINTS[h].after}\`): ${AUTH_FAILURE_HINTS[h].text}`).join(' ')}`,
+          ),
+        detail: z.string().describe('What matched and what to change, for this request (header names, times).'),
+      })
+      .nullable()
+      .describe(
+        'Worked out only when verification failed, from a few cheap and certain alternatives (an HMAC matches or not): the body without the timestamp, a timestamp header not configured, an expired previous secret, a trailing newline, the other encoding, a prefix too many or missing, a Standard Webhooks secret used as text. Null when none matches.',
+      ),
   })
   .openapi('ReceiptFailure');
 
@@ -57,7 +75,9 @@ export const Receipt = z
     endpoint_config_version: wholeNumber('Endpoint configuration version the request was checked against.'),
     http_status: wholeNumber('The HTTP status Flowport answered the sender with.'),
     error_code: nullableText('Catalog error code when intake refused the request; null when accepted.'),
-    support_code: nullableText('Short code to quote to support when refused; null when accepted.'),
+    support_code: nullableText(
+      "Intake support code to quote to support: `FP-I-OK` accepted (test events included), `FP-I-DUP` duplicate, `FP-I-HS` handshake, or the refusal's family (e.g. `FP-I-SIG`). Null only on receipts written before every receipt carried one.",
+    ),
     body_size: wholeNumber('Size of the request body in bytes.'),
     body_sha256: nullableText(
       'SHA-256 of the body as received (hex), refused requests included; null when no body was read (refused before reading it, or it never arrived whole).',
@@ -79,11 +99,26 @@ export const Receipt = z
             enabled_workflow: z
               .enum(['yes', 'no', 'unknown'])
               .describe(
-                "Whether an enabled Shopify Flow workflow uses the trigger in this store, per Flow's newest trigger lifecycle callback; `unknown` until Flow sends one. `no`: the trigger's events end `no_workflow` without a call to Shopify.",
+                "Now (at `as_of`): whether an enabled Shopify Flow workflow uses the trigger in this store, per Flow's newest trigger lifecycle callback; `unknown` until Flow sends one. `no`: the trigger's events end `no_workflow` without a call to Shopify.",
               ),
-            since: Timestamp.nullable().describe("The time of Flow's signal; null when unknown."),
+            since: Timestamp.nullable().describe("Now: the time of Flow's newest signal; null when unknown."),
+            as_of: Timestamp.describe(
+              'When this readiness was read (this answer): `enabled_workflow` and `since` are the readiness now, not when the request came in.',
+            ),
+            at_receipt: z
+              .object({
+                enabled_workflow: z
+                  .enum(['yes', 'no', 'unknown'])
+                  .describe('What Flow had last said when the request was received.'),
+                since: Timestamp.nullable().describe('The time of that signal, as Flow dated it; null when none yet.'),
+              })
+              .describe(
+                "The trigger's readiness when the request was received (`received_at`), from the readiness history (listFlowReadinessHistory): the newest signal Flowport had by then.",
+              ),
           })
-          .describe("Flow readiness of the event's trigger now."),
+          .describe(
+            "Flow readiness of the event's trigger: now (`as_of`), and when the request was received (`at_receipt`).",
+          ),
       })
       .nullable()
       .describe('Where the handoff to Shopify Flow stands now; null when no event was stored.'),

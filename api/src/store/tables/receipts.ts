@@ -47,7 +47,7 @@ export async function tallyRejection(
 
 // intents: a test event's receipt.
 
-/** The receipt of a test event (auth 'test', valid, dedupe bypassed, 202). */
+/** The receipt of a test event (auth 'test', valid, dedupe bypassed, 202, with the accepted intake code). */
 export async function insertTestReceipt(
   tx: Db,
   r: {
@@ -60,12 +60,24 @@ export async function insertTestReceipt(
     configVersion: number;
     bodySize: number;
     bodySha256: string;
+    supportCode: string;
   },
 ): Promise<void> {
   await tx.run(
     `INSERT INTO receipts (id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
-         dedupe_decision, config_version, http_status, body_size, body_sha256)
-       VALUES (?, ?, ?, ?, ?, ?, 'test', 'valid', 'bypassed', ?, 202, ?, ?)`,
-    [r.id, r.shopId, r.endpointId, r.eventId, r.requestId, r.now, r.configVersion, r.bodySize, r.bodySha256],
+         dedupe_decision, config_version, http_status, support_code, body_size, body_sha256)
+       VALUES (?, ?, ?, ?, ?, ?, 'test', 'valid', 'bypassed', ?, 202, ?, ?, ?)`,
+    [
+      r.id,
+      r.shopId,
+      r.endpointId,
+      r.eventId,
+      r.requestId,
+      r.now,
+      r.configVersion,
+      r.supportCode,
+      r.bodySize,
+      r.bodySha256,
+    ],
   );
 }

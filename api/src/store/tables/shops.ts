@@ -446,6 +446,23 @@ export async function findLifecycleSignal(
   );
 }
 
+/**
+ * The lifecycle signal that was a trigger's readiness at `at`: the newest, as Flow dated it, of
+ * those Flowport had received by then (flow_lifecycle_signals keeps every one).
+ */
+export async function findLifecycleSignalAt(
+  db: Db,
+  shopDomain: string,
+  handle: string,
+  at: number,
+): Promise<Omit<LifecycleSignalRow, 'trigger_handle'> | undefined> {
+  return db.get<{ has_enabled_flow: number; signal_at: number | string }>(
+    `SELECT has_enabled_flow, signal_at FROM flow_lifecycle_signals
+      WHERE shop_domain = ? AND trigger_handle = ? AND received_at <= ? ORDER BY signal_at DESC, id DESC LIMIT 1`,
+    [shopDomain, handle, at],
+  );
+}
+
 /** The newest lifecycle signal of every trigger in a shop. */
 export async function listLifecycleSignals(db: Db, shopDomain: string): Promise<LifecycleSignalRow[]> {
   return db.all<LifecycleSignalRow>(

@@ -43,7 +43,10 @@ export async function purgeEndpointBodies(tx: Db, endpointId: string, now: numbe
   return purged.changes;
 }
 
-/** A test event, queued at once (is_test = 1, retained). */
+/**
+ * A test event, queued at once (is_test = 1, retained). Its external event id is its own id: a
+ * test event is its own source, and the Flow payload's "External event id" reads this column.
+ */
 export async function insertTestEvent(
   tx: Db,
   e: {
@@ -63,14 +66,15 @@ export async function insertTestEvent(
   },
 ): Promise<void> {
   await tx.run(
-    `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, event_type, sender, body, body_size, body_sha256, resource_id,
+    `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, external_event_id, event_type, sender, body, body_size, body_sha256, resource_id,
          config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, is_test)
-       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'retained', ?, 1)`,
+       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'retained', ?, 1)`,
     [
       e.id,
       e.shopId,
       e.endpointId,
       e.receiptId,
+      e.id,
       e.eventType,
       e.sender,
       e.body,
