@@ -86,8 +86,8 @@ export async function readinessChecks(
   const shop = await shopRow(db, shopId);
   const checks: CheckFinding[] = [];
   shopChecks(checks, shop, url);
-  const workflowsOn = await endpointChecks(checks, db, shop, shopId, url, endpointId);
-  await trafficChecks(checks, db, shopId, url, now, workflowsOn, endpointId);
+  const enabledTriggers = await endpointChecks(checks, db, shop, shopId, url, endpointId);
+  await trafficChecks(checks, db, shopId, url, now, enabledTriggers, endpointId);
   await planCheck(checks, db, shopId, url, now);
   return checks.map((c) => ({ ...c, severity: checkSeverity(c.status) }));
 }
@@ -120,7 +120,7 @@ function shopChecks(checks: CheckFinding[], shop: Shop, url: DocsUrl): void {
 
 /**
  * endpoints_configured, flow_trigger_handles, and flow_workflow_enabled per trigger handle in use.
- * Returns whether an enabled workflow uses every trigger in use (and one is in use), as Flow said.
+ * Returns the trigger handles Flow last said an enabled workflow uses.
  */
 async function endpointChecks(
   checks: CheckFinding[],
@@ -129,7 +129,7 @@ async function endpointChecks(
   shopId: string,
   url: DocsUrl,
   endpointId?: string,
-): Promise<boolean> {
+): Promise<Set<string>> {
   const shopEps = await db.all<EndpointFacts>(
     'SELECT id, name, status, trigger_variant, auth_mode, config_json FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL',
     [shopId],
@@ -159,7 +159,8 @@ async function endpointChecks(
       docs_url: url(`${DOCS_PATHS.lifecycle}#flow-readiness`),
     });
   }
-  return handles.length > 0 && handles.every((h) => signals.get(h)?.enabled === 'yes');
+  // The triggers Flow last said an enabled workflow uses (recent_deliveries' next step, per trigger).
+  return new Set([...signals].filter(([, r]) => r.enabled === 'yes').map(([h]) => h));
 }
 
 interface EndpointFacts {
@@ -234,11 +235,11 @@ async function trafficChecks(
   shopId: string,
   url: DocsUrl,
   now: number,
-  workflowsOn: boolean,
+  enabledTriggers: ReadonlySet<string>,
   endpointId?: string,
 ): Promise<void> {
   checks.push(
-    recentDeliveriesCheck(await senderEventOutcomes(db, shopId, now - WINDOW_MS, endpointId), workflowsOn, url),
+    recentDeliveriesCheck(await senderEventOutcomes(db, shopId, now - WINDOW_MS, endpointId), enabledTriggers, url),
   );
   checks.push(await senderRejectionsCheck(db, shopId, now - WINDOW_MS, url, endpointId));
 }
@@ -311,6 +312,8 @@ export interface SenderEventOutcomes {
   onTheWay: number;
   /** Test events of the window: not sender events, so in none of the counts above (plan usage's `test_events`). */
   testEvents: number;
+  /** The trigger handles of the no_workflow events not recovered. */
+  noWorkflowTriggers: Set<string>;
 }
 
 /** The sender events (not replays, not test events) received since `since`, by how they ended; test events counted apart. */
@@ -327,11 +330,14 @@ export async function senderEventOutcomes(
     support_code: string | null;
     recovered: number;
     n: number;
+    trigger_variant: string;
   }>(
-    `SELECT kind, state, support_code, recovered, COUNT(*) AS n FROM (
-       SELECT ${EVENT_KIND_SQL} AS kind, state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END AS recovered
-         FROM events WHERE shop_id = ? AND received_at >= ? AND replay_of IS NULL${endpointId ? ' AND endpoint_id = ?' : ''}) AS k
-      GROUP BY kind, state, support_code, recovered`,
+    `SELECT kind, state, support_code, recovered, trigger_variant, COUNT(*) AS n FROM (
+       SELECT ${EVENT_KIND_SQL} AS kind, e.state, e.support_code, CASE WHEN e.recovered_by IS NULL THEN 0 ELSE 1 END AS recovered,
+         ep.trigger_variant
+         FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id
+         WHERE e.shop_id = ? AND e.received_at >= ? AND e.replay_of IS NULL${endpointId ? ' AND e.endpoint_id = ?' : ''}) AS k
+      GROUP BY kind, state, support_code, recovered, trigger_variant`,
     endpointId ? [shopId, since, endpointId] : [shopId, since],
   );
   const o: SenderEventOutcomes = {
@@ -344,6 +350,7 @@ export async function senderEventOutcomes(
     failed: 0,
     onTheWay: 0,
     testEvents: 0,
+    noWorkflowTriggers: new Set(),
   };
   for (const r of rows) {
     const n = Number(r.n);
@@ -358,6 +365,8 @@ export async function senderEventOutcomes(
     else if (r.state === 'no_workflow' && r.support_code === SUPPORT_CODES.workflow_disabled.code)
       o.noWorkflowNotCalled += n;
     else if (r.state === 'no_workflow') o.noWorkflowUnknownHandle += n;
+    if (r.state === 'no_workflow' && Number(r.recovered) === 0)
+      o.noWorkflowTriggers.add(handleForVariant(r.trigger_variant as never));
     else if (r.state === 'failed') o.failed += n;
     else o.onTheWay += n;
   }
@@ -370,7 +379,14 @@ export async function senderEventOutcomes(
  * code); the next step agrees with flow_workflow_enabled (`workflowsOn`: every trigger in use has
  * an enabled workflow, as Flow said).
  */
-export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boolean, url: DocsUrl): CheckFinding {
+export function recentDeliveriesCheck(
+  o: SenderEventOutcomes,
+  enabledTriggers: ReadonlySet<string>,
+  url: DocsUrl,
+): CheckFinding {
+  // Whether an enabled workflow now uses the trigger of every unrecovered no_workflow event (not every trigger in use).
+  const triggers = [...o.noWorkflowTriggers].sort();
+  const workflowsOn = triggers.every((h) => enabledTriggers.has(h));
   const noWorkflow = o.noWorkflowNotCalled + o.noWorkflowUnknownHandle;
   const ended = o.delivered + o.recovered + o.duplicates;
   const tests = o.testEvents
@@ -393,8 +409,8 @@ export function recentDeliveriesCheck(o: SenderEventOutcomes, workflowsOn: boole
       .filter(Boolean)
       .join(', ');
     const next = workflowsOn
-      ? 'An enabled workflow uses each trigger in use now (flow_workflow_enabled): recover them with one bulk replay over the window (no_workflow_since, no_workflow_until), which leaves recovered events out; events?state=no_workflow&recovered=false lists what is left.'
-      : 'Deploy the trigger and turn on a workflow that uses it (see flow_workflow_enabled), then recover them with one bulk replay over the window (no_workflow_since).';
+      ? `An enabled workflow uses their trigger${triggers.length === 1 ? '' : 's'} (${triggers.join(', ')}) now, as flow_workflow_enabled says: nothing blocks new events; recover them with one bulk replay over the window (no_workflow_since, no_workflow_until), which leaves recovered events out; events?state=no_workflow&recovered=false lists what is left.`
+      : `Deploy the trigger and turn on a workflow that uses it (${triggers.filter((h) => !enabledTriggers.has(h)).join(', ')}; see flow_workflow_enabled), then recover them with one bulk replay over the window (no_workflow_since).`;
     return {
       check: 'recent_deliveries',
       status: workflowsOn ? 'warn' : 'fail',
