@@ -96,7 +96,7 @@ export function renderAuthCheckOrder(): string {
     AUTH_MODE_LIST.map((f) => [
       code(f.mode),
       f.mode === 'hmac_sha256'
-        ? `${signedContentOf('hmac_sha256')}, or ${signedContentOf('hmac_sha256', '<TIMESTAMP_HEADER>')} when a timestamp header is configured`
+        ? `${signedContentOf('hmac_sha256')}, or ${signedContentOf('hmac_sha256', 'x-ts')} when a timestamp header (here \`x-ts\`) is configured`
         : (signedContentOf(f.mode) ?? 'nothing (the credential is compared as sent)'),
       VERIFY_ORDER[f.mode].map((c) => code(c)).join(' → '),
     ]),
