@@ -173,6 +173,6 @@ export const FLOW_LIFECYCLE_ERRORS = {
     area: 'handoff',
     description:
       "Shopify Flow told Flowport, through the trigger lifecycle callback, that no enabled workflow in this store uses the event's trigger. Flowport did not call Shopify (it would start no workflow and cost Admin API points) and ended the event `no_workflow`; its reason names the time of Flow's signal. Until the first callback for a trigger, Flowport calls Shopify as usual.",
-    fix: 'Turn on a workflow that starts with this Flowport trigger in Shopify Flow. Then replay the events that ended this way: list them with `GET /agent/v1/events?state=no_workflow&support_code=FP-H-NOFL` (or `flowport list-events --state no_workflow --support-code FP-H-NOFL`) and replay them (see Replay).',
+    fix: 'Turn on a workflow that starts with this Flowport trigger in Shopify Flow. Then replay the events that ended this way: list them with `GET /agent/v1/events?state=no_workflow&support_code=FP-H-NOFL` (or `npx flowport list-events --state no_workflow --support-code FP-H-NOFL`) and replay them (see Replay).',
   },
 } as const satisfies Record<string, ErrorDef>;
