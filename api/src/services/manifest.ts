@@ -21,6 +21,7 @@ export const SAFETY_BOUNDARIES = [
 ] as const;
 
 export const ON_REFUSAL = [
+  "Follow the refusal's own next steps first: retry_with (send the request again with that field), call (that operation), merchant_page (the merchant acts there).",
   'Read the docs page linked in the refusal (docs_url).',
   'Check this manifest for capabilities and boundaries.',
   'Inspect the OpenAPI contract for the exact request shape.',
