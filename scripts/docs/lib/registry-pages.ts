@@ -7,7 +7,7 @@ import { DOCS_PATHS, errorDocsPath } from '../../../api/src/docs-paths.ts';
 import type { ErrorCode, ErrorDef } from '../../../api/src/errors/catalog.ts';
 import { AppError, toProblem } from '../../../api/src/errors/problem.ts';
 import { MCP_PATH } from '../../../api/src/lib/package-info.ts';
-import { agentCommandLine, agentCommandWords, CLI_INVOCATION, commandLine } from '../../../api/src/lib/command-line.ts';
+import { agentCommandLine, CLI_INVOCATION, commandLine } from '../../../api/src/lib/command-line.ts';
 import { ASK_FOR_A_GRANT } from '../../../api/src/entry-points.ts';
 import type { AnyOperation } from '../../../api/src/core/types.ts';
 import type { Plan } from '../../../api/src/plans.ts';
@@ -332,7 +332,7 @@ export function renderCliIndex(cli: CliSources = cliReferenceSources()): string 
     '',
     '## Arguments and options of agent commands',
     '',
-    `Path parameters are positional arguments (\`${agentCommandLine(exampleOp('previewReplay'))}\`). Query and body fields are options named after the API field in kebab case (\`acknowledge_recent_delivery\` becomes \`--acknowledge-recent-delivery\`): true/false fields are switches, numbers take a number, nested objects take JSON. \`${agentCommandWords(exampleOp('confirmActionIntent'))}\` takes \`--idempotency-key <key>\`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.`,
+    `Path parameters are positional arguments (\`${agentCommandLine(exampleOp('previewReplay'))}\`). Query and body fields are options named after the API field in kebab case (\`acknowledge_recent_delivery\` becomes \`--acknowledge-recent-delivery\`): true/false fields are switches, numbers take a number, nested objects take JSON. \`${(exampleOp('confirmActionIntent').cli ?? []).join(' ')}\` takes \`--idempotency-key <key>\`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.`,
     '',
     'Every agent command also accepts:',
     '',
