@@ -213,7 +213,7 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
   port: {
     default: code(DEFAULT_PORT),
     about:
-      'HTTP port of `flowport serve`. In sandbox mode a worker-only process hands off to the stand-in at this port.',
+      'HTTP port of `npx flowport serve`. In sandbox mode a worker-only process hands off to the stand-in at this port.',
   },
   host: { default: code('0.0.0.0'), about: 'Interface to listen on.' },
   publicUrl: {
@@ -298,7 +298,7 @@ export const CONFIG_VARIABLES: Record<keyof typeof ENV, { default: string; about
   endpointCacheMs: {
     default: code(DEFAULTS.endpointCacheMs),
     about:
-      "How long intake trusts its cached endpoint. Changes made through the serving process apply at once, and on PostgreSQL so do other processes' (NOTIFY); this bounds changes made by another process on SQLite (e.g. `flowport endpoints import-secret`) and a lost notification.",
+      "How long intake trusts its cached endpoint. Changes made through the serving process apply at once, and on PostgreSQL so do other processes' (NOTIFY); this bounds changes made by another process on SQLite (e.g. `npx flowport endpoints import-secret`) and a lost notification.",
   },
   intentTtlSeconds: {
     default: code(DEFAULTS.intentTtlSeconds),

@@ -12,6 +12,7 @@ import { ERROR_CATALOG } from '../../api/src/errors/catalog.ts';
 import type { ErrorDef } from '../../api/src/errors/catalog.ts';
 import { ON_REFUSAL, SAFETY_BOUNDARIES } from '../../api/src/services/manifest.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { ASK_FOR_A_GRANT, WHO_CREATES_GRANTS } from '../../api/src/entry-points.ts';
 import { PLAN_IDS, PLANS } from '../../api/src/plans.ts';
 import { CONFIG_VARIABLES, ENV } from '../../api/src/config.ts';
 import {
@@ -99,6 +100,8 @@ export function generate(): GenerateResult {
 
   const directives: Record<string, () => string> = {
     'tier-table': renderTierTable,
+    'who-creates-grants': () => WHO_CREATES_GRANTS,
+    'ask-for-a-grant': () => ASK_FOR_A_GRANT,
     'plan-table': () => renderPlanTable(plans),
     'lifecycle-states': renderLifecycleTable,
     'support-codes': renderSupportCodeTable,

@@ -14,8 +14,9 @@ export interface Floor {
 export const FLOORS: readonly Floor[] = [
   {
     name: 'foundation',
-    areas: ['lib', 'ids', 'config', 'docs-paths', 'plans', 'errors'],
-    holds: 'configuration, ids, the error catalog, docs paths, plans and small helpers (api/src/lib/)',
+    areas: ['lib', 'ids', 'config', 'docs-paths', 'plans', 'errors', 'entry-points'],
+    holds:
+      'configuration, ids, the error catalog, docs paths, plans, where a human acts (entry-points: the CLI invocation, the merchant page, who creates grants) and small helpers (api/src/lib/)',
   },
   {
     name: 'store',

@@ -315,7 +315,14 @@ describe.each(byId)('%s', (id, op) => {
           : /^Bearer resource_metadata="[^"]+", error="invalid_token", error_description="[^"]*"$/,
       );
       expect(r.json.refusal?.layer).toBe('authority');
-      expect(r.json.refusal?.next_steps).toHaveLength(4);
+      // The merchant page first (the catalog's step for a missing or dead grant), the generic steps last.
+      expect(r.json.refusal?.next_steps.map((x: { kind: string }) => x.kind)).toEqual([
+        'merchant_page',
+        'docs',
+        'manifest',
+        'openapi',
+        'ask_human',
+      ]);
     }
   });
 

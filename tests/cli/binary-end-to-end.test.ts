@@ -131,7 +131,7 @@ describe('read commands', () => {
     expect(manifest.json.product).toBe('Flowport');
     expect(
       manifest.json.capabilities.find((c: { operation_id: string }) => c.operation_id === 'previewReplay').cli_command,
-    ).toBe('flowport preview-replay <event_id>');
+    ).toBe('npx flowport preview-replay <event_id>');
 
     const g = await cli(['get-grant'], { env });
     expect(g.code).toBe(0);
@@ -219,7 +219,7 @@ describe('replay: preview and confirmation', () => {
 
     const readable = await cli(['get-action-intent', intentId], { env, tty: true });
     expect(readable.stdout).toContain(`Action intent ${intentId}: replay, previewed`);
-    expect(readable.stdout).toContain(`Next: flowport confirm-action-intent ${intentId}`);
+    expect(readable.stdout).toContain(`Next: npx flowport confirm-action-intent ${intentId}`);
 
     const confirm = await cli(['confirm-action-intent', intentId], { env });
     expect(confirm.code).toBe(0);
@@ -250,14 +250,26 @@ describe('refusals and other failures', () => {
     expect(piped.json.docs_url).toBe(`${s.url}/reference/errors/missing_scope/`);
     expect(piped.json.refusal.layer).toBe('authority');
     expect(piped.json.refusal.reason).toContain('replay:preview');
-    expect(piped.json.refusal.next_steps[0].url).toBe(piped.json.docs_url);
+    // The steps that fix missing_scope come first (issue 43): read the grant, then the merchant page.
+    expect(piped.json.refusal.next_steps.map((x: { kind: string }) => x.kind)).toEqual([
+      'call',
+      'merchant_page',
+      'docs',
+      'manifest',
+      'openapi',
+      'ask_human',
+    ]);
+    expect(piped.json.refusal.next_steps[2].url).toBe(piped.json.docs_url);
 
     const tty = await cli(['preview-replay', eventId, '--acknowledge-recent-delivery'], { env: obs, tty: true });
     expect(tty.code).toBe(EXIT.refusal.code);
     expect(tty.stdout).toContain('Refused (authority):');
     expect(tty.stdout).toContain(`docs         ${s.url}/reference/errors/missing_scope/`);
     expect(tty.stdout).toContain('needs scope  replay:preview');
-    expect(tty.stdout).toMatch(/Next steps:\n {2}1\. Read the docs page/);
+    expect(tty.stdout).toMatch(
+      /To fix it:\n {2}1\. Read your grant: its tier and scopes\.\n {5}\$ npx flowport get-grant\n/,
+    );
+    expect(tty.stdout).toMatch(/Then:\n {2}\d\. Read the docs page/);
     expect(tty.stdout).toContain('ask the merchant');
 
     const boundary = await cli(['preview-replay', eventId, '--payload-override', '{"changed":true}'], { env });
@@ -368,7 +380,9 @@ describe('doctor', () => {
     expect(byName.grant.status).toBe('fail');
     expect(byName.grant.message).toContain('expired');
     expect(byName.grant.message).toContain('grant_expired');
-    expect(byName.grant.fix).toContain('flowport grants create');
+    // A merchant is sent to the merchant page, never to a command line on the host (issue 43).
+    expect(byName.grant.fix).toContain('merchant page (`/merchant`');
+    expect(byName.grant.fix).not.toContain('grants create');
     expect(byName.grant.docs_url).toBe(`${s.url}/reference/errors/grant_expired/`);
     for (const later of ['expiry', 'scopes', 'plan']) expect(byName[later].status).toBe('skip');
     const text = await cli(['doctor'], { env: { ...env, FLOWPORT_TOKEN: expiredToken }, tty: true });

@@ -76,38 +76,38 @@ describe('agent commands = registry operations', () => {
   it('the issue’s command tree exists, with path parameters as positional arguments', () => {
     const usages = cliCommands().map(usageLine);
     for (const u of [
-      'flowport get-manifest',
-      'flowport get-grant',
-      'flowport get-plan-usage',
-      'flowport get-setup',
-      'flowport list-endpoints',
-      'flowport get-endpoint <endpoint_id>',
-      'flowport list-events',
-      'flowport get-event <event_id>',
-      'flowport get-event-receipt <event_id>',
-      'flowport get-diagnostics',
-      'flowport list-audit',
-      'flowport list-action-intents',
-      'flowport get-action-intent <intent_id>',
-      'flowport confirm-action-intent <intent_id>',
-      'flowport cancel-action-intent <intent_id>',
-      'flowport preview-replay <event_id>',
-      'flowport preview-diagnostics-share',
-      'flowport preview-endpoint-edit <endpoint_id>',
-      'flowport preview-secret-rotate <endpoint_id>',
-      'flowport preview-endpoint-delete <endpoint_id>',
-      'flowport preview-test-event <endpoint_id>',
-      'flowport docs',
-      'flowport doctor',
-      'flowport completion <shell>',
-      'flowport sandbox',
-      'flowport shops list',
-      'flowport shops create',
-      'flowport endpoints create',
-      'flowport grants create',
-      'flowport grants list',
-      'flowport grants revoke',
-      'flowport audit verify',
+      'npx flowport get-manifest',
+      'npx flowport get-grant',
+      'npx flowport get-plan-usage',
+      'npx flowport get-setup',
+      'npx flowport list-endpoints',
+      'npx flowport get-endpoint <endpoint_id>',
+      'npx flowport list-events',
+      'npx flowport get-event <event_id>',
+      'npx flowport get-event-receipt <event_id>',
+      'npx flowport get-diagnostics',
+      'npx flowport list-audit',
+      'npx flowport list-action-intents',
+      'npx flowport get-action-intent <intent_id>',
+      'npx flowport confirm-action-intent <intent_id>',
+      'npx flowport cancel-action-intent <intent_id>',
+      'npx flowport preview-replay <event_id>',
+      'npx flowport preview-diagnostics-share',
+      'npx flowport preview-endpoint-edit <endpoint_id>',
+      'npx flowport preview-secret-rotate <endpoint_id>',
+      'npx flowport preview-endpoint-delete <endpoint_id>',
+      'npx flowport preview-test-event <endpoint_id>',
+      'npx flowport docs',
+      'npx flowport doctor',
+      'npx flowport completion <shell>',
+      'npx flowport sandbox',
+      'npx flowport shops list',
+      'npx flowport shops create',
+      'npx flowport endpoints create',
+      'npx flowport grants create',
+      'npx flowport grants list',
+      'npx flowport grants revoke',
+      'npx flowport audit verify',
     ])
       expect(usages).toContain(u);
   });
@@ -167,7 +167,7 @@ describe('operator and helper commands', () => {
     expect(helperAt).toBeGreaterThan(agentAt);
     expect(operatorAt).toBeGreaterThan(helperAt);
     // A command's line: four spaces, its usage, at least two spaces, its summary.
-    const lineAt = (usage: string) => out.search(new RegExp(`\n    ${usage.replace(/^flowport /, '')} {2,}\\S`));
+    const lineAt = (usage: string) => out.search(new RegExp(`\n    ${usage.replace(/^npx flowport /, '')} {2,}\\S`));
     for (const op of OPERATIONS) {
       const at = lineAt(agentCommandLine(op) ?? '');
       expect(at, op.operationId).toBeGreaterThan(agentAt);
@@ -214,7 +214,7 @@ describe('operator and helper commands', () => {
     // A command renamed by the naming rule (ADR 1000) names its new spelling.
     const renamed = await cli(['events', 'list']);
     expect(renamed.code).toBe(2);
-    expect(renamed.stderr).toContain('`flowport events list` is now `flowport list-events`');
+    expect(renamed.stderr).toContain('`flowport events list` is now `npx flowport list-events`');
     const none = await cli([]);
     expect(none.code).toBe(2);
     const badNumber = await cli(['preview-diagnostics-share', '--expires-in-hours', 'soon']);
@@ -224,11 +224,11 @@ describe('operator and helper commands', () => {
     expect(badJson.code).toBe(2);
     const group = await cli(['endpoints', '--help']);
     expect(group.code).toBe(0);
-    expect(group.stdout).toContain('flowport endpoints import-secret');
-    expect(group.stdout).toMatch(/flowport endpoints create\s+.*\(operator\)/);
+    expect(group.stdout).toContain('npx flowport endpoints import-secret');
+    expect(group.stdout).toMatch(/npx flowport endpoints create\s+.*\(operator\)/);
     const help = await cli(['preview-replay', '--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('Usage: flowport preview-replay <event_id>');
+    expect(help.stdout).toContain('Usage: npx flowport preview-replay <event_id>');
     expect(help.stdout).toContain('--acknowledge-recent-delivery');
     expect(help.stdout).toContain('replay:preview');
   });

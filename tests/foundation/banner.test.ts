@@ -42,6 +42,9 @@ it('the sandbox banner says the docs are still building, with their URL, until t
     const served = await banner();
     expect(served).toMatch(new RegExp(`^  Docs: {8}${publicUrl.replace(/[.]/g, '\\.')}/$`, 'm'));
     expect(served).not.toContain('still building');
+    // Commands run as printed in a checkout (issue 43, item 3): `npx flowport …`, never a bare `flowport …`.
+    expect(served).toContain('npx flowport sandbox workflows enable --shop');
+    expect(served).not.toMatch(/(?<!npx )\bflowport [a-z]/);
   } finally {
     await store.drop();
   }

@@ -8,6 +8,7 @@ import { ERROR_CATALOG } from '../../api/src/errors/catalog.ts';
 import { AGENT_API_MAX_BODY_BYTES, operationErrorCodes } from '../../api/src/http/agent-router.ts';
 import { buildOpenApiDocument } from '../../api/src/http/openapi.ts';
 import { OPERATIONS } from '../../api/src/operations/registry.ts';
+import { INTENT_KINDS } from '../../api/src/intents/kinds/index.ts';
 import { sendExpectingEarlyAnswer } from '../helpers/early-answer.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/runtime.ts';
 
@@ -46,6 +47,27 @@ describe('GET /agent/v1/manifest', () => {
     );
     expect(m.safety_boundaries.length).toBeGreaterThan(3);
     expect(JSON.stringify(m)).not.toMatch(/fpg_[0-9A-Za-z]{20,}/);
+  });
+});
+
+describe('the manifest states what the product does (issue 43, item 2)', () => {
+  it('its safety boundaries name every side effect and every way a grant is made; its commands run as printed', async () => {
+    const m = (await (await request(`/agent/v1/manifest`)).json()) as any;
+    const boundaries = (m.safety_boundaries as string[]).join('\n');
+    // Every intent kind is a side effect an agent can cause; the boundary lists each.
+    const sideEffects = (m.safety_boundaries as string[]).find((b) => b.startsWith('Every side effect'));
+    for (const kind of Object.keys(INTENT_KINDS)) expect(sideEffects, kind).toContain(kind.replace(/_/g, ' '));
+    expect(sideEffects).toContain('bulk replay');
+    expect(sideEffects).toContain('alert subscribe');
+    // Grants: the merchant page, the OAuth consent page and the operator CLI, as printed in a checkout.
+    expect(boundaries).toContain('merchant page (`/merchant`');
+    expect(boundaries).toContain('OAuth consent page');
+    expect(boundaries).toContain('`npx flowport grants create`');
+    expect(boundaries).not.toContain('only by a human through the operator CLI');
+    expect(m.api.auth.how_to_get_a_grant).toContain('merchant page');
+    expect(m.api.auth.how_to_get_a_grant).not.toContain('grants create');
+    expect(m.cli.command).toBe('npx flowport');
+    for (const c of m.capabilities) if (c.cli_command) expect(c.cli_command).toMatch(/^npx flowport [a-z]/);
   });
 });
 

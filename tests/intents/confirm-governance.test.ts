@@ -173,6 +173,8 @@ describe('authority', () => {
     expectRefusal(refused, 403, 'missing_scope', 'authority');
     expect(refused.json.refusal.required_scope).toBe('replay:execute');
     expect(refused.json.refusal.next_steps.map((s: { kind: string }) => s.kind)).toEqual([
+      'call',
+      'merchant_page',
       'docs',
       'manifest',
       'openapi',

@@ -173,7 +173,14 @@ describe('refusals come back as isError tool results', () => {
     expect(problem.status).toBe(403);
     expect(problem.refusal?.layer).toBe('authority');
     expect(problem.refusal?.required_scope).toBe('replay:execute');
-    expect(problem.refusal?.next_steps.map((s) => s.kind)).toEqual(['docs', 'manifest', 'openapi', 'ask_human']);
+    expect(problem.refusal?.next_steps.map((s) => s.kind)).toEqual([
+      'call',
+      'merchant_page',
+      'docs',
+      'manifest',
+      'openapi',
+      'ask_human',
+    ]);
     expect(problem.docs_url).toBe(`${server.url}/reference/errors/missing_scope/`);
     // The resource_link points at the page's Markdown twin, and it resolves on this server's built site.
     const link = result.content.find((c) => c.type === 'resource_link');

@@ -17,9 +17,10 @@ import {
 const API_PREFIX = '/agent/v1/';
 /**
  * What commands and recorded answers in the twins address on the same origin but the site does not
- * serve (issue 43: they name the serving origin): the API's base URL and sender intake URLs.
+ * serve (issue 43: they name the serving origin): the API's base URL, sender intake URLs, the
+ * merchant page (a refusal's `merchant_page` step links it) and the sandbox's received triggers.
  */
-const SERVER_PATHS = /^\/(agent\/v1(\/|$)|in\/)/;
+const SERVER_PATHS = /^\/(agent\/v1(\/|$)|in\/|merchant$|sandbox\/shopify\/)/;
 
 beforeAll(ensureSiteBuilt, 900_000);
 

@@ -141,6 +141,10 @@ it('the task pages have runnable blocks, and answers shown after them', () => {
     'recover/diagnostics-share.md',
     'agent-access/grants-and-scopes.md',
     'agent-access/mcp-setup.md',
+    // What merchants ask (issue 43, item 5).
+    'recover/workflow-ran-twice.md',
+    'recover/sender-refused.md',
+    'recover/workflow-was-off.md',
   ]) {
     expect(pages).toContain(page);
   }

@@ -3,6 +3,7 @@
 // manifest; the grant, its expiry and scopes from GET /grant; headroom from
 // GET /plan-usage (both count as simple reads on the shop's plan).
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
+import { ASK_FOR_A_GRANT } from '../entry-points.ts';
 import { PRODUCT } from '../lib/package-info.ts';
 import { agentCommandById } from './agent-table.ts';
 import { type Connection, request, UnreachableError } from './client.ts';
@@ -68,8 +69,7 @@ interface Problem {
 }
 
 const EXPIRY_WARN_S = 3 * 86_400;
-const GRANT_FIX =
-  'Ask the merchant (a human on the host) to create a grant: `flowport grants create --shop <SHOP_ID> --tier <TIER> --actor-kind agent --actor-name <NAME>`, then put the token in FLOWPORT_TOKEN or a file for --token-file.';
+const GRANT_FIX = `${ASK_FOR_A_GRANT}, then put the token in FLOWPORT_TOKEN or a file for --token-file.`;
 
 function duration(s: number): string {
   if (s <= 0) return 'now';
@@ -256,7 +256,7 @@ async function grantChecks({ conn, io, add, skipRest, docs }: DoctorStep): Promi
     status: grant.expires_in_s < EXPIRY_WARN_S ? 'warn' : 'ok',
     message: `Expires ${grant.expires_at} (in ${duration(grant.expires_in_s)}).`,
     ...(grant.expires_in_s < EXPIRY_WARN_S
-      ? { fix: 'Ask the merchant for a new grant before this one expires (grants cannot be extended).' }
+      ? { fix: `${ASK_FOR_A_GRANT} before this one expires (grants cannot be extended).` }
       : {}),
     docs_url: docs(DOCS_PATHS.grantsAndScopes),
   });
@@ -293,7 +293,9 @@ function scopesCheck({ add, docs }: DoctorStep, manifest: Manifest, grant: Grant
     status: 'ok',
     message: parts.join(' '),
     ...(blocked.length || cannotConfirm.length
-      ? { fix: 'If you need more, ask the merchant for a grant with a larger tier or extra --scope values.' }
+      ? {
+          fix: `If you need more: ${ASK_FOR_A_GRANT.charAt(0).toLowerCase()}${ASK_FOR_A_GRANT.slice(1)} (a larger tier).`,
+        }
       : {}),
     docs_url: docs(DOCS_PATHS.grantsAndScopes),
   });

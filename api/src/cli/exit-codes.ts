@@ -25,7 +25,7 @@ export const EXIT = {
     code: 3,
     name: 'auth',
     meaning:
-      'No usable grant: the token is missing, unreadable, invalid, expired or revoked (HTTP 401). A human creates a new grant with `flowport grants create`.',
+      'No usable grant: the token is missing, unreadable, invalid, expired or revoked (HTTP 401). The merchant creates a new grant on the merchant page (`/merchant`, Grants).',
   },
   refusal: {
     code: 4,

@@ -14,7 +14,7 @@ import { AppError } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
 import { closestName, unknownNameMessage } from '../lib/suggest.ts';
 import { familyLabel } from '../operations/families.ts';
-import { agentCommandLine, pathParams } from '../lib/command-line.ts';
+import { agentCommandLine, agentCommandWords, CLI_INVOCATION, commandLine, pathParams } from '../lib/command-line.ts';
 import {
   AGENT_COMMANDS,
   type AgentCommand,
@@ -42,7 +42,15 @@ import { watchIntent } from './watch.ts';
 import { EXIT, EXIT_CODES, exitCodeForHttp } from './exit-codes.ts';
 import { handlersFor, type OperatorHandler, type OptionValues, type StandaloneHandler } from './handlers.ts';
 import { type CliIO, processIO, withProgress } from './io.ts';
-import { type IntentView, type ProblemView, renderIntent, renderProblem, renderReadable } from './output.ts';
+import {
+  cliErrorJson,
+  type IntentView,
+  type ProblemView,
+  renderIntent,
+  renderProblem,
+  renderReadable,
+} from './output.ts';
+import { refusalContext } from './refusal-context.ts';
 
 export type { CliIO } from './io.ts';
 export { UsageError } from './client.ts';
@@ -102,11 +110,14 @@ export function cliCommands(options: { withAgentOptions?: boolean } = {}): CliCo
   ];
 }
 
+/** `get-event <event_id>`: a command's words and arguments, without the invocation. */
+export function commandWords(c: CliCommand): string {
+  return c.op ? (agentCommandWords(c.op) ?? '') : [...c.words, ...c.args.map((a) => `<${a.name}>`)].join(' ');
+}
+
+/** `npx flowport get-event <event_id>`: a command as it is typed in a checkout. */
 export function usageLine(c: CliCommand): string {
-  const args = c.op
-    ? (agentCommandLine(c.op) ?? '').replace(/^flowport /, '')
-    : [...c.words, ...c.args.map((a) => `<${a.name}>`)].join(' ');
-  return `flowport ${args}`;
+  return commandLine(commandWords(c));
 }
 
 function wantJson(values: OptionValues, io: CliIO): boolean {
@@ -122,19 +133,16 @@ function optionLines(options: readonly CommandOption[]): string[] {
 
 function usage(): string {
   const all = cliCommands();
-  const line = (c: CliCommand, w: number) =>
-    `    ${usageLine(c)
-      .replace(/^flowport /, '')
-      .padEnd(w)}  ${c.summary}`;
+  const line = (c: CliCommand, w: number) => `    ${commandWords(c).padEnd(w)}  ${c.summary}`;
   const lines = [
     `flowport ${PRODUCT.version}: the ${PRODUCT.name} command line.`,
     '',
-    'Usage: flowport <command> [arguments] [options]',
+    `Usage: ${CLI_INVOCATION} <command> [arguments] [options]`,
     '',
     `Agent commands: call a running Flowport over HTTP with a grant token (${CLI_ENV.token} or --token-file).`,
   ];
   const agent = all.filter((c) => c.kind === 'agent');
-  const w = Math.max(...all.map((c) => usageLine(c).length - 'flowport '.length));
+  const w = Math.max(...all.map((c) => commandWords(c).length));
   const families = [...new Set(agent.map((c) => c.op?.family as string))];
   for (const f of families) {
     lines.push(`  ${familyLabel(f)}`);
@@ -153,7 +161,7 @@ function usage(): string {
     'Output: readable text on a terminal, JSON when piped or with --json.',
     `Exit codes: ${EXIT_CODES.map((e) => `${e.code} ${e.name}`).join(', ')}.`,
     'Add --help after a command for its arguments and options (--help --json: the whole tree as JSON); --version prints the version.',
-    '`flowport docs` prints where the docs live; `flowport doctor` checks your setup.',
+    `\`${commandLine('docs')}\` prints where the docs live; \`${commandLine('doctor')}\` checks your setup.`,
   );
   return lines.join('\n');
 }
@@ -255,7 +263,7 @@ function parseFor(c: CliCommand, args: string[]): { values: OptionValues; positi
       const typed = (bad ?? '').split('=')[0] as string;
       const near = closestName(typed.replace(/^-+/, ''), Object.keys(spec));
       throw new UsageError(
-        `${unknownNameMessage('option', typed, near ? `--${near}` : null)} Run \`flowport ${c.words.join(' ')} --help\` for the options of \`${usageLine(c)}\`.`,
+        `${unknownNameMessage('option', typed, near ? `--${near}` : null)} Run \`${commandLine(...c.words, '--help')}\` for the options of \`${usageLine(c)}\`.`,
       );
     }
     if (code.startsWith('ERR_PARSE_ARGS')) throw new UsageError((err as Error).message);
@@ -279,7 +287,7 @@ function parseFor(c: CliCommand, args: string[]): { values: OptionValues; positi
   }
   if (parsed.positionals.length > want)
     throw new UsageError(
-      `Unexpected argument "${parsed.positionals[want]}" for \`${usageLine(c)}\`. Run \`flowport ${c.words.join(' ')} --help\`.`,
+      `Unexpected argument "${parsed.positionals[want]}" for \`${usageLine(c)}\`. Run \`${commandLine(...c.words, '--help')}\`.`,
     );
   for (const [i, a] of c.args.entries()) {
     const v = parsed.positionals[i] as string;
@@ -329,7 +337,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     const w = Math.max(...group.map((x) => usageLine(x).length));
     io.out(
       [
-        `Commands under \`flowport ${cmdWords.join(' ')}\`:`,
+        `Commands under \`${commandLine(...cmdWords)}\`:`,
         ...group.map((x) => `  ${usageLine(x).padEnd(w)}  ${x.summary}${x.kind === 'operator' ? ' (operator)' : ''}`),
         '',
         'Add --help after one of them for its arguments and options.',
@@ -337,10 +345,16 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     );
     return EXIT.ok.code;
   }
-  if (!c || (c.args.length === 0 && cmdWords.length > c.words.length && !help)) {
-    io.err(unknownCommand(all, cmdWords));
-    return EXIT.usage.code;
-  }
+  // With --json (or when stdout is not a terminal) every error is JSON on stdout too (issue 43).
+  const jsonErrors = rest.includes('--json') || !io.stdoutIsTTY;
+  const fail = (exit: { code: number; name: string }, message: string, helpWords?: readonly string[]) => {
+    io.err(message);
+    if (jsonErrors)
+      io.out(cliErrorJson(exit.name, exit.code, message, helpWords ? commandLine(...helpWords, '--help') : undefined));
+    return exit.code;
+  };
+  if (!c || (c.args.length === 0 && cmdWords.length > c.words.length && !help))
+    return fail(EXIT.usage, unknownCommand(all, cmdWords), []);
   const full =
     c.kind === 'agent' ? (cliCommands({ withAgentOptions: true }).find((x) => x.op === c.op) as CliCommand) : c;
   if (help) {
@@ -353,14 +367,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     if (full.kind === 'helper') return await runHelper(full, values, positionals, io);
     return await runOperator(full.def as OperatorCommand, values, positionals, io);
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.err(err.message);
-      return EXIT.usage.code;
-    }
-    if (err instanceof UnreachableError) {
-      io.err(err.message);
-      return EXIT.unreachable.code;
-    }
+    if (err instanceof UsageError) return fail(EXIT.usage, err.message, c.words);
+    if (err instanceof UnreachableError) return fail(EXIT.unreachable, err.message);
     if (err instanceof AppError) {
       io.err(`${err.code}: ${err.message}`);
       return err.code === 'invalid_request'
@@ -369,8 +377,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
           ? EXIT.notFound.code
           : EXIT.failed.code;
     }
-    io.err(err instanceof Error ? err.message : String(err));
-    return EXIT.failed.code;
+    return fail(EXIT.failed, err instanceof Error ? err.message : String(err));
   }
 }
 
@@ -456,10 +463,10 @@ async function runAgent(op: AgentOperation, values: OptionValues, positionals: s
         : JSON.stringify({ status: res.status, body: res.text.slice(0, 2_000) }, null, 2),
     );
   else {
-    io.err(renderProblem(res.status, problem, res.text));
+    io.err(renderProblem(res.status, problem, res.text, refusalContext(cmd, positionals, values)));
     if (res.status === 401 && !conn.token)
       io.err(
-        `No grant token was sent: set ${CLI_ENV.token} or pass --token-file <path>. \`flowport doctor\` checks the setup.`,
+        `No grant token was sent: set ${CLI_ENV.token} or pass --token-file <path>. \`${commandLine('doctor')}\` checks the setup.`,
       );
   }
   return code;

@@ -144,6 +144,15 @@ export function renderReadable(value: unknown, width = 120): string {
   return renderBlock(obj, width, '').join('\n');
 }
 
+export interface NextStepView {
+  kind: string;
+  description: string;
+  url?: string;
+  field?: string;
+  value?: string | number | boolean;
+  operation_id?: string;
+}
+
 export interface ProblemView {
   status?: number;
   title?: string;
@@ -157,19 +166,64 @@ export interface ProblemView {
     reason: string;
     required_scope?: string;
     retry_after_s?: number;
-    next_steps?: { kind: string; description: string; url?: string }[];
+    next_steps?: NextStepView[];
   };
 }
 
-/** A problem answer for people: what happened, why, the docs page and what to do next. */
-export function renderProblem(status: number, problem: ProblemView | null, rawText: string): string {
+/** What the command just run lets a refusal print as exact commands (the CLI fills it in). */
+export interface ProblemContext {
+  /** The command just run with one more option, as typed in a checkout; null when it takes no such option. */
+  rerun: (option: string) => string | null;
+  /** The command line of an operation, with the arguments this run knows filled in; null when there is none. */
+  command: (operationId: string) => string | null;
+}
+
+const NO_CONTEXT: ProblemContext = { rerun: () => null, command: () => null };
+
+/** `acknowledge_recent_delivery: true` → `--acknowledge-recent-delivery` (a switch), else `--flag value`. */
+export function optionFor(field: string, value: unknown): string {
+  const flag = `--${field.replace(/_/g, '-')}`;
+  return value === true ? flag : `${flag} ${String(value)}`;
+}
+
+/** A step that fixes the code, with the command that does it when the CLI can name one. */
+function fixLines(step: NextStepView, ctx: ProblemContext): string[] {
+  if (step.kind === 'retry_with' && step.field !== undefined) {
+    const option = optionFor(step.field, step.value);
+    const rerun = ctx.rerun(option);
+    return rerun
+      ? [step.description, `$ ${rerun}`]
+      : [
+          step.description,
+          `(CLI: ${option} on the preview command; API and MCP: ${step.field}: ${JSON.stringify(step.value)})`,
+        ];
+  }
+  if (step.kind === 'call' && step.operation_id) {
+    const line = ctx.command(step.operation_id);
+    return line ? [step.description, `$ ${line}`] : [`${step.description} (${step.operation_id})`];
+  }
+  return [`${step.description}${step.url ? ` ${step.url}` : ''}`];
+}
+
+/**
+ * A problem answer for people: what happened and why (the refusal's reason and the API's detail),
+ * the docs page, then the steps that fix this code as commands to type, and the generic steps last.
+ */
+export function renderProblem(
+  status: number,
+  problem: ProblemView | null,
+  rawText: string,
+  ctx: ProblemContext = NO_CONTEXT,
+): string {
   if (!problem || typeof problem.code !== 'string') {
     return `Flowport answered HTTP ${status} without a problem body: ${truncate(rawText || '(empty)', 200)}`;
   }
   const lines: string[] = [];
   const r = problem.refusal;
-  if (r) lines.push(`Refused (${r.layer}): ${r.reason}`);
-  else lines.push(`Error: ${problem.title ?? problem.code}${problem.detail ? ` — ${problem.detail}` : ''}`);
+  if (r) {
+    lines.push(`Refused (${r.layer}): ${r.reason}`);
+    if (problem.detail && problem.detail !== r.reason) lines.push(`  ${problem.detail}`);
+  } else lines.push(`Error: ${problem.title ?? problem.code}${problem.detail ? ` — ${problem.detail}` : ''}`);
   const facts: [string, string][] = [['code', `${problem.code} (HTTP ${problem.status ?? status})`]];
   if (r?.required_scope) facts.push(['needs scope', r.required_scope]);
   if (r?.retry_after_s !== undefined) facts.push(['retry after', `${r.retry_after_s} s`]);
@@ -177,13 +231,32 @@ export function renderProblem(status: number, problem: ProblemView | null, rawTe
   if (problem.request_id) facts.push(['request id', problem.request_id]);
   for (const [k, v] of facts) lines.push(`  ${k.padEnd(11)}  ${v}`);
   for (const e of problem.errors ?? []) lines.push(`  ${e.path || '(body)'}: ${e.message}`);
-  if (r?.next_steps?.length) {
-    lines.push('Next steps:');
-    r.next_steps.forEach((s, i) => {
-      lines.push(`  ${i + 1}. ${s.description}${s.url ? ` ${s.url}` : ''}`);
-    });
-  } else if (problem.docs_url) lines.push(`Next step: read ${problem.docs_url}`);
+  const steps = r?.next_steps ?? [];
+  const GENERIC = new Set(['docs', 'manifest', 'openapi', 'ask_human']);
+  const fixes = steps.filter((s) => !GENERIC.has(s.kind));
+  const generic = steps.filter((s) => GENERIC.has(s.kind));
+  let n = 0;
+  if (fixes.length) {
+    lines.push('To fix it:');
+    for (const step of fixes) {
+      const [first, ...more] = fixLines(step, ctx);
+      lines.push(`  ${++n}. ${first}`, ...more.map((m) => `     ${m}`));
+    }
+  }
+  if (generic.length) {
+    lines.push(fixes.length ? 'Then:' : 'Next steps:');
+    for (const step of generic) lines.push(`  ${++n}. ${step.description}${step.url ? ` ${step.url}` : ''}`);
+  } else if (!fixes.length && problem.docs_url) lines.push(`Next step: read ${problem.docs_url}`);
   return lines.join('\n');
+}
+
+/**
+ * An error the CLI met on its side (a usage error, an unreachable server, a failure with no API
+ * answer) as JSON, for `--json`: `error.kind` is the exit code's name. An answer from Flowport is
+ * printed as its problem object instead (it has `code`).
+ */
+export function cliErrorJson(kind: string, exitCode: number, detail: string, help?: string): string {
+  return JSON.stringify({ error: { kind, exit_code: exitCode, detail, ...(help ? { help } : {}) } }, null, 2);
 }
 
 export interface IntentView {

@@ -17,6 +17,17 @@ export type RefusalLayer = 'capability' | 'authority' | 'usage' | 'target_state'
 /** Who should retry after this error, if anyone. */
 export type RetryAdvice = 'no' | 'sender' | 'client' | 'worker';
 
+/**
+ * A step that fixes one code, named by the catalog so every surface shows it before the generic
+ * ones (issue 43, item 6): send a field again (the CLI prints its flag), call an operation (by
+ * operationId; the CLI prints its command, MCP clients call its tool), or have the merchant act
+ * on the merchant page.
+ */
+export type FixStep =
+  | { kind: 'retry_with'; field: string; value: string | number | boolean; description: string }
+  | { kind: 'call'; operation: string; description: string }
+  | { kind: 'merchant_page'; description: string };
+
 export interface ErrorDef {
   status: number;
   title: string;
@@ -26,6 +37,8 @@ export interface ErrorDef {
   /** Teaching text for the docs page: what happened and what to do. */
   description: string;
   fix: string;
+  /** The steps that fix this code, most useful first; shown before the generic next steps. */
+  steps?: readonly FixStep[];
   /** Which surface emits it (for grouping docs pages). */
   area: 'api' | 'intake' | 'handoff' | 'auth' | 'usage' | 'intent' | 'mcp' | 'shopify';
 }

@@ -1,12 +1,19 @@
 // RFC 9457 problem details, built from the error catalog. The HTTP API and MCP
 // both return exactly this object, so a client learns one error shape.
 import { DOCS_PATHS, errorDocsPath, joinUrl } from '../docs-paths.ts';
-import { ERROR_CATALOG, type ErrorCode, type RefusalLayer } from './catalog.ts';
+import { MERCHANT_PATH } from '../entry-points.ts';
+import { ERROR_CATALOG, type ErrorCode, type ErrorDef, type RefusalLayer } from './catalog.ts';
 
 export interface NextStep {
-  kind: 'docs' | 'manifest' | 'openapi' | 'ask_human';
+  kind: 'retry_with' | 'call' | 'merchant_page' | 'docs' | 'manifest' | 'openapi' | 'ask_human';
   description: string;
   url?: string;
+  /** retry_with: the request field to send again (its CLI flag is the field in kebab case). */
+  field?: string;
+  /** retry_with: the value to send it with. */
+  value?: string | number | boolean;
+  /** call: the operation to call (its MCP tool and CLI command are named from it). */
+  operation_id?: string;
 }
 
 export interface Refusal {
@@ -73,9 +80,17 @@ export function errorDocsUrl(publicUrl: string, code: ErrorCode): string {
   return joinUrl(publicUrl, errorDocsPath(code));
 }
 
-/** The ordered client behaviour the spec prescribes on refusal. */
+/** What fixes this code (the catalog's steps), then the ordered client behaviour the spec prescribes on refusal. */
 export function nextSteps(publicUrl: string, code: ErrorCode): NextStep[] {
+  const def: ErrorDef = ERROR_CATALOG[code];
+  const specific = (def.steps ?? []).map((step): NextStep => {
+    if (step.kind === 'retry_with')
+      return { kind: step.kind, description: step.description, field: step.field, value: step.value };
+    if (step.kind === 'call') return { kind: step.kind, description: step.description, operation_id: step.operation };
+    return { kind: step.kind, description: step.description, url: joinUrl(publicUrl, MERCHANT_PATH) };
+  });
   return [
+    ...specific,
     { kind: 'docs', description: 'Read the docs page for this code.', url: errorDocsUrl(publicUrl, code) },
     {
       kind: 'manifest',

@@ -302,7 +302,7 @@ export const SHOP_HOLDS = {
     why: "Shopify answers 404 Not Found for this store: the store was closed or deleted, or the shop's domain or Admin API URL is wrong",
     release: PROBED_RELEASE,
     recovery:
-      "Check the shop's domain and whether the store is still open. If the store reopens, the next probe finds it and held events are released automatically; if it was closed for good, archive its endpoints so senders stop sending. After a wrong Admin API URL is fixed, `flowport shops reconnect` releases the events at once.",
+      "Check the shop's domain and whether the store is still open. If the store reopens, the next probe finds it and held events are released automatically; if it was closed for good, archive its endpoints so senders stop sending. After a wrong Admin API URL is fixed, `npx flowport shops reconnect` releases the events at once.",
   },
 } as const satisfies Record<
   string,

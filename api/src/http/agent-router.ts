@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { PRODUCT } from '../lib/package-info.ts';
+import { WHO_CREATES_GRANTS } from '../entry-points.ts';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN } from '../intents/idempotency.ts';
 import { closestName } from '../lib/suggest.ts';
 import { resourcesOf } from '../oauth/metadata.ts';
@@ -38,15 +39,21 @@ const RefusalSchema = z
       .array(
         z.object({
           kind: z
-            .enum(['docs', 'manifest', 'openapi', 'ask_human'])
+            .enum(['retry_with', 'call', 'merchant_page', 'docs', 'manifest', 'openapi', 'ask_human'])
             .describe(
-              'What the step points at: a docs page, the manifest, the OpenAPI contract, or asking the merchant.',
+              "What the step is. First the steps that fix this code (the error catalog names them): `retry_with` (send the request again with `field` set to `value`; the CLI's flag is the field in kebab case), `call` (call `operation_id`: its MCP tool and CLI command have the same name), `merchant_page` (the merchant acts on the merchant page at `url`). Then the generic ones: a docs page, the manifest, the OpenAPI contract, asking the merchant.",
             ),
           description: z.string().describe('What to do, in one sentence.'),
           url: z.string().optional().describe('Absolute URL to follow, when the step has one.'),
+          field: z.string().optional().describe('`retry_with`: the request field to send again.'),
+          value: z
+            .union([z.string(), z.number(), z.boolean()])
+            .optional()
+            .describe('`retry_with`: the value to send the field with.'),
+          operation_id: z.string().optional().describe('`call`: the operation to call.'),
         }),
       )
-      .describe('What to do next, most useful first.'),
+      .describe('What to do next: the steps that fix this code first, then the generic ones.'),
   })
   .openapi('Refusal');
 
@@ -227,8 +234,7 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
   router.openAPIRegistry.registerComponent('securitySchemes', GRANT_SECURITY_SCHEME, {
     type: 'http',
     scheme: 'bearer',
-    description:
-      'A grant token created by a human with `flowport grants create`, or an OAuth access token issued for the resource `/agent/v1` after the merchant approved (see `/.well-known/oauth-authorization-server`). Send `Authorization: Bearer <TOKEN>`.',
+    description: `A grant token, or an OAuth access token issued for the resource \`/agent/v1\` after the merchant approved (see \`/.well-known/oauth-authorization-server\`). ${WHO_CREATES_GRANTS} Send \`Authorization: Bearer <TOKEN>\`.`,
   });
 
   for (const op of operations) {

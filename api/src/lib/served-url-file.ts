@@ -52,4 +52,4 @@ export function localServerUrl(env: Record<string, string | undefined>, cwd: str
 }
 
 /** How the CLI's default base URL is chosen, in words (help, option descriptions, the CLI reference). */
-export const LOCAL_SERVER_RULE = `the URL the last \`flowport serve\` started with this data directory recorded (\`${SERVED_URL_FILE}\` in \`${ENV.dataDir}\`, default \`./data\`), else \`${ENV.publicUrl}\`, else \`http://localhost:<${ENV.port}>\``;
+export const LOCAL_SERVER_RULE = `the URL the last \`npx flowport serve\` started with this data directory recorded (\`${SERVED_URL_FILE}\` in \`${ENV.dataDir}\`, default \`./data\`), else \`${ENV.publicUrl}\`, else \`http://localhost:<${ENV.port}>\``;

@@ -7,6 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Config, isSandbox } from '../config.ts';
+import { MERCHANT_PATH } from '../entry-points.ts';
 import { safeEqual } from './crypto.ts';
 
 /** Where the sandbox's Shopify stand-in is mounted in a Flowport server (sandbox mode). */
@@ -15,7 +16,7 @@ export const SANDBOX_MOUNT_PATH = '/sandbox/shopify';
 /** Every URL path shopify.app.toml points Shopify at (tests/shopify/app-config.test.ts checks them). */
 export const SHOPIFY_APP_PATHS = {
   /** application_url: where Shopify sends a merchant who opens the app. */
-  merchant: '/merchant',
+  merchant: MERCHANT_PATH,
   install: '/shopify/install',
   oauthCallback: '/shopify/oauth/callback',
   appUninstalledWebhook: '/shopify/webhooks/app-uninstalled',

@@ -4,6 +4,7 @@ import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
 import type { GrantRow } from '../store/tables/grants.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
+import { ASK_FOR_A_GRANT } from '../entry-points.ts';
 import { limitsForShop } from '../usage/meters.ts';
 import { grantRateKey, peekRate, RATE_WINDOW_MS, windowStart } from '../usage/rate-limit.ts';
 import type { OperationContext } from '../core/types.ts';
@@ -42,8 +43,7 @@ export async function readGrant({ ctx }: { ctx: OperationContext }) {
       window_resets_at: isoReq(windowStart(now) + RATE_WINDOW_MS),
       plan_usage_url: joinUrl(config.publicUrl, `${AGENT_API_PREFIX}/plan-usage`),
     },
-    how_to_change:
-      'Grants cannot be widened or extended through the API or MCP. Ask the merchant to run `flowport grants create` for a new grant with the scopes you need.',
+    how_to_change: `Grants cannot be widened or extended through the API or MCP. ${ASK_FOR_A_GRANT}: a new grant with the scopes you need.`,
     docs_url: joinUrl(config.publicUrl, DOCS_PATHS.grantsAndScopes),
   };
 }

@@ -174,7 +174,7 @@ export function sandboxBanner(
     '',
     '  Or install the app the way a merchant does (the sandbox plays Shopify: authorize page, token, webhooks):',
     `    ${joinUrl(publicUrl, SHOPIFY_APP_PATHS.install)}?shop=${creds.shop_domain}  (or any <name>.myshopify.com)`,
-    `    then turn a Flow workflow on or off: flowport sandbox workflows enable --shop ${creds.shop_domain} --trigger external-event --url ${publicUrl}`,
+    `    then turn a Flow workflow on or off: npx flowport sandbox workflows enable --shop ${creds.shop_domain} --trigger external-event --url ${publicUrl}`,
     '',
   ].join('\n');
 }

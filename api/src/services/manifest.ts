@@ -1,15 +1,19 @@
 // The manifest (getManifest): what Flowport is, its capabilities as the registry lists them,
 // where the contract and docs live, and the boundaries an agent must respect.
-import { agentCommandLine } from '../lib/command-line.ts';
-import { ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../auth/scopes.ts';
+import { agentCommandLine, CLI_INVOCATION } from '../lib/command-line.ts';
+import { ASK_FOR_A_GRANT, WHO_CREATES_GRANTS } from '../entry-points.ts';
+import { ACTIONS, ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
 import { AGENT_API_PREFIX, API_VERSION, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import type { PublicContext } from '../core/types.ts';
 import { PREVIEW_LIFETIME } from '../config.ts';
 
+/** Every side effect an agent can cause: the governed actions (each an intent kind), in words. */
+export const SIDE_EFFECTS: readonly string[] = ACTIONS.map((a) => a.replace(/_/g, ' '));
+
 export const SAFETY_BOUNDARIES = [
-  'Grants are created, widened and revoked only by a human through the operator CLI; no API or MCP call can mint or widen one.',
-  'Every side effect (replay, diagnostics share, endpoint create/edit/delete, secret rotation, test event) is an action intent: preview first, then confirm with an execute scope and an Idempotency-Key.',
+  WHO_CREATES_GRANTS,
+  `Every side effect (${SIDE_EFFECTS.join(', ')}) is an action intent: preview first, then confirm with an execute scope and an Idempotency-Key.`,
   'Reads never return endpoint secrets, grant tokens, Shopify tokens or raw sender auth headers.',
   'A grant sees only its own shop; ids of other shops answer 404.',
   '"delivered" means Shopify Flow accepted the trigger, not that the workflow actions ran.',
@@ -17,6 +21,7 @@ export const SAFETY_BOUNDARIES = [
 ] as const;
 
 export const ON_REFUSAL = [
+  "Follow the refusal's own next steps first: retry_with (send the request again with that field), call (that operation), merchant_page (the merchant acts there).",
   'Read the docs page linked in the refusal (docs_url).',
   'Check this manifest for capabilities and boundaries.',
   'Inspect the OpenAPI contract for the exact request shape.',
@@ -39,8 +44,7 @@ export async function readManifest({ ctx }: { ctx: PublicContext }) {
       auth: {
         scheme: 'bearer' as const,
         header: 'Authorization' as const,
-        how_to_get_a_grant:
-          'An MCP client with OAuth support connects by URL alone: Flowport is its own authorization server (`/.well-known/oauth-authorization-server`) and the merchant approves on a consent page. Otherwise ask the merchant to run `flowport grants create` (or create a grant on the merchant page) and give you the token. Send it as `Authorization: Bearer <GRANT_TOKEN>`.',
+        how_to_get_a_grant: `An MCP client with OAuth support connects by URL alone: Flowport is its own authorization server (\`/.well-known/oauth-authorization-server\`) and the merchant approves on a consent page. Otherwise ${ASK_FOR_A_GRANT.charAt(0).toLowerCase()}${ASK_FOR_A_GRANT.slice(1)}. Send it as \`Authorization: Bearer <GRANT_TOKEN>\`.`,
       },
     },
     docs: {
@@ -56,7 +60,7 @@ export async function readManifest({ ctx }: { ctx: PublicContext }) {
       changelog: url(DOCS_PATHS.changelog),
     },
     mcp: { url: url(MCP_PATH), transport: 'streamable-http' as const, reference: url(DOCS_PATHS.mcpReference) },
-    cli: { command: 'npx flowport', reference: url(DOCS_PATHS.cliReference) },
+    cli: { command: CLI_INVOCATION, reference: url(DOCS_PATHS.cliReference) },
     action_intents: {
       preview_lifetime_seconds: Math.round(config.intents.previewTtlMs / 1000),
       min_preview_lifetime_seconds: PREVIEW_LIFETIME.minSeconds,

@@ -28,6 +28,6 @@ export async function operatorPublicUrl(db: Db, env: Record<string, string | und
   const served = await servedPublicUrl(db);
   if (served) return served;
   throw new AppError('invalid_request', {
-    detail: `Flowport cannot tell which URL senders reach: no server has started on this store yet and ${ENV.publicUrl} is not set. Start the server once (\`flowport serve\`) or set ${ENV.publicUrl} to its public URL, then run the command again.`,
+    detail: `Flowport cannot tell which URL senders reach: no server has started on this store yet and ${ENV.publicUrl} is not set. Start the server once (\`npx flowport serve\`) or set ${ENV.publicUrl} to its public URL, then run the command again.`,
   });
 }

@@ -7,6 +7,8 @@ import { DOCS_PATHS, errorDocsPath } from '../../../api/src/docs-paths.ts';
 import type { ErrorCode, ErrorDef } from '../../../api/src/errors/catalog.ts';
 import { AppError, toProblem } from '../../../api/src/errors/problem.ts';
 import { MCP_PATH } from '../../../api/src/lib/package-info.ts';
+import { agentCommandLine, CLI_INVOCATION, commandLine } from '../../../api/src/lib/command-line.ts';
+import { ASK_FOR_A_GRANT } from '../../../api/src/entry-points.ts';
 import type { AnyOperation } from '../../../api/src/core/types.ts';
 import type { Plan } from '../../../api/src/plans.ts';
 import {
@@ -85,7 +87,7 @@ export function renderMcpIndex(ops: readonly AnyOperation[], origin: string): st
     '',
     'Clients with MCP OAuth support need only the URL: see [MCP setup](/agent-access/mcp-setup/) and the [OAuth endpoints](/reference/oauth/).',
     '',
-    "Replace `<GRANT_TOKEN>` with the grant token a human created for you with `flowport grants create`; see [grants and scopes](/agent-access/grants-and-scopes/). Never paste a real token into shared files. The URL above uses this docs site's origin; if your Flowport runs elsewhere, use the `mcp.url` from its manifest.",
+    `Replace \`<GRANT_TOKEN>\` with a grant token: ${ASK_FOR_A_GRANT.charAt(0).toLowerCase()}${ASK_FOR_A_GRANT.slice(1)}; see [grants and scopes](/agent-access/grants-and-scopes/). Never paste a real token into shared files. The URL above uses this docs site's origin; if your Flowport runs elsewhere, use the \`mcp.url\` from its manifest.`,
     '',
     'A client configuration file (the `mcpServers` shape most desktop and IDE clients read):',
     '',
@@ -286,14 +288,20 @@ export function cliGroups(cli: CliSources = cliReferenceSources()): CliGroup[] {
 /** /reference/cli/: configuration, output, exit codes and options every command shares, then every command by group. */
 export function renderCliIndex(cli: CliSources = cliReferenceSources()): string {
   const groups = cliGroups(cli);
+  // The examples name real commands: an operation's, found by its operationId.
+  const exampleOp = (id: string) => {
+    const op = cli.commands.find((c) => c.op?.operationId === id)?.op;
+    if (!op) throw new Error(`No CLI command for ${id}.`);
+    return op;
+  };
   const parts: string[] = [
-    'The `flowport` command line tool ships with Flowport; in a checkout run it as `npx flowport`. It has three kinds of commands, kept apart here and in `flowport --help`:',
+    `The \`flowport\` command line tool ships with Flowport; in a checkout run it as \`${CLI_INVOCATION}\`, as every command on these pages is printed. It has three kinds of commands, kept apart here and in \`${commandLine('--help')}\`:`,
     '',
     `- **Agent commands**, one per [API operation](/reference/api/), generated from the operation registry. They call a running Flowport over HTTP with a grant token, exactly like the API: the same scopes, refusals, action intents and audit log.`,
     '- **Helper commands** (`docs`, `doctor`, `completion`) run on your side and need no grant (`doctor` checks yours if you have one).',
     '- **Operator commands**, for a human on the machine that hosts Flowport. They act on its local store (creating grants and endpoints, for example); no agent can reach them through the API or MCP.',
     '',
-    'Add `--help` after any command for its arguments and options; `flowport --help --json` prints the whole command tree as JSON. See [the CLI guide](/agent-access/cli/) for a walkthrough. Each command group has a page of its own, listed at the end of this page.',
+    `Add \`--help\` after any command for its arguments and options; \`${commandLine('--help', '--json')}\` prints the whole command tree as JSON. See [the CLI guide](/agent-access/cli/) for a walkthrough. Each command group has a page of its own, listed at the end of this page.`,
     '',
     '## Configuration',
     '',
@@ -311,7 +319,8 @@ export function renderCliIndex(cli: CliSources = cliReferenceSources()): string 
     '',
     '- On a terminal: readable text (tables for lists, aligned fields for objects, and the next command to type after a preview).',
     '- When stdout is not a terminal (piped, or captured by an agent) or with `--json`: the JSON Flowport answered.',
-    '- Errors from Flowport: with JSON output, the problem object (`code`, `docs_url`, and for refusals `refusal.reason` and `refusal.next_steps`) is printed to stdout so it can be parsed; on a terminal a readable block with the reason, the docs URL and the next steps goes to stderr. Either way the exit code says what kind of failure it was.',
+    "- Errors from Flowport: with JSON output, the problem object (`code`, `detail`, `docs_url`, and for refusals `refusal.reason` and `refusal.next_steps`) is printed to stdout so it can be parsed; on a terminal a readable block goes to stderr: the reason, the API's `detail`, the docs URL, then **To fix it**: the steps the [error catalog](/reference/errors/) names for the code as commands to type (the command you ran with the flag that fixes it, such as `--acknowledge-recent-delivery`, or the command that reads what to check), and the generic next steps last. Either way the exit code says what kind of failure it was.",
+    '- Errors on the CLI\'s side (an unknown command or option, a value not among an option\'s choices, a Flowport it cannot reach): a sentence on stderr and, with JSON output, `{"error": {"kind": "<exit code name>", "exit_code": <n>, "detail": "…", "help": "npx flowport <command> --help"}}` on stdout. An object with `code` came from Flowport; one with `error.kind` from the CLI.',
     '- Anything that can take more than a moment shows a progress indicator on stderr (terminals only).',
     '',
     '## Exit codes',
@@ -323,7 +332,7 @@ export function renderCliIndex(cli: CliSources = cliReferenceSources()): string 
     '',
     '## Arguments and options of agent commands',
     '',
-    'Path parameters are positional arguments (`flowport replay <event_id>`). Query and body fields are options named after the API field in kebab case (`acknowledge_recent_delivery` becomes `--acknowledge-recent-delivery`): true/false fields are switches, numbers take a number, nested objects take JSON. `intents confirm` takes `--idempotency-key <key>`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.',
+    `Path parameters are positional arguments (\`${agentCommandLine(exampleOp('previewReplay'))}\`). Query and body fields are options named after the API field in kebab case (\`acknowledge_recent_delivery\` becomes \`--acknowledge-recent-delivery\`): true/false fields are switches, numbers take a number, nested objects take JSON. \`${(exampleOp('confirmActionIntent').cli ?? []).join(' ')}\` takes \`--idempotency-key <key>\`; without it the CLI generates a key and prints it to stderr, so a retry after a timeout can reuse it and cannot run the action twice.`,
     '',
     'Every agent command also accepts:',
     '',

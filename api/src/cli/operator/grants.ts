@@ -43,7 +43,7 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
     const shop = await getShop(services, shopId);
     if (!shop)
       throw new AppError('not_found', {
-        detail: `No shop ${shopId} in this store. List shops with \`flowport shops list\`.`,
+        detail: `No shop ${shopId} in this store. List shops with \`npx flowport shops list\`.`,
       });
     const expiresInMs = parseDuration(str(options, 'expires-in') ?? '30d');
     if (expiresInMs < 1_000 || expiresInMs > MAX_GRANT_DAYS * 86_400_000)
@@ -125,7 +125,8 @@ export const GRANTS_OPERATOR_HANDLERS: Record<string, OperatorHandler> = {
   async 'grants revoke'({ options, services }) {
     const id = str(options, 'grant') ?? '';
     const g = await getGrantRow(services, id);
-    if (!g) throw new AppError('not_found', { detail: `No grant ${id}. List grants with \`flowport grants list\`.` });
+    if (!g)
+      throw new AppError('not_found', { detail: `No grant ${id}. List grants with \`npx flowport grants list\`.` });
     const now = services.now();
     if (g.revoked_at === null) await revokeGrant(services, g, OPERATOR_ACTOR, now);
     const revokedAt = new Date(g.revoked_at === null ? now : Number(g.revoked_at)).toISOString();

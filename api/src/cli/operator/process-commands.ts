@@ -13,7 +13,8 @@ export const PROCESS_OPERATOR_COMMANDS: OperatorCommand[] = [
     options: [
       {
         flag: '--no-worker',
-        description: 'API only: run no delivery worker here (run `flowport worker` processes on the same database).',
+        description:
+          'API only: run no delivery worker here (run `npx flowport worker` processes on the same database).',
       },
       { flag: '--port <port>', description: 'Port to listen on (default PORT or 8787).' },
       {

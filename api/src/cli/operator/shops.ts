@@ -94,7 +94,7 @@ const shopsList: Handler = async ({ services }) => {
             `${s.id}  ${s.domain}  plan ${s.plan}${s.sandbox ? '  sandbox' : ''}  ${s.connection_status}${s.has_access_token ? '' : '  (no Admin API token)'}`,
         )
         .join('\n')
-    : 'No shops. Create one with `flowport shops create`.';
+    : 'No shops. Create one with `npx flowport shops create`.';
   return { json, text };
 };
 
@@ -154,7 +154,7 @@ const endpointsCreate: Handler = async ({ options, services, env }) => {
   const shopId = str(options, 'shop') ?? '';
   if (!(await getShop(services, shopId)))
     throw new AppError('not_found', {
-      detail: `No shop ${shopId} in this store. Create one with \`flowport shops create\`.`,
+      detail: `No shop ${shopId} in this store. Create one with \`npx flowport shops create\`.`,
     });
   const authMode = str(options, 'auth-mode') as AuthMode;
   if (!(AUTH_MODES as readonly string[]).includes(authMode))

@@ -170,6 +170,6 @@ export const API_ERRORS = {
     area: 'api',
     description:
       'Flowport could not listen on `HOST`:`PORT`: another process already listens there (`EADDRINUSE`) or this user may not bind it (`EACCES`, ports below 1024). The process printed one line naming the address and exited with a non-zero status. It is never an HTTP answer.',
-    fix: 'Stop the other process, or start Flowport on another port (`PORT=8788 npm start`, `flowport serve --port 8788`).',
+    fix: 'Stop the other process, or start Flowport on another port (`PORT=8788 npm start`, `npx flowport serve --port 8788`).',
   },
 } as const satisfies Record<string, ErrorDef>;

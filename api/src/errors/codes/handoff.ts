@@ -70,7 +70,7 @@ export const HANDOFF_ERRORS = {
     retry: 'no',
     area: 'handoff',
     description: `Shopify answered 402 Payment Required: the store is frozen, usually because its Shopify bill is unpaid, and Shopify refuses every API call for it, so Flow did not run the trigger. Flowport marks the shop \`frozen\` and holds its events in the \`held\` state instead of burning their retries. ${PROBE_EVERY} it sends one held event as a probe; the first probe Shopify accepts releases every held event, each delivered once. Attempts answered 402 do not count against the retry schedule. ${HELD_UNTIL}`,
-    fix: 'The store owner pays the outstanding balance in the Shopify admin (Settings → Billing). Nothing to do in Flowport: the next probe finds the store available and releases the held events. To release them at once, an operator runs `flowport shops reconnect --shop <shop_id>`.',
+    fix: 'The store owner pays the outstanding balance in the Shopify admin (Settings → Billing). Nothing to do in Flowport: the next probe finds the store available and releases the held events. To release them at once, an operator runs `npx flowport shops reconnect --shop <shop_id>`.',
   },
   shop_locked: {
     status: 409,
@@ -79,7 +79,7 @@ export const HANDOFF_ERRORS = {
     retry: 'no',
     area: 'handoff',
     description: `Shopify answered 423 Locked: Shopify has locked the store (for example after repeated abuse of API limits, or an account issue such as suspected fraud) and refuses every API call for it, so Flow did not run the trigger. Flowport marks the shop \`locked\` and holds its events in the \`held\` state instead of burning their retries. ${PROBE_EVERY} it sends one held event as a probe; the first probe Shopify accepts releases every held event, each delivered once. Attempts answered 423 do not count against the retry schedule. ${HELD_UNTIL}`,
-    fix: 'The store owner contacts Shopify Support to unlock the store. Nothing to do in Flowport: the next probe finds the store available and releases the held events. To release them at once, an operator runs `flowport shops reconnect --shop <shop_id>`.',
+    fix: 'The store owner contacts Shopify Support to unlock the store. Nothing to do in Flowport: the next probe finds the store available and releases the held events. To release them at once, an operator runs `npx flowport shops reconnect --shop <shop_id>`.',
   },
   shop_access_denied: {
     status: 409,
@@ -88,7 +88,7 @@ export const HANDOFF_ERRORS = {
     retry: 'no',
     area: 'handoff',
     description: `Shopify answered 403 Forbidden for the store, or answered the Flow call with a GraphQL \`ACCESS_DENIED\` error and no data: the Flowport app no longer has the access it needs there. Shopify answers 403 when an app lacks an access scope, which usually means the app's access was revoked or its scopes changed without the merchant approving them again; it can also mean Shopify flagged the store. Every call for the store gets the same answer, and Flow did not run the trigger. Flowport marks the shop \`access_denied\` and holds its events in the \`held\` state instead of burning their retries. ${PROBE_EVERY} it sends one held event as a probe; the first probe Shopify accepts releases every held event, each delivered once. Attempts refused this way do not count against the retry schedule. ${HELD_UNTIL}`,
-    fix: 'The store owner opens the Flowport app in the Shopify admin and approves the access it asks for, or reinstalls the app. Nothing else to do in Flowport: the next probe finds access restored and releases the held events. If the reinstall issued a new access token, or to release the events at once, an operator runs `flowport shops reconnect --shop <shop_id>` (with `--access-token-env <name>` for the new token). If Shopify flagged the store, the owner contacts Shopify Support.',
+    fix: 'The store owner opens the Flowport app in the Shopify admin and approves the access it asks for, or reinstalls the app. Nothing else to do in Flowport: the next probe finds access restored and releases the held events. If the reinstall issued a new access token, or to release the events at once, an operator runs `npx flowport shops reconnect --shop <shop_id>` (with `--access-token-env <name>` for the new token). If Shopify flagged the store, the owner contacts Shopify Support.',
   },
   shop_not_found: {
     status: 409,
@@ -97,7 +97,7 @@ export const HANDOFF_ERRORS = {
     retry: 'no',
     area: 'handoff',
     description: `Shopify answered 404 Not Found for the store's Admin API URL: there is no store there. Usually the owner closed or deleted the store, or the shop's domain in Flowport is wrong (every shop getting 404 points at \`${ENV.shopifyAdminBaseUrl}\` instead). Every call for the store gets the same answer, and Flow did not run the trigger. A closed store can be reopened, and Shopify documents a 404 as something that may be available again later, so Flowport does not fail the events: it marks the shop \`not_found\` and holds its events in the \`held\` state instead of burning their retries. ${PROBE_EVERY} it sends one held event as a probe; the first probe Shopify accepts releases every held event, each delivered once. Attempts answered 404 do not count against the retry schedule. ${HELD_UNTIL}`,
-    fix: "Check the shop's domain (`flowport shops list`) against the store's myshopify.com domain, and whether the store is still open. If the domain is wrong, an operator corrects it and releases the held events in one step: `flowport shops reconnect --shop <shop_id> --domain <store>.myshopify.com`. If the store was closed for good, archive its endpoints so senders stop sending; its held events stay readable. If it reopens, the next probe releases the held events. If every shop gets 404, check `FLOWPORT_SHOPIFY_ADMIN_BASE_URL`; once it is fixed, `flowport shops reconnect --shop <shop_id>` releases a shop's events at once.",
+    fix: "Check the shop's domain (`npx flowport shops list`) against the store's myshopify.com domain, and whether the store is still open. If the domain is wrong, an operator corrects it and releases the held events in one step: `npx flowport shops reconnect --shop <shop_id> --domain <store>.myshopify.com`. If the store was closed for good, archive its endpoints so senders stop sending; its held events stay readable. If it reopens, the next probe releases the held events. If every shop gets 404, check `FLOWPORT_SHOPIFY_ADMIN_BASE_URL`; once it is fixed, `npx flowport shops reconnect --shop <shop_id>` releases a shop's events at once.",
   },
   flow_throttled: {
     status: 503,

@@ -42,6 +42,13 @@ export const INTENT_ERRORS = {
     fix: 'Send `expires_in_seconds` between 60 and 86400, or leave it out for the default (15 minutes unless the operator changed it; the manifest states it as `action_intents.preview_lifetime_seconds`).',
   },
   intent_expired: {
+    steps: [
+      {
+        kind: 'call',
+        operation: 'listActionIntents',
+        description: 'Find the expired intent and its parameters, then preview the same action again.',
+      },
+    ],
     status: 410,
     title: 'Action intent expired',
     layer: 'target_state',
@@ -52,6 +59,13 @@ export const INTENT_ERRORS = {
     fix: 'Create a fresh preview with the same preview operation, review it, then confirm the new intent id.',
   },
   intent_not_confirmable: {
+    steps: [
+      {
+        kind: 'call',
+        operation: 'getActionIntent',
+        description: 'Read the intent: its state and result say what happened.',
+      },
+    ],
     status: 409,
     title: 'Action intent is not awaiting confirmation',
     layer: 'target_state',
@@ -62,6 +76,13 @@ export const INTENT_ERRORS = {
     fix: 'Read the intent (`GET /agent/v1/action-intents/{intent_id}`) to see its state and result. To run the action again, create a new preview.',
   },
   intent_stale: {
+    steps: [
+      {
+        kind: 'call',
+        operation: 'getActionIntent',
+        description: 'Read the intent (state refused) and preview the same action again to see what changed.',
+      },
+    ],
     status: 409,
     title: 'Target changed since the preview',
     layer: 'target_state',
@@ -103,6 +124,13 @@ export const INTENT_ERRORS = {
     fix: 'Preview and confirm an endpoint delete intent with `mode: "archive"` first, then a second one with `mode: "permanent"`.',
   },
   event_rejected: {
+    steps: [
+      {
+        kind: 'call',
+        operation: 'getEventReceipt',
+        description: "Read the event's receipt: why intake rejected it, and what the sender must change.",
+      },
+    ],
     status: 409,
     title: 'Rejected events cannot be replayed',
     layer: 'target_state',
@@ -113,6 +141,14 @@ export const INTENT_ERRORS = {
     fix: 'Read the receipt to see why it was rejected, fix the sender (signature, secret, required fields) and have it send the event again.',
   },
   event_in_flight: {
+    steps: [
+      {
+        kind: 'call',
+        operation: 'getEvent',
+        description:
+          'Follow the event until it is delivered, no_workflow or failed, then preview again if still needed.',
+      },
+    ],
     status: 409,
     title: 'Event is still being delivered',
     layer: 'target_state',
@@ -123,6 +159,13 @@ export const INTENT_ERRORS = {
     fix: 'Wait for the event to reach `delivered`, `no_workflow` or `failed` (watch `GET /agent/v1/events/{event_id}`), then preview the replay again if it is still needed.',
   },
   event_held: {
+    steps: [
+      {
+        kind: 'call',
+        operation: 'getEvent',
+        description: "Read the event's handoff.hold: what holds the shop and how it is released.",
+      },
+    ],
     status: 409,
     title: 'Event is held until the shop can take deliveries',
     layer: 'target_state',
@@ -143,6 +186,9 @@ export const INTENT_ERRORS = {
     fix: 'Follow the reason: replay the event named in `duplicate_of`, or have the merchant reconnect the Shopify app (held events are released then) and preview again.',
   },
   replay_in_flight: {
+    steps: [
+      { kind: 'call', operation: 'getEvent', description: 'Read the event: the replay in flight and when it ends.' },
+    ],
     status: 409,
     title: 'The event already has a replay in flight',
     layer: 'target_state',
@@ -154,6 +200,7 @@ export const INTENT_ERRORS = {
   },
   // ---- usage caps ----
   replay_limit_reached: {
+    steps: [{ kind: 'call', operation: 'getPlanUsage', description: "Check the plan's meters and when they reset." }],
     status: 402,
     title: 'Monthly replay cap reached',
     layer: 'usage',
@@ -173,6 +220,7 @@ export const INTENT_ERRORS = {
     fix: 'Ask the merchant (or an agent with the diagnostics share scope) to share a fresh link with `previewDiagnosticsShare`.',
   },
   diagnostics_share_limit_reached: {
+    steps: [{ kind: 'call', operation: 'getPlanUsage', description: "Check the plan's meters and when they reset." }],
     status: 402,
     title: 'Monthly diagnostics share cap reached',
     layer: 'usage',
@@ -184,6 +232,20 @@ export const INTENT_ERRORS = {
   },
   // ---- safety ----
   replay_recent_delivery: {
+    steps: [
+      {
+        kind: 'retry_with',
+        field: 'acknowledge_recent_delivery',
+        value: true,
+        description:
+          'If a second workflow run is really intended, preview again with acknowledge_recent_delivery: true.',
+      },
+      {
+        kind: 'call',
+        operation: 'getEvent',
+        description: 'Read the event: its attempts say when Flow took it; check that run in Shopify Flow first.',
+      },
+    ],
     status: 409,
     title: 'Replay would repeat Flow side effects within minutes',
     layer: 'safety',
@@ -194,6 +256,19 @@ export const INTENT_ERRORS = {
     fix: 'Check in Shopify Flow whether the first run did what was needed. If a second run is really intended, preview again with `acknowledge_recent_delivery: true`.',
   },
   event_already_recovered: {
+    steps: [
+      {
+        kind: 'call',
+        operation: 'getEvent',
+        description: 'Read the event: recovered_by names the replay that reached Flow; check its run in Shopify Flow.',
+      },
+      {
+        kind: 'retry_with',
+        field: 'acknowledge_recovered',
+        value: true,
+        description: 'If another workflow run is really intended, preview again with acknowledge_recovered: true.',
+      },
+    ],
     status: 409,
     title: 'The event is already recovered: a replay of it reached Flow',
     layer: 'safety',
@@ -204,6 +279,20 @@ export const INTENT_ERRORS = {
     fix: 'Read the replay in `recovered_by` (`GET /agent/v1/events/{event_id}`) and check in Shopify Flow what its run did. If another run is really intended, preview again with `acknowledge_recovered: true` (a bulk replay: the same field includes the recovered events).',
   },
   bulk_replay_no_events: {
+    steps: [
+      {
+        kind: 'call',
+        operation: 'listEvents',
+        description: 'List the events with the same state and window to check the filter.',
+      },
+      {
+        kind: 'retry_with',
+        field: 'acknowledge_recent_delivery',
+        value: true,
+        description:
+          'If the events were delivered minutes ago and a second workflow run is intended, preview again with acknowledge_recent_delivery: true.',
+      },
+    ],
     status: 409,
     title: 'No event matching the filter can be replayed',
     layer: 'target_state',

@@ -50,7 +50,7 @@ export const listAudit = defineRead({
   path: '/audit',
   summary: 'List audit entries',
   description:
-    "The shop's audit log, newest first: who (grant, human or agent, name) did what to which target, with what outcome and request id. Entries form this shop's own hash chain (seq 1, 2, 3 …; each stores the previous entry's hash), which a client can verify from the entries alone (see `hash`); an operator verifies it in the store with `flowport audit verify --shop <id>`.",
+    "The shop's audit log, newest first: who (grant, human or agent, name) did what to which target, with what outcome and request id. Entries form this shop's own hash chain (seq 1, 2, 3 …; each stores the previous entry's hash), which a client can verify from the entries alone (see `hash`); an operator verifies it in the store with `npx flowport audit verify --shop <id>`.",
   family: 'account',
   scope: 'audit:read',
   meter: 'rich_read',
