@@ -3,8 +3,10 @@
 // describes a tool by hand; add an operation with `mcp: {...}` and its tool exists.
 import { z } from '@hono/zod-openapi';
 import { buildOpenApiDocument } from '../http/openapi.ts';
+import { getOpenApiOperation } from '../operations/openapi/get-operation.ts';
 import { OPERATIONS } from '../operations/registry.ts';
 import type { AnyOperation, Family } from '../core/types.ts';
+import { advertisedInputSchema } from './tool-schemas.ts';
 
 /** Job-language names of the tool families, in the order docs list them. */
 export const TOOL_FAMILIES: Record<Family, { title: string; job: string }> = {
@@ -100,13 +102,13 @@ export interface McpToolDefinition {
   scope: string | null;
   annotations: ToolAnnotations;
   inputSchema: Record<string, unknown>;
+  /**
+   * The operation's success response schema. Not in tools/list (ADR 0510): a tool names where to
+   * read it, `output_schema_path`, the public OpenAPI lookup of the operation (an MCP resource too).
+   */
   outputSchema: Record<string, unknown>;
-}
-
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-  delete json.$schema;
-  return json;
+  /** Path of the full output shape: the public OpenAPI lookup of the operation (an MCP resource too). */
+  output_schema_path: string;
 }
 
 type Json = Record<string, unknown>;
@@ -164,6 +166,16 @@ export function toolOutputSchema(op: AnyOperation, operations: readonly AnyOpera
   return Object.keys(defs).length ? { ...schema, $defs: defs } : schema;
 }
 
+/** The input schema tools/list advertises: arguments described as their OpenAPI parameters (ADR 0510). */
+export function toolInputJsonSchema(op: AnyOperation, operations: readonly AnyOperation[] = OPERATIONS): Json {
+  return advertisedInputSchema(op, toolInputSchema(op), openApiFor(operations), headerInputName);
+}
+
+/** Where a tool's full output shape is read: the public lookup of its operation (`get_open_api_operation`). */
+export function outputSchemaPath(op: AnyOperation): string {
+  return getOpenApiOperation.path.replace('{operation_id}', op.operationId);
+}
+
 /** What a tool says about itself beyond the operation's job description. */
 export function toolDescription(op: AnyOperation): string {
   const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
@@ -194,8 +206,9 @@ export function mcpToolDefinitions(operations: readonly AnyOperation[] = OPERATI
       kind: op.kind,
       scope: op.scope,
       annotations: toolAnnotations(op),
-      inputSchema: jsonSchema(toolInputSchema(op), 'input'),
+      inputSchema: toolInputJsonSchema(op, operations),
       outputSchema: toolOutputSchema(op, operations),
+      output_schema_path: outputSchemaPath(op),
     };
   });
 }
