@@ -48,7 +48,7 @@ export const MCP_SERVER_INSTRUCTIONS = [
   'Start with get_manifest: it lists every capability, the scope each needs and the safety boundaries.',
   'Side effects are action intents: call a preview tool first, read its effects and warnings, then confirm it with the matching confirm tool (needs an execute scope).',
   "A tool's result is the HTTP response of its operation, as structuredContent; its full shape, every field described, is the resource at the tool's _meta['flowport/output_schema'] (also get_open_api_operation).",
-  'When a tool returns isError, read the problem: refusal.reason says why, refusal.next_steps says what to do (docs page, manifest, OpenAPI, then ask a human). Never try to work around a refusal.',
+  "When a tool returns isError, read the problem: refusal.reason says why, refusal.next_steps says what to do (docs page, manifest, OpenAPI, then ask a human); over MCP the manifest is get_manifest and an operation's contract get_open_api_operation. Never try to work around a refusal.",
 ].join(' ');
 
 /**
