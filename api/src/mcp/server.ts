@@ -6,6 +6,7 @@ import type { z } from '@hono/zod-openapi';
 import { McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { AppError, type Problem, toProblem } from '../errors/problem.ts';
+import { reportUndeclaredError } from '../http/declared-errors.ts';
 import { MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { refuseUnknownFields, unknownFields } from '../operations/closed-input.ts';
 import { invokeOperation } from '../operations/pipeline.ts';
@@ -151,6 +152,7 @@ export async function callOperationTool(
     return { content: [{ type: 'text', text: JSON.stringify(json) }], structuredContent: json };
   } catch (err) {
     const appErr = err instanceof AppError ? err : new AppError('internal_error');
+    reportUndeclaredError(op, appErr.code, services, 'mcp');
     if (!(err instanceof AppError) && services.config.logLevel !== 'silent') {
       console.error(`[${call.requestId}] MCP tool ${op.mcp?.name} failed:`, err instanceof Error ? err.stack : err);
     }
