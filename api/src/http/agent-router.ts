@@ -206,6 +206,27 @@ function bearerToken(c: Context): string | null {
   return m?.[1] ?? '';
 }
 
+/**
+ * What runs before an operation's validators and handler: the check that every code the route
+ * answers is declared (around everything), authentication first for a grant-scoped call, then
+ * closed input (unknown fields, a missing required body).
+ */
+function routeMiddleware(op: AnyOperation, getServices: () => Services) {
+  const closedInput = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.
+    refuseUnknownFields(await unknownHttpInput(op, c));
+    if (op.request.body) await refuseMissingBody(c);
+    await next();
+  };
+  const declaredOnly = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    await next();
+    if (c.error instanceof AppError) reportUndeclaredError(op, c.error.code, getServices(), 'http');
+  };
+  return op.scope !== null
+    ? [declaredOnly, authenticateBeforeInput(getServices), closedInput]
+    : [declaredOnly, closedInput];
+}
+
 export function buildAgentRouter(getServices: () => Services, operations: readonly AnyOperation[]) {
   const router = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
@@ -240,20 +261,8 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
       request.body = { content: { 'application/json': { schema: op.request.body } }, required: true };
     }
     const successStatus = op.successStatus ?? 200;
-    const authenticateFirst = authenticateBeforeInput(getServices);
-    // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.
-    const closedInput = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-      refuseUnknownFields(await unknownHttpInput(op, c));
-      if (op.request.body) await refuseMissingBody(c);
-      await next();
-    };
-    // Every code this route answers is one its contract declares (reported otherwise).
-    const declaredOnly = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-      await next();
-      if (c.error instanceof AppError) reportUndeclaredError(op, c.error.code, getServices(), 'http');
-    };
     const route = createRoute({
-      middleware: op.scope !== null ? [declaredOnly, authenticateFirst, closedInput] : [declaredOnly, closedInput],
+      middleware: routeMiddleware(op, getServices),
       method: op.method,
       path: op.path,
       operationId: op.operationId,
