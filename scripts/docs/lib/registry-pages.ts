@@ -18,6 +18,7 @@ import { EXIT_CODES, type ExitCodeDef } from '../../../api/src/cli/exit-codes.ts
 import { type CliCommand, cliCommands, usageLine } from '../../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../../api/src/config.ts';
 import { familyLabel } from '../../../api/src/operations/families.ts';
+import { renamedTools } from '../../../api/src/operations/naming.ts';
 import { mcpToolDefinitions } from '../../../api/src/mcp/tools.ts';
 import { operationPagePath } from './api-reference.ts';
 import { flattenFields, type JsonSchema, refResolver } from './json-schema.ts';
@@ -126,6 +127,14 @@ export function renderMcpIndex(ops: readonly AnyOperation[], origin: string): st
     ),
     '',
     'Annotations come from the operation kind: reads are `readOnlyHint: true` and `idempotentHint: true`; previews change nothing but record an intent (`readOnlyHint: false`, `destructiveHint: false`, `idempotentHint: false`); executions set `destructiveHint` when they destroy data and `idempotentHint` when a repeat has no further effect (a confirmation with the same `idempotency_key`, a cancellation). `openWorldHint` is true only where a call can reach Shopify Flow (a confirmation). Every tool needs the grant token that opens the MCP endpoint; tools with no scope need no more. A refused call returns an `isError: true` result carrying the same refusal object as the API (layer, reason, next steps with the docs URL).',
+    '',
+    '## Inputs, outputs and old names',
+    '',
+    `\`tools/list\` is kept small enough for an agent's context. Each tool lists its inputs in full, each described as the same parameter of its API operation (\`idempotency_key\` is required, as the \`Idempotency-Key\` header is). Its result is the operation's response as \`structuredContent\` (and a text copy); the output shape is not repeated in \`tools/list\`: it is the resource at the tool's \`_meta["flowport/output_schema"]\`, the public ${code('GET /agent/v1/openapi/operations/{operation_id}')} lookup of the operation, also what ${code('get_open_api_operation')} returns. The other resources are every docs page as Markdown, \`llms.txt\` and the OpenAPI contract.`,
+    '',
+    `A tool called by a name it had before the one-name rule (${Object.entries(renamedTools())
+      .map(([old, now]) => `${code(old)} → ${code(now)}`)
+      .join(', ')}) answers [\`tool_renamed\`](/reference/errors/tool_renamed/) with \`new_name\`; nothing runs.`,
   ];
   return parts.join('\n');
 }
