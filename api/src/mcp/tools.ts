@@ -76,13 +76,11 @@ export function toolInputSchema(op: AnyOperation): z.ZodObject {
   for (const h of op.headers ?? []) {
     const name = headerInputName(h);
     if (name in shape) continue;
-    const hint =
-      h === 'idempotency-key'
-        ? 'Idempotency key for this confirmation. Reuse the same value when you retry the same call; a new value with the same intent is refused.'
-        : `Value of the \`${h}\` request header.`;
-    // No minimum: an empty value means what an empty header means over HTTP (the operation
-    // decides, e.g. idempotency_key_missing), so both surfaces answer with the same code.
-    shape[name] = z.string().max(255).optional().describe(hint);
+    // Validated leniently here (no minimum: an empty value means what an empty header means over
+    // HTTP, and the operation answers, e.g. idempotency_key_missing, so both surfaces give the same
+    // code); advertised as the contract's header parameter (description, `required`, limits: one
+    // declaration, see toolInputJsonSchema).
+    shape[name] = z.string().max(255).optional().describe(`Value of the \`${h}\` request header.`);
   }
   // Closed like the HTTP request bodies: an argument the tool does not define is refused (unknown_field).
   return z.strictObject(shape);
