@@ -48,6 +48,7 @@ import {
   renderCliIndex,
   renderErrorIndex,
   renderErrorPage,
+  errorPageSummary,
   renderManifestReference,
   mcpFamilies,
   renderMcpFamily,
@@ -323,7 +324,7 @@ export function generate(): GenerateResult {
       page(
         {
           title: c,
-          description: `${def.title} (HTTP ${def.status}).`,
+          description: errorPageSummary(def),
           // In the sidebar under "Error codes", grouped by area (site/src/route-middleware.ts).
           sidebar: { hidden: true },
           breadcrumb: [

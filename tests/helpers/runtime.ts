@@ -109,6 +109,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     throw err;
   }
   holder.listener = runtime.listener;
+  // Every code an operation answers must be one its contract declares (issue 43): a report fails close().
+  const undeclared: string[] = [];
+  runtime.services.hooks.undeclaredError = (r) =>
+    undeclared.push(`${r.operation_id} answered ${r.code} over ${r.transport}, which its contract does not declare`);
   // As `flowport serve` does once it listens: operator commands print ingest URLs from it.
   await recordServedPublicUrl(runtime.services.db, config.publicUrl, Date.now());
   let sandbox: SandboxCredentials | null = null;
@@ -132,6 +136,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await runtime.close();
       await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      if (undeclared.length) throw new Error(`Undeclared error codes:\n${[...new Set(undeclared)].join('\n')}`);
     },
   };
 }

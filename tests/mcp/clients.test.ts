@@ -91,12 +91,14 @@ describe.each(eras)('$label', ({ connect, era, version }) => {
     expect(client.protocolVersion).toBe(version);
   });
 
-  it('lists exactly the registry tools, with schemas and annotations', async () => {
+  it('lists exactly the registry tools, with input schemas, annotations and where the output shape is', async () => {
     const { tools: listed } = await client.listTools();
     expect(listed.map((t) => t.name).sort()).toEqual(tools.map((op) => op.mcp?.name).sort());
     for (const t of listed) {
       expect(t.inputSchema.type).toBe('object');
-      expect(t.outputSchema?.type).toBe('object');
+      // The output shape is a resource (ADR 0510), named in _meta.
+      expect(t.outputSchema).toBeUndefined();
+      expect(t._meta?.['flowport/output_schema']).toMatch(/\/agent\/v1\/openapi\/operations\/\w+$/);
       expect(typeof t.annotations?.readOnlyHint).toBe('boolean');
     }
   });

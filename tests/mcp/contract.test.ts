@@ -99,9 +99,10 @@ describe('tool list = registry', () => {
       expect(tool.description).toBe(def?.description);
       expect(tool.annotations).toMatchObject(def?.annotations as object);
       const { $schema: _a, ...input } = tool.inputSchema;
-      const { $schema: _b, ...output } = tool.outputSchema ?? {};
       expect(input).toEqual(def?.inputSchema);
-      expect(output).toEqual(def?.outputSchema);
+      // The output shape is not listed (ADR 0510): the tool names where it is read.
+      expect(tool.outputSchema).toBeUndefined();
+      expect(tool._meta?.['flowport/output_schema']).toBe(`${server.url}${def?.output_schema_path}`);
       expect(tool._meta?.['flowport/scope']).toBe(def?.scope);
     }
   });
@@ -219,9 +220,9 @@ function stable(value: unknown): unknown {
 describe('structured output validates against the HTTP response schema', () => {
   const reads = mcpOperations(OPERATIONS).filter((op) => op.kind === 'read');
   it.each(reads.map((op) => [op.mcp?.name, op] as const))('%s', async (_name, op) => {
-    const tool = listed.find((t) => t.name === op.mcp?.name);
-    // The advertised output schema is the committed OpenAPI response schema (same openness, same formats).
-    const { $schema: _s, ...advertised } = tool?.outputSchema ?? {};
+    // The output schema (the shape tools/list points at, ADR 0510) is the committed OpenAPI
+    // response schema (same openness, same formats).
+    const advertised = mcpToolDefinitions(operations).find((d) => d.name === op.mcp?.name)?.outputSchema ?? {};
     const inlinedTool = inline(advertised, advertised, '#/$defs/');
     const fromContract = inline(openApiResponseSchema(op), committed, '#/components/schemas/');
     expect(inlinedTool).toEqual(fromContract.type === undefined ? { type: 'object', ...fromContract } : fromContract);

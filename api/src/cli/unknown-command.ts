@@ -2,39 +2,10 @@
 // the commands under a group, or the commands a small typo away. Loaded at start with ./main.ts.
 import { commandLine } from '../lib/command-line.ts';
 import { editDistance } from '../lib/suggest.ts';
+import { renamedCommands } from '../operations/naming.ts';
 
-/**
- * Agent commands before the naming rule (ADR 1000) gave every action one name: the old
- * spelling answers with the new one instead of a bare "unknown command".
- */
-const RENAMED_COMMANDS: Record<string, string> = {
-  manifest: 'get-manifest',
-  'docs search': 'search-docs',
-  'docs read': 'get-docs-page',
-  'openapi operation': 'get-open-api-operation',
-  grant: 'get-grant',
-  'plan-usage': 'get-plan-usage',
-  audit: 'list-audit',
-  setup: 'get-setup',
-  'endpoints list': 'list-endpoints',
-  'endpoints show': 'get-endpoint',
-  'events list': 'list-events',
-  'events show': 'get-event',
-  'events receipt': 'get-event-receipt',
-  'receipts show': 'get-receipt',
-  diagnostics: 'get-diagnostics',
-  replay: 'preview-replay',
-  'diagnostics share': 'preview-diagnostics-share',
-  'endpoints add': 'preview-endpoint-create',
-  'endpoints edit': 'preview-endpoint-edit',
-  'endpoints rotate-secret': 'preview-secret-rotate',
-  'endpoints delete': 'preview-endpoint-delete',
-  'endpoints test': 'preview-test-event',
-  'intents list': 'list-action-intents',
-  'intents show': 'get-action-intent',
-  'intents confirm': 'confirm-action-intent',
-  'intents cancel': 'cancel-action-intent',
-};
+/** Agent commands before the naming rule (ADR 1000): the old spelling answers with the new one. */
+const RENAMED_COMMANDS = renamedCommands();
 
 /** The usage error for command words that match no command. */
 export function unknownCommand(all: readonly { words: readonly string[] }[], words: string[]): string {

@@ -69,6 +69,8 @@ export interface ServiceHooks {
   endpointChanged?: (endpointId: string) => void;
   /** Wake this process's bulk replay runner (a bulk replay was confirmed). */
   kickBulkReplay?: () => void;
+  /** An operation answered a code its contract does not declare (api/src/http/declared-errors.ts). */
+  undeclaredError?: (report: { operation_id: string; code: string; transport: 'http' | 'mcp' }) => void;
 }
 
 interface ContextBase {

@@ -28,6 +28,16 @@ export type FixStep =
   | { kind: 'call'; operation: string; description: string }
   | { kind: 'merchant_page'; description: string };
 
+/**
+ * Who meets a code, and where:
+ * - `call`: the answer to a call the reader made (an HTTP response, an MCP `isError` tool result,
+ *   a CLI error); with a `layer`, a refusal of that call.
+ * - `event`: a state of an event: Shopify's or Flow's answer to Flowport's delivery, recorded as
+ *   the event's and its attempts' `error_code`. No API call is refused with it.
+ * - `sender`: Flowport's answer to a sender's webhook, recorded on its refused receipt.
+ */
+export type ErrorAnswers = 'call' | 'event' | 'sender';
+
 export interface ErrorDef {
   status: number;
   title: string;
@@ -39,6 +49,8 @@ export interface ErrorDef {
   fix: string;
   /** The steps that fix this code, most useful first; shown before the generic next steps. */
   steps?: readonly FixStep[];
+  /** Who meets it (ErrorAnswers), in the order the docs say it; absent = `['call']`. */
+  answers?: readonly ErrorAnswers[];
   /** Which surface emits it (for grouping docs pages). */
   area: 'api' | 'intake' | 'handoff' | 'auth' | 'usage' | 'intent' | 'mcp' | 'shopify';
 }
@@ -62,6 +74,11 @@ export const ERROR_CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
 
 export function errorDef(code: ErrorCode): ErrorDef {
   return ERROR_CATALOG[code];
+}
+
+/** Who meets this code: the answer to a call, a state of an event, or Flowport's answer to a sender. */
+export function errorAnswers(code: ErrorCode): readonly ErrorAnswers[] {
+  return (ERROR_CATALOG[code] as ErrorDef).answers ?? ['call'];
 }
 
 export function isErrorCode(value: string): value is ErrorCode {

@@ -12,8 +12,7 @@ import { refuseUnknownFields, type UnknownField, unknownFields } from '../operat
 import { recordGrantUse } from '../usage/grant-use.ts';
 import { authenticateToken, invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Services } from '../core/types.ts';
-import { CAP_EXEMPT_OPERATIONS } from '../usage/admit.ts';
-import { COMMON_ERRORS_PUBLIC, COMMON_ERRORS_SCOPED } from './problem-response.ts';
+import { operationErrorCodes, reportUndeclaredError } from './declared-errors.ts';
 import type { AppEnv } from './types.ts';
 import { polishOpenApiDocument } from './openapi-polish.ts';
 
@@ -83,28 +82,7 @@ export const ProblemSchema = z
   .catchall(z.unknown())
   .openapi('Problem');
 
-/**
- * The codes an operation can return: the common ones it can actually produce, plus its own.
- * The contract never declares a status the runtime cannot answer (no input → no 400; no
- * capped meter → no 402 from admission).
- */
-export function operationErrorCodes(op: AnyOperation): ErrorCode[] {
-  const takesInput = Boolean(op.request.params || op.request.query || op.request.body || op.headers?.length);
-  // Every operation refuses a query parameter (and a body field) it does not define, and (the app's
-  // input guard, ./input-guard.ts) a control character in its path or query string.
-  const closed: ErrorCode[] = ['unknown_field', 'invalid_characters'];
-  const capped = op.meter !== null && !CAP_EXEMPT_OPERATIONS.has(op.operationId);
-  const common = (op.scope === null ? COMMON_ERRORS_PUBLIC : COMMON_ERRORS_SCOPED).filter(
-    (code) => (code !== 'invalid_request' || takesInput) && (code !== 'plan_limit_reached' || capped),
-  );
-  // A body that is not JSON, not sent as application/json (app.ts maps both), or over the limit
-  // (the limit applies to every POST, with or without a declared body).
-  const body: ErrorCode[] = op.request.body ? ['invalid_json', 'unsupported_media_type'] : [];
-  const limit: ErrorCode[] = op.method === 'post' ? ['payload_too_large'] : [];
-  // Any other method on the operation's path answers 405 with `Allow` (app.ts).
-  const method: ErrorCode[] = ['method_not_allowed'];
-  return [...new Set<ErrorCode>([...common, ...closed, ...body, ...limit, ...method, ...op.errors])];
-}
+export { operationErrorCodes } from './declared-errors.ts';
 
 interface HeaderSpec {
   description: string;
@@ -156,7 +134,12 @@ const INSUFFICIENT_SCOPE_HEADER: HeaderSpec = {
 };
 
 /** Codes whose refusal can carry `retry_after_s` (and so a Retry-After header). */
-const RETRY_AFTER_CODES = new Set<ErrorCode>(['rate_limited', 'idempotency_key_in_use', 'service_unavailable']);
+const RETRY_AFTER_CODES = new Set<ErrorCode>([
+  'rate_limited',
+  'idempotency_key_in_use',
+  'service_unavailable',
+  'store_full',
+]);
 
 function headersObject(names: readonly ResponseHeaderName[]) {
   return Object.fromEntries(names.map((n) => [n, RESPONSE_HEADERS[n]]));
@@ -209,11 +192,46 @@ async function unknownHttpInput(op: AnyOperation, c: Context<AppEnv>): Promise<U
   return found;
 }
 
+/**
+ * A request body the contract marks required is required: a POST with none (no content type, no
+ * bytes) is refused, never run with the defaults. `{}` takes them. A body without a content type
+ * is left to the media type check (415).
+ */
+async function refuseMissingBody(c: Context<AppEnv>): Promise<void> {
+  if (c.req.header('content-type') || (await c.req.text()) !== '') return;
+  throw new AppError('invalid_request', {
+    detail:
+      'This operation takes a JSON request body. Send `{}` (with `Content-Type: application/json`) for the defaults.',
+    errors: [{ path: '(body)', message: 'Required: a JSON object (`{}` for the defaults).' }],
+  });
+}
+
 function bearerToken(c: Context): string | null {
   const h = c.req.header('authorization');
   if (!h) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
   return m?.[1] ?? '';
+}
+
+/**
+ * What runs before an operation's validators and handler: the check that every code the route
+ * answers is declared (around everything), authentication first for a grant-scoped call, then
+ * closed input (unknown fields, a missing required body).
+ */
+function routeMiddleware(op: AnyOperation, getServices: () => Services) {
+  const closedInput = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.
+    refuseUnknownFields(await unknownHttpInput(op, c));
+    if (op.request.body) await refuseMissingBody(c);
+    await next();
+  };
+  const declaredOnly = async (c: Context<AppEnv>, next: () => Promise<void>) => {
+    await next();
+    if (c.error instanceof AppError) reportUndeclaredError(op, c.error.code, getServices(), 'http');
+  };
+  return op.scope !== null
+    ? [declaredOnly, authenticateBeforeInput(getServices), closedInput]
+    : [declaredOnly, closedInput];
 }
 
 export function buildAgentRouter(getServices: () => Services, operations: readonly AnyOperation[]) {
@@ -249,14 +267,8 @@ export function buildAgentRouter(getServices: () => Services, operations: readon
       request.body = { content: { 'application/json': { schema: op.request.body } }, required: true };
     }
     const successStatus = op.successStatus ?? 200;
-    const authenticateFirst = authenticateBeforeInput(getServices);
-    // Unknown query parameters and body fields are refused before validation (unknown_field), never dropped.
-    const closedInput = async (c: Context<AppEnv>, next: () => Promise<void>) => {
-      refuseUnknownFields(await unknownHttpInput(op, c));
-      await next();
-    };
     const route = createRoute({
-      middleware: op.scope !== null ? [authenticateFirst, closedInput] : [closedInput],
+      middleware: routeMiddleware(op, getServices),
       method: op.method,
       path: op.path,
       operationId: op.operationId,

@@ -17,6 +17,7 @@ import { AppError } from '../errors/problem.ts';
 import { problemResponse } from '../http/problem-response.ts';
 import type { AppEnv } from '../http/types.ts';
 import { AGENT_API_PREFIX, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import { ASK_FOR_A_GRANT } from '../entry-points.ts';
 import { authenticateToken } from '../operations/pipeline.ts';
 import { recordGrantUse } from '../usage/grant-use.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
@@ -61,13 +62,12 @@ export function protectedResourceMetadata(config: Config) {
     resource: joinUrl(config.publicUrl, MCP_PATH),
     resource_name: `${PRODUCT.name} MCP endpoint`,
     // Flowport is its own authorization server (ADR 1400): the merchant consents on the merchant
-    // page. Grant tokens made with `flowport grants create` keep working as bearer tokens.
+    // page. Grant tokens made on the merchant page (or by the operator CLI) keep working as bearer tokens.
     authorization_servers: [issuerOf(config)],
     bearer_methods_supported: ['header'],
     scopes_supported: [...REQUESTABLE_SCOPES],
     resource_documentation: joinUrl(config.publicUrl, DOCS_PATHS.mcpReference),
-    flowport_grant_issuance:
-      'Connect with OAuth (the merchant approves on a consent page), or send `Authorization: Bearer <GRANT_TOKEN>` with a grant a human created with `flowport grants create`.',
+    flowport_grant_issuance: `Connect with OAuth (the merchant approves on a consent page), or send \`Authorization: Bearer <GRANT_TOKEN>\`. ${ASK_FOR_A_GRANT}.`,
   };
 }
 

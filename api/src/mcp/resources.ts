@@ -1,16 +1,37 @@
 // MCP resources: every published docs page as Markdown (its `.md` twin),
-// llms.txt, and the OpenAPI contract. URIs are the public URLs of the same
-// files, so a resource link and a browser fetch name the same thing.
+// llms.txt, the OpenAPI contract, and each tool's full output shape (the public OpenAPI lookup
+// of its operation, ADR 0510). URIs are the public URLs of the same files, so a resource link
+// and a browser fetch name the same thing.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { DOCS_PATHS, joinUrl, withPublicOrigin } from '../docs-paths.ts';
 import { AppError } from '../errors/problem.ts';
-import type { Services } from '../core/types.ts';
-import { loadDocsIndex, loadOpenApiDocument, OPENAPI_FILE } from '../services/docs.ts';
+import type { AnyOperation, Services } from '../core/types.ts';
+import { loadDocsIndex, loadOpenApiDocument, OPENAPI_FILE, openApiOperationView } from '../services/docs.ts';
+import { outputSchemaPath } from './tools.ts';
 
-export function registerResources(server: McpServer, services: Services): void {
+export function registerResources(server: McpServer, services: Services, tools: readonly AnyOperation[]): void {
   const { publicUrl, siteDir } = services.config;
+
+  // A tool's full output shape: what `GET …/openapi/operations/{operation_id}` and
+  // get_open_api_operation answer (the operation with every schema it references).
+  for (const op of tools) {
+    const name = op.mcp?.name as string;
+    server.registerResource(
+      `output-schema:${name}`,
+      joinUrl(publicUrl, outputSchemaPath(op)),
+      {
+        title: `${name}: full contract`,
+        description: `The ${op.operationId} operation (what ${name} takes and returns, every field described) with the schemas it references.`,
+        mimeType: 'application/json',
+      },
+      async (uri) => {
+        const text = JSON.stringify(openApiOperationView(op.operationId, publicUrl));
+        return { contents: [{ uri: uri.href, mimeType: 'application/json', text }] };
+      },
+    );
+  }
 
   server.registerResource(
     'openapi',

@@ -6,7 +6,8 @@ import type { z } from '@hono/zod-openapi';
 import { McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { errorDocsPath, joinUrl } from '../docs-paths.ts';
 import { AppError, type Problem, toProblem } from '../errors/problem.ts';
-import { PRODUCT } from '../lib/package-info.ts';
+import { reportUndeclaredError } from '../http/declared-errors.ts';
+import { MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import { refuseUnknownFields, unknownFields } from '../operations/closed-input.ts';
 import { invokeOperation } from '../operations/pipeline.ts';
 import type { AnyOperation, Principal, Services } from '../core/types.ts';
@@ -14,13 +15,15 @@ import { markdownTwinPath } from '../services/docs.ts';
 import { registerResources } from './resources.ts';
 import { stepUpRefusal } from './step-up.ts';
 import { neededScopes } from '../oauth/challenge.ts';
+import { renamedTools } from '../operations/naming.ts';
 import {
   headerInputName,
   mcpOperations,
+  outputSchemaPath,
   toolAnnotations,
   toolDescription,
+  toolInputJsonSchema,
   toolInputSchema,
-  toolOutputSchema,
 } from './tools.ts';
 
 export interface McpCallContext {
@@ -45,30 +48,15 @@ export const MCP_SERVER_INSTRUCTIONS = [
   `${PRODUCT.name} relays outside events into Shopify Flow and records a receipt for each.`,
   'Start with get_manifest: it lists every capability, the scope each needs and the safety boundaries.',
   'Side effects are action intents: call a preview tool first, read its effects and warnings, then confirm it with the matching confirm tool (needs an execute scope).',
-  'When a tool returns isError, read the problem: refusal.reason says why, refusal.next_steps says what to do (docs page, manifest, OpenAPI, then ask a human). Never try to work around a refusal.',
+  "A tool's result is the HTTP response of its operation, as structuredContent; its full shape, every field described, is the resource at the tool's _meta['flowport/output_schema'] (also get_open_api_operation).",
+  "When a tool returns isError, read the problem: refusal.reason says why, refusal.next_steps says what to do (docs page, manifest, OpenAPI, then ask a human); over MCP the manifest is get_manifest and an operation's contract get_open_api_operation. Never try to work around a refusal.",
 ].join(' ');
 
 /**
- * A Standard Schema that advertises the operation's JSON Schema but accepts any
- * value: the tool handler validates with the same zod schema the HTTP route
- * uses, so an invalid call gets the same `invalid_request` problem (with
- * `errors[]`) instead of the SDK's plain-text error.
- */
-function advertiseOnly(schema: z.ZodObject): StandardSchemaWithJSON<Record<string, unknown>> {
-  const std = schema['~standard'];
-  return {
-    '~standard': {
-      version: 1 as const,
-      vendor: 'flowport',
-      validate: (value: unknown) => ({ value: (value ?? {}) as Record<string, unknown> }),
-      jsonSchema: std.jsonSchema,
-    },
-  };
-}
-
-/**
- * The tool's output schema as advertised: the OpenAPI response schema itself (toolOutputSchema).
- * The result is the operation's own output, serialised exactly as the HTTP API does.
+ * A Standard Schema that advertises a JSON Schema but accepts any value: the tool handler
+ * validates with the same zod schema the HTTP route uses, so an invalid call gets the same
+ * `invalid_request` problem (with `errors[]`) instead of the SDK's plain-text error. The
+ * advertised schema is toolInputJsonSchema (ADR 0510).
  */
 function advertiseJson(json: Record<string, unknown>): StandardSchemaWithJSON<Record<string, unknown>> {
   return {
@@ -164,6 +152,7 @@ export async function callOperationTool(
     return { content: [{ type: 'text', text: JSON.stringify(json) }], structuredContent: json };
   } catch (err) {
     const appErr = err instanceof AppError ? err : new AppError('internal_error');
+    reportUndeclaredError(op, appErr.code, services, 'mcp');
     if (!(err instanceof AppError) && services.config.logLevel !== 'silent') {
       console.error(`[${call.requestId}] MCP tool ${op.mcp?.name} failed:`, err instanceof Error ? err.stack : err);
     }
@@ -204,10 +193,12 @@ export function createFlowportMcpServer(call: McpCallContext): McpServer {
       {
         title: mcp.title,
         description: toolDescription(op),
-        inputSchema: advertiseOnly(toolInputSchema(op)),
-        outputSchema: advertiseJson(toolOutputSchema(op, call.operations)),
-        annotations: { title: mcp.title, ...toolAnnotations(op) },
-        _meta: { 'flowport/operation_id': op.operationId, 'flowport/scope': op.scope, 'flowport/family': op.family },
+        inputSchema: advertiseJson(toolInputJsonSchema(op, call.operations)),
+        annotations: toolAnnotations(op),
+        _meta: {
+          'flowport/scope': op.scope,
+          'flowport/output_schema': joinUrl(call.services.config.publicUrl, outputSchemaPath(op)),
+        },
         scopeChallenge: async ({ request }) => {
           const refusal = await stepUpRefusal(op, request.params?.arguments, call);
           if (!refusal) return undefined;
@@ -220,6 +211,36 @@ export function createFlowportMcpServer(call: McpCallContext): McpServer {
         callOperationTool(op, args, call, ctx?.mcpReq?.id),
     );
   }
-  registerResources(server, call.services);
+  answerRenamedTools(server, call);
+  registerResources(server, call.services, mcpOperations(call.operations));
   return server;
+}
+
+type ToolsCallHandler = (request: { params: { name: string } }, ctx: unknown) => Promise<unknown>;
+
+/**
+ * A tool called by its name before ADR 1000 (`read_manifest`) answers with its name now, as the
+ * CLI does for an old command: the `tool_renamed` problem naming `new_name`, instead of the
+ * SDK's bare "Tool … not found". Old names are not listed. Every other call goes to the SDK's
+ * own tools/call handler unchanged.
+ */
+function answerRenamedTools(server: McpServer, call: McpCallContext): void {
+  const { publicUrl } = call.services.config;
+  const renamed = renamedTools();
+  const protocol = server.server as unknown as { _getRequestHandler(method: string): ToolsCallHandler | undefined };
+  const sdkHandler = protocol._getRequestHandler('tools/call');
+  if (!sdkHandler) throw new Error('The MCP SDK registered no tools/call handler.');
+  server.server.removeRequestHandler('tools/call');
+  server.server.setRequestHandler('tools/call', async (request, ctx) => {
+    const now = renamed[request.params.name];
+    if (!now) return (await sdkHandler(request, ctx)) as never;
+    const error = new AppError('tool_renamed', {
+      detail: `The tool \`${request.params.name}\` is now \`${now}\`: call \`${now}\` with the same arguments.`,
+      extra: { new_name: now },
+    });
+    return problemToolResult(
+      toProblem(error, { publicUrl, requestId: call.requestId, instance: MCP_PATH }),
+      publicUrl,
+    ) as never;
+  });
 }

@@ -3,8 +3,10 @@
 // describes a tool by hand; add an operation with `mcp: {...}` and its tool exists.
 import { z } from '@hono/zod-openapi';
 import { buildOpenApiDocument } from '../http/openapi.ts';
+import { getOpenApiOperation } from '../operations/openapi/get-operation.ts';
 import { OPERATIONS } from '../operations/registry.ts';
 import type { AnyOperation, Family } from '../core/types.ts';
+import { advertisedInputSchema } from './tool-schemas.ts';
 
 /** Job-language names of the tool families, in the order docs list them. */
 export const TOOL_FAMILIES: Record<Family, { title: string; job: string }> = {
@@ -74,13 +76,11 @@ export function toolInputSchema(op: AnyOperation): z.ZodObject {
   for (const h of op.headers ?? []) {
     const name = headerInputName(h);
     if (name in shape) continue;
-    const hint =
-      h === 'idempotency-key'
-        ? 'Idempotency key for this confirmation. Reuse the same value when you retry the same call; a new value with the same intent is refused.'
-        : `Value of the \`${h}\` request header.`;
-    // No minimum: an empty value means what an empty header means over HTTP (the operation
-    // decides, e.g. idempotency_key_missing), so both surfaces answer with the same code.
-    shape[name] = z.string().max(255).optional().describe(hint);
+    // Validated leniently here (no minimum: an empty value means what an empty header means over
+    // HTTP, and the operation answers, e.g. idempotency_key_missing, so both surfaces give the same
+    // code); advertised as the contract's header parameter (description, `required`, limits: one
+    // declaration, see toolInputJsonSchema).
+    shape[name] = z.string().max(255).optional().describe(`Value of the \`${h}\` request header.`);
   }
   // Closed like the HTTP request bodies: an argument the tool does not define is refused (unknown_field).
   return z.strictObject(shape);
@@ -100,13 +100,13 @@ export interface McpToolDefinition {
   scope: string | null;
   annotations: ToolAnnotations;
   inputSchema: Record<string, unknown>;
+  /**
+   * The operation's success response schema. Not in tools/list (ADR 0510): a tool names where to
+   * read it, `output_schema_path`, the public OpenAPI lookup of the operation (an MCP resource too).
+   */
   outputSchema: Record<string, unknown>;
-}
-
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-  delete json.$schema;
-  return json;
+  /** Path of the full output shape: the public OpenAPI lookup of the operation (an MCP resource too). */
+  output_schema_path: string;
 }
 
 type Json = Record<string, unknown>;
@@ -164,6 +164,16 @@ export function toolOutputSchema(op: AnyOperation, operations: readonly AnyOpera
   return Object.keys(defs).length ? { ...schema, $defs: defs } : schema;
 }
 
+/** The input schema tools/list advertises: arguments described as their OpenAPI parameters (ADR 0510). */
+export function toolInputJsonSchema(op: AnyOperation, operations: readonly AnyOperation[] = OPERATIONS): Json {
+  return advertisedInputSchema(op, toolInputSchema(op), openApiFor(operations), headerInputName);
+}
+
+/** Where a tool's full output shape is read: the public lookup of its operation (`get_open_api_operation`). */
+export function outputSchemaPath(op: AnyOperation): string {
+  return getOpenApiOperation.path.replace('{operation_id}', op.operationId);
+}
+
 /** What a tool says about itself beyond the operation's job description. */
 export function toolDescription(op: AnyOperation): string {
   const mcp = op.mcp as NonNullable<AnyOperation['mcp']>;
@@ -194,8 +204,9 @@ export function mcpToolDefinitions(operations: readonly AnyOperation[] = OPERATI
       kind: op.kind,
       scope: op.scope,
       annotations: toolAnnotations(op),
-      inputSchema: jsonSchema(toolInputSchema(op), 'input'),
+      inputSchema: toolInputJsonSchema(op, operations),
       outputSchema: toolOutputSchema(op, operations),
+      output_schema_path: outputSchemaPath(op),
     };
   });
 }

@@ -300,9 +300,13 @@ export async function searchDocsFor({ ctx, input }: { ctx: PublicContext; input:
  * Its recorded examples name the build origin (ADR 0009); this server's origin goes in its place.
  */
 export async function openApiOperationFor({ ctx, input }: { ctx: PublicContext; input: { operation_id: string } }) {
-  const { publicUrl } = ctx.services.config;
+  return openApiOperationView(input.operation_id, ctx.services.config.publicUrl);
+}
+
+/** One operation of the contract as this server serves it (its origin in the examples); also an MCP resource. */
+export function openApiOperationView(operationId: string, publicUrl: string) {
   const found = JSON.parse(
-    withPublicOrigin(JSON.stringify(findOpenApiOperation(input.operation_id)), publicUrl),
+    withPublicOrigin(JSON.stringify(findOpenApiOperation(operationId)), publicUrl),
   ) as OpenApiOperationView;
   return { ...found, openapi_url: joinUrl(publicUrl, DOCS_PATHS.openapiJson) };
 }

@@ -4,7 +4,7 @@ import { agentCommandLine, CLI_INVOCATION } from '../lib/command-line.ts';
 import { ASK_FOR_A_GRANT, WHO_CREATES_GRANTS } from '../entry-points.ts';
 import { ACTIONS, ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../docs-paths.ts';
-import { AGENT_API_PREFIX, API_VERSION, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
+import { API_VERSION, MCP_PATH, PRODUCT } from '../lib/package-info.ts';
 import type { PublicContext } from '../core/types.ts';
 import { PREVIEW_LIFETIME } from '../config.ts';
 
@@ -39,7 +39,8 @@ export async function readManifest({ ctx }: { ctx: PublicContext }) {
     build_commit: config.buildCommit,
     api: {
       version: API_VERSION,
-      base_url: url(AGENT_API_PREFIX),
+      // The spec's `{base_url}`: every path (`/agent/v1/…`) joins it as is (ADR 0016).
+      base_url: config.publicUrl.replace(/\/+$/, ''),
       openapi_url: url(DOCS_PATHS.openapiJson),
       auth: {
         scheme: 'bearer' as const,

@@ -3,9 +3,7 @@
 // tiers and scopes, plans.
 import { z } from 'zod';
 import { ALL_SCOPES, SCOPE_DESCRIPTIONS, TIER_DESCRIPTIONS, TIER_SCOPES, TIERS } from '../../../api/src/auth/scopes.ts';
-import { DOCS_PATHS, errorDocsPath } from '../../../api/src/docs-paths.ts';
-import type { ErrorCode, ErrorDef } from '../../../api/src/errors/catalog.ts';
-import { AppError, toProblem } from '../../../api/src/errors/problem.ts';
+import { DOCS_PATHS } from '../../../api/src/docs-paths.ts';
 import { MCP_PATH } from '../../../api/src/lib/package-info.ts';
 import { agentCommandLine, CLI_INVOCATION, commandLine } from '../../../api/src/lib/command-line.ts';
 import { ASK_FOR_A_GRANT } from '../../../api/src/entry-points.ts';
@@ -22,11 +20,9 @@ import { EXIT_CODES, type ExitCodeDef } from '../../../api/src/cli/exit-codes.ts
 import { type CliCommand, cliCommands, usageLine } from '../../../api/src/cli/main.ts';
 import { CLI_ENV } from '../../../api/src/config.ts';
 import { familyLabel } from '../../../api/src/operations/families.ts';
+import { renamedTools } from '../../../api/src/operations/naming.ts';
 import { mcpToolDefinitions } from '../../../api/src/mcp/tools.ts';
 import { operationPagePath } from './api-reference.ts';
-import { errorAreaLabel } from './error-areas.ts';
-import type { RecordedExchange } from '../../../api/src/http/openapi-examples.ts';
-import { requestBlock, responseBlock } from './recorded-examples.ts';
 import { flattenFields, type JsonSchema, refResolver } from './json-schema.ts';
 import { code, table } from './markdown.ts';
 
@@ -133,6 +129,14 @@ export function renderMcpIndex(ops: readonly AnyOperation[], origin: string): st
     ),
     '',
     'Annotations come from the operation kind: reads are `readOnlyHint: true` and `idempotentHint: true`; previews change nothing but record an intent (`readOnlyHint: false`, `destructiveHint: false`, `idempotentHint: false`); executions set `destructiveHint` when they destroy data and `idempotentHint` when a repeat has no further effect (a confirmation with the same `idempotency_key`, a cancellation). `openWorldHint` is true only where a call can reach Shopify Flow (a confirmation). Every tool needs the grant token that opens the MCP endpoint; tools with no scope need no more. A refused call returns an `isError: true` result carrying the same refusal object as the API (layer, reason, next steps with the docs URL).',
+    '',
+    '## Inputs, outputs and old names',
+    '',
+    `\`tools/list\` is kept small enough for an agent's context. Each tool lists its inputs in full, each described as the same parameter of its API operation (\`idempotency_key\` is required, as the \`Idempotency-Key\` header is). Its result is the operation's response as \`structuredContent\` (and a text copy); the output shape is not repeated in \`tools/list\`: it is the resource at the tool's \`_meta["flowport/output_schema"]\`, the public ${code('GET /agent/v1/openapi/operations/{operation_id}')} lookup of the operation, also what ${code('get_open_api_operation')} returns. The other resources are every docs page as Markdown, \`llms.txt\` and the OpenAPI contract.`,
+    '',
+    `A tool called by a name it had before the one-name rule (${Object.entries(renamedTools())
+      .map(([old, now]) => `${code(old)} → ${code(now)}`)
+      .join(', ')}) answers [\`tool_renamed\`](/reference/errors/tool_renamed/) with \`new_name\`; nothing runs.`,
   ];
   return parts.join('\n');
 }
@@ -392,120 +396,8 @@ export function renderCliGroup(group: CliGroup, cli: CliSources = cliReferenceSo
   return parts.join('\n');
 }
 
-const RETRY_TEXT: Record<ErrorDef['retry'], string> = {
-  no: 'Do not retry the same request; change something first.',
-  sender: 'The sender should retry later (Flowport kept nothing it could process).',
-  client: 'The API client may retry with backoff.',
-  worker: 'Flowport retries this delivery itself.',
-};
-
-const LAYER_TEXT: Record<string, string> = {
-  capability: 'capability: this edition cannot do it',
-  authority: 'authority: the grant or scope does not allow it',
-  usage: 'usage: a plan limit or rate limit',
-  target_state: 'target_state: the target is not in a state that allows it',
-  safety: 'safety: a safety rule blocks it',
-  product_boundary: 'product_boundary: outside what Flowport does',
-};
-
-export function renderErrorPage(
-  codeName: string,
-  def: ErrorDef,
-  origin: string,
-  /** A recorded exchange the product answered with this code (openapi/examples/), when there is one. */
-  recorded?: RecordedExchange,
-): string {
-  // The example is what the product answers (toProblem), with per-request values as placeholders.
-  const problem = toProblem(new AppError(codeName as ErrorCode, { detail: '<DETAIL>', reason: '<REASON>' }), {
-    publicUrl: origin,
-    requestId: '<REQUEST_ID>',
-    instance: '<REQUEST_PATH>',
-  });
-  const parts = [
-    table(
-      ['Fact', 'Value'],
-      [
-        ['Code', code(codeName)],
-        ['HTTP status', code(String(def.status))],
-        ['Refusal layer', def.layer ? (LAYER_TEXT[def.layer] ?? def.layer) : 'not a refusal'],
-        ['Retry', RETRY_TEXT[def.retry]],
-        ['Area', def.area],
-      ],
-    ),
-    '',
-    '## What happened',
-    '',
-    def.description,
-    '',
-    '## How to fix it',
-    '',
-    def.fix,
-  ];
-  if (def.layer) {
-    parts.push(
-      '',
-      '## If you are an agent',
-      '',
-      'This is a refusal. Do not retry the same call unchanged. In order:',
-      '',
-      '1. Read this page (the `docs_url` in the error).',
-      `2. Check the manifest at \`${DOCS_PATHS.manifestApi}\` for capabilities and boundaries.`,
-      `3. Inspect the [OpenAPI contract](${DOCS_PATHS.openapiJson}) for the exact request shape.`,
-      '4. If the action is still outside your authority, ask a human.',
-      '',
-      'More in [refusals](/agent-access/refusals/).',
-    );
-  }
-  if (recorded) {
-    parts.push(
-      '',
-      '## Example response',
-      '',
-      `Recorded from Flowport in sandbox mode (\`npm run docs:record\`): ${recorded.summary.replace(/^Refused: /, '').replace(/^./, (ch) => ch.toLowerCase())}. Ids, tokens and hosts are placeholders.`,
-      '',
-      requestBlock(recorded),
-      '',
-      responseBlock(recorded, 'the [API reference](/reference/api/)'),
-    );
-    return parts.join('\n');
-  }
-  parts.push(
-    '',
-    '## Example response',
-    '',
-    'Fields in angle brackets vary per request.',
-    '',
-    '```json',
-    JSON.stringify(problem, null, 2),
-    '```',
-  );
-  return parts.join('\n');
-}
-
-export function renderErrorIndex(catalog: Record<string, ErrorDef>): string {
-  const codes = Object.keys(catalog).sort();
-  const areas = [...new Set(codes.map((c) => (catalog[c] as ErrorDef).area))].sort();
-  const parts = [
-    'Every error Flowport returns has a stable `code`, an HTTP status and a page here. API and MCP errors are RFC 9457 `application/problem+json` bodies whose `type` and `docs_url` point at the page for their code; refusals also carry a `refusal` object (see [refusals](/agent-access/refusals/)).',
-    '',
-    `There are ${codes.length} codes.`,
-  ];
-  for (const area of areas) {
-    parts.push('', `## ${errorAreaLabel(area)}`, '');
-    parts.push(
-      table(
-        ['Code', 'Status', 'Title', 'Refusal layer'],
-        codes
-          .filter((c) => (catalog[c] as ErrorDef).area === area)
-          .map((c) => {
-            const d = catalog[c] as ErrorDef;
-            return [`[${code(c)}](${errorDocsPath(c)})`, d.status, d.title, d.layer ? code(d.layer) : '—'];
-          }),
-      ),
-    );
-  }
-  return parts.join('\n');
-}
+// Error-code pages live in ./error-pages.ts; re-exported for the generator.
+export { errorPageSummary, renderErrorIndex, renderErrorPage } from './error-pages.ts';
 
 /** Tier × scope matrix plus every scope's meaning. Used on its own page and inside guides. */
 export function renderTierTable(): string {

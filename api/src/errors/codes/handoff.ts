@@ -13,6 +13,7 @@ const HELD_UNTIL =
 // docs show them. Status is what an API read/action reports for the condition.
 export const HANDOFF_ERRORS = {
   flow_trigger_not_found: {
+    answers: ['event'],
     status: 409,
     title: 'No Flow workflow uses this trigger',
     layer: 'target_state',
@@ -23,6 +24,7 @@ export const HANDOFF_ERRORS = {
     fix: 'In Shopify admin, open Flow, create and turn on a workflow that starts with the Flowport trigger for this endpoint (its variant is on the endpoint page). Then replay the event.',
   },
   flow_payload_rejected: {
+    answers: ['event'],
     status: 422,
     title: 'Flow rejected the payload',
     retry: 'no',
@@ -32,6 +34,7 @@ export const HANDOFF_ERRORS = {
     fix: "Check the endpoint's resource id mapping and trigger variant; the attempt's Flow response summary says which field Flow refused. Fix the mapping, then replay.",
   },
   event_erased: {
+    answers: ['event', 'call'],
     status: 410,
     title: "Event body erased at Shopify's request",
     layer: 'target_state',
@@ -42,6 +45,7 @@ export const HANDOFF_ERRORS = {
     fix: 'Nothing to fix: the erasure was requested through Shopify. If the sender sends the event again, it is a new event.',
   },
   shopify_token_revoked: {
+    answers: ['event'],
     status: 409,
     title: 'Shopify access token revoked',
     layer: 'target_state',
@@ -53,6 +57,7 @@ export const HANDOFF_ERRORS = {
     fix: 'Reinstall or reauthorize the Flowport app on the store. Reconnecting releases every held event, this one included; no replay is needed.',
   },
   shop_disconnected: {
+    answers: ['event'],
     status: 409,
     title: 'Shop disconnected; delivery held',
     layer: 'target_state',
@@ -64,6 +69,7 @@ export const HANDOFF_ERRORS = {
     fix: 'Reinstall or reauthorize the Flowport app on the store. Held events are released automatically when the shop reconnects.',
   },
   shop_frozen: {
+    answers: ['event'],
     status: 409,
     title: 'Store frozen by Shopify; delivery held',
     layer: 'target_state',
@@ -73,6 +79,7 @@ export const HANDOFF_ERRORS = {
     fix: 'The store owner pays the outstanding balance in the Shopify admin (Settings → Billing). Nothing to do in Flowport: the next probe finds the store available and releases the held events. To release them at once, an operator runs `npx flowport shops reconnect --shop <shop_id>`.',
   },
   shop_locked: {
+    answers: ['event'],
     status: 409,
     title: 'Store locked by Shopify; delivery held',
     layer: 'target_state',
@@ -82,6 +89,7 @@ export const HANDOFF_ERRORS = {
     fix: 'The store owner contacts Shopify Support to unlock the store. Nothing to do in Flowport: the next probe finds the store available and releases the held events. To release them at once, an operator runs `npx flowport shops reconnect --shop <shop_id>`.',
   },
   shop_access_denied: {
+    answers: ['event'],
     status: 409,
     title: 'App access to the store denied by Shopify; delivery held',
     layer: 'target_state',
@@ -91,6 +99,7 @@ export const HANDOFF_ERRORS = {
     fix: 'The store owner opens the Flowport app in the Shopify admin and approves the access it asks for, or reinstalls the app. Nothing else to do in Flowport: the next probe finds access restored and releases the held events. If the reinstall issued a new access token, or to release the events at once, an operator runs `npx flowport shops reconnect --shop <shop_id>` (with `--access-token-env <name>` for the new token). If Shopify flagged the store, the owner contacts Shopify Support.',
   },
   shop_not_found: {
+    answers: ['event'],
     status: 409,
     title: 'Store not found by Shopify; delivery held',
     layer: 'target_state',
@@ -100,6 +109,7 @@ export const HANDOFF_ERRORS = {
     fix: "Check the shop's domain (`npx flowport shops list`) against the store's myshopify.com domain, and whether the store is still open. If the domain is wrong, an operator corrects it and releases the held events in one step: `npx flowport shops reconnect --shop <shop_id> --domain <store>.myshopify.com`. If the store was closed for good, archive its endpoints so senders stop sending; its held events stay readable. If it reopens, the next probe releases the held events. If every shop gets 404, check `FLOWPORT_SHOPIFY_ADMIN_BASE_URL`; once it is fixed, `npx flowport shops reconnect --shop <shop_id>` releases a shop's events at once.",
   },
   flow_throttled: {
+    answers: ['event'],
     status: 503,
     title: 'Shopify throttled the call',
     retry: 'worker',
@@ -109,6 +119,7 @@ export const HANDOFF_ERRORS = {
     fix: 'Nothing to do for a short burst. If it persists, the store has other apps using the same budget, or the sender bursts far above the store limit; spread the sender out.',
   },
   flow_upstream_error: {
+    answers: ['event'],
     status: 502,
     title: 'Shopify returned a server error',
     retry: 'worker',
@@ -118,6 +129,7 @@ export const HANDOFF_ERRORS = {
     fix: 'Usually transient; check https://www.shopifystatus.com. If the event ends `failed` after the last retry, replay it once Shopify is healthy.',
   },
   flow_timeout: {
+    answers: ['event'],
     status: 504,
     title: 'Shopify did not answer in time',
     retry: 'worker',
@@ -127,6 +139,7 @@ export const HANDOFF_ERRORS = {
     fix: 'Usually transient. Workflows that must not run twice should check the "Flowport event id" field (for example with a metafield or tag) before acting.',
   },
   flow_connection_error: {
+    answers: ['event'],
     status: 502,
     title: 'Could not reach Shopify',
     retry: 'worker',
@@ -136,6 +149,7 @@ export const HANDOFF_ERRORS = {
     fix: 'Usually transient. If every event of every shop shows this, check the host network and the configured Shopify Admin base URL.',
   },
   flow_retries_exhausted: {
+    answers: ['event'],
     status: 502,
     title: 'Delivery failed after the last retry',
     retry: 'no',

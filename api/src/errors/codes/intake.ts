@@ -5,6 +5,7 @@ import type { ErrorCode, ErrorDef } from '../catalog.ts';
 // says what to change on the sending side.
 export const INTAKE_ERRORS = {
   signature_missing: {
+    answers: ['sender'],
     status: 401,
     title: 'Signature header missing',
     retry: 'no',
@@ -14,6 +15,7 @@ export const INTAKE_ERRORS = {
     fix: "Configure the sender to sign requests with the endpoint's signing secret and send the header its auth mode expects (see the endpoint's auth mode page).",
   },
   signature_malformed: {
+    answers: ['sender'],
     status: 401,
     title: 'Signature header malformed',
     retry: 'no',
@@ -23,6 +25,7 @@ export const INTAKE_ERRORS = {
     fix: "Check that the sender uses the preset the endpoint is configured with. Send the header exactly as the sender's library produces it; do not add quotes or re-encode it.",
   },
   signature_mismatch: {
+    answers: ['sender'],
     status: 401,
     title: 'Signature does not match',
     retry: 'no',
@@ -32,6 +35,7 @@ export const INTAKE_ERRORS = {
     fix: "Sign the signed content the endpoint expects (the receipt's `failure.detail` names it) over the exact bytes you send (no re-serialisation), with the current signing secret. After a rotation, update the sender before the overlap ends.",
   },
   timestamp_missing: {
+    answers: ['sender'],
     status: 401,
     title: 'Signature timestamp missing',
     retry: 'no',
@@ -41,6 +45,7 @@ export const INTAKE_ERRORS = {
     fix: 'Send the timestamp header the auth mode expects. Real sender libraries add it for you; if you sign by hand, include the current Unix time in seconds.',
   },
   timestamp_invalid: {
+    answers: ['sender'],
     status: 401,
     title: 'Signature timestamp invalid',
     retry: 'no',
@@ -49,6 +54,7 @@ export const INTAKE_ERRORS = {
     fix: 'Send the timestamp as integer Unix seconds (for example `1767225600`), not milliseconds and not an ISO date.',
   },
   timestamp_outside_tolerance: {
+    answers: ['sender'],
     status: 401,
     title: 'Signature timestamp outside tolerance',
     retry: 'no',
@@ -58,6 +64,7 @@ export const INTAKE_ERRORS = {
     fix: "Sign each request at send time (do not reuse a signature when retrying) and keep the sender's clock in sync with NTP.",
   },
   credentials_missing: {
+    answers: ['sender'],
     status: 401,
     title: 'Credentials missing',
     retry: 'no',
@@ -67,6 +74,7 @@ export const INTAKE_ERRORS = {
     fix: 'Add the header name and value (static header) or the user and password (basic) that were shown when the endpoint was created or its secret rotated.',
   },
   credentials_invalid: {
+    answers: ['sender'],
     status: 401,
     title: 'Credentials do not match',
     retry: 'no',
@@ -76,6 +84,7 @@ export const INTAKE_ERRORS = {
     fix: 'Copy the credentials again from the endpoint create/rotate output into the sender. After a rotation, update the sender before the overlap ends.',
   },
   body_not_object: {
+    answers: ['sender'],
     status: 422,
     title: 'Body is not a JSON object',
     retry: 'no',
@@ -85,6 +94,7 @@ export const INTAKE_ERRORS = {
     fix: 'Send the event as a JSON object, e.g. `{"type": "order.paid", "id": "…"}`.',
   },
   required_path_missing: {
+    answers: ['sender'],
     status: 422,
     title: 'Required field missing',
     retry: 'no',
@@ -94,6 +104,7 @@ export const INTAKE_ERRORS = {
     fix: "Include the field in the event, or change the endpoint's mapping if the sender never sends it.",
   },
   invalid_resource_id: {
+    answers: ['sender'],
     status: 422,
     title: 'Resource id not valid',
     retry: 'no',
@@ -103,6 +114,7 @@ export const INTAKE_ERRORS = {
     fix: "Send the Shopify numeric id or GID of the order, customer or product the trigger is about, or point the endpoint's resource id path at the field that holds it.",
   },
   flow_payload_too_large: {
+    answers: ['sender', 'event'],
     status: 413,
     title: 'Event too large for Shopify Flow',
     retry: 'no',
@@ -112,6 +124,7 @@ export const INTAKE_ERRORS = {
     fix: 'Send a smaller event: only the fields your Flow workflow needs. The raw body is passed to Flow, so its size counts almost byte for byte.',
   },
   endpoint_paused: {
+    answers: ['sender'],
     status: 423,
     title: 'Endpoint paused',
     layer: 'target_state',
@@ -122,6 +135,7 @@ export const INTAKE_ERRORS = {
     fix: 'Keep retrying (senders like Stripe, Shopify and Svix do automatically). Ask the merchant to resume the endpoint.',
   },
   endpoint_gone: {
+    answers: ['sender'],
     status: 410,
     title: 'Endpoint archived',
     layer: 'target_state',
@@ -132,6 +146,7 @@ export const INTAKE_ERRORS = {
     fix: 'Point the sender at an active endpoint, or remove the webhook subscription on the sender side.',
   },
   intake_event_cap_reached: {
+    answers: ['sender'],
     status: 429,
     title: 'Monthly event cap reached',
     layer: 'usage',

@@ -13,6 +13,15 @@ export const MCP_ERRORS = {
       'The MCP request carried an `Origin` header that is neither a loopback origin nor one this server is configured to accept. Flowport rejects it so a web page cannot drive the MCP endpoint from a browser (DNS rebinding protection).',
     fix: 'Call the MCP endpoint from a desktop, IDE or server-side MCP client (they send no `Origin`). If a browser-based client is intended, the operator adds its origin to `FLOWPORT_MCP_ALLOWED_ORIGINS`.',
   },
+  tool_renamed: {
+    status: 404,
+    title: 'Tool renamed',
+    retry: 'no',
+    area: 'mcp',
+    description:
+      'The MCP tool you called has a new name: every action has one name, a verb phrase such as `get_manifest` (ADR 1000), and the tool you called is its old spelling. Nothing ran. The problem names the tool to call in `new_name`.',
+    fix: 'Call the tool named in `new_name` with the same arguments, and use that name from now on (`tools/list` lists every tool).',
+  },
   docs_unavailable: {
     status: 503,
     title: 'Docs not available on this server',

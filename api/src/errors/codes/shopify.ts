@@ -142,6 +142,7 @@ export const SHOPIFY_ERRORS = {
     fix: "Check this server's clock (NTP). Flow sends the time of the change; a signal from Shopify is never hours ahead, and the next one is taken as usual.",
   },
   event_expired_while_held: {
+    answers: ['event'],
     status: 410,
     title: 'Event expired while held',
     layer: 'target_state',
@@ -152,6 +153,7 @@ export const SHOPIFY_ERRORS = {
     fix: 'Ask the sender to send the event again if it still matters. To keep held events deliverable, end the hold sooner (pay the Shopify bill, reconnect or reinstall the app) or move to a plan with longer retention.',
   },
   shop_uninstalled: {
+    answers: ['event'],
     status: 409,
     title: 'App uninstalled; delivery held',
     layer: 'target_state',
@@ -166,6 +168,7 @@ export const SHOPIFY_ERRORS = {
 /** Handoff outcome of the Flow trigger lifecycle (api/src/shopify/flow-lifecycle.ts). */
 export const FLOW_LIFECYCLE_ERRORS = {
   flow_workflow_disabled: {
+    answers: ['event'],
     status: 409,
     title: 'No enabled workflow uses the trigger',
     layer: 'target_state',

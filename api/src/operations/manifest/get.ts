@@ -48,7 +48,9 @@ export const Manifest = z
         version: z.string().describe('Agent Operations API version (the `v1` in `/agent/v1`).'),
         base_url: z
           .string()
-          .describe('The API root (`<origin>/agent/v1`). Capability `path`s start with `/agent/v1`: use each `url`.'),
+          .describe(
+            'The base address (`{base_url}` of the spec, the origin this server answers on). Every path joins it as is: capability `path`s and the OpenAPI paths start with `/agent/v1`, so `{base_url}/agent/v1/manifest` is this manifest; each capability `url` is that join.',
+          ),
         openapi_url: z.string().describe('Absolute URL of this OpenAPI 3.1 document.'),
         auth: z
           .object({
