@@ -55,5 +55,8 @@ describe("setup's recent_deliveries follows the triggers of the events it counts
     expect(recent?.detail).toMatch(/external-order-event/);
     expect(recent?.detail).toMatch(/bulk replay/);
     expect(recent?.detail).not.toMatch(/Deploy the trigger/);
+    // Nothing is in flight: the no_workflow event is not counted as on its way too.
+    expect(recent?.detail).not.toMatch(/still on the way/);
+    expect(recent?.detail).toMatch(/1 sender event\(s\) in 24 h ended no_workflow/);
   });
 });

@@ -235,7 +235,17 @@ describe('recovered events', () => {
     expect(recent.status, recent.detail).toBe('pass');
     expect(recent.detail).toMatch(/3 recovered by a replay/);
     expect(recent.detail).not.toMatch(/of \d+ event\(s\) delivered/);
+    expect(recent.detail).not.toMatch(/still on the way/);
     expect(setup.json.ready).toBe(true);
+  });
+
+  it('a bulk replay over a window where everything is recovered says nothing is left, and names acknowledge_recovered', async () => {
+    const again = await api(server, token, 'POST', '/agent/v1/bulk-replay-intents', { state: 'no_workflow' });
+    expect(again.status, again.text).toBe(409);
+    expect(again.json.code).toBe('bulk_replay_no_events');
+    expect(again.json.detail).toMatch(/Nothing is left to replay/);
+    const fields = (again.json.refusal.next_steps as { field?: string }[]).map((s) => s.field).filter(Boolean);
+    expect(fields).toContain('acknowledge_recovered');
   });
 
   it('plan usage says how the event count adds up: accepted events plus suppressed duplicates', async () => {

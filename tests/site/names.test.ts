@@ -4,6 +4,7 @@
 // them), in code spans and code blocks, and checked against the registry, the scope vocabulary
 // and the error catalog. And every command a page prints runs as printed in a checkout
 // (`npx flowport …`, item 3).
+import { FORMER_NAMES } from '../../api/src/operations/naming.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -37,7 +38,12 @@ function contractFields(): Set<string> {
 
 const NAMES: Names = {
   commands: cliCommands().map((c) => ({ words: c.words, args: c.args.length })),
-  tools: new Set(OPERATIONS.flatMap((op) => (op.mcp ? [op.mcp.name] : []))),
+  // Tools, and the names tools had before the one-name rule: MCP answers those with tool_renamed
+  // and the new name (FORMER_NAMES), and the MCP reference lists them so.
+  tools: new Set([
+    ...OPERATIONS.flatMap((op) => (op.mcp ? [op.mcp.name] : [])),
+    ...Object.values(FORMER_NAMES).flatMap((f) => (f.tool ? [f.tool] : [])),
+  ]),
   operationIds: new Set(OPERATIONS.map((op) => op.operationId)),
   scopes: new Set(ALL_SCOPES),
   // Flowport's codes, and the OAuth protocol's own `error` values its OAuth endpoints answer with

@@ -45,10 +45,13 @@ const RefusalSchema = z
           description: z.string().describe('What to do, in one sentence.'),
           url: z.string().optional().describe('Absolute URL to follow, when the step has one.'),
           field: z.string().optional().describe('`retry_with`: the request field to send again.'),
+          // One schema with a list of types rather than an anyOf of three: Scalar's reference page
+          // refuses the document with a described anyOf of primitives in this nested object.
           value: z
             .union([z.string(), z.number(), z.boolean()])
             .optional()
-            .describe('`retry_with`: the value to send the field with.'),
+            .openapi({ type: ['string', 'number', 'boolean'] as never, anyOf: undefined })
+            .describe('`retry_with`: the value to send the field with (a string, number or boolean).'),
           operation_id: z.string().optional().describe('`call`: the operation to call.'),
         }),
       )

@@ -34,21 +34,19 @@ export const ShopConnectionFields = {
 };
 
 /** Refused intake requests (receipts and tallies) of a window, as endpoint reads, setup and diagnostics show them. */
-export const RefusalCountsSchema = z
-  .object({
-    total: z
-      .number()
-      .int()
-      .describe(
-        'Requests intake refused (answered 400 or above): they are receipts, not events, so `by_state` does not count them.',
-      ),
-    by_error_code: z
-      .record(z.string(), z.number().int())
-      .describe('Refused requests per catalog error code (e.g. `{"signature_mismatch": 4}`).'),
-    operation: z
-      .literal('listReceipts')
-      .describe(
-        "The operation that lists them: `listReceipts` with `result=refused` (and `endpoint_id`); each receipt says which check failed. Refusals past an endpoint's per-minute receipt budget are counted here but have no receipt.",
-      ),
-  })
-  .openapi('RefusalCounts');
+export const RefusalCountsSchema = z.object({
+  total: z
+    .number()
+    .int()
+    .describe(
+      'Requests intake refused (answered 400 or above): they are receipts, not events, so `by_state` does not count them.',
+    ),
+  by_error_code: z
+    .record(z.string(), z.number().int())
+    .describe('Refused requests per catalog error code (e.g. `{"signature_mismatch": 4}`).'),
+  operation: z
+    .literal('listReceipts')
+    .describe(
+      "The operation that lists them: `listReceipts` with `result=refused` (and `endpoint_id`); each receipt says which check failed. Refusals past an endpoint's per-minute receipt budget are counted here but have no receipt.",
+    ),
+});

@@ -365,10 +365,10 @@ export async function senderEventOutcomes(
     else if (r.state === 'no_workflow' && r.support_code === SUPPORT_CODES.workflow_disabled.code)
       o.noWorkflowNotCalled += n;
     else if (r.state === 'no_workflow') o.noWorkflowUnknownHandle += n;
-    if (r.state === 'no_workflow' && Number(r.recovered) === 0)
-      o.noWorkflowTriggers.add(handleForVariant(r.trigger_variant as never));
     else if (r.state === 'failed') o.failed += n;
     else o.onTheWay += n;
+    if (r.state === 'no_workflow' && Number(r.recovered) === 0)
+      o.noWorkflowTriggers.add(handleForVariant(r.trigger_variant as never));
   }
   return o;
 }

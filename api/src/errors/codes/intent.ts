@@ -290,7 +290,14 @@ export const INTENT_ERRORS = {
         field: 'acknowledge_recent_delivery',
         value: true,
         description:
-          'If the events were delivered minutes ago and a second workflow run is intended, preview again with acknowledge_recent_delivery: true.',
+          'Only when `refused.recent_delivery` counts them (delivered minutes ago) and a second workflow run is intended: preview again with acknowledge_recent_delivery: true.',
+      },
+      {
+        kind: 'retry_with',
+        field: 'acknowledge_recovered',
+        value: true,
+        description:
+          'Only when `excluded.recovered` counts them (a replay of each already reached Flow: nothing is missing) and a further workflow run is intended: preview again with acknowledge_recovered: true.',
       },
     ],
     status: 409,
@@ -300,7 +307,7 @@ export const INTENT_ERRORS = {
     area: 'intent',
     description:
       'A bulk replay preview found no event it could replay: none matched the filter (state, endpoint, time window, error code, `no_workflow_since`), or every one that matched would be refused. `refused` counts them by reason (retention expired, recent delivery, endpoint deleted or archived, already replayed …) and `refused_sample` names a few.',
-    fix: 'Check the filter against `GET /agent/v1/events` with the same state and window. Events whose body expired cannot be replayed: have the sender send them again. For events delivered minutes ago, preview again with `acknowledge_recent_delivery: true` if a second workflow run is intended.',
+    fix: 'Check the filter against `GET /agent/v1/events` with the same state and window. Events whose body expired cannot be replayed: have the sender send them again. For events delivered minutes ago, preview again with `acknowledge_recent_delivery: true` if a second workflow run is intended. Events left out as already recovered (`excluded.recovered`) need nothing: a replay of each reached Flow; `acknowledge_recovered: true` only if a further run is intended.',
   },
   bulk_replay_too_large: {
     status: 409,

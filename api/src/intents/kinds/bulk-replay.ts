@@ -356,7 +356,10 @@ export const bulkReplayKind: IntentKindDef<BulkReplayParams> = {
     // frozen: those another replay holds by then are skipped, each with its reason (ADR 0410).
     if (kc.confirming ? sel.frozen.length === 0 : count === 0)
       throw new AppError('bulk_replay_no_events', {
-        detail: `No event matching the filter can be replayed (${sel.matched} matched, ${sel.excluded.recovered} left out as already recovered, ${refusedTotal} would be refused). See excluded and refused for why.`,
+        detail:
+          sel.matched > 0 && sel.excluded.recovered === sel.matched
+            ? `Nothing is left to replay: all ${sel.matched} matching event(s) are already recovered (a replay of each reached Flow). Preview with acknowledge_recovered: true only if a further workflow run is intended.`
+            : `No event matching the filter can be replayed (${sel.matched} matched, ${sel.excluded.recovered} left out as already recovered, ${refusedTotal} would be refused). See excluded and refused for why.`,
         extra: {
           matched: sel.matched,
           excluded: sel.excluded,

@@ -67,7 +67,7 @@ export const EndpointView = z
         by_state: z
           .record(z.string(), z.number().int())
           .describe('Event count per lifecycle state (e.g. `{"delivered": 12, "failed": 1}`).'),
-        refused: RefusalCountsSchema,
+        refused: RefusalCountsSchema.describe('Requests refused at intake in the same window, by error code.'),
       })
       .describe(
         'The last 24 hours: events received by lifecycle state (`by_state`), and requests refused at intake in the same window by error code (`refused`).',

@@ -99,7 +99,11 @@ export async function findAlertSubscription(db: Db, id: string): Promise<AlertSu
   return db.get<AlertSubscriptionRow>('SELECT * FROM alert_subscriptions WHERE id = ?', [id]);
 }
 
-/** Opens an incident unless one is open with this key already; true when it opened. */
+/**
+ * Opens an incident unless one is open with this key already; true when it opened. An incident
+ * already open takes the summary and details found now (counts change while it stays open: it
+ * says what is wrong right now, ADR 1312); opening is what notifies, so a refresh tells no one.
+ */
 export async function openAlertIncident(
   tx: Db,
   i: {
@@ -118,7 +122,13 @@ export async function openAlertIncident(
            VALUES (?, ?, ?, ?, 'open', ?, ?, ?, ?) ON CONFLICT (shop_id, open_key) DO NOTHING`,
     [i.id, i.shopId, i.trigger, i.subject, i.openKey, i.summary, i.detailsJson, i.now],
   );
-  return opened.changes === 1;
+  if (opened.changes === 1) return true;
+  await tx.run(
+    `UPDATE alert_incidents SET summary = ?, details_json = ?
+      WHERE shop_id = ? AND open_key = ? AND state = 'open' AND (summary <> ? OR details_json <> ?)`,
+    [i.summary, i.detailsJson, i.shopId, i.openKey, i.summary, i.detailsJson],
+  );
+  return false;
 }
 
 /** A shop's open incidents (id and open key). */
