@@ -98,6 +98,9 @@ describe('failure.hint: the alternative that matches', () => {
     expect(bodyOnly.failure.check).toBe('value_mismatch');
     expect(bodyOnly.failure.hint?.code).toBe('timestamp_not_signed');
     expect(bodyOnly.failure.hint?.detail).toMatch(/body alone/);
+    // The detail tells the one cause the hint proved, not the generic "or uses another secret" (agent trial).
+    expect(bodyOnly.failure.detail).toContain('timestamp_not_signed');
+    expect(bodyOnly.failure.detail).not.toMatch(/uses another secret/);
 
     const unexpected = await send(shop.id, plain.endpoint.id, body, {
       'x-webhook-timestamp': t,

@@ -226,15 +226,20 @@ function mismatch(header: string, signed: string, facts: MismatchFacts): never {
   const secrets = facts.secrets.length;
   const given = facts.sigs.length;
   const sigs = given === 1 ? 'The signature is well formed but' : `None of the ${given} signatures`;
+  // A hint that matched says what the sender does differently; the generic causes only without one.
+  const hint = mismatchHint(facts);
+  const why = hint
+    ? `It does match one well-known alternative (failure.hint ${hint.code}): ${hint.detail}`
+    : 'The sender signs other bytes (a re-serialised body, another signed-content format) or uses another secret.';
   throw new AuthRefusal(
     'signature_mismatch',
     `The signature does not match the signed content, ${signed}, with the current (or overlapping previous) secret.`,
     {
       check: 'value_mismatch',
-      detail: `${sigs} ${given === 1 ? 'matches' : 'match'} none of the ${secrets} active secret${secrets === 1 ? '' : 's'} over the signed content this endpoint expects: ${signed}. The sender signs other bytes (a re-serialised body, another signed-content format) or uses another secret.`,
+      detail: `${sigs} ${given === 1 ? 'matches' : 'match'} none of the ${secrets} active secret${secrets === 1 ? '' : 's'} over the signed content this endpoint expects: ${signed}. ${why}`,
       header,
       active_secrets: secrets,
-      hint: mismatchHint(facts),
+      hint,
     },
   );
 }

@@ -292,7 +292,7 @@ async function senderRejectionsCheck(
   return {
     check: 'sender_rejections',
     status: 'warn',
-    detail: `${rejected} request(s) refused at intake in 24 h (${codes(all)}), by endpoint: ${which}${more}. List them with listReceipts (result=refused, endpoint_id): each receipt's failure says which check failed; for signature codes check the sender's signing secret and the endpoint's auth mode.`,
+    detail: `${rejected} request(s) refused at intake in 24 h (${codes(all)}), by endpoint: ${which}${more}. List them with listReceipts (result=refused, endpoint_id): each receipt's failure says which check failed and, when a well-known alternative matched, its failure.hint names what the sender does differently (read the hint before changing the secret or the auth mode).`,
     docs_url: url(DOCS_PATHS.authModes),
   };
 }
