@@ -185,7 +185,11 @@ async function present(locator: Locator, what: string, override: string): Promis
 function markupKey(html: string): string {
   const main = html.slice(html.indexOf('<main'), html.indexOf('</main>'));
   const tags = [...main.matchAll(/<([a-zA-Z][\w-]*)(?:[^>]*?\sclass="([^"]*)")?/g)].map((m) => `${m[1]}.${m[2] ?? ''}`);
-  return tags.filter((t, i) => t !== tags[i - 1]).join(' ');
+  // The set of element kinds (tag and class) the main content uses, not their order or count: two
+  // pages made of the same kinds of elements (most error-code and operation pages, which differ in
+  // how many paragraphs, rows or list items they hold) meet the same axe rules. 217 pages are 74
+  // such markups, where the sequence of tags made 134: the sweep is the suite's long pole.
+  return [...new Set(tags)].sort().join(' ');
 }
 
 const markups = new Map<string, { representative: string; pages: string[] }>();

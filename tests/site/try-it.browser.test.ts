@@ -44,6 +44,15 @@ const operations: TryIt[] = Object.entries(doc.paths as Json).flatMap(([path, it
   })),
 );
 const gets = operations.filter((o) => o.method === 'GET');
+/**
+ * The GETs sent through Scalar: every one with path variables (typed into CodeMirror editors, the
+ * fiddly part) and the first of each tag without any. Scalar sends them all the same way, and every
+ * operation's answer is checked against the contract in reads/openapi-conformance.test.ts; sending
+ * all 22 made this the suite's second-longest file.
+ */
+const sent = gets.filter(
+  (o, i) => o.path.includes('{') || gets.findIndex((g) => g.tag === o.tag && !g.path.includes('{')) === i,
+);
 const preview = operations.find((o) => o.operationId === 'previewTestEvent') as TryIt;
 
 let server: TestServer;
@@ -166,7 +175,7 @@ async function send(page: Page, dialog: Locator, o: TryIt): Promise<number> {
 }
 
 describe('Scalar try it', { timeout: 600_000 }, () => {
-  it('sends every GET and one preview through Test Request with a grant token, each answered 2xx', async () => {
+  it('sends GETs of every tag (each with path variables) and one preview through Test Request with a grant token, each answered 2xx', async () => {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.setDefaultTimeout(60_000);
     await page.goto(`${server.url}/reference/openapi/`, { waitUntil: 'commit', timeout: 120_000 });
@@ -174,7 +183,7 @@ describe('Scalar try it', { timeout: 600_000 }, () => {
     const token = server.sandbox?.grant_token as string;
 
     const statuses: Record<string, number> = {};
-    for (const o of [...gets, preview]) {
+    for (const o of [...sent, preview]) {
       const dialog = await openTryIt(page, o);
       const secured = (doc.paths[o.path][o.method.toLowerCase()].security ?? []).length > 0;
       if (secured) {
@@ -190,13 +199,14 @@ describe('Scalar try it', { timeout: 600_000 }, () => {
       await dialog.waitFor({ state: 'hidden' });
     }
 
-    const expected = Object.fromEntries([...gets, preview].map((o) => [o.operationId, 'a 2xx']));
+    const expected = Object.fromEntries([...sent, preview].map((o) => [o.operationId, 'a 2xx']));
     const got = Object.fromEntries(
       Object.entries(statuses).map(([k, s]) => [k, s >= 200 && s < 300 ? 'a 2xx' : `HTTP ${s}`]),
     );
     expect(got).toEqual(expected);
     expect(statuses.previewTestEvent).toBe(201);
-    // Every GET of the registry was among them.
+    // Every tag with a GET was sent, and the GETs read from the contract are the registry's.
+    expect(new Set(sent.map((o) => o.tag))).toEqual(new Set(gets.map((o) => o.tag)));
     expect(gets.map((o) => o.operationId).sort()).toEqual(
       OPERATIONS.filter((op) => op.method === 'get')
         .map((op) => op.operationId)
