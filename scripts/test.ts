@@ -71,6 +71,24 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
+/**
+ * The tests' temporary files (every test server's data dir and SQLite file, browser profiles) in
+ * memory when the machine has a tmpfs at /dev/shm: the files are as real, but a commit does not
+ * wait for the disk, which is what most of a test's start-up (31 migrations) and intake waited on.
+ * Durability across power loss is not what these tests check (the crash tests kill processes).
+ */
+let memoryDir: string | null = null;
+function memoryTmpdir(log: (line: string) => void): Record<string, string> {
+  try {
+    memoryDir = mkdtempSync('/dev/shm/flowport-tests-');
+  } catch {
+    log('temporary files: the system temp directory (no tmpfs at /dev/shm)');
+    return {};
+  }
+  log(`temporary files: ${memoryDir} (tmpfs)`);
+  return { TMPDIR: memoryDir };
+}
+
 const reports = mkdtempSync(join(tmpdir(), 'flowport-test-report-'));
 
 /** The slowest test files of a phase, from vitest's JSON report, so a slow suite shows where. */
@@ -87,6 +105,35 @@ function slowest(reportFile: string, count = 8): string[] {
   } catch {
     return [];
   }
+}
+
+/** The failed tests of a phase, from vitest's JSON report, so the end of the log says what failed. */
+function failures(reportFile: string, count = 20): string[] {
+  try {
+    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as {
+      testResults: {
+        name: string;
+        status: string;
+        message?: string;
+        assertionResults: { fullName: string; status: string; failureMessages: string[] }[];
+      }[];
+    };
+    const lines: string[] = [];
+    for (const file of report.testResults) {
+      const failed = file.assertionResults.filter((t) => t.status === 'failed');
+      if (file.status === 'failed' && failed.length === 0)
+        lines.push(`${relative(root, file.name)}: ${firstLine(file.message ?? 'the file failed')}`);
+      for (const t of failed)
+        lines.push(`${relative(root, file.name)} > ${t.fullName}: ${firstLine(t.failureMessages[0] ?? '')}`);
+    }
+    return lines.slice(0, count);
+  } catch {
+    return [];
+  }
+}
+
+function firstLine(text: string): string {
+  return (text.split('\n').find((l) => l.trim()) ?? '').trim().slice(0, 300);
 }
 
 function seconds(started: number): string {
@@ -117,6 +164,23 @@ const SQLITE_ONLY = [
   'tests/scale/**',
   'tests/**/*postgres.test.ts',
   'tests/setup/**',
+  // Always SQLite, whatever the suite's store (tests about SQLite itself).
+  'tests/foundation/sqlite-durability.test.ts',
+  // No store in them: pure functions, or what a server says before any read (its banner, its
+  // tool list, its configuration files, its log lines, where the CLI finds it).
+  'tests/cli/output.test.ts',
+  'tests/cli/default-base-url.test.ts',
+  'tests/reads/naming.test.ts',
+  'tests/handoff/definitions.test.ts',
+  'tests/intents/outbound-target.test.ts',
+  'tests/intake/verify-hmac.test.ts',
+  'tests/intake/event-row.test.ts',
+  'tests/foundation/openapi-descriptions.test.ts',
+  'tests/foundation/banner.test.ts',
+  'tests/mcp/docs-service.test.ts',
+  'tests/mcp/fits-context.test.ts',
+  'tests/shopify/app-config.test.ts',
+  'tests/observability/logs.test.ts',
 ];
 
 const results: string[] = [];
@@ -149,7 +213,7 @@ try {
     console.log(`  zsh: ${zsh.path ?? 'none'} (${zsh.source})`);
     console.log(`=== test environment: ok (${seconds(started)})`);
     results.push(`test environment: PostgreSQL ${postgres.kind}, ok (${seconds(started)})`);
-    const runEnv = testRunEnv(postgres, chromium, zsh);
+    const runEnv = { ...testRunEnv(postgres, chromium, zsh), ...memoryTmpdir(log) };
 
     const phases: [name: string, args: string[], store: string][] = [
       ['tests on SQLite', [], 'sqlite'],
@@ -172,7 +236,10 @@ try {
           `  slowest files (each file's own time; two run at once):\n${slow.map((l) => `    ${l}`).join('\n')}`,
         );
       results.push(`${name}: ${ok ? 'ok' : 'FAILED'} (${seconds(phaseStarted)})`);
-      if (!ok) failed = true;
+      if (!ok) {
+        failed = true;
+        results.push(...failures(reportFile).map((l) => `    failed: ${l}`));
+      }
     }
   }
 } catch (err) {
@@ -181,6 +248,7 @@ try {
 } finally {
   await postgres?.close().catch((err) => console.error(`could not clean up PostgreSQL: ${err}`));
   rmSync(reports, { recursive: true, force: true });
+  if (memoryDir) rmSync(memoryDir, { recursive: true, force: true });
 }
 
 console.log(`\n=== summary\n${results.map((r) => `  ${r}`).join('\n')}`);
