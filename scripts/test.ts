@@ -11,7 +11,7 @@
 // dropped when it closes. What is not repeated there is SQLITE_ONLY below, with the reasons.
 // After each phase it prints that phase's slowest test files.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { redactUrl } from '../api/src/store/postgres.ts';
@@ -85,6 +85,9 @@ function memoryTmpdir(log: (line: string) => void): Record<string, string> {
     log('temporary files: the system temp directory (no tmpfs at /dev/shm)');
     return {};
   }
+  // Like /tmp (sticky, everyone's): an embedded PostgreSQL runs initdb as another user, which
+  // reads its password file from the temp directory.
+  chmodSync(memoryDir, 0o1777);
   log(`temporary files: ${memoryDir} (tmpfs)`);
   return { TMPDIR: memoryDir };
 }

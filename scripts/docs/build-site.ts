@@ -8,7 +8,7 @@
 // the previous one keeps serving while this one builds, and a build killed at any point leaves it
 // as it was (or none). `--if-stale` skips the build when the site matches the current inputs.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { SEARCH_INDEX_FILE } from '../../api/src/lib/docs-search.ts';
 import { buildDocsSearchIndex, readDocsPages } from '../../api/src/services/docs.ts';
@@ -74,6 +74,9 @@ function swapIn(building: string, siteDir: string, previous: string): void {
   if (hadPrevious) rmSync(previous, { recursive: true, force: true });
 }
 
+/** Where Astro builds when the out-dir is on another filesystem (a build also writes site/'s content: one at a time). */
+const ASTRO_OUT = 'cross-device-out';
+
 export function buildSite(options: { ifStale?: boolean; quiet?: boolean; outDir?: string } = {}): void {
   const siteDir = resolve(options.outDir ?? DIST_DIR);
   const shown = relative(REPO_ROOT, siteDir).startsWith('..') ? siteDir : relative(REPO_ROOT, siteDir);
@@ -85,6 +88,13 @@ export function buildSite(options: { ifStale?: boolean; quiet?: boolean; outDir?
   clearScratch(siteDir);
   const { building, previous } = buildScratch(siteDir);
   mkdirSync(dirname(siteDir), { recursive: true });
+  // Astro moves pre-rendered assets into its output by rename, from a folder under site/ when the
+  // output lies outside it: an out-dir on another filesystem (a tmpfs, another disk) fails with
+  // EXDEV. There Astro builds on site/'s filesystem and the finished build is copied beside the
+  // out-dir, where the swap below stays one rename.
+  const astroOut =
+    statSync(SITE_ROOT).dev === statSync(dirname(siteDir)).dev ? building : join(SITE_ROOT, '.astro', ASTRO_OUT);
+  rmSync(join(SITE_ROOT, '.astro', ASTRO_OUT), { recursive: true, force: true });
   const inputs = siteInputsHash();
   const gen = generate();
   console.log(
@@ -97,7 +107,7 @@ export function buildSite(options: { ifStale?: boolean; quiet?: boolean; outDir?
     const pinnedNode = join(REPO_ROOT, 'node_modules/.bin/node');
     const astro = spawnSync(
       existsSync(pinnedNode) ? pinnedNode : process.execPath,
-      [join(REPO_ROOT, 'node_modules/astro/bin/astro.mjs'), 'build', '--silent', '--outDir', building],
+      [join(REPO_ROOT, 'node_modules/astro/bin/astro.mjs'), 'build', '--silent', '--outDir', astroOut],
       {
         cwd: SITE_ROOT,
         stdio: 'inherit',
@@ -105,6 +115,7 @@ export function buildSite(options: { ifStale?: boolean; quiet?: boolean; outDir?
       },
     );
     if (astro.status !== 0) throw new Error(`astro build failed (exit ${astro.status ?? astro.signal})`);
+    if (astroOut !== building) cpSync(astroOut, building, { recursive: true });
     // The docs search index, over the twins just built: the site's search dialog and the agents'
     // search (GET /agent/v1/docs/search, MCP search_docs) both read this one file.
     const index = buildDocsSearchIndex(readDocsPages(building));
@@ -120,6 +131,7 @@ export function buildSite(options: { ifStale?: boolean; quiet?: boolean; outDir?
     swapIn(building, siteDir, previous);
   } finally {
     rmSync(building, { recursive: true, force: true });
+    if (astroOut !== building) rmSync(astroOut, { recursive: true, force: true });
   }
   console.log(`docs: built ${shown} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

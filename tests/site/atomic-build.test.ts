@@ -4,7 +4,16 @@
 // rebuild keeps the old site answering until the new one replaces it. Real builds (the pinned
 // Node, Astro) into a temporary site directory, served by the real server on loopback.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SITE_STAMP_FILE } from '../../api/src/docs-paths.ts';
@@ -70,7 +79,11 @@ function midBuild(parent: string, siteName: string): boolean {
 }
 
 describe('an interrupted or running build never serves part of a site', () => {
-  const parent = tempDir('flowport-site-build-');
+  // On site/'s filesystem, as site/dist is: there Astro writes into the build's own folder, which
+  // the test watches to kill a build mid-way (an out-dir on another filesystem is built under site/
+  // and copied beside it; scripts/docs/build-site.ts).
+  mkdirSync(join(REPO_ROOT, '.tmp'), { recursive: true });
+  const parent = mkdtempSync(join(REPO_ROOT, '.tmp', 'flowport-site-build-'));
   const siteDir = join(parent, 'dist');
   let server: TestServer;
   let unlock: () => void;
