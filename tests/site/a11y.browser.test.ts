@@ -164,7 +164,7 @@ async function seriousProblemsOnceShown(page: Page, where: string): Promise<Prob
 /** Wait for an element of a page already `open`ed, failing with a hint that names the override it checks. */
 async function present(locator: Locator, what: string, override: string): Promise<Locator> {
   try {
-    await locator.waitFor({ timeout: 15_000 });
+    await locator.waitFor({ timeout: 60_000 });
   } catch (err) {
     throw new Error(
       `${what} not found (${String(err).split('\n')[0]}). Scalar changed its markup: check whether ${override} ` +
