@@ -391,7 +391,7 @@ describe('cookies on an https public URL', () => {
       const { SignJWT } = await import('jose');
       const { client_id, client_secret } = sandboxApp(https);
       const now = Math.floor(Date.now() / 1000);
-      const token = await new SignJWT({ dest: `https://${shop}`, sub: '7' })
+      const token = await new SignJWT({ dest: `https://${shop}`, iss: `https://${shop}/admin`, sub: '7' })
         .setProtectedHeader({ alg: 'HS256' })
         .setAudience(client_id)
         .setJti(crypto.randomUUID())

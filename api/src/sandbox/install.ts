@@ -4,7 +4,8 @@
 // it sends is signed as Shopify signs it, with the app's client secret.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
-import { SHOPIFY_APP_PATHS, signOAuthQuery, signWebhookBody } from '../lib/shopify-app.ts';
+import { SHOPIFY_APP_PATHS, signOAuthQuery, signWebhookBody, TOKEN_EXCHANGE_GRANT } from '../lib/shopify-app.ts';
+import { adminRoutes, refuseTokenExchange } from './admin.ts';
 import type { SandboxState } from './app.ts';
 
 export interface SandboxShopifyApp {
@@ -29,6 +30,8 @@ export interface SandboxInstallState {
   /** Refresh tokens that still work (hash → shop); each works once. */
   refreshTokens: Map<string, string>;
   refreshes: number;
+  /** Stores where the app was installed through Shopify-managed installation (the embedded admin). */
+  managed: Set<string>;
 }
 
 export function createInstallState(): SandboxInstallState {
@@ -40,6 +43,7 @@ export function createInstallState(): SandboxInstallState {
     expiringTokenSeconds: null,
     refreshTokens: new Map(),
     refreshes: 0,
+    managed: new Set(),
   };
 }
 
@@ -123,6 +127,7 @@ export function installRoutes(
   };
 
   authorizeRoutes(app, install, need);
+  adminRoutes(app, install, need);
   accessTokenRoute(app, install, need);
   storeActionRoutes(app, state, install, need);
 }
@@ -204,6 +209,12 @@ function accessTokenRoute(app: Hono, install: SandboxInstallState, need: () => S
         refresh_token_expires_in: 30 * 86_400,
       };
     };
+    if (body.grant_type === TOKEN_EXCHANGE_GRANT) {
+      if (body.client_id !== a.clientId || body.client_secret !== a.clientSecret)
+        return c.json({ error: 'invalid_client', error_description: 'Client credentials are invalid' }, 401);
+      const refused = await refuseTokenExchange(a, install, shop, body);
+      return refused ? c.json(refused, 400) : c.json(issue());
+    }
     if (body.grant_type === 'refresh_token') {
       if (body.client_id !== a.clientId || body.client_secret !== a.clientSecret)
         return c.json({ error: 'invalid_client', error_description: 'Client credentials are invalid' }, 401);

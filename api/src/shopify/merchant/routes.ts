@@ -5,7 +5,6 @@
 // consent screen (MCP OAuth) is meant to be another route here using the same session and forms.
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { jwtVerify } from 'jose';
 import { MAX_GRANT_DAYS } from '../../auth/grants.ts';
 import { TIER_DESCRIPTIONS, TIERS, type Tier } from '../../auth/scopes.ts';
 import { DOCS_PATHS, joinUrl } from '../../docs-paths.ts';
@@ -23,7 +22,8 @@ import { signInWithSessionToken } from '../../merchant/shopify-app.ts';
 import type { MerchantSession } from '../../store/tables/merchant.ts';
 import { TRIGGER_VARIANTS } from '../../store/tables/endpoints.ts';
 import { SHOP_DOMAIN_RE } from '../../services/shops.ts';
-import { SHOPIFY_APP_PATHS, shopifyAppCredentials } from '../../lib/shopify-app.ts';
+import { SHOPIFY_APP_PATHS } from '../../lib/shopify-app.ts';
+import { bearerSessionToken, verifySessionToken } from '../session-token.ts';
 import { describeReadiness, flowReadinessByHandle } from '../../handoff/flow-readiness.ts';
 import { asPage, startOAuth } from '../oauth.ts';
 import { Html, html, page, signInPage } from './html.ts';
@@ -156,59 +156,16 @@ async function renderMerchantPage(
   });
 }
 
-/** The longest `jti` kept (Shopify's are UUIDs). */
-const MAX_JTI = 200;
-/** Clock skew allowed on a session token's exp and nbf. */
-const ID_TOKEN_CLOCK_TOLERANCE_S = 5;
-
 /**
- * A Shopify session token (App Bridge's `shopify.idToken()`): HS256, signed with the client
- * secret; aud, dest, exp, nbf and jti. Each token's jti makes one session: the insert into
- * shopify_id_token_uses decides, in the transaction that creates the session (ADR 1210).
+ * A session token signs the browser in once: its jti goes into shopify_id_token_uses in the
+ * transaction that creates the session (ADR 1210).
  */
 async function sessionFromIdToken(services: Services, idToken: string, shopParam: string | undefined) {
-  const app = shopifyAppCredentials(services.config);
-  if (!app) throw new AppError('shopify_install_not_configured');
-  let payload: Record<string, unknown>;
-  try {
-    ({ payload } = await jwtVerify(idToken, new TextEncoder().encode(app.clientSecret), {
-      algorithms: ['HS256'],
-      audience: app.clientId,
-      clockTolerance: ID_TOKEN_CLOCK_TOLERANCE_S,
-      currentDate: new Date(services.now()),
-      requiredClaims: ['exp', 'nbf', 'dest', 'jti'],
-    }));
-  } catch (err) {
-    throw new AppError('shopify_session_token_invalid', {
-      detail: `The session token was refused (${(err as Error).message}).`,
-    });
-  }
-  const jti = typeof payload.jti === 'string' ? payload.jti : '';
-  if (jti.length === 0 || jti.length > MAX_JTI)
-    throw new AppError('shopify_session_token_invalid', { detail: 'The session token has no usable jti.' });
-  const dest = typeof payload.dest === 'string' ? payload.dest : '';
-  const host = (() => {
-    try {
-      return new URL(dest).hostname;
-    } catch {
-      return '';
-    }
-  })();
-  if (!SHOP_DOMAIN_RE.test(host) || (shopParam && shopParam.toLowerCase() !== host))
-    throw new AppError('shopify_session_token_invalid', {
-      detail: 'The session token names no store, or another store (dest).',
-    });
-  const userId = typeof payload.sub === 'string' ? payload.sub : null;
-  // Past its expiry (and the clock tolerance) jwtVerify refuses the token, so its jti can go.
-  const usableUntil = Number(payload.exp) * 1000 + ID_TOKEN_CLOCK_TOLERANCE_S * 1000;
-  return signInWithSessionToken(services, { shop: host, userId, jti, usableUntil });
+  const claims = await verifySessionToken(services, idToken, shopParam);
+  return signInWithSessionToken(services, claims);
 }
 
-/** The id token of an `Authorization: Bearer` header (App Bridge's way), or null. */
-function bearerIdToken(c: Context<AppEnv>): string | null {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
-  return m?.[1] ?? null;
-}
+const bearerIdToken = bearerSessionToken;
 
 /**
  * Signs the browser in from a session token sent in the Authorization header or a POST's
@@ -253,6 +210,13 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
       // App Bridge sends the session token as a header; `?id_token=` in a URL signs nobody in.
       const bearer = bearerIdToken(c);
       if (bearer) return signInWithIdToken(c, services, bearer);
+      // Opened inside the Shopify admin (embedded, ADR 1450): the console, which authenticates
+      // every request with a session token. The admin's `id_token` query parameter is not kept.
+      if (c.req.query('embedded') === '1' || c.req.query('host')) {
+        const q = new URLSearchParams();
+        for (const k of ['shop', 'host', 'embedded']) if (c.req.query(k)) q.set(k, c.req.query(k) ?? '');
+        return c.redirect(`${MERCHANT_PATH}/console?${q.toString()}`, 302);
+      }
       const sessions = await browserSessions(c, services);
       const session = sessions[0];
       const shopParam = c.req.query('shop')?.trim().toLowerCase();
