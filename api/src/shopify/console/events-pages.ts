@@ -19,6 +19,13 @@ export function val(v: unknown): Html {
   return html`${String(v)}`;
 }
 
+/** The acknowledgements a replay preview may need, in words. */
+const ACK_WORDS: Record<string, string> = {
+  acknowledge_recent_delivery: 'I know Flow received this event recently; the workflow runs again.',
+  acknowledge_recovered: 'I know a replay of this event already reached Flow; the workflow runs again.',
+};
+const ACKNOWLEDGEMENTS = Object.keys(ACK_WORDS);
+
 const FILTERS = ['state', 'endpoint_id', 'sender', 'resource_id', 'received_after', 'received_before'] as const;
 
 export async function eventsPage(ctx: PageCtx): Promise<Html> {
@@ -66,10 +73,16 @@ export async function eventPage(ctx: PageCtx, eventId: string): Promise<Html> {
   const replays = [e.replay_of, e.replayed_by, e.recovered_by].some(Boolean)
     ? html`<dl><dt>Replay of</dt><dd>${val(e.replay_of)}</dd><dt>Replayed by</dt><dd>${val(e.replayed_by)}</dd><dt>Recovered by</dt><dd>${val(e.recovered_by)}</dd></dl>`
     : html`<p>No replays yet.</p>`;
-  const replayForm = replay.available
-    ? html`<form method="post" action="${consoleUrl(`/events/${eventId}/replay`)}"><label for="replay-note">Note for the audit (optional)</label><input id="replay-note" name="note" maxlength="200">
+  const acks = ((replay.acknowledgements ?? []) as string[]).filter((a) => ACKNOWLEDGEMENTS.includes(a));
+  const ackBoxes = acks.map(
+    (a) =>
+      html`<p><input type="checkbox" id="ack-${a}" name="${a}" value="true"> <label class="inline" for="ack-${a}">${ACK_WORDS[a] ?? a}</label></p>`,
+  );
+  const replayForm =
+    replay.available || acks.length
+      ? html`${replay.detail ? html`<p>${s(replay.detail)}</p>` : ''}<form method="post" action="${consoleUrl(`/events/${eventId}/replay`)}">${ackBoxes}<label for="replay-note">Note for the audit (optional)</label><input id="replay-note" name="note" maxlength="200">
 <div class="actions"><button type="submit">Preview replay</button></div></form>`
-    : html`<p>Replay is not available: ${s(replay.detail ?? replay.reason)}</p>`;
+      : html`<p>Replay is not available: ${s(replay.detail ?? replay.reason)}</p>`;
   return consolePage(
     ctx,
     `Event ${eventId}`,
@@ -173,7 +186,9 @@ function secretOf(result: unknown): { label: string; value: string } | undefined
 
 export async function postReplay(ctx: PageCtx, eventId: string, form: Row): Promise<PostAnswer> {
   const note = field(form, 'note');
-  const i = await callOp<Row>(ctx, 'previewReplay', { params: { event_id: eventId }, body: note ? { note } : {} });
+  const body: Row = note ? { note } : {};
+  for (const a of ACKNOWLEDGEMENTS) if (field(form, a) === 'true') body[a] = true;
+  const i = await callOp<Row>(ctx, 'previewReplay', { params: { event_id: eventId }, body });
   return { location: consoleUrl(`/intents/${s(i.id)}`), message: 'Replay previewed: check it and confirm.' };
 }
 

@@ -53,7 +53,7 @@ h1{font-size:1.5rem;margin:.75rem 0}h2{font-size:1.15rem;margin:.25rem 0 .5rem}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;overflow-wrap:anywhere}
 .fields{display:grid;gap:.25rem 1rem;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));align-items:end}
-label{display:block;font-weight:600;margin:.4rem 0 .15rem}
+label{display:block;font-weight:600;margin:.4rem 0 .15rem}label.inline{display:inline;font-weight:400}input[type=checkbox]{width:auto;min-height:auto}
 input,select{font:inherit;color:var(--fg);background:#fff;border:1px solid var(--muted);border-radius:.35rem;padding:.35rem .5rem;min-height:2.5rem;width:100%;max-width:100%}
 button{font:inherit;min-height:2.5rem;padding:.35rem 1rem;border-radius:.35rem;border:1px solid var(--accent);background:var(--accent);color:#fff;font-weight:600;cursor:pointer}
 button.secondary{background:#fff;color:var(--accent)}button.danger{background:#fff;color:var(--danger);border-color:var(--danger)}
