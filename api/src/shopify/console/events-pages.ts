@@ -12,9 +12,16 @@ type List = { data: Row[]; page: { next_cursor?: string | null } };
 
 const s = (v: unknown) => (v === null || v === undefined ? '' : String(v));
 
-/** A value of an answer, readable: text as text, anything else as compact JSON. */
+const plain = (v: unknown) => v === null || typeof v !== 'object';
+
+/** A value of an answer, readable: text as text, lists as lists, flat records as terms; else compact JSON. */
 export function val(v: unknown): Html {
   if (v === null || v === undefined || v === '') return html`—`;
+  if (Array.isArray(v) && v.every(plain)) return html`<ul>${v.map((x) => html`<li>${String(x)}</li>`)}</ul>`;
+  if (typeof v === 'object' && !Array.isArray(v) && Object.values(v).every(plain)) {
+    const entries = Object.entries(v as Row).filter(([, x]) => x !== null && x !== '');
+    return html`<dl>${entries.map(([k, x]) => html`<dt>${k.replace(/_/g, ' ')}</dt><dd>${String(x)}</dd>`)}</dl>`;
+  }
   if (typeof v === 'object') return html`<code>${JSON.stringify(v)}</code>`;
   return html`${String(v)}`;
 }
@@ -162,7 +169,7 @@ export async function intentPage(ctx: PageCtx, intentId: string): Promise<Html> 
       section(
         'What it does',
         html`<p>${s(preview.summary)}</p><dl><dt>Target</dt><dd>${s(target.type)} ${targetLink}</dd><dt>Cost</dt><dd>${val(i.meter_cost)}</dd>
-<dt>Effects</dt><dd>${val(preview.effects)}</dd><dt>Expires</dt><dd>${when(s(i.expires_at))}</dd>${i.result ? html`<dt>Result</dt><dd>${val(i.result)}</dd>` : ''}</dl>
+<dt>Effects</dt><dd>${val(preview.effects)}</dd><dt>Expires</dt><dd>${when(s(i.expires_at))}</dd>${i.result ? html`<dt>Result</dt><dd>${val(Object.fromEntries(Object.entries(i.result as Row).filter(([, x]) => plain(x))))}</dd>` : ''}</dl>
 ${warnings.length ? html`<s-banner tone="warning"><ul>${warnings}</ul></s-banner>` : ''}${decide}`,
       ),
       progress,

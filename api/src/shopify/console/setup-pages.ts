@@ -165,7 +165,9 @@ export async function grantsPage(ctx: PageCtx): Promise<Html> {
         : html`<code>${g.token_hint}</code>`,
       when(Number(g.expires_at)),
       html`${g.revoked_at !== null ? 'revoked' : live ? 'active' : 'expired'}`,
-      live ? html`<a href="${consoleUrl(`/grants/${g.id}/revoke`)}">Revoke…</a>` : html``,
+      live
+        ? html`<a href="${consoleUrl(`/grants/${g.id}/revoke`)}" aria-label="Revoke grant ${g.actor_name} (${g.id})…">Revoke…</a>`
+        : html``,
     ];
   });
   const create = html`<form method="post" action="${consoleUrl('/grants')}"><div class="fields">

@@ -48,7 +48,7 @@ a{color:var(--accent)}:focus-visible{outline:3px solid var(--accent);outline-off
 nav ul{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem 1rem;margin:0;padding:.5rem 1rem;background:var(--panel);border-bottom:1px solid var(--line)}
 nav a[aria-current=page]{font-weight:700;color:var(--fg)}
 main{max-width:72rem;margin:0 auto;padding:.5rem 1rem 2rem}
-h1{font-size:1.5rem;margin:.75rem 0}h2{font-size:1.15rem;margin:.25rem 0 .5rem}
+h1{font-size:1.5rem;margin:.75rem 0;overflow-wrap:anywhere}p,li{overflow-wrap:anywhere}h2{font-size:1.15rem;margin:.25rem 0 .5rem}
 .muted{color:var(--muted)}table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.88em;overflow-wrap:anywhere}
