@@ -103,6 +103,30 @@ describe('the embedded console', () => {
     const answer = (await posted.json()) as { location: string; shown_once: { value: string } };
     expect(answer.location).toBe(`${SHOPIFY_APP_PATHS.merchant}/console/grants`);
     expect(answer.shown_once.value).toMatch(/^fpg_/);
+    // Revoking: a confirmation page first (a GET changes nothing), then the POST, then a message.
+    const token = answer.shown_once.value;
+    const grant = (await (
+      await fetch(`${server.url}/agent/v1/grant`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as {
+      id: string;
+    };
+    const confirmPage = await get(`/grants/${grant.id}/revoke`, await adminToken(shop));
+    expect(await confirmPage.text()).toContain('Are you sure?');
+    expect(
+      (await fetch(`${server.url}/agent/v1/grant`, { headers: { authorization: `Bearer ${token}` } })).status,
+    ).toBe(200);
+    const revoked = await fetch(`${CONSOLE()}/grants/${grant.id}/revoke`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await adminToken(shop)}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: '',
+    });
+    expect(((await revoked.json()) as { message: string }).message).toBe(`Grant ${grant.id} revoked.`);
+    expect(
+      (await fetch(`${server.url}/agent/v1/grant`, { headers: { authorization: `Bearer ${token}` } })).status,
+    ).toBe(401);
   });
 
   it('refuses a missing token, a bad signature, a wrong audience, an expired token and another issuer', async () => {
@@ -146,6 +170,12 @@ describe('the embedded console', () => {
       },
     );
     expect(opened.status).toBe(302);
+    // The standalone merchant area's 404 is its own too.
+    const stray = await fetch(`${server.url}${SHOPIFY_APP_PATHS.merchant}/grants`);
+    expect(stray.status).toBe(404);
+    const strayPage = await stray.text();
+    expect(strayPage).toContain('The merchant area has no page at this address.');
+    expect(stray.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(opened.headers.get('location')).toBe(
       `${SHOPIFY_APP_PATHS.merchant}/console?shop=${shop}&host=abc&embedded=1`,
     );

@@ -69,6 +69,7 @@ export async function eventsPage(ctx: PageCtx): Promise<Html> {
 
 export async function eventPage(ctx: PageCtx, eventId: string): Promise<Html> {
   const e = await callOp<Row>(ctx, 'getEvent', { params: { event_id: eventId } });
+  const receipt = await callOp<Row>(ctx, 'getEventReceipt', { params: { event_id: eventId } });
   const handoff = (e.handoff ?? {}) as Row;
   const replay = (e.replay ?? {}) as Row;
   const timeline = ((e.timeline ?? []) as Row[]).map(
@@ -101,6 +102,11 @@ export async function eventPage(ctx: PageCtx, eventId: string): Promise<Html> {
 <dt>Sender</dt><dd>${val(e.sender)}</dd><dt>Shopify id</dt><dd>${val(e.resource_id)}</dd><dt>Support code</dt><dd>${val(e.support_code)}</dd>
 <dt>What Flowport does next</dt><dd>${s(handoff.explanation)}${handoff.next_attempt_at ? html` Next attempt ${when(s(handoff.next_attempt_at))}.` : ''}</dd>
 <dt>Receipt</dt><dd><code>${s(e.receipt_id)}</code></dd></dl>`,
+      ),
+      section(
+        'Receipt',
+        html`<dl><dt>Received</dt><dd>${when(s(receipt.received_at))}</dd><dt>Signature</dt><dd>${s(receipt.auth_result)}</dd><dt>Validation</dt><dd>${s(receipt.validation_result)}</dd>
+<dt>Dedupe</dt><dd>${s(receipt.dedupe_decision)}</dd><dt>Answer</dt><dd>HTTP ${s(receipt.http_status)}</dd><dt>Body</dt><dd>${s(receipt.body_size)} bytes, SHA-256 <code>${s(receipt.body_sha256)}</code></dd></dl>`,
       ),
       section('Timeline', html`<ol>${timeline}</ol>`),
       section('Replays', replays),
@@ -169,7 +175,7 @@ export async function intentPage(ctx: PageCtx, intentId: string): Promise<Html> 
       section(
         'What it does',
         html`<p>${s(preview.summary)}</p><dl><dt>Target</dt><dd>${s(target.type)} ${targetLink}</dd><dt>Cost</dt><dd>${val(i.meter_cost)}</dd>
-<dt>Effects</dt><dd>${val(preview.effects)}</dd><dt>Expires</dt><dd>${when(s(i.expires_at))}</dd>${i.result ? html`<dt>Result</dt><dd>${val(Object.fromEntries(Object.entries(i.result as Row).filter(([, x]) => plain(x))))}</dd>` : ''}</dl>
+<dt>Effects</dt><dd>${val(preview.effects)}</dd>${preview.details ? html`<dt>Details</dt><dd>${val(preview.details)}</dd>` : ''}<dt>Expires</dt><dd>${when(s(i.expires_at))}</dd>${i.result ? html`<dt>Result</dt><dd>${val(Object.fromEntries(Object.entries(i.result as Row).filter(([, x]) => plain(x))))}</dd>` : ''}</dl>
 ${warnings.length ? html`<s-banner tone="warning"><ul>${warnings}</ul></s-banner>` : ''}${decide}`,
       ),
       progress,

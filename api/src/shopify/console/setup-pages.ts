@@ -23,6 +23,8 @@ function table(caption: string, heads: string[], rows: Html[][]): Html {
 
 export async function overviewPage(ctx: PageCtx): Promise<Html> {
   const setup = await callOp<Row>(ctx, 'getSetup', {});
+  const diagnostics = await callOp<Row>(ctx, 'getDiagnostics', {});
+  const events24 = (diagnostics.events_24h ?? {}) as Row;
   const incidents = await callOp<List>(ctx, 'listIncidents', { query: { limit: 10 } });
   const history = await callOp<List>(ctx, 'listFlowReadinessHistory', { query: { limit: 10 } });
   const shop = (setup.shop ?? {}) as Row;
@@ -35,11 +37,12 @@ export async function overviewPage(ctx: PageCtx): Promise<Html> {
   return consolePage(
     ctx,
     `Flowport on ${ctx.caller.shopDomain}`,
-    ['getSetup', 'listIncidents', 'listFlowReadinessHistory'],
+    ['getSetup', 'getDiagnostics', 'listIncidents', 'listFlowReadinessHistory'],
     [
       section(
         'Connection',
         html`<p><strong>${shop.connection_status === 'connected' ? 'Connected' : `Not connected: ${s(shop.connection_status)}`}</strong> · plan ${s(shop.plan)} · ${setup.ready ? 'ready to hand events to Flow' : 'not ready yet'}</p>
+<p>Events in the last 24 h by state:</p>${val(events24.by_state)}
 <p>Refused requests in the last ${s(refused.window_hours)} h: <strong>${s(refused.total)}</strong> ${val(refused.by_error_code)} · <a href="${consoleUrl('/refused')}">Refused requests</a></p>
 <p>Last event ${when(s(setup.last_event_at))} · last delivered ${when(s(setup.last_delivered_at))} · <a href="${consoleUrl('/events')}">Events</a></p>`,
       ),

@@ -291,5 +291,14 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
       return c.redirect(MERCHANT_PATH, 303);
     }),
   );
+  // The merchant area's own 404 (not the docs site's): an address under /merchant it does not have.
+  app.get(`${MERCHANT_PATH}/*`, (c) =>
+    page(c, {
+      title: 'Page not found',
+      status: 404,
+      body: html`<h1>Page not found</h1><p>The merchant area has no page at this address.</p>
+<p><a href="${MERCHANT_PATH}">Merchant page</a> · <a href="${joinUrl(getServices().config.publicUrl, DOCS_PATHS.merchantPage)}">About the merchant area</a></p>`,
+    }),
+  );
   return app;
 }
