@@ -133,6 +133,7 @@ const AUTH: Record<string, Auth> = {
   // Sign-in by a Shopify id token (App Bridge's session token) in a form field or the header.
   'POST /merchant': 'shopify id token',
   'POST /merchant/grants': 'merchant session',
+  'GET /merchant/grants/:grantId/revoke': 'merchant session',
   'POST /merchant/grants/:grantId/revoke': 'merchant session',
   'POST /merchant/sign-out': 'merchant session',
   // OAuth (RFC 6749/7591/7009/8414): a client needs nothing to register, redeem or revoke; the

@@ -34,8 +34,11 @@ import {
   checkCsrf,
   clearSessionCookie,
   refuseCrossSite,
+  type MerchantFlash,
   requireSession,
+  setFlash,
   switchToShop,
+  takeFlash,
 } from './session.ts';
 
 export const MERCHANT_PATH = SHOPIFY_APP_PATHS.merchant;
@@ -116,7 +119,7 @@ async function grantsSection({ services, session, now }: SectionContext): Promis
     const status = g.revoked_at !== null ? `revoked ${iso(g.revoked_at)}` : live ? 'active' : 'expired';
     return html`<tr><th scope="row">${g.actor_name}<br><code>${g.id}</code></th><td>${g.actor_kind}</td><td>${g.tier}</td><td>${g.issued_via === 'oauth' ? html`OAuth client <code>${g.actor_client ?? ''}</code>` : html`<code>${g.token_hint}</code>`}</td><td>${iso(g.expires_at)}</td><td>${g.last_used_at === null ? 'never' : iso(g.last_used_at)}</td><td>${status}</td><td>${
       live
-        ? html`<form class="inline" method="post" action="${MERCHANT_PATH}/grants/${g.id}/revoke">${csrfInput(session)}<button class="danger" type="submit" aria-label="Revoke grant ${g.actor_name} (${g.id})">Revoke</button></form>`
+        ? html`<a href="${MERCHANT_PATH}/grants/${g.id}/revoke" aria-label="Revoke grant ${g.actor_name} (${g.id})…">Revoke…</a>`
         : ''
     }</td></tr>`;
   });
@@ -136,6 +139,18 @@ ${grants.length === 0 ? html`<p>No grants yet.</p>` : html`<div class="table-wra
 </div>
 <label for="grant-tier">Tier</label><select id="grant-tier" name="tier">${tiers}</select>
 <p><button type="submit">Create grant</button></p></form></section>`;
+}
+
+/** The message a post left (see setFlash), and a new grant's token, shown once. */
+function flashNotice(flash: MerchantFlash): Html {
+  const g = flash.grant;
+  if (!g) return html`<div class="card notice" role="status"><p>${flash.message}</p></div>`;
+  return html`<div class="card notice" role="status"><h2 id="new-token">Grant created: copy its token now</h2>
+<p>This token is shown once. Flowport stores only its hash; if it is lost, revoke the grant and create another.</p>
+<label for="grant-token">Token for ${g.actor_name} (${g.tier}, expires ${g.expires_at})</label>
+<input id="grant-token" type="text" readonly value="${g.token}" data-grant-id="${g.id}">
+<p><button type="button" class="secondary" data-copy="grant-token" hidden>Copy token</button></p>
+<p class="muted">Select the field and copy (Ctrl+C or ⌘C). Use it as <code>Authorization: Bearer &lt;GRANT_TOKEN&gt;</code>.</p></div>`;
 }
 
 async function renderMerchantPage(
@@ -228,7 +243,8 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
         return startOAuth(c, services, shopParam, 'admin');
       }
       if (!session) return signInPage(c, services.config.publicUrl);
-      return renderMerchantPage(c, services, session, undefined, sessions.slice(1));
+      const flash = takeFlash(c, services, session);
+      return renderMerchantPage(c, services, session, flash ? flashNotice(flash) : undefined, sessions.slice(1));
     });
   });
 
@@ -264,20 +280,28 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
         { session, requestId: c.get('requestId') },
         { tier: tier as Tier, actorKind, actorName, days },
       );
-      const notice = html`<div class="card notice" role="status"><h2 id="new-token">Grant created: copy its token now</h2>
-<p>This token is shown once. Flowport stores only its hash; if it is lost, revoke the grant and create another.</p>
-<label for="grant-token">Token for ${grant.actor.name} (${grant.tier}, expires ${grant.expires_at})</label>
-<input id="grant-token" type="text" readonly value="${grant.token}" data-grant-id="${grant.id}">
-<p><button type="button" class="secondary" data-copy="grant-token" hidden>Copy token</button></p>
-<p class="muted">Select the field and copy (Ctrl+C or ⌘C). Use it as <code>Authorization: Bearer &lt;GRANT_TOKEN&gt;</code>.</p></div>`;
-      return renderMerchantPage(c, services, session, notice);
+      // Post → redirect → get: the token waits, sealed, for the one page view that shows it.
+      setFlash(c, services, {
+        sid: session.id,
+        message: `Grant created for ${grant.actor.name}.`,
+        grant: {
+          id: grant.id,
+          token: grant.token,
+          actor_name: grant.actor.name,
+          tier: grant.tier,
+          expires_at: grant.expires_at,
+        },
+      });
+      return c.redirect(`${MERCHANT_PATH}#new-token`, 303);
     }),
   );
 
   app.post(
     `${MERCHANT_PATH}/grants/:grantId/revoke`,
     merchantForm(getServices, async (c, services, session) => {
-      await revokeGrantAsMerchant(services, { session, requestId: c.get('requestId') }, c.req.param('grantId') ?? '');
+      const grantId = c.req.param('grantId') ?? '';
+      await revokeGrantAsMerchant(services, { session, requestId: c.get('requestId') }, grantId);
+      setFlash(c, services, { sid: session.id, message: `Grant ${grantId} revoked: its token no longer works.` });
       return c.redirect(`${MERCHANT_PATH}#grants`, 303);
     }),
   );
@@ -291,6 +315,25 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
       return c.redirect(MERCHANT_PATH, 303);
     }),
   );
+  // Revoking asks first: a page naming the grant, with the form that revokes it.
+  app.get(`${MERCHANT_PATH}/grants/:grantId/revoke`, async (c) => {
+    const services = getServices();
+    return asPage(c, services, async () => {
+      const session = await requireSession(c, services);
+      const grantId = c.req.param('grantId') ?? '';
+      const grant = (await merchantGrants(services.db, session.shop_id)).find((g) => g.id === grantId);
+      if (!grant) throw new AppError('not_found', { detail: `No grant ${grantId.slice(0, 60)} in this shop.` });
+      return page(c, {
+        title: 'Revoke a grant',
+        header: headerFor(session, []),
+        body: html`<h1>Revoke grant ${grant.actor_name}?</h1>
+<div class="card error"><p>Grant <code>${grant.id}</code> (${grant.tier}) stops working at once, for every agent or person using it. This cannot be undone.</p>
+<form class="inline" method="post" action="${MERCHANT_PATH}/grants/${grant.id}/revoke">${csrfInput(session)}<button class="danger" type="submit">Revoke grant</button></form>
+<a href="${MERCHANT_PATH}#grants">Keep it</a></div>`,
+      });
+    });
+  });
+
   // The merchant area's own 404 (not the docs site's): an address under /merchant it does not have.
   app.get(`${MERCHANT_PATH}/*`, (c) =>
     page(c, {
