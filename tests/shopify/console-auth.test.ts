@@ -103,6 +103,18 @@ describe('the embedded console', () => {
     const answer = (await posted.json()) as { location: string; shown_once: { value: string } };
     expect(answer.location).toBe(`${SHOPIFY_APP_PATHS.merchant}/console/grants`);
     expect(answer.shown_once.value).toMatch(/^fpg_/);
+    // The audit names the staff member as Shopify does (an online token exchange), a human actor.
+    const created = await server.runtime.services.db.get<{
+      actor_kind: string;
+      actor_name: string;
+      details_json: string;
+    }>(
+      `SELECT a.actor_kind, a.actor_name, a.details_json FROM audit_log a JOIN shops s ON s.id = a.shop_id
+        WHERE s.domain = ? AND a.action = 'grant.create'`,
+      [shop],
+    );
+    expect(created).toMatchObject({ actor_kind: 'human', actor_name: 'Sandbox Owner (console)' });
+    expect(created?.details_json).toContain('"via":"console"');
     // Revoking: a confirmation page first (a GET changes nothing), then the POST, then a message.
     const token = answer.shown_once.value;
     const grant = (await (

@@ -100,7 +100,7 @@ describe('the console inside the sandbox admin', () => {
       await waitHeading(again, 'Activity');
       const rows = await again.getByRole('row').allTextContents();
       const confirm = rows.find((r) => r.includes('replay.confirm'));
-      expect(confirm).toContain('Shopify staff');
+      expect(confirm).toContain('Sandbox Owner (console)');
       expect(confirm).toContain('(human)');
 
       // Stripe makes its own signing secret: import it with a new endpoint, from the page.

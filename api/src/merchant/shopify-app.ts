@@ -78,7 +78,8 @@ function tokenColumns(services: Pick<Services, 'secrets'>, t: TokenResponse, now
   };
 }
 
-function userNameOf(t: TokenResponse, shop: string): { name: string; id: string | null } {
+/** Who a token response names: the associated user (online tokens), else the store owner. */
+export function userNameOf(t: TokenResponse, shop: string): { name: string; id: string | null } {
   const u = t.associated_user;
   if (!u) return { name: `Store owner of ${shop}`, id: null };
   const full = [u.first_name, u.last_name].filter(Boolean).join(' ').trim();

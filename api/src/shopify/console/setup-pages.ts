@@ -315,7 +315,7 @@ export async function postGrant(ctx: PageCtx, form: Row): Promise<PostAnswer> {
   const grant = await createMerchantPageGrant(
     ctx.services,
     {
-      session: { shop_id: ctx.caller.shopId, user_name: staffName(ctx.caller.claims) },
+      session: { shop_id: ctx.caller.shopId, user_name: staffName(ctx.caller) },
       requestId: ctx.c.get('requestId'),
     },
     { tier: tier as Tier, actorKind, actorName, days },
@@ -332,7 +332,7 @@ export async function postRevoke(ctx: PageCtx, grantId: string): Promise<PostAns
   await revokeGrantAsMerchant(
     ctx.services,
     {
-      session: { shop_id: ctx.caller.shopId, user_name: staffName(ctx.caller.claims) },
+      session: { shop_id: ctx.caller.shopId, user_name: staffName(ctx.caller) },
       requestId: ctx.c.get('requestId'),
     },
     grantId,
