@@ -7,6 +7,8 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_MOUNT_PATH, SHOPIFY_APP_PATHS } from '../../api/src/lib/shopify-app.ts';
+import type { Services } from '../../api/src/core/types.ts';
+import { frameAncestors } from '../../api/src/shopify/console/shell.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { sandboxApp, uniqueShop } from './helpers.ts';
 
@@ -191,5 +193,13 @@ describe('the embedded console', () => {
     expect(opened.headers.get('location')).toBe(
       `${SHOPIFY_APP_PATHS.merchant}/console?shop=${shop}&host=abc&embedded=1`,
     );
+  });
+
+  it("outside sandbox mode only the store's admin and admin.shopify.com may frame it", () => {
+    const config = server.runtime.config;
+    const live = { config: { ...config, shopify: { ...config.shopify, adminBaseUrl: 'https://{shop}' } } } as Services;
+    expect(frameAncestors(live, 'shop-a.myshopify.com')).toBe('https://admin.shopify.com https://shop-a.myshopify.com');
+    expect(frameAncestors(live, 'evil.example.com')).toBe('https://admin.shopify.com');
+    expect(frameAncestors(server.runtime.services, 'shop-a.myshopify.com')).toBe("'self'");
   });
 });

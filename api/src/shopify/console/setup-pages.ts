@@ -80,7 +80,7 @@ export async function refusedPage(ctx: PageCtx): Promise<Html> {
   const rows = list.data.map((r) => [
     when(s(r.received_at)),
     html`<code>${s(r.error_code)}</code>`,
-    val((r.failure as Row | null)?.check ?? r.failure),
+    html`${s((r.failure as Row | null)?.detail ?? (r.failure as Row | null)?.check ?? '—')}`,
     html`<code>${s(r.endpoint_id)}</code>`,
   ]);
   return consolePage(
