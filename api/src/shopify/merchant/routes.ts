@@ -262,6 +262,31 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
     });
   });
 
+  grantRoutes(app, getServices);
+
+  app.post(
+    `${MERCHANT_PATH}/sign-out`,
+    merchantForm(getServices, async (c, services) => {
+      // Signing out ends this browser's session of every shop it is signed in to.
+      await signOutSessions(services, await browserSessions(c, services), c.get('requestId'));
+      clearSessionCookie(c, services.config.publicUrl);
+      return c.redirect(MERCHANT_PATH, 303);
+    }),
+  );
+  // The merchant area's own 404 (not the docs site's): an address under /merchant it does not have.
+  app.get(`${MERCHANT_PATH}/*`, (c) =>
+    page(c, {
+      title: 'Page not found',
+      status: 404,
+      body: html`<h1>Page not found</h1><p>The merchant area has no page at this address.</p>
+<p><a href="${MERCHANT_PATH}">Merchant page</a> · <a href="${joinUrl(getServices().config.publicUrl, DOCS_PATHS.merchantPage)}">About the merchant area</a></p>`,
+    }),
+  );
+  return app;
+}
+
+/** The grants section's forms: create (post → redirect → get), revoke (a confirmation page first). */
+function grantRoutes(app: Hono<AppEnv>, getServices: () => Services): void {
   app.post(
     `${MERCHANT_PATH}/grants`,
     merchantForm(getServices, async (c, services, session, form) => {
@@ -306,15 +331,6 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
     }),
   );
 
-  app.post(
-    `${MERCHANT_PATH}/sign-out`,
-    merchantForm(getServices, async (c, services) => {
-      // Signing out ends this browser's session of every shop it is signed in to.
-      await signOutSessions(services, await browserSessions(c, services), c.get('requestId'));
-      clearSessionCookie(c, services.config.publicUrl);
-      return c.redirect(MERCHANT_PATH, 303);
-    }),
-  );
   // Revoking asks first: a page naming the grant, with the form that revokes it.
   app.get(`${MERCHANT_PATH}/grants/:grantId/revoke`, async (c) => {
     const services = getServices();
@@ -333,15 +349,4 @@ export function merchantRoutes(getServices: () => Services): Hono<AppEnv> {
       });
     });
   });
-
-  // The merchant area's own 404 (not the docs site's): an address under /merchant it does not have.
-  app.get(`${MERCHANT_PATH}/*`, (c) =>
-    page(c, {
-      title: 'Page not found',
-      status: 404,
-      body: html`<h1>Page not found</h1><p>The merchant area has no page at this address.</p>
-<p><a href="${MERCHANT_PATH}">Merchant page</a> · <a href="${joinUrl(getServices().config.publicUrl, DOCS_PATHS.merchantPage)}">About the merchant area</a></p>`,
-    }),
-  );
-  return app;
 }
