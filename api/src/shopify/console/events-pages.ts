@@ -14,16 +14,16 @@ const s = (v: unknown) => (v === null || v === undefined ? '' : String(v));
 
 const plain = (v: unknown) => v === null || typeof v !== 'object';
 
-/** A value of an answer, readable: text as text, lists as lists, flat records as terms; else compact JSON. */
-export function val(v: unknown): Html {
+/** A value of an answer, readable: text as text, lists as lists, records as terms (nested a few levels). */
+export function val(v: unknown, depth = 0): Html {
   if (v === null || v === undefined || v === '') return html`—`;
-  if (Array.isArray(v) && v.every(plain)) return html`<ul>${v.map((x) => html`<li>${String(x)}</li>`)}</ul>`;
-  if (typeof v === 'object' && !Array.isArray(v) && Object.values(v).every(plain)) {
-    const entries = Object.entries(v as Row).filter(([, x]) => x !== null && x !== '');
-    return html`<dl>${entries.map(([k, x]) => html`<dt>${k.replace(/_/g, ' ')}</dt><dd>${String(x)}</dd>`)}</dl>`;
-  }
-  if (typeof v === 'object') return html`<code>${JSON.stringify(v)}</code>`;
-  return html`${String(v)}`;
+  if (typeof v !== 'object') return html`${String(v)}`;
+  if (depth > 3) return html`<code>${JSON.stringify(v)}</code>`;
+  if (Array.isArray(v))
+    return v.length ? html`<ul>${v.map((x) => html`<li>${val(x, depth + 1)}</li>`)}</ul>` : html`none`;
+  const entries = Object.entries(v as Row).filter(([, x]) => x !== null && x !== '' && x !== undefined);
+  if (!entries.length) return html`—`;
+  return html`<dl>${entries.map(([k, x]) => html`<dt>${k.replace(/_/g, ' ')}</dt><dd>${val(x, depth + 1)}</dd>`)}</dl>`;
 }
 
 /** The acknowledgements a replay preview may need, in words. */
@@ -175,8 +175,9 @@ export async function intentPage(ctx: PageCtx, intentId: string): Promise<Html> 
       section(
         'What it does',
         html`<p>${s(preview.summary)}</p><dl><dt>Target</dt><dd>${s(target.type)} ${targetLink}</dd><dt>Cost</dt><dd>${val(i.meter_cost)}</dd>
-<dt>Effects</dt><dd>${val(preview.effects)}</dd>${preview.details ? html`<dt>Details</dt><dd>${val(preview.details)}</dd>` : ''}<dt>Expires</dt><dd>${when(s(i.expires_at))}</dd>${i.result ? html`<dt>Result</dt><dd>${val(Object.fromEntries(Object.entries(i.result as Row).filter(([, x]) => plain(x))))}</dd>` : ''}</dl>
-${warnings.length ? html`<s-banner tone="warning"><ul>${warnings}</ul></s-banner>` : ''}${decide}`,
+<dt>Effects</dt><dd>${val(preview.effects)}</dd><dt>Expires</dt><dd>${when(s(i.expires_at))}</dd>${i.result ? html`<dt>Result</dt><dd>${val(Object.fromEntries(Object.entries(i.result as Row).filter(([, x]) => plain(x))))}</dd>` : ''}</dl>
+${warnings.length ? html`<s-banner tone="warning"><ul>${warnings}</ul></s-banner>` : ''}${decide}
+${preview.details ? html`<details><summary>Everything the preview checked</summary>${val(preview.details)}</details>` : ''}`,
       ),
       progress,
     ],

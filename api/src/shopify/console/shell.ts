@@ -58,7 +58,7 @@ input,select{font:inherit;color:var(--fg);background:#fff;border:1px solid var(-
 button{font:inherit;min-height:2.5rem;padding:.35rem 1rem;border-radius:.35rem;border:1px solid var(--accent);background:var(--accent);color:#fff;font-weight:600;cursor:pointer}
 button.secondary{background:#fff;color:var(--accent)}button.danger{background:#fff;color:var(--danger);border-color:var(--danger)}
 form.inline{display:inline-block;margin:.15rem .25rem .15rem 0}.actions{display:flex;flex-wrap:wrap;gap:.5rem;margin:.5rem 0}
-dl{display:grid;grid-template-columns:minmax(8rem,max-content) 1fr;gap:.25rem 1rem;margin:.5rem 0}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
+dl{display:grid;grid-template-columns:minmax(8rem,max-content) 1fr;gap:.25rem 1rem;margin:.5rem 0}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}dd dl{margin:0}summary{cursor:pointer;color:var(--accent);font-weight:600;min-height:2rem}
 @media (max-width:40rem){table.stack thead{position:absolute;left:-9999px}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.25rem 0}
 table.stack td,table.stack th{display:block;border:0;padding:.1rem .25rem}table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}dl{grid-template-columns:1fr}}
 `;
