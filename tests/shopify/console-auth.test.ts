@@ -202,4 +202,69 @@ describe('the embedded console', () => {
     expect(frameAncestors(live, 'evil.example.com')).toBe('https://admin.shopify.com');
     expect(frameAncestors(server.runtime.services, 'shop-a.myshopify.com')).toBe("'self'");
   });
+
+  it('every form previews through its operation and lands on the intent page to confirm', async () => {
+    const shop = uniqueShop('forms');
+    await managedInstall(shop);
+    const post = async (path: string, form: Record<string, string>) => {
+      const res = await fetch(`${CONSOLE()}${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${await adminToken(shop)}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams(form),
+      });
+      const text = await res.text();
+      expect(res.status, `${path}: ${text}`).toBe(200);
+      return JSON.parse(text) as { location: string; message: string; shown_once?: { value: string } };
+    };
+    const confirm = async (location: string) => {
+      const page = await (
+        await get(location.replace(`${SHOPIFY_APP_PATHS.merchant}/console`, ''), await adminToken(shop))
+      ).text();
+      expect(page).toContain('<h1>Confirm: ');
+      return post(`${location.replace(`${SHOPIFY_APP_PATHS.merchant}/console`, '')}/confirm`, {});
+    };
+    const created = await confirm(
+      (
+        await post('/endpoints', {
+          name: 'Forms',
+          auth_mode: 'hmac_sha256',
+          trigger_variant: 'external_event',
+          secret: '',
+        })
+      ).location,
+    );
+    expect(created.message).toMatch(/^Confirmed: endpoint create/);
+    expect(created.shown_once?.value).toBeTruthy();
+    const endpoints = await (await get('/endpoints', await adminToken(shop))).text();
+    const endpointId = /\/endpoints\/(ep_[a-z0-9]+)/.exec(endpoints)?.[1] as string;
+    const paused = await confirm((await post(`/endpoints/${endpointId}/edit`, { status: 'paused' })).location);
+    expect(paused.message).toMatch(/^Confirmed: endpoint edit/);
+    const rotated = await confirm((await post(`/endpoints/${endpointId}/rotate`, { overlap_hours: '2' })).location);
+    expect(rotated.shown_once?.value).toBeTruthy();
+    // A refusal is the operation's own, with its code and docs page: nothing to replay here.
+    const bulk = await fetch(`${CONSOLE()}/recover/bulk`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${await adminToken(shop)}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ state: 'failed' }),
+    });
+    expect(bulk.status).toBe(409);
+    expect(await bulk.text()).toContain('/reference/errors/bulk_replay_no_events/');
+    const again = await post(`/endpoints/${endpointId}/rotate`, { overlap_hours: '1' });
+    const cancelled = await post(`${again.location.replace(`${SHOPIFY_APP_PATHS.merchant}/console`, '')}/cancel`, {});
+    expect(cancelled.message).toBe('Cancelled: nothing was done.');
+    const alert = await confirm(
+      (await post('/alerts', { channel: 'webhook', url: 'https://93.184.215.14/flowport-alerts' })).location,
+    );
+    expect(alert.message).toMatch(/^Confirmed: alert subscribe/);
+    const alerts = await (await get('/alerts', await adminToken(shop))).text();
+    const subscriptionId = /\/alerts\/([a-z]+_[a-z0-9]+)\/remove/.exec(alerts)?.[1] as string;
+    const removed = await confirm((await post(`/alerts/${subscriptionId}/remove`, {})).location);
+    expect(removed.message).toMatch(/^Confirmed: alert unsubscribe/);
+  });
 });
