@@ -83,6 +83,15 @@ describe('the embedded console', () => {
     const overview = await get('', first);
     expect(overview.status).toBe(200);
     expect(await overview.text()).toContain(`Flowport on ${shop}`);
+    // Flow says a workflow uses the trigger: the overview's readiness history shows it.
+    const flow = await fetch(`${server.url}${SANDBOX_MOUNT_PATH}/${shop}/flow/workflows`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ trigger: 'external-event', enabled: true }),
+    });
+    expect(flow.status).toBe(200);
+    const withHistory = await (await get('', await adminToken(shop))).text();
+    expect(withHistory).toMatch(/<code>external-event<\/code><\/td><td data-label="Enabled workflow">yes<\/td>/);
     const installs = await server.runtime.services.db.all<{ action: string; details_json: string }>(
       `SELECT a.action, a.details_json FROM audit_log a JOIN shops s ON s.id = a.shop_id WHERE s.domain = ?`,
       [shop],

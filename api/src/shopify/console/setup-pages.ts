@@ -50,12 +50,13 @@ export async function overviewPage(ctx: PageCtx): Promise<Html> {
       section(
         'Flow readiness history',
         table(
-          'What Flow last said about each trigger',
-          ['Trigger', 'Enabled workflow', 'Since'],
+          'What Flow said about each trigger, newest first',
+          ['Trigger', 'Enabled workflow', 'Flow dated it', 'Applied'],
           history.data.map((h) => [
-            html`<code>${s(h.trigger ?? h.handle)}</code>`,
-            val(h.has_enabled_flow ?? h.enabled),
-            when(s(h.signal_at ?? h.at)),
+            html`<code>${s(h.trigger)}</code>`,
+            html`${h.enabled_workflow ? 'yes' : 'no'}`,
+            when(s(h.at)),
+            html`${h.applied ? 'yes' : 'no (arrived late, changed nothing)'}`,
           ]),
         ),
       ),
