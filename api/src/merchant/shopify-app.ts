@@ -78,10 +78,13 @@ function tokenColumns(services: Pick<Services, 'secrets'>, t: TokenResponse, now
   };
 }
 
+/** How the audit names a store's owner when Shopify names no user (an offline token). */
+export const storeOwnerName = (shop: string) => `Store owner of ${shop}`;
+
 /** Who a token response names: the associated user (online tokens), else the store owner. */
 export function userNameOf(t: TokenResponse, shop: string): { name: string; id: string | null } {
   const u = t.associated_user;
-  if (!u) return { name: `Store owner of ${shop}`, id: null };
+  if (!u) return { name: storeOwnerName(shop), id: null };
   const full = [u.first_name, u.last_name].filter(Boolean).join(' ').trim();
   return { name: full || u.email || `Staff member ${u.id ?? ''}`.trim(), id: u.id === undefined ? null : String(u.id) };
 }

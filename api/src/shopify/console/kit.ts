@@ -10,6 +10,8 @@ import type { AppEnv } from '../../http/types.ts';
 import { invokeOperation } from '../../operations/pipeline.ts';
 import { OPERATIONS } from '../../operations/registry.ts';
 import { type Html, html } from '../merchant/html.ts';
+
+export { when } from '../merchant/html.ts';
 import type { ConsoleCaller } from './auth.ts';
 import { CONSOLE_PATH } from './shell.ts';
 
@@ -73,20 +75,6 @@ export function apiLinks(ctx: PageCtx, ...operationIds: string[]): Html {
       html`${i ? ', ' : ''}<a href="${joinUrl(ctx.services.config.publicUrl, operationPagePath(id))}" target="_top"><code>${id}</code></a>`,
   );
   return html`<p class="muted">Over the API: ${links}.</p>`;
-}
-
-const DATE = new Intl.DateTimeFormat('en-GB', {
-  dateStyle: 'medium',
-  timeStyle: 'short',
-  timeZone: 'UTC',
-});
-
-/** A timestamp in words (UTC), with the machine-readable value in a <time>. */
-export function when(value: string | number | null | undefined): Html {
-  if (value === null || value === undefined || value === '') return html`—`;
-  const d = new Date(typeof value === 'number' ? value : String(value));
-  if (Number.isNaN(d.getTime())) return html`${String(value)}`;
-  return html`<time datetime="${d.toISOString()}">${DATE.format(d)} UTC</time>`;
 }
 
 /** A page: its heading, the API operations it uses, its sections. */
