@@ -87,3 +87,13 @@ export function errorDocsPath(code: string): string {
 export function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}${path.startsWith('/') ? path : `/${path}`}`;
 }
+
+/** The page of one operation: `/reference/api/<operation-id-in-kebab-case>/` (getManifest → get-manifest). */
+export function operationPagePath(operationId: string): string {
+  const slug = operationId
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase();
+  return `/reference/api/${slug}/`;
+}

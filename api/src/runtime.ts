@@ -10,6 +10,7 @@ import { flowLifecycleRoutes } from './shopify/flow-lifecycle.ts';
 import { oauthRoutes } from './shopify/oauth.ts';
 import { uninstallRoutes } from './shopify/uninstall.ts';
 import { merchantRoutes } from './shopify/merchant/routes.ts';
+import { consoleRoutes } from './shopify/console/routes.ts';
 import { docsServed } from './docs-paths.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
@@ -209,6 +210,7 @@ function appMounts(
     oauthRoutes,
     uninstallRoutes,
     flowLifecycleRoutes,
+    consoleRoutes,
     merchantRoutes,
     oauthServerRoutes,
     oauthConsentRoutes,

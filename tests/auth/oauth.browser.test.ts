@@ -179,13 +179,21 @@ describe.each(['dynamic registration', 'a client ID metadata document'] as const
         // The grant is on the first store's merchant page (switched to), revocable; revoking it disconnects the client.
         const revokeName = new RegExp(`^Revoke grant ${clientName}`);
         await page.goto(`${server.url}${SHOPIFY_APP_PATHS.merchant}`);
-        expect(await page.getByRole('button', { name: revokeName }).count()).toBe(0);
+        expect(await page.getByRole('link', { name: revokeName }).count()).toBe(0);
         await page.getByRole('link', { name: `Switch to ${shop}` }).click();
         await expect.poll(() => page.getByRole('heading', { level: 1, name: shop }).count()).toBe(1);
-        const revoke = page.getByRole('button', { name: revokeName });
+        const revoke = page.getByRole('link', { name: revokeName });
         await expect.poll(() => revoke.count()).toBe(1);
+        // At 1280 px the OAuth client's grant leaves Revoke in view: no table scrolls sideways (issue 44).
+        const box = await revoke.boundingBox();
+        expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(1280);
+        const scrolled =
+          'document.querySelectorAll(".table-wrap").length - [...document.querySelectorAll(".table-wrap")].filter((w) => w.scrollWidth <= w.clientWidth).length';
+        expect(await page.evaluate(scrolled)).toBe(0);
+        // Revoke asks first, on a page of its own (issue 44).
         await revoke.click();
-        await expect.poll(() => page.getByRole('button', { name: revokeName }).count()).toBe(0);
+        await page.getByRole('button', { name: 'Revoke grant' }).click();
+        await expect.poll(() => page.getByRole('link', { name: revokeName }).count()).toBe(0);
         const after = await fetch(serverUrl, {
           method: 'POST',
           headers: { authorization: `Bearer ${mcpToken}`, 'content-type': 'application/json' },

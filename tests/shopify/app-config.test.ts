@@ -24,7 +24,8 @@ interface AppToml {
   client_id: string;
   name: string;
   application_url: string;
-  access_scopes: { scopes: string };
+  embedded: boolean;
+  access_scopes: { scopes: string; use_legacy_install_flow?: boolean };
   auth: { redirect_urls: string[] };
   webhooks: { api_version: string; subscriptions: { topics?: string[]; compliance_topics?: string[]; uri: string }[] };
 }
@@ -47,6 +48,9 @@ describe('shopify.app.toml', () => {
     expect(app.name).toBe('Flowport');
     expect(app.client_id).toBe(`<${ENV.shopifyClientId}>`);
     expect(new URL(app.application_url).pathname).toBe(SHOPIFY_APP_PATHS.merchant);
+    // Embedded in the admin, installed by Shopify (managed installation, token exchange: ADR 1450).
+    expect(app.embedded).toBe(true);
+    expect(app.access_scopes.use_legacy_install_flow).toBe(false);
     expect(app.access_scopes.scopes.split(',').filter(Boolean)).toEqual([...SHOPIFY_ACCESS_SCOPES]);
     expect(app.webhooks.api_version).toBe(DEFAULT_SHOPIFY_API_VERSION);
     expect(app.auth.redirect_urls.map((u) => new URL(u).pathname)).toEqual([SHOPIFY_APP_PATHS.oauthCallback]);

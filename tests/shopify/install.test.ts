@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHOPIFY_APP_PATHS } from '../../api/src/lib/shopify-app.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
-import { authorize, CookieJar, csrfOf, go, install, resigned, sandboxApp, uniqueShop } from './helpers.ts';
+import { absolute, authorize, CookieJar, csrfOf, go, install, resigned, sandboxApp, uniqueShop } from './helpers.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -77,8 +77,13 @@ describe('OAuth install', () => {
         expires_in_days: '7',
       }).toString(),
     });
-    const createdHtml = await created.text();
-    expect(created.status).toBe(200);
+    // Post → redirect → get: the token is on the page the post redirects to, once.
+    expect(created.status).toBe(303);
+    const shown = await go(jar, absolute(server, created.headers.get('location')));
+    const createdHtml = await shown.text();
+    expect(shown.status).toBe(200);
+    const reloaded = await (await go(jar, `${server.url}${SHOPIFY_APP_PATHS.merchant}`)).text();
+    expect(reloaded).not.toContain('id="grant-token"');
     const grantToken = /id="grant-token" type="text" readonly value="([^"]+)"/.exec(createdHtml)?.[1];
     expect(grantToken).toMatch(/^fpg_/);
     const events = await fetch(`${server.url}/agent/v1/events`, { headers: { authorization: `Bearer ${grantToken}` } });
@@ -391,7 +396,7 @@ describe('cookies on an https public URL', () => {
       const { SignJWT } = await import('jose');
       const { client_id, client_secret } = sandboxApp(https);
       const now = Math.floor(Date.now() / 1000);
-      const token = await new SignJWT({ dest: `https://${shop}`, sub: '7' })
+      const token = await new SignJWT({ dest: `https://${shop}`, iss: `https://${shop}/admin`, sub: '7' })
         .setProtectedHeader({ alg: 'HS256' })
         .setAudience(client_id)
         .setJti(crypto.randomUUID())

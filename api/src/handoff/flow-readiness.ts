@@ -83,11 +83,23 @@ export async function flowReadinessByHandle(db: Db, shopDomain: string): Promise
   );
 }
 
-/** A sentence for one trigger's readiness (setup, diagnostics, receipts, the merchant page). */
-export function describeReadiness(handle: string, r: FlowReadiness): string {
-  if (r.enabled === 'unknown')
-    return `Flow has not said yet whether an enabled workflow uses ${handle} (no lifecycle callback): Flowport calls Shopify for every event.`;
-  const since = new Date(r.since).toISOString();
+/** The triggers Flow has not reported on yet, in one sentence (a page lists them once, not per row). */
+export function describeUnknownReadiness(handles: readonly string[]): string {
+  const names =
+    handles.length > 1 ? `${handles.slice(0, -1).join(', ')} or ${handles[handles.length - 1]}` : (handles[0] ?? '');
+  return `Flow has not said yet whether an enabled workflow uses ${names} (no lifecycle callback): Flowport calls Shopify for every event.`;
+}
+
+/**
+ * A sentence for one trigger's readiness (setup, diagnostics, receipts, the merchant page); `dateText` writes when Flow said it (ISO 8601 unless a page reads better).
+ */
+export function describeReadiness(
+  handle: string,
+  r: FlowReadiness,
+  dateText: (ms: number) => string = (ms) => new Date(ms).toISOString(),
+): string {
+  if (r.enabled === 'unknown') return describeUnknownReadiness([handle]);
+  const since = dateText(r.since);
   return r.enabled === 'yes'
     ? `An enabled workflow uses ${handle} (Flow said so at ${since}).`
     : `No enabled workflow uses ${handle} (Flow said so at ${since}): its events end no_workflow without a call to Shopify. Turn on a workflow, then replay them.`;

@@ -7,7 +7,14 @@
 // Non-expiring offline tokens (Shopify's default) are never touched.
 import type { Services } from '../core/types.ts';
 import { AppError } from '../errors/problem.ts';
-import { adminApiOrigin, shopifyAppCredentials } from '../lib/shopify-app.ts';
+import {
+  adminApiOrigin,
+  ID_TOKEN_TYPE,
+  OFFLINE_TOKEN_TYPE,
+  ONLINE_TOKEN_TYPE,
+  shopifyAppCredentials,
+  TOKEN_EXCHANGE_GRANT,
+} from '../lib/shopify-app.ts';
 import type { ShopRow } from '../store/tables/shops.ts';
 import { readShopRow, storeRefreshedToken } from '../store/tables/shops.ts';
 
@@ -105,4 +112,26 @@ async function refresh(services: Services, shop: ShopRow): Promise<ShopRow> {
     now,
   });
   return (await readShopRow<ShopRow>(services.db, shop.id)) ?? shop;
+}
+
+/**
+ * Token exchange (Shopify-managed installation, ADR 1450): the session token App Bridge gave the
+ * page, exchanged at the store's token endpoint for an access token; offline unless asked otherwise.
+ */
+export async function exchangeSessionToken(
+  services: Services,
+  shop: string,
+  sessionToken: string,
+  mode: 'offline' | 'online' = 'offline',
+): Promise<TokenResponse> {
+  const app = shopifyAppCredentials(services.config);
+  if (!app) throw new AppError('shopify_install_not_configured');
+  return requestToken(services, shop, {
+    client_id: app.clientId,
+    client_secret: app.clientSecret,
+    grant_type: TOKEN_EXCHANGE_GRANT,
+    subject_token: sessionToken,
+    subject_token_type: ID_TOKEN_TYPE,
+    requested_token_type: mode === 'offline' ? OFFLINE_TOKEN_TYPE : ONLINE_TOKEN_TYPE,
+  });
 }

@@ -23,6 +23,16 @@ export const SHOPIFY_APP_PATHS = {
   flowLifecycle: '/shopify/flow/lifecycle',
 } as const;
 
+/** Token exchange (Shopify-managed installation): the grant and token types Shopify's token endpoint takes. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+export const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
+export const OFFLINE_TOKEN_TYPE = 'urn:shopify:params:oauth:token-type:offline-access-token';
+export const ONLINE_TOKEN_TYPE = 'urn:shopify:params:oauth:token-type:online-access-token';
+
+/** Where embedded pages load App Bridge and Polaris web components from (production; the sandbox serves stand-ins). */
+export const APP_BRIDGE_CDN_URL = 'https://cdn.shopify.com/shopifycloud/app-bridge.js';
+export const POLARIS_CDN_URL = 'https://cdn.shopify.com/shopifycloud/polaris.js';
+
 export const SANDBOX_APP_FILE = 'sandbox-app.json';
 
 export interface ShopifyAppCredentials {

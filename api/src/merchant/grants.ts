@@ -12,7 +12,7 @@ import type { MerchantSession } from '../store/tables/merchant.ts';
 /** Creates a grant as the merchant, in the caller's transaction. */
 export async function createGrantAsMerchant(
   tx: Db,
-  by: { session: MerchantSession; requestId: string; at: number },
+  by: { session: Pick<MerchantSession, 'shop_id' | 'user_name'>; requestId: string; at: number },
   grant: { tier: Tier; actorKind: 'agent' | 'human'; actorName: string; actorClient?: string; days: number },
   /** What the audit entry adds: how it was made (`via`) and anything particular to that way. */
   details: { via: string } & Record<string, unknown>,
@@ -51,18 +51,21 @@ export async function createGrantAsMerchant(
 /** The merchant page's "Create grant": one audited transaction. */
 export async function createMerchantPageGrant(
   services: Pick<Services, 'db' | 'now'>,
-  by: { session: MerchantSession; requestId: string },
+  by: { session: Pick<MerchantSession, 'shop_id' | 'user_name'>; requestId: string },
   grant: { tier: Tier; actorKind: 'agent' | 'human'; actorName: string; days: number },
+  /** Where it was made: the merchant page, or the embedded console. */
+  via: 'merchant_page' | 'console' = 'merchant_page',
 ): Promise<CreatedGrant> {
   const at = services.now();
-  return services.db.tx((tx) => createGrantAsMerchant(tx, { ...by, at }, grant, { via: 'merchant_page' }));
+  return services.db.tx((tx) => createGrantAsMerchant(tx, { ...by, at }, grant, { via }));
 }
 
 /** The merchant page's "Revoke": a grant of the session's shop (another shop's answers as missing); already revoked stays as it was. */
 export async function revokeGrantAsMerchant(
   services: Pick<Services, 'db' | 'now'>,
-  by: { session: MerchantSession; requestId: string },
+  by: { session: Pick<MerchantSession, 'shop_id' | 'user_name'>; requestId: string },
   grantId: string,
+  via: 'merchant_page' | 'console' = 'merchant_page',
 ): Promise<void> {
   const now = services.now();
   const { session } = by;
@@ -80,7 +83,7 @@ export async function revokeGrantAsMerchant(
       outcome: 'success',
       requestId: by.requestId,
       at: now,
-      details: { via: 'merchant_page' },
+      details: { via },
     });
   });
 }

@@ -78,9 +78,13 @@ function tokenColumns(services: Pick<Services, 'secrets'>, t: TokenResponse, now
   };
 }
 
-function userNameOf(t: TokenResponse, shop: string): { name: string; id: string | null } {
+/** How the audit names a store's owner when Shopify names no user (an offline token). */
+export const storeOwnerName = (shop: string) => `Store owner of ${shop}`;
+
+/** Who a token response names: the associated user (online tokens), else the store owner. */
+export function userNameOf(t: TokenResponse, shop: string): { name: string; id: string | null } {
   const u = t.associated_user;
-  if (!u) return { name: `Store owner of ${shop}`, id: null };
+  if (!u) return { name: storeOwnerName(shop), id: null };
   const full = [u.first_name, u.last_name].filter(Boolean).join(' ').trim();
   return { name: full || u.email || `Staff member ${u.id ?? ''}`.trim(), id: u.id === undefined ? null : String(u.id) };
 }
@@ -132,6 +136,54 @@ async function reconnectInTx(
 }
 
 /**
+ * Creates or reconnects the shop from a fresh offline token, in the caller's transaction, audited.
+ * `via` says how the token came: the OAuth install's code, or a session token's exchange.
+ */
+async function installInTx(
+  tx: Db,
+  services: Pick<Services, 'now' | 'config' | 'secrets'>,
+  input: { shop: string; t: TokenResponse; requestId: string; via: 'oauth' | 'token_exchange' },
+  now: number,
+): Promise<string> {
+  const { shop, t } = input;
+  const cols = tokenColumns(services, t, now);
+  const id = newId('shop');
+  let existing = await findShopStatusByDomain(tx, shop);
+  // A first install is an upsert: a simultaneous callback of the same first install may have
+  // created the shop since the look above; then this callback reconnects it with its own token.
+  if (!existing) {
+    const row = { id, domain: shop, sandbox: isSandbox(services.config), tokens: cols, at: now };
+    if ((await insertInstalledShop(tx, row)).changes === 0) existing = await findShopStatusByDomain(tx, shop);
+  }
+  const shopId = existing?.id ?? id;
+  const reconnected = existing ? await reconnectInTx(tx, services, shopId, cols, now) : null;
+  await appendAudit(tx, {
+    shopId,
+    actor: INSTALL_ACTOR,
+    action: existing ? 'shop.reinstall' : 'shop.install',
+    targetType: 'shop',
+    targetId: shopId,
+    outcome: 'success',
+    requestId: input.requestId,
+    at: now,
+    details: {
+      domain: shop,
+      ...(existing && reconnected
+        ? {
+            previous_status: existing.connection_status,
+            released_held_events: reconnected.released,
+            expired_held_events: reconnected.expiredHeld,
+          }
+        : {}),
+      expiring_token: cols.access_token_expires_at !== null,
+      scope: t.scope ?? '',
+      ...(input.via === 'token_exchange' ? { via: 'token_exchange' } : {}),
+    },
+  });
+  return shopId;
+}
+
+/**
  * Creates or reconnects the shop from a fresh offline token and signs the merchant in; one audited
  * transaction. Returns the session's token.
  */
@@ -142,45 +194,52 @@ export async function installShop(
   requestId: string,
 ): Promise<string> {
   const now = services.now();
-  const cols = tokenColumns(services, t, now);
   const user = userNameOf(t, shop);
   const result = await services.db.tx(async (tx) => {
-    const id = newId('shop');
-    let existing = await findShopStatusByDomain(tx, shop);
-    // A first install is an upsert: a simultaneous callback of the same first install may have
-    // created the shop since the look above; then this callback reconnects it with its own token.
-    if (!existing) {
-      const row = { id, domain: shop, sandbox: isSandbox(services.config), tokens: cols, at: now };
-      if ((await insertInstalledShop(tx, row)).changes === 0) existing = await findShopStatusByDomain(tx, shop);
-    }
-    const shopId = existing?.id ?? id;
-    const reconnected = existing ? await reconnectInTx(tx, services, shopId, cols, now) : null;
-    await appendAudit(tx, {
-      shopId,
-      actor: INSTALL_ACTOR,
-      action: existing ? 'shop.reinstall' : 'shop.install',
-      targetType: 'shop',
-      targetId: shopId,
-      outcome: 'success',
-      requestId,
-      at: now,
-      details: {
-        domain: shop,
-        ...(existing && reconnected
-          ? {
-              previous_status: existing.connection_status,
-              released_held_events: reconnected.released,
-              expired_held_events: reconnected.expiredHeld,
-            }
-          : {}),
-        expiring_token: cols.access_token_expires_at !== null,
-        scope: t.scope ?? '',
-      },
-    });
+    const shopId = await installInTx(tx, services, { shop, t, requestId, via: 'oauth' }, now);
     return signInInTx(tx, { shopId, user, source: 'oauth_install' }, requestId, now);
   });
   services.hooks.kickWorker?.();
   return result;
+}
+
+/**
+ * Shopify-managed installation (ADR 1450): the offline token a session token was exchanged for
+ * creates or reconnects the shop, audited; no merchant session (the embedded console sends a
+ * session token with every request). Returns the shop's id.
+ */
+export async function installShopFromTokenExchange(
+  services: Pick<Services, 'db' | 'now' | 'config' | 'secrets' | 'hooks'>,
+  shop: string,
+  t: TokenResponse,
+  requestId: string,
+): Promise<string> {
+  const now = services.now();
+  const shopId = await services.db.tx((tx) =>
+    installInTx(tx, services, { shop, t, requestId, via: 'token_exchange' }, now),
+  );
+  services.hooks.kickWorker?.();
+  return shopId;
+}
+
+/**
+ * Spends a verified session token's jti (ADR 1450): one conditional insert into
+ * shopify_id_token_uses; a second use of the same token is shopify_session_token_reused, on every
+ * process and store. Kept until the token stops verifying.
+ */
+export async function spendSessionToken(
+  services: Pick<Services, 'db' | 'now'>,
+  claims: { shop: string; jti: string; usableUntil: number },
+): Promise<void> {
+  const now = services.now();
+  await deleteIdTokenUsesExpiredBefore(services.db, now);
+  const first = await insertIdTokenUse(services.db, {
+    jti: claims.jti,
+    shopDomain: claims.shop,
+    at: now,
+    expiresAt: claims.usableUntil,
+  });
+  if (first.changes !== 1) throw new AppError('shopify_session_token_reused');
 }
 
 /** Signs a staff member of an installed store in (online mode); stores no token. Returns the session's token. */

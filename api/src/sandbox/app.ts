@@ -300,7 +300,8 @@ export function sandboxApp(state: SandboxState, options: SandboxAppOptions = {})
     app.use('*', async (c, next) => {
       const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
       // The authorize page's Install and Decline buttons are a plain HTML form (as Shopify's are).
-      const forms = c.req.path.endsWith('/admin/oauth/authorize');
+      const forms =
+        c.req.path.endsWith('/admin/oauth/authorize') || c.req.path.endsWith('/admin/apps/flowport/install');
       const refusal = loopbackRefusal(incoming, c.req.raw.headers, c.req.method, { forms });
       if (refusal) {
         const answer = refuse(refusal);

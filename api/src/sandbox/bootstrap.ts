@@ -5,7 +5,7 @@ import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { createGrant } from '../auth/grants.ts';
 import { joinUrl } from '../docs-paths.ts';
-import { SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
+import { SANDBOX_MOUNT_PATH, SHOPIFY_APP_PATHS } from '../lib/shopify-app.ts';
 import { randomToken } from '../lib/crypto.ts';
 import { INGEST_PATH_PREFIX } from '../lib/package-info.ts';
 import type { Services } from '../core/types.ts';
@@ -174,6 +174,7 @@ export function sandboxBanner(
     '',
     '  Or install the app the way a merchant does (the sandbox plays Shopify: authorize page, token, webhooks):',
     `    ${joinUrl(publicUrl, SHOPIFY_APP_PATHS.install)}?shop=${creds.shop_domain}  (or any <name>.myshopify.com)`,
+    `    or open it in the Shopify admin (managed install, the embedded console): ${joinUrl(publicUrl, `${SANDBOX_MOUNT_PATH}/${creds.shop_domain}/admin/apps/flowport`)}`,
     `    then turn a Flow workflow on or off: npx flowport sandbox workflows enable --shop ${creds.shop_domain} --trigger external-event --url ${publicUrl}`,
     '',
   ].join('\n');

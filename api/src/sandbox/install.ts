@@ -4,7 +4,14 @@
 // it sends is signed as Shopify signs it, with the app's client secret.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
-import { SHOPIFY_APP_PATHS, signOAuthQuery, signWebhookBody } from '../lib/shopify-app.ts';
+import {
+  ONLINE_TOKEN_TYPE,
+  SHOPIFY_APP_PATHS,
+  signOAuthQuery,
+  signWebhookBody,
+  TOKEN_EXCHANGE_GRANT,
+} from '../lib/shopify-app.ts';
+import { adminRoutes, refuseTokenExchange, SANDBOX_STAFF_ID } from './admin.ts';
 import type { SandboxState } from './app.ts';
 
 export interface SandboxShopifyApp {
@@ -29,6 +36,8 @@ export interface SandboxInstallState {
   /** Refresh tokens that still work (hash → shop); each works once. */
   refreshTokens: Map<string, string>;
   refreshes: number;
+  /** Stores where the app was installed through Shopify-managed installation (the embedded admin). */
+  managed: Set<string>;
 }
 
 export function createInstallState(): SandboxInstallState {
@@ -40,6 +49,7 @@ export function createInstallState(): SandboxInstallState {
     expiringTokenSeconds: null,
     refreshTokens: new Map(),
     refreshes: 0,
+    managed: new Set(),
   };
 }
 
@@ -123,6 +133,7 @@ export function installRoutes(
   };
 
   authorizeRoutes(app, install, need);
+  adminRoutes(app, install, need);
   accessTokenRoute(app, install, need);
   storeActionRoutes(app, state, install, need);
 }
@@ -178,6 +189,26 @@ function authorizeRoutes(app: Hono, install: SandboxInstallState, need: () => Sa
   });
 }
 
+/** An online (per-user) token for the sandbox store's one staff member, as Shopify answers it. */
+function onlineToken(shop: string) {
+  return {
+    access_token: `shpua_sandbox_${randomBytes(16).toString('hex')}`,
+    scope: '',
+    expires_in: 86_399,
+    associated_user_scope: '',
+    associated_user: {
+      id: Number(SANDBOX_STAFF_ID),
+      first_name: 'Sandbox',
+      last_name: 'Owner',
+      email: `owner@${shop}`,
+      account_owner: true,
+      locale: 'en',
+      collaborator: false,
+      email_verified: true,
+    },
+  };
+}
+
 /** Shopify's token endpoint: an authorization code or a refresh token for an (expiring) offline or online token. */
 function accessTokenRoute(app: Hono, install: SandboxInstallState, need: () => SandboxShopifyApp): void {
   app.post('/:shop/admin/oauth/access_token', async (c) => {
@@ -204,6 +235,13 @@ function accessTokenRoute(app: Hono, install: SandboxInstallState, need: () => S
         refresh_token_expires_in: 30 * 86_400,
       };
     };
+    if (body.grant_type === TOKEN_EXCHANGE_GRANT) {
+      if (body.client_id !== a.clientId || body.client_secret !== a.clientSecret)
+        return c.json({ error: 'invalid_client', error_description: 'Client credentials are invalid' }, 401);
+      const refused = await refuseTokenExchange(a, install, shop, body);
+      if (refused) return c.json(refused, 400);
+      return c.json(body.requested_token_type === ONLINE_TOKEN_TYPE ? onlineToken(shop) : issue());
+    }
     if (body.grant_type === 'refresh_token') {
       if (body.client_id !== a.clientId || body.client_secret !== a.clientSecret)
         return c.json({ error: 'invalid_client', error_description: 'Client credentials are invalid' }, 401);
@@ -226,24 +264,7 @@ function accessTokenRoute(app: Hono, install: SandboxInstallState, need: () => S
         { error: 'invalid_request', error_description: 'The authorization code was not found or was already used' },
         400,
       );
-    if (code.perUser) {
-      return c.json({
-        access_token: `shpua_sandbox_${randomBytes(16).toString('hex')}`,
-        scope: '',
-        expires_in: 86_399,
-        associated_user_scope: '',
-        associated_user: {
-          id: 902541635,
-          first_name: 'Sandbox',
-          last_name: 'Owner',
-          email: `owner@${shop}`,
-          account_owner: true,
-          locale: 'en',
-          collaborator: false,
-          email_verified: true,
-        },
-      });
-    }
+    if (code.perUser) return c.json(onlineToken(shop));
     return c.json(issue());
   });
 }

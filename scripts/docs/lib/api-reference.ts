@@ -1,7 +1,7 @@
 // Renders the API reference from the committed OpenAPI contract: an index at
 // /reference/api/ and one page per operation (method, path, scope, parameters,
 // request body, responses and error codes), each small enough for an agent to read whole.
-import { errorDocsPath } from '../../../api/src/docs-paths.ts';
+import { errorDocsPath, operationPagePath } from '../../../api/src/docs-paths.ts';
 import { code, table } from './markdown.ts';
 import { flattenFields, type JsonSchema, refResolver, typeLabel } from './json-schema.ts';
 
@@ -89,15 +89,8 @@ function fieldTable(schema: JsonSchema | undefined, resolve: ReturnType<typeof r
   );
 }
 
-/** The page of one operation: `/reference/api/<operation-id-in-kebab-case>/` (getManifest → get-manifest). */
-export function operationPagePath(operationId: string): string {
-  const slug = operationId
-    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
-    .replace(/[^A-Za-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '')
-    .toLowerCase();
-  return `/reference/api/${slug}/`;
-}
+/** The page of one operation (one rule, in api/src/docs-paths.ts). */
+export { operationPagePath };
 
 export function apiOperationPath(o: ListedOperation): string {
   return operationPagePath(o.op.operationId ?? `${o.method} ${o.path}`);

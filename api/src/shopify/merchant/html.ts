@@ -44,6 +44,22 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return new Html(out);
 }
 
+const DATE = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+
+/** A timestamp in words a merchant reads ("27 Nov 2026, 14:05 UTC"); the value as given when it is not a date. */
+export function dateInWords(value: string | number): string {
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? String(value) : `${DATE.format(d)} UTC`;
+}
+
+/** A timestamp in words, with the machine-readable value in a <time>; a dash when there is none. */
+export function when(value: string | number | null | undefined): Html {
+  if (value === null || value === undefined || value === '') return html`—`;
+  const d = new Date(typeof value === 'number' ? value : String(value));
+  if (Number.isNaN(d.getTime())) return html`${String(value)}`;
+  return html`<time datetime="${d.toISOString()}">${dateInWords(d.getTime())}</time>`;
+}
+
 const STYLE = `
 :root{color-scheme:light dark;--accent:#0b6b5c;--accent-low:#c7f1e7;--bg:#fff;--fg:#17181c;--muted:#4b4f5a;--line:#d0d3da;--panel:#f6f7f9;--danger:#a4161a;
 font-family:system-ui,-apple-system,"Segoe UI",Roboto,Ubuntu,Cantarell,"Noto Sans",sans-serif;line-height:1.5}
@@ -54,7 +70,7 @@ a{color:var(--accent)}a:focus-visible,button:focus-visible,input:focus-visible,s
 header{border-bottom:1px solid var(--line);padding:.75rem 1.25rem;display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;justify-content:space-between}
 header .brand{font-weight:700;color:var(--fg);text-decoration:none;font-size:1.15rem}
 main{max-width:64rem;margin:0 auto;padding:1.25rem}
-h1{font-size:1.75rem;margin:.5rem 0 1rem}h2{font-size:1.3rem;margin:2rem 0 .75rem;border-bottom:1px solid var(--line);padding-bottom:.25rem}
+h1{font-size:1.75rem;margin:.5rem 0 1rem;overflow-wrap:break-word}h2{font-size:1.3rem;margin:2rem 0 .75rem;border-bottom:1px solid var(--line);padding-bottom:.25rem}
 .muted{color:var(--muted)}.card{background:var(--panel);border:1px solid var(--line);border-radius:.5rem;padding:1rem;margin:1rem 0}
 .notice{border-left:4px solid var(--accent)}.error{border-left:4px solid var(--danger)}
 .table-wrap{overflow-x:auto}table{border-collapse:collapse;width:100%;font-size:.95rem}th,td{text-align:left;padding:.45rem .6rem;border-bottom:1px solid var(--line);vertical-align:top}
@@ -66,6 +82,8 @@ button{font:inherit;min-height:2.5rem;padding:.4rem 1rem;border-radius:.35rem;bo
 button.secondary{background:transparent;color:var(--accent)}button.danger{background:transparent;color:var(--danger);border-color:var(--danger)}
 .fields{display:grid;gap:.25rem 1rem;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));align-items:end}
 .badge{display:inline-block;padding:0 .5rem;border-radius:1rem;border:1px solid currentColor;font-size:.85rem}
+@media (max-width:40rem){table.stack thead{position:absolute;left:-9999px}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.35rem 0}
+table.stack td,table.stack th{display:block;border:0;padding:.1rem .25rem}table.stack [data-label]::before{content:attr(data-label) ": ";font-weight:600}table.stack td.none{display:none}}
 `;
 
 /**

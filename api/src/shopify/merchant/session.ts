@@ -134,3 +134,49 @@ export function refuseCrossSite(c: Context<AppEnv>, publicUrl: string): void {
       detail: 'A sign-in was posted from another site; only a page of Flowport can sign this browser in.',
     });
 }
+
+/** The one-shot message after a form post (ADR 1450): shown by the GET it redirects to, then gone. */
+export interface MerchantFlash {
+  /** The session it was made for: another session never shows it. */
+  sid: string;
+  message: string;
+  /** A new grant's token, shown once. */
+  grant?: { id: string; token: string; actor_name: string; tier: string; expires_at: string };
+}
+
+const FLASH_COOKIE = 'flowport_merchant_flash';
+/** Long enough for the redirect that follows the post, no longer. */
+const FLASH_MAX_AGE_S = 120;
+
+/**
+ * Leaves a message (and a token shown once) for the page the post redirects to: sealed with the
+ * data key in an HttpOnly cookie scoped to the merchant area, so a reload after the redirect
+ * repeats only the GET and shows nothing twice.
+ */
+export function setFlash(c: Context<AppEnv>, services: Services, flash: MerchantFlash): void {
+  setCookie(c, FLASH_COOKIE, services.secrets.encrypt(JSON.stringify(flash)), {
+    httpOnly: true,
+    sameSite: 'Lax',
+    secure: isSecureUrl(services.config.publicUrl),
+    path: '/merchant',
+    maxAge: FLASH_MAX_AGE_S,
+  });
+}
+
+/** Takes the flash left for this session (and clears it), or null. */
+export function takeFlash(c: Context<AppEnv>, services: Services, session: MerchantSession): MerchantFlash | null {
+  const sealed = getCookie(c, FLASH_COOKIE);
+  if (!sealed) return null;
+  deleteCookie(c, FLASH_COOKIE, {
+    path: '/merchant',
+    secure: isSecureUrl(services.config.publicUrl),
+    httpOnly: true,
+    sameSite: 'Lax',
+  });
+  try {
+    const flash = JSON.parse(services.secrets.decrypt(sealed)) as MerchantFlash;
+    return flash.sid === session.id ? flash : null;
+  } catch {
+    return null;
+  }
+}
