@@ -257,9 +257,7 @@ try {
 
   const get = async (query: string): Promise<number> => {
     const t0 = performance.now();
-    const path = query.startsWith('/')
-      ? `/agent/v1${query}`
-      : `/agent/v1/events?limit=50${query ? `&${query}` : ''}`;
+    const path = query.startsWith('/') ? `/agent/v1${query}` : `/agent/v1/events?limit=50${query ? `&${query}` : ''}`;
     const res = await fetch(`${flowport.url}${path}`, {
       headers: { authorization: `Bearer ${creds.grant_token}` },
     });
@@ -306,7 +304,11 @@ try {
     );
   }
   console.log(`goal p99 < 10 ms for each (over HTTP): ${met ? 'met' : 'NOT met'}`);
-  console.log(`load average now ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average now ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
 
   // The same reads without HTTP, admission or the server's event loop: listEvents() on this
   // process's own connection to the store, so the query's share of the figures above shows.
