@@ -17,6 +17,7 @@ import {
   readRateWindow,
   readUsageCount,
 } from '../store/tables/usage.ts';
+import { RATE_WINDOW_MS } from './rate-limit.ts';
 
 /** How often a process adds what it counted to the store. */
 export const USAGE_FLUSH_MS = 1_000;
@@ -227,6 +228,10 @@ export class UsageLedger {
     };
     const rateN = rates.map(take);
     const meterN = meters.map(take);
+    // Windows that ended with nothing left to add are done with.
+    const current = Date.now() - RATE_WINDOW_MS;
+    for (const [k, r] of this.rates)
+      if (r.window < current && r.local + r.inflight === 0 && !r.loading) this.rates.delete(k);
     if (rates.length + meters.length + uses.length === 0) {
       if (this.timer) clearInterval(this.timer);
       this.timer = null;
