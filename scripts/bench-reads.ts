@@ -271,6 +271,20 @@ try {
       throw new Error(`events list (${query}) answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
     return t;
   };
+  // A kind whose answer takes far longer than the goal at this size is timed three times and left
+  // out of the rounds (a thousand requests of it would take the run's time, not tell more).
+  const SLOW_MS = 250;
+  const slow: string[] = [];
+  for (const kind of [...kinds]) {
+    const t = [await get(kind[1]), await get(kind[1]), await get(kind[1])].sort((x, y) => x - y);
+    if ((t[1] as number) > SLOW_MS) {
+      console.log(
+        `${kind[0].padEnd(44)} too slow to time in rounds: ${t.map((x) => x.toFixed(0)).join(', ')} ms (goal < 10 ms NOT met)`,
+      );
+      kinds.splice(kinds.indexOf(kind), 1);
+      slow.push(kind[0]);
+    }
+  }
   // Warm-up: caches, prepared statements, JIT.
   for (const [, q] of kinds) {
     await resetRate();
@@ -293,7 +307,7 @@ try {
       roundP99.get(name)?.push(pct(times, 99));
     }
   }
-  let met = true;
+  let met = slow.length === 0;
   for (const [name] of kinds) {
     const a = (all.get(name) ?? []).sort((x, y) => x - y);
     const r = (roundP99.get(name) ?? []).sort((x, y) => x - y);
