@@ -90,6 +90,12 @@ describe('a read writes nothing on the request path', () => {
         expect(statuses).toEqual([200, 200, 429, 429]);
         expect(refusal.code).toBe('rate_limited');
         expect(refusal.docs_url).toMatch(/rate/);
+        // Past the window's first refusal (audited), a refused read writes nothing either.
+        const sqlite = sqliteWrites();
+        const before = await written();
+        expect((await api(a, token, 'GET', '/agent/v1/events?limit=1')).status).toBe(429);
+        expect(sqliteWrites()).toEqual(sqlite);
+        expect(await written()).toBe(before);
       }
     } finally {
       await limit(0);

@@ -223,7 +223,14 @@ export async function admitUsage(
   // 0310). A refusal writes its audit entry (the first of its window) in a transaction of its own.
   const counted = op.method === 'get' ? await countRead(db, a) : await countWrite(db, a);
   const refused = counted.consumed === false || counted.shop === null || counted.shop > limits.ratePerMinute.perShop;
-  const refusal = refused ? await db.tx((tx) => refusalFor(tx, a, counted), { durability: 'lazy' }) : null;
+  // Only the window's first rate refusal and a plan-cap refusal write (their audit entry, the cap's
+  // refusal window): a flood of refused reads past the first opens no transaction.
+  const writes = counted.firstRefusal || counted.consumed === false;
+  const refusal = !refused
+    ? null
+    : writes
+      ? await db.tx((tx) => refusalFor(tx, a, counted), { durability: 'lazy' })
+      : await refusalFor(db, a, counted);
   if (refusal) throw refusal;
   const meter = op.meter;
   if (meter === null || counted.consumed !== true || !COUNTED_ON_SUCCESS.has(meter)) return undefined;
