@@ -7,8 +7,11 @@
 //     read finds nothing). The patch is applied to that worktree's committer.ts here and is never
 //     product code;
 //   - Flowport as it is (this working tree), SQLite or PostgreSQL, worker off, log level info.
+//   - the store alone (issue 45): the rows intake writes per accepted event, in batches of 16 and
+//     64, written by better-sqlite3 or pg alone in this process (scripts/lib/store-floor.ts), one
+//     floor round after each round of the servers.
 // It prints each side's CPU per 2xx (all threads, /proc) and its ratio to the bare server's CPU per
-// request. The difference between the last two is what the store costs per event, and the free
+// request, and the store floor's CPU per event beside them. The difference between the last two is what the store costs per event, and the free
 // store's ratio is the most the CPU goal could reach without changing anything but the store.
 //   --connections 64 (default)   --rounds 6 (default; at least 5)   --seconds 3 (default)
 //   --perf: then `perf record` (cpu-clock, call graphs) of Flowport for one more round, and where
@@ -29,6 +32,11 @@ import {
 } from './lib/bench-flowport.ts';
 import { BARE_SERVER, type Figures, INTAKE_CPU_GOAL, load, median, signedRequests } from './lib/intake-load.ts';
 import { loadLine } from './lib/proc-cpu.ts';
+import { type FloorRound, openFloor } from './lib/store-floor.ts';
+
+/** Batch sizes of the store floor (intake's group commits at 16 and 64 connections' worth). */
+const FLOOR_BATCHES = [16, 64] as const;
+const FLOOR_EVENTS = 4_096;
 
 const root = join(import.meta.dirname, '..');
 const { values: args } = parseArgs({
@@ -124,12 +132,30 @@ async function perfSummary(fp: BenchFlowport, requests: ReturnType<typeof signed
   }
 }
 
+/** The store floor beside bare node:http and Flowport, and issue 45's goal (Flowport ≤ bare + floor + 10 µs). */
+function printFloor(store: string, rounds: Map<number, FloorRound[]>, bare: number, flowport: number): void {
+  console.log(
+    `\n  The store alone (${store === 'sqlite' ? 'better-sqlite3' : 'pg'}, no HTTP, no Flowport code), intake's rows per accepted event, ${FLOOR_EVENTS} events per round:`,
+  );
+  for (const [batch, rs] of rounds) {
+    const client = median(rs.map((r) => r.client));
+    const server = rs[0]?.server == null ? null : median(rs.map((r) => r.server as number));
+    // Flowport's figure is its own process (the backends' CPU is not in it): on PostgreSQL it is set
+    // beside the floor's client side, and the backend's cost is printed apart.
+    const own = flowport - bare - client;
+    console.log(
+      `    batches of ${String(batch).padStart(2)}: ${client.toFixed(1)} µs per event${server === null ? '' : ` in the client (the driver), ${server.toFixed(1)} µs in its backend`}; Flowport ${flowport.toFixed(1)} = bare ${bare.toFixed(1)} + floor ${client.toFixed(1)} + ${own.toFixed(1)} µs its own (goal ≤ 10: ${own <= 10 ? 'met' : 'not met'})`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   console.log(`bench:floor — ${loadLine(availableParallelism())} at start.`);
   const worktree = join(mkdtempSync(join(tmpdir(), 'flowport-floor-')), 'tree');
   git('worktree', 'add', '--detach', worktree, 'HEAD');
   const started: BenchFlowport[] = [];
   const bare = { stop: () => {} };
+  const floors = { close: async () => {} };
   try {
     symlinkSync(join(root, 'node_modules'), join(worktree, 'node_modules'), 'dir');
     patchFreeStore(worktree);
@@ -161,12 +187,19 @@ async function main(): Promise<void> {
       real: { url: real.creds.ingest_url, requests: realRequests, pid: real.pid, rounds: [] as Figures[] },
     };
     const order = [sides.real, sides.free, sides.bare];
+    const floor = await openFloor(STORE);
+    floors.close = floor.close;
+    const floorRounds = new Map<number, FloorRound[]>(FLOOR_BATCHES.map((b) => [b, []]));
     for (const s of order) await load(s.url, s.requests, CONNECTIONS, 2, s.pid);
-    for (let i = 0; i < ROUNDS; i++)
+    for (const b of FLOOR_BATCHES) await floor.round(b, FLOOR_EVENTS / 4);
+    for (let i = 0; i < ROUNDS; i++) {
       for (let k = 0; k < order.length; k++) {
         const s = order[(i + k) % order.length] as (typeof order)[number];
         s.rounds.push(await load(s.url, s.requests, CONNECTIONS, SECONDS, s.pid));
       }
+      for (const b of i % 2 ? [...FLOOR_BATCHES].reverse() : FLOOR_BATCHES)
+        floorRounds.get(b)?.push(await floor.round(b, FLOOR_EVENTS));
+    }
     const cpu = (f: Figures) => f.cpu?.all ?? Number.NaN;
     const m = (fs: Figures[]) => median(fs.map(cpu));
     const ratio = (fs: Figures[]) => median(fs.map((f, i) => cpu(sides.bare.rounds[i] as Figures) / cpu(f)));
@@ -182,11 +215,13 @@ async function main(): Promise<void> {
     console.log(
       `  The durable store: ${store.toFixed(1)} µs per event (median of the rounds' differences). At the free store's cost, the goal's ratio (${goal}) leaves the store ${Math.max(0, m(sides.bare.rounds) / goal - m(sides.free.rounds)).toFixed(1)} µs.`,
     );
+    printFloor(STORE, floorRounds, m(sides.bare.rounds), m(sides.real.rounds));
     if (args.perf) {
       if (spawnSync('perf', ['--version']).status === 0) await perfSummary(real, realRequests);
       else console.log('\n--perf: perf is not installed here; no profile.');
     }
   } finally {
+    await floors.close();
     bare.stop();
     for (const fp of started) await fp.stop();
     git('worktree', 'remove', '--force', worktree);

@@ -1,7 +1,8 @@
 // npm run bench:reads [-- --store sqlite|postgres --events 1000000 --requests 200 --keep]
-// Reads at scale (issue 31, goal 5): one shop with a million events, then the events list
-// (GET /agent/v1/events, over HTTP with the sandbox grant) timed for the first page, filtered
-// pages and a deep cursor. Goal: p99 < 10 ms each, on both stores.
+// Reads at scale (issues 31 and 45): one shop with a million events, then every kind of agent
+// read over HTTP with the sandbox grant: the events list (first page, filtered pages, a deep
+// cursor), an event's detail, the receipts list, the grant, plan usage, setup and the endpoints.
+// Goal: p99 < 10 ms each, on both stores, beside the page's build time in this process.
 // The fill goes straight through the store layer (multi-row inserts, one transaction per
 // 20,000 rows), not through intake. With --keep the store stays for the next run
 // ($TMPDIR/flowport-bench-reads-<store>, PostgreSQL schema bench_reads_keep) and a store that
@@ -182,10 +183,19 @@ try {
   const secrets = SecretBox.fromDataDir(flowport.dataDir);
   const cursor = sealCursor(secrets, listScope('events', creds.shop_id, 'desc'), deep.id);
 
+  const recent = await db.get<{ id: string }>(
+    "SELECT id FROM events WHERE shop_id = ? AND state = 'delivered' ORDER BY id DESC LIMIT 1 OFFSET 100",
+    [creds.shop_id],
+  );
   type Kind = [name: string, query: string, filter: Partial<EventFilter> | null];
   const kinds: Kind[] = [
     // The baseline: an agent read through the same admission (grant, rate limit) that reads no events.
-    ['baseline: GET /agent/v1/grant', 'grant', null],
+    ['baseline: GET /agent/v1/grant', '/grant', null],
+    ['GET /agent/v1/plan-usage', '/plan-usage', null],
+    ['GET /agent/v1/endpoints', '/endpoints', null],
+    ['GET /agent/v1/setup', '/setup', null],
+    ['GET /agent/v1/events/{id}', `/events/${recent?.id}`, null],
+    ['GET /agent/v1/receipts', '/receipts?limit=50', null],
     ['first page', '', {}],
     ['state=failed', 'state=failed', { states: ['failed'] }],
     ['event_type=refund.issued (5%)', 'event_type=refund.issued', { eventType: 'refund.issued' }],
@@ -234,23 +244,47 @@ try {
   ];
   console.log('query plans:');
   for (const [name, where, params] of plans) console.log(`  ${name}:\n      ${await planOf(where, params)}`);
-  // The grant may make 600 requests a minute (plans.ts): its window is emptied before each batch,
-  // so the bench measures reads, not the limit's answer (the window's upsert still runs per request).
-  const resetRate = () => db.run('DELETE FROM rate_windows');
+  // The shop's limits lifted for the run (per-minute rates and monthly read caps), so the bench
+  // measures reads, not the limit's answer; every read is still counted as in production.
+  await db.run('UPDATE shops SET limits_json = ? WHERE id = ?', [
+    JSON.stringify({
+      ratePerMinute: { perGrant: 1e9, perShop: 1e9 },
+      monthly: { simpleReads: 1e12, richReads: 1e12 },
+    }),
+    creds.shop_id,
+  ]);
+  const resetRate = async () => {};
 
   const get = async (query: string): Promise<number> => {
     const t0 = performance.now();
-    const path = query === 'grant' ? '/agent/v1/grant?' : `/agent/v1/events?limit=50${query ? `&${query}` : ''}`;
+    const path = query.startsWith('/') ? `/agent/v1${query}` : `/agent/v1/events?limit=50${query ? `&${query}` : ''}`;
     const res = await fetch(`${flowport.url}${path}`, {
       headers: { authorization: `Bearer ${creds.grant_token}` },
     });
     const body = (await res.json()) as { data?: unknown[] };
     const t = performance.now() - t0;
-    if (query === 'grant' && res.status === 200) return t;
+    if (query.startsWith('/')) {
+      if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+      return t;
+    }
     if (res.status !== 200 || !Array.isArray(body.data) || body.data.length === 0)
       throw new Error(`events list (${query}) answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
     return t;
   };
+  // A kind whose answer takes far longer than the goal at this size is timed three times and left
+  // out of the rounds (a thousand requests of it would take the run's time, not tell more).
+  const SLOW_MS = 250;
+  const slow: string[] = [];
+  for (const kind of [...kinds]) {
+    const t = [await get(kind[1]), await get(kind[1]), await get(kind[1])].sort((x, y) => x - y);
+    if ((t[1] as number) > SLOW_MS) {
+      console.log(
+        `${kind[0].padEnd(44)} too slow to time in rounds: ${t.map((x) => x.toFixed(0)).join(', ')} ms (goal < 10 ms NOT met)`,
+      );
+      kinds.splice(kinds.indexOf(kind), 1);
+      slow.push(kind[0]);
+    }
+  }
   // Warm-up: caches, prepared statements, JIT.
   for (const [, q] of kinds) {
     await resetRate();
@@ -258,7 +292,7 @@ try {
   }
 
   console.log(
-    `\nGET /agent/v1/events?limit=50 on ${flowport.storeLabel}, ${EVENTS.toLocaleString('en')} events in the shop; ` +
+    `\nagent reads over HTTP (events lists: GET /agent/v1/events?limit=50) on ${flowport.storeLabel}, ${EVENTS.toLocaleString('en')} events in the shop; ` +
       `${ROUNDS} rounds × ${REQUESTS} sequential requests per kind, kinds alternating`,
   );
   const all = new Map<string, number[]>(kinds.map(([n]) => [n, []]));
@@ -273,7 +307,7 @@ try {
       roundP99.get(name)?.push(pct(times, 99));
     }
   }
-  let met = true;
+  let met = slow.length === 0;
   for (const [name] of kinds) {
     const a = (all.get(name) ?? []).sort((x, y) => x - y);
     const r = (roundP99.get(name) ?? []).sort((x, y) => x - y);
@@ -284,6 +318,11 @@ try {
     );
   }
   console.log(`goal p99 < 10 ms for each (over HTTP): ${met ? 'met' : 'NOT met'}`);
+  console.log(
+    `load average now ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
 
   // The same reads without HTTP, admission or the server's event loop: listEvents() on this
   // process's own connection to the store, so the query's share of the figures above shows.

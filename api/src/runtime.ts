@@ -45,6 +45,7 @@ import type { Db } from './store/db.ts';
 import { checkSecretKey } from './store/key-check.ts';
 import { openStore } from './store/open.ts';
 import { ENDPOINT_CHANGED_CHANNEL, EVENTS_DUE_CHANNEL, PostgresDb } from './store/postgres.ts';
+import { closeUsage } from './usage/ledger.ts';
 
 /** The route label of sender intake (fast path and Hono route alike). */
 const INTAKE_ROUTE = `${INGEST_PATH_PREFIX}/:endpoint_id`;
@@ -114,6 +115,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     sandbox,
     async close() {
       await worker?.stop();
+      // What this process counted in memory (grant uses, rate windows, read meters) goes in first.
+      await closeUsage(db);
       await db.close();
     },
   };

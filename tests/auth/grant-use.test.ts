@@ -1,9 +1,10 @@
-// ADR 0308: an Agent Operations call is counted once as its grant's use (last_used_at,
-// use_count), in the same write as its admission: a read, a read refused for its input (400), a
-// call refused by the grant's rate limit (429). The shop's window does not count a call the
-// grant's own limit refused, and the read meter counts only calls that got through. Admission
-// commits without waiting for the disk, yet what it wrote is there for the next call to read.
+// ADR 0308, 0310: an Agent Operations call is counted once as its grant's use (last_used_at,
+// use_count) with its admission: a read, a read refused for its input (400), a call refused by the
+// grant's rate limit (429). The shop's window does not count a call the grant's own limit refused,
+// and the read meter counts only calls that got through. A read counts in the process's usage
+// ledger; what it counted is in the store once the ledger flushes (flushUsage, as its timer does).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flushUsage } from '../../api/src/usage/ledger.ts';
 import { usagePeriod } from '../../api/src/usage/meters.ts';
 import { grantRateKey, shopRateKey, windowStart } from '../../api/src/usage/rate-limit.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -25,6 +26,7 @@ afterAll(async () => {
 });
 
 const use = async () => {
+  await flushUsage(server.runtime.services.db);
   const row = await server.runtime.services.db.get<{ use_count: number; last_used_at: number | null }>(
     'SELECT use_count, last_used_at FROM grants WHERE id = ?',
     [grantId],
@@ -32,6 +34,7 @@ const use = async () => {
   return { count: Number(row?.use_count), at: row?.last_used_at == null ? null : Number(row.last_used_at) };
 };
 const window = async (key: string) =>
+  (await flushUsage(server.runtime.services.db)) ??
   Number(
     (
       await server.runtime.services.db.get<{ count: number }>(
@@ -41,6 +44,7 @@ const window = async (key: string) =>
     )?.count ?? 0,
   );
 const meter = async (name: string) =>
+  (await flushUsage(server.runtime.services.db)) ??
   Number(
     (
       await server.runtime.services.db.get<{ count: number }>(

@@ -4,6 +4,7 @@
 // /readyz says the store is not writable, nothing acknowledged is lost, and once the filler is
 // gone a write succeeds and readiness comes back by itself. Runs on the suite's store. Needs root
 // (mount); skipped with a message otherwise.
+import { flushUsage } from '../../api/src/usage/ledger.ts';
 import { createHmac, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -145,15 +146,18 @@ describe(`a full disk (${store})`, () => {
     expect(notReady.status).toBe(503);
     expect(((await notReady.json()) as { checks: Record<string, boolean> }).checks.store_writable).toBe(false);
 
-    // An authenticated read is metered (a write), so it is refused the same way: 503, never 500.
+    // An authenticated read writes nothing on its path (ADR 0310): it answers with the store full,
+    // and what it counted waits in the process's usage ledger until a flush can write it.
     const read = await fetch(`${server.url}/agent/v1/events/${acked[0]}`, {
       headers: { authorization: `Bearer ${creds.grant_token}` },
     });
-    expect(read.status).toBe(503);
-    expect(((await read.json()) as { code: string }).code).toBe('store_full');
+    expect(read.status).toBe(200);
 
     rmSync(FILLER());
     expect(await writable()).toMatchObject({ store: true, store_writable: true });
+    await flushUsage(server.runtime.services.db);
+    const { db } = server.runtime.services;
+    expect(Number((await db.get<{ n: number }>('SELECT SUM(use_count) AS n FROM grants'))?.n)).toBeGreaterThan(0);
     const again = await ingest(body(999));
     expect(again.status).toBe(202);
     const n = await server.runtime.services.db.get<{ n: number }>(

@@ -2,6 +2,7 @@
 // (Must show 4), an observer refused on a confirmation with the missing scope
 // and a docs URL that resolves (Must show 3), Origin validation, 405s, the docs
 // tools and resources over MCP.
+import { flushUsage } from '../../api/src/usage/ledger.ts';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -305,11 +306,14 @@ describe('refusals come back as isError tool results', () => {
   });
 
   it('a refusal is audited and metered like HTTP (the grant use is counted once per MCP request)', async () => {
+    // Uses are counted in the process's usage ledger and in the store once it flushes (ADR 0310).
+    await flushUsage(server.runtime.services.db);
     const before = await server.runtime.services.db.get<{ use_count: number }>(
       'SELECT use_count FROM grants WHERE actor_name = ?',
       ['mcp-observer-test'],
     );
     await observer.callTool('get_manifest', {});
+    await flushUsage(server.runtime.services.db);
     const after = await server.runtime.services.db.get<{ use_count: number }>(
       'SELECT use_count FROM grants WHERE actor_name = ?',
       ['mcp-observer-test'],

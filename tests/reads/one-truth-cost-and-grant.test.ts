@@ -3,6 +3,7 @@
 // preview's filter is only the filter, and its warning speaks of what the selection holds. The
 // grant read names its shop's domain, and its use_count counts each request once. Both stores.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flushUsage } from '../../api/src/usage/ledger.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { api, failedEvents, grant } from '../intents/helpers.ts';
 
@@ -87,6 +88,8 @@ describe('the grant read', () => {
     }
     // Each answer counts the request it answers, once.
     expect(counts).toEqual([1, 2, 3]);
+    // In the store once the process's usage ledger flushes (ADR 0310).
+    await flushUsage(server.runtime.services.db);
     const row = await server.runtime.services.db.get<{ use_count: number }>(
       'SELECT use_count FROM grants WHERE id = ?',
       [fresh.id],

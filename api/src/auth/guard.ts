@@ -139,8 +139,8 @@ async function checkGrantRow(
       : {}),
   };
   if (deferUse) return principal;
-  // Bookkeeping, not a promise to the caller: committed without waiting for the disk (ADR 0308).
-  await services.db.tx((tx) => recordGrantUse(tx, principal, now), { durability: 'lazy' });
+  // Counted in memory, added to the store in batches (ADR 0310).
+  recordGrantUse(services.db, principal, now);
   return principal;
 }
 
@@ -155,8 +155,8 @@ export async function authorizeScope(
     // Scope is checked before usage admission, so these refusals are not rate-limited: audited
     // once per window per grant and operation, counted otherwise.
     const now = services.now();
+    recordGrantUse(services.db, principal, now);
     await services.db.tx(async (tx) => {
-      await recordGrantUse(tx, principal, now);
       const first = await firstRefusalOfWindow(tx, refusalAuditKey(principal.grantId, `scope:${op.operationId}`), now);
       if (!first) return;
       await appendAudit(tx, {

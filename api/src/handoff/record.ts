@@ -5,7 +5,7 @@
 import type { Services } from '../core/types.ts';
 import type { Db } from '../store/db.ts';
 import type { Batch, GroupCommitter } from '../store/committer.ts';
-import { type AttemptFinish, finishAttempt, finishAttemptsBatch } from '../store/tables/attempts.ts';
+import { type AttemptFinish, finishAttempt, finishAttemptsCte } from '../store/tables/attempts.ts';
 import {
   type EventOutcome,
   holdQueuedEventsOfShop,
@@ -64,9 +64,9 @@ function batchedOutcomes(batch: Batch): BatchedOutcome[] {
 const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /**
- * Writes and empties `rows` (PostgreSQL): one `UPDATE events` and one `UPDATE attempts`, each
- * given one array per column, whatever the count; each statement is a round trip, and a delivery
- * cost two before. Per row the same as one event's own statements (`record`): a lost lease is not
+ * Writes and empties `rows` (PostgreSQL): one statement, the events' `UPDATE` and the attempts'
+ * as two data-modifying CTEs, each given one array per column, whatever the count; each statement
+ * is a round trip (a delivery cost two, then a group commit two, now one). Per row the same as one event's own statements (`record`): a lost lease is not
  * overwritten, and the event rows come before the attempts, as in a re-claim. Each statement takes
  * its rows in id order (PostgreSQL's plan is a nested loop driven by the unnest, one index look-up
  * per row), so two batches that share rows (a lease taken over while its first holder records)
@@ -80,8 +80,7 @@ async function writeOutcomes(tx: Db, rows: BatchedOutcome[]): Promise<void> {
     .flatMap((r) => (r.settle ? [r.settle] : []))
     .sort((a, b) => byId({ id: a.eventId }, { id: b.eventId }));
   rows.length = 0;
-  await recordOutcomesBatch(tx, events);
-  await finishAttemptsBatch(tx, attempts);
+  await recordOutcomesBatch(tx, events, (after) => finishAttemptsCte(attempts, after));
   for (const s of settle) await settleReplayFamily(tx, { ...s, terminal: STORED_TERMINAL_STATES });
 }
 

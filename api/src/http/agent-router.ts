@@ -373,8 +373,8 @@ function declaredHeaders(names: readonly string[]) {
 
 // A grant-scoped call is authenticated before its input is validated, as over MCP: without a
 // valid grant the answer is 401 whatever the input (a 400 would describe the contract first).
-// The grant's use is counted by the call's admission (one write per read, ADR 0308), or here
-// once the answer is made if nothing wrote for the call (refused input, wrong audience).
+// The grant's use is counted by the call's admission (in memory, ADR 0310), or here once the
+// answer is made if nothing counted it (refused input, wrong audience).
 function authenticateBeforeInput(getServices: () => Services) {
   return async (c: Context<AppEnv>, next: () => Promise<void>) => {
     const services = getServices();
@@ -388,10 +388,7 @@ function authenticateBeforeInput(getServices: () => Services) {
       c.set('principal', principal);
       await next();
     } finally {
-      if (principal.useDeferred)
-        await services.db
-          .tx((tx) => recordGrantUse(tx, principal, services.now()), { durability: 'lazy' })
-          .catch(() => {});
+      recordGrantUse(services.db, principal, services.now());
     }
   };
 }

@@ -161,10 +161,7 @@ export function mcpApp(getServices: () => Services, operations: readonly AnyOper
     });
     const res = await (await handler).fetch(c.req.raw, { authInfo });
     // A tool call nothing wrote for (a public tool, arguments refused before admission): counted here.
-    if (rawArguments.size > 0 && principal.useDeferred)
-      await services.db
-        .tx((tx) => recordGrantUse(tx, principal, services.now()), { durability: 'lazy' })
-        .catch(() => {});
+    if (rawArguments.size > 0) recordGrantUse(services.db, principal, services.now());
     // A tool call this OAuth token lacks the scope for was answered with a scope challenge before
     // anything ran: answered here as the problem the HTTP API gives, challenge and all (step-up).
     if (call.scopeRefusal) {

@@ -7,6 +7,7 @@ import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import { ASK_FOR_A_GRANT } from '../entry-points.ts';
 import { limitsForShop } from '../usage/meters.ts';
 import { grantRateKey, peekRate, RATE_WINDOW_MS, windowStart } from '../usage/rate-limit.ts';
+import { unflushedGrantUse } from '../usage/ledger.ts';
 import type { OperationContext } from '../core/types.ts';
 import { iso, isoReq } from './shared.ts';
 
@@ -22,6 +23,7 @@ export async function readGrant({ ctx }: { ctx: OperationContext }) {
   const now = ctx.services.now();
   const limits = await limitsForShop(db, p.shopId);
   const scopes = JSON.parse(row.scopes_json) as string[];
+  const pending = unflushedGrantUse(db, row.id);
   return {
     id: row.id,
     shop_id: row.shop_id,
@@ -35,8 +37,9 @@ export async function readGrant({ ctx }: { ctx: OperationContext }) {
     created_at: isoReq(row.created_at),
     expires_at: isoReq(row.expires_at),
     expires_in_s: Math.max(0, Math.floor((Number(row.expires_at) - now) / 1000)),
-    last_used_at: iso(row.last_used_at),
-    use_count: Number(row.use_count),
+    // With the uses this process counted and has not added to the store yet (ADR 0310).
+    last_used_at: iso(pending ? Math.max(pending.last, Number(row.last_used_at ?? 0)) : row.last_used_at),
+    use_count: Number(row.use_count) + (pending?.n ?? 0),
     usage: {
       requests_this_minute: await peekRate(db, grantRateKey(row.id), now),
       rate_limit_per_minute: limits.ratePerMinute.perGrant,

@@ -7,6 +7,7 @@ import type { Meter } from '../core/types.ts';
 import { type Plan, planOf } from '../plans.ts';
 import type { Db } from '../store/db.ts';
 import { findShopLimits, type ShopLimitsRow } from '../store/tables/shops.ts';
+import { unflushedMeter } from './ledger.ts';
 import { addUsage, consumeUsageBelowCap, readUsageCounts, refundUsageUnit } from '../store/tables/usage.ts';
 
 export const USAGE_METERS = [
@@ -160,11 +161,23 @@ export async function refundUsage(db: Db, shopId: string, meter: UsageMeter, now
   await refundUsageUnit(db, shopId, usagePeriod(now), meter);
 }
 
-/** Every meter's count for the period containing `now` (0 when unused). */
-export async function usageFor(db: Db, shopId: string, now: number = Date.now()): Promise<Record<UsageMeter, number>> {
-  const rows = await readUsageCounts(db, shopId, usagePeriod(now));
-  const out = Object.fromEntries(USAGE_METERS.map((m) => [m, 0])) as Record<UsageMeter, number>;
+/**
+ * Every meter's count for the period containing `now` (0 when unused), with what this process
+ * counted and has not flushed (`root`: the process's store handle when `db` is a transaction's).
+ */
+export async function usageFor(
+  db: Db,
+  shopId: string,
+  now: number = Date.now(),
+  root: Db = db,
+): Promise<Record<UsageMeter, number>> {
+  const period = usagePeriod(now);
+  const rows = await readUsageCounts(db, shopId, period);
+  const out = Object.fromEntries(USAGE_METERS.map((m) => [m, unflushedMeter(root, shopId, period, m)])) as Record<
+    UsageMeter,
+    number
+  >;
   for (const r of rows)
-    if ((USAGE_METERS as readonly string[]).includes(r.meter)) out[r.meter as UsageMeter] = Number(r.count);
+    if ((USAGE_METERS as readonly string[]).includes(r.meter)) out[r.meter as UsageMeter] += Number(r.count);
   return out;
 }

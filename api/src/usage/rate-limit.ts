@@ -1,8 +1,10 @@
-// Per-minute rate limits per grant and per shop: fixed one-minute windows kept
-// in the store (`rate_windows`), so the limit holds across every API process
-// sharing one database. Retry-After is the time left in the current window.
+// Per-minute rate limits per grant and per shop: fixed one-minute windows kept in the store
+// (`rate_windows`), so the limit holds across every API process sharing one database. Reads count
+// them in memory first and add to them in batches (usage ledger, ADR 0310); `peekRate` adds what
+// this process has not flushed yet. Retry-After is the time left in the current window.
 import type { Db } from '../store/db.ts';
 import { dropRateWindowsBefore, hitRateWindow, readRateWindow } from '../store/tables/usage.ts';
+import { unflushedRate } from './ledger.ts';
 
 export const RATE_WINDOW_MS = 60_000;
 
@@ -17,10 +19,10 @@ export function retryAfterSeconds(now: number): number {
 export const grantRateKey = (grantId: string) => `grant:${grantId}`;
 export const shopRateKey = (shopId: string) => `shop:${shopId}`;
 
-/** Counts one request against `key` in the current window and returns the new count. */
-export async function hitRate(db: Db, key: string, now: number): Promise<number> {
-  const count = await hitRateWindow(db, key, windowStart(now));
-  if (count === 1) await dropOldWindows(db, key, now);
+/** Counts `n` requests (default 1) against `key` in the current window and returns the new count. */
+export async function hitRate(db: Db, key: string, now: number, n = 1): Promise<number> {
+  const count = await hitRateWindow(db, key, windowStart(now), n);
+  if (count === n) await dropOldWindows(db, key, now);
   return count;
 }
 
@@ -29,9 +31,10 @@ export async function dropOldWindows(db: Db, key: string, now: number): Promise<
   await dropRateWindowsBefore(db, key, windowStart(now));
 }
 
-/** Requests counted against `key` in the current window (no increment). */
+/** Requests counted against `key` in the current window (no increment), this process's unflushed ones included. */
 export async function peekRate(db: Db, key: string, now: number): Promise<number> {
-  return readRateWindow(db, key, windowStart(now));
+  const start = windowStart(now);
+  return (await readRateWindow(db, key, start)) + unflushedRate(db, key, start);
 }
 
 /** Refusals of one kind for one grant (dead credentials, missing scope), audited once per window. */

@@ -56,16 +56,23 @@ export async function finishAttempt(tx: Db, a: AttemptFinish): Promise<void> {
   );
 }
 
-/** Records how many attempts ended, in one statement (PostgreSQL), one array per column; `attempts` in id order. */
-export async function finishAttemptsBatch(tx: Db, attempts: readonly AttemptFinish[]): Promise<void> {
+/**
+ * How many attempts ended, as the body of a data-modifying CTE (PostgreSQL), for a statement that writes
+ * the events' outcomes too (recordOutcomesBatch): `after` is a condition that reads the CTE written
+ * first, so its rows are locked before these. Parameters in order, one array per column.
+ */
+export function finishAttemptsCte(
+  attempts: readonly AttemptFinish[],
+  after = 'TRUE',
+): { sql: string; params: SqlParam[] } {
   const col = (f: (row: AttemptFinish) => SqlParam) => pgArrayLiteral(attempts.map(f));
-  await tx.run(
-    `UPDATE attempts AS a SET started_at = v.started_at, finished_at = v.finished_at, duration_ms = v.duration_ms,
+  return {
+    sql: `UPDATE attempts AS a SET started_at = v.started_at, finished_at = v.finished_at, duration_ms = v.duration_ms,
        outcome = v.outcome, http_status = v.http_status, error_code = v.error_code, flow_response = v.flow_response
      FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::integer[], ?::text[], ?::integer[], ?::text[], ?::text[])
        AS v (id, started_at, finished_at, duration_ms, outcome, http_status, error_code, flow_response)
-     WHERE a.id = v.id`,
-    [
+     WHERE a.id = v.id AND ${after} RETURNING 1`,
+    params: [
       col((a) => a.id),
       col(startedAt),
       col((a) => a.finishedAt),
@@ -75,5 +82,5 @@ export async function finishAttemptsBatch(tx: Db, attempts: readonly AttemptFini
       col((a) => a.errorCode),
       col((a) => a.flowResponse),
     ],
-  );
+  };
 }

@@ -129,16 +129,15 @@ export async function findGrantWithShopByTokenHash(db: Db, tokenHash: string): P
   return db.get<GrantWithShop>(`${GRANT_WITH_SHOP} WHERE g.token_hash = ?`, [tokenHash]);
 }
 
-// usage: a grant's use (`last_used_at`, `use_count`), counted once per authenticated call.
+// usage: a grant's use (`last_used_at`, `use_count`), counted in memory per process and added here in
+// batches (api/src/usage/ledger.ts).
 
-/** Counts one use of a grant at `now`. */
-export async function markGrantUsed(db: Db, grantId: string, now: number): Promise<void> {
-  await db.run('UPDATE grants SET last_used_at = ?, use_count = use_count + 1 WHERE id = ?', [now, grantId]);
+/** Adds `n` uses of a grant, the last at `last` (an earlier `last` than the stored one is kept out). */
+export async function addGrantUses(db: Db, grantId: string, n: number, last: number): Promise<void> {
+  await db.run(
+    `UPDATE grants SET use_count = use_count + ?,
+       last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < CAST(? AS BIGINT) THEN CAST(? AS BIGINT) ELSE last_used_at END
+     WHERE id = ?`,
+    [n, last, last, grantId],
+  );
 }
-
-/**
- * markGrantUsed as the body of a PostgreSQL CTE, for the one-statement admission
- * (countOperationCall in ./usage.ts). Parameters: `now`, the grant id, 1 to count (0: not).
- */
-export const GRANT_USE_CTE =
-  'UPDATE grants SET last_used_at = ?::bigint, use_count = use_count + 1 WHERE id = ?::text AND ?::integer = 1 RETURNING 1';

@@ -1,19 +1,18 @@
 // Usage: monthly meters and per-minute rate windows.
 // Owns: usage_counters, rate_windows. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
 import type { Db } from '../db.ts';
-import { GRANT_USE_CTE } from './grants.ts';
 
 // usage: rate windows (one row per key and minute) and monthly meters (one row per shop, period and meter).
 
-/** Counts one request against `key` in the window starting at `start`; returns the new count. */
-export async function hitRateWindow(db: Db, key: string, start: number): Promise<number> {
+/** Counts `n` requests (default 1) against `key` in the window starting at `start`; returns the new count. */
+export async function hitRateWindow(db: Db, key: string, start: number, n = 1): Promise<number> {
   const row = await db.get<{ count: number }>(
-    `INSERT INTO rate_windows (rate_key, window_start, count) VALUES (?, ?, 1)
-     ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + 1
+    `INSERT INTO rate_windows (rate_key, window_start, count) VALUES (?, ?, ?)
+     ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + excluded.count
      RETURNING count`,
-    [key, start],
+    [key, start, n],
   );
-  return Number(row?.count ?? 1);
+  return Number(row?.count ?? n);
 }
 
 /** Drops the key's windows that started before `start`. */
@@ -37,6 +36,32 @@ export async function addUsage(db: Db, shopId: string, period: string, meter: st
      ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + excluded.count`,
     [shopId, period, meter, n],
   );
+}
+
+/** Adds `n` to a meter unconditionally; returns its new count (the usage ledger's flush). */
+export async function addUsageCounted(
+  db: Db,
+  shopId: string,
+  period: string,
+  meter: string,
+  n: number,
+): Promise<number> {
+  const row = await db.get<{ count: number }>(
+    `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, ?, ?)
+     ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + excluded.count
+     RETURNING count`,
+    [shopId, period, meter, n],
+  );
+  return Number(row?.count ?? n);
+}
+
+/** One meter's count of a shop's period (0 when none). */
+export async function readUsageCount(db: Db, shopId: string, period: string, meter: string): Promise<number> {
+  const row = await db.get<{ count: number }>(
+    'SELECT count FROM usage_counters WHERE shop_id = ? AND period = ? AND meter = ?',
+    [shopId, period, meter],
+  );
+  return Number(row?.count ?? 0);
 }
 
 /**
@@ -82,10 +107,9 @@ export async function readUsageCounts(
 
 /** What the one-statement admission counts (countOperationCall). */
 export interface OperationCallCount {
-  now: number;
-  grantId: string;
-  /** Count the call as the grant's use too (it was deferred into this write). */
-  countGrantUse: boolean;
+  /** Requests to add to each window: this call and what this process counted in memory before it. */
+  grantN: number;
+  shopN: number;
   grantRateKey: string;
   shopRateKey: string;
   windowStart: number;
@@ -100,11 +124,11 @@ export interface OperationCallCount {
 }
 
 /**
- * An operation call's admission counts in one PostgreSQL statement: one round trip instead of five
- * (BEGIN, three writes, COMMIT), committed without waiting for the WAL flush (`set_config(…, true)`
+ * A writing operation call's admission counts in one PostgreSQL statement: one round trip instead of
+ * four (BEGIN, three writes, COMMIT), committed without waiting for the WAL flush (`set_config(…, true)`
  * holds for the statement's own transaction). Each data-modifying CTE sees the counts of the ones
- * before it: the grant's use, its rate window, the shop's window only if the grant's let the call
- * through, the meter only if the shop's did and it is below its cap.
+ * before it: the grant's rate window, the shop's window only if the grant's let the call through,
+ * the meter only if the shop's did and it is below its cap.
  */
 export async function countOperationCall(
   db: Db,
@@ -112,25 +136,23 @@ export async function countOperationCall(
 ): Promise<{ grant_count: number; shop_count: number | null; used: number | null } | undefined> {
   return db.get<{ grant_count: number; shop_count: number | null; used: number | null }>(
     `WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true) AS v),
-     used AS (${GRANT_USE_CTE}),
-     g AS (INSERT INTO rate_windows (rate_key, window_start, count) VALUES (?::text, ?::bigint, 1)
-           ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + 1 RETURNING count),
-     s AS (INSERT INTO rate_windows (rate_key, window_start, count) SELECT ?::text, ?::bigint, 1 WHERE (SELECT count FROM g) <= ?::bigint
-           ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + 1 RETURNING count),
+     g AS (INSERT INTO rate_windows (rate_key, window_start, count) VALUES (?::text, ?::bigint, ?::bigint)
+           ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + excluded.count RETURNING count),
+     s AS (INSERT INTO rate_windows (rate_key, window_start, count) SELECT ?::text, ?::bigint, ?::bigint WHERE (SELECT count FROM g) <= ?::bigint
+           ON CONFLICT (rate_key, window_start) DO UPDATE SET count = rate_windows.count + excluded.count RETURNING count),
      u AS (INSERT INTO usage_counters (shop_id, period, meter, count) SELECT ?::text, ?::text, ?::text, 1
            WHERE ?::text IS NOT NULL AND (SELECT count FROM s) <= ?::bigint AND ?::double precision > 0
            ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + 1
            WHERE usage_counters.count < ?::double precision RETURNING count)
      SELECT (SELECT count FROM g) AS grant_count, (SELECT count FROM s) AS shop_count, (SELECT count FROM u) AS used,
-       (SELECT v FROM lazy) AS lazy, (SELECT COUNT(*) FROM used) AS use_counted`,
+       (SELECT v FROM lazy) AS lazy`,
     [
-      c.now,
-      c.grantId,
-      c.countGrantUse ? 1 : 0,
       c.grantRateKey,
       c.windowStart,
+      c.grantN,
       c.shopRateKey,
       c.windowStart,
+      c.shopN,
       c.perGrant,
       c.shopId,
       c.period,

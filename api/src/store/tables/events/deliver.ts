@@ -252,20 +252,30 @@ export interface EventOutcome {
 }
 
 /**
- * Writes the outcomes of leased events in one statement (PostgreSQL), one array per column; a lost
- * lease is not overwritten. `events` must be in id order (rows locked in one order by every batch).
+ * Writes the outcomes of leased events and finishes their attempts in one statement (PostgreSQL),
+ * one array per column: one round trip per group commit. A lost lease is not overwritten. The
+ * events' rows are locked first (the attempts' CTE reads this one's count before it locks any
+ * attempt), as in a re-claim; `events` and the attempts in id order (rows locked in one order by
+ * every batch). `attempts`: the attempts' CTE (finishAttemptsCte in ../attempts.ts, its owner).
  */
-export async function recordOutcomesBatch(tx: Db, events: readonly EventOutcome[]): Promise<void> {
+export async function recordOutcomesBatch(
+  tx: Db,
+  events: readonly EventOutcome[],
+  attempts: (after: string) => { sql: string; params: SqlParam[] },
+): Promise<void> {
   const col = (f: (row: EventOutcome) => SqlParam) => pgArrayLiteral(events.map(f));
+  const fin = attempts('(SELECT COUNT(*) FROM ev) >= 0');
   await tx.run(
-    `UPDATE events AS e SET state = v.state, support_code = v.support_code, error_code = v.error_code,
+    `WITH ev AS (UPDATE events AS e SET state = v.state, support_code = v.support_code, error_code = v.error_code,
        lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = v.next_attempt_at,
        delivered_at = CASE WHEN v.final = 1 THEN v.delivered_at ELSE e.delivered_at END, updated_at = v.updated_at,
        possible_duplicate_deliveries = e.possible_duplicate_deliveries + v.maybe_ran
      FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::integer[], ?::bigint[],
                  ?::bigint[], ?::integer[])
        AS v (id, lease_owner, state, support_code, error_code, next_attempt_at, final, delivered_at, updated_at, maybe_ran)
-     WHERE e.id = v.id AND e.lease_owner = v.lease_owner`,
+     WHERE e.id = v.id AND e.lease_owner = v.lease_owner RETURNING 1),
+     fin AS (${fin.sql})
+     SELECT (SELECT COUNT(*) FROM ev) AS events, (SELECT COUNT(*) FROM fin) AS attempts`,
     [
       col((e) => e.id),
       col((e) => e.leaseOwner),
@@ -277,6 +287,7 @@ export async function recordOutcomesBatch(tx: Db, events: readonly EventOutcome[
       col((e) => e.deliveredAt),
       col((e) => e.updatedAt),
       col((e) => e.maybeRan),
+      ...fin.params,
     ],
   );
 }

@@ -1,0 +1,268 @@
+// bench:floor's store alone (issue 45, item 3): what intake's store work per accepted event costs
+// with the driver alone — better-sqlite3 or pg, no HTTP and no Flowport code on the timed path.
+// Per batch, as intake's group commit does for one endpoint and shop (intake.ts, batch.ts,
+// dedupe.ts): BEGIN; the dedupe look for the batch's external ids; the shop's accepted_events
+// read; the batch's event rows (one prepared INSERT per row on SQLite, one array per column on
+// PostgreSQL); the meter's upsert; COMMIT. An accepted event writes one row (its receipt lives in
+// the event row, ADR 0304) into `events` with its indexes. The schema, shop and endpoint are made
+// by Flowport's migrations and services before timing starts; rows and bodies are built before
+// each batch's clock starts. SQLite: WAL, synchronous NORMAL (no fsync at COMMIT; Flowport syncs
+// its WAL off the event loop, ADR 0302), checkpoints in the connection (SQLite's automatic ones).
+// PostgreSQL: the client's CPU and its backend's (/proc), each per event.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { loadConfig } from '../../api/src/config.ts';
+import { SecretBox } from '../../api/src/lib/crypto.ts';
+import { newId } from '../../api/src/ids.ts';
+import { DEFAULT_HMAC, insertEndpoint } from '../../api/src/services/endpoints.ts';
+import { createShop } from '../../api/src/services/shops.ts';
+import type { Db } from '../../api/src/store/db.ts';
+import { migrate } from '../../api/src/store/migrate.ts';
+import { PostgresDb } from '../../api/src/store/postgres.ts';
+import { SqliteDb } from '../../api/src/store/sqlite.ts';
+import { EVENT_COLUMNS } from '../../api/src/store/tables/events/accept.ts';
+import { createPgSchema, type PgSchema } from '../../tests/helpers/store.ts';
+import type { BenchStore } from './bench-flowport.ts';
+import { processCpuSeconds } from './proc-cpu.ts';
+
+/** One batch size's figures over one round. */
+export interface FloorRound {
+  /** µs of this process's CPU per event (the driver, its native code, SQLite itself). */
+  client: number;
+  /** µs of the PostgreSQL backend's CPU per event (null on SQLite). */
+  server: number | null;
+}
+
+interface Target {
+  shopId: string;
+  endpointId: string;
+}
+
+/** A shop and an endpoint made by Flowport's own services on a migrated store (not timed). */
+async function prepare(db: Db, dataDir: string): Promise<Target> {
+  await migrate(db);
+  const services = {
+    db,
+    secrets: SecretBox.fromString(randomBytes(32).toString('base64url')),
+    now: Date.now,
+    config: loadConfig({ FLOWPORT_DATA_DIR: dataDir, FLOWPORT_LOG_LEVEL: 'silent' }),
+  };
+  const shop = await createShop(services, { domain: `floor-${randomBytes(4).toString('hex')}.myshopify.com` });
+  const ep = await insertEndpoint(
+    services,
+    shop.id,
+    {
+      name: 'floor',
+      senderLabel: 'floor',
+      triggerVariant: 'external_event',
+      authMode: 'hmac_sha256',
+      hmac: DEFAULT_HMAC,
+      mapping: {
+        resourceIdPath: null,
+        relatedResourceIdPath: null,
+        requiredPaths: [],
+        externalId: { kind: 'json', path: 'id' },
+        eventTypePath: 'type',
+      },
+    },
+    `fpsec_${randomBytes(16).toString('hex')}`,
+  );
+  return { shopId: shop.id, endpointId: ep.id };
+}
+
+let seq = 0;
+/** A batch's event rows in EVENT_COLUMNS order, as intake builds them for accepted ~1 KiB events. */
+function rows(t: Target, n: number, bodyAs: 'bytes' | 'string'): { rows: unknown[][]; ext: string[] } {
+  const now = Date.now();
+  const out: unknown[][] = [];
+  const ext: string[] = [];
+  const pad = 'x'.repeat(900);
+  for (let i = 0; i < n; i++) {
+    const id = `floor_${process.pid}_${seq++}`;
+    const body = `{"type":"order.paid","id":"${id}","order_id":${1000 + i},"total":"42.00","note":"${pad}"}`;
+    const eventId = newId('event', now);
+    ext.push(id);
+    const values: Record<(typeof EVENT_COLUMNS)[number], unknown> = {
+      id: eventId,
+      shop_id: t.shopId,
+      endpoint_id: t.endpointId,
+      receipt_id: newId('receipt', now),
+      request_id: `req_${randomBytes(8).toString('hex')}`,
+      state: 'queued',
+      support_code: 'FP-I-OK',
+      external_event_id: id,
+      event_type: 'order.paid',
+      sender: 'floor',
+      body: bodyAs === 'bytes' ? Buffer.from(body) : body,
+      body_size: body.length,
+      body_sha256: createHash('sha256').update(body).digest('hex'),
+      resource_id: null,
+      related_resource_id: null,
+      config_version: 1,
+      received_at: now,
+      updated_at: now,
+      next_attempt_at: now,
+      body_expires_at: now + 30 * 86_400_000,
+      retention_state: 'retained',
+      duplicate_of: null,
+    };
+    out.push(EVENT_COLUMNS.map((c) => values[c]));
+  }
+  return { rows: out, ext };
+}
+
+const period = () => new Date().toISOString().slice(0, 7);
+const DEDUPE_WINDOW_MS = 24 * 3_600_000;
+
+/** The SQLite floor: a migrated file written by better-sqlite3 alone. */
+export class SqliteFloor {
+  private readonly dir = mkdtempSync(join(tmpdir(), 'flowport-floor-store-'));
+  private raw!: Database.Database;
+  private t!: Target;
+
+  async open(): Promise<void> {
+    const file = join(this.dir, 'flowport.db');
+    const db = new SqliteDb(file);
+    this.t = await prepare(db, this.dir);
+    await db.close();
+    this.raw = new Database(file);
+    this.raw.pragma('journal_mode = WAL');
+    this.raw.pragma('synchronous = NORMAL');
+    this.raw.pragma('foreign_keys = ON');
+  }
+
+  /** `events` accepted events in batches of `batch`; CPU per event. */
+  round(batch: number, events: number): FloorRound {
+    const placeholders = EVENT_COLUMNS.map((c) => (c === 'body' ? 'CAST(? AS TEXT)' : '?')).join(', ');
+    const insert = this.raw.prepare(`INSERT INTO events (${EVENT_COLUMNS.join(', ')}) VALUES (${placeholders})`);
+    const readUsage = this.raw.prepare(
+      "SELECT count FROM usage_counters WHERE shop_id = ? AND period = ? AND meter = 'accepted_events'",
+    );
+    const addUsage = this.raw.prepare(
+      `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, 'accepted_events', ?)
+       ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + excluded.count`,
+    );
+    const dedupe = new Map<number, Database.Statement>();
+    let cpu = 0;
+    for (let done = 0; done < events; done += batch) {
+      const b = rows(this.t, batch, 'bytes');
+      const look =
+        dedupe.get(batch) ??
+        this.raw.prepare(
+          `SELECT external_event_id AS ext, id, received_at FROM events
+            WHERE external_event_id IN (${b.ext.map(() => '?').join(', ')}) AND endpoint_id = ? AND received_at >= ?
+              AND duplicate_of IS NULL AND replay_of IS NULL`,
+        );
+      dedupe.set(batch, look);
+      const t0 = process.cpuUsage();
+      this.raw.exec('BEGIN IMMEDIATE');
+      look.all(...b.ext, this.t.endpointId, Date.now() - DEDUPE_WINDOW_MS);
+      readUsage.get(this.t.shopId, period());
+      for (const r of b.rows) insert.run(...(r as unknown[]));
+      addUsage.run(this.t.shopId, period(), batch);
+      this.raw.exec('COMMIT');
+      const d = process.cpuUsage(t0);
+      cpu += d.user + d.system;
+    }
+    return { client: cpu / events, server: null };
+  }
+
+  close(): void {
+    this.raw?.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The PostgreSQL floor: a migrated schema written by one pg client alone. */
+export class PostgresFloor {
+  private schema!: PgSchema;
+  private client!: pg.Client;
+  private backendPid = 0;
+  private t!: Target;
+  private types: string[] = [];
+  private readonly dir = mkdtempSync(join(tmpdir(), 'flowport-floor-store-'));
+
+  async open(): Promise<void> {
+    this.schema = await createPgSchema('floor');
+    const db = await PostgresDb.connect(this.schema.url, { poolSize: 1 });
+    this.t = await prepare(db, this.dir);
+    const cols = await db.all<{ column_name: string; udt_name: string }>(
+      "SELECT column_name, udt_name FROM information_schema.columns WHERE table_name = 'events' AND table_schema = current_schema()",
+    );
+    const typeOf = new Map(cols.map((c) => [c.column_name, c.udt_name]));
+    this.types = EVENT_COLUMNS.map((c) => typeOf.get(c) as string);
+    await db.close();
+    this.client = new pg.Client({ connectionString: this.schema.url });
+    await this.client.connect();
+    this.backendPid = Number((await this.client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+  }
+
+  /** `events` accepted events in batches of `batch`; CPU per event, client and backend. */
+  async round(batch: number, events: number): Promise<FloorRound> {
+    const c = this.client;
+    const arrays = this.types.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
+    let client = 0;
+    // The backend works only for this client: its CPU over the round (/proc counts in ticks).
+    const s0 = processCpuSeconds(this.backendPid) ?? 0;
+    for (let done = 0; done < events; done += batch) {
+      const b = rows(this.t, batch, 'string');
+      const cols = EVENT_COLUMNS.map((_, i) => b.rows.map((r) => r[i]));
+      const t0 = process.cpuUsage();
+      await c.query('BEGIN');
+      await c.query({
+        name: 'floor_dedupe',
+        text: `SELECT k.ext, e.id, e.received_at FROM unnest($1::text[]) AS k(ext)
+               CROSS JOIN LATERAL (SELECT id, received_at FROM events
+                 WHERE endpoint_id = $2 AND external_event_id = k.ext AND received_at >= $3
+                   AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1) e`,
+        values: [b.ext, this.t.endpointId, Date.now() - DEDUPE_WINDOW_MS],
+      });
+      await c.query({
+        name: 'floor_usage',
+        text: "SELECT count FROM usage_counters WHERE shop_id = $1 AND period = $2 AND meter = 'accepted_events'",
+        values: [this.t.shopId, period()],
+      });
+      await c.query({
+        name: 'floor_insert',
+        text: `INSERT INTO events (${EVENT_COLUMNS.join(', ')}) SELECT * FROM unnest(${arrays})`,
+        values: cols,
+      });
+      await c.query({
+        name: 'floor_add',
+        text: `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES ($1, $2, 'accepted_events', $3)
+               ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + excluded.count`,
+        values: [this.t.shopId, period(), batch],
+      });
+      await c.query('COMMIT');
+      const d = process.cpuUsage(t0);
+      client += d.user + d.system;
+    }
+    const server = ((processCpuSeconds(this.backendPid) ?? 0) - s0) * 1e6;
+    return { client: client / events, server: server / events };
+  }
+
+  async close(): Promise<void> {
+    await this.client?.end().catch(() => {});
+    await this.schema?.drop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The floor of a store kind. */
+export async function openFloor(store: BenchStore): Promise<{
+  round: (batch: number, events: number) => Promise<FloorRound>;
+  close: () => Promise<void>;
+}> {
+  if (store === 'sqlite') {
+    const f = new SqliteFloor();
+    await f.open();
+    return { round: async (b, n) => f.round(b, n), close: async () => f.close() };
+  }
+  const f = new PostgresFloor();
+  await f.open();
+  return { round: (b, n) => f.round(b, n), close: () => f.close() };
+}
