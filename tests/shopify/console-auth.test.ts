@@ -311,6 +311,15 @@ describe('the embedded console', () => {
     expect(paused.message).toMatch(/^Confirmed: endpoint edit/);
     const rotated = await confirmed(await submit(page, `${page}/rotate`, { overlap_hours: '2' }));
     expect(rotated.shown_once?.value).toBeTruthy();
+    // The same confirmation from another tab (rendered before, its own form key): the intent ran,
+    // so it is refused, and the new secret is not shown a second time.
+    const secondTab = await send(`${local(rotated.location)}/confirm`, await adminToken(shop), {
+      form_key: crypto.randomUUID(),
+    });
+    const secondText = await secondTab.text();
+    expect(secondTab.status).toBe(409);
+    expect(secondText).toContain('/reference/errors/intent_not_confirmable/');
+    expect(secondText).not.toContain(rotated.shown_once?.value as string);
     const rotation = local((await submit(page, `${page}/rotate`, { overlap_hours: '1' })).location);
     expect((await submit(rotation, `${rotation}/cancel`)).message).toBe('Cancelled: nothing was done.');
 

@@ -6,7 +6,7 @@ import { AppError } from '../../errors/problem.ts';
 import { EVENT_STATES } from '../../handoff/outcomes.ts';
 import { type Html, html } from '../merchant/html.ts';
 import { callOp, consolePage, consoleUrl, field, type PageCtx, type PostAnswer, section, when } from './kit.ts';
-import { formKey } from './form-key.ts';
+import { FORM_KEY_FIELD, formKey } from './form-key.ts';
 
 type Row = Record<string, unknown>;
 type List = { data: Row[]; page: { next_cursor?: string | null } };
@@ -217,13 +217,15 @@ export async function postBulk(ctx: PageCtx, form: Row): Promise<PostAnswer> {
   };
 }
 
-export async function postConfirm(ctx: PageCtx, intentId: string): Promise<PostAnswer> {
-  // The intent's id is its idempotency key here: a repeated confirmation returns the same answer.
+export async function postConfirm(ctx: PageCtx, intentId: string, form: Row): Promise<PostAnswer> {
+  // The confirmation's Idempotency-Key is the rendered form's own key (ADR 1451): the same form
+  // sent again gets the stored answer; the page rendered again (another tab) is a new key, which
+  // the intent, already run, refuses: a secret it made is never shown a second time.
   const i = await callOp<Row>(
     ctx,
     'confirmActionIntent',
     { params: { intent_id: intentId } },
-    { 'idempotency-key': `console-${intentId}` },
+    { 'idempotency-key': `console-${field(form, FORM_KEY_FIELD)}` },
   );
   const shown = secretOf(i.result);
   return {

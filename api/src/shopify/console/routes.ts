@@ -64,7 +64,7 @@ type Form = Record<string, unknown>;
 const POSTS: [string, (ctx: PageCtx, p: Params, form: Form) => Promise<PostAnswer>][] = [
   ['/events/:id/replay', (ctx, p, f) => postReplay(ctx, p.id ?? '', f)],
   ['/recover/bulk', (ctx, _p, f) => postBulk(ctx, f)],
-  ['/intents/:id/confirm', (ctx, p) => postConfirm(ctx, p.id ?? '')],
+  ['/intents/:id/confirm', (ctx, p, f) => postConfirm(ctx, p.id ?? '', f)],
   ['/intents/:id/cancel', (ctx, p) => postCancel(ctx, p.id ?? '')],
   ['/endpoints', (ctx, _p, f) => postEndpointCreate(ctx, f)],
   ['/endpoints/:id/edit', (ctx, p, f) => postEndpointEdit(ctx, p.id ?? '', f)],
