@@ -10,6 +10,8 @@ import { SANDBOX_MOUNT_PATH, SHOPIFY_APP_PATHS } from '../../api/src/lib/shopify
 import type { Services } from '../../api/src/core/types.ts';
 import { frameAncestors } from '../../api/src/shopify/console/shell.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import Stripe from 'stripe';
+import { INGEST_PATH_PREFIX } from '../../api/src/lib/package-info.ts';
 import { sandboxApp, uniqueShop } from './helpers.ts';
 
 let server: TestServer;
@@ -60,11 +62,53 @@ async function forged(shop: string, opts: { secret?: string; aud?: string; exp?:
 const get = (path: string, token?: string) =>
   fetch(`${CONSOLE()}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
 
+/** A console POST as the console's script sends it: form fields, the form's key, a session token. */
+const send = (path: string, token: string, form: Record<string, string>) =>
+  fetch(`${CONSOLE()}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
+
+/** The key of the (nth) form `page` renders for posting to `action`, new with each render. */
+async function formKeyOn(shop: string, page: string, action: string, nth = 0): Promise<string> {
+  const text = await (await get(page, await adminToken(shop))).text();
+  const attr = `action="${SHOPIFY_APP_PATHS.merchant}/console${action}"`;
+  let at = text.indexOf(attr);
+  for (let i = 0; i < nth && at > -1; i++) at = text.indexOf(attr, at + 1);
+  expect(at, `${page} has a form posting to ${action}`).toBeGreaterThan(-1);
+  return /name="form_key" value="([^"]+)"/.exec(text.slice(at, at + 400))?.[1] ?? '';
+}
+
 async function expectRefused(res: Response, code: string): Promise<void> {
   const text = await res.text();
   expect(res.status).toBe(401);
   expect(text).toContain(`<code>${code}</code>`);
   expect(text).toContain(`/reference/errors/${code}/`);
+}
+
+interface Answer {
+  location: string;
+  message: string;
+  tone?: string;
+  shown_once?: { value: string };
+}
+
+/** What the console can change in a shop, as one string: the same string means nothing changed. */
+async function snapshot(shop: string): Promise<string> {
+  const { db } = server.runtime.services;
+  const shopId = (await db.get<{ id: string }>('SELECT id FROM shops WHERE domain = ?', [shop]))?.id ?? '';
+  const sums = [
+    'SELECT COUNT(*) AS n FROM audit_log WHERE shop_id = ?',
+    "SELECT COUNT(*) * 1000 + SUM(CASE WHEN state = 'previewed' THEN 0 ELSE 1 END) AS n FROM action_intents WHERE shop_id = ?",
+    'SELECT COUNT(*) * 1000 + COUNT(revoked_at) AS n FROM grants WHERE shop_id = ?',
+    'SELECT COUNT(*) AS n FROM events WHERE shop_id = ?',
+    'SELECT COUNT(*) AS n FROM alert_subscriptions WHERE shop_id = ?',
+    'SELECT COUNT(*) * 1000 + SUM(config_version) AS n FROM endpoints WHERE shop_id = ?',
+  ];
+  const out: number[] = [];
+  for (const sql of sums) out.push(Number((await db.get<{ n: number | string | null }>(sql, [shopId]))?.n ?? 0));
+  return out.join(' ');
 }
 
 describe('the embedded console', () => {
@@ -102,13 +146,12 @@ describe('the embedded console', () => {
     // The same token again: its jti was spent.
     await expectRefused(await get('', first), 'shopify_session_token_reused');
     // A POST answers JSON (where to go, the message), never a page.
-    const posted = await fetch(`${CONSOLE()}/grants`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${await adminToken(shop)}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ actor_name: 'Helper', actor_kind: 'agent', tier: 'observer', expires_in_days: '5' }),
+    const posted = await send('/grants', await adminToken(shop), {
+      actor_name: 'Helper',
+      actor_kind: 'agent',
+      tier: 'observer',
+      expires_in_days: '5',
+      form_key: await formKeyOn(shop, '/grants', '/grants'),
     });
     expect(posted.status).toBe(200);
     const answer = (await posted.json()) as { location: string; shown_once: { value: string } };
@@ -138,14 +181,8 @@ describe('the embedded console', () => {
     expect(
       (await fetch(`${server.url}/agent/v1/grant`, { headers: { authorization: `Bearer ${token}` } })).status,
     ).toBe(200);
-    const revoked = await fetch(`${CONSOLE()}/grants/${grant.id}/revoke`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${await adminToken(shop)}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: '',
-    });
+    const revokeKey = await formKeyOn(shop, `/grants/${grant.id}/revoke`, `/grants/${grant.id}/revoke`);
+    const revoked = await send(`/grants/${grant.id}/revoke`, await adminToken(shop), { form_key: revokeKey });
     expect(((await revoked.json()) as { message: string }).message).toBe(`Grant ${grant.id} revoked.`);
     expect(
       (await fetch(`${server.url}/agent/v1/grant`, { headers: { authorization: `Bearer ${token}` } })).status,
@@ -173,6 +210,14 @@ describe('the embedded console', () => {
     );
     const post = await fetch(`${CONSOLE()}/grants`, { method: 'POST', body: '' });
     await expectRefused(post, 'shopify_session_token_invalid');
+    // A post without its form's key runs nothing.
+    const keyless = await send('/grants', await adminToken(shop), {
+      actor_name: 'X',
+      actor_kind: 'agent',
+      tier: 'observer',
+    });
+    expect(keyless.status).toBe(400);
+    expect(await keyless.text()).toContain('/reference/errors/idempotency_key_missing/');
     // A store that never installed the app: the exchange is refused, so is the page.
     const stranger = uniqueShop('stranger');
     const res = await get('', await forged(stranger));
@@ -212,68 +257,119 @@ describe('the embedded console', () => {
     expect(frameAncestors(server.runtime.services, 'shop-a.myshopify.com')).toBe("'self'");
   });
 
-  it('every form previews through its operation and lands on the intent page to confirm', async () => {
+  it('every form runs once: a reload repeats nothing, a spent session token is refused, the same form sent again runs nothing twice', async () => {
     const shop = uniqueShop('forms');
     await managedInstall(shop);
-    const post = async (path: string, form: Record<string, string>) => {
-      const res = await fetch(`${CONSOLE()}${path}`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${await adminToken(shop)}`,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: new URLSearchParams(form),
-      });
+    const local = (location: string) => location.replace(`${SHOPIFY_APP_PATHS.merchant}/console`, '');
+    /**
+     * Sends the form `page` renders for `action` as the console's script does, then: a reload (the
+     * GET of where it landed) changes nothing; the same request again is refused, its session
+     * token spent; the same form again with a fresh token answers where the first went and runs
+     * nothing twice (no secret shown again).
+     */
+    const submit = async (page: string, action: string, fields: Record<string, string> = {}, nth = 0) => {
+      const form = { ...fields, form_key: await formKeyOn(shop, page, action, nth) };
+      const token = await adminToken(shop);
+      const res = await send(action, token, form);
       const text = await res.text();
-      expect(res.status, `${path}: ${text}`).toBe(200);
-      return JSON.parse(text) as { location: string; message: string; shown_once?: { value: string } };
+      expect(res.status, `${action}: ${text}`).toBe(200);
+      const answer = JSON.parse(text) as Answer;
+      const after = await snapshot(shop);
+      expect((await get(local(answer.location), await adminToken(shop))).status).toBe(200);
+      await expectRefused(await send(action, token, form), 'shopify_session_token_reused');
+      const again = (await (await send(action, await adminToken(shop), form)).json()) as Answer;
+      expect(again).toMatchObject({ location: answer.location, tone: 'warning' });
+      expect(again.message).toMatch(/^This form was sent already; nothing was done again\. /);
+      expect(again.shown_once).toBeUndefined();
+      expect(await snapshot(shop), `${action}: reloaded and sent again`).toBe(after);
+      return answer;
     };
-    const confirm = async (location: string) => {
-      const page = await (
-        await get(location.replace(`${SHOPIFY_APP_PATHS.merchant}/console`, ''), await adminToken(shop))
-      ).text();
-      expect(page).toContain('<h1>Confirm: ');
-      return post(`${location.replace(`${SHOPIFY_APP_PATHS.merchant}/console`, '')}/confirm`, {});
+    const confirmed = async (preview: Answer) => {
+      const intent = local(preview.location);
+      const done = await submit(intent, `${intent}/confirm`);
+      expect(done.message).toMatch(/^Confirmed: /);
+      return done;
     };
-    const created = await confirm(
-      (
-        await post('/endpoints', {
-          name: 'Forms',
-          auth_mode: 'hmac_sha256',
-          trigger_variant: 'external_event',
-          secret: '',
-        })
-      ).location,
-    );
-    expect(created.message).toMatch(/^Confirmed: endpoint create/);
+    const idOf = async (page: string, re: RegExp) =>
+      re.exec(await (await get(page, await adminToken(shop))).text())?.[1] as string;
+
+    // Endpoints: create (Flowport makes the secret; or a Stripe-made one imported), edit, pause, rotate, cancel.
+    const made = { auth_mode: 'hmac_sha256', trigger_variant: 'external_event', secret: '' };
+    const created = await confirmed(await submit('/endpoints', '/endpoints', { name: 'Forms', ...made }));
     expect(created.shown_once?.value).toBeTruthy();
-    const endpoints = await (await get('/endpoints', await adminToken(shop))).text();
-    const endpointId = /\/endpoints\/(ep_[a-z0-9]+)/.exec(endpoints)?.[1] as string;
-    const paused = await confirm((await post(`/endpoints/${endpointId}/edit`, { status: 'paused' })).location);
+    const imported = {
+      auth_mode: 'stripe',
+      trigger_variant: 'external_event',
+      secret: 'whsec_formsTestSecret0123456789',
+    };
+    await confirmed(await submit('/endpoints', '/endpoints', { name: 'Stripe', ...imported }));
+    const formsId = await idOf('/endpoints', /\/endpoints\/(ep_[a-z0-9]+)">Forms</);
+    const stripeId = await idOf('/endpoints', /\/endpoints\/(ep_[a-z0-9]+)">Stripe</);
+    const page = `/endpoints/${formsId}`;
+    await confirmed(await submit(page, `${page}/edit`, { name: 'Forms renamed' }));
+    const paused = await confirmed(await submit(page, `${page}/edit`, { status: 'paused' }, 1));
     expect(paused.message).toMatch(/^Confirmed: endpoint edit/);
-    const rotated = await confirm((await post(`/endpoints/${endpointId}/rotate`, { overlap_hours: '2' })).location);
+    const rotated = await confirmed(await submit(page, `${page}/rotate`, { overlap_hours: '2' }));
     expect(rotated.shown_once?.value).toBeTruthy();
-    // A refusal is the operation's own, with its code and docs page: nothing to replay here.
-    const bulk = await fetch(`${CONSOLE()}/recover/bulk`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${await adminToken(shop)}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ state: 'failed' }),
+    // The same confirmation from another tab (rendered before, its own form key): the intent ran,
+    // so it is refused, and the new secret is not shown a second time.
+    const secondTab = await send(`${local(rotated.location)}/confirm`, await adminToken(shop), {
+      form_key: crypto.randomUUID(),
     });
-    expect(bulk.status).toBe(409);
-    expect(await bulk.text()).toContain('/reference/errors/bulk_replay_no_events/');
-    const again = await post(`/endpoints/${endpointId}/rotate`, { overlap_hours: '1' });
-    const cancelled = await post(`${again.location.replace(`${SHOPIFY_APP_PATHS.merchant}/console`, '')}/cancel`, {});
-    expect(cancelled.message).toBe('Cancelled: nothing was done.');
-    const alert = await confirm(
-      (await post('/alerts', { channel: 'webhook', url: 'https://93.184.215.14/flowport-alerts' })).location,
+    const secondText = await secondTab.text();
+    expect(secondTab.status).toBe(409);
+    expect(secondText).toContain('/reference/errors/intent_not_confirmable/');
+    expect(secondText).not.toContain(rotated.shown_once?.value as string);
+    const rotation = local((await submit(page, `${page}/rotate`, { overlap_hours: '1' })).location);
+    expect((await submit(rotation, `${rotation}/cancel`)).message).toBe('Cancelled: nothing was done.');
+
+    // Recovery. A refusal is the operation's own, and releases the form's key: sent again once
+    // there is something to replay, the same form previews.
+    const bulkKey = await formKeyOn(shop, '/recover', '/recover/bulk');
+    const refused = await send('/recover/bulk', await adminToken(shop), { state: 'failed', form_key: bulkKey });
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain('/reference/errors/bulk_replay_no_events/');
+    // Two events signed by Stripe, which Flow then failed to take (no worker runs here).
+    const ingest = `${server.url}${INGEST_PATH_PREFIX}/${stripeId}`;
+    for (const id of ['evt_forms_1', 'evt_forms_2']) {
+      const payload = JSON.stringify({ id, type: 'checkout.session.completed', data: {} });
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: imported.secret });
+      const res = await fetch(ingest, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+        body: payload,
+      });
+      expect(res.status).toBe(202);
+    }
+    await server.runtime.services.db.run(
+      "UPDATE events SET state = 'failed', error_code = 'flow_unavailable', attempt_count = 8 WHERE endpoint_id = ?",
+      [stripeId],
     );
-    expect(alert.message).toMatch(/^Confirmed: alert subscribe/);
-    const alerts = await (await get('/alerts', await adminToken(shop))).text();
-    const subscriptionId = /\/alerts\/([a-z]+_[a-z0-9]+)\/remove/.exec(alerts)?.[1] as string;
-    const removed = await confirm((await post(`/alerts/${subscriptionId}/remove`, {})).location);
+    const one = await idOf(`/events?endpoint_id=${stripeId}`, /\/events\/(evt_[a-z0-9]+)"/);
+    await confirmed(await submit(`/events/${one}`, `/events/${one}/replay`, { note: 'from the console' }));
+    const bulk = await send('/recover/bulk', await adminToken(shop), { state: 'failed', form_key: bulkKey });
+    expect(bulk.status).toBe(200);
+    await confirmed(await submit('/recover', '/recover/bulk', { state: 'failed', endpoint_id: stripeId }));
+
+    // Grants: create (the token shown once), revoke (its confirmation page's form).
+    const grant = await submit('/grants', '/grants', {
+      actor_name: 'Forms agent',
+      actor_kind: 'agent',
+      tier: 'observer',
+      expires_in_days: '5',
+    });
+    expect(grant.shown_once?.value).toMatch(/^fpg_/);
+    const grantId = await idOf('/grants', /\/grants\/(grt_[a-z0-9]+)\/revoke/);
+    expect((await submit(`/grants/${grantId}/revoke`, `/grants/${grantId}/revoke`)).message).toBe(
+      `Grant ${grantId} revoked.`,
+    );
+
+    // Alerts: subscribe, remove.
+    await confirmed(
+      await submit('/alerts', '/alerts', { channel: 'webhook', url: 'https://93.184.215.14/flowport-alerts' }),
+    );
+    const subscriptionId = await idOf('/alerts', /\/alerts\/([a-z]+_[a-z0-9]+)\/remove/);
+    const removed = await confirmed(await submit('/alerts', `/alerts/${subscriptionId}/remove`));
     expect(removed.message).toMatch(/^Confirmed: alert unsubscribe/);
   });
 });

@@ -6,6 +6,7 @@ import { AppError } from '../../errors/problem.ts';
 import { EVENT_STATES } from '../../handoff/outcomes.ts';
 import { type Html, html } from '../merchant/html.ts';
 import { callOp, consolePage, consoleUrl, field, type PageCtx, type PostAnswer, section, when } from './kit.ts';
+import { FORM_KEY_FIELD, formKey } from './form-key.ts';
 
 type Row = Record<string, unknown>;
 type List = { data: Row[]; page: { next_cursor?: string | null } };
@@ -88,7 +89,7 @@ export async function eventPage(ctx: PageCtx, eventId: string): Promise<Html> {
   );
   const replayForm =
     replay.available || acks.length
-      ? html`${replay.detail ? html`<p>${s(replay.detail)}</p>` : ''}<form method="post" action="${consoleUrl(`/events/${eventId}/replay`)}">${ackBoxes}<label for="replay-note">Note for the audit (optional)</label><input id="replay-note" name="note" maxlength="200">
+      ? html`${replay.detail ? html`<p>${s(replay.detail)}</p>` : ''}<form method="post" action="${consoleUrl(`/events/${eventId}/replay`)}">${formKey()}${ackBoxes}<label for="replay-note">Note for the audit (optional)</label><input id="replay-note" name="note" maxlength="200">
 <div class="actions"><button type="submit">Preview replay</button></div></form>`
       : html`<p>Replay is not available: ${s(replay.detail ?? replay.reason)}</p>`;
   return consolePage(
@@ -123,7 +124,7 @@ export async function recoverPage(ctx: PageCtx): Promise<Html> {
   );
   const states = ['failed', 'no_workflow', 'held'].map((st) => html`<option value="${st}">${st}</option>`);
   const bulk = html`<p>Replay every matching event that can be replayed. The preview shows how many, what it costs and what is left out; nothing is sent until you confirm.</p>
-<form method="post" action="${consoleUrl('/recover/bulk')}"><div class="fields">
+<form method="post" action="${consoleUrl('/recover/bulk')}">${formKey()}<div class="fields">
 <div><label for="bulk-state">State</label><select id="bulk-state" name="state">${states}</select></div>
 <div><label for="bulk-endpoint">Endpoint id (optional)</label><input id="bulk-endpoint" name="endpoint_id"></div></div>
 <div class="actions"><button type="submit">Preview bulk replay</button></div></form>`;
@@ -159,8 +160,8 @@ export async function intentPage(ctx: PageCtx, intentId: string): Promise<Html> 
       )
     : html``;
   const decide = open
-    ? html`<div class="actions"><form class="inline" method="post" action="${consoleUrl(`/intents/${intentId}/confirm`)}"><button type="submit">Confirm ${s(i.kind).replace(/_/g, ' ')}</button></form>
-<form class="inline" method="post" action="${consoleUrl(`/intents/${intentId}/cancel`)}"><button class="secondary" type="submit">Cancel</button></form></div>`
+    ? html`<div class="actions"><form class="inline" method="post" action="${consoleUrl(`/intents/${intentId}/confirm`)}">${formKey()}<button type="submit">Confirm ${s(i.kind).replace(/_/g, ' ')}</button></form>
+<form class="inline" method="post" action="${consoleUrl(`/intents/${intentId}/cancel`)}">${formKey()}<button class="secondary" type="submit">Cancel</button></form></div>`
     : html`<p>This action is <strong>${s(i.state)}</strong>${i.confirmed_at ? html`, confirmed ${when(s(i.confirmed_at))}` : ''}.</p>`;
   const target = (i.target ?? {}) as Row;
   const targetLink =
@@ -216,13 +217,15 @@ export async function postBulk(ctx: PageCtx, form: Row): Promise<PostAnswer> {
   };
 }
 
-export async function postConfirm(ctx: PageCtx, intentId: string): Promise<PostAnswer> {
-  // The intent's id is its idempotency key here: a repeated confirmation returns the same answer.
+export async function postConfirm(ctx: PageCtx, intentId: string, form: Row): Promise<PostAnswer> {
+  // The confirmation's Idempotency-Key is the rendered form's own key (ADR 1451): the same form
+  // sent again gets the stored answer; the page rendered again (another tab) is a new key, which
+  // the intent, already run, refuses: a secret it made is never shown a second time.
   const i = await callOp<Row>(
     ctx,
     'confirmActionIntent',
     { params: { intent_id: intentId } },
-    { 'idempotency-key': `console-${intentId}` },
+    { 'idempotency-key': `console-${field(form, FORM_KEY_FIELD)}` },
   );
   const shown = secretOf(i.result);
   return {

@@ -1,7 +1,8 @@
 // The embedded console's routes (ADR 1450). A GET without a session token is the shell document
 // (shell.ts); with one (`Authorization: Bearer`), the page's HTML. A POST carries a session token
 // too and answers JSON: where to go next and the message to show, never a page, so a reload
-// repeats only a GET. Every request is authenticated by consoleCaller (auth.ts).
+// repeats only a GET, and a form sent twice runs once (form-key.ts). Every request is
+// authenticated by consoleCaller (auth.ts).
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { Services } from '../../core/types.ts';
@@ -12,6 +13,7 @@ import type { AppEnv } from '../../http/types.ts';
 import type { Html } from '../merchant/html.ts';
 import { bearerSessionToken } from '../session-token.ts';
 import { consoleCaller } from './auth.ts';
+import { oncePerForm } from './form-key.ts';
 import {
   eventPage,
   eventsPage,
@@ -62,7 +64,7 @@ type Form = Record<string, unknown>;
 const POSTS: [string, (ctx: PageCtx, p: Params, form: Form) => Promise<PostAnswer>][] = [
   ['/events/:id/replay', (ctx, p, f) => postReplay(ctx, p.id ?? '', f)],
   ['/recover/bulk', (ctx, _p, f) => postBulk(ctx, f)],
-  ['/intents/:id/confirm', (ctx, p) => postConfirm(ctx, p.id ?? '')],
+  ['/intents/:id/confirm', (ctx, p, f) => postConfirm(ctx, p.id ?? '', f)],
   ['/intents/:id/cancel', (ctx, p) => postCancel(ctx, p.id ?? '')],
   ['/endpoints', (ctx, _p, f) => postEndpointCreate(ctx, f)],
   ['/endpoints/:id/edit', (ctx, p, f) => postEndpointEdit(ctx, p.id ?? '', f)],
@@ -110,7 +112,7 @@ export function consoleRoutes(getServices: () => Services): Hono<AppEnv> {
       const services = getServices();
       return withCaller(c, services, async (ctx) => {
         const form = await formOf(c);
-        return c.json(await post(ctx, c.req.param() as Params, form));
+        return c.json(await oncePerForm(ctx, path, form, () => post(ctx, c.req.param() as Params, form)));
       });
     });
   // The console's own 404, for a document (the shell) and for its script's request.

@@ -10,6 +10,7 @@ import { type Html, html } from '../merchant/html.ts';
 import { staffName } from './auth.ts';
 import { refuse, val } from './events-pages.ts';
 import { callOp, consolePage, consoleUrl, field, type PageCtx, type PostAnswer, section, when } from './kit.ts';
+import { formKey } from './form-key.ts';
 
 type Row = Record<string, unknown>;
 type List = { data: Row[] };
@@ -108,7 +109,7 @@ export async function endpointsPage(ctx: PageCtx): Promise<Html> {
     html`<s-badge>${s(e.status)}</s-badge>`,
     html`<code>${s(e.ingest_url)}</code>`,
   ]);
-  const create = html`<form method="post" action="${consoleUrl('/endpoints')}"><div class="fields">
+  const create = html`<form method="post" action="${consoleUrl('/endpoints')}">${formKey()}<div class="fields">
 <div><label for="ep-name">Name</label><input id="ep-name" name="name" required maxlength="100"></div>
 <div><label for="ep-mode">Sender signs with</label><select id="ep-mode" name="auth_mode">${options(AUTH_MODES, 'hmac_sha256')}</select></div>
 <div><label for="ep-trigger">Flow trigger</label><select id="ep-trigger" name="trigger_variant">${options(TRIGGER_VARIANTS)}</select></div>
@@ -143,13 +144,13 @@ export async function endpointPage(ctx: PageCtx, endpointId: string): Promise<Ht
       ),
       section(
         'Edit',
-        html`<form method="post" action="${consoleUrl(`/endpoints/${endpointId}/edit`)}"><label for="edit-name">Name</label><input id="edit-name" name="name" value="${s(e.name)}" maxlength="100">
+        html`<form method="post" action="${consoleUrl(`/endpoints/${endpointId}/edit`)}">${formKey()}<label for="edit-name">Name</label><input id="edit-name" name="name" value="${s(e.name)}" maxlength="100">
 <div class="actions"><button type="submit">Preview edit</button></div></form>
-<form method="post" action="${consoleUrl(`/endpoints/${endpointId}/edit`)}"><input type="hidden" name="status" value="${paused ? 'active' : 'paused'}"><div class="actions"><button class="secondary" type="submit">Preview ${paused ? 'resume' : 'pause'}</button></div></form>`,
+<form method="post" action="${consoleUrl(`/endpoints/${endpointId}/edit`)}">${formKey()}<input type="hidden" name="status" value="${paused ? 'active' : 'paused'}"><div class="actions"><button class="secondary" type="submit">Preview ${paused ? 'resume' : 'pause'}</button></div></form>`,
       ),
       section(
         'Rotate the secret',
-        html`<form method="post" action="${consoleUrl(`/endpoints/${endpointId}/rotate`)}"><label for="rotate-overlap">Hours the current secret keeps working</label><input id="rotate-overlap" name="overlap_hours" type="number" min="0" max="168" value="24">
+        html`<form method="post" action="${consoleUrl(`/endpoints/${endpointId}/rotate`)}">${formKey()}<label for="rotate-overlap">Hours the current secret keeps working</label><input id="rotate-overlap" name="overlap_hours" type="number" min="0" max="168" value="24">
 <div class="actions"><button class="secondary" type="submit">Preview rotation</button></div></form>`,
       ),
     ],
@@ -174,7 +175,7 @@ export async function grantsPage(ctx: PageCtx): Promise<Html> {
         : html``,
     ];
   });
-  const create = html`<form method="post" action="${consoleUrl('/grants')}"><div class="fields">
+  const create = html`<form method="post" action="${consoleUrl('/grants')}">${formKey()}<div class="fields">
 <div><label for="grant-name">Actor name</label><input id="grant-name" name="actor_name" required maxlength="100"></div>
 <div><label for="grant-kind">Actor kind</label><select id="grant-kind" name="actor_kind">${options(['agent', 'human'])}</select></div>
 <div><label for="grant-days">Expires in (days)</label><input id="grant-days" name="expires_in_days" type="number" min="1" max="${MAX_GRANT_DAYS}" value="30"></div>
@@ -203,7 +204,7 @@ export function revokeConfirmPage(ctx: PageCtx, grantId: string): Html {
       section(
         'Are you sure?',
         html`<p>Grant <code>${grantId}</code> stops working at once, for every agent using it. This cannot be undone.</p>
-<div class="actions"><form class="inline" method="post" action="${consoleUrl(`/grants/${grantId}/revoke`)}"><button class="danger" type="submit">Revoke grant</button></form> <a href="${consoleUrl('/grants')}">Keep it</a></div>`,
+<div class="actions"><form class="inline" method="post" action="${consoleUrl(`/grants/${grantId}/revoke`)}">${formKey()}<button class="danger" type="submit">Revoke grant</button></form> <a href="${consoleUrl('/grants')}">Keep it</a></div>`,
       ),
     ],
   );
@@ -217,10 +218,10 @@ export async function alertsPage(ctx: PageCtx): Promise<Html> {
     html`<s-badge>${s(a.status)}</s-badge>`,
     when(s(a.created_at)),
     a.status === 'active'
-      ? html`<form class="inline" method="post" action="${consoleUrl(`/alerts/${s(a.id)}/remove`)}"><button class="danger" type="submit" aria-label="Preview removing the ${s(a.channel)} alert to ${s(a.origin)}">Remove…</button></form>`
+      ? html`<form class="inline" method="post" action="${consoleUrl(`/alerts/${s(a.id)}/remove`)}">${formKey()}<button class="danger" type="submit" aria-label="Preview removing the ${s(a.channel)} alert to ${s(a.origin)}">Remove…</button></form>`
       : html``,
   ]);
-  const add = html`<form method="post" action="${consoleUrl('/alerts')}"><div class="fields">
+  const add = html`<form method="post" action="${consoleUrl('/alerts')}">${formKey()}<div class="fields">
 <div><label for="alert-channel">Channel</label><select id="alert-channel" name="channel">${options(['webhook', 'slack'])}</select></div>
 <div><label for="alert-url">URL</label><input id="alert-url" name="url" type="url" required placeholder="https://hooks.example.com/flowport"></div></div>
 <div class="actions"><button type="submit">Preview subscription</button></div></form>`;
