@@ -97,10 +97,8 @@ async function fill(db: Db, shopId: string, endpointId: string): Promise<void> {
   const have = Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM events WHERE shop_id = ?', [shopId]))?.n);
   if (have >= EVENTS) {
     console.log(`store already holds ${have.toLocaleString('en')} events for the shop (kept from an earlier run)`);
-    // Statistics for indexes a newer migration added to the kept store, as a fresh fill has them
-    // (an index without statistics looks selective to SQLite's planner and can win a plan it
-    // should not); PostgreSQL's index-only scans also need the visibility map a VACUUM sets.
-    await db.run(db.dialect === 'postgres' ? 'VACUUM ANALYZE events' : 'ANALYZE');
+    // A kept store keeps the statistics of its fill (re-analyzing changes SQLite's plans: see
+    // docs/benchmarks.md, issue 45's window reads); --refill to measure with a newer migration's.
     return;
   }
   const columns = [

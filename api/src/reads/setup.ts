@@ -8,10 +8,11 @@ import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';
 
 /**
- * The shop's newest received_at and delivered_at, each one index entry: events_shop_received and
- * the partial events_shop_delivered (migration 1760; MAX skips nulls, so the filter changes nothing).
+ * The shop's newest received_at and delivered_at, each one index entry: the partial indexes
+ * events_shop_received and events_shop_delivered (migration 1760; MAX skips nulls, so the
+ * filters change nothing but let the planner use them).
  */
-export const LAST_EVENT_SQL = `SELECT (SELECT MAX(received_at) FROM events WHERE shop_id = ?) AS received_at,
+export const LAST_EVENT_SQL = `SELECT (SELECT MAX(received_at) FROM events WHERE shop_id = ? AND received_at IS NOT NULL) AS received_at,
   (SELECT MAX(delivered_at) FROM events WHERE shop_id = ? AND delivered_at IS NOT NULL) AS delivered_at`;
 
 /** The shop's setup: Flow connection, trigger variants in use, endpoints by status, readiness (getSetup). */
