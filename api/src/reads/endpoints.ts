@@ -104,16 +104,20 @@ export async function listShopEndpoints(
   );
 }
 
+/** The shop's events since a time by endpoint and state, from events_shop_received alone (migration 1760). */
+export const ENDPOINT_STATE_COUNTS_SQL =
+  'SELECT endpoint_id, state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ? GROUP BY endpoint_id, state';
+
 /** Per-endpoint event counts by state over the last `windowMs` (one grouped query). */
 export async function endpointStateCounts(
   services: Pick<Services, 'db'>,
   shopId: string,
   since: number,
 ): Promise<Map<string, Record<string, number>>> {
-  const rows = await services.db.all<{ endpoint_id: string; state: string; n: number }>(
-    'SELECT endpoint_id, state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ? GROUP BY endpoint_id, state',
-    [shopId, since],
-  );
+  const rows = await services.db.all<{ endpoint_id: string; state: string; n: number }>(ENDPOINT_STATE_COUNTS_SQL, [
+    shopId,
+    since,
+  ]);
   const out = new Map<string, Record<string, number>>();
   for (const r of rows) {
     const m = out.get(r.endpoint_id) ?? {};
@@ -132,8 +136,9 @@ export async function readEndpoint({ ctx, input }: { ctx: OperationContext; inpu
   const since = now - RECENT_WINDOW_HOURS * 3_600_000;
   const [rows, refused] = await Promise.all([
     ctx.services.db.all<{ state: string; n: number }>(
-      'SELECT state, COUNT(*) AS n FROM events WHERE endpoint_id = ? AND received_at >= ? GROUP BY state',
-      [row.id, since],
+      // By the shop's window (events_shop_received), as the endpoints list counts it.
+      'SELECT state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ? AND endpoint_id = ? GROUP BY state',
+      [p.shopId, since, row.id],
     ),
     refusalCountsByEndpoint(ctx.services.db, p.shopId, since, row.id),
   ]);

@@ -316,6 +316,22 @@ export interface SenderEventOutcomes {
   noWorkflowTriggers: Set<string>;
 }
 
+/**
+ * The window's events that are not replays, by kind, state, support code, recovery and trigger:
+ * counted by endpoint from events_shop_received alone (a covering index, migration 1760), then
+ * each group joined to its endpoint's trigger, so the join runs per group, not per event.
+ */
+export function senderOutcomesSql(byEndpoint: boolean): string {
+  return `SELECT k.kind, k.state, k.support_code, k.recovered, ep.trigger_variant, SUM(k.n) AS n FROM (
+       SELECT kind, state, support_code, recovered, endpoint_id, COUNT(*) AS n FROM (
+         SELECT ${EVENT_KIND_SQL} AS kind, state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END AS recovered,
+           endpoint_id
+           FROM events WHERE shop_id = ? AND received_at >= ? AND replay_of IS NULL${byEndpoint ? ' AND endpoint_id = ?' : ''}) AS e
+        GROUP BY kind, state, support_code, recovered, endpoint_id) AS k
+       JOIN endpoints ep ON ep.id = k.endpoint_id
+      GROUP BY k.kind, k.state, k.support_code, k.recovered, ep.trigger_variant`;
+}
+
 /** The sender events (not replays, not test events) received since `since`, by how they ended; test events counted apart. */
 export async function senderEventOutcomes(
   db: Db,
@@ -331,15 +347,7 @@ export async function senderEventOutcomes(
     recovered: number;
     n: number;
     trigger_variant: string;
-  }>(
-    `SELECT kind, state, support_code, recovered, trigger_variant, COUNT(*) AS n FROM (
-       SELECT ${EVENT_KIND_SQL} AS kind, e.state, e.support_code, CASE WHEN e.recovered_by IS NULL THEN 0 ELSE 1 END AS recovered,
-         ep.trigger_variant
-         FROM events e JOIN endpoints ep ON ep.id = e.endpoint_id
-         WHERE e.shop_id = ? AND e.received_at >= ? AND e.replay_of IS NULL${endpointId ? ' AND e.endpoint_id = ?' : ''}) AS k
-      GROUP BY kind, state, support_code, recovered, trigger_variant`,
-    endpointId ? [shopId, since, endpointId] : [shopId, since],
-  );
+  }>(senderOutcomesSql(endpointId !== undefined), endpointId ? [shopId, since, endpointId] : [shopId, since]);
   const o: SenderEventOutcomes = {
     total: 0,
     delivered: 0,

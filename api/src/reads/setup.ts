@@ -7,6 +7,14 @@ import { refusedWindow } from './receipts.ts';
 import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';
 
+/**
+ * The shop's newest received_at and delivered_at, each one index entry: the partial indexes
+ * events_shop_received and events_shop_delivered (migration 1760; MAX skips nulls, so the
+ * filters change nothing but let the planner use them).
+ */
+export const LAST_EVENT_SQL = `SELECT (SELECT MAX(received_at) FROM events WHERE shop_id = ? AND received_at IS NOT NULL) AS received_at,
+  (SELECT MAX(delivered_at) FROM events WHERE shop_id = ? AND delivered_at IS NOT NULL) AS delivered_at`;
+
 /** The shop's setup: Flow connection, trigger variants in use, endpoints by status, readiness (getSetup). */
 export async function readSetup({ ctx }: { ctx: OperationContext }) {
   const p = ctx.principal;
@@ -18,10 +26,10 @@ export async function readSetup({ ctx }: { ctx: OperationContext }) {
     [p.shopId],
   );
   const live = eps.filter((e) => !e.deleted_at);
-  const last = await db.get<{ received_at: number | null; delivered_at: number | null }>(
-    'SELECT MAX(received_at) AS received_at, MAX(delivered_at) AS delivered_at FROM events WHERE shop_id = ?',
-    [p.shopId],
-  );
+  const last = await db.get<{ received_at: number | null; delivered_at: number | null }>(LAST_EVENT_SQL, [
+    p.shopId,
+    p.shopId,
+  ]);
   const checks = await readinessChecks(db, p.shopId, config.publicUrl, now);
   const refused = await refusedWindow(db, p.shopId, now);
   const iso = (ms: number | null | undefined) =>
