@@ -94,6 +94,25 @@ export function idFloor(kind: IdKind, ms: number): string {
   return `${ID_PREFIXES[kind]}_${encodeTime(ms)}${'0'.repeat(RANDOM_CHARS)}`;
 }
 
+const DIGIT_OF = new Map([...ALPHABET].map((c, i) => [c, i]));
+
+/**
+ * The moment an id was minted at (its 10 time characters), NaN when they are not base-32 digits.
+ * `idFloor(kind, idTime(id)) <= id < idFloor(kind, idTime(id) + 1)`: a time range read by id holds
+ * exactly the ids whose time is in the range.
+ */
+export function idTime(id: string): number {
+  const at = id.indexOf('_') + 1;
+  if (at === 0 || id.length < at + 10) return Number.NaN;
+  let ms = 0;
+  for (let i = at; i < at + 10; i++) {
+    const d = DIGIT_OF.get(id[i] as string);
+    if (d === undefined) return Number.NaN;
+    ms = ms * 32 + d;
+  }
+  return ms;
+}
+
 const ID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** True when `value` is syntactically an id of `kind` (says nothing about existence). */

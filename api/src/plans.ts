@@ -102,3 +102,23 @@ export const PLANS: Record<PlanId, Plan> = {
 export function planOf(id: string): Plan {
   return PLANS[(PLAN_IDS as readonly string[]).includes(id) ? (id as PlanId) : 'free'];
 }
+
+// The usage period (billing month) every monthly meter and plan usage's event counts are kept by.
+
+let lastPeriod = { start: 0, end: -1, id: '' };
+
+/** Usage period of a moment: `YYYY-MM` in UTC (the latest one is cached: intake asks per request). */
+export function usagePeriod(now: number): string {
+  if (now >= lastPeriod.start && now < lastPeriod.end) return lastPeriod.id;
+  lastPeriod = { ...periodBounds(now), id: new Date(now).toISOString().slice(0, 7) };
+  return lastPeriod.id;
+}
+
+/** The period's first moment and the next period's first moment (UTC months). */
+export function periodBounds(now: number): { start: number; end: number } {
+  const d = new Date(now);
+  return {
+    start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1),
+    end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
+  };
+}

@@ -7,6 +7,7 @@
 /** Table → the one module of api/src (relative) that writes it: a file, or a folder (ending in `/`) when the family outgrew one file. */
 export const TABLE_OWNERS: Record<string, string> = {
   events: 'store/tables/events/',
+  event_counts: 'store/tables/events/',
   receipts: 'store/tables/receipts.ts',
   intake_rejection_tallies: 'store/tables/receipts.ts',
   attempts: 'store/tables/attempts.ts',

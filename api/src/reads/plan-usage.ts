@@ -9,29 +9,27 @@ import {
 } from '../usage/meters.ts';
 import { grantRateKey, peekRate, RATE_WINDOW_MS, shopRateKey, windowStart } from '../usage/rate-limit.ts';
 import type { OperationContext } from '../core/types.ts';
-import { EVENT_KIND_SQL, type EventKind, isoReq } from './shared.ts';
-import { idFloor } from '../ids.ts';
+import { type EventKind, isoReq } from './shared.ts';
+import { readEventCounts } from '../store/tables/events/counts.ts';
 import type { Db } from '../store/db.ts';
 
 /** What `events` says: how the shop's events of the period add up, and which the meter bills. */
 export const EVENT_COUNTS_DESCRIPTION =
   'Events stored this period (by id, which is time-sortable), by kind: total = accepted + duplicates_suppressed + replays + test_events. `accepted` is what the `accepted_events` meter bills (sender events intake accepted and queued); a suppressed duplicate is stored as an event (`duplicate_suppressed`, linked to the first) and not billed; replays count in the `replays` meter; test events are not billed.';
 
-/** The shop's events of a period, by kind (events_shop_id, a range of ids). */
-async function eventCounts(db: Db, shopId: string, bounds: { start: number; end: number }) {
-  const rows = await db.all<{ kind: EventKind; n: number | string }>(
-    `SELECT kind, COUNT(*) AS n FROM (SELECT ${EVENT_KIND_SQL} AS kind FROM events WHERE shop_id = ? AND id >= ? AND id < ?) AS k
-      GROUP BY kind`,
-    [shopId, idFloor('event', bounds.start), idFloor('event', bounds.end)],
-  );
-  const of = (kind: EventKind) => rows.find((r) => r.kind === kind)?.n;
-  const n = (v: number | string | null | undefined) => Number(v ?? 0);
+/** The shop's events of a period, by kind: the counts kept at insert (event_counts, ADR 0312), at most four rows. */
+async function eventCounts(db: Db, shopId: string, period: string) {
+  const rows = await readEventCounts(db, shopId, period);
+  const n = (kind: EventKind) => rows.find((r) => r.kind === kind)?.count ?? 0;
+  const counts = {
+    accepted: n('sender'),
+    duplicates_suppressed: n('duplicate'),
+    replays: n('replay'),
+    test_events: n('test'),
+  };
   return {
-    total: rows.reduce((sum, r) => sum + n(r.n), 0),
-    accepted: n(of('sender')),
-    duplicates_suppressed: n(of('duplicate')),
-    replays: n(of('replay')),
-    test_events: n(of('test')),
+    total: counts.accepted + counts.duplicates_suppressed + counts.replays + counts.test_events,
+    ...counts,
     description: EVENT_COUNTS_DESCRIPTION,
   };
 }
@@ -78,7 +76,7 @@ export async function readPlanUsage({ ctx }: { ctx: OperationContext }) {
     },
     period: { id: usagePeriod(now), starts_at: isoReq(bounds.start), resets_at: isoReq(bounds.end) },
     meters,
-    events: await eventCounts(db, p.shopId, bounds),
+    events: await eventCounts(db, p.shopId, usagePeriod(now)),
     grace: {
       applies_to: 'accepted_events' as const,
       allowance: limits.graceEvents,

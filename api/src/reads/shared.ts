@@ -71,11 +71,5 @@ export function conditions(first: string, ...values: SqlParam[]): Conditions {
   return { where, params, add, eq };
 }
 
-/**
- * An event row's kind, in SQL: `replay` (a replay's copy), `duplicate` (a suppressed duplicate),
- * `test` (a test event) or `sender` (what a sender sent and intake accepted). The one derivation
- * plan usage's event counts and setup's recent deliveries group by, so they count alike.
- */
-export const EVENT_KIND_SQL = `CASE WHEN replay_of IS NOT NULL THEN 'replay' WHEN state = 'duplicate_suppressed' THEN 'duplicate'
-  WHEN is_test = 1 THEN 'test' ELSE 'sender' END`;
-export type EventKind = 'replay' | 'duplicate' | 'test' | 'sender';
+// An event row's kind (EVENT_KIND_SQL) is defined with the counts kept by it, in the events' owner.
+export { EVENT_KIND_SQL, type EventKind } from '../store/tables/events/counts.ts';

@@ -6,15 +6,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { backfillShopChains } from '../audit/log.ts';
 import { type Db, lockKeys } from './db.ts';
+import { recountEventCounts } from './tables/events/counts.ts';
 import { backfillRecoveredBy } from './tables/events/deliver.ts';
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 const MIGRATION_LOCK = 'flowport:migrations';
 
-/** Work a migration needs that SQL alone cannot do (hashing), run right after it in its transaction. */
+/** Work a migration needs that SQL alone cannot do (hashing, counting by an id's period), run right after it in its transaction. */
 const AFTER: Readonly<Record<string, (tx: Db) => Promise<unknown>>> = {
   '1100_audit_shop_chain.sql': backfillShopChains,
   '1700_events_recovered_by.sql': backfillRecoveredBy,
+  '1770_event_counts.sql': recountEventCounts,
 };
 
 export function migrationFiles(): string[] {

@@ -4,7 +4,7 @@
 // each operation's declared meter. Limits come from the shop's plan, with
 // optional per-shop overrides (`shops.limits_json`).
 import type { Meter } from '../core/types.ts';
-import { type Plan, planOf } from '../plans.ts';
+import { type Plan, periodBounds, planOf, usagePeriod } from '../plans.ts';
 import type { Db } from '../store/db.ts';
 import { findShopLimits, type ShopLimitsRow } from '../store/tables/shops.ts';
 import { unflushedMeter } from './ledger.ts';
@@ -50,22 +50,8 @@ export const METER_DESCRIPTIONS: Record<UsageMeter, string> = {
  */
 export const COUNTED_ON_SUCCESS: ReadonlySet<UsageMeter> = new Set<UsageMeter>(['preview']);
 
-let lastPeriod = { start: 0, end: -1, id: '' };
-
-/** Usage period of a moment: `YYYY-MM` in UTC (the latest one is cached: intake asks per request). */
-export function usagePeriod(now: number): string {
-  if (now >= lastPeriod.start && now < lastPeriod.end) return lastPeriod.id;
-  lastPeriod = { ...periodBounds(now), id: new Date(now).toISOString().slice(0, 7) };
-  return lastPeriod.id;
-}
-
-export function periodBounds(now: number): { start: number; end: number } {
-  const d = new Date(now);
-  return {
-    start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1),
-    end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
-  };
-}
+/** The usage period: defined with the plans (the store keys plan usage's event counts by it too). */
+export { periodBounds, usagePeriod };
 
 export interface ShopLimits {
   plan: Plan;

@@ -1,6 +1,7 @@
 // Events (owner: this folder, ADR 0012) — intake's batch insert of a group commit's event rows (tuned: ADR 0301, 0304, 0308) and dedupe's look for a first copy.
 import type { Db } from '../../db.ts';
 import { insertMany, pgArrayLiteral, type SqlParam } from '../../db.ts';
+import { addEventCounts, type EventCount, eventKind, tallyEvent } from './counts.ts';
 
 // intake: the batch insert of a group commit's event rows (tuned: ADR 0301, 0304, 0308) and dedupe's look for a first copy.
 
@@ -36,12 +37,27 @@ export type EventInsert = Record<(typeof EVENT_COLUMNS)[number], SqlParam>;
  */
 const EVENT_PLACEHOLDERS = EVENT_COLUMNS.map((c) => (c === 'body' ? 'CAST(? AS TEXT)' : '?'));
 
+const ID = EVENT_COLUMNS.indexOf('id');
+const SHOP_ID = EVENT_COLUMNS.indexOf('shop_id');
+const STATE = EVENT_COLUMNS.indexOf('state');
+
 /**
- * Writes a batch's event rows (eventRow order) with multi-row INSERTs, just before its COMMIT.
+ * Writes a batch's event rows (eventRow order) with multi-row INSERTs, just before its COMMIT,
+ * and adds them to plan usage's event counts: tallied here, one upsert for the batch (ADR 0312).
  * PostgreSQL: one array per column (`unnest`), whatever the row count.
  */
 export async function insertAcceptedEvents(tx: Db, rows: readonly (readonly SqlParam[])[]): Promise<void> {
   await insertMany(tx, 'events', EVENT_COLUMNS, rows, EVENT_PLACEHOLDERS, { columnar: true });
+  const tally = new Map<string, EventCount>();
+  // Intake's rows are never replays or test events (no replay_of, is_test 0).
+  for (const r of rows)
+    tallyEvent(
+      tally,
+      r[SHOP_ID] as string,
+      r[ID] as string,
+      eventKind({ replayOf: null, state: r[STATE] as string, isTest: false }),
+    );
+  await addEventCounts(tx, tally.values());
 }
 
 /**

@@ -1,5 +1,6 @@
-// Events (owner: this folder, ADR 0012) — the action intents' reads and writes: a replay's copy, a test event, an endpoint's permanent delete.
+// Events (owner: this folder, ADR 0012) — the action intents' reads and writes: a replay's copy, a test event, an endpoint's permanent delete; each insert adds to event_counts (counts.ts).
 import type { Db } from '../../db.ts';
+import { countEvent, eventKind } from './counts.ts';
 
 // intents: one event of a shop, counts of an endpoint's events, the test event, the body purge.
 
@@ -88,6 +89,7 @@ export async function insertTestEvent(
       e.bodyExpiresAt,
     ],
   );
+  await countEvent(tx, e.shopId, e.id, eventKind({ replayOf: null, state: 'queued', isTest: true }));
 }
 
 // intents: the replay copy, one statement for a single replay and a bulk replay's item.
@@ -111,7 +113,9 @@ export async function insertReplayCopy(
        FROM events WHERE id = ? AND shop_id = ? AND retention_state = 'retained' AND body IS NOT NULL`,
     [r.replayId, r.configVersion, r.now, r.now, r.now, r.originalId, r.shopId],
   );
-  return copied.changes === 1;
+  if (copied.changes !== 1) return false;
+  await countEvent(tx, r.shopId, r.replayId, eventKind({ replayOf: r.originalId, state: 'queued', isTest: false }));
+  return true;
 }
 
 // intents: what a bulk replay selects.
