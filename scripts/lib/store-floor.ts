@@ -3,7 +3,7 @@
 // Per batch, as intake's group commit does for one endpoint and shop (intake.ts, batch.ts,
 // dedupe.ts): BEGIN; the dedupe look for the batch's external ids; the shop's accepted_events
 // read; the batch's event rows (one prepared INSERT per row on SQLite, one array per column on
-// PostgreSQL); the meter's upsert; COMMIT. An accepted event writes one row (its receipt lives in
+// PostgreSQL); the meter's upsert; plan usage's event count's upsert (ADR 0312); COMMIT. An accepted event writes one row (its receipt lives in
 // the event row, ADR 0304) into `events` with its indexes. The schema, shop and endpoint are made
 // by Flowport's migrations and services before timing starts; rows and bodies are built before
 // each batch's clock starts. SQLite: WAL, synchronous NORMAL (no fsync at COMMIT; Flowport syncs
@@ -146,6 +146,10 @@ export class SqliteFloor {
       `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES (?, ?, 'accepted_events', ?)
        ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + excluded.count`,
     );
+    const addCount = this.raw.prepare(
+      `INSERT INTO event_counts (shop_id, period, kind, count) VALUES (?, ?, 'sender', ?)
+       ON CONFLICT (shop_id, period, kind) DO UPDATE SET count = event_counts.count + excluded.count`,
+    );
     const dedupe = new Map<number, Database.Statement>();
     let cpu = 0;
     for (let done = 0; done < events; done += batch) {
@@ -164,6 +168,7 @@ export class SqliteFloor {
       readUsage.get(this.t.shopId, period());
       for (const r of b.rows) insert.run(...(r as unknown[]));
       addUsage.run(this.t.shopId, period(), batch);
+      addCount.run(this.t.shopId, period(), batch);
       this.raw.exec('COMMIT');
       const d = process.cpuUsage(t0);
       cpu += d.user + d.system;
@@ -235,6 +240,12 @@ export class PostgresFloor {
         name: 'floor_add',
         text: `INSERT INTO usage_counters (shop_id, period, meter, count) VALUES ($1, $2, 'accepted_events', $3)
                ON CONFLICT (shop_id, period, meter) DO UPDATE SET count = usage_counters.count + excluded.count`,
+        values: [this.t.shopId, period(), batch],
+      });
+      await c.query({
+        name: 'floor_count',
+        text: `INSERT INTO event_counts (shop_id, period, kind, count) VALUES ($1, $2, 'sender', $3)
+               ON CONFLICT (shop_id, period, kind) DO UPDATE SET count = event_counts.count + excluded.count`,
         values: [this.t.shopId, period(), batch],
       });
       await c.query('COMMIT');

@@ -17,7 +17,7 @@ export type EventKind = 'replay' | 'duplicate' | 'test' | 'sender';
 export const EVENT_KIND_SQL = `CASE WHEN replay_of IS NOT NULL THEN 'replay' WHEN state = 'duplicate_suppressed' THEN 'duplicate'
   WHEN is_test = 1 THEN 'test' ELSE 'sender' END`;
 
-/** EVENT_KIND_SQL over the values an insert writes (tests/store/event-counts.test.ts checks they agree). */
+/** EVENT_KIND_SQL over the values an insert writes (tests/reads/plan-usage-counts.test.ts checks they agree). */
 export function eventKind(e: { replayOf: string | null; state: string; isTest: boolean }): EventKind {
   if (e.replayOf !== null) return 'replay';
   if (e.state === 'duplicate_suppressed') return 'duplicate';
