@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_STATE_COUNTS_SQL } from '../../api/src/reads/endpoints.ts';
 import { senderOutcomesSql } from '../../api/src/reads/readiness.ts';
 import { LAST_EVENT_SQL } from '../../api/src/reads/setup.ts';
+import { EVENT_COUNTS_SQL } from '../../api/src/store/tables/events/counts.ts';
 import type { SqliteDb } from '../../api/src/store/sqlite.ts';
 import { freshSqlite } from '../helpers/sqlite.ts';
 
@@ -35,6 +36,11 @@ describe('window reads on SQLite (migration 1760)', () => {
       ]);
       expect(p).not.toMatch(/SCAN events/);
     }
+  });
+
+  it("plan usage's event counts are the period's rows of event_counts' primary key, never events (ADR 0312)", async () => {
+    const p = await plan(EVENT_COUNTS_SQL, ['shop', '2026-11']);
+    expect(p).toMatch(/^SEARCH event_counts USING INDEX sqlite_autoindex_event_counts_1 \(shop_id=\? AND period=\?\)$/);
   });
 
   it("setup's last received and last delivered times are one index entry each", async () => {

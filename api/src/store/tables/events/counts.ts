@@ -81,16 +81,16 @@ export async function countEvent(tx: Db, shopId: string, eventId: string, kind: 
   await addEventCounts(tx, [{ shopId, period: eventPeriod(eventId), kind, n: 1 }]);
 }
 
+/** A shop's counts of a period: at most four rows of the primary key, whatever the shop's events. */
+export const EVENT_COUNTS_SQL = 'SELECT kind, count FROM event_counts WHERE shop_id = ? AND period = ?';
+
 /** A shop's event counts of a period, by kind (kinds without events absent). */
 export async function readEventCounts(
   db: Db,
   shopId: string,
   period: string,
 ): Promise<{ kind: EventKind; count: number }[]> {
-  const rows = await db.all<{ kind: EventKind; count: number | string }>(
-    'SELECT kind, count FROM event_counts WHERE shop_id = ? AND period = ?',
-    [shopId, period],
-  );
+  const rows = await db.all<{ kind: EventKind; count: number | string }>(EVENT_COUNTS_SQL, [shopId, period]);
   return rows.map((r) => ({ kind: r.kind, count: Number(r.count) }));
 }
 
