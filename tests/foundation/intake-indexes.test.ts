@@ -13,7 +13,7 @@ import {
   firstLookSql,
   retentionCandidates,
 } from '../../api/src/store/tables/events/deliver.ts';
-import { freshSqlite } from '../helpers/sqlite.ts';
+import { freshSqlite, queryPlan } from '../helpers/sqlite.ts';
 
 const MIGRATION = readFileSync(
   join(import.meta.dirname, '../../api/src/store/migrations/0700_intake_rows.sql'),
@@ -40,8 +40,7 @@ describe('query plans on SQLite', () => {
     await db?.close();
   });
 
-  const plan = async (sql: string, params: unknown[]) =>
-    (await db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params as never[])).map((r) => r.detail).join(' | ');
+  const plan = (sql: string, params: unknown[]) => queryPlan(db, sql, params);
 
   it('the retention sweep reads events_retention', async () => {
     expect(

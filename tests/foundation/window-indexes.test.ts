@@ -6,7 +6,7 @@ import { senderOutcomesSql } from '../../api/src/reads/readiness.ts';
 import { LAST_EVENT_SQL } from '../../api/src/reads/setup.ts';
 import { EVENT_COUNTS_SQL } from '../../api/src/store/tables/events/counts.ts';
 import type { SqliteDb } from '../../api/src/store/sqlite.ts';
-import { freshSqlite } from '../helpers/sqlite.ts';
+import { freshSqlite, queryPlan } from '../helpers/sqlite.ts';
 
 describe('window reads on SQLite (migration 1760)', () => {
   let db: SqliteDb;
@@ -17,8 +17,7 @@ describe('window reads on SQLite (migration 1760)', () => {
     await db?.close();
   });
 
-  const plan = async (sql: string, params: unknown[]) =>
-    (await db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params as never[])).map((r) => r.detail).join(' | ');
+  const plan = (sql: string, params: unknown[]) => queryPlan(db, sql, params);
   const eventsLines = (p: string) => p.split(' | ').filter((l) => / events\b/.test(l));
 
   it("the endpoints' counts by state read the window from events_shop_received alone", async () => {

@@ -22,3 +22,10 @@ export async function freshSqlite(
 export async function shopCount(db: Db, like = '%'): Promise<number> {
   return Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM shops WHERE domain LIKE ?', [like]))?.n);
 }
+
+/** SQLite's query plan for a statement, its steps joined by ` | ` (for asserting which index it uses). */
+export async function queryPlan(db: Db, sql: string, params: unknown[]): Promise<string> {
+  return (await db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params as never[]))
+    .map((r) => r.detail)
+    .join(' | ');
+}
