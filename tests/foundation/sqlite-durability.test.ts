@@ -119,10 +119,16 @@ describe('sqlite checkpoints off the event loop', () => {
     const { db, file } = await freshSqlite({ rewindAtFrames });
     await db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, b TEXT NOT NULL)');
     const wave = CHECKPOINT_POLICY.everyCommits + 8;
+    const maxWaves = 40;
     let waves = 0;
     let largestWave = 0;
+    // A pass that copies every frame before the next write lets SQLite itself rewind the WAL at
+    // that write (no hold needed): the frames a pass finds then drop. How often that happens
+    // depends on how the thread and the writes interleave (on a loaded machine, every wave).
+    let selfRewinds = 0;
+    let framesAtLastPass = 0;
     // Waves until one checkpoint has completed: before it, passes copy and writes are never held.
-    while (db.checkpointStats.checkpoints === 0) {
+    while (db.checkpointStats.checkpoints === 0 && waves < maxWaves) {
       const before = walFrames(file, db);
       await writeMany(db, wave);
       await db.checkpointsSettled();
@@ -131,19 +137,28 @@ describe('sqlite checkpoints off the event loop', () => {
       if (db.checkpointStats.checkpoints === 0) {
         expect(db.checkpointStats.totalMs).toBe(0);
         expect(db.checkpointStats.lastFrames).toBeLessThan(rewindAtFrames);
+        if (db.checkpointStats.lastFrames < framesAtLastPass) selfRewinds++;
+        framesAtLastPass = db.checkpointStats.lastFrames;
       }
-      expect(waves).toBeLessThan(50);
     }
     const st = db.checkpointStats;
     expect(st.fallback).toBeNull();
     expect(st.incomplete).toBe(0);
-    // Several copy passes ran before the WAL reached its size; only the last one held writes.
+    // Several copy passes ran before the WAL reached its size (or it never did); none held writes
+    // until then, and the file grows past the size by at most two waves: the pass that finds the
+    // size may start just before the WAL reaches it, and writes go on until the next pass and its hold.
     expect(st.passes).toBeGreaterThan(1);
+    expect(walFrames(file, db)).toBeLessThanOrEqual(rewindAtFrames + 2 * largestWave);
+    if (st.checkpoints === 0) {
+      // The passes kept up all along: SQLite rewound the WAL each time, writes were never held.
+      expect(selfRewinds, `no checkpoint in ${maxWaves} waves, and the WAL never rewound by itself`).toBeGreaterThan(0);
+      expect(st.totalMs).toBe(0);
+      expect(st.maxFrames).toBeLessThan(rewindAtFrames);
+      await expectIntactAfterReopen(db, file, rowsFor(wave) * waves);
+      return;
+    }
     expect(st.checkpoints).toBe(1);
     expect(st.maxFrames).toBeGreaterThanOrEqual(rewindAtFrames);
-    // The file grows past the size by at most two waves: the pass that finds the size may start
-    // just before the WAL reaches it, and writes go on until the next pass and its hold.
-    expect(walFrames(file, db)).toBeLessThanOrEqual(rewindAtFrames + 2 * largestWave);
     // The next write rewinds it: new frames go to the start, so the file does not grow.
     const size = statSync(`${file}-wal`).size;
     await db.run('INSERT INTO blobs (b) VALUES (?)', [ROW]);
