@@ -390,7 +390,7 @@ describe('accessibility', () => {
     }
     await page.close();
     expect(problems).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 
   // Scalar's client picker is a Headless UI tab list with manual activation. Its arrow keys moved
   // focus among the featured clients only, and the "More" tab after them (see above) was a second
