@@ -34,6 +34,17 @@ export interface ExpiredSecret {
  */
 const SIG_FORMAT: readonly AuthFailureCheck[] = ['wrong_prefix', 'wrong_encoding', 'wrong_length'];
 const TS_PARSE: readonly AuthFailureCheck[] = ['timestamp_missing', 'timestamp_malformed'];
+/** Stripe and Standard Webhooks check in the same order (timestamp parsed before the signature header). */
+const SIGNED_HEADER_WITH_TIMESTAMP: readonly AuthFailureCheck[] = [
+  'no_active_secret',
+  'header_missing',
+  ...TS_PARSE,
+  'header_malformed',
+  'wrong_encoding',
+  'wrong_length',
+  'value_mismatch',
+  'timestamp_outside_tolerance',
+];
 export const VERIFY_ORDER: Record<AuthMode, readonly AuthFailureCheck[]> = {
   hmac_sha256: [
     'no_active_secret',
@@ -45,26 +56,8 @@ export const VERIFY_ORDER: Record<AuthMode, readonly AuthFailureCheck[]> = {
   ],
   github: ['no_active_secret', 'header_missing', ...SIG_FORMAT, 'value_mismatch'],
   shopify: ['no_active_secret', 'header_missing', 'wrong_encoding', 'wrong_length', 'value_mismatch'],
-  stripe: [
-    'no_active_secret',
-    'header_missing',
-    ...TS_PARSE,
-    'header_malformed',
-    'wrong_encoding',
-    'wrong_length',
-    'value_mismatch',
-    'timestamp_outside_tolerance',
-  ],
-  standard_webhooks: [
-    'no_active_secret',
-    'header_missing',
-    ...TS_PARSE,
-    'header_malformed',
-    'wrong_encoding',
-    'wrong_length',
-    'value_mismatch',
-    'timestamp_outside_tolerance',
-  ],
+  stripe: SIGNED_HEADER_WITH_TIMESTAMP,
+  standard_webhooks: SIGNED_HEADER_WITH_TIMESTAMP,
   slack: [
     'no_active_secret',
     'header_missing',
