@@ -9,7 +9,8 @@
 //   - Flowport as it is (this working tree), SQLite or PostgreSQL, worker off, log level info.
 //   - the store alone (issue 45): the rows intake writes per accepted event, in batches of 16 and
 //     64, written by better-sqlite3 or pg alone in this process (scripts/lib/store-floor.ts), one
-//     floor round after each round of the servers.
+//     floor round after each round of the servers. On SQLite twice: without an fsync at COMMIT, and
+//     durable as Flowport's 202 promises (synchronous = FULL), SQLite's own way.
 // It prints each side's CPU per 2xx (all threads, /proc) and its ratio to the bare server's CPU per
 // request, and the store floor's CPU per event beside them. The difference between the last two is what the store costs per event, and the free
 // store's ratio is the most the CPU goal could reach without changing anything but the store.
@@ -32,7 +33,7 @@ import {
 } from './lib/bench-flowport.ts';
 import { BARE_SERVER, type Figures, INTAKE_CPU_GOAL, load, median, signedRequests } from './lib/intake-load.ts';
 import { loadLine } from './lib/proc-cpu.ts';
-import { type FloorRound, openFloor } from './lib/store-floor.ts';
+import { type FloorKind, type FloorRound, openFloor } from './lib/store-floor.ts';
 
 /** Batch sizes of the store floor (intake's group commits at 16 and 64 connections' worth). */
 const FLOOR_BATCHES = [16, 64] as const;
@@ -133,18 +134,18 @@ async function perfSummary(fp: BenchFlowport, requests: ReturnType<typeof signed
 }
 
 /** The store floor beside bare node:http and Flowport, and issue 45's goal (Flowport ≤ bare + floor + 10 µs). */
-function printFloor(store: string, rounds: Map<number, FloorRound[]>, bare: number, flowport: number): void {
+function printFloor(store: string, rounds: Map<FloorKind, FloorRound[]>, bare: number, flowport: number): void {
   console.log(
     `\n  The store alone (${store === 'sqlite' ? 'better-sqlite3' : 'pg'}, no HTTP, no Flowport code), intake's rows per accepted event, ${FLOOR_EVENTS} events per round:`,
   );
-  for (const [batch, rs] of rounds) {
+  for (const [kind, rs] of rounds) {
     const client = median(rs.map((r) => r.client));
     const server = rs[0]?.server == null ? null : median(rs.map((r) => r.server as number));
     // Flowport's figure is its own process (the backends' CPU is not in it): on PostgreSQL it is set
     // beside the floor's client side, and the backend's cost is printed apart.
     const own = flowport - bare - client;
     console.log(
-      `    batches of ${String(batch).padStart(2)}: ${client.toFixed(1)} µs per event${server === null ? '' : ` in the client (the driver), ${server.toFixed(1)} µs in its backend`}; Flowport ${flowport.toFixed(1)} = bare ${bare.toFixed(1)} + floor ${client.toFixed(1)} + ${own.toFixed(1)} µs its own (goal ≤ 10: ${own <= 10 ? 'met' : 'not met'})`,
+      `    ${kind.label}: ${client.toFixed(1)} µs per event${server === null ? '' : ` in the client (the driver), ${server.toFixed(1)} µs in its backend`}; Flowport ${flowport.toFixed(1)} = bare ${bare.toFixed(1)} + floor ${client.toFixed(1)} + ${own.toFixed(1)} µs its own (goal ≤ 10: ${own <= 10 ? 'met' : 'not met'})`,
     );
   }
 }
@@ -187,18 +188,18 @@ async function main(): Promise<void> {
       real: { url: real.creds.ingest_url, requests: realRequests, pid: real.pid, rounds: [] as Figures[] },
     };
     const order = [sides.real, sides.free, sides.bare];
-    const floor = await openFloor(STORE);
+    const floor = await openFloor(STORE, FLOOR_BATCHES);
     floors.close = floor.close;
-    const floorRounds = new Map<number, FloorRound[]>(FLOOR_BATCHES.map((b) => [b, []]));
+    const floorRounds = new Map<FloorKind, FloorRound[]>(floor.kinds.map((k) => [k, []]));
     for (const s of order) await load(s.url, s.requests, CONNECTIONS, 2, s.pid);
-    for (const b of FLOOR_BATCHES) await floor.round(b, FLOOR_EVENTS / 4);
+    for (const k of floor.kinds) await floor.round(k, FLOOR_EVENTS / 4);
     for (let i = 0; i < ROUNDS; i++) {
       for (let k = 0; k < order.length; k++) {
         const s = order[(i + k) % order.length] as (typeof order)[number];
         s.rounds.push(await load(s.url, s.requests, CONNECTIONS, SECONDS, s.pid));
       }
-      for (const b of i % 2 ? [...FLOOR_BATCHES].reverse() : FLOOR_BATCHES)
-        floorRounds.get(b)?.push(await floor.round(b, FLOOR_EVENTS));
+      for (const k of i % 2 ? [...floor.kinds].reverse() : floor.kinds)
+        floorRounds.get(k)?.push(await floor.round(k, FLOOR_EVENTS));
     }
     const cpu = (f: Figures) => f.cpu?.all ?? Number.NaN;
     const m = (fs: Figures[]) => median(fs.map(cpu));
