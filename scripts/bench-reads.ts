@@ -19,6 +19,7 @@ import { newId } from '../api/src/ids.ts';
 import { replayInFlightSql } from '../api/src/reads/replay-in-flight.ts';
 import { SecretBox } from '../api/src/lib/crypto.ts';
 import { recountEventCounts } from '../api/src/store/tables/events/counts.ts';
+import { windowParams } from '../api/src/store/tables/events/window-counts.ts';
 import { type EventFilter, eventSummary, listEvents, withRecentDeliveries } from '../api/src/reads/events.ts';
 import { listScope } from '../api/src/reads/paging.ts';
 import { ENDPOINT_STATE_COUNTS_SQL } from '../api/src/reads/endpoints.ts';
@@ -167,7 +168,8 @@ async function fill(db: Db, shopId: string, endpointId: string): Promise<void> {
     if ((from / CHUNK) % 10 === 0)
       process.stdout.write(`  filled ${(from + rows.length).toLocaleString('en')} / ${EVENTS.toLocaleString('en')}\r`);
   }
-  // Rows written directly, as intake never would: plan usage's counts are counted from them (ADR 0312).
+  // Rows written directly, as intake never would: plan usage's counts are counted from them (ADR 0312);
+  // the window's hourly counts were kept by the store's triggers as the rows went in (ADR 0313).
   await db.tx((tx) => recountEventCounts(tx));
   // PostgreSQL: VACUUM sets the visibility map index-only scans need (autovacuum would, later).
   await db.run(db.dialect === 'postgres' ? 'VACUUM ANALYZE events' : 'ANALYZE');
@@ -255,11 +257,12 @@ try {
   ];
   console.log('query plans:');
   for (const [name, where, params] of plans) console.log(`  ${name}:\n      ${await planOf(where, params)}`);
-  // The reads of the shop's last 24 hours (endpoints, setup) and setup's newest times (migration 1760).
+  // The reads of the shop's last 24 hours (endpoints, setup: hourly counts and the first part-hour,
+  // ADR 0313) and setup's newest times (migration 1760).
   const since = Date.now() - 24 * 3_600_000;
   const windowPlans: [string, string, SqlParam[]][] = [
-    ['endpoints: 24 h by endpoint and state', ENDPOINT_STATE_COUNTS_SQL, [creds.shop_id, since]],
-    ['setup: 24 h sender outcomes', senderOutcomesSql(false), [creds.shop_id, since]],
+    ['endpoints: 24 h by endpoint and state', ENDPOINT_STATE_COUNTS_SQL, windowParams(creds.shop_id, since)],
+    ['setup: 24 h sender outcomes', senderOutcomesSql(false), windowParams(creds.shop_id, since)],
     ['setup: newest received and delivered', LAST_EVENT_SQL, [creds.shop_id, creds.shop_id]],
   ];
   for (const [name, sql, params] of windowPlans) {

@@ -5,6 +5,7 @@ import { ENDPOINT_STATE_COUNTS_SQL } from '../../api/src/reads/endpoints.ts';
 import { senderOutcomesSql } from '../../api/src/reads/readiness.ts';
 import { LAST_EVENT_SQL } from '../../api/src/reads/setup.ts';
 import { EVENT_COUNTS_SQL } from '../../api/src/store/tables/events/counts.ts';
+import { windowParams } from '../../api/src/store/tables/events/window-counts.ts';
 import type { SqliteDb } from '../../api/src/store/sqlite.ts';
 import { freshSqlite, queryPlan } from '../helpers/sqlite.ts';
 
@@ -18,21 +19,25 @@ describe('window reads on SQLite (migration 1760)', () => {
   });
 
   const plan = (sql: string, params: unknown[]) => queryPlan(db, sql, params);
-  const eventsLines = (p: string) => p.split(' | ').filter((l) => / events\b/.test(l));
 
-  it("the endpoints' counts by state read the window from events_shop_received alone", async () => {
-    const p = await plan(ENDPOINT_STATE_COUNTS_SQL, ['shop', 0]);
-    expect(eventsLines(p)).toEqual([
-      'SEARCH events USING COVERING INDEX events_shop_received (shop_id=? AND received_at>?)',
-    ]);
+  // The window's whole hours are a primary-key range of event_window_counts, its first part-hour a
+  // range of events_shop_received (ADR 0313): never the events table.
+  const WINDOW_PLAN = [
+    'SEARCH event_window_counts USING INDEX sqlite_autoindex_event_window_counts_1 (shop_id=? AND hour>?)',
+    'SEARCH events USING COVERING INDEX events_shop_received (shop_id=? AND received_at>? AND received_at<?)',
+  ];
+  const windowLines = (p: string) => p.split(' | ').filter((l) => / (events|event_window_counts)\b/.test(l));
+
+  it("the endpoints' counts by state read the window's hourly counts and its first part-hour's index entries", async () => {
+    const p = await plan(ENDPOINT_STATE_COUNTS_SQL, windowParams('shop', 0));
+    expect(windowLines(p)).toEqual(WINDOW_PLAN);
+    expect(p).not.toMatch(/SCAN events/);
   });
 
-  it("setup's recent deliveries (the shop's and one endpoint's) read the window from events_shop_received alone", async () => {
-    for (const byEndpoint of [false, true]) {
-      const p = await plan(senderOutcomesSql(byEndpoint), byEndpoint ? ['shop', 0, 'ep'] : ['shop', 0]);
-      expect(eventsLines(p)).toEqual([
-        'SEARCH events USING COVERING INDEX events_shop_received (shop_id=? AND received_at>?)',
-      ]);
+  it("setup's recent deliveries (the shop's and one endpoint's) read the window's counts and part-hour alone", async () => {
+    for (const endpoint of [undefined, 'ep']) {
+      const p = await plan(senderOutcomesSql(endpoint !== undefined), windowParams('shop', 0, endpoint));
+      expect(windowLines(p)).toEqual(WINDOW_PLAN);
       expect(p).not.toMatch(/SCAN events/);
     }
   });

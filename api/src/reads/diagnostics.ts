@@ -5,6 +5,7 @@ import { readinessChecks, callerShopRow, stateCounts, WINDOW_MS } from './readin
 import { recentShopReceipts, refusedWindow } from './receipts.ts';
 import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';
+import { eventWindowSql, windowParams } from '../store/tables/events/window-counts.ts';
 
 const RECENT_RECEIPTS = 20;
 
@@ -21,12 +22,10 @@ export async function readDiagnostics({ ctx, input }: { ctx: OperationContext; i
       throw new AppError('not_found', { detail: `No endpoint ${input.endpoint_id} in this shop.` });
   }
   const since = now - WINDOW_MS;
-  const epFilter = input.endpoint_id ? ' AND endpoint_id = ?' : '';
-  const epParams = input.endpoint_id ? [input.endpoint_id] : [];
   const codes = await db.all<{ support_code: string; n: number }>(
-    `SELECT support_code, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ? AND support_code IS NOT NULL${epFilter}
-      GROUP BY support_code ORDER BY support_code`,
-    [p.shopId, since, ...epParams],
+    `SELECT support_code, SUM(n) AS n FROM (${eventWindowSql(input.endpoint_id !== undefined)}) AS w
+      WHERE support_code IS NOT NULL GROUP BY support_code HAVING SUM(n) > 0 ORDER BY support_code`,
+    windowParams(p.shopId, since, input.endpoint_id),
   );
   const receipts = await recentShopReceipts(db, p.shopId, {
     ...(input.endpoint_id ? { endpointIds: [input.endpoint_id] } : {}),

@@ -15,6 +15,7 @@ import {
 import { isId } from '../ids.ts';
 import { cursorPosition, listScope, pageOf } from './paging.ts';
 import type { EndpointRow } from '../store/tables/endpoints.ts';
+import { eventWindowSql, windowParams } from '../store/tables/events/window-counts.ts';
 import { refusalCounts, refusalCountsByEndpoint } from './receipts.ts';
 
 /** The window of recent events by state that endpoint reads show. */
@@ -104,9 +105,12 @@ export async function listShopEndpoints(
   );
 }
 
-/** The shop's events since a time by endpoint and state, from events_shop_received alone (migration 1760). */
-export const ENDPOINT_STATE_COUNTS_SQL =
-  'SELECT endpoint_id, state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ? GROUP BY endpoint_id, state';
+/** The shop's events since a time by endpoint and state: its window's hourly counts and edge (ADR 0313). */
+export const ENDPOINT_STATE_COUNTS_SQL = `SELECT endpoint_id, state, SUM(n) AS n FROM (${eventWindowSql(false)}) AS w
+  GROUP BY endpoint_id, state HAVING SUM(n) > 0`;
+
+/** One endpoint's events since a time by state, as ENDPOINT_STATE_COUNTS_SQL counts them. */
+const ENDPOINT_STATES_SQL = `SELECT state, SUM(n) AS n FROM (${eventWindowSql(true)}) AS w GROUP BY state HAVING SUM(n) > 0`;
 
 /** Per-endpoint event counts by state over the last `windowMs` (one grouped query). */
 export async function endpointStateCounts(
@@ -114,10 +118,10 @@ export async function endpointStateCounts(
   shopId: string,
   since: number,
 ): Promise<Map<string, Record<string, number>>> {
-  const rows = await services.db.all<{ endpoint_id: string; state: string; n: number }>(ENDPOINT_STATE_COUNTS_SQL, [
-    shopId,
-    since,
-  ]);
+  const rows = await services.db.all<{ endpoint_id: string; state: string; n: number }>(
+    ENDPOINT_STATE_COUNTS_SQL,
+    windowParams(shopId, since),
+  );
   const out = new Map<string, Record<string, number>>();
   for (const r of rows) {
     const m = out.get(r.endpoint_id) ?? {};
@@ -135,11 +139,7 @@ export async function readEndpoint({ ctx, input }: { ctx: OperationContext; inpu
   if (!row) throw new AppError('not_found', { detail: `No endpoint ${input.endpoint_id} in this shop.` });
   const since = now - RECENT_WINDOW_HOURS * 3_600_000;
   const [rows, refused] = await Promise.all([
-    ctx.services.db.all<{ state: string; n: number }>(
-      // By the shop's window (events_shop_received), as the endpoints list counts it.
-      'SELECT state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ? AND endpoint_id = ? GROUP BY state',
-      [p.shopId, since, row.id],
-    ),
+    ctx.services.db.all<{ state: string; n: number }>(ENDPOINT_STATES_SQL, windowParams(p.shopId, since, row.id)),
     refusalCountsByEndpoint(ctx.services.db, p.shopId, since, row.id),
   ]);
   return {

@@ -8,7 +8,8 @@ import { handleForVariant } from '../handoff/triggers.ts';
 import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
 import type { Db } from '../store/db.ts';
 import { refusalCountsByEndpoint } from './receipts.ts';
-import { EVENT_KIND_SQL, type EventKind } from './shared.ts';
+import type { EventKind } from './shared.ts';
+import { eventWindowSql, windowParams } from '../store/tables/events/window-counts.ts';
 import { configFromSnake, type EndpointConfig, endpointWarnings, NO_DEDUPE_ID } from '../services/endpoints.ts';
 import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
 
@@ -69,8 +70,8 @@ export async function stateCounts(
   endpointId?: string,
 ): Promise<Record<string, number>> {
   const rows = await db.all<{ state: string; n: number }>(
-    `SELECT state, COUNT(*) AS n FROM events WHERE shop_id = ? AND received_at >= ?${endpointId ? ' AND endpoint_id = ?' : ''} GROUP BY state`,
-    endpointId ? [shopId, since, endpointId] : [shopId, since],
+    `SELECT state, SUM(n) AS n FROM (${eventWindowSql(endpointId !== undefined)}) AS w GROUP BY state HAVING SUM(n) > 0`,
+    windowParams(shopId, since, endpointId),
   );
   return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
 }
@@ -318,16 +319,14 @@ export interface SenderEventOutcomes {
 
 /**
  * The window's events that are not replays, by kind, state, support code, recovery and trigger:
- * counted by endpoint from events_shop_received alone (a covering index, migration 1760), then
- * each group joined to its endpoint's trigger, so the join runs per group, not per event.
+ * from the window's hourly counts and edge (eventWindowSql, ADR 0313), each group joined to its
+ * endpoint's trigger, so the join runs per group, not per event. Parameters: `windowParams`.
  */
 export function senderOutcomesSql(byEndpoint: boolean): string {
   return `SELECT k.kind, k.state, k.support_code, k.recovered, ep.trigger_variant, SUM(k.n) AS n FROM (
-       SELECT kind, state, support_code, recovered, endpoint_id, COUNT(*) AS n FROM (
-         SELECT ${EVENT_KIND_SQL} AS kind, state, support_code, CASE WHEN recovered_by IS NULL THEN 0 ELSE 1 END AS recovered,
-           endpoint_id
-           FROM events WHERE shop_id = ? AND received_at >= ? AND replay_of IS NULL${byEndpoint ? ' AND endpoint_id = ?' : ''}) AS e
-        GROUP BY kind, state, support_code, recovered, endpoint_id) AS k
+       SELECT kind, state, support_code, recovered, endpoint_id, SUM(n) AS n FROM (${eventWindowSql(byEndpoint)}) AS e
+        WHERE kind <> 'replay'
+        GROUP BY kind, state, support_code, recovered, endpoint_id HAVING SUM(n) > 0) AS k
        JOIN endpoints ep ON ep.id = k.endpoint_id
       GROUP BY k.kind, k.state, k.support_code, k.recovered, ep.trigger_variant`;
 }
@@ -347,7 +346,7 @@ export async function senderEventOutcomes(
     recovered: number;
     n: number;
     trigger_variant: string;
-  }>(senderOutcomesSql(endpointId !== undefined), endpointId ? [shopId, since, endpointId] : [shopId, since]);
+  }>(senderOutcomesSql(endpointId !== undefined), windowParams(shopId, since, endpointId));
   const o: SenderEventOutcomes = {
     total: 0,
     delivered: 0,

@@ -8,6 +8,7 @@ import { backfillShopChains } from '../audit/log.ts';
 import { type Db, lockKeys } from './db.ts';
 import { recountEventCounts } from './tables/events/counts.ts';
 import { backfillRecoveredBy } from './tables/events/deliver.ts';
+import { installWindowCounts } from './tables/events/window-counts.ts';
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 const MIGRATION_LOCK = 'flowport:migrations';
@@ -17,6 +18,7 @@ const AFTER: Readonly<Record<string, (tx: Db) => Promise<unknown>>> = {
   '1100_audit_shop_chain.sql': backfillShopChains,
   '1700_events_recovered_by.sql': backfillRecoveredBy,
   '1770_event_counts.sql': recountEventCounts,
+  '1780_event_window_counts.sql': installWindowCounts,
 };
 
 export function migrationFiles(): string[] {

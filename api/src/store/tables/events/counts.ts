@@ -14,8 +14,13 @@ export type EventKind = 'replay' | 'duplicate' | 'test' | 'sender';
  * plan usage's event counts (kept by `eventKind` at insert, recounted by it in the migration) and
  * setup's recent deliveries group by, so they count alike.
  */
-export const EVENT_KIND_SQL = `CASE WHEN replay_of IS NOT NULL THEN 'replay' WHEN state = 'duplicate_suppressed' THEN 'duplicate'
-  WHEN is_test = 1 THEN 'test' ELSE 'sender' END`;
+export const EVENT_KIND_SQL = eventKindSqlOf('');
+
+/** EVENT_KIND_SQL over columns as `p` prefixes them (`NEW.` in a trigger, `t.` over a transition table). */
+export function eventKindSqlOf(p: string): string {
+  return `CASE WHEN ${p}replay_of IS NOT NULL THEN 'replay' WHEN ${p}state = 'duplicate_suppressed' THEN 'duplicate'
+  WHEN ${p}is_test = 1 THEN 'test' ELSE 'sender' END`;
+}
 
 /** EVENT_KIND_SQL over the values an insert writes (tests/reads/plan-usage-counts.test.ts checks they agree). */
 export function eventKind(e: { replayOf: string | null; state: string; isTest: boolean }): EventKind {
