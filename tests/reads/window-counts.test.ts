@@ -16,6 +16,7 @@ import { EVENT_KIND_SQL } from '../../api/src/store/tables/events/counts.ts';
 import { insertTestEvent } from '../../api/src/store/tables/events/intents.ts';
 import { eraseEventBodies, expireHeldEvents, holdWaitingEvents } from '../../api/src/store/tables/events/merchant.ts';
 import { releaseHeldEvents } from '../../api/src/store/tables/events/deliver.ts';
+import { sweepRetention } from '../../api/src/handoff/lifecycle.ts';
 import {
   eventWindowSql,
   recountWindowCounts,
@@ -276,5 +277,22 @@ describe('the window counts kept at write time', () => {
     // A recount (the migration's) gives the same rows.
     await db().tx((tx) => recountWindowCounts(tx));
     expect((await keptAndCounted()).kept).toEqual(counted);
+  });
+
+  it('the retention sweep drops the hours no window reads, and the window still answers as counting', async () => {
+    const now = Date.now();
+    const old = now - 3 * 86_400_000;
+    await insertAcceptedEvents(db(), [intakeRow(old), intakeRow(old + 1)]);
+    const recent = now - 3_600_000;
+    await insertAcceptedEvents(db(), [intakeRow(recent)]);
+    const oldHour = Math.floor(old / WINDOW_HOUR_MS);
+    const rowsOf = async (hour: number) =>
+      (await db().get<{ n: number }>('SELECT COUNT(*) AS n FROM event_window_counts WHERE hour = ?', [hour]))?.n;
+    expect(Number(await rowsOf(oldHour))).toBeGreaterThan(0);
+    await sweepRetention(server.runtime.services);
+    expect(Number(await rowsOf(oldHour))).toBe(0);
+    expect(Number(await rowsOf(Math.floor(recent / WINDOW_HOUR_MS)))).toBeGreaterThan(0);
+    const since = now - 86_400_000;
+    expect(await windowReadsByCounts(sb().shop_id, since)).toEqual(await windowReadsByCounting(sb().shop_id, since));
   });
 });

@@ -15,6 +15,7 @@ import {
   purgeReplayBodies,
   releaseHeldEvents,
 } from '../store/tables/events/deliver.ts';
+import { pruneWindowCounts } from '../store/tables/events/window-counts.ts';
 import {
   domainTakenByOther,
   findShopStatus,
@@ -46,7 +47,8 @@ export function bodyExpiresAt(
  * are purged by their plan's retention, so a delivery in progress never loses its
  * payload; a held event whose body expired (its `body_expires_at`, what the event
  * read shows as `handoff.hold.release_by`) ends `failed` with FP-H-HEXP and stays
- * listed as a record (ADR 0210). Returns the number of events purged.
+ * listed as a record (ADR 0210); the window counts of hours past use are dropped. Returns the
+ * number of events purged.
  */
 export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 'now'>): Promise<number> {
   const now = services.now();
@@ -80,6 +82,8 @@ export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 
     total += changes;
     if (changes < SWEEP_BATCH) break;
   }
+  // The 24-hour window's counts of hours no window reads any more (ADR 0313).
+  await pruneWindowCounts(services.db, now);
   return total;
 }
 

@@ -17,3 +17,5 @@ CREATE TABLE event_window_counts (
   count BIGINT NOT NULL,
   PRIMARY KEY (shop_id, hour, endpoint_id, kind, state, support_code, recovered)
 );
+-- The retention sweep drops hours no window reads any more (pruneWindowCounts).
+CREATE INDEX event_window_counts_hour ON event_window_counts (hour);

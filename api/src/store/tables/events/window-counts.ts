@@ -122,6 +122,21 @@ export async function recountWindowCounts(tx: Db): Promise<void> {
   );
 }
 
+/** How long hours are kept: the 24-hour window with a day to spare. */
+export const WINDOW_KEEP_MS = 48 * WINDOW_HOUR_MS;
+
+/**
+ * Drops the counts of hours older than WINDOW_KEEP_MS before `now` (the retention sweep): no
+ * window reads them. A later change to an event of such an hour adds a row again, as a signed
+ * difference the next sweep drops. Returns the rows dropped.
+ */
+export async function pruneWindowCounts(db: Db, now: number): Promise<number> {
+  const res = await db.run('DELETE FROM event_window_counts WHERE hour < ?', [
+    Math.floor((now - WINDOW_KEEP_MS) / WINDOW_HOUR_MS),
+  ]);
+  return res.changes;
+}
+
 /** The first whole hour at or after `since`: the counts answer from it on, the index before it. */
 export function firstWholeHour(since: number): number {
   return Math.ceil(since / WINDOW_HOUR_MS);
