@@ -24,6 +24,8 @@ describe('sqlite durability', () => {
     expect(db.raw.pragma('journal_mode', { simple: true })).toBe('wal');
     // NORMAL: COMMIT does not fsync; the adapter syncs the WAL before resolving.
     expect(db.raw.pragma('synchronous', { simple: true })).toBe(1);
+    // Statement journals (and temporary tables) in memory, not a file per statement (ADR 0313).
+    expect(db.raw.pragma('temp_store', { simple: true })).toBe(2);
     const uncovered: number[] = [];
     await Promise.all(
       Array.from({ length: 60 }, async (_, i) => {
