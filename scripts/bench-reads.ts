@@ -19,7 +19,7 @@ import { newId } from '../api/src/ids.ts';
 import { replayInFlightSql } from '../api/src/reads/replay-in-flight.ts';
 import { SecretBox } from '../api/src/lib/crypto.ts';
 import { recountEventCounts } from '../api/src/store/tables/events/counts.ts';
-import { windowParams } from '../api/src/store/tables/events/window-counts.ts';
+import { recountWindowCounts, windowParams } from '../api/src/store/tables/events/window-counts.ts';
 import { type EventFilter, eventSummary, listEvents, withRecentDeliveries } from '../api/src/reads/events.ts';
 import { listScope } from '../api/src/reads/paging.ts';
 import { ENDPOINT_STATE_COUNTS_SQL } from '../api/src/reads/endpoints.ts';
@@ -168,9 +168,12 @@ async function fill(db: Db, shopId: string, endpointId: string): Promise<void> {
     if ((from / CHUNK) % 10 === 0)
       process.stdout.write(`  filled ${(from + rows.length).toLocaleString('en')} / ${EVENTS.toLocaleString('en')}\r`);
   }
-  // Rows written directly, as intake never would: plan usage's counts are counted from them (ADR 0312);
-  // the window's hourly counts were kept by the store's triggers as the rows went in (ADR 0313).
-  await db.tx((tx) => recountEventCounts(tx));
+  // Rows written directly, as intake never would: plan usage's counts and the window's hourly
+  // counts are counted from them (ADR 0312, 0313).
+  await db.tx(async (tx) => {
+    await recountEventCounts(tx);
+    await recountWindowCounts(tx);
+  });
   // PostgreSQL: VACUUM sets the visibility map index-only scans need (autovacuum would, later).
   await db.run(db.dialect === 'postgres' ? 'VACUUM ANALYZE events' : 'ANALYZE');
   console.log(

@@ -3,7 +3,7 @@
 // Per batch, as intake's group commit does for one endpoint and shop (intake.ts, batch.ts,
 // dedupe.ts): BEGIN; the dedupe look for the batch's external ids; the shop's accepted_events
 // read; the batch's event rows (one prepared INSERT per row on SQLite, one array per column on
-// PostgreSQL); the meter's upsert; plan usage's event count's upsert (ADR 0312); COMMIT. An accepted event writes one row (its receipt lives in
+// PostgreSQL); the meter's upsert; plan usage's event count's upsert (ADR 0312); the 24-hour window's count's upsert (ADR 0313); COMMIT. An accepted event writes one row (its receipt lives in
 // the event row, ADR 0304) into `events` with its indexes. The schema, shop and endpoint are made
 // by Flowport's migrations and services before timing starts; rows and bodies are built before
 // each batch's clock starts. SQLite: WAL, synchronous NORMAL (no fsync at COMMIT; Flowport syncs
@@ -116,6 +116,7 @@ function rows(t: Target, n: number, bodyAs: 'bytes' | 'string'): { rows: unknown
 }
 
 const period = () => new Date().toISOString().slice(0, 7);
+const hour = () => Math.floor(Date.now() / 3_600_000);
 const DEDUPE_WINDOW_MS = 24 * 3_600_000;
 
 /**
@@ -162,6 +163,11 @@ export class SqliteFloor {
       `INSERT INTO event_counts (shop_id, period, kind, count) VALUES (?, ?, 'sender', ?)
        ON CONFLICT (shop_id, period, kind) DO UPDATE SET count = event_counts.count + excluded.count`,
     );
+    const addWindow = this.raw.prepare(
+      `INSERT INTO event_window_counts (shop_id, hour, endpoint_id, kind, state, support_code, recovered, count)
+       VALUES (?, ?, ?, 'sender', 'queued', 'FP-I-OK', 0, ?)
+       ON CONFLICT (shop_id, hour, endpoint_id, kind, state, support_code, recovered) DO UPDATE SET count = event_window_counts.count + excluded.count`,
+    );
     const dedupe = new Map<number, Database.Statement>();
     let cpu = 0;
     for (let done = 0; done < events; done += batch) {
@@ -181,6 +187,7 @@ export class SqliteFloor {
       for (const r of b.rows) insert.run(...(r as unknown[]));
       addUsage.run(this.t.shopId, period(), batch);
       addCount.run(this.t.shopId, period(), batch);
+      addWindow.run(this.t.shopId, hour(), this.t.endpointId, batch);
       this.raw.exec('COMMIT');
       const d = process.cpuUsage(t0);
       cpu += d.user + d.system;
@@ -259,6 +266,14 @@ export class PostgresFloor {
         text: `INSERT INTO event_counts (shop_id, period, kind, count) VALUES ($1, $2, 'sender', $3)
                ON CONFLICT (shop_id, period, kind) DO UPDATE SET count = event_counts.count + excluded.count`,
         values: [this.t.shopId, period(), batch],
+      });
+      await c.query({
+        name: 'floor_window',
+        text: `INSERT INTO event_window_counts (shop_id, hour, endpoint_id, kind, state, support_code, recovered, count)
+               VALUES ($1, $2, $3, 'sender', 'queued', 'FP-I-OK', 0, $4)
+               ON CONFLICT (shop_id, hour, endpoint_id, kind, state, support_code, recovered)
+               DO UPDATE SET count = event_window_counts.count + excluded.count`,
+        values: [this.t.shopId, hour(), this.t.endpointId, batch],
       });
       await c.query('COMMIT');
       const d = process.cpuUsage(t0);

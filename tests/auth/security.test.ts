@@ -22,6 +22,7 @@ import { createShop } from '../../api/src/services/shops.ts';
 import { insertAlertSubscription } from '../../api/src/store/tables/alerts.ts';
 import { DIST_DIR } from '../../scripts/docs/lib/site-paths.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
+import { countStoredEvents } from '../../api/src/store/tables/events/window-counts.ts';
 
 let s: TestServer;
 /** This shop's objects (the sandbox shop). */
@@ -241,6 +242,7 @@ beforeAll(async () => {
      VALUES (?, ?, ?, ?, 'delivered', 'order.paid', 'sandbox', '{}', 2, 'x', 1, ?, ?, ?)`,
     [eventId, sb.shop_id, sb.endpoint_id, receiptId, now, now, now],
   );
+  await countStoredEvents(services.db, [eventId]);
   await services.db.run(
     `INSERT INTO receipts (id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result, dedupe_decision, config_version, http_status)
      VALUES (?, ?, ?, ?, 'req_x', ?, 'verified', 'valid', 'unique', 1, 202)`,

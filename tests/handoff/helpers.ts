@@ -10,6 +10,7 @@ import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/servi
 import type { TriggerVariant } from '../../api/src/store/tables/endpoints.ts';
 import { createShop } from '../../api/src/services/shops.ts';
 import type { ShopRow } from '../../api/src/store/tables/shops.ts';
+import { countStoredEvents } from '../../api/src/store/tables/events/window-counts.ts';
 
 /** Polls until fn returns a truthy value; fails with `what` after `timeoutMs` (a bound, not a timing assertion). */
 export async function waitFor<T>(
@@ -87,6 +88,8 @@ export async function insertEvent(
       now,
     ],
   );
+  // Written directly: the window's counts are added as an insert path would (ADR 0313).
+  await countStoredEvents(services.db, [id]);
   services.hooks.kickWorker?.();
   return id;
 }
@@ -110,6 +113,10 @@ export async function insertQueuedEvents(
      SELECT 'evt_${tag}_' || CAST(n AS TEXT), ?, ?, 'rcp_${tag}_' || CAST(n AS TEXT), 'queued', 'test.event', 'tests',
        '{}', 2, 'x', 1, CAST(? AS BIGINT) + n, CAST(? AS BIGINT) + n, CAST(? AS BIGINT) + n FROM g`,
     [n, shopId, endpointId, at, at, at],
+  );
+  await countStoredEvents(
+    db,
+    Array.from({ length: n }, (_, i) => `evt_${tag}_${i + 1}`),
   );
 }
 

@@ -13,6 +13,7 @@ import { waitFor } from '../handoff/helpers.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { connectModern } from '../mcp/helpers.ts';
 import { api, confirm } from './helpers.ts';
+import { countStoredEvents } from '../../api/src/store/tables/events/window-counts.ts';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -195,6 +196,7 @@ describe('alerts', () => {
           updatedAt,
         ],
       );
+      await countStoredEvents(services.db, [id]);
       return id;
     };
     const failing: string[] = [];

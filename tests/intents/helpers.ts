@@ -9,6 +9,7 @@ import type { Services } from '../../api/src/core/types.ts';
 import { newId } from '../../api/src/ids.ts';
 import { PROJECT_NODE, REPO_ROOT } from '../helpers/process.ts';
 import type { TestServer } from '../helpers/runtime.ts';
+import { countStoredEvents } from '../../api/src/store/tables/events/window-counts.ts';
 
 export interface ApiResult {
   status: number;
@@ -157,6 +158,8 @@ export async function failedEvents(
       );
       ids.push(id);
     }
+    // Written directly: the window's counts are added as an insert path would (ADR 0313).
+    await countStoredEvents(tx, ids);
   });
   return ids;
 }

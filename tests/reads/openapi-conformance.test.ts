@@ -33,6 +33,7 @@ import { sendExpectingEarlyAnswer } from '../helpers/early-answer.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { deliveredEvent } from '../intents/helpers.ts';
 import { fixtureSite } from '../mcp/fixtures.ts';
+import { countStoredEvents } from '../../api/src/store/tables/events/window-counts.ts';
 
 const addFormats = addFormatsModule.default;
 const DOC_FILE = join(import.meta.dirname, '../../openapi/agent-operations.openapi.json');
@@ -331,6 +332,7 @@ async function storeEvent(
     `INSERT INTO events (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
     Object.values(row),
   );
+  await countStoredEvents(db, [id]);
   await db.run(
     `INSERT INTO receipts (id, shop_id, endpoint_id, event_id, request_id, received_at, auth_result, validation_result,
        dedupe_decision, config_version, http_status, support_code, body_size, body_sha256)

@@ -23,6 +23,7 @@ import { DEFAULT_HMAC, insertEndpoint, PLAIN_MAPPING } from '../../api/src/servi
 import type { Db, SqlParam } from '../../api/src/store/db.ts';
 import { makeShop } from '../handoff/helpers.ts';
 import type { TestServer } from '../helpers/runtime.ts';
+import { countStoredEvents } from '../../api/src/store/tables/events/window-counts.ts';
 
 export const STORED_EVENTS = 100_000;
 const OTHER_SHOP_EVENTS = 5_000;
@@ -196,6 +197,11 @@ async function insertRows(db: Db, rows: SqlParam[][]): Promise<void> {
           chunk.flat(),
         );
       }
+      // Written directly: the window's counts are added as an insert path would (ADR 0313).
+      await countStoredEvents(
+        tx,
+        txRows.map((r) => r[0] as string),
+      );
     });
   }
 }

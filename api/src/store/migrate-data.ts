@@ -15,10 +15,10 @@ import { PostgresDb, redactUrl } from './postgres.ts';
 import { SqliteDb } from './sqlite.ts';
 
 /**
- * Tables migrate-data never copies: the target keeps its own migration record, and its own
- * triggers count the window's events as the events are copied (event_window_counts, ADR 0313).
+ * Tables migrate-data never copies: the target keeps its own migration record. (The window's
+ * counts are copied like any table: inserting events moves no count, ADR 0313.)
  */
-const NOT_COPIED = new Set(['schema_migrations', 'event_window_counts']);
+const NOT_COPIED = new Set(['schema_migrations']);
 /** Tables the target may already hold rows in (written by any process that opened it). */
 const MAY_EXIST = new Set(['schema_migrations', 'store_settings']);
 const PAGE_ROWS = 1_000;

@@ -2,6 +2,7 @@
 import type { Db } from '../../db.ts';
 import { insertMany, pgArrayLiteral, type SqlParam } from '../../db.ts';
 import { addEventCounts, type EventCount, eventKind, tallyEvent } from './counts.ts';
+import { addWindowCounts, tallyWindow, type WindowCount } from './window-counts.ts';
 
 // intake: the batch insert of a group commit's event rows (tuned: ADR 0301, 0304, 0308) and dedupe's look for a first copy.
 
@@ -40,24 +41,36 @@ const EVENT_PLACEHOLDERS = EVENT_COLUMNS.map((c) => (c === 'body' ? 'CAST(? AS T
 const ID = EVENT_COLUMNS.indexOf('id');
 const SHOP_ID = EVENT_COLUMNS.indexOf('shop_id');
 const STATE = EVENT_COLUMNS.indexOf('state');
+const ENDPOINT_ID = EVENT_COLUMNS.indexOf('endpoint_id');
+const SUPPORT_CODE = EVENT_COLUMNS.indexOf('support_code');
+const RECEIVED_AT = EVENT_COLUMNS.indexOf('received_at');
 
 /**
  * Writes a batch's event rows (eventRow order) with multi-row INSERTs, just before its COMMIT,
- * and adds them to plan usage's event counts: tallied here, one upsert for the batch (ADR 0312).
- * PostgreSQL: one array per column (`unnest`), whatever the row count.
+ * and adds them to plan usage's event counts and the 24-hour window's: tallied here, one upsert
+ * each for the batch (ADR 0312, 0313). PostgreSQL: one array per column (`unnest`), whatever the
+ * row count.
  */
 export async function insertAcceptedEvents(tx: Db, rows: readonly (readonly SqlParam[])[]): Promise<void> {
   await insertMany(tx, 'events', EVENT_COLUMNS, rows, EVENT_PLACEHOLDERS, { columnar: true });
   const tally = new Map<string, EventCount>();
-  // Intake's rows are never replays or test events (no replay_of, is_test 0).
-  for (const r of rows)
-    tallyEvent(
-      tally,
-      r[SHOP_ID] as string,
-      r[ID] as string,
-      eventKind({ replayOf: null, state: r[STATE] as string, isTest: false }),
-    );
+  const window = new Map<string, WindowCount>();
+  for (const r of rows) {
+    // Intake's rows are never replays or test events (no replay_of, is_test 0).
+    const state = r[STATE] as string;
+    const kind = eventKind({ replayOf: null, state, isTest: false });
+    tallyEvent(tally, r[SHOP_ID] as string, r[ID] as string, kind);
+    tallyWindow(window, {
+      shopId: r[SHOP_ID] as string,
+      receivedAt: Number(r[RECEIVED_AT]),
+      endpointId: r[ENDPOINT_ID] as string,
+      kind,
+      state,
+      supportCode: r[SUPPORT_CODE] as string | null,
+    });
+  }
   await addEventCounts(tx, tally.values());
+  await addWindowCounts(tx, window);
 }
 
 /**

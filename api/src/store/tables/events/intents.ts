@@ -1,6 +1,7 @@
 // Events (owner: this folder, ADR 0012) — the action intents' reads and writes: a replay's copy, a test event, an endpoint's permanent delete; each insert adds to event_counts (counts.ts).
 import type { Db } from '../../db.ts';
 import { countEvent, eventKind } from './counts.ts';
+import { countWindowEvent } from './window-counts.ts';
 
 // intents: one event of a shop, counts of an endpoint's events, the test event, the body purge.
 
@@ -89,7 +90,16 @@ export async function insertTestEvent(
       e.bodyExpiresAt,
     ],
   );
-  await countEvent(tx, e.shopId, e.id, eventKind({ replayOf: null, state: 'queued', isTest: true }));
+  const kind = eventKind({ replayOf: null, state: 'queued', isTest: true });
+  await countEvent(tx, e.shopId, e.id, kind);
+  await countWindowEvent(tx, {
+    shopId: e.shopId,
+    receivedAt: e.now,
+    endpointId: e.endpointId,
+    kind,
+    state: 'queued',
+    supportCode: null,
+  });
 }
 
 // intents: the replay copy, one statement for a single replay and a bulk replay's item.
@@ -105,16 +115,26 @@ export async function insertReplayCopy(
   tx: Db,
   r: { replayId: string; originalId: string; shopId: string; configVersion: number; now: number },
 ): Promise<boolean> {
-  const copied = await tx.run(
+  const copied = await tx.get<{ endpoint_id: string }>(
     `INSERT INTO events (id, shop_id, endpoint_id, receipt_id, state, external_event_id, event_type, sender, body, body_size, body_sha256,
        resource_id, related_resource_id, config_version, received_at, updated_at, next_attempt_at, retention_state, body_expires_at, replay_of, is_test)
      SELECT ?, shop_id, endpoint_id, receipt_id, 'queued', external_event_id, event_type, sender, body, body_size, body_sha256,
        resource_id, related_resource_id, ?, ?, ?, ?, 'retained', body_expires_at, id, 0
-       FROM events WHERE id = ? AND shop_id = ? AND retention_state = 'retained' AND body IS NOT NULL`,
+       FROM events WHERE id = ? AND shop_id = ? AND retention_state = 'retained' AND body IS NOT NULL
+     RETURNING endpoint_id`,
     [r.replayId, r.configVersion, r.now, r.now, r.now, r.originalId, r.shopId],
   );
-  if (copied.changes !== 1) return false;
-  await countEvent(tx, r.shopId, r.replayId, eventKind({ replayOf: r.originalId, state: 'queued', isTest: false }));
+  if (!copied) return false;
+  const kind = eventKind({ replayOf: r.originalId, state: 'queued', isTest: false });
+  await countEvent(tx, r.shopId, r.replayId, kind);
+  await countWindowEvent(tx, {
+    shopId: r.shopId,
+    receivedAt: r.now,
+    endpointId: copied.endpoint_id,
+    kind,
+    state: 'queued',
+    supportCode: null,
+  });
   return true;
 }
 

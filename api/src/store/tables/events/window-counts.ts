@@ -1,9 +1,10 @@
 // Events (owner: this folder, ADR 0012) — event_window_counts: a shop's events per hour of
 // received_at, endpoint and what the 24-hour window reads group by (kind, state, support code,
-// recovery), kept by the store's own triggers on `events` (ADR 0313), so every insert, state
-// change and delete moves its counts in its own statement, whichever code wrote it.
+// recovery). An insert adds its events here, tallied in process (one upsert per batch, as plan
+// usage's counts, ADR 0312); every later state change and delete moves its counts by the store's
+// own triggers on `events`, in its own statement, whichever code wrote it (ADR 0313).
 import type { Db } from '../../db.ts';
-import { eventKindSqlOf } from './counts.ts';
+import { type EventKind, eventKindSqlOf } from './counts.ts';
 
 /** One hour in ms: the counts' bucket. */
 export const WINDOW_HOUR_MS = 3_600_000;
@@ -51,12 +52,76 @@ const KEYED_COLUMNS = [
 
 const UPSERT = `ON CONFLICT (${KEY_LIST}) DO UPDATE SET count = event_window_counts.count + excluded.count`;
 
+/** Events to add to one window count. */
+export interface WindowCount {
+  shopId: string;
+  hour: number;
+  endpointId: string;
+  kind: EventKind;
+  state: string;
+  /** '' for none (a key column). */
+  supportCode: string;
+  recovered: 0 | 1;
+  n: number;
+}
+
+/** An inserted event's key facts (what keyColumnsSql reads from its row). */
+export interface WindowEvent {
+  shopId: string;
+  receivedAt: number;
+  endpointId: string;
+  kind: EventKind;
+  state: string;
+  supportCode: string | null;
+}
+
+const keyOf = (c: Omit<WindowCount, 'n'>) =>
+  `${c.shopId}\u0000${c.hour}\u0000${c.endpointId}\u0000${c.kind}\u0000${c.state}\u0000${c.supportCode}\u0000${c.recovered}`;
+
+/** Adds an inserted event to a batch's tally (a new event is never recovered). */
+export function tallyWindow(tally: Map<string, WindowCount>, e: WindowEvent): void {
+  const c = {
+    shopId: e.shopId,
+    hour: Math.floor(e.receivedAt / WINDOW_HOUR_MS),
+    endpointId: e.endpointId,
+    kind: e.kind,
+    state: e.state,
+    supportCode: e.supportCode ?? '',
+    recovered: 0 as const,
+  };
+  const key = keyOf(c);
+  const kept = tally.get(key);
+  if (kept) kept.n++;
+  else tally.set(key, { ...c, n: 1 });
+}
+
 /**
- * The triggers that keep the counts, for the store's dialect. SQLite: one per row, in the engine
- * (an upsert of the row's key; an update moves one from the old key to the new only when a keyed
- * column changed). PostgreSQL: one per statement over its transition tables, so intake's batch,
- * a claim or a group commit's outcomes is ONE upsert of the statement's net changes, rows in key
- * order (two transactions lock shared count rows in one order).
+ * Adds a batch's tally in ONE statement, in the transaction that inserts its events. Rows in key
+ * order: two PostgreSQL batches lock shared rows in one order, as the triggers' upserts do.
+ */
+export async function addWindowCounts(tx: Db, tally: Map<string, WindowCount>): Promise<void> {
+  if (tally.size === 0) return;
+  const rows = [...tally.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, c]) => c);
+  await tx.run(
+    `INSERT INTO event_window_counts (${KEY_LIST}, count) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${UPSERT}`,
+    rows.flatMap((c) => [c.shopId, c.hour, c.endpointId, c.kind, c.state, c.supportCode, c.recovered, c.n]),
+  );
+}
+
+/** Adds one inserted event (a test event, a replay's copy). */
+export async function countWindowEvent(tx: Db, e: WindowEvent): Promise<void> {
+  const tally = new Map<string, WindowCount>();
+  tallyWindow(tally, e);
+  await addWindowCounts(tx, tally);
+}
+
+/**
+ * The triggers that move the counts when an event changes or goes, for the store's dialect (an
+ * insert adds its own, addWindowCounts: an AFTER INSERT trigger cost intake's insert more than
+ * the rest of the row, measured in ADR 0313). SQLite: one per row, in the engine (an update moves
+ * one from the old key to the new only when a keyed column changed). PostgreSQL: one per statement
+ * over its transition tables, so a claim or a group commit's outcomes is ONE upsert of the
+ * statement's net changes, rows in key order (two transactions lock shared count rows in one order).
  */
 export function windowCountTriggersSql(dialect: Db['dialect']): string {
   if (dialect === 'sqlite') {
@@ -64,9 +129,6 @@ export function windowCountTriggersSql(dialect: Db['dialect']): string {
     const upsert = (p: string, n: number) =>
       `INSERT INTO event_window_counts (${KEY_LIST}, count) VALUES (${keyValuesSql(p)}, ${n}) ${UPSERT};`;
     return `
-CREATE TRIGGER event_window_counts_insert AFTER INSERT ON events BEGIN
-  ${upsert('NEW.', 1)}
-END;
 CREATE TRIGGER event_window_counts_update AFTER UPDATE OF ${KEYED_COLUMNS.join(', ')} ON events
   WHEN ${changed} BEGIN
   ${upsert('OLD.', -1)}
@@ -85,9 +147,7 @@ END;`;
   return `
 CREATE FUNCTION event_window_counts_keep() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP = 'INSERT' THEN
-    ${add(rows('new_rows', 1))}
-  ELSIF TG_OP = 'DELETE' THEN
+  IF TG_OP = 'DELETE' THEN
     ${add(rows('old_rows', -1))}
   ELSE
     -- Each updated row leaves its old key and joins its new one; a row whose key did not change nets 0.
@@ -95,8 +155,6 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
-CREATE TRIGGER event_window_counts_insert AFTER INSERT ON events REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION event_window_counts_keep();
 CREATE TRIGGER event_window_counts_update AFTER UPDATE ON events REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION event_window_counts_keep();
 CREATE TRIGGER event_window_counts_delete AFTER DELETE ON events REFERENCING OLD TABLE AS old_rows
@@ -110,6 +168,23 @@ CREATE TRIGGER event_window_counts_delete AFTER DELETE ON events REFERENCING OLD
 export async function installWindowCounts(tx: Db): Promise<void> {
   await tx.exec(windowCountTriggersSql(tx.dialect));
   await recountWindowCounts(tx);
+}
+
+/**
+ * Adds stored events to the counts by id, read back from their rows: for events written other
+ * than by the insert paths above (tests' fixtures, a bench's fill). Ids in chunks of 500.
+ */
+export async function countStoredEvents(tx: Db, ids: readonly string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    await tx.run(
+      `INSERT INTO event_window_counts (${KEY_LIST}, count)
+       SELECT ${KEY_LIST}, COUNT(*) FROM (SELECT ${keyNamedSql('')} FROM events WHERE id IN (${chunk.map(() => '?').join(', ')})) AS r
+        GROUP BY ${KEY_LIST} ORDER BY ${KEY_LIST}
+       ${UPSERT}`,
+      chunk,
+    );
+  }
 }
 
 /** Counts every stored event again (the migration; a check that the kept counts agree). */
