@@ -9,7 +9,8 @@
 // multi-row INSERTs just before its COMMIT (./batch.ts). Dedupe is decided by the
 // store, a batch's external ids claimed in one upsert (./dedupe.ts, ADR 0313); the
 // plan cap is a per-shop lock key. Both hold across API processes sharing Postgres.
-// The body checks are in ./body-checks.ts; the SQL is on the store floor (store/tables/events/accept.ts, receipts.ts, usage.ts).
+// The body checks are in ./body-checks.ts; the SQL is on the store floor
+// (store/tables/events/accept.ts, dedupe-keys.ts, receipts.ts, usage.ts).
 import { type IntakeCell, UNKNOWN_ENDPOINT } from '../observability/metrics.ts';
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
 import { isStoreFull, storeFullError } from '../store/full.ts';
