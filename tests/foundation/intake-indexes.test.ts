@@ -52,7 +52,7 @@ describe('query plans on SQLite', () => {
     ).toMatch(/USING INDEX events_retention/);
   });
 
-  it("dedupe reads a key's holder by dedupe_keys' primary key (migration 1780)", async () => {
+  it("dedupe reads a key's holder by dedupe_keys' primary key (migration 1790)", async () => {
     expect(
       await plan('SELECT event_id FROM dedupe_keys WHERE endpoint_id = ? AND external_event_id = ?', ['ep', 'x']),
     ).toMatch(

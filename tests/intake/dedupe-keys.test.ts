@@ -1,6 +1,6 @@
-// Dedupe decided by the store (issue 45, ADR 0313): a copy within its endpoint's window is a
+// Dedupe decided by the store (issue 45, ADR 0314): a copy within its endpoint's window is a
 // duplicate of the first copy that holds the external id in dedupe_keys; past the window the next
-// copy holds it; a copy the plan cap refused holds nothing; migration 1780 fills in the keys of
+// copy holds it; a copy the plan cap refused holds nothing; migration 1790 fills in the keys of
 // first copies stored before it. Through real HTTP on the suite's store.
 import { sign as octokitSign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -99,7 +99,7 @@ describe('dedupe decided by dedupe_keys', () => {
     expect(Number(n?.n)).toBe(1);
   });
 
-  it('migration 1780 fills in the keys of first copies received within the longest window, and copies after it are decided by them', async () => {
+  it('migration 1790 fills in the keys of first copies received within the longest window, and copies after it are decided by them', async () => {
     skewMs = 0;
     const { endpoint, send } = await githubEndpoint('growth');
     const db = server.runtime.services.db;
@@ -116,8 +116,8 @@ describe('dedupe decided by dedupe_keys', () => {
     await db.exec(
       'DROP TABLE dedupe_keys; CREATE INDEX events_dedupe ON events (endpoint_id, external_event_id, received_at) WHERE external_event_id IS NOT NULL',
     );
-    await db.run('DELETE FROM schema_migrations WHERE version = ?', ['1780_dedupe_keys.sql']);
-    expect(await migrate(db)).toEqual(['1780_dedupe_keys.sql']);
+    await db.run('DELETE FROM schema_migrations WHERE version = ?', ['1790_dedupe_keys.sql']);
+    expect(await migrate(db)).toEqual(['1790_dedupe_keys.sql']);
     expect((await keyOf(endpoint.id, recent))?.event_id).toBe(first.json.event_id);
     expect(await keyOf(endpoint.id, old)).toBeUndefined();
     const copy = await send(recent, 3);

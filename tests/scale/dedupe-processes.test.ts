@@ -1,4 +1,4 @@
-// Dedupe across processes sharing PostgreSQL (issue 45, ADR 0313): the store decides, so identical
+// Dedupe across processes sharing PostgreSQL (issue 45, ADR 0314): the store decides, so identical
 // deliveries arriving at once make ONE event whatever runs beside them.
 // - Two transactions on two pools claim the same external id with no advisory lock between them:
 //   the second waits for the first and names its copy (or wins when the first rolls back).

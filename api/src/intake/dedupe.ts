@@ -1,4 +1,4 @@
-// Intake's dedupe, decided by the store (ADR 0313): every request of a batch with an external id
+// Intake's dedupe, decided by the store (ADR 0314): every request of a batch with an external id
 // to dedupe on carries a claim (batch.notes); the batch's first check claims all of them in one
 // upsert of dedupe_keys (store/tables/events/dedupe-keys.ts), whose primary key lets one first
 // copy hold an id within its window, whatever runs beside it in this or another process.

@@ -7,7 +7,7 @@
 // GitHub's ping; AUTH_MODE_FACTS) is answered with a receipt row and no event.
 // A batch's event and receipt rows are written with
 // multi-row INSERTs just before its COMMIT (./batch.ts). Dedupe is decided by the
-// store, a batch's external ids claimed in one upsert (./dedupe.ts, ADR 0313); the
+// store, a batch's external ids claimed in one upsert (./dedupe.ts, ADR 0314); the
 // plan cap is a per-shop lock key. Both hold across API processes sharing Postgres.
 // The body checks are in ./body-checks.ts; the SQL is on the store floor
 // (store/tables/events/accept.ts, dedupe-keys.ts, receipts.ts, usage.ts).

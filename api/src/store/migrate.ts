@@ -18,7 +18,7 @@ const AFTER: Readonly<Record<string, (tx: Db) => Promise<unknown>>> = {
   '1100_audit_shop_chain.sql': backfillShopChains,
   '1700_events_recovered_by.sql': backfillRecoveredBy,
   '1770_event_counts.sql': recountEventCounts,
-  '1780_dedupe_keys.sql': (tx) => backfillDedupeKeys(tx),
+  '1790_dedupe_keys.sql': (tx) => backfillDedupeKeys(tx),
 };
 
 export function migrationFiles(): string[] {

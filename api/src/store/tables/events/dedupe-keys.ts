@@ -1,5 +1,5 @@
 // Events (owner: this folder, ADR 0012) — dedupe_keys: which first copy holds an external event id on
-// an endpoint, claimed by intake's batch in the insert itself (ADR 0313). The primary key
+// an endpoint, claimed by intake's batch in the insert itself (ADR 0314). The primary key
 // (endpoint_id, external_event_id) and the conditional upsert make "one first copy per id within
 // the window" hold under any concurrency, across processes sharing PostgreSQL.
 import { PLANS } from '../../../plans.ts';

@@ -1,4 +1,4 @@
--- Intake's dedupe decided by the store in the insert (issue 45, ADR 0313): one row per endpoint and
+-- Intake's dedupe decided by the store in the insert (issue 45, ADR 0314): one row per endpoint and
 -- external event id naming the first copy that holds the id, claimed with
 -- `INSERT … ON CONFLICT (endpoint_id, external_event_id) DO UPDATE … WHERE <the holder is older than
 -- the window>` in the batch's transaction (store/tables/events/dedupe-keys.ts). The primary key
