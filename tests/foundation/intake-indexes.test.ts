@@ -1,4 +1,4 @@
-// Migration 0700's, 0800's, 1500's and 1520's indexes on events (and 1780's dedupe_keys): the facts they repeat as SQL literals agree
+// Migration 0700's, 0800's, 1500's and 1520's indexes on events (and 1790's dedupe_keys): the facts they repeat as SQL literals agree
 // with the code, and on a real SQLite file the queries they serve use them (ADR 0304).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -108,7 +108,7 @@ describe('dedupe decided by dedupe_keys', () => {
     const dup = await send(recent, 2);
     const oldFirst = await send(old, 1);
     expect([first.status, dup.status, oldFirst.status]).toEqual([202, 200, 202]);
-    // The store as it was before 1780 (no keys; events_dedupe), one first copy long past every window.
+    // The store as it was before 1790 (no keys; events_dedupe), one first copy long past every window.
     await db.run('UPDATE events SET received_at = ? WHERE id = ?', [
       Date.now() - 200 * HOUR,
       oldFirst.json.event_id as string,

@@ -129,7 +129,7 @@ export async function settleDedupeKey(tx: Db, claim: DedupeClaim, storedInstead:
 export const LONGEST_DEDUPE_WINDOW_MS = Math.max(...Object.values(PLANS).map((p) => p.dedupeWindowHours)) * 3_600_000;
 
 /**
- * Migration 1780: a key for every external id whose latest first copy (not a duplicate, not a
+ * Migration 1790: a key for every external id whose latest first copy (not a duplicate, not a
  * replay) was received within the longest plan window, so copies arriving after the upgrade are
  * decided as the look-up of earlier copies decided them.
  */
