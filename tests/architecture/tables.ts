@@ -9,6 +9,7 @@ export const TABLE_OWNERS: Record<string, string> = {
   events: 'store/tables/events/',
   event_counts: 'store/tables/events/',
   event_window_counts: 'store/tables/events/',
+  dedupe_keys: 'store/tables/events/',
   receipts: 'store/tables/receipts.ts',
   intake_rejection_tallies: 'store/tables/receipts.ts',
   attempts: 'store/tables/attempts.ts',

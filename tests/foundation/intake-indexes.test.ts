@@ -1,4 +1,4 @@
-// Migration 0700's, 0800's, 1500's and 1520's indexes on events: the facts they repeat as SQL literals agree
+// Migration 0700's, 0800's, 1500's and 1520's indexes on events (and 1790's dedupe_keys): the facts they repeat as SQL literals agree
 // with the code, and on a real SQLite file the queries they serve use them (ADR 0304).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,14 +52,12 @@ describe('query plans on SQLite', () => {
     ).toMatch(/USING INDEX events_retention/);
   });
 
-  it('dedupe reads events_dedupe', async () => {
+  it("dedupe reads a key's holder by dedupe_keys' primary key (migration 1790)", async () => {
     expect(
-      await plan(
-        `SELECT id FROM events WHERE endpoint_id = ? AND external_event_id = ? AND received_at >= ?
-          AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1`,
-        ['ep', 'x', 0],
-      ),
-    ).toMatch(/USING INDEX events_dedupe/);
+      await plan('SELECT event_id FROM dedupe_keys WHERE endpoint_id = ? AND external_event_id = ?', ['ep', 'x']),
+    ).toMatch(
+      /SEARCH dedupe_keys USING INDEX sqlite_autoindex_dedupe_keys_1 \(endpoint_id=\? AND external_event_id=\?\)/,
+    );
   });
 
   it("an event's replays (timeline, replay preview and confirmation) read events_replays, never a scan", async () => {

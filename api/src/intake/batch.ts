@@ -13,15 +13,13 @@ import { usagePeriod } from '../usage/meters.ts';
 export interface BatchRows {
   events: SqlParam[][];
   receipts: SqlParam[][];
-  /** Accepted events of this batch by `endpoint\0external id`: dedupe sees them before they are written. */
-  firstByExternalId: Map<string, string>;
 }
 
 /** The batch's rows, the first call also arranging their write before the commit. */
 export function batchRows(batch: Batch): BatchRows {
   let rows = batch.scratch.get('rows') as BatchRows | undefined;
   if (!rows) {
-    const r: BatchRows = { events: [], receipts: [], firstByExternalId: new Map() };
+    const r: BatchRows = { events: [], receipts: [] };
     rows = r;
     batch.scratch.set('rows', r);
     batch.beforeCommit(async (tx) => {

@@ -1,59 +1,58 @@
-// Intake's dedupe look: the first earlier copy of an external event id on an endpoint, read in
-// the batch's transaction while the endpoint's dedupe lock is held (committer.ts), one query per
-// batch and endpoint for every id awaiting a check.
+// Intake's dedupe, decided by the store (ADR 0314): every request of a batch with an external id
+// to dedupe on carries a claim (batch.notes); the batch's first check claims all of them in one
+// upsert of dedupe_keys (store/tables/events/dedupe-keys.ts), whose primary key lets one first
+// copy hold an id within its window, whatever runs beside it in this or another process.
 import type { Batch } from '../store/committer.ts';
 import type { Db } from '../store/db.ts';
-import { findFirstCopies, findFirstCopy, type FirstCopy } from '../store/tables/events/accept.ts';
+import { claimDedupeKeys, type DedupeClaim, dedupeKey, settleDedupeKey } from '../store/tables/events/dedupe-keys.ts';
 
-/** One batch's dedupe query on one endpoint: which external ids it read, from when, and the rows it found. */
-interface DedupeLookup {
-  from: number;
-  covered: Set<string>;
-  rows: Map<string, FirstCopy[]>;
+export type { DedupeClaim };
+
+/** One batch's keys: the claim it sent per key, who holds each key afterwards, and its copies stored. */
+interface BatchKeys {
+  /** The batch's first claim of each key (the one sent to the store). */
+  claimed: Map<string, DedupeClaim>;
+  /** The event id holding each key after the upsert: a claim's own when it won. */
+  held: Map<string, string>;
+  /** The batch's first copy of each key that was stored (the plan cap may refuse the claimer). */
+  stored: Map<string, DedupeClaim>;
 }
 
-/** At most this many external ids in one dedupe query (well under both stores' parameter limits). */
-const DEDUPE_LOOKUP_MAX = 500;
+async function batchKeys(tx: Db, batch: Batch<DedupeClaim>): Promise<BatchKeys> {
+  const found = batch.scratch.get('dedupe-keys') as BatchKeys | undefined;
+  if (found) return found;
+  const claimed = new Map<string, DedupeClaim>();
+  for (const c of batch.notes) {
+    const key = dedupeKey(c.endpointId, c.externalEventId);
+    if (!claimed.has(key)) claimed.set(key, c);
+  }
+  const keys: BatchKeys = { claimed, held: await claimDedupeKeys(tx, [...claimed.values()]), stored: new Map() };
+  batch.scratch.set('dedupe-keys', keys);
+  batch.beforeCommit(async (t) => {
+    // A key the batch won for a copy that was not stored goes to the copy stored instead, or away.
+    for (const [key, c] of keys.claimed) {
+      const stored = keys.stored.get(key) ?? null;
+      if (keys.held.get(key) === c.eventId && stored?.eventId !== c.eventId) await settleDedupeKey(t, c, stored);
+    }
+  });
+  return keys;
+}
 
 /**
- * The first earlier copy of `ext` on this endpoint since `since`. The first check of a batch reads
- * every external id awaiting a check on this endpoint (`awaiting`, by endpoint) in one query, and the batch's
- * later checks use that answer: on PostgreSQL a query per request was a round trip each, inside
- * the one batch in flight. An id the batch's query did not cover is read alone.
+ * The event `claim`'s copy duplicates (the first copy within the window, stored before or earlier
+ * in this batch), or null when it is a first copy: then call firstCopyStored once it is stored.
  */
-export async function firstCopyOf(
-  tx: Db,
-  batch: Batch,
-  awaiting: ReadonlyMap<string, Iterable<string>>,
-  endpointId: string,
-  ext: string,
-  since: number,
-): Promise<string | undefined> {
-  const key = `dedupe:${endpointId}`;
-  let found = batch.scratch.get(key) as DedupeLookup | undefined;
-  if (!found) {
-    const ids = [ext];
-    for (const other of awaiting.get(endpointId) ?? []) {
-      if (ids.length >= DEDUPE_LOOKUP_MAX) break;
-      if (other !== ext) ids.push(other);
-    }
-    // A minute of slack: requests of one batch were received moments apart; each is checked against its own window below.
-    const from = since - 60_000;
-    const rows = await findFirstCopies(tx, ids, endpointId, from);
-    const lookup: DedupeLookup = { from, covered: new Set(ids), rows: new Map() };
-    for (const r of rows) {
-      const list = lookup.rows.get(r.ext);
-      if (list) list.push(r);
-      else lookup.rows.set(r.ext, [r]);
-    }
-    found = lookup;
-    batch.scratch.set(key, lookup);
-  }
-  if (found.covered.has(ext) && since >= found.from) {
-    let first: { id: string; received_at: number } | undefined;
-    for (const r of found.rows.get(ext) ?? [])
-      if (r.received_at >= since && (!first || r.received_at < first.received_at)) first = r;
-    return first?.id;
-  }
-  return findFirstCopy(tx, endpointId, ext, since);
+export async function duplicateOf(tx: Db, batch: Batch<DedupeClaim>, claim: DedupeClaim): Promise<string | null> {
+  const keys = await batchKeys(tx, batch);
+  const key = dedupeKey(claim.endpointId, claim.externalEventId);
+  const earlier = keys.stored.get(key);
+  if (earlier) return earlier.eventId;
+  const holder = keys.held.get(key);
+  return holder !== undefined && holder !== keys.claimed.get(key)?.eventId ? holder : null;
+}
+
+/** A first copy is stored: later copies of the batch are its duplicates, and the store's key names it. */
+export function firstCopyStored(batch: Batch<DedupeClaim>, claim: DedupeClaim): void {
+  const keys = batch.scratch.get('dedupe-keys') as BatchKeys;
+  keys.stored.set(dedupeKey(claim.endpointId, claim.externalEventId), claim);
 }

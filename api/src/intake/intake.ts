@@ -6,10 +6,11 @@
 // per-endpoint budget. A verified sender handshake (Slack's url_verification,
 // GitHub's ping; AUTH_MODE_FACTS) is answered with a receipt row and no event.
 // A batch's event and receipt rows are written with
-// multi-row INSERTs just before its COMMIT (./batch.ts); dedupe (./dedupe.ts) and
-// the plan cap are per-endpoint / per-shop lock keys, so they hold across API
-// processes sharing Postgres. The body checks are in ./body-checks.ts; the SQL
-// is on the store floor (store/tables/events/accept.ts, receipts.ts, usage.ts).
+// multi-row INSERTs just before its COMMIT (./batch.ts). Dedupe is decided by the
+// store, a batch's external ids claimed in one upsert (./dedupe.ts, ADR 0314); the
+// plan cap is a per-shop lock key. Both hold across API processes sharing Postgres.
+// The body checks are in ./body-checks.ts; the SQL is on the store floor
+// (store/tables/events/accept.ts, dedupe-keys.ts, receipts.ts, usage.ts).
 import { type IntakeCell, UNKNOWN_ENDPOINT } from '../observability/metrics.ts';
 import { ERROR_CATALOG, isErrorCode } from '../errors/catalog.ts';
 import { isStoreFull, storeFullError } from '../store/full.ts';
@@ -37,7 +38,7 @@ import { type AuthFailure, AuthRefusal } from '../errors/auth-failure.ts';
 import { handshakeOf } from './auth-modes.ts';
 import { type BatchUsage, batchRows, queueReceipt, readBatchUsage } from './batch.ts';
 import { checkFlowPayloadSize, checkMedia, decodeBody, parseJsonObject } from './body-checks.ts';
-import { firstCopyOf } from './dedupe.ts';
+import { type DedupeClaim, duplicateOf, firstCopyStored } from './dedupe.ts';
 
 interface CachedEndpoint {
   row: EndpointRow;
@@ -47,7 +48,7 @@ interface CachedEndpoint {
   /** Decrypted and made into HMAC keys once per cache entry (both are hot-path costs). */
   secrets: PreparedSecrets | null;
   /** The lock keys of this endpoint's requests (intakeLocks), made once per cache entry. */
-  locks: { cap: readonly string[]; capAndDedupe: readonly string[] };
+  locks: readonly string[];
   /** The batch scratch key of this shop's usage counter. */
   usageKey: string;
   /** /metrics cells of this endpoint's accepted outcomes, bound once per cache entry (`n++` per request). */
@@ -122,7 +123,6 @@ type Stage = 'state' | 'size' | 'media' | 'auth' | 'validation' | 'store';
 
 /** Lock keys of intake's cross-process checks (see committer.ts). */
 export const intakeLocks = {
-  dedupe: (endpointId: string) => `intake-dedupe:${endpointId}`,
   eventCap: (shopId: string) => `intake-event-cap:${shopId}`,
 };
 
@@ -132,15 +132,11 @@ function secondsToNextPeriod(now: number): number {
 
 export class Intake {
   private readonly services: Services;
-  readonly committer: GroupCommitter;
+  /** Accepted requests note their dedupe claim (batch.notes; ./dedupe.ts). */
+  readonly committer: GroupCommitter<DedupeClaim>;
   private readonly cache = new Map<string, CachedEndpoint>();
   private readonly rejectionBudget = new Map<string, { minute: number; used: number }>();
   private readonly cacheMs: number;
-  /**
-   * External event ids submitted for dedupe and not yet checked, by endpoint: the first request of
-   * a batch that needs a dedupe check looks all of them up in one query (dedupeLookup).
-   */
-  private readonly awaitingDedupe = new Map<string, Set<string>>();
 
   constructor(services: Services) {
     this.services = services;
@@ -170,10 +166,7 @@ export class Intake {
       plan: planOf(row.shop_plan),
       fetchedAt: now,
       secrets: null,
-      locks: {
-        cap: [intakeLocks.eventCap(row.shop_id)],
-        capAndDedupe: [intakeLocks.eventCap(row.shop_id), intakeLocks.dedupe(row.id)],
-      },
+      locks: [intakeLocks.eventCap(row.shop_id)],
       usageKey: `usage:${row.shop_id}`,
       cells: this.services.metrics
         ? {
@@ -257,23 +250,30 @@ export class Intake {
   ): Promise<IntakeAck> {
     // What the event row's body column is bound to (see EVENT_PLACEHOLDERS in store/tables/events/accept.ts).
     const bodyParam: SqlParam = this.services.db.dialect === 'sqlite' ? raw : text;
+    const eventId = newId('event');
     const windowHours = this.dedupeWindowHours(ep);
-    const locks = facts.externalEventId && windowHours > 0 ? ep.locks.capAndDedupe : ep.locks.cap;
+    const claim: DedupeClaim | null =
+      facts.externalEventId && windowHours > 0
+        ? {
+            endpointId: ep.row.id,
+            externalEventId: facts.externalEventId,
+            shopId: ep.row.shop_id,
+            eventId,
+            receivedAt: now,
+            windowMs: windowHours * 3_600_000,
+          }
+        : null;
     let outcome: Awaited<ReturnType<Intake['acceptInTx']>>;
-    const awaiting = facts.externalEventId && windowHours > 0 ? this.awaitDedupe(ep.row.id) : null;
-    awaiting?.add(facts.externalEventId as string);
     try {
       outcome = await this.committer.submit(
-        (tx, batch) => this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyParam, facts),
-        { locks },
+        (tx, batch) => this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyParam, facts, eventId, claim),
+        claim ? { locks: ep.locks, note: claim } : { locks: ep.locks },
       );
     } catch (err) {
       // A full disk: nothing was stored or acknowledged; 503 store_full with Retry-After (the
       // sender retries), and a receipt where the store still takes one (a small row may fit).
       if (isStoreFull(err)) throw await this.reject(ep, storeFullError(), 'store', req, now, raw);
       throw err;
-    } finally {
-      if (awaiting) this.forgetDedupe(ep.row.id, awaiting, facts.externalEventId as string);
     }
     if (outcome.kind === 'cap') {
       this.rejected(ep.row.id, 'intake_event_cap_reached');
@@ -329,27 +329,13 @@ export class Intake {
       : { status: 'handshake', receipt_id: receiptId, challenge };
   }
 
-  private awaitDedupe(endpointId: string): Set<string> {
-    let set = this.awaitingDedupe.get(endpointId);
-    if (!set) {
-      set = new Set();
-      this.awaitingDedupe.set(endpointId, set);
-    }
-    return set;
-  }
-
-  private forgetDedupe(endpointId: string, set: Set<string>, ext: string): void {
-    set.delete(ext);
-    if (set.size === 0 && this.awaitingDedupe.get(endpointId) === set) this.awaitingDedupe.delete(endpointId);
-  }
-
   private dedupeWindowHours(ep: CachedEndpoint): number {
     return Math.min(ep.config.dedupeWindowHours ?? ep.plan.dedupeWindowHours, ep.plan.dedupeWindowHours);
   }
 
   private async acceptInTx(
     tx: Db,
-    batch: Batch,
+    batch: Batch<DedupeClaim>,
     ep: CachedEndpoint,
     req: IntakeRequest,
     now: number,
@@ -357,15 +343,14 @@ export class Intake {
     hash: string,
     bodyParam: SqlParam,
     mapped: Mapped,
+    eventId: string,
+    claim: DedupeClaim | null,
   ): Promise<{ kind: 'ack'; ack: IntakeAck } | { kind: 'cap'; retryAfterS: number; receiptId: string | null }> {
     const { row, plan } = ep;
-    const eventId = newId('event');
     // The receipt of an accepted or duplicate request is derived from its event row (reads/receipts.ts).
     const receiptId = receiptIdForEvent(eventId);
     const ext = mapped.externalEventId;
-    const windowHours = this.dedupeWindowHours(ep);
     const rows = batchRows(batch);
-    const dedupeKey = ext && windowHours > 0 ? `${row.id}\u0000${ext}` : '';
     // What every event row of this request records, duplicate or not.
     const facts = {
       id: eventId,
@@ -384,11 +369,9 @@ export class Intake {
       received_at: now,
       updated_at: now,
     };
-    if (ext && windowHours > 0) {
-      // This endpoint's dedupe lock is held (committer), so no other batch writes a first copy meanwhile.
-      const firstId =
-        rows.firstByExternalId.get(dedupeKey) ??
-        (await firstCopyOf(tx, batch, this.awaitingDedupe, row.id, ext, now - windowHours * 3_600_000));
+    if (claim) {
+      // The store decided for the whole batch (./dedupe.ts): no lock, no look-up of earlier copies.
+      const firstId = await duplicateOf(tx, batch, claim);
       if (firstId) {
         rows.events.push(
           eventRow({
@@ -427,7 +410,7 @@ export class Intake {
         duplicate_of: null,
       }),
     );
-    if (ext && windowHours > 0) rows.firstByExternalId.set(dedupeKey, eventId);
+    if (claim) firstCopyStored(batch, claim);
     if (!batch.scratch.has('kick')) {
       batch.scratch.set('kick', true);
       batch.afterCommit(() => this.services.hooks.kickWorker?.());

@@ -9,28 +9,34 @@
 // sharing Postgres, an item names the lock keys its checks need (e.g. one endpoint's
 // dedupe, one shop's event cap); the batch takes all of them first, in one global order
 // (lockKeys), so a check sees every other process's committed batch and two batches
-// never deadlock.
+// never deadlock. An item may also carry a note every item of its batch can read before any
+// runs (batch.notes): intake's dedupe claims, written for the whole batch in one upsert.
 import { type Db, lockKeys } from './db.ts';
 
 /** Per-batch scratch space and hooks shared by the items of one transaction. */
-export interface Batch {
+export interface Batch<N = unknown> {
   readonly scratch: Map<string, unknown>;
+  /** The notes of this batch's items (SubmitOptions.note), in item order; items without one left out. */
+  readonly notes: readonly N[];
   /** Runs once, inside the transaction, after every item (e.g. one counter upsert per shop). */
   beforeCommit(fn: (tx: Db) => Promise<void>): void;
   /** Runs after the commit (e.g. wake the worker). */
   afterCommit(fn: () => void): void;
 }
 
-export type BatchWork<T> = (tx: Db, batch: Batch) => Promise<T>;
+export type BatchWork<T, N = unknown> = (tx: Db, batch: Batch<N>) => Promise<T>;
 
-export interface SubmitOptions {
+export interface SubmitOptions<N = unknown> {
   /** Logical keys this item's checks depend on (advisory locks on Postgres; nothing on SQLite). */
   locks?: readonly string[];
+  /** What the other items of its batch may read before it runs (batch.notes). */
+  note?: N;
 }
 
-interface Pending {
-  work: BatchWork<unknown>;
+interface Pending<N> {
+  work: BatchWork<unknown, N>;
   locks: readonly string[];
+  note: N | undefined;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -42,10 +48,10 @@ export interface CommitterStats {
   retriedBatches: number;
 }
 
-export class GroupCommitter {
+export class GroupCommitter<N = never> {
   private readonly db: Db;
   private readonly maxBatch: number;
-  private queue: Pending[] = [];
+  private queue: Pending<N>[] = [];
   private flushing = false;
   private scheduled = false;
   readonly stats: CommitterStats = { batches: 0, items: 0, maxBatch: 0, retriedBatches: 0 };
@@ -59,9 +65,15 @@ export class GroupCommitter {
   }
 
   /** Queues work for the next batch; resolves with its result after the batch commits. */
-  submit<T>(work: BatchWork<T>, options: SubmitOptions = {}): Promise<T> {
+  submit<T>(work: BatchWork<T, N>, options: SubmitOptions<N> = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, locks: options.locks ?? [], resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({
+        work,
+        locks: options.locks ?? [],
+        note: options.note,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      });
       this.schedule();
     });
   }
@@ -120,11 +132,12 @@ export class GroupCommitter {
     }
   }
 
-  private async runBatch(items: Pending[], onCommit?: () => void): Promise<unknown[]> {
+  private async runBatch(items: Pending<N>[], onCommit?: () => void): Promise<unknown[]> {
     const before: ((tx: Db) => Promise<void>)[] = [];
     const after: (() => void)[] = [];
-    const batch: Batch = {
+    const batch: Batch<N> = {
       scratch: new Map(),
+      notes: items.flatMap((i) => (i.note === undefined ? [] : [i.note])),
       beforeCommit: (fn) => before.push(fn),
       afterCommit: (fn) => after.push(fn),
     };

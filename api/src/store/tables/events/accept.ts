@@ -1,10 +1,10 @@
-// Events (owner: this folder, ADR 0012) — intake's batch insert of a group commit's event rows (tuned: ADR 0301, 0304, 0308) and dedupe's look for a first copy.
+// Events (owner: this folder, ADR 0012) — intake's batch insert of a group commit's event rows (tuned: ADR 0301, 0304, 0308); dedupe's keys are in ./dedupe-keys.ts.
 import type { Db } from '../../db.ts';
-import { insertMany, pgArrayLiteral, type SqlParam } from '../../db.ts';
+import { insertMany, type SqlParam } from '../../db.ts';
 import { addEventCounts, type EventCount, eventKind, tallyEvent } from './counts.ts';
 import { addWindowCounts, tallyWindow, type WindowCount } from './window-counts.ts';
 
-// intake: the batch insert of a group commit's event rows (tuned: ADR 0301, 0304, 0308) and dedupe's look for a first copy.
+// intake: the batch insert of a group commit's event rows (tuned: ADR 0301, 0304, 0308).
 
 export const EVENT_COLUMNS = [
   'id',
@@ -103,53 +103,4 @@ export function eventRow(e: EventInsert): SqlParam[] {
     e.retention_state,
     e.duplicate_of,
   ];
-}
-
-/** A first copy dedupe found: its external id, event id and receipt time. */
-export interface FirstCopy {
-  ext: string;
-  id: string;
-  received_at: number;
-}
-
-/**
- * Original (not duplicate, not replay) events of an endpoint received since `from` whose external
- * id is one of `ids`. PostgreSQL: one index probe per id (LATERAL), the plan of the single-id
- * query, so at most the first copy per id; an IN list there was planned as a range scan of the
- * endpoint's whole window when the table's statistics were young (measured: 19 ms against
- * 0.03 ms). SQLite probes an IN list itself and returns every copy.
- */
-export async function findFirstCopies(
-  tx: Db,
-  ids: readonly string[],
-  endpointId: string,
-  from: number,
-): Promise<FirstCopy[]> {
-  return tx.all<FirstCopy>(
-    tx.dialect === 'postgres'
-      ? `SELECT k.ext, e.id, e.received_at FROM unnest(?::text[]) AS k(ext)
-               CROSS JOIN LATERAL (SELECT id, received_at FROM events
-                 WHERE endpoint_id = ? AND external_event_id = k.ext AND received_at >= ?
-                   AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1) e`
-      : `SELECT external_event_id AS ext, id, received_at FROM events
-              WHERE external_event_id IN (${ids.map(() => '?').join(', ')}) AND endpoint_id = ? AND received_at >= ?
-                AND duplicate_of IS NULL AND replay_of IS NULL`,
-    tx.dialect === 'postgres' ? [pgArrayLiteral(ids), endpointId, from] : [...ids, endpointId, from],
-  );
-}
-
-/** The id of the first original event of an endpoint with this external id received since `since`. */
-export async function findFirstCopy(
-  tx: Db,
-  endpointId: string,
-  ext: string,
-  since: number,
-): Promise<string | undefined> {
-  return (
-    await tx.get<{ id: string }>(
-      `SELECT id FROM events WHERE endpoint_id = ? AND external_event_id = ? AND received_at >= ?
-            AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1`,
-      [endpointId, ext, since],
-    )
-  )?.id;
 }
