@@ -1,6 +1,6 @@
 // Shops: the merchant's store, its Admin API token and availability, its Shopify bucket, and Flow's trigger lifecycle per shop.
 // Owns: shops, shop_buckets, flow_trigger_lifecycle, flow_lifecycle_signals. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
-import type { Db } from '../db.ts';
+import { type Db, lockKeys } from '../db.ts';
 
 // shopify app: install, reinstall, uninstall, shop/redact
 
@@ -170,6 +170,12 @@ export async function countHeldShops(db: Db): Promise<{ connection_status: strin
 
 // handoff: the worker's shop reads, shared buckets, holds and probes, reconnects, token refresh and Flow readiness (api/src/handoff/)
 
+/**
+ * The advisory lock key that serialises claims for one shop across worker processes (PostgreSQL,
+ * ADR 0600), and that an answer's correction of the shop's shared account waits for.
+ */
+export const claimShopKey = (shopId: string): string => `claim-shop:${shopId}`;
+
 /** A shop's row in `shop_buckets`: the account of its bucket every worker process shares (Postgres). */
 export interface SharedBucket {
   shop_id: string;
@@ -210,9 +216,16 @@ export async function readClaimShops<S>(
   );
 }
 
+/** A shared account refilled to the time in the statement's parameter (`b`: the row). */
+const REFILLED =
+  'LEAST(b.maximum_available, b.available + GREATEST(0, CAST(? AS BIGINT) - b.at) * b.restore_rate / 1000)';
+
 /**
  * Takes `n × cost` points per shop out of the shops' shared accounts (PostgreSQL), refilled to
- * `leaseNow` (the database clock), relative to each row as it is then.
+ * `leaseNow` (the database clock), relative to each row as it is then, and only where the account
+ * so refilled covers them: one conditional write, so two claims cannot both spend the last points
+ * (a spend that waited for another's row lock re-checks the condition on the row it left). Returns
+ * the rows spent from; a shop missing from the answer had its spend refused and nothing taken.
  */
 export async function spendSharedBuckets(
   tx: Db,
@@ -222,20 +235,22 @@ export async function spendSharedBuckets(
 ): Promise<SharedBucket[]> {
   return tx.all<SharedBucket>(
     `UPDATE shop_buckets AS b
-                SET available = LEAST(b.maximum_available, b.available + GREATEST(0, CAST(? AS BIGINT) - b.at) * b.restore_rate / 1000)
-                                - t.n * ${cost},
+                SET available = ${REFILLED} - t.n * ${cost},
                     at = GREATEST(b.at, CAST(? AS BIGINT))
                FROM (VALUES ${[...spent].map(() => '(CAST(? AS TEXT), CAST(? AS INTEGER))').join(', ')}) AS t (shop_id, n)
-              WHERE b.shop_id = t.shop_id
+              WHERE b.shop_id = t.shop_id AND ${REFILLED} >= t.n * ${cost}
               RETURNING b.shop_id, b.available, b.at, b.restore_rate, b.maximum_available`,
-    [leaseNow, leaseNow, ...[...spent].flat()],
+    [leaseNow, leaseNow, ...[...spent].flat(), leaseNow],
   );
 }
 
 /**
  * Lowers a shop's shared account (PostgreSQL; creates it) to what Shopify said (`available`), less
  * `cost` per other live lease of the shop (every worker's, but `eventId`'s), if that is less than
- * the account refilled to `dbNow`. Returns the row as written.
+ * the account refilled to `dbNow`. Returns the row as written. It first waits for the shop's claim
+ * lock: a claim in progress leases calls Shopify has not counted and this count, at READ
+ * COMMITTED, could not see; once the lock is ours they are committed and counted (a statement of
+ * its own, since a statement's snapshot is taken before anything in it runs).
  */
 export async function lowerSharedBucket(
   tx: Db,
@@ -249,6 +264,7 @@ export async function lowerSharedBucket(
     cost: number;
   },
 ): Promise<SharedBucket | undefined> {
+  await lockKeys(tx, [claimShopKey(b.shopId)]);
   return tx.get<SharedBucket>(
     `INSERT INTO shop_buckets AS b (shop_id, available, at, restore_rate, maximum_available)
              VALUES (?, CAST(? AS DOUBLE PRECISION) - ${b.cost} * (SELECT COUNT(*) FROM events
