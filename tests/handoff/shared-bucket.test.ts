@@ -67,13 +67,20 @@ describe.runIf(testStore() === 'postgres')('the shared bucket account in the sto
     });
     let firstSpent: SharedBucket[] = [];
     const first = db.tx(async (tx) => {
-      firstSpent = await spendSharedBuckets(tx, new Map([[shop.id, 2]]), at, 1);
+      firstSpent = await spendSharedBuckets(
+        tx,
+        new Map([[shop.id, { calls: 2, inFlight: 0 }]]),
+        { leaseNow: at, spentAt: at },
+        1,
+      );
       await held;
     });
     await waitFor(() => firstSpent.length > 0, 'the first spend');
     // The second claim's spend runs while the first still holds its row, as a claim in another
     // process would if its shop lock were not there.
-    const second = db.tx((tx) => spendSharedBuckets(tx, new Map([[shop.id, 2]]), at, 1));
+    const second = db.tx((tx) =>
+      spendSharedBuckets(tx, new Map([[shop.id, { calls: 2, inFlight: 0 }]]), { leaseNow: at, spentAt: at }, 1),
+    );
     await blockedOr(second);
     release();
     await first;
@@ -81,7 +88,11 @@ describe.runIf(testStore() === 'postgres')('the shared bucket account in the sto
     expect(await second).toEqual([]);
     expect(Number((await account(shop.id)).available)).toBe(1);
     // What the account covers is still spent.
-    expect((await spendSharedBuckets(db, new Map([[shop.id, 1]]), at, 1)).map((r) => Number(r.available))).toEqual([0]);
+    expect(
+      (
+        await spendSharedBuckets(db, new Map([[shop.id, { calls: 1, inFlight: 0 }]]), { leaseNow: at, spentAt: at }, 1)
+      ).map((r) => Number(r.available)),
+    ).toEqual([0]);
   });
 
   it("an answer's correction waits for a claim in progress and counts the calls it leases", async () => {
@@ -124,5 +135,93 @@ describe.runIf(testStore() === 'postgres')('the shared bucket account in the sto
     const row = await correction;
     expect(Number(row?.available)).toBe(9);
     expect(Number((await account(shop.id)).available)).toBe(9);
+  });
+  it("an answer's correction also counts the calls that were in flight when it began to wait and were recorded meanwhile", async () => {
+    const services = server.runtime.services;
+    const { shop, endpointId } = await makeShop(services);
+    const at = await dbNow();
+    // A call in flight (committed lease) when Shopify's answer to another call arrives.
+    const inFlight = await insertEvent(services, shop.id, endpointId);
+    await db.run("UPDATE events SET state = 'delivering', lease_owner = 'w/claim', lease_expires_at = ? WHERE id = ?", [
+      at + 60_000,
+      inFlight,
+    ]);
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked = false;
+    // A claim for the shop in progress: the correction waits for it.
+    const claim = db.tx(async (tx) => {
+      expect((await tryLockKeys(tx, [claimShopKey(shop.id)])).size).toBe(1);
+      locked = true;
+      await held;
+    });
+    await waitFor(() => locked, 'the claim in progress');
+    // Shopify said 10 before the call in flight reached it.
+    const correction = db.tx((tx) =>
+      lowerSharedBucket(tx, {
+        shopId: shop.id,
+        eventId: newId('event'),
+        available: 10,
+        restoreRate: STILL,
+        maximumAvailable: 40,
+        dbNow: at,
+        cost: 1,
+      }),
+    );
+    await blockedOr(correction);
+    // While the correction waits, the call in flight is answered and recorded: no longer a lease.
+    await db.run("UPDATE events SET state = 'delivered', lease_owner = NULL, lease_expires_at = NULL WHERE id = ?", [
+      inFlight,
+    ]);
+    release();
+    await claim;
+    expect(Number((await correction)?.available)).toBe(9);
+  });
+
+  it('a spend is stamped when it runs: the restore during the claim before it is not credited', async () => {
+    const services = server.runtime.services;
+    const { shop } = await makeShop(services);
+    const at = await dbNow();
+    // A full bucket of 10 restoring 100 points a second.
+    await lowerSharedBucket(db, {
+      shopId: shop.id,
+      eventId: 'none',
+      available: 10,
+      restoreRate: 100,
+      maximumAvailable: 10,
+      dbNow: at,
+      cost: 1,
+    });
+    // The claim began at `at` and spends 4 points 50 ms later; Shopify's bucket, full, took them
+    // no earlier than that, so the account holds 6 points at the spend, not 6 + 5 restored.
+    const [row] = await spendSharedBuckets(
+      db,
+      new Map([[shop.id, { calls: 4, inFlight: 0 }]]),
+      { leaseNow: at, spentAt: at + 50 },
+      1,
+    );
+    expect(Number(row?.available)).toBe(6);
+    expect(Number(row?.at)).toBe(at + 50);
+  });
+  it('the account holds no more than the bucket beside the calls in flight: a full bucket with 6 of 10 points on their way pays for 4 calls', async () => {
+    const services = server.runtime.services;
+    const { shop } = await makeShop(services);
+    const at = await dbNow();
+    await lowerSharedBucket(db, {
+      shopId: shop.id,
+      eventId: 'none',
+      available: 10,
+      restoreRate: STILL,
+      maximumAvailable: 10,
+      dbNow: at,
+      cost: 1,
+    });
+    // 6 calls in flight have not reached Shopify: its bucket, full, will take their 6 points.
+    const times = { leaseNow: at, spentAt: at };
+    expect(await spendSharedBuckets(db, new Map([[shop.id, { calls: 5, inFlight: 6 }]]), times, 1)).toEqual([]);
+    const [row] = await spendSharedBuckets(db, new Map([[shop.id, { calls: 4, inFlight: 6 }]]), times, 1);
+    expect(Number(row?.available)).toBe(0);
   });
 });

@@ -61,8 +61,10 @@ interface ClaimRun {
 
 /** The claim's shops as its transaction read them. */
 interface ClaimShops {
-  /** Live leases per shop (every worker's). */
+  /** Live leases per shop (every worker's), counting those the claim chooses. */
   busy: Map<string, number>;
+  /** Live leases per shop as read, before the claim chose any: the calls in flight. */
+  inFlight: ReadonlyMap<string, number>;
   shared: Map<string, SharedBucket>;
   rows: Map<string, ShopRow>;
   /** Calls each shop's bucket allows now (pacing); shops Shopify has not described are not limited. */
@@ -147,7 +149,8 @@ async function claimInTx(run: ClaimRun, tx: Db, preliminary: DueRow[]): Promise<
 async function readShops(run: ClaimRun, tx: Db, shopIds: string[]): Promise<ClaimShops> {
   const { pacer } = run.host;
   const shops = await readClaimShops<ShopRow>(tx, shopIds, run.leaseNow, tx.dialect === 'postgres');
-  const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
+  const inFlight = new Map(shops.map((r) => [r.id, Number(r.busy)]));
+  const busy = new Map(inFlight);
   const shared = new Map<string, SharedBucket>();
   const rows = new Map<string, ShopRow>();
   for (const { busy: _b, ...row } of shops) {
@@ -173,7 +176,16 @@ async function readShops(run: ClaimRun, tx: Db, shopIds: string[]): Promise<Clai
     pacer.mirrorShared(row, run.now);
     run.sharedShops.push(row.shop_id);
   }
-  const points = new Map(shopIds.map((id) => [id, pacer.callsFor(id, run.now)]));
+  // A shared account holds no more than the bucket beside the calls in flight (spendSharedBuckets).
+  const points = new Map(
+    shopIds.map((id) => {
+      const row = shared.get(id);
+      const calls = pacer.callsFor(id, run.now);
+      if (!row) return [id, calls];
+      const beside = (row.maximum_available - (inFlight.get(id) ?? 0) * TRIGGER_COST) / TRIGGER_COST;
+      return [id, Math.min(calls, Math.floor(beside))];
+    }),
+  );
   const holdFor = new Map<string, { support: SupportCodeKey; probe: string | null }>();
   for (const s of shops) {
     const hold = shopHoldFor(s.connection_status);
@@ -183,7 +195,7 @@ async function readShops(run: ClaimRun, tx: Db, shopIds: string[]): Promise<Clai
         probe: isUnavailableShop(s.connection_status) ? s.probe_event_id : null,
       });
   }
-  return { busy, shared, rows, points, holdFor };
+  return { busy, inFlight, shared, rows, points, holdFor };
 }
 
 /**
@@ -243,7 +255,7 @@ async function lease(
   shops: ClaimShops,
 ): Promise<ClaimedEvent[]> {
   const { host, now } = run;
-  const chosen = shops.shared.size ? await spendShared(run, tx, picked, probes, shops.shared) : picked;
+  const chosen = shops.shared.size ? await spendShared(run, tx, picked, probes, shops) : picked;
   if (chosen.length === 0) return [];
   const leaseOwner = `${host.owner}/${newId('request').slice(4)}`;
   const updated = await leaseDueEvents(tx, {
@@ -303,14 +315,25 @@ async function spendShared(
   tx: Db,
   picked: readonly DueRow[],
   probes: ReadonlySet<string>,
-  shared: ReadonlyMap<string, SharedBucket>,
+  { shared, inFlight }: ClaimShops,
 ): Promise<DueRow[]> {
-  const spent = new Map<string, number>();
+  const spent = new Map<string, { calls: number; inFlight: number }>();
   for (const ev of picked)
-    if (shared.has(ev.shop_id) && !probes.has(ev.id)) spent.set(ev.shop_id, (spent.get(ev.shop_id) ?? 0) + 1);
+    if (shared.has(ev.shop_id) && !probes.has(ev.id)) {
+      const s = spent.get(ev.shop_id) ?? { calls: 0, inFlight: inFlight.get(ev.shop_id) ?? 0 };
+      s.calls++;
+      spent.set(ev.shop_id, s);
+    }
   if (spent.size === 0) return [...picked];
-  const rows = await spendSharedBuckets(tx, spent, run.leaseNow, TRIGGER_COST);
-  for (const r of rows) run.host.pacer.mirrorShared(r, run.now);
+  const { services, clock, pacer } = run.host;
+  const spentNow = services.now();
+  const rows = await spendSharedBuckets(
+    tx,
+    spent,
+    { leaseNow: run.leaseNow, spentAt: spentNow + clock.offsetMs },
+    TRIGGER_COST,
+  );
+  for (const r of rows) pacer.mirrorShared(r, spentNow);
   const paid = new Set(rows.map((r) => r.shop_id));
   return picked.filter((ev) => !spent.has(ev.shop_id) || paid.has(ev.shop_id) || probes.has(ev.id));
 }
