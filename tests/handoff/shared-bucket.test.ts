@@ -67,20 +67,13 @@ describe.runIf(testStore() === 'postgres')('the shared bucket account in the sto
     });
     let firstSpent: SharedBucket[] = [];
     const first = db.tx(async (tx) => {
-      firstSpent = await spendSharedBuckets(
-        tx,
-        new Map([[shop.id, { calls: 2, inFlight: 0 }]]),
-        { leaseNow: at, spentAt: at },
-        1,
-      );
+      firstSpent = await spendSharedBuckets(tx, new Map([[shop.id, { calls: 2, inFlight: 0 }]]), at, 1);
       await held;
     });
     await waitFor(() => firstSpent.length > 0, 'the first spend');
     // The second claim's spend runs while the first still holds its row, as a claim in another
     // process would if its shop lock were not there.
-    const second = db.tx((tx) =>
-      spendSharedBuckets(tx, new Map([[shop.id, { calls: 2, inFlight: 0 }]]), { leaseNow: at, spentAt: at }, 1),
-    );
+    const second = db.tx((tx) => spendSharedBuckets(tx, new Map([[shop.id, { calls: 2, inFlight: 0 }]]), at, 1));
     await blockedOr(second);
     release();
     await first;
@@ -89,9 +82,9 @@ describe.runIf(testStore() === 'postgres')('the shared bucket account in the sto
     expect(Number((await account(shop.id)).available)).toBe(1);
     // What the account covers is still spent.
     expect(
-      (
-        await spendSharedBuckets(db, new Map([[shop.id, { calls: 1, inFlight: 0 }]]), { leaseNow: at, spentAt: at }, 1)
-      ).map((r) => Number(r.available)),
+      (await spendSharedBuckets(db, new Map([[shop.id, { calls: 1, inFlight: 0 }]]), at, 1)).map((r) =>
+        Number(r.available),
+      ),
     ).toEqual([0]);
   });
 
@@ -180,31 +173,6 @@ describe.runIf(testStore() === 'postgres')('the shared bucket account in the sto
     expect(Number((await correction)?.available)).toBe(9);
   });
 
-  it('a spend is stamped when it runs: the restore during the claim before it is not credited', async () => {
-    const services = server.runtime.services;
-    const { shop } = await makeShop(services);
-    const at = await dbNow();
-    // A full bucket of 10 restoring 100 points a second.
-    await lowerSharedBucket(db, {
-      shopId: shop.id,
-      eventId: 'none',
-      available: 10,
-      restoreRate: 100,
-      maximumAvailable: 10,
-      dbNow: at,
-      cost: 1,
-    });
-    // The claim began at `at` and spends 4 points 50 ms later; Shopify's bucket, full, took them
-    // no earlier than that, so the account holds 6 points at the spend, not 6 + 5 restored.
-    const [row] = await spendSharedBuckets(
-      db,
-      new Map([[shop.id, { calls: 4, inFlight: 0 }]]),
-      { leaseNow: at, spentAt: at + 50 },
-      1,
-    );
-    expect(Number(row?.available)).toBe(6);
-    expect(Number(row?.at)).toBe(at + 50);
-  });
   it('the account holds no more than the bucket beside the calls in flight: a full bucket with 6 of 10 points on their way pays for 4 calls', async () => {
     const services = server.runtime.services;
     const { shop } = await makeShop(services);
@@ -219,9 +187,8 @@ describe.runIf(testStore() === 'postgres')('the shared bucket account in the sto
       cost: 1,
     });
     // 6 calls in flight have not reached Shopify: its bucket, full, will take their 6 points.
-    const times = { leaseNow: at, spentAt: at };
-    expect(await spendSharedBuckets(db, new Map([[shop.id, { calls: 5, inFlight: 6 }]]), times, 1)).toEqual([]);
-    const [row] = await spendSharedBuckets(db, new Map([[shop.id, { calls: 4, inFlight: 6 }]]), times, 1);
+    expect(await spendSharedBuckets(db, new Map([[shop.id, { calls: 5, inFlight: 6 }]]), at, 1)).toEqual([]);
+    const [row] = await spendSharedBuckets(db, new Map([[shop.id, { calls: 4, inFlight: 6 }]]), at, 1);
     expect(Number(row?.available)).toBe(0);
   });
 });

@@ -326,13 +326,10 @@ async function spendShared(
     }
   if (spent.size === 0) return [...picked];
   const { services, clock, pacer } = run.host;
+  // Refilled to now, not to the claim's start: the bucket restores while the claim runs (and, when
+  // full, the in-flight cap takes out what it cannot).
   const spentNow = services.now();
-  const rows = await spendSharedBuckets(
-    tx,
-    spent,
-    { leaseNow: run.leaseNow, spentAt: spentNow + clock.offsetMs },
-    TRIGGER_COST,
-  );
+  const rows = await spendSharedBuckets(tx, spent, spentNow + clock.offsetMs, TRIGGER_COST);
   for (const r of rows) pacer.mirrorShared(r, spentNow);
   const paid = new Set(rows.map((r) => r.shop_id));
   return picked.filter((ev) => !spent.has(ev.shop_id) || paid.has(ev.shop_id) || probes.has(ev.id));

@@ -225,35 +225,33 @@ const SPENDABLE = (cost: number) => `LEAST(b.maximum_available - t.in_flight * $
 
 /**
  * Takes `n × cost` points per shop out of the shops' shared accounts (PostgreSQL), refilled to
- * `leaseNow` (the database clock), relative to each row as it is then, and only where the account
- * so refilled covers them: one conditional write, so two claims cannot both spend the last points
- * (a spend that waited for another's row lock re-checks the condition on the row it left). Returns
- * the rows spent from; a shop missing from the answer had its spend refused and nothing taken.
+ * `spentAt` (the database clock when the spend runs), relative to each row as it is then, and
+ * only where the account so refilled covers them: one conditional write, so two claims cannot
+ * both spend the last points (a spend that waited for another's row lock re-checks the condition
+ * on the row it left). Returns the rows spent from; a shop missing from the answer had its spend
+ * refused and nothing taken.
  *
- * The row is stamped `spentAt` (the database clock when the spend runs, later than `leaseNow`),
- * and what the bucket restores between the two is not credited: Shopify takes the points when the
- * calls reach it, after the claim commits, and a bucket that is full until then restores nothing.
- * Credited, that restore was points handed out twice whenever a full bucket met a slow claim
- * (ADR 0202). For the same reason the account holds at most the bucket's size less the shop's
- * calls in flight (`inFlight`, every worker's live leases): until they reach Shopify, a full bucket
- * restores nothing, and each will still take its point.
+ * The account holds at most the bucket's size less the shop's calls in flight (`inFlight`, every
+ * worker's live leases): Shopify takes a call's point when the call reaches it, and a bucket that
+ * is full until then restores nothing, so each call on its way will still take its point.
+ * Refilled to the bucket's size alone, that restore was points handed out twice whenever a full
+ * bucket met a slow claim (ADR 0202).
  */
 export async function spendSharedBuckets(
   tx: Db,
   spent: ReadonlyMap<string, { calls: number; inFlight: number }>,
-  times: { leaseNow: number; spentAt: number },
+  spentAt: number,
   cost: number,
 ): Promise<SharedBucket[]> {
-  const { leaseNow, spentAt } = times;
   return tx.all<SharedBucket>(
     `UPDATE shop_buckets AS b
                 SET available = ${SPENDABLE(cost)} - t.n * ${cost},
-                    at = GREATEST(b.at, CAST(? AS BIGINT), CAST(? AS BIGINT))
+                    at = GREATEST(b.at, CAST(? AS BIGINT))
                FROM (VALUES ${[...spent].map(() => '(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS INTEGER))').join(', ')})
                     AS t (shop_id, n, in_flight)
               WHERE b.shop_id = t.shop_id AND ${SPENDABLE(cost)} >= t.n * ${cost}
               RETURNING b.shop_id, b.available, b.at, b.restore_rate, b.maximum_available`,
-    [leaseNow, leaseNow, spentAt, ...[...spent].flatMap(([id, s]) => [id, s.calls, s.inFlight]), leaseNow],
+    [spentAt, spentAt, ...[...spent].flatMap(([id, s]) => [id, s.calls, s.inFlight]), spentAt],
   );
 }
 
