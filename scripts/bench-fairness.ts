@@ -1,4 +1,4 @@
-// npm run bench:fairness [-- --store sqlite|postgres --workers 1|2 --seconds 10 --rounds 5 --shops 1000
+// npm run bench:fairness [-- --store sqlite|postgres --workers 1-4 --seconds 10 --rounds 5 --shops 1000
 //                          --small-rate 0.2 --hot-rate 500 --hot-plan plus | --hot-restore N --hot-size N]
 // Many shops, fairly (issue 31, goal 4). 1,000 small shops each send 0.2 events/s and one hot shop
 // sends 500 events/s. The Shopify stand-in (its own process) gives the hot shop its own leaky
@@ -6,8 +6,8 @@
 // so the hot shop's load exceeds what Shopify restores) and answers THROTTLED with the real
 // throttleStatus. Prints: the small shops' p99 intake-to-Flow latency (goal < 100 ms), the hot
 // shop's delivered rate against its bucket's restore rate, and the THROTTLED answers after the
-// first (goal: a handful). --workers 2 starts a second delivery process (`flowport worker`) on the
-// same PostgreSQL database. Rounds alternate with a baseline (the order flips each round): the
+// first (goal: a handful). --workers N (2–4) starts N − 1 more delivery processes (`flowport worker`)
+// on the same PostgreSQL database. Rounds alternate with a baseline (the order flips each round): the
 // same schedule of triggers posted by the sender straight to the stand-in (the small shops' to
 // their own shops, the hot shop's to a shop whose bucket never runs dry), the floor this machine
 // gives a handoff at that moment. Prints each round and the medians of the rounds.
@@ -58,9 +58,9 @@ const HOT_BUCKET = {
   maximumAvailable: Number(values['hot-size'] ?? plan.maximumAvailable),
   restoreRate: Number(values['hot-restore'] ?? plan.restoreRate),
 };
-if (WORKERS !== 1 && WORKERS !== 2) throw new Error('--workers must be 1 or 2');
-if (WORKERS === 2 && STORE !== 'postgres')
-  throw new Error('--workers 2 needs --store postgres (one database, two processes)');
+if (!Number.isInteger(WORKERS) || WORKERS < 1 || WORKERS > 4) throw new Error('--workers must be 1 to 4');
+if (WORKERS > 1 && STORE !== 'postgres')
+  throw new Error('--workers 2 or more needs --store postgres (one database, several processes)');
 
 const now = () => performance.timeOrigin + performance.now();
 function pct(sorted: number[], p: number): number {
@@ -80,7 +80,7 @@ const flowport = await startBenchFlowport({ store: STORE, worker: true }).catch(
   await sandbox.stop();
   throw err;
 });
-let second: ChildProcess | null = null;
+const others: ChildProcess[] = [];
 let failed = false;
 try {
   const { creds } = flowport;
@@ -121,7 +121,7 @@ try {
   });
   if (!bucket.ok) throw new Error(`stand-in bucket: ${bucket.status} ${await bucket.text()}`);
 
-  if (WORKERS === 2) {
+  for (let w = 1; w < WORKERS; w++) {
     const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'flowport.js'), 'worker'], {
       env: {
         ...process.env,
@@ -131,9 +131,9 @@ try {
       },
       stdio: 'ignore',
     });
-    second = child;
+    others.push(child);
     // The worker process has no API; it is up once its pool is (give it a moment to LISTEN).
-    await waitFor(async () => new Promise((r) => setTimeout(() => r(true), 1500)), child, 'second worker');
+    await waitFor(async () => new Promise((r) => setTimeout(() => r(true), 1500)), child, `worker ${w + 1}`);
   }
 
   const acceptedAt = new Map<string, { at: number; hot: boolean }>();
@@ -186,7 +186,7 @@ try {
   console.log(
     `${ROUNDS} rounds, alternating with the baseline: ${SHOPS} small shops × ${SMALL_RATE} events/s + 1 hot shop × ${HOT_RATE} events/s for ${SECONDS} s ` +
       `(${smallTotal} + ${hotTotal} events); hot shop's bucket ${HOT_BUCKET.maximumAvailable} points, ` +
-      `restores ${HOT_BUCKET.restoreRate}/s; ${flowport.storeLabel}; ${WORKERS} worker process${WORKERS === 2 ? 'es' : ''}`,
+      `restores ${HOT_BUCKET.restoreRate}/s; ${flowport.storeLabel}; ${WORKERS} worker process${WORKERS > 1 ? 'es' : ''}`,
   );
   // One open-loop schedule of both streams, in time order.
   const plan: { at: number; hot: boolean; i: number }[] = [];
@@ -320,13 +320,17 @@ try {
     `goal small shops' p99 < 100 ms (median of the rounds' p99): ${p99 < 100 ? 'met' : 'NOT met'} (p99 ${ms(p99)})`,
   );
 } finally {
-  if (second && second.exitCode === null) {
-    const s = second;
-    await new Promise<void>((r) => {
-      s.once('exit', () => r());
-      s.kill('SIGTERM');
-    });
-  }
+  await Promise.all(
+    others
+      .filter((c) => c.exitCode === null)
+      .map(
+        (c) =>
+          new Promise<void>((r) => {
+            c.once('exit', () => r());
+            c.kill('SIGTERM');
+          }),
+      ),
+  );
   await flowport.stop();
   await sandbox.stop();
 }

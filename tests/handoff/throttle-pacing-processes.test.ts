@@ -1,8 +1,8 @@
 // Two delivery processes on one PostgreSQL database pace a shop by one account of its Shopify
 // bucket (ADR 0200, "Pacing"; issue 31): the test server's worker and a `flowport worker` child
 // both hand off to the stand-in in the test server, whose tight leaky bucket judges them. Each
-// process alone knows only its own calls; without the shared account (`shop_buckets`) both spend
-// the same points and the stand-in answers THROTTLED again and again. The assertions are on the
+// process alone knows only its own calls; without the shared account (`shop_buckets`, ADR 0202) both
+// spend the same points and the stand-in answers THROTTLED again and again. The assertions are on the
 // stand-in's counts, not on durations. PostgreSQL only: SQLite is one process (ADR 0600).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -78,9 +78,11 @@ describe.runIf(testStore() === 'postgres')('two worker processes on one PostgreS
     // Both processes delivered: the shop's points were shared, not left to one of them.
     expect(here).toBeGreaterThan(0);
     expect(here).toBeLessThan(ids.length);
-    // At most a handful THROTTLED (the bucket was never described to a process before its first
-    // answer), and no call beyond one per event plus those.
-    expect(throttled).toBeLessThanOrEqual(5);
+    // The shop's one account foresees every THROTTLED answer it can (ADR 0202); the bound left is
+    // the clocks': each process places the database's clock by one round trip a minute, and a
+    // loaded machine can stretch that past the 10 ms of restore kept back. No call beyond one per
+    // event plus those.
+    expect(throttled).toBeLessThanOrEqual(2);
     expect(calls).toBe(ids.length + throttled);
   });
 });

@@ -5,6 +5,10 @@
 // the race that rule closes (an answer resetting the account while the claim still committed):
 // `bench:fairness -- --hot-restore 100 --hot-size 1000` did, 15 to 74 THROTTLED per 10 s round
 // before and 0 after. Both stores; the assertions are on the stand-in's counts, not on durations.
+// The test inserts the stream itself, one event at a time: on a loaded machine that is 30–120
+// events a second, so the bucket restores slowly enough (10 points a second) that the stream
+// outruns it however slow the machine is. With 200 a second (until 2026-11-28) it did not: the
+// stand-in's bucket never ran low, and the test passed with pacing switched off (ADR 0202).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { setBucket } from '../../api/src/sandbox/app.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -12,9 +16,9 @@ import { eventRow, insertEvent, makeShop, PACING_WORKER_ENV, waitFor } from './h
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
-/** 20 points restoring 200 a second; events arrive at about 1,000 a second. */
-const BUCKET = { maximumAvailable: 20, restoreRate: 200 };
-const EVENTS = 1000;
+/** 20 points restoring 10 a second; events arrive at up to 1,000 a second (30 or more under load). */
+const BUCKET = { maximumAvailable: 20, restoreRate: 10 };
+const EVENTS = 200;
 
 describe('a worker pacing a shop whose events keep arriving', () => {
   let server: TestServer;
@@ -43,15 +47,17 @@ describe('a worker pacing a shop whose events keep arriving', () => {
       server.runtime.worker?.kick();
       await new Promise((r) => setTimeout(r, 10));
     }
+    // With pacing broken the events retry for longer than this waits: the THROTTLED count says why.
     const rows = await waitFor(async () => {
       const r = await Promise.all(ids.map((id) => eventRow(services, id)));
       return r.every((e) => e.state === 'delivered') ? r : null;
-    }, 'every event delivered');
+    }, 'every event delivered').catch((err: unknown) => err as Error);
     const throttled = standIn.throttled.get(shop.domain) ?? 0;
     const calls = standIn.calls.get(shop.domain) ?? 0;
     console.log(`[throttle-pacing-steady] ${ids.length} events, ${calls} calls, ${throttled} THROTTLED`);
-    expect(rows.map((r) => r.state)).toEqual(Array(ids.length).fill('delivered'));
     expect(throttled).toBeLessThanOrEqual(5);
+    if (rows instanceof Error) throw rows;
+    expect(rows.map((r) => r.state)).toEqual(Array(ids.length).fill('delivered'));
     expect(calls).toBe(ids.length + throttled);
   });
 });

@@ -8,7 +8,7 @@ import type { Services } from '../core/types.ts';
 import { type Db, type SqlParam, tryLockKeys } from '../store/db.ts';
 import { insertAttempts } from '../store/tables/attempts.ts';
 import { type DueRow, failExhaustedEvent, leaseDueEvents, lockDueEvents } from '../store/tables/events/deliver.ts';
-import { readClaimShops, type SharedBucket, spendSharedBuckets } from '../store/tables/shops.ts';
+import { claimShopKey, readClaimShops, type SharedBucket, spendSharedBuckets } from '../store/tables/shops.ts';
 import type { TriggerVariant } from '../store/tables/endpoints.ts';
 import type { ShopRow } from '../store/tables/shops.ts';
 import { lookForDue } from './due-look.ts';
@@ -61,8 +61,10 @@ interface ClaimRun {
 
 /** The claim's shops as its transaction read them. */
 interface ClaimShops {
-  /** Live leases per shop (every worker's). */
+  /** Live leases per shop (every worker's), counting those the claim chooses. */
   busy: Map<string, number>;
+  /** Live leases per shop as read, before the claim chose any: the calls in flight. */
+  inFlight: ReadonlyMap<string, number>;
   shared: Map<string, SharedBucket>;
   rows: Map<string, ShopRow>;
   /** Calls each shop's bucket allows now (pacing); shops Shopify has not described are not limited. */
@@ -128,9 +130,9 @@ async function claimInTx(run: ClaimRun, tx: Db, preliminary: DueRow[]): Promise<
     // Another worker claiming for the same shop right now: leave that shop to it this round.
     const mine = await tryLockKeys(
       tx,
-      candidates.map((r) => `claim-shop:${r.shop_id}`),
+      candidates.map((r) => claimShopKey(r.shop_id)),
     );
-    candidates = candidates.filter((r) => mine.has(`claim-shop:${r.shop_id}`));
+    candidates = candidates.filter((r) => mine.has(claimShopKey(r.shop_id)));
     if (candidates.length === 0) return [];
   }
   const shops = await readShops(run, tx, [...new Set(candidates.map((r) => r.shop_id))]);
@@ -147,7 +149,8 @@ async function claimInTx(run: ClaimRun, tx: Db, preliminary: DueRow[]): Promise<
 async function readShops(run: ClaimRun, tx: Db, shopIds: string[]): Promise<ClaimShops> {
   const { pacer } = run.host;
   const shops = await readClaimShops<ShopRow>(tx, shopIds, run.leaseNow, tx.dialect === 'postgres');
-  const busy = new Map(shops.map((r) => [r.id, Number(r.busy)]));
+  const inFlight = new Map(shops.map((r) => [r.id, Number(r.busy)]));
+  const busy = new Map(inFlight);
   const shared = new Map<string, SharedBucket>();
   const rows = new Map<string, ShopRow>();
   for (const { busy: _b, ...row } of shops) {
@@ -173,7 +176,16 @@ async function readShops(run: ClaimRun, tx: Db, shopIds: string[]): Promise<Clai
     pacer.mirrorShared(row, run.now);
     run.sharedShops.push(row.shop_id);
   }
-  const points = new Map(shopIds.map((id) => [id, pacer.callsFor(id, run.now)]));
+  // A shared account holds no more than the bucket beside the calls in flight (spendSharedBuckets).
+  const points = new Map(
+    shopIds.map((id) => {
+      const row = shared.get(id);
+      const calls = pacer.callsFor(id, run.now);
+      if (!row) return [id, calls];
+      const beside = (row.maximum_available - (inFlight.get(id) ?? 0) * TRIGGER_COST) / TRIGGER_COST;
+      return [id, Math.min(calls, Math.floor(beside))];
+    }),
+  );
   const holdFor = new Map<string, { support: SupportCodeKey; probe: string | null }>();
   for (const s of shops) {
     const hold = shopHoldFor(s.connection_status);
@@ -183,7 +195,7 @@ async function readShops(run: ClaimRun, tx: Db, shopIds: string[]): Promise<Clai
         probe: isUnavailableShop(s.connection_status) ? s.probe_event_id : null,
       });
   }
-  return { busy, shared, rows, points, holdFor };
+  return { busy, inFlight, shared, rows, points, holdFor };
 }
 
 /**
@@ -230,18 +242,21 @@ async function choose(
 }
 
 /**
- * Leases the chosen rows in one statement, closes the attempts of re-claimed leases, takes the
- * calls' points from shared accounts and opens one attempt per call. The lease owner names this
- * worker and this claim, so only this claim can record the outcome.
+ * Takes the calls' points from shared accounts (a shop whose account refuses them sends none),
+ * leases the rows in one statement, closes the attempts of re-claimed leases and opens one attempt
+ * per call. The lease owner names this worker and this claim, so only this claim can record the
+ * outcome.
  */
 async function lease(
   run: ClaimRun,
   tx: Db,
-  chosen: DueRow[],
+  picked: DueRow[],
   probes: Set<string>,
   shops: ClaimShops,
 ): Promise<ClaimedEvent[]> {
   const { host, now } = run;
+  const chosen = shops.shared.size ? await spendShared(run, tx, picked, probes, shops) : picked;
+  if (chosen.length === 0) return [];
   const leaseOwner = `${host.owner}/${newId('request').slice(4)}`;
   const updated = await leaseDueEvents(tx, {
     ids: chosen.map((r) => r.id),
@@ -257,7 +272,6 @@ async function lease(
     host.stats.reclaimedLeases += reclaimed.length;
     await abandonOrphans(tx, reclaimed, now);
   }
-  if (shops.shared.size) await spendShared(run, tx, updated, shops.shared);
   const out: ClaimedEvent[] = [];
   const attemptRows: SqlParam[][] = [];
   for (const row of chosen) {
@@ -288,19 +302,35 @@ async function lease(
 }
 
 /**
- * The calls' points come out of the shops' shared accounts, refilled to the database clock,
- * before the claim locks are let go. Relative to the row as it is then: an answer's correction
- * written since the claim read it is kept, and the calls are taken from it.
+ * The calls' points come out of the shops' shared accounts, refilled to the database clock, before
+ * the rows are leased and the claim locks let go: one conditional write for the claim's shops,
+ * relative to each row as it is then (an answer's correction written since the claim read it is
+ * kept). The claim chose no more calls than the row it read covers, so under the shop's claim lock
+ * the write takes them all; should the row no longer cover them, the store refuses and the shop
+ * sends none this time (its rows stay due). A probe is sent whatever the account (it asks whether
+ * Shopify serves the shop at all) and is not taken from it. Returns the rows to lease.
  */
 async function spendShared(
   run: ClaimRun,
   tx: Db,
-  updated: readonly { shop_id: string }[],
-  shared: ReadonlyMap<string, SharedBucket>,
-): Promise<void> {
-  const spent = new Map<string, number>();
-  for (const ev of updated) if (shared.has(ev.shop_id)) spent.set(ev.shop_id, (spent.get(ev.shop_id) ?? 0) + 1);
-  if (spent.size === 0) return;
-  const rows = await spendSharedBuckets(tx, spent, run.leaseNow, TRIGGER_COST);
-  for (const r of rows) run.host.pacer.mirrorShared(r, run.now);
+  picked: readonly DueRow[],
+  probes: ReadonlySet<string>,
+  { shared, inFlight }: ClaimShops,
+): Promise<DueRow[]> {
+  const spent = new Map<string, { calls: number; inFlight: number }>();
+  for (const ev of picked)
+    if (shared.has(ev.shop_id) && !probes.has(ev.id)) {
+      const s = spent.get(ev.shop_id) ?? { calls: 0, inFlight: inFlight.get(ev.shop_id) ?? 0 };
+      s.calls++;
+      spent.set(ev.shop_id, s);
+    }
+  if (spent.size === 0) return [...picked];
+  const { services, clock, pacer } = run.host;
+  // Refilled to now, not to the claim's start: the bucket restores while the claim runs (and, when
+  // full, the in-flight cap takes out what it cannot).
+  const spentNow = services.now();
+  const rows = await spendSharedBuckets(tx, spent, spentNow + clock.offsetMs, TRIGGER_COST);
+  for (const r of rows) pacer.mirrorShared(r, spentNow);
+  const paid = new Set(rows.map((r) => r.shop_id));
+  return picked.filter((ev) => !spent.has(ev.shop_id) || paid.has(ev.shop_id) || probes.has(ev.id));
 }

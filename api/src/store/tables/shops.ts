@@ -1,6 +1,6 @@
 // Shops: the merchant's store, its Admin API token and availability, its Shopify bucket, and Flow's trigger lifecycle per shop.
 // Owns: shops, shop_buckets, flow_trigger_lifecycle, flow_lifecycle_signals. Every write to these tables is a function here (ADR 0012, tests/architecture/tables.ts).
-import type { Db } from '../db.ts';
+import { type Db, lockKeyHash, PG_LOCK_NAMESPACE, pgArrayLiteral } from '../db.ts';
 
 // shopify app: install, reinstall, uninstall, shop/redact
 
@@ -170,6 +170,12 @@ export async function countHeldShops(db: Db): Promise<{ connection_status: strin
 
 // handoff: the worker's shop reads, shared buckets, holds and probes, reconnects, token refresh and Flow readiness (api/src/handoff/)
 
+/**
+ * The advisory lock key that serialises claims for one shop across worker processes (PostgreSQL,
+ * ADR 0600), and that an answer's correction of the shop's shared account waits for.
+ */
+export const claimShopKey = (shopId: string): string => `claim-shop:${shopId}`;
+
 /** A shop's row in `shop_buckets`: the account of its bucket every worker process shares (Postgres). */
 export interface SharedBucket {
   shop_id: string;
@@ -210,32 +216,56 @@ export async function readClaimShops<S>(
   );
 }
 
+/** A shared account refilled to the time in the statement's parameter (`b`: the row). */
+const REFILLED =
+  'LEAST(b.maximum_available, b.available + GREATEST(0, CAST(? AS BIGINT) - b.at) * b.restore_rate / 1000)';
+
+/** What the spend may take: the refilled account, and no more than the bucket holds beside the calls in flight (`t`). */
+const SPENDABLE = (cost: number) => `LEAST(b.maximum_available - t.in_flight * ${cost}, ${REFILLED})`;
+
 /**
  * Takes `n × cost` points per shop out of the shops' shared accounts (PostgreSQL), refilled to
- * `leaseNow` (the database clock), relative to each row as it is then.
+ * `spentAt` (the database clock when the spend runs), relative to each row as it is then, and
+ * only where the account so refilled covers them: one conditional write, so two claims cannot
+ * both spend the last points (a spend that waited for another's row lock re-checks the condition
+ * on the row it left). Returns the rows spent from; a shop missing from the answer had its spend
+ * refused and nothing taken.
+ *
+ * The account holds at most the bucket's size less the shop's calls in flight (`inFlight`, every
+ * worker's live leases): Shopify takes a call's point when the call reaches it, and a bucket that
+ * is full until then restores nothing, so each call on its way will still take its point.
+ * Refilled to the bucket's size alone, that restore was points handed out twice whenever a full
+ * bucket met a slow claim (ADR 0202).
  */
 export async function spendSharedBuckets(
   tx: Db,
-  spent: ReadonlyMap<string, number>,
-  leaseNow: number,
+  spent: ReadonlyMap<string, { calls: number; inFlight: number }>,
+  spentAt: number,
   cost: number,
 ): Promise<SharedBucket[]> {
   return tx.all<SharedBucket>(
     `UPDATE shop_buckets AS b
-                SET available = LEAST(b.maximum_available, b.available + GREATEST(0, CAST(? AS BIGINT) - b.at) * b.restore_rate / 1000)
-                                - t.n * ${cost},
+                SET available = ${SPENDABLE(cost)} - t.n * ${cost},
                     at = GREATEST(b.at, CAST(? AS BIGINT))
-               FROM (VALUES ${[...spent].map(() => '(CAST(? AS TEXT), CAST(? AS INTEGER))').join(', ')}) AS t (shop_id, n)
-              WHERE b.shop_id = t.shop_id
+               FROM (VALUES ${[...spent].map(() => '(CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS INTEGER))').join(', ')})
+                    AS t (shop_id, n, in_flight)
+              WHERE b.shop_id = t.shop_id AND ${SPENDABLE(cost)} >= t.n * ${cost}
               RETURNING b.shop_id, b.available, b.at, b.restore_rate, b.maximum_available`,
-    [leaseNow, leaseNow, ...[...spent].flat()],
+    [spentAt, spentAt, ...[...spent].flatMap(([id, s]) => [id, s.calls, s.inFlight]), spentAt],
   );
 }
 
 /**
  * Lowers a shop's shared account (PostgreSQL; creates it) to what Shopify said (`available`), less
  * `cost` per other live lease of the shop (every worker's, but `eventId`'s), if that is less than
- * the account refilled to `dbNow`. Returns the row as written.
+ * the account refilled to `dbNow`. Returns the row as written. It first waits for the shop's claim
+ * lock: a claim in progress leases calls Shopify has not counted and this count, at READ
+ * COMMITTED, could not see; once the lock is ours they are committed and counted (a statement of
+ * its own, since a statement's snapshot is taken before anything in it runs). The leases live
+ * before that wait are counted too, whether or not they are still live after it: Shopify's answer
+ * is as old as the wait is long, and a call answered and recorded meanwhile may have reached
+ * Shopify after it counted (the wait under load is tens to hundreds of milliseconds, and left out
+ * of the count those calls were points handed out twice; ADR 0202).
  */
 export async function lowerSharedBucket(
   tx: Db,
@@ -249,10 +279,19 @@ export async function lowerSharedBucket(
     cost: number;
   },
 ): Promise<SharedBucket | undefined> {
+  // One statement: its snapshot, and so the leases it reads, are from before the lock's wait.
+  const before = await tx.get<{ ids: string | null }>(
+    `SELECT (SELECT string_agg(id, ',') FROM events
+                WHERE shop_id = ? AND state = 'delivering' AND lease_expires_at >= ?) AS ids,
+            pg_advisory_xact_lock(${PG_LOCK_NAMESPACE}, ?) IS NULL AS locked`,
+    [b.shopId, b.dbNow, lockKeyHash(claimShopKey(b.shopId))],
+  );
+  const liveBefore = before?.ids ? before.ids.split(',') : [];
   return tx.get<SharedBucket>(
     `INSERT INTO shop_buckets AS b (shop_id, available, at, restore_rate, maximum_available)
              VALUES (?, CAST(? AS DOUBLE PRECISION) - ${b.cost} * (SELECT COUNT(*) FROM events
-                       WHERE shop_id = ? AND state = 'delivering' AND lease_expires_at >= ? AND id <> ?),
+                       WHERE shop_id = ? AND id <> ?
+                         AND ((state = 'delivering' AND lease_expires_at >= ?) OR id = ANY(CAST(? AS TEXT[])))),
                      ?, ?, ?)
              ON CONFLICT (shop_id) DO UPDATE SET
                available = LEAST(excluded.available, excluded.maximum_available,
@@ -260,7 +299,17 @@ export async function lowerSharedBucket(
                at = GREATEST(b.at, excluded.at),
                restore_rate = excluded.restore_rate, maximum_available = excluded.maximum_available
              RETURNING shop_id, available, at, restore_rate, maximum_available`,
-    [b.shopId, b.available, b.shopId, b.dbNow, b.eventId, b.dbNow, b.restoreRate, b.maximumAvailable],
+    [
+      b.shopId,
+      b.available,
+      b.shopId,
+      b.eventId,
+      b.dbNow,
+      pgArrayLiteral(liveBefore),
+      b.dbNow,
+      b.restoreRate,
+      b.maximumAvailable,
+    ],
   );
 }
 
