@@ -18,7 +18,7 @@ vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
 /** 20 points restoring 10 a second; events arrive at up to 1,000 a second (30 or more under load). */
 const BUCKET = { maximumAvailable: 20, restoreRate: 10 };
-const EVENTS = 200;
+const EVENTS = 100;
 
 describe('a worker pacing a shop whose events keep arriving', () => {
   let server: TestServer;
