@@ -1,7 +1,7 @@
 // bench:floor's store alone (issue 45, item 3): what intake's store work per accepted event costs
 // with the driver alone — better-sqlite3 or pg, no HTTP and no Flowport code on the timed path.
 // Per batch, as intake's group commit does for one endpoint and shop (intake.ts, batch.ts,
-// dedupe.ts): BEGIN; the dedupe look for the batch's external ids; the shop's accepted_events
+// dedupe.ts): BEGIN; the dedupe claims of the batch's external ids (ADR 0314); the shop's accepted_events
 // read; the batch's event rows (one prepared INSERT per row on SQLite, one array per column on
 // PostgreSQL); the meter's upsert; plan usage's event count's upsert (ADR 0312); the 24-hour window's count's upsert (ADR 0313); COMMIT. An accepted event writes one row (its receipt lives in
 // the event row, ADR 0304) into `events` with its indexes. The schema, shop and endpoint are made
@@ -25,6 +25,10 @@ import { migrate } from '../../api/src/store/migrate.ts';
 import { PostgresDb } from '../../api/src/store/postgres.ts';
 import { SqliteDb } from '../../api/src/store/sqlite.ts';
 import { EVENT_COLUMNS } from '../../api/src/store/tables/events/accept.ts';
+import {
+  COLUMNS as DEDUPE_COLUMNS,
+  ON_CONFLICT as DEDUPE_UPSERT,
+} from '../../api/src/store/tables/events/dedupe-keys.ts';
 import { createPgSchema, type PgSchema } from '../../tests/helpers/store.ts';
 import type { BenchStore } from './bench-flowport.ts';
 import { processCpuSeconds } from './proc-cpu.ts';
@@ -168,21 +172,18 @@ export class SqliteFloor {
        VALUES (?, ?, ?, 'sender', 'queued', 'FP-I-OK', 0, ?)
        ON CONFLICT (shop_id, hour, endpoint_id, kind, state, support_code, recovered) DO UPDATE SET count = event_window_counts.count + excluded.count`,
     );
-    const dedupe = new Map<number, Database.Statement>();
+    const claim = this.raw.prepare(
+      `INSERT INTO dedupe_keys (${DEDUPE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ${DEDUPE_UPSERT}`,
+    );
     let cpu = 0;
     for (let done = 0; done < events; done += batch) {
       const b = rows(this.t, batch, 'bytes');
-      const look =
-        dedupe.get(batch) ??
-        this.raw.prepare(
-          `SELECT external_event_id AS ext, id, received_at FROM events
-            WHERE external_event_id IN (${b.ext.map(() => '?').join(', ')}) AND endpoint_id = ? AND received_at >= ?
-              AND duplicate_of IS NULL AND replay_of IS NULL`,
-        );
-      dedupe.set(batch, look);
+      const now = Date.now();
       const t0 = process.cpuUsage();
       this.raw.exec('BEGIN IMMEDIATE');
-      look.all(...b.ext, this.t.endpointId, Date.now() - DEDUPE_WINDOW_MS);
+      // Dedupe: each copy claims its external id (ADR 0314); a new id always wins.
+      for (let i = 0; i < b.ext.length; i++)
+        claim.get(this.t.endpointId, b.ext[i], this.t.shopId, b.rows[i]?.[0], now, DEDUPE_WINDOW_MS);
       readUsage.get(this.t.shopId, period());
       for (const r of b.rows) insert.run(...(r as unknown[]));
       addUsage.run(this.t.shopId, period(), batch);
@@ -237,13 +238,22 @@ export class PostgresFloor {
       const cols = EVENT_COLUMNS.map((_, i) => b.rows.map((r) => r[i]));
       const t0 = process.cpuUsage();
       await c.query('BEGIN');
+      // Dedupe: the batch claims its external ids in one upsert (ADR 0314); new ids always win.
+      const n = b.ext.length;
       await c.query({
         name: 'floor_dedupe',
-        text: `SELECT k.ext, e.id, e.received_at FROM unnest($1::text[]) AS k(ext)
-               CROSS JOIN LATERAL (SELECT id, received_at FROM events
-                 WHERE endpoint_id = $2 AND external_event_id = k.ext AND received_at >= $3
-                   AND duplicate_of IS NULL AND replay_of IS NULL ORDER BY received_at LIMIT 1) e`,
-        values: [b.ext, this.t.endpointId, Date.now() - DEDUPE_WINDOW_MS],
+        text: `INSERT INTO dedupe_keys (${DEDUPE_COLUMNS})
+               SELECT ${DEDUPE_COLUMNS} FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
+                 AS c(${DEDUPE_COLUMNS})
+               ${DEDUPE_UPSERT}`,
+        values: [
+          Array(n).fill(this.t.endpointId),
+          b.ext,
+          Array(n).fill(this.t.shopId),
+          b.rows.map((r) => r[0]),
+          Array(n).fill(Date.now()),
+          Array(n).fill(DEDUPE_WINDOW_MS),
+        ],
       });
       await c.query({
         name: 'floor_usage',

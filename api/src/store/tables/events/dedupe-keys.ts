@@ -16,12 +16,12 @@ export interface DedupeClaim {
   windowMs: number;
 }
 
-const COLUMNS = 'endpoint_id, external_event_id, shop_id, event_id, received_at, window_ms';
+export const COLUMNS = 'endpoint_id, external_event_id, shop_id, event_id, received_at, window_ms';
 /**
  * The holder gives way only when it is older than the new copy's window: the window intake applies
  * is the incoming copy's (excluded.window_ms), as the look-up of an earlier copy applied it.
  */
-const ON_CONFLICT = `ON CONFLICT (endpoint_id, external_event_id) DO UPDATE
+export const ON_CONFLICT = `ON CONFLICT (endpoint_id, external_event_id) DO UPDATE
   SET shop_id = excluded.shop_id, event_id = excluded.event_id, received_at = excluded.received_at, window_ms = excluded.window_ms
   WHERE dedupe_keys.received_at < excluded.received_at - excluded.window_ms
   RETURNING endpoint_id, external_event_id, event_id`;
