@@ -68,6 +68,15 @@ async function columnsOf(src: SqliteDb, table: string): Promise<string[]> {
   );
 }
 
+/** The order a table's pages are read in: rowid, or a WITHOUT ROWID table's primary key. */
+async function copyOrderOf(src: SqliteDb, table: string): Promise<string> {
+  const pk = await src.all<{ name: string }>('SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk', [table]);
+  const def = await src.get<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [
+    table,
+  ]);
+  return /WITHOUT ROWID\s*$/i.test(def?.sql ?? '') && pk.length ? pk.map((c) => c.name).join(', ') : 'rowid';
+}
+
 async function pgColumnsOf(dst: Db, table: string): Promise<Set<string>> {
   const rows = await dst.all<{ column_name: string }>(
     'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
@@ -132,9 +141,10 @@ export async function migrateData(options: {
         // The target's own check value (if a process already opened it) gives way to the source's.
         if (t === 'store_settings') await clearSettings(tx);
         let n = 0;
+        const order = await copyOrderOf(src, t);
         for (let offset = 0; ; offset += PAGE_ROWS) {
           const rows = await src.all<Record<string, SqlParam>>(
-            `SELECT ${cols.join(', ')} FROM ${t} ORDER BY rowid LIMIT ? OFFSET ?`,
+            `SELECT ${cols.join(', ')} FROM ${t} ORDER BY ${order} LIMIT ? OFFSET ?`,
             [PAGE_ROWS, offset],
           );
           if (rows.length === 0) break;

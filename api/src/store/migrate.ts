@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { backfillShopChains } from '../audit/log.ts';
 import { type Db, lockKeys } from './db.ts';
 import { recountEventCounts } from './tables/events/counts.ts';
-import { backfillDedupeKeys } from './tables/events/dedupe-keys.ts';
+import { installDedupeKeys } from './tables/events/dedupe-keys.ts';
 import { backfillRecoveredBy } from './tables/events/deliver.ts';
 import { installWindowCounts } from './tables/events/window-counts.ts';
 
@@ -20,7 +20,7 @@ const AFTER: Readonly<Record<string, (tx: Db) => Promise<unknown>>> = {
   '1700_events_recovered_by.sql': backfillRecoveredBy,
   '1770_event_counts.sql': recountEventCounts,
   '1780_event_window_counts.sql': installWindowCounts,
-  '1790_dedupe_keys.sql': (tx) => backfillDedupeKeys(tx),
+  '1790_dedupe_keys.sql': installDedupeKeys,
 };
 
 export function migrationFiles(): string[] {

@@ -8,14 +8,7 @@
 -- as excluded.window_ms in the conflict test. No foreign key to events: a batch claims its keys
 -- before it writes its event rows (they go in just before its COMMIT). The keys of first copies
 -- received within the longest plan window are filled in right after this file, in its transaction
--- (backfillDedupeKeys).
-CREATE TABLE dedupe_keys (
-  endpoint_id TEXT NOT NULL,
-  external_event_id TEXT NOT NULL,
-  shop_id TEXT NOT NULL,
-  event_id TEXT NOT NULL,
-  received_at BIGINT NOT NULL,
-  window_ms BIGINT NOT NULL,
-  PRIMARY KEY (endpoint_id, external_event_id)
-);
+-- (backfillDedupeKeys). The table itself is made there too (installDedupeKeys): on SQLite it is a
+-- WITHOUT ROWID table, one b-tree for the key and its row instead of two (about 1.7 µs of CPU per
+-- accepted event), a clause PostgreSQL does not have.
 DROP INDEX events_dedupe;

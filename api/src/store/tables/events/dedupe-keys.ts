@@ -128,6 +128,20 @@ export async function settleDedupeKey(tx: Db, claim: DedupeClaim, storedInstead:
 /** The longest dedupe window any plan gives (an endpoint's own setting only shortens its plan's). */
 export const LONGEST_DEDUPE_WINDOW_MS = Math.max(...Object.values(PLANS).map((p) => p.dedupeWindowHours)) * 3_600_000;
 
+/** Migration 1790's table, for the store's dialect (see the migration), then its backfill. */
+export async function installDedupeKeys(tx: Db): Promise<void> {
+  await tx.exec(`CREATE TABLE dedupe_keys (
+  endpoint_id TEXT NOT NULL,
+  external_event_id TEXT NOT NULL,
+  shop_id TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  received_at BIGINT NOT NULL,
+  window_ms BIGINT NOT NULL,
+  PRIMARY KEY (endpoint_id, external_event_id)
+)${tx.dialect === 'sqlite' ? ' WITHOUT ROWID' : ''}`);
+  await backfillDedupeKeys(tx);
+}
+
 /**
  * Migration 1790: a key for every external id whose latest first copy (not a duplicate, not a
  * replay) was received within the longest plan window, so copies arriving after the upgrade are
