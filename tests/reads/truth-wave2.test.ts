@@ -155,5 +155,14 @@ describe("a receipt's Flow readiness", () => {
     expect(readiness).toMatchObject({ trigger: 'external-event', enabled_workflow: 'yes', since: on });
     expect(Date.parse(readiness.as_of)).toBeGreaterThanOrEqual(Date.parse(on));
     expect(readiness.at_receipt).toEqual({ enabled_workflow: 'no', since: off });
+    // A page of receipts reads each one's readiness at its own receipt (one read per trigger, ADR 0330).
+    const later = await sendSigned(server, sb().endpoint_id, sb().signing_secret, { type: 'order.paid', id: 'ro-2' });
+    expect(later.status).toBe(202);
+    const page = await api(server, token, 'GET', '/agent/v1/receipts?limit=200');
+    expect(page.status, page.text).toBe(200);
+    const atReceipt = (id: string) =>
+      page.json.data.find((r: { id: string }) => r.id === id)?.handoff?.flow_readiness?.at_receipt;
+    expect(atReceipt(sent.json.receipt_id)).toEqual({ enabled_workflow: 'no', since: off });
+    expect(atReceipt(later.json.receipt_id)).toEqual({ enabled_workflow: 'yes', since: on });
   });
 });

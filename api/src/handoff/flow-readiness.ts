@@ -7,6 +7,7 @@ import type { Db } from '../store/db.ts';
 import {
   findLifecycleSignal,
   findLifecycleSignalAt,
+  findLifecycleSignalsAt,
   listLifecycleSignals,
   upsertLifecycleSignal,
 } from '../store/tables/shops.ts';
@@ -44,6 +45,25 @@ export async function flowReadinessAt(db: Db, shopDomain: string, handle: string
   const row = await findLifecycleSignalAt(db, shopDomain, handle, at);
   if (!row) return { enabled: 'unknown', since: null };
   return { enabled: Number(row.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(row.signal_at) };
+}
+
+/** flowReadinessAt for several times in one read (by time). */
+export async function flowReadinessesAt(
+  db: Db,
+  shopDomain: string,
+  handle: string,
+  ats: readonly number[],
+): Promise<Map<number, FlowReadiness>> {
+  const rows = await findLifecycleSignalsAt(db, shopDomain, handle, ats);
+  return new Map(
+    ats.map((at) => {
+      const row = rows.get(at);
+      const r: FlowReadiness = row
+        ? { enabled: Number(row.has_enabled_flow) === 1 ? 'yes' : 'no', since: Number(row.signal_at) }
+        : { enabled: 'unknown', since: null };
+      return [at, r];
+    }),
+  );
 }
 
 /**

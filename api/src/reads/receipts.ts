@@ -6,7 +6,7 @@
 // together by id. Every receipt read goes through this module.
 import { handleForVariant } from '../handoff/triggers.ts';
 import type { TriggerVariant } from '../store/tables/endpoints.ts';
-import { type FlowReadiness, flowReadiness, flowReadinessAt } from '../handoff/flow-readiness.ts';
+import { type FlowReadiness, flowReadiness, flowReadinessesAt } from '../handoff/flow-readiness.ts';
 import { ACK_HTTP_STATUS, INTAKE_SUPPORT_CODES } from '../errors/codes/intake.ts';
 import { ID_PREFIXES } from '../ids.ts';
 import type { AuthMode } from '../store/tables/endpoints.ts';
@@ -155,13 +155,28 @@ export async function receiptViews(db: Db, rows: readonly ReceiptRow[], now: num
   // The auth mode requests to each endpoint are verified with (fixed when the endpoint is created).
   const authMode = new Map(endpoints.map((e) => [e.id, e.auth_mode as AuthMode]));
   const eventOf = new Map(events.map((e) => [e.id, e]));
+  // Readiness now and at each receipt: one read of each per shop and trigger, not one per event.
   const readiness = new Map<string, FlowReadiness>();
   const atReceipt = new Map<string, FlowReadiness>();
+  const byTrigger = new Map<string, HandoffRow[]>();
   for (const ev of events) {
     const key = `${ev.shop_domain} ${ev.trigger_variant}`;
-    const handle = handleForVariant(ev.trigger_variant as TriggerVariant);
-    if (!readiness.has(key)) readiness.set(key, await flowReadiness(db, ev.shop_domain, handle));
-    atReceipt.set(ev.id, await flowReadinessAt(db, ev.shop_domain, handle, Number(ev.received_at)));
+    byTrigger.set(key, [...(byTrigger.get(key) ?? []), ev]);
+  }
+  for (const [key, evs] of byTrigger) {
+    const first = evs[0] as (typeof evs)[number];
+    const handle = handleForVariant(first.trigger_variant as TriggerVariant);
+    const [now, at] = await Promise.all([
+      flowReadiness(db, first.shop_domain, handle),
+      flowReadinessesAt(
+        db,
+        first.shop_domain,
+        handle,
+        evs.map((ev) => Number(ev.received_at)),
+      ),
+    ]);
+    readiness.set(key, now);
+    for (const ev of evs) atReceipt.set(ev.id, at.get(Number(ev.received_at)) as FlowReadiness);
   }
   return rows.map((r) => {
     const ev = r.event_id ? eventOf.get(r.event_id) : undefined;

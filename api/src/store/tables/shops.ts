@@ -512,6 +512,29 @@ export async function findLifecycleSignalAt(
   );
 }
 
+/**
+ * findLifecycleSignalAt for several times in ONE statement (a receipts page's events): the signal
+ * each time saw, by time (times without one absent).
+ */
+export async function findLifecycleSignalsAt(
+  db: Db,
+  shopDomain: string,
+  handle: string,
+  ats: readonly number[],
+): Promise<Map<number, Omit<LifecycleSignalRow, 'trigger_handle'>>> {
+  const times = [...new Set(ats)];
+  if (times.length === 0) return new Map();
+  const rows = await db.all<{ at: number | string; has_enabled_flow: number; signal_at: number | string }>(
+    `SELECT k.column1 AS at, s.has_enabled_flow, s.signal_at
+       FROM (VALUES ${times.map(() => '(CAST(? AS BIGINT))').join(', ')}) AS k
+       JOIN flow_lifecycle_signals s ON s.id = (
+         SELECT id FROM flow_lifecycle_signals
+          WHERE shop_domain = ? AND trigger_handle = ? AND received_at <= k.column1 ORDER BY signal_at DESC, id DESC LIMIT 1)`,
+    [...times, shopDomain, handle],
+  );
+  return new Map(rows.map((r) => [Number(r.at), { has_enabled_flow: r.has_enabled_flow, signal_at: r.signal_at }]));
+}
+
 /** The newest lifecycle signal of every trigger in a shop. */
 export async function listLifecycleSignals(db: Db, shopDomain: string): Promise<LifecycleSignalRow[]> {
   return db.all<LifecycleSignalRow>(
