@@ -4,7 +4,7 @@
 // and the read meter counts only calls that got through. A read counts in the process's usage
 // ledger; what it counted is in the store once the ledger flushes (flushUsage, as its timer does).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flushUsage } from '../../api/src/usage/ledger.ts';
+import { flushUsage, unflushedGrantUse } from '../../api/src/usage/ledger.ts';
 import { usagePeriod } from '../../api/src/usage/meters.ts';
 import { grantRateKey, shopRateKey, windowStart } from '../../api/src/usage/rate-limit.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
@@ -108,5 +108,29 @@ describe("a grant's use is counted once per call, with its admission", () => {
     } finally {
       await db.run('UPDATE shops SET limits_json = NULL WHERE id = ?', [shopId]);
     }
+  });
+
+  it('a read during a flush still sees the uses the flush is writing (found by an MCP test on a slow machine)', async () => {
+    const { db } = server.runtime.services;
+    const before = (await api(server, token, 'GET', '/agent/v1/grant')).json.use_count as number;
+    // The store is busy: the flush's transaction waits behind this one, after it took the uses.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const busy = db.tx(async () => {
+      await gate;
+    });
+    const flushing = flushUsage(db);
+    try {
+      // The grant read counts its own use, and every use before it: one more than the last read.
+      expect(unflushedGrantUse(db, grantId)?.n).toBeGreaterThan(0);
+    } finally {
+      release();
+      await busy;
+      await flushing;
+    }
+    const after = (await api(server, token, 'GET', '/agent/v1/grant')).json.use_count as number;
+    expect(after).toBe(before + 1);
   });
 });

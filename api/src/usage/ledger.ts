@@ -52,6 +52,8 @@ export class UsageLedger {
   private readonly rates = new Map<string, RateCount>();
   private readonly meters = new Map<string, MeterCount>();
   private readonly uses = new Map<string, { n: number; last: number }>();
+  /** Uses a running flush is writing: still counted by reads until its transaction commits. */
+  private readonly usesInflight = new Map<string, { n: number; last: number }>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
 
@@ -75,7 +77,10 @@ export class UsageLedger {
 
   /** Uses of a grant counted here and not yet in the store. */
   pendingGrantUse(grantId: string): { n: number; last: number } | null {
-    return this.uses.get(grantId) ?? null;
+    const u = this.uses.get(grantId);
+    const f = this.usesInflight.get(grantId);
+    if (!u || !f) return u ?? f ?? null;
+    return { n: u.n + f.n, last: Math.max(u.last, f.last) };
   }
 
   /** The rate window of `key` starting at `window`, its stored count read once. */
@@ -220,6 +225,7 @@ export class UsageLedger {
     const meters = [...this.meters.values()].filter((c) => c.local > 0 && !c.loading);
     const uses = [...this.uses];
     this.uses.clear();
+    for (const [grantId, u] of uses) this.usesInflight.set(grantId, u);
     const take = (c: Count) => {
       const n = c.local;
       c.local = 0;
@@ -256,6 +262,7 @@ export class UsageLedger {
         },
         { durability: 'lazy' },
       );
+      for (const [grantId] of uses) this.usesInflight.delete(grantId);
       rates.forEach((c, i) => {
         c.inflight -= rateN[i] as number;
         c.base = Math.max(c.base, (stored.r[i] as number) - c.inflight);
@@ -275,6 +282,7 @@ export class UsageLedger {
         c.local += meterN[i] as number;
       });
       for (const [grantId, u] of uses) {
+        this.usesInflight.delete(grantId);
         const now = this.uses.get(grantId);
         this.uses.set(grantId, now ? { n: now.n + u.n, last: Math.max(now.last, u.last) } : u);
       }

@@ -1,6 +1,6 @@
 // Events (owner: this folder, ADR 0012) — the action intents' reads and writes: a replay's copy, a test event, an endpoint's permanent delete; each insert adds to event_counts (counts.ts).
 import type { Db } from '../../db.ts';
-import { countEvent, eventKind } from './counts.ts';
+import { countEvent, type EventKind, eventKind } from './counts.ts';
 import { countWindowEvent } from './window-counts.ts';
 
 // intents: one event of a shop, counts of an endpoint's events, the test event, the body purge.
@@ -90,16 +90,22 @@ export async function insertTestEvent(
       e.bodyExpiresAt,
     ],
   );
-  const kind = eventKind({ replayOf: null, state: 'queued', isTest: true });
-  await countEvent(tx, e.shopId, e.id, kind);
-  await countWindowEvent(tx, {
+  await countQueuedEvent(tx, {
+    eventId: e.id,
     shopId: e.shopId,
-    receivedAt: e.now,
     endpointId: e.endpointId,
-    kind,
-    state: 'queued',
-    supportCode: null,
+    receivedAt: e.now,
+    kind: eventKind({ replayOf: null, state: 'queued', isTest: true }),
   });
+}
+
+/** A queued event one of the inserts here wrote, added to plan usage's and the window's counts (ADR 0312, 0313). */
+async function countQueuedEvent(
+  tx: Db,
+  e: { eventId: string; shopId: string; endpointId: string; receivedAt: number; kind: EventKind },
+): Promise<void> {
+  await countEvent(tx, e.shopId, e.eventId, e.kind);
+  await countWindowEvent(tx, { ...e, state: 'queued', supportCode: null });
 }
 
 // intents: the replay copy, one statement for a single replay and a bulk replay's item.
@@ -125,15 +131,12 @@ export async function insertReplayCopy(
     [r.replayId, r.configVersion, r.now, r.now, r.now, r.originalId, r.shopId],
   );
   if (!copied) return false;
-  const kind = eventKind({ replayOf: r.originalId, state: 'queued', isTest: false });
-  await countEvent(tx, r.shopId, r.replayId, kind);
-  await countWindowEvent(tx, {
+  await countQueuedEvent(tx, {
+    eventId: r.replayId,
     shopId: r.shopId,
-    receivedAt: r.now,
     endpointId: copied.endpoint_id,
-    kind,
-    state: 'queued',
-    supportCode: null,
+    receivedAt: r.now,
+    kind: eventKind({ replayOf: r.originalId, state: 'queued', isTest: false }),
   });
   return true;
 }
