@@ -304,6 +304,9 @@ describe('2 API processes + 2 workers on one PostgreSQL database', () => {
               60_000,
               2,
             );
+            // Frozen at once (SIGSTOP), so the leases just seen cannot all end before the kill; on a
+            // slow machine the deliveries finished between the look and a plain kill (CI, 2026-11-28).
+            w1.proc.child.kill('SIGSTOP');
             const exited = new Promise((r) => w1.proc.child.once('exit', r));
             w1.proc.child.kill('SIGKILL');
             await exited;
