@@ -5,6 +5,11 @@
 import { sign as octokitSign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../api/src/store/migrate.ts';
+import {
+  LONGEST_DEDUPE_WINDOW_MS,
+  pruneDedupeKeys,
+  sweepDedupeKeys,
+} from '../../api/src/store/tables/events/dedupe-keys.ts';
 import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import { newEndpoint, newShop, post } from './helpers.ts';
 
@@ -21,7 +26,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function githubEndpoint(plan: 'free' | 'growth' = 'growth', dedupeWindowHours?: number) {
+async function githubEndpoint(plan: 'free' | 'growth' | 'scale' = 'growth', dedupeWindowHours?: number) {
   const shop = await newShop(server.runtime.services, plan);
   const { endpoint, secret } = await newEndpoint(server.runtime.services, shop.id, {
     authMode: 'github',
@@ -127,5 +132,66 @@ describe('dedupe decided by dedupe_keys', () => {
     expect([copy.status, copy.json.duplicate_of]).toEqual([200, first.json.event_id]);
     const newFirst = await send(old, 2);
     expect([newFirst.status, newFirst.json.status]).toEqual([202, 'queued']);
+  });
+
+  it('the retention sweep removes, walking the keys a share at a time, only keys older than every window; copies after it are decided as before', async () => {
+    skewMs = 0;
+    const { endpoint, send } = await githubEndpoint('scale');
+    const db = server.runtime.services.db;
+    const [expired, kept] = [crypto.randomUUID(), crypto.randomUUID()];
+    const expiredFirst = await send(expired, 1);
+    const keptFirst = await send(kept, 1);
+    expect([expiredFirst.status, keptFirst.status]).toEqual([202, 202]);
+    const now = Date.now();
+    const setAge = (ext: string, ageMs: number) =>
+      db.run('UPDATE dedupe_keys SET received_at = ? WHERE endpoint_id = ? AND external_event_id = ?', [
+        now - ageMs,
+        endpoint.id,
+        ext,
+      ]);
+    // One past the longest window (168 h, this plan's own); one just inside it.
+    await setAge(expired, LONGEST_DEDUPE_WINDOW_MS + 60_000);
+    await setAge(kept, LONGEST_DEDUPE_WINDOW_MS - 60_000);
+    // More keys than one sweep's share, on both sides of the cutoff, spread over the key order.
+    const others = Array.from({ length: 20 }, (_, i) => ({
+      endpoint: `${String.fromCharCode(97 + (i % 5))}-prune-${endpoint.id}`,
+      ext: `ext-${i}`,
+      old: i % 2 === 0,
+    }));
+    for (const o of others)
+      await db.run(
+        'INSERT INTO dedupe_keys (endpoint_id, external_event_id, shop_id, event_id, received_at, window_ms) VALUES (?, ?, ?, ?, ?, ?)',
+        [o.endpoint, o.ext, 'shop-x', `evt-${o.ext}`, now - (o.old ? 200 : 1) * HOUR, 24 * HOUR],
+      );
+    const keys = async () =>
+      new Set(
+        (
+          await db.all<{ endpoint_id: string; external_event_id: string }>(
+            'SELECT endpoint_id, external_event_id FROM dedupe_keys',
+          )
+        ).map((k) => `${k.endpoint_id}/${k.external_event_id}`),
+      );
+    const before = await keys();
+    // A share of 2 statements × 3 keys per sweep: enough sweeps to walk the whole table once.
+    const sweeps = Math.ceil(before.size / 6) + 1;
+    let pruned = 0;
+    for (let i = 0; i < sweeps; i++) pruned += await sweepDedupeKeys(db, now, { chunk: 3, chunks: 2 });
+    const after = await keys();
+    expect(after.has(`${endpoint.id}/${expired}`)).toBe(false);
+    expect(after.has(`${endpoint.id}/${kept}`)).toBe(true);
+    expect(others.filter((o) => after.has(`${o.endpoint}/${o.ext}`)).map((o) => o.old)).toEqual(
+      others.filter((o) => !o.old).map(() => false),
+    );
+    // Nothing else changed: every key removed was one of the expired ones.
+    expect([...before].filter((k) => !after.has(k)).length).toBe(pruned);
+    expect(pruned).toBeGreaterThanOrEqual(11);
+    // A walk of a single statement reaches the end of the table and says so.
+    expect((await pruneDedupeKeys(db, now, null, before.size + 10)).next).toBeNull();
+    // The kept key still suppresses its copies; the expired one's next copy is a first copy.
+    const keptCopy = await send(kept, 2);
+    expect([keptCopy.status, keptCopy.json.duplicate_of]).toEqual([200, keptFirst.json.event_id]);
+    const newFirst = await send(expired, 2);
+    expect([newFirst.status, newFirst.json.status]).toEqual([202, 'queued']);
+    expect((await keyOf(endpoint.id, expired))?.event_id).toBe(newFirst.json.event_id);
   });
 });

@@ -15,6 +15,7 @@ import {
   purgeReplayBodies,
   releaseHeldEvents,
 } from '../store/tables/events/deliver.ts';
+import { sweepDedupeKeys } from '../store/tables/events/dedupe-keys.ts';
 import { pruneWindowCounts } from '../store/tables/events/window-counts.ts';
 import {
   domainTakenByOther,
@@ -47,7 +48,8 @@ export function bodyExpiresAt(
  * are purged by their plan's retention, so a delivery in progress never loses its
  * payload; a held event whose body expired (its `body_expires_at`, what the event
  * read shows as `handoff.hold.release_by`) ends `failed` with FP-H-HEXP and stays
- * listed as a record (ADR 0210); the window counts of hours past use are dropped. Returns the
+ * listed as a record (ADR 0210); the window counts of hours past use are dropped, and so are dedupe
+ * keys no copy can be a duplicate of any more (a share of them per sweep). Returns the
  * number of events purged.
  */
 export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 'now'>): Promise<number> {
@@ -84,6 +86,8 @@ export async function sweepRetention(services: Pick<Services, 'db' | 'config' | 
   }
   // The 24-hour window's counts of hours no window reads any more (ADR 0313).
   await pruneWindowCounts(services.db, now);
+  // Dedupe keys whose holder is older than every plan's window (ADR 0314), a share per sweep.
+  await sweepDedupeKeys(services.db, now);
   return total;
 }
 

@@ -159,3 +159,66 @@ export async function backfillDedupeKeys(tx: Db, now = Date.now()): Promise<void
     [LONGEST_DEDUPE_WINDOW_MS, now - LONGEST_DEDUPE_WINDOW_MS],
   );
 }
+
+/** Where the last prune stopped in the key order; null: the start of the table. */
+export type DedupeCursor = readonly [endpointId: string, externalEventId: string] | null;
+
+/** Keys a prune looks at per statement, and statements per retention sweep. */
+export const DEDUPE_PRUNE_CHUNK = 1_000;
+export const DEDUPE_PRUNE_CHUNKS_PER_SWEEP = 20;
+
+/**
+ * Removes the keys no copy can be a duplicate of any more: a holder received longer ago than the
+ * longest window any plan gives (`LONGEST_DEDUPE_WINDOW_MS`) gives way to every incoming copy
+ * (ON_CONFLICT), so removing it changes no decision. The table has no index on `received_at`
+ * (intake would pay for it on every event): the prune walks the primary key instead, `chunk` keys
+ * per statement from `from`, and returns where it stopped (null when it reached the end, so the
+ * next walk starts again from the beginning). A copy claiming a key while it is removed is safe
+ * either way: the row lock orders the two, and an expired key taken over is newer than the cutoff.
+ */
+export async function pruneDedupeKeys(
+  db: Db,
+  now: number,
+  from: DedupeCursor,
+  chunk = DEDUPE_PRUNE_CHUNK,
+): Promise<{ pruned: number; next: DedupeCursor }> {
+  const after = from ? '(endpoint_id, external_event_id) > (?, ?)' : '1 = 1';
+  const afterParams = from ? [from[0], from[1]] : [];
+  const end = await db.get<{ endpoint_id: string; external_event_id: string }>(
+    `SELECT endpoint_id, external_event_id FROM dedupe_keys WHERE ${after}
+      ORDER BY endpoint_id, external_event_id LIMIT 1 OFFSET ?`,
+    [...afterParams, chunk - 1],
+  );
+  const upTo = end ? ' AND (endpoint_id, external_event_id) <= (?, ?)' : '';
+  const res = await db.run(`DELETE FROM dedupe_keys WHERE ${after}${upTo} AND received_at < ?`, [
+    ...afterParams,
+    ...(end ? [end.endpoint_id, end.external_event_id] : []),
+    now - LONGEST_DEDUPE_WINDOW_MS,
+  ]);
+  return { pruned: res.changes, next: end ? [end.endpoint_id, end.external_event_id] : null };
+}
+
+/** Each store's place in its walk over the keys, kept by the process (a restart begins again). */
+const pruneCursors = new WeakMap<Db, DedupeCursor>();
+
+/**
+ * One retention sweep's share of the walk: up to `chunks` statements of `chunk` keys, going on
+ * where the last sweep stopped; the walk starts over after it reaches the end of the table.
+ * Returns the keys removed.
+ */
+export async function sweepDedupeKeys(
+  db: Db,
+  now: number,
+  { chunk = DEDUPE_PRUNE_CHUNK, chunks = DEDUPE_PRUNE_CHUNKS_PER_SWEEP } = {},
+): Promise<number> {
+  let cursor = pruneCursors.get(db) ?? null;
+  let pruned = 0;
+  for (let i = 0; i < chunks; i++) {
+    const step = await pruneDedupeKeys(db, now, cursor, chunk);
+    pruned += step.pruned;
+    cursor = step.next;
+    if (cursor === null) break;
+  }
+  pruneCursors.set(db, cursor);
+  return pruned;
+}
