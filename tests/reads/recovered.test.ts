@@ -127,6 +127,23 @@ describe('recovered events', () => {
     for (const id of [B, D, A1, C2]) expect((await get(id)).recovered_by, id).toBeNull();
   });
 
+  it('attempt_count and the timeline agree on what called Flow: the no_workflow attempt says it did not, the replay that reached Flow says it did', async () => {
+    const a = await get(A);
+    const attempts = a.timeline.filter((t: any) => t.kind === 'attempt');
+    expect(attempts.length).toBe(a.attempt_count);
+    const [decided] = attempts;
+    expect(decided.attempt.called_flow).toBe(false);
+    expect(decided.attempt.local_check).toMatch(/Shopify was not called/);
+    // No call, so no answer from Flow: the local check is not passed off as one.
+    expect(decided.attempt.flow_response).toBeNull();
+    expect(decided.summary).toMatch(/without calling Flow/);
+    const delivered = (await get(A1)).timeline.filter((t: any) => t.kind === 'attempt');
+    expect(delivered.map((t: any) => [t.attempt.outcome, t.attempt.called_flow, t.attempt.local_check])).toEqual([
+      ['delivered', true, null],
+    ]);
+    expect(delivered[0].summary).not.toMatch(/without calling Flow/);
+  });
+
   it('list items carry recovered_by and replayed_by, and `recovered` filters them', async () => {
     const all = await list('');
     const a = all.find((e) => e.id === A);

@@ -8,7 +8,7 @@ import {
   eventAttempts,
   type EventRow,
   eventSummary,
-  flowResponseSummary,
+  attemptAnswer,
   getShopEvent,
   replayedBy,
   senderOf,
@@ -39,6 +39,8 @@ interface TimelineEntry {
     duration_ms: number | null;
     http_status: number | null;
     error_code: string | null;
+    called_flow: boolean;
+    local_check: string | null;
     flow_response: string | null;
   };
 }
@@ -67,10 +69,11 @@ function eventTimeline(
     },
   ];
   for (const a of attempts) {
+    const answer = attemptAnswer(a.flow_response);
     timeline.push({
       at: iso(a.started_at),
       kind: 'attempt',
-      summary: `${a.trigger} attempt: ${a.outcome}${a.error_code ? ` (${a.error_code})` : ''}.`,
+      summary: `${a.trigger} attempt: ${a.outcome}${a.error_code ? ` (${a.error_code})` : ''}${answer.called_flow ? '' : '; decided without calling Flow'}.`,
       attempt: {
         id: a.id,
         trigger: a.trigger,
@@ -80,7 +83,7 @@ function eventTimeline(
         duration_ms: a.duration_ms === null ? null : Number(a.duration_ms),
         http_status: a.http_status === null ? null : Number(a.http_status),
         error_code: a.error_code,
-        flow_response: flowResponseSummary(a.flow_response),
+        ...answer,
       },
     });
   }

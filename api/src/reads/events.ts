@@ -486,6 +486,26 @@ export interface AttemptRow {
 }
 
 /** A short, safe summary of Flow's answer: userErrors messages only, never headers or tokens. */
+/**
+ * What an attempt's stored answer says: Flow's answer in a line, or, when Flowport decided the
+ * outcome without calling Flow (payload not buildable, over Flow's size limit, no workflow uses the
+ * trigger), the local check instead and no answer. The one place that tells the two apart.
+ */
+export function attemptAnswer(raw: string | null): {
+  called_flow: boolean;
+  local_check: string | null;
+  flow_response: string | null;
+} {
+  if (raw) {
+    try {
+      const v = JSON.parse(raw) as { local_check?: unknown };
+      if (typeof v.local_check === 'string')
+        return { called_flow: false, local_check: v.local_check, flow_response: null };
+    } catch {}
+  }
+  return { called_flow: true, local_check: null, flow_response: flowResponseSummary(raw) };
+}
+
 export function flowResponseSummary(raw: string | null): string | null {
   if (!raw) return null;
   try {

@@ -12,7 +12,7 @@ export const GET: APIRoute = async ({ site }) => {
     '',
     `> ${SITE_DESCRIPTION}`,
     '',
-    `Every page below is the Markdown twin of a docs page (the HTML page is the same path without \`.md\`). Agents: read the manifest at ${origin}/agent/v1/manifest before authenticated calls; the exact request and response contract is the OpenAPI document at ${origin}/reference/openapi/agent-operations.openapi.json. All pages in one file (${approximateSize(renderLlmsFull(pages, origin))}; the pages below are each under 30 KB): ${origin}/llms-full.txt. The API, MCP and CLI references have a page per operation, tool family and command group, listed under Reference. Examples use placeholders such as \`<GRANT_TOKEN>\` and \`<SIGNING_SECRET>\`; never send real secrets to the docs.`,
+    `Every page below is the Markdown twin of a docs page (the HTML page is the same path without \`.md\`). Agents: read the manifest at ${origin}/agent/v1/manifest (public: no grant needed) before your first authenticated call; the exact request and response contract is the OpenAPI document at ${origin}/reference/openapi/agent-operations.openapi.json. All pages in one file (${approximateSize(renderLlmsFull(pages, origin))}; the pages below are each under 30 KB): ${origin}/llms-full.txt. The API, MCP and CLI references have a page per operation, tool family and command group, listed under Reference. Examples use placeholders such as \`<GRANT_TOKEN>\` and \`<SIGNING_SECRET>\`; never send real secrets to the docs.`,
   ];
   for (const section of SECTIONS) {
     const inSection = pages.filter((p) => p.section === section.dir);

@@ -23,7 +23,7 @@ const TimelineEntry = z
         trigger: z.string().describe('`initial`, `automatic` (retry), `replay` or `test`.'),
         outcome: z.string().describe('How the attempt ended (e.g. `delivered`, `retryable_error`, `failed`).'),
         started_at: Timestamp.describe(
-          'When the call to Flow started (`finished_at` − `duration_ms` once it ended; while in flight, when a worker claimed the event for it).',
+          'When the attempt started (`finished_at` − `duration_ms` once it ended; while in flight, when a worker claimed the event for it).',
         ),
         finished_at: Timestamp.nullable().describe('When it ended; null while in flight.'),
         duration_ms: z
@@ -39,7 +39,17 @@ const TimelineEntry = z
           .nullable()
           .describe("HTTP status of Flow's answer; null when there was none (e.g. a timeout)."),
         error_code: nullableText('Catalog error code when the attempt failed; null otherwise.'),
-        flow_response: nullableText("Flow's answer (userErrors messages), never tokens."),
+        called_flow: z
+          .boolean()
+          .describe(
+            "Whether this attempt called Shopify Flow. `false` when Flowport decided the outcome without a call (`local_check` says why: the payload could not be built, it is over Flow's size limit, or Flow said no enabled workflow uses the trigger); such an attempt cannot have started a workflow run. An attempt whose answer never came (a timeout) did call.",
+          ),
+        local_check: nullableText(
+          'Only when `called_flow` is false: what Flowport checked instead of calling Flow. Null otherwise.',
+        ),
+        flow_response: nullableText(
+          "Flow's answer (userErrors messages), never tokens; null when there was none (no call, or no answer).",
+        ),
       })
       .optional()
       .describe('Only for `attempt` entries: the delivery attempt.'),

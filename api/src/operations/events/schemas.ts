@@ -5,6 +5,10 @@ import { EVENT_STATES } from '../../handoff/outcomes.ts';
 import { AUTH_MODES } from '../../store/tables/endpoints.ts';
 import { Timestamp, nullableText, wholeNumber } from '../read-schemas.ts';
 
+/** What an event's `attempt_count` counts (the event and receipt reads say it alike). */
+export const ATTEMPT_COUNT_TEXT =
+  "Handoff attempts so far: one per `attempt` entry of the event's timeline, including any Flowport decided without calling Flow (`called_flow: false` there, e.g. no enabled workflow uses the trigger).";
+
 export const ReplayAvailabilitySchema = z
   .object({
     available: z.boolean().describe('True when a replay preview can be created for this event now.'),
@@ -60,7 +64,7 @@ export const EventSummary = z
       'Short code naming where the event stopped, to quote to support; null when it went through.',
     ),
     error_code: nullableText('Catalog error code of the last failure (see the error pages); null when none.'),
-    attempt_count: wholeNumber('Delivery attempts to Flow so far.'),
+    attempt_count: wholeNumber(ATTEMPT_COUNT_TEXT),
     body_size: wholeNumber('Size of the request body in bytes.'),
     body_sha256: z.string().describe('SHA-256 of the request body (hex); compare with your copy without sending it.'),
     retention_state: z

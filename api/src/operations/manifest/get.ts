@@ -132,7 +132,7 @@ export const getManifest = defineRead({
   path: '/manifest',
   summary: 'Read the manifest',
   description:
-    'Edition identity, capabilities, the OpenAPI contract, docs index, CLI and MCP references, scopes and safety boundaries. Public; read it before authenticated calls.',
+    'Edition identity, capabilities, the OpenAPI contract, docs index, CLI and MCP references, scopes and safety boundaries. Public: no grant needed; read it before your first authenticated call.',
   family: 'docs',
   scope: null,
   meter: null,

@@ -7,6 +7,7 @@ import {
   AUTH_FAILURE_HINT_CODES,
   AUTH_FAILURE_HINTS,
 } from '../../errors/auth-failure.ts';
+import { ATTEMPT_COUNT_TEXT } from '../events/schemas.ts';
 
 const nullableCount = (description: string) => z.number().int().nullable().describe(description);
 
@@ -91,7 +92,7 @@ export const Receipt = z
         support_code: nullableText("The event's support code; null when it went through."),
         error_code: nullableText('Catalog error code of the last delivery failure; null when none.'),
         delivered_at: Timestamp.nullable().describe('When Flow accepted the event; null until delivered.'),
-        attempt_count: wholeNumber('Delivery attempts so far.'),
+        attempt_count: wholeNumber(ATTEMPT_COUNT_TEXT),
 
         flow_readiness: z
           .object({
