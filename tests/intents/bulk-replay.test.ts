@@ -160,6 +160,13 @@ describe('bulk replay', () => {
       );
       return Number(n?.n) === 5 ? true : null;
     }, 'replays delivered');
+    // The items say so too, each as its replay's own read says it: one page shows the run reached Flow.
+    const after = await api(s, token, 'GET', `/agent/v1/action-intents/${intent.id}/items`);
+    for (const item of after.json.data) {
+      const replay = (await api(s, token, 'GET', `/agent/v1/events/${item.replay_event_id}`)).json;
+      expect([item.replay_state, item.replay_delivered_at]).toEqual(['delivered', replay.delivered_at]);
+      expect(replay.delivered_at).toEqual(expect.any(String));
+    }
     // Metered per event: 5 replays.
     const usedAfter = (await api(s, token, 'GET', '/agent/v1/plan-usage')).json;
     const replays = (u: { meters: { meter: string; used: number }[] }) =>

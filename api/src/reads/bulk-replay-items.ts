@@ -1,5 +1,6 @@
 // A bulk replay's per-event results (listBulkReplayItems), in run order.
 import type { OperationContext } from '../core/types.ts';
+import type { EventState } from '../handoff/outcomes.ts';
 import { AppError } from '../errors/problem.ts';
 import { cursorPosition, listScope, pageOf } from './paging.ts';
 
@@ -25,10 +26,10 @@ export async function listBulkReplayItemsPage({
   const scope = listScope('bulk-replay-items', principal.shopId, input.intent_id);
   const after = cursorPosition(services.secrets, scope, input.cursor, (x) => /^\d{1,12}$/.test(x));
   const limit = input.limit;
-  const where = ['intent_id = ?', 'seq > ?'];
+  const where = ['i.intent_id = ?', 'i.seq > ?'];
   const args: (string | number)[] = [input.intent_id, after === null ? -1 : Number(after)];
   if (input.status) {
-    where.push('status = ?');
+    where.push('i.status = ?');
     args.push(input.status);
   }
   const rows = await services.db.all<{
@@ -38,9 +39,14 @@ export async function listBulkReplayItemsPage({
     replay_event_id: string | null;
     reason: string | null;
     finished_at: number | string | null;
+    replay_state: EventState | null;
+    replay_delivered_at: number | string | null;
   }>(
-    `SELECT seq, event_id, status, replay_event_id, reason, finished_at FROM bulk_replay_items
-      WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`,
+    // Each replay's own handoff as the event says it now, so the run's items say whether Flow took them.
+    `SELECT i.seq, i.event_id, i.status, i.replay_event_id, i.reason, i.finished_at,
+            r.state AS replay_state, r.delivered_at AS replay_delivered_at
+       FROM bulk_replay_items i LEFT JOIN events r ON r.id = i.replay_event_id
+      WHERE ${where.join(' AND ')} ORDER BY i.seq LIMIT ?`,
     [...args, limit + 1],
   );
   const { rows: items, page } = pageOf(services.secrets, scope, rows, limit, (r) => String(Number(r.seq)));
@@ -52,6 +58,9 @@ export async function listBulkReplayItemsPage({
       replay_event_id: r.replay_event_id,
       reason: r.reason,
       finished_at: r.finished_at === null ? null : new Date(Number(r.finished_at)).toISOString(),
+      replay_state: r.replay_state,
+      replay_delivered_at:
+        r.replay_delivered_at === null ? null : new Date(Number(r.replay_delivered_at)).toISOString(),
     })),
     page,
   };
