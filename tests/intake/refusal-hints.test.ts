@@ -115,6 +115,47 @@ describe('failure.hint: the alternative that matches', () => {
     expect(newline.failure.hint?.code).toBe('trailing_newline');
   });
 
+  it("the endpoint reads carry the newest refusal with its hint, as its receipt says it, so one read answers 'what must the sender change'", async () => {
+    const services = server.runtime.services;
+    const shop = await newShop(services);
+    const ts = await newEndpoint(services, shop.id, { authMode: 'hmac_sha256', hmac: { timestampHeader: 'x-ts' } });
+    const quiet = await newEndpoint(services, shop.id, { authMode: 'hmac_sha256' });
+    const body = JSON.stringify({ id: 'l1', type: 'shipment.created' });
+    await send(shop.id, ts.endpoint.id, body, { 'x-ts': nowS(), 'x-flowport-signature': `sha256=${'0'.repeat(64)}` });
+    const newest = await post(`${server.url}/in/${ts.endpoint.id}`, body, {
+      'x-ts': nowS(),
+      'x-flowport-signature': `sha256=${hmacHex(ts.secret, body)}`,
+    });
+    expect(newest.status).toBe(401);
+    const receipt = await receiptOf(shop.id, String(newest.json.receipt_id));
+    const g = await createGrant(services, {
+      shopId: shop.id,
+      tier: 'observer',
+      actorKind: 'agent',
+      actorName: 'hints test',
+      expiresInMs: 3_600_000,
+    });
+    const read = async (path: string) => {
+      const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${g.token}` } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Record<string, any>;
+    };
+    const list = (await read('/agent/v1/endpoints')).data as Record<string, any>[];
+    const one = await read(`/agent/v1/endpoints/${ts.endpoint.id}`);
+    for (const ep of [list.find((e) => e.id === ts.endpoint.id), one]) {
+      expect(ep?.recent.refused.total).toBe(2);
+      expect(ep?.recent.refused.latest).toEqual({
+        receipt_id: receipt.id,
+        received_at: receipt.received_at,
+        http_status: 401,
+        error_code: 'signature_mismatch',
+        failure: receipt.failure,
+      });
+      expect(ep?.recent.refused.latest.failure.hint.code).toBe('timestamp_not_signed');
+    }
+    expect(list.find((e) => e.id === quiet.endpoint.id)?.recent.refused).toMatchObject({ total: 0, latest: null });
+  });
+
   it('names an expired previous secret with when it expired', async () => {
     const services = server.runtime.services;
     const shop = await newShop(services);

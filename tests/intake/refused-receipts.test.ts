@@ -373,11 +373,16 @@ describe('refusals are counted beside accepted states', () => {
       operation: 'listReceipts',
     };
 
+    // The endpoint reads add the newest refusal: the request without a signature, sent last.
+    const withLatest = {
+      ...expected,
+      latest: expect.objectContaining({ http_status: 401, error_code: 'signature_missing' }),
+    };
     const one = await api(token, `/endpoints/${ep.endpoint.id}`);
     expect(one.json.recent.by_state).toEqual({ queued: 1 });
-    expect(one.json.recent.refused).toEqual(expected);
+    expect(one.json.recent.refused).toEqual(withLatest);
     const list = await api(token, '/endpoints');
-    expect(list.json.data.find((e: { id: string }) => e.id === ep.endpoint.id).recent.refused).toEqual(expected);
+    expect(list.json.data.find((e: { id: string }) => e.id === ep.endpoint.id).recent.refused).toEqual(withLatest);
 
     const setup = await api(token, '/setup');
     expect(setup.json.refused_24h).toEqual({ window_hours: 24, ...expected });

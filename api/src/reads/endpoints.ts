@@ -16,7 +16,7 @@ import { isId } from '../ids.ts';
 import { cursorPosition, listScope, pageOf } from './paging.ts';
 import type { EndpointRow } from '../store/tables/endpoints.ts';
 import { eventWindowSql, windowParams } from '../store/tables/events/window-counts.ts';
-import { refusalCounts, refusalCountsByEndpoint } from './receipts.ts';
+import { latestRefusals, refusalCounts, refusalCountsByEndpoint } from './receipts.ts';
 
 /** The window of recent events by state that endpoint reads show. */
 export const RECENT_WINDOW_HOURS = 24;
@@ -142,12 +142,13 @@ export async function readEndpoint({ ctx, input }: { ctx: OperationContext; inpu
     ctx.services.db.all<{ state: string; n: number }>(ENDPOINT_STATES_SQL, windowParams(p.shopId, since, row.id)),
     refusalCountsByEndpoint(ctx.services.db, p.shopId, since, row.id),
   ]);
+  const latest = await latestRefusals(ctx.services.db, p.shopId, since, refused.has(row.id) ? [row.id] : []);
   return {
     ...endpointView(row, ctx.services.config.publicUrl, now),
     recent: {
       window_hours: RECENT_WINDOW_HOURS,
       by_state: Object.fromEntries(rows.map((r) => [r.state, Number(r.n)])),
-      refused: refused.get(row.id) ?? refusalCounts({}),
+      refused: { ...(refused.get(row.id) ?? refusalCounts({})), latest: latest.get(row.id) ?? null },
     },
   };
 }
@@ -176,13 +177,20 @@ export async function listEndpointViews({
     endpointStateCounts(ctx.services, p.shopId, since),
     refusalCountsByEndpoint(ctx.services.db, p.shopId, since),
   ]);
+  // The newest refusal of each endpoint on the page that has any: what refused it, and the hint.
+  const latest = await latestRefusals(
+    ctx.services.db,
+    p.shopId,
+    since,
+    rows.filter((r) => refused.has(r.id)).map((r) => r.id),
+  );
   return {
     data: rows.map((r) => ({
       ...endpointView(r, ctx.services.config.publicUrl, now),
       recent: {
         window_hours: RECENT_WINDOW_HOURS,
         by_state: counts.get(r.id) ?? {},
-        refused: refused.get(r.id) ?? refusalCounts({}),
+        refused: { ...(refused.get(r.id) ?? refusalCounts({})), latest: latest.get(r.id) ?? null },
       },
     })),
     page,

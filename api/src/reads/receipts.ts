@@ -366,6 +366,56 @@ export async function refusalCountsByEndpoint(
   return out;
 }
 
+/** An endpoint's newest stored refusal: its receipt, and what refused it as the receipt says. */
+export interface LatestRefusal {
+  receipt_id: string;
+  received_at: string;
+  http_status: number;
+  error_code: string | null;
+  failure: ReturnType<typeof receiptFailure>;
+}
+
+/**
+ * The newest refused request with a stored receipt since `since`, for each of `endpointIds` that
+ * has one (one indexed look per endpoint: `receipts_endpoint`, newest first). Refusals beyond the
+ * per-endpoint receipt budget are only counted, so an endpoint can have refusals and no receipt.
+ */
+export async function latestRefusals(
+  db: Db,
+  shopId: string,
+  since: number,
+  endpointIds: readonly string[],
+): Promise<Map<string, LatestRefusal>> {
+  const rows = await Promise.all(
+    endpointIds.map((id) =>
+      db.get<{
+        id: string;
+        endpoint_id: string;
+        received_at: number | string;
+        http_status: number | string;
+        error_code: string | null;
+        failure: string | null;
+      }>(
+        `SELECT id, endpoint_id, received_at, http_status, error_code, failure FROM receipts
+          WHERE endpoint_id = ? AND received_at >= ? AND shop_id = ? AND http_status >= 400
+          ORDER BY received_at DESC, id DESC LIMIT 1`,
+        [id, since, shopId],
+      ),
+    ),
+  );
+  const out = new Map<string, LatestRefusal>();
+  for (const r of rows)
+    if (r)
+      out.set(r.endpoint_id, {
+        receipt_id: r.id,
+        received_at: new Date(Number(r.received_at)).toISOString(),
+        http_status: Number(r.http_status),
+        error_code: r.error_code,
+        failure: receiptFailure(r.failure, r.error_code),
+      });
+  return out;
+}
+
 /** The intake receipt of one event of the caller's shop (getEventReceipt). */
 export async function readEventReceipt({ ctx, input }: { ctx: OperationContext; input: { event_id: string } }) {
   const p = ctx.principal;

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { Timestamp } from '../read-schemas.ts';
 import { RefusalCountsSchema } from '../read-checks.ts';
+import { ReceiptFailure } from '../receipts/schemas.ts';
 
 export const EndpointView = z
   .object({
@@ -67,7 +68,22 @@ export const EndpointView = z
         by_state: z
           .record(z.string(), z.number().int())
           .describe('Event count per lifecycle state (e.g. `{"delivered": 12, "failed": 1}`).'),
-        refused: RefusalCountsSchema.describe('Requests refused at intake in the same window, by error code.'),
+        refused: RefusalCountsSchema.extend({
+          latest: z
+            .object({
+              receipt_id: z.string().describe('The receipt of the newest refused request (`rcpt_…`).'),
+              received_at: Timestamp.describe('When it arrived.'),
+              http_status: z.number().int().describe('What Flowport answered the sender.'),
+              error_code: z.string().nullable().describe('Why it was refused (an error code).'),
+              failure: ReceiptFailure.nullable().describe(
+                "For an authentication refusal: which check refused it and, when a well-known alternative matches, the `hint` saying what the sender should change; the receipt's own `failure`. Null for other refusals.",
+              ),
+            })
+            .nullable()
+            .describe(
+              'The newest refused request in the window that has a stored receipt, as getReceipt says it; null when none (no refusal, or refusals beyond the per-endpoint receipt budget, which are only counted).',
+            ),
+        }).describe('Requests refused at intake in the same window, by error code, and the newest one.'),
       })
       .describe(
         'The last 24 hours: events received by lifecycle state (`by_state`), and requests refused at intake in the same window by error code (`refused`).',
