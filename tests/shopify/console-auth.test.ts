@@ -13,6 +13,7 @@ import { startTestServer, type TestServer } from '../helpers/runtime.ts';
 import Stripe from 'stripe';
 import { INGEST_PATH_PREFIX } from '../../api/src/lib/package-info.ts';
 import { sandboxApp, uniqueShop } from './helpers.ts';
+import { hmacHex, newEndpoint, post } from '../intake/helpers.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -371,5 +372,44 @@ describe('the embedded console', () => {
     const subscriptionId = await idOf('/alerts', /\/alerts\/([a-z]+_[a-z0-9]+)\/remove/);
     const removed = await confirmed(await submit('/alerts', `/alerts/${subscriptionId}/remove`));
     expect(removed.message).toMatch(/^Confirmed: alert unsubscribe/);
+  });
+
+  it('the refused page, the endpoints list and an endpoint page say what the sender should change', async () => {
+    const shop = uniqueShop('console');
+    await managedInstall(shop);
+    await get('', await adminToken(shop));
+    const services = server.runtime.services;
+    const shopId = (await services.db.get<{ id: string }>('SELECT id FROM shops WHERE domain = ?', [shop]))?.id;
+    expect(shopId).toMatch(/^shop_/);
+    const { endpoint, secret } = await newEndpoint(services, shopId as string, {
+      authMode: 'hmac_sha256',
+      hmac: { timestampHeader: 'x-ts' },
+    });
+    // The sender signs the body alone; the endpoint expects `{timestamp}.{body}`.
+    const body = JSON.stringify({ id: 'c1', type: 'shipment.created' });
+    const refused = await post(`${server.url}${INGEST_PATH_PREFIX}/${endpoint.id}`, body, {
+      'x-ts': String(Math.floor(Date.now() / 1000)),
+      'x-flowport-signature': `sha256=${hmacHex(secret, body)}`,
+    });
+    expect(refused.status).toBe(401);
+    const page = async (path: string) => {
+      const res = await get(path, await adminToken(shop));
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const hint = /body alone/;
+    const refusedPage = await page('/refused');
+    expect(refusedPage).toContain('What the sender should change');
+    expect(refusedPage).toMatch(hint);
+    const endpointPage = await page(`/endpoints/${endpoint.id}`);
+    expect(endpointPage).toContain('Newest refusal');
+    expect(endpointPage).toContain('<code>signature_mismatch</code>');
+    expect(endpointPage).toMatch(hint);
+    expect(await page('/endpoints')).toMatch(/data-label="Refused \(24 h\)">1</);
+    // Never the secret or the signature.
+    for (const text of [refusedPage, endpointPage]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain(hmacHex(secret, body));
+    }
   });
 });

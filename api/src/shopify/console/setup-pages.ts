@@ -77,13 +77,20 @@ export async function overviewPage(ctx: PageCtx): Promise<Html> {
   );
 }
 
+/** A receipt's `failure.hint.detail`: what the sender's signature does match, and what to change. */
+function hintOf(failure: unknown): string | null {
+  const hint = (failure as Row | null)?.hint as Row | null | undefined;
+  return hint ? String(hint.detail) : null;
+}
+
 export async function refusedPage(ctx: PageCtx): Promise<Html> {
   const list = await callOp<List>(ctx, 'listReceipts', { query: { result: 'refused', limit: 50 } });
   const rows = list.data.map((r) => [
     when(s(r.received_at)),
     html`<code>${s(r.error_code)}</code>`,
     html`${s((r.failure as Row | null)?.detail ?? (r.failure as Row | null)?.check ?? '—')}`,
-    html`<code>${s(r.endpoint_id)}</code>`,
+    html`${s(hintOf(r.failure) ?? '—')}`,
+    html`<a href="${consoleUrl(`/endpoints/${s(r.endpoint_id)}`)}"><code>${s(r.endpoint_id)}</code></a>`,
   ]);
   return consolePage(
     ctx,
@@ -92,7 +99,11 @@ export async function refusedPage(ctx: PageCtx): Promise<Html> {
     [
       section(
         'Refused requests',
-        table('Newest first; no bodies, only what failed', ['Received', 'Code', 'What failed', 'Endpoint'], rows),
+        table(
+          'Newest first; no bodies, only what failed',
+          ['Received', 'Code', 'What failed', 'What the sender should change', 'Endpoint'],
+          rows,
+        ),
       ),
     ],
   );
@@ -103,12 +114,16 @@ const options = (values: readonly string[], chosen?: string) =>
 
 export async function endpointsPage(ctx: PageCtx): Promise<Html> {
   const list = await callOp<List>(ctx, 'listEndpoints', { query: { limit: 100 } });
-  const rows = list.data.map((e) => [
-    html`<a href="${consoleUrl(`/endpoints/${s(e.id)}`)}">${s(e.name)}</a><br><code>${s(e.id)}</code>`,
-    html`${s(e.auth_mode)}`,
-    html`<s-badge>${s(e.status)}</s-badge>`,
-    html`<code>${s(e.ingest_url)}</code>`,
-  ]);
+  const rows = list.data.map((e) => {
+    const refused = ((e.recent as Row | undefined)?.refused ?? {}) as Row;
+    return [
+      html`<a href="${consoleUrl(`/endpoints/${s(e.id)}`)}">${s(e.name)}</a><br><code>${s(e.id)}</code>`,
+      html`${s(e.auth_mode)}`,
+      html`<s-badge>${s(e.status)}</s-badge>`,
+      html`${s(refused.total ?? 0)}`,
+      html`<code>${s(e.ingest_url)}</code>`,
+    ];
+  });
   const create = html`<form method="post" action="${consoleUrl('/endpoints')}">${formKey()}<div class="fields">
 <div><label for="ep-name">Name</label><input id="ep-name" name="name" required maxlength="100"></div>
 <div><label for="ep-mode">Sender signs with</label><select id="ep-mode" name="auth_mode">${options(AUTH_MODES, 'hmac_sha256')}</select></div>
@@ -121,10 +136,28 @@ export async function endpointsPage(ctx: PageCtx): Promise<Html> {
     'Endpoints',
     ['listEndpoints', 'previewEndpointCreate'],
     [
-      section('Endpoints', table('Where senders post', ['Endpoint', 'Auth', 'Status', 'Ingest URL'], rows)),
+      section(
+        'Endpoints',
+        table('Where senders post', ['Endpoint', 'Auth', 'Status', 'Refused (24 h)', 'Ingest URL'], rows),
+      ),
       section('Create an endpoint', create),
     ],
   );
+}
+
+/** An endpoint's last 24 hours as getEndpoint says them: events by state, refusals, the newest refusal. */
+function recentOf(e: Row): Html {
+  const recent = (e.recent ?? {}) as Row;
+  const refused = (recent.refused ?? {}) as Row;
+  const latest = refused.latest as Row | null | undefined;
+  const failure = (latest?.failure ?? null) as Row | null;
+  const hint = hintOf(failure);
+  return html`<dl><dt>Events by state</dt><dd>${val(recent.by_state)}</dd>
+<dt>Refused requests</dt><dd>${s(refused.total ?? 0)} ${val(refused.by_error_code)}</dd>${
+    latest
+      ? html`<dt>Newest refusal</dt><dd>${when(s(latest.received_at))}: <code>${s(latest.error_code)}</code>${failure ? html`. ${s(failure.detail)}` : ''}</dd>${hint ? html`<dt>What the sender should change</dt><dd>${s(hint)}</dd>` : ''}`
+      : ''
+  }</dl>`;
 }
 
 export async function endpointPage(ctx: PageCtx, endpointId: string): Promise<Html> {
@@ -142,6 +175,7 @@ export async function endpointPage(ctx: PageCtx, endpointId: string): Promise<Ht
 <dt>Ingest URL</dt><dd><code>${s(e.ingest_url)}</code></dd><dt>Secret</dt><dd>${secret.configured ? html`ends in <code>${s(secret.last4)}</code>` : 'none'}${secret.previous_secret_valid_until ? html`; the previous one works until ${when(s(secret.previous_secret_valid_until))}` : ''}</dd></dl>
 <p><a href="${consoleUrl(`/events?endpoint_id=${s(e.id)}`)}">Events of this endpoint</a></p>`,
       ),
+      section('Last 24 hours', recentOf(e)),
       section(
         'Edit',
         html`<form method="post" action="${consoleUrl(`/endpoints/${endpointId}/edit`)}">${formKey()}<label for="edit-name">Name</label><input id="edit-name" name="name" value="${s(e.name)}" maxlength="100">
