@@ -50,7 +50,13 @@ interface Sent {
   status: number;
   code: string;
   detail: string;
-  failure: { check: string; detail: string; hint: { code: string; detail: string } | null };
+  failure: {
+    check: string;
+    detail: string;
+    hint: { code: string; detail: string } | null;
+    tolerance_sec?: number | null;
+    timestamp_offset_sec?: number | null;
+  };
 }
 
 async function send(shopId: string, endpointId: string, body: string, headers: Record<string, string>): Promise<Sent> {
@@ -97,6 +103,30 @@ describe('failure.hint: the alternative that matches', () => {
     });
     expect(bodyOnly.failure.check).toBe('value_mismatch');
     expect(bodyOnly.failure.hint?.code).toBe('timestamp_not_signed');
+    // The timestamp it carried is fine: the receipt says so, so the sender knows the signature is all.
+    expect(bodyOnly.failure.tolerance_sec).toBe(300);
+    expect(Math.abs(bodyOnly.failure.timestamp_offset_sec as number)).toBeLessThanOrEqual(2);
+    expect(bodyOnly.failure.detail).toMatch(
+      /Its timestamp \(x-ts\) is \d+ s (behind|ahead of) Flowport's clock, within the 300 s tolerance\./,
+    );
+    // An old timestamp with a wrong signature: both are said, the signature first.
+    const stale = await send(shop.id, ts.endpoint.id, body, {
+      'x-ts': String(Number(t) - 3_600),
+      'x-flowport-signature': `sha256=${hmacHex(ts.secret, body)}`,
+    });
+    expect([stale.code, stale.failure.check, stale.failure.timestamp_offset_sec]).toEqual([
+      'signature_mismatch',
+      'value_mismatch',
+      expect.any(Number),
+    ]);
+    expect(stale.failure.detail).toMatch(
+      /outside the 300 s tolerance: with the signature fixed it would still be refused/,
+    );
+    // Without a timestamp header the receipt says nothing about time.
+    const plainRefused = await send(shop.id, plain.endpoint.id, body, {
+      'x-flowport-signature': `sha256=${'0'.repeat(64)}`,
+    });
+    expect([plainRefused.failure.tolerance_sec, plainRefused.failure.timestamp_offset_sec]).toEqual([null, null]);
     expect(bodyOnly.failure.hint?.detail).toMatch(/body alone/);
     // The detail tells the one cause the hint proved, not the generic "or uses another secret" (agent trial).
     expect(bodyOnly.failure.detail).toContain('timestamp_not_signed');

@@ -160,6 +160,12 @@ describe('bulk replay', () => {
       );
       return Number(n?.n) === 5 ? true : null;
     }, 'replays delivered');
+    // `executed` said the replays were made; the intent now counts them by their state, and its
+    // next step says executed is not yet delivered.
+    const counted = await api(s, token, 'GET', `/agent/v1/action-intents/${intent.id}`);
+    expect(counted.json.progress.replays_by_state).toEqual({ delivered: 5 });
+    expect(counted.json.next_step).toMatch(/replays_by_state/);
+    expect(counted.json.links.confirm).toBe(`/agent/v1/action-intents/${intent.id}/confirm`);
     // The items say so too, each as its replay's own read says it: one page shows the run reached Flow.
     const after = await api(s, token, 'GET', `/agent/v1/action-intents/${intent.id}/items`);
     for (const item of after.json.data) {

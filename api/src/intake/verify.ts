@@ -215,7 +215,32 @@ function anyMatch(candidates: readonly Buffer[], expected: readonly Buffer[]): b
  * `given` signatures (several for modes that send more than one) matched none of the secrets over
  * `signed` (signedContentOf, for this endpoint's config); the hint is worked out here, on the failure path only.
  */
-function mismatch(header: string, signed: string, facts: MismatchFacts): never {
+/** The timestamp a request carried, for a mismatch to say whether it alone would pass. */
+interface CarriedTimestamp {
+  ts: SignedTimestamp;
+  toleranceSec: number;
+  header: string;
+}
+
+/**
+ * Where the request's timestamp stands against the tolerance, once its signature is fixed (not
+ * checked as the refusal: the tolerance applies to a timestamp the signature covers).
+ */
+function carriedTimestamp(t: CarriedTimestamp, now: number) {
+  const offset = t.ts.seconds - Math.floor(now / 1000);
+  const skew = Math.abs(offset);
+  const within = skew <= t.toleranceSec;
+  const where = `${skew} s ${offset < 0 ? 'behind' : 'ahead of'} Flowport's clock`;
+  return {
+    tolerance_sec: t.toleranceSec,
+    timestamp_offset_sec: offset,
+    sentence: within
+      ? ` Its timestamp (${t.header}) is ${where}, within the ${t.toleranceSec} s tolerance.`
+      : ` Its timestamp (${t.header}) is also ${where}, outside the ${t.toleranceSec} s tolerance: with the signature fixed it would still be refused (timestamp_outside_tolerance). Sign each request, retries included, with the current time.`,
+  };
+}
+
+function mismatch(header: string, signed: string, facts: MismatchFacts, timestamp?: CarriedTimestamp): never {
   const secrets = facts.secrets.length;
   const given = facts.sigs.length;
   const sigs = given === 1 ? 'The signature is well formed but' : `None of the ${given} signatures`;
@@ -224,15 +249,17 @@ function mismatch(header: string, signed: string, facts: MismatchFacts): never {
   const why = hint
     ? `It does match one well-known alternative (failure.hint ${hint.code}): ${hint.detail}`
     : 'The sender signs other bytes (a re-serialised body, another signed-content format) or uses another secret.';
+  const carried = timestamp ? carriedTimestamp(timestamp, facts.req.now) : null;
   throw new AuthRefusal(
     'signature_mismatch',
     `The signature does not match the signed content, ${signed}, with the current (or overlapping previous) secret.`,
     {
       check: 'value_mismatch',
-      detail: `${sigs} ${given === 1 ? 'matches' : 'match'} none of the ${secrets} active secret${secrets === 1 ? '' : 's'} over the signed content this endpoint expects: ${signed}. ${why}`,
+      detail: `${sigs} ${given === 1 ? 'matches' : 'match'} none of the ${secrets} active secret${secrets === 1 ? '' : 's'} over the signed content this endpoint expects: ${signed}. ${why}${carried?.sentence ?? ''}`,
       header,
       active_secrets: secrets,
       hint,
+      ...(carried ? { tolerance_sec: carried.tolerance_sec, timestamp_offset_sec: carried.timestamp_offset_sec } : {}),
     },
   );
 }
@@ -295,15 +322,20 @@ export function verifyHmacSha256(params: HmacParams, secrets: readonly VerifySec
       secrets.map((s) => s.hmacKey.digest(parts)),
     )
   )
-    mismatch(name, signedContentOf('hmac_sha256', tsHeader) as string, {
-      sigs: [sig],
-      secrets,
-      req,
-      before,
-      scheme: 'the endpoint',
-      tryTimestampHeaders: ts === null,
-      tryTextKey: false,
-    });
+    mismatch(
+      name,
+      signedContentOf('hmac_sha256', tsHeader) as string,
+      {
+        sigs: [sig],
+        secrets,
+        req,
+        before,
+        scheme: 'the endpoint',
+        tryTimestampHeaders: ts === null,
+        tryTextKey: false,
+      },
+      ts === null ? undefined : { ts, toleranceSec: params.toleranceSec, header: tsHeader as string },
+    );
   if (ts !== null) assertFresh(ts, req, params.toleranceSec, tsHeader as string);
 }
 
@@ -341,15 +373,20 @@ function verifyStripe(config: EndpointConfig, secrets: readonly VerifySecret[], 
       secrets.map((s) => s.hmacKey.digest([`${ts.text}.`, req.raw])),
     )
   )
-    mismatch(name, signedContentOf('stripe') as string, {
-      sigs: v1,
-      secrets,
-      req,
-      before: `${ts.text}.`,
-      scheme: 'Stripe',
-      tryTimestampHeaders: false,
-      tryTextKey: false,
-    });
+    mismatch(
+      name,
+      signedContentOf('stripe') as string,
+      {
+        sigs: v1,
+        secrets,
+        req,
+        before: `${ts.text}.`,
+        scheme: 'Stripe',
+        tryTimestampHeaders: false,
+        tryTextKey: false,
+      },
+      { ts, toleranceSec: config.toleranceSec ?? DEFAULT_TOLERANCE_SEC, header: 'stripe-signature t=' },
+    );
   assertFresh(ts, req, config.toleranceSec ?? DEFAULT_TOLERANCE_SEC, name);
 }
 
@@ -391,15 +428,20 @@ function verifyStandardWebhooks(config: EndpointConfig, secrets: readonly Verify
       secrets.map((s) => s.hmacKey.digest([`${id}.${ts.text}.`, req.raw])),
     )
   )
-    mismatch(name, signedContentOf('standard_webhooks') as string, {
-      sigs,
-      secrets,
-      req,
-      before: `${id}.${ts.text}.`,
-      scheme: 'Standard Webhooks',
-      tryTimestampHeaders: false,
-      tryTextKey: true,
-    });
+    mismatch(
+      name,
+      signedContentOf('standard_webhooks') as string,
+      {
+        sigs,
+        secrets,
+        req,
+        before: `${id}.${ts.text}.`,
+        scheme: 'Standard Webhooks',
+        tryTimestampHeaders: false,
+        tryTextKey: true,
+      },
+      { ts, toleranceSec: tol, header: `${p}-timestamp` },
+    );
   assertFresh(ts, req, tol, `${p}-timestamp`);
 }
 
@@ -425,15 +467,20 @@ function verifySlack(config: EndpointConfig, secrets: readonly VerifySecret[], r
       secrets.map((s) => s.hmacKey.digest([`v0:${ts.text}:`, req.raw])),
     )
   )
-    mismatch(name, signedContentOf('slack') as string, {
-      sigs: [b],
-      secrets,
-      req,
-      before: `v0:${ts.text}:`,
-      scheme: 'Slack',
-      tryTimestampHeaders: false,
-      tryTextKey: false,
-    });
+    mismatch(
+      name,
+      signedContentOf('slack') as string,
+      {
+        sigs: [b],
+        secrets,
+        req,
+        before: `v0:${ts.text}:`,
+        scheme: 'Slack',
+        tryTimestampHeaders: false,
+        tryTextKey: false,
+      },
+      { ts, toleranceSec: tol, header: tsName },
+    );
   assertFresh(ts, req, tol, tsName);
 }
 

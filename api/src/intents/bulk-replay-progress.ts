@@ -1,5 +1,6 @@
 // A bulk replay's progress, read from its items: how many are pending, replayed, refused (by
-// reason) and cancelled, and how long the rest takes at the run's rate.
+// reason) and cancelled, how far Flow has taken the replays made (by each replay's state), and how
+// long the rest takes at the run's rate.
 import type { Db } from '../store/db.ts';
 import { countBulkReplayItems, findBulkReplayRate } from '../store/tables/intents.ts';
 
@@ -11,6 +12,7 @@ export interface BulkReplayProgress {
   refused: number;
   cancelled: number;
   refused_by_reason: Record<string, number>;
+  replays_by_state: Record<string, number>;
   rate_per_second: number | null;
   estimated_seconds_left: number | null;
 }
@@ -26,6 +28,7 @@ export async function bulkReplayProgress(db: Db, intentId: string): Promise<Bulk
     refused: 0,
     cancelled: 0,
     refused_by_reason: {},
+    replays_by_state: {},
     rate_per_second: rate ?? null,
     estimated_seconds_left: null,
   };
@@ -33,8 +36,10 @@ export async function bulkReplayProgress(db: Db, intentId: string): Promise<Bulk
     const n = Number(r.n);
     p.total += n;
     if (r.status === 'pending') p.pending += n;
-    else if (r.status === 'replayed') p.replayed += n;
-    else if (r.status === 'cancelled') p.cancelled += n;
+    else if (r.status === 'replayed') {
+      p.replayed += n;
+      if (r.replay_state) p.replays_by_state[r.replay_state] = (p.replays_by_state[r.replay_state] ?? 0) + n;
+    } else if (r.status === 'cancelled') p.cancelled += n;
     else if (r.status === 'refused') {
       p.refused += n;
       const reason = r.reason ?? 'unknown';

@@ -2,7 +2,7 @@
 // failed (or refused, expired, cancelled). One engine for all kinds; a kind only
 // inspects its target and executes. Every step is audited with its actor.
 import { type AuditEntry, appendAudit } from '../audit/log.ts';
-import { ACTIONS, executeScope, previewScope } from '../auth/scopes.ts';
+import { type Action, ACTIONS, executeScope, previewScope } from '../auth/scopes.ts';
 import { errorDef } from '../errors/catalog.ts';
 import { AppError } from '../errors/problem.ts';
 import { newId } from '../ids.ts';
@@ -142,6 +142,16 @@ const NEXT_STEP: Record<IntentState, string> = {
   cancelled: 'Cancelled; nothing ran.',
 };
 
+/** Kinds whose execution hands new events to Flow: done means created, not yet accepted by Flow. */
+const EXECUTED_NEXT_STEP: Partial<Record<Action, string>> = {
+  replay:
+    "Done: the replay event was created (result.event_id) and Flowport's worker hands it to Flow; read that event for when Flow accepted it (state delivered).",
+  test_event:
+    "Done: the test event was created (result.event_id) and Flowport's worker hands it to Flow; read that event for when Flow accepted it (state delivered).",
+  bulk_replay:
+    "Done: every event was handled and the replays were created; Flowport's worker hands them to Flow. progress.replays_by_state counts those Flow accepted (delivered), and the items' replay_state says it event by event.",
+};
+
 /** Parameters as shown: an imported secret is stored sealed and shown only as its last 4 characters. */
 function publicParams(params: Record<string, unknown>): Record<string, unknown> {
   const { secret_sealed: sealed, url_sealed: urlSealed, ...rest } = params;
@@ -193,7 +203,7 @@ export function intentView(row: IntentRowWithActors, now: number, once?: Record<
     result: result || once ? { ...(result ?? {}), ...(once ?? {}) } : null,
     error_code: row.error_code,
     links: { self, confirm: `${self}/confirm`, cancel: `${self}/cancel` },
-    next_step: NEXT_STEP[state],
+    next_step: (state === 'executed' ? EXECUTED_NEXT_STEP[row.kind as Action] : undefined) ?? NEXT_STEP[state],
   };
 }
 

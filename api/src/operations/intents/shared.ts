@@ -26,6 +26,11 @@ export const BulkReplayProgressSchema = z
     refused: wholeNumber('Refused when their turn came (retention expired meanwhile, a plan cap …).'),
     cancelled: wholeNumber('Left pending when the run was cancelled.'),
     refused_by_reason: z.record(z.string(), z.number().int()).describe('Refused events by error code.'),
+    replays_by_state: z
+      .record(z.string(), z.number().int())
+      .describe(
+        'The replays made so far, by each replay event\'s state now (e.g. `{"delivered": 4, "queued": 1}`): `delivered` once Flow accepted one. The run is `executed` when every event is handled, which can be before Flow has taken every replay; the items\' `replay_state` says it event by event.',
+      ),
     rate_per_second: z
       .number()
       .int()
@@ -119,11 +124,13 @@ export const ActionIntentSchema = z
     error_code: nullableText('Catalog error code when refused at confirmation or failed; null otherwise.'),
     links: z
       .object({
-        self: z.string().describe('URL to read the intent.'),
-        confirm: z.string().describe('URL to confirm it (POST with an `Idempotency-Key` header).'),
-        cancel: z.string().describe('URL to cancel it (POST).'),
+        self: z.string().describe('Path to read the intent.'),
+        confirm: z.string().describe('Path to confirm it (POST with an `Idempotency-Key` header).'),
+        cancel: z.string().describe('Path to cancel it (POST).'),
       })
-      .describe('Absolute URLs for the next calls.'),
+      .describe(
+        'Paths of the next calls, relative to the base URL you called (e.g. `/agent/v1/action-intents/int_…/confirm`).',
+      ),
     next_step: z.string().describe('What to do next, in one sentence (e.g. confirm with the `confirm` link).'),
 
     progress: BulkReplayProgressSchema.optional().describe(

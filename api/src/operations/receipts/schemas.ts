@@ -25,10 +25,10 @@ export const ReceiptFailure = z
       ),
     header: nullableText('The header that was checked (lower case); null when none.'),
     tolerance_sec: nullableCount(
-      "The endpoint's timestamp tolerance in seconds, for timestamp checks; otherwise null.",
+      "The endpoint's timestamp tolerance in seconds, for timestamp checks and for a `value_mismatch` on a request that carried a timestamp; otherwise null.",
     ),
     timestamp_offset_sec: nullableCount(
-      "For `timestamp_outside_tolerance`: the signed timestamp minus Flowport's clock, in seconds (negative: in the past); otherwise null.",
+      "The request's timestamp minus Flowport's clock, in seconds (negative: in the past), for `timestamp_outside_tolerance`, and for a `value_mismatch` on a request that carried a timestamp (then `detail` says whether it would pass once the signature is fixed); otherwise null.",
     ),
     active_secrets: nullableCount(
       'How many active secrets the value was compared with (2 during a rotation overlap, 0 when none is set); null when no comparison was made.',

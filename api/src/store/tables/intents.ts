@@ -26,9 +26,12 @@ export async function findIntentKind(db: Db, shopId: string, intentId: string): 
 export async function countBulkReplayItems(
   db: Db,
   intentId: string,
-): Promise<{ status: string; reason: string | null; n: number | string }[]> {
-  return db.all<{ status: string; reason: string | null; n: number | string }>(
-    'SELECT status, reason, COUNT(*) AS n FROM bulk_replay_items WHERE intent_id = ? GROUP BY status, reason',
+): Promise<{ status: string; reason: string | null; replay_state: string | null; n: number | string }[]> {
+  // Each replay made is counted by its event's state now (the events folder owns that row).
+  return db.all<{ status: string; reason: string | null; replay_state: string | null; n: number | string }>(
+    `SELECT i.status, i.reason, r.state AS replay_state, COUNT(*) AS n
+       FROM bulk_replay_items i LEFT JOIN events r ON r.id = i.replay_event_id
+      WHERE i.intent_id = ? GROUP BY i.status, i.reason, r.state`,
     [intentId],
   );
 }
