@@ -234,8 +234,9 @@ export class Intake {
     }
     const hash = sha256Hex(raw);
     if (handshake !== null) return this.answerHandshake(ep, req, now, raw, hash, handshake.challenge);
-    // Set whenever this is no handshake (mapBody returned; it throws otherwise).
-    return this.accept(ep, req, now, raw, text, hash, mapped as Mapped);
+    // Set whenever this is no handshake (mapBody returned; it throws otherwise). Awaited: an async
+    // function returning a promise takes two more turns of the microtask queue to settle.
+    return await this.accept(ep, req, now, raw, text, hash, mapped as Mapped);
   }
 
   /** Writes a verified, valid event (group-committed) and answers with its acknowledgement. */
@@ -351,39 +352,46 @@ export class Intake {
     const receiptId = receiptIdForEvent(eventId);
     const ext = mapped.externalEventId;
     const rows = batchRows(batch);
-    // What every event row of this request records, duplicate or not.
-    const facts = {
-      id: eventId,
-      shop_id: row.shop_id,
-      endpoint_id: row.id,
-      receipt_id: receiptId,
-      request_id: req.requestId,
-      external_event_id: ext,
-      event_type: mapped.eventType,
-      sender: row.sender_label,
-      body_size: raw.byteLength,
-      body_sha256: hash,
-      resource_id: mapped.resourceId,
-      related_resource_id: mapped.relatedResourceId,
-      config_version: row.config_version,
-      received_at: now,
-      updated_at: now,
-    };
+    // What every event row of this request records, duplicate or not, and what differs.
+    const rowOf = (
+      state: string,
+      supportCode: string,
+      body: SqlParam,
+      nextAttemptAt: number | null,
+      bodyExpiresAt: number | null,
+      retention: string,
+      duplicateOf: string | null,
+    ) =>
+      eventRow({
+        id: eventId,
+        shop_id: row.shop_id,
+        endpoint_id: row.id,
+        receipt_id: receiptId,
+        request_id: req.requestId,
+        state,
+        support_code: supportCode,
+        external_event_id: ext,
+        event_type: mapped.eventType,
+        sender: row.sender_label,
+        body,
+        body_size: raw.byteLength,
+        body_sha256: hash,
+        resource_id: mapped.resourceId,
+        related_resource_id: mapped.relatedResourceId,
+        config_version: row.config_version,
+        received_at: now,
+        updated_at: now,
+        next_attempt_at: nextAttemptAt,
+        body_expires_at: bodyExpiresAt,
+        retention_state: retention,
+        duplicate_of: duplicateOf,
+      });
     if (claim) {
       // The store decided for the whole batch (./dedupe.ts): no lock, no look-up of earlier copies.
       const firstId = await duplicateOf(tx, batch, claim);
       if (firstId) {
         rows.events.push(
-          eventRow({
-            ...facts,
-            state: 'duplicate_suppressed',
-            support_code: INTAKE_SUPPORT_CODES.duplicate.code,
-            body: null,
-            next_attempt_at: null,
-            body_expires_at: null,
-            retention_state: 'not_retained',
-            duplicate_of: firstId,
-          }),
+          rowOf('duplicate_suppressed', INTAKE_SUPPORT_CODES.duplicate.code, null, null, null, 'not_retained', firstId),
         );
         return {
           kind: 'ack',
@@ -399,16 +407,15 @@ export class Intake {
       return this.capReached(tx, batch, row, req, now, raw, hash, ext);
     usage.added++;
     rows.events.push(
-      eventRow({
-        ...facts,
-        state: 'queued',
-        support_code: INTAKE_SUPPORT_CODES.accepted.code,
-        body: bodyParam,
-        next_attempt_at: now,
-        body_expires_at: now + bodyRetentionMs(this.services.config, plan.id),
-        retention_state: 'retained',
-        duplicate_of: null,
-      }),
+      rowOf(
+        'queued',
+        INTAKE_SUPPORT_CODES.accepted.code,
+        bodyParam,
+        now,
+        now + bodyRetentionMs(this.services.config, plan.id),
+        'retained',
+        null,
+      ),
     );
     if (claim) firstCopyStored(batch, claim);
     if (!batch.scratch.has('kick')) {
