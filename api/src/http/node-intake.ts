@@ -60,16 +60,27 @@ function repeatedRaw(rawHeaders: string[], name: string): string | null {
 }
 
 /** Node's headers (already lower-cased) as a HeaderReader that reads repeated fields like web Headers. */
+class NodeHeaderReader implements HeaderReader {
+  private readonly headers: IncomingHttpHeaders;
+  private readonly rawHeaders: string[];
+  constructor(headers: IncomingHttpHeaders, rawHeaders: string[]) {
+    this.headers = headers;
+    this.rawHeaders = rawHeaders;
+  }
+  get(name: string): string | null {
+    const v = this.headers[name];
+    if (v === undefined) return null;
+    if (Array.isArray(v)) return v.join(', ');
+    return NODE_FIRST_ONLY.has(name) ? (repeatedRaw(this.rawHeaders, name) ?? v) : v;
+  }
+  has(name: string): boolean {
+    return this.headers[name] !== undefined;
+  }
+}
+
+/** Node's headers as a HeaderReader: one object per request, its methods shared (no closures per request). */
 export function nodeHeaders(headers: IncomingHttpHeaders, rawHeaders: string[] = []): HeaderReader {
-  return {
-    get(name) {
-      const v = headers[name];
-      if (v === undefined) return null;
-      if (Array.isArray(v)) return v.join(', ');
-      return NODE_FIRST_ONLY.has(name) ? (repeatedRaw(rawHeaders, name) ?? v) : v;
-    },
-    has: (name) => headers[name] !== undefined,
-  };
+  return new NodeHeaderReader(headers, rawHeaders);
 }
 
 /**
