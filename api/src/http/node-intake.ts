@@ -202,7 +202,10 @@ export function withIntakeFastPath(
         answeredByBodyRead(req.socket)
       )
         headers.Connection = 'close';
-      res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId });
+      // The headers object is this answer's own (made per call): completed in place, not copied.
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+      headers['X-Request-Id'] = requestId;
+      res.writeHead(status, headers);
       res.end(body);
     };
     intake()
