@@ -12,7 +12,7 @@ import { usagePeriod } from '../../api/src/plans.ts';
 import { endpointStateCounts } from '../../api/src/reads/endpoints.ts';
 import { senderEventOutcomes, stateCounts } from '../../api/src/reads/readiness.ts';
 import { handleForVariant } from '../../api/src/handoff/triggers.ts';
-import { eventRow, insertAcceptedEvents } from '../../api/src/store/tables/events/accept.ts';
+import { EVENT_COLUMNS, eventRow, insertAcceptedEvents } from '../../api/src/store/tables/events/accept.ts';
 import { EVENT_KIND_SQL } from '../../api/src/store/tables/events/counts.ts';
 import { insertTestEvent } from '../../api/src/store/tables/events/intents.ts';
 import { eraseEventBodies, expireHeldEvents, holdWaitingEvents } from '../../api/src/store/tables/events/merchant.ts';
@@ -288,8 +288,11 @@ describe('the window counts kept at write time', () => {
     let seq = 0;
     const row = (idAt: number, receivedAt: number, state = 'queued', support: string | null = null) => {
       const r = intakeRow(receivedAt, state);
-      r[0] = `${idFloor('event', idAt).slice(0, -6)}${randomUUID().replace(/\D/g, '').slice(0, 4)}${String(seq++).padStart(2, '0')}`;
-      r[6] = support;
+      r[EVENT_COLUMNS.indexOf('id')] =
+        `${idFloor('event', idAt).slice(0, -6)}${randomUUID().replace(/\D/g, '').slice(0, 4)}${String(seq++).padStart(2, '0')}`;
+      r[EVENT_COLUMNS.indexOf('support_code')] = support;
+      // Not due for a day: the worker must not deliver them (a state change moves their counts).
+      r[EVENT_COLUMNS.indexOf('next_attempt_at')] = Date.now() + 86_400_000;
       return r;
     };
     const h = WINDOW_HOUR_MS;
