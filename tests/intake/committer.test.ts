@@ -54,6 +54,28 @@ describe('group committer', () => {
     await db.close();
   });
 
+  it('takes results returned without a promise: each item sees the earlier ones of its batch, and one that throws fails alone', async () => {
+    const db = await freshDb();
+    const committer = new GroupCommitter(db);
+    // Sync work, as intake's accepted requests run once their batch's shared reads are made: each
+    // counts what the batch's earlier items left in its scratch. Submitted in one turn: one batch.
+    const work = (i: number) =>
+      committer.submit((_tx, batch) => {
+        if (i === 5) throw new Error('item 5 is bad');
+        const seen = (batch.scratch.get('seen') as number | undefined) ?? 0;
+        batch.scratch.set('seen', seen + 1);
+        return seen;
+      });
+    const clean = await Promise.all(Array.from({ length: 20 }, (_, i) => work(i + 100)));
+    expect(clean).toEqual([...Array(20).keys()]);
+    // A sync throw rolls its batch back like an async one: the rest run again alone and succeed.
+    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => work(i)));
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    expect((results[5] as PromiseRejectedResult).reason).toMatchObject({ message: 'item 5 is bad' });
+    expect(committer.stats.retriedBatches).toBe(1);
+    await db.close();
+  });
+
   it('rejects every item of a batch that committed but was not made durable, without writing it again', async () => {
     const real = await freshDb();
     let failSyncs = true;

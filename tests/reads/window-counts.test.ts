@@ -7,11 +7,12 @@
 // mid-hour, on an hour and at the bounds of the first part-hour. Real HTTP, both stores.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { newId } from '../../api/src/ids.ts';
+import { idFloor, newId } from '../../api/src/ids.ts';
+import { usagePeriod } from '../../api/src/plans.ts';
 import { endpointStateCounts } from '../../api/src/reads/endpoints.ts';
 import { senderEventOutcomes, stateCounts } from '../../api/src/reads/readiness.ts';
 import { handleForVariant } from '../../api/src/handoff/triggers.ts';
-import { eventRow, insertAcceptedEvents } from '../../api/src/store/tables/events/accept.ts';
+import { EVENT_COLUMNS, eventRow, insertAcceptedEvents } from '../../api/src/store/tables/events/accept.ts';
 import { EVENT_KIND_SQL } from '../../api/src/store/tables/events/counts.ts';
 import { insertTestEvent } from '../../api/src/store/tables/events/intents.ts';
 import { eraseEventBodies, expireHeldEvents, holdWaitingEvents } from '../../api/src/store/tables/events/merchant.ts';
@@ -277,6 +278,69 @@ describe('the window counts kept at write time', () => {
     // A recount (the migration's) gives the same rows.
     await db().tx((tx) => recountWindowCounts(tx));
     expect((await keptAndCounted()).kept).toEqual(counted);
+  });
+
+  it('one batch of rows in runs of like and unlike rows (hour, state, support code, month) adds each row to its counts once', async () => {
+    // insertAcceptedEvents adds a row like the one before it to the same two counts without
+    // building their keys again: every way a row can differ from the one before must still count apart.
+    const t = Math.floor((Date.now() - 10 * 86_400_000) / WINDOW_HOUR_MS) * WINDOW_HOUR_MS + 60_000;
+    // Ids minted at a past moment (newId never goes back in time): the period counts by the id's time.
+    let seq = 0;
+    const row = (idAt: number, receivedAt: number, state = 'queued', support: string | null = null) => {
+      const r = intakeRow(receivedAt, state);
+      r[EVENT_COLUMNS.indexOf('id')] =
+        `${idFloor('event', idAt).slice(0, -6)}${randomUUID().replace(/\D/g, '').slice(0, 4)}${String(seq++).padStart(2, '0')}`;
+      r[EVENT_COLUMNS.indexOf('support_code')] = support;
+      // Not due for a day: the worker must not deliver them (a state change moves their counts).
+      r[EVENT_COLUMNS.indexOf('next_attempt_at')] = Date.now() + 86_400_000;
+      return r;
+    };
+    const h = WINDOW_HOUR_MS;
+    const rows = [
+      row(t, t),
+      row(t + 1, t + 1),
+      row(t + 2, t + 2),
+      row(t + 3, t + 3, 'duplicate_suppressed', 'FP-I-DUP'),
+      row(t + 4, t + 4),
+      row(t + 5, t + 5, 'queued', 'FP-I-OK'),
+      row(t + 6, t + 6, 'queued', 'FP-I-OK'),
+      row(t + h, t + h),
+      row(t + h + 1, t + h + 1),
+      row(t - 40 * 86_400_000, t + 7),
+      row(t - 40 * 86_400_000 + 1, t + 8),
+      row(t + 9, t + 9),
+    ];
+    const windowCounts = async () =>
+      db().all<Row>(
+        'SELECT hour, state, support_code, count AS n FROM event_window_counts WHERE shop_id = ? AND endpoint_id = ? AND hour IN (?, ?)',
+        [sb().shop_id, sb().endpoint_id, Math.floor(t / h), Math.floor(t / h) + 1],
+      );
+    const periods = [usagePeriod(t), usagePeriod(t - 40 * 86_400_000)];
+    const eventCounts = async () =>
+      db().all<Row>('SELECT period, kind, count AS n FROM event_counts WHERE shop_id = ? AND period IN (?, ?)', [
+        sb().shop_id,
+        ...periods,
+      ]);
+    const keyed = (rs: Row[], key: (r: Row) => string) => new Map(rs.map((r) => [key(r), Number(r.n)]));
+    const wKey = (r: Row) => `${Number(r.hour)}|${r.state}|${r.support_code}`;
+    const eKey = (r: Row) => `${r.period}|${r.kind}`;
+    const wBefore = keyed(await windowCounts(), wKey);
+    const eBefore = keyed(await eventCounts(), eKey);
+    await insertAcceptedEvents(db(), rows);
+    const wAdded = [...keyed(await windowCounts(), wKey)].map(([k, n]) => [k, n - (wBefore.get(k) ?? 0)]);
+    const eAdded = [...keyed(await eventCounts(), eKey)].map(([k, n]) => [k, n - (eBefore.get(k) ?? 0)]);
+    const H = Math.floor(t / h);
+    expect(Object.fromEntries(wAdded.filter(([, n]) => n !== 0))).toEqual({
+      [`${H}|queued|`]: 7,
+      [`${H}|duplicate_suppressed|FP-I-DUP`]: 1,
+      [`${H}|queued|FP-I-OK`]: 2,
+      [`${H + 1}|queued|`]: 2,
+    });
+    expect(Object.fromEntries(eAdded.filter(([, n]) => n !== 0))).toEqual({
+      [`${periods[0]}|sender`]: 9,
+      [`${periods[0]}|duplicate`]: 1,
+      [`${periods[1]}|sender`]: 2,
+    });
   });
 
   it('the retention sweep drops the hours no window reads, and the window still answers as counting', async () => {

@@ -60,16 +60,27 @@ function repeatedRaw(rawHeaders: string[], name: string): string | null {
 }
 
 /** Node's headers (already lower-cased) as a HeaderReader that reads repeated fields like web Headers. */
+class NodeHeaderReader implements HeaderReader {
+  private readonly headers: IncomingHttpHeaders;
+  private readonly rawHeaders: string[];
+  constructor(headers: IncomingHttpHeaders, rawHeaders: string[]) {
+    this.headers = headers;
+    this.rawHeaders = rawHeaders;
+  }
+  get(name: string): string | null {
+    const v = this.headers[name];
+    if (v === undefined) return null;
+    if (Array.isArray(v)) return v.join(', ');
+    return NODE_FIRST_ONLY.has(name) ? (repeatedRaw(this.rawHeaders, name) ?? v) : v;
+  }
+  has(name: string): boolean {
+    return this.headers[name] !== undefined;
+  }
+}
+
+/** Node's headers as a HeaderReader: one object per request, its methods shared (no closures per request). */
 export function nodeHeaders(headers: IncomingHttpHeaders, rawHeaders: string[] = []): HeaderReader {
-  return {
-    get(name) {
-      const v = headers[name];
-      if (v === undefined) return null;
-      if (Array.isArray(v)) return v.join(', ');
-      return NODE_FIRST_ONLY.has(name) ? (repeatedRaw(rawHeaders, name) ?? v) : v;
-    },
-    has: (name) => headers[name] !== undefined,
-  };
+  return new NodeHeaderReader(headers, rawHeaders);
 }
 
 /**
@@ -191,7 +202,10 @@ export function withIntakeFastPath(
         answeredByBodyRead(req.socket)
       )
         headers.Connection = 'close';
-      res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId });
+      // The headers object is this answer's own (made per call): completed in place, not copied.
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+      headers['X-Request-Id'] = requestId;
+      res.writeHead(status, headers);
       res.end(body);
     };
     intake()

@@ -18,9 +18,19 @@ interface BatchKeys {
   stored: Map<string, DedupeClaim>;
 }
 
-async function batchKeys(tx: Db, batch: Batch<DedupeClaim>): Promise<BatchKeys> {
-  const found = batch.scratch.get('dedupe-keys') as BatchKeys | undefined;
-  if (found) return found;
+/** The batch's keys once its first check has claimed them (claimBatchKeys), else undefined. */
+function claimedKeys(batch: Batch<DedupeClaim>): BatchKeys | undefined {
+  return batch.scratch.get('dedupe-keys') as BatchKeys | undefined;
+}
+
+/** Whether the batch's claims are made: duplicateOf answers without the store from then on. */
+export function claimsMade(batch: Batch<DedupeClaim>): boolean {
+  return claimedKeys(batch) !== undefined;
+}
+
+/** Claims every key of the batch's notes in one write (its first check; later checks read the result). */
+export async function claimBatchKeys(tx: Db, batch: Batch<DedupeClaim>): Promise<void> {
+  if (claimedKeys(batch)) return;
   const claimed = new Map<string, DedupeClaim>();
   for (const c of batch.notes) {
     const key = dedupeKey(c.endpointId, c.externalEventId);
@@ -35,15 +45,16 @@ async function batchKeys(tx: Db, batch: Batch<DedupeClaim>): Promise<BatchKeys> 
       if (keys.held.get(key) === c.eventId && stored?.eventId !== c.eventId) await settleDedupeKey(t, c, stored);
     }
   });
-  return keys;
 }
 
 /**
  * The event `claim`'s copy duplicates (the first copy within the window, stored before or earlier
  * in this batch), or null when it is a first copy: then call firstCopyStored once it is stored.
+ * Only once the batch's claims are made (claimBatchKeys).
  */
-export async function duplicateOf(tx: Db, batch: Batch<DedupeClaim>, claim: DedupeClaim): Promise<string | null> {
-  const keys = await batchKeys(tx, batch);
+export function duplicateOf(batch: Batch<DedupeClaim>, claim: DedupeClaim): string | null {
+  const keys = claimedKeys(batch);
+  if (!keys) throw new Error('duplicateOf before the batch claimed its keys (claimBatchKeys)');
   const key = dedupeKey(claim.endpointId, claim.externalEventId);
   const earlier = keys.stored.get(key);
   if (earlier) return earlier.eventId;
@@ -53,6 +64,6 @@ export async function duplicateOf(tx: Db, batch: Batch<DedupeClaim>, claim: Dedu
 
 /** A first copy is stored: later copies of the batch are its duplicates, and the store's key names it. */
 export function firstCopyStored(batch: Batch<DedupeClaim>, claim: DedupeClaim): void {
-  const keys = batch.scratch.get('dedupe-keys') as BatchKeys;
+  const keys = claimedKeys(batch) as BatchKeys;
   keys.stored.set(dedupeKey(claim.endpointId, claim.externalEventId), claim);
 }

@@ -38,7 +38,7 @@ import { type AuthFailure, AuthRefusal } from '../errors/auth-failure.ts';
 import { handshakeOf } from './auth-modes.ts';
 import { type BatchUsage, batchRows, queueReceipt, readBatchUsage } from './batch.ts';
 import { checkFlowPayloadSize, checkMedia, decodeBody, parseJsonObject } from './body-checks.ts';
-import { type DedupeClaim, duplicateOf, firstCopyStored } from './dedupe.ts';
+import { claimBatchKeys, claimsMade, type DedupeClaim, duplicateOf, firstCopyStored } from './dedupe.ts';
 
 interface CachedEndpoint {
   row: EndpointRow;
@@ -117,6 +117,9 @@ export interface IntakeRequest {
    */
   readBody(max: number): Promise<Uint8Array>;
 }
+
+/** What an accepted request's part of its batch decided: its acknowledgement, or the plan cap's refusal. */
+type AcceptOutcome = { kind: 'ack'; ack: IntakeAck } | { kind: 'cap'; retryAfterS: number; receiptId: string | null };
 
 /** Where a request was refused; `store`: verified and valid, then the store could not take it. */
 type Stage = 'state' | 'size' | 'media' | 'auth' | 'validation' | 'store';
@@ -234,8 +237,9 @@ export class Intake {
     }
     const hash = sha256Hex(raw);
     if (handshake !== null) return this.answerHandshake(ep, req, now, raw, hash, handshake.challenge);
-    // Set whenever this is no handshake (mapBody returned; it throws otherwise).
-    return this.accept(ep, req, now, raw, text, hash, mapped as Mapped);
+    // Set whenever this is no handshake (mapBody returned; it throws otherwise). Awaited: an async
+    // function returning a promise takes two more turns of the microtask queue to settle.
+    return await this.accept(ep, req, now, raw, text, hash, mapped as Mapped);
   }
 
   /** Writes a verified, valid event (group-committed) and answers with its acknowledgement. */
@@ -263,7 +267,7 @@ export class Intake {
             windowMs: windowHours * 3_600_000,
           }
         : null;
-    let outcome: Awaited<ReturnType<Intake['acceptInTx']>>;
+    let outcome: AcceptOutcome;
     try {
       outcome = await this.committer.submit(
         (tx, batch) => this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyParam, facts, eventId, claim),
@@ -333,7 +337,12 @@ export class Intake {
     return Math.min(ep.config.dedupeWindowHours ?? ep.plan.dedupeWindowHours, ep.plan.dedupeWindowHours);
   }
 
-  private async acceptInTx(
+  /**
+   * An accepted request's part of its batch. Not async: the batch's first request waits for what
+   * the batch reads once (its dedupe claims, the shop's usage) and runs again; every later one
+   * reads them from the batch and returns its result without a promise or a turn of the loop.
+   */
+  private acceptInTx(
     tx: Db,
     batch: Batch<DedupeClaim>,
     ep: CachedEndpoint,
@@ -345,45 +354,58 @@ export class Intake {
     mapped: Mapped,
     eventId: string,
     claim: DedupeClaim | null,
-  ): Promise<{ kind: 'ack'; ack: IntakeAck } | { kind: 'cap'; retryAfterS: number; receiptId: string | null }> {
+  ): AcceptOutcome | Promise<AcceptOutcome> {
+    // First, as before any wait: the batch's rows are written before its dedupe keys are settled.
+    const rows = batchRows(batch);
+    // The store decides dedupe for the whole batch at its first request (./dedupe.ts): no lock, no
+    // look-up of earlier copies. Nothing is written before a wait, so running again repeats nothing.
+    if (claim && !claimsMade(batch))
+      return claimBatchKeys(tx, batch).then(() =>
+        this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyParam, mapped, eventId, claim),
+      );
     const { row, plan } = ep;
     // The receipt of an accepted or duplicate request is derived from its event row (reads/receipts.ts).
     const receiptId = receiptIdForEvent(eventId);
     const ext = mapped.externalEventId;
-    const rows = batchRows(batch);
-    // What every event row of this request records, duplicate or not.
-    const facts = {
-      id: eventId,
-      shop_id: row.shop_id,
-      endpoint_id: row.id,
-      receipt_id: receiptId,
-      request_id: req.requestId,
-      external_event_id: ext,
-      event_type: mapped.eventType,
-      sender: row.sender_label,
-      body_size: raw.byteLength,
-      body_sha256: hash,
-      resource_id: mapped.resourceId,
-      related_resource_id: mapped.relatedResourceId,
-      config_version: row.config_version,
-      received_at: now,
-      updated_at: now,
-    };
+    // What every event row of this request records, duplicate or not, and what differs.
+    const rowOf = (
+      state: string,
+      supportCode: string,
+      body: SqlParam,
+      nextAttemptAt: number | null,
+      bodyExpiresAt: number | null,
+      retention: string,
+      duplicateOf: string | null,
+    ) =>
+      eventRow({
+        id: eventId,
+        shop_id: row.shop_id,
+        endpoint_id: row.id,
+        receipt_id: receiptId,
+        request_id: req.requestId,
+        state,
+        support_code: supportCode,
+        external_event_id: ext,
+        event_type: mapped.eventType,
+        sender: row.sender_label,
+        body,
+        body_size: raw.byteLength,
+        body_sha256: hash,
+        resource_id: mapped.resourceId,
+        related_resource_id: mapped.relatedResourceId,
+        config_version: row.config_version,
+        received_at: now,
+        updated_at: now,
+        next_attempt_at: nextAttemptAt,
+        body_expires_at: bodyExpiresAt,
+        retention_state: retention,
+        duplicate_of: duplicateOf,
+      });
     if (claim) {
-      // The store decided for the whole batch (./dedupe.ts): no lock, no look-up of earlier copies.
-      const firstId = await duplicateOf(tx, batch, claim);
+      const firstId = duplicateOf(batch, claim);
       if (firstId) {
         rows.events.push(
-          eventRow({
-            ...facts,
-            state: 'duplicate_suppressed',
-            support_code: INTAKE_SUPPORT_CODES.duplicate.code,
-            body: null,
-            next_attempt_at: null,
-            body_expires_at: null,
-            retention_state: 'not_retained',
-            duplicate_of: firstId,
-          }),
+          rowOf('duplicate_suppressed', INTAKE_SUPPORT_CODES.duplicate.code, null, null, null, 'not_retained', firstId),
         );
         return {
           kind: 'ack',
@@ -391,24 +413,26 @@ export class Intake {
         };
       }
     }
-    // Plan cap: read the counter once per batch and shop, add this batch's accepts.
-    const usage =
-      (batch.scratch.get(ep.usageKey) as BatchUsage | undefined) ??
-      (await readBatchUsage(tx, batch, ep.usageKey, row.shop_id, now));
+    // Plan cap: the counter is read once per batch and shop (by its first request that is no
+    // duplicate, which then runs again), and this batch's accepts are added to it.
+    const usage = batch.scratch.get(ep.usageKey) as BatchUsage | undefined;
+    if (!usage)
+      return readBatchUsage(tx, batch, ep.usageKey, row.shop_id, now).then(() =>
+        this.acceptInTx(tx, batch, ep, req, now, raw, hash, bodyParam, mapped, eventId, claim),
+      );
     if (usage.count + usage.added >= plan.monthly.acceptedEvents + plan.graceEvents)
       return this.capReached(tx, batch, row, req, now, raw, hash, ext);
     usage.added++;
     rows.events.push(
-      eventRow({
-        ...facts,
-        state: 'queued',
-        support_code: INTAKE_SUPPORT_CODES.accepted.code,
-        body: bodyParam,
-        next_attempt_at: now,
-        body_expires_at: now + bodyRetentionMs(this.services.config, plan.id),
-        retention_state: 'retained',
-        duplicate_of: null,
-      }),
+      rowOf(
+        'queued',
+        INTAKE_SUPPORT_CODES.accepted.code,
+        bodyParam,
+        now,
+        now + bodyRetentionMs(this.services.config, plan.id),
+        'retained',
+        null,
+      ),
     );
     if (claim) firstCopyStored(batch, claim);
     if (!batch.scratch.has('kick')) {

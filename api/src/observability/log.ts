@@ -68,12 +68,28 @@ export interface LoggerOptions {
 
 const LEVELS: Record<Config['logLevel'], string> = { silent: 'silent', info: 'info', debug: 'debug' };
 
+let timeMs = Number.NaN;
+let timeField = '';
+/**
+ * pino's ISO time field (`pino.stdTimeFunctions.isoTime`, the same text), made once per
+ * millisecond: a group commit answers its requests in one turn of the loop, so their request lines
+ * share a millisecond, and a Date with its ISO string per line was a tenth of the line's cost.
+ */
+export function isoTimeField(): string {
+  const now = Date.now();
+  if (now !== timeMs) {
+    timeMs = now;
+    timeField = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return timeField;
+}
+
 export function createLogger(config: Pick<Config, 'logLevel'>, options: LoggerOptions = {}): Logger {
   const level = LEVELS[config.logLevel] ?? 'info';
   const base = {
     level,
     base: { pid: process.pid },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTimeField,
     formatters: {
       level: (label: string) => ({ level: label }),
       log: redactFields,

@@ -30,6 +30,11 @@ export interface Db {
   all<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
   get<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined>;
   run(sql: string, params?: readonly SqlParam[]): Promise<RunResult>;
+  /**
+   * Runs one statement once per row of params, in order (SQLite's transaction handle: one call
+   * for a batch's rows, not a promise per row; insertMany uses it when present).
+   */
+  runEach?(sql: string, rows: readonly (readonly SqlParam[])[]): Promise<void>;
   /** Runs several statements (no params), e.g. a migration file. */
   exec(sql: string): Promise<void>;
   /**
@@ -88,7 +93,8 @@ export async function insertMany(
   const head = `INSERT INTO ${table} (${columns.join(', ')}) VALUES `;
   if (tx.dialect === 'sqlite') {
     const sql = head + one;
-    for (const row of rows) await tx.run(sql, row);
+    if (tx.runEach) await tx.runEach(sql, rows);
+    else for (const row of rows) await tx.run(sql, row);
     return;
   }
   if (options.columnar && rows.length > 1) {

@@ -390,6 +390,10 @@ export class SqliteDb implements Db {
     all: async <T>(sql: string, params: readonly SqlParam[] = []) => this.stmt(sql).all(...params) as T[],
     get: async <T>(sql: string, params: readonly SqlParam[] = []) => this.stmt(sql).get(...params) as T | undefined,
     run: async (sql: string, params: readonly SqlParam[] = []) => ({ changes: this.stmt(sql).run(...params).changes }),
+    runEach: async (sql: string, rows: readonly (readonly SqlParam[])[]) => {
+      const s = this.stmt(sql);
+      for (const r of rows) s.run(...r);
+    },
     exec: async (sql: string) => {
       this.raw.exec(sql);
     },

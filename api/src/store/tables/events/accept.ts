@@ -1,8 +1,8 @@
 // Events (owner: this folder, ADR 0012) — intake's batch insert of a group commit's event rows (tuned: ADR 0301, 0304, 0308); dedupe's keys are in ./dedupe-keys.ts.
 import type { Db } from '../../db.ts';
 import { insertMany, type SqlParam } from '../../db.ts';
-import { addEventCounts, type EventCount, eventKind, tallyEvent } from './counts.ts';
-import { addWindowCounts, tallyWindow, type WindowCount } from './window-counts.ts';
+import { addEventCounts, type EventCount, eventKind, eventPeriod, tallyEvent } from './counts.ts';
+import { addWindowCounts, tallyWindow, WINDOW_HOUR_MS, type WindowCount } from './window-counts.ts';
 
 // intake: the batch insert of a group commit's event rows (tuned: ADR 0301, 0304, 0308).
 
@@ -55,12 +55,24 @@ export async function insertAcceptedEvents(tx: Db, rows: readonly (readonly SqlP
   await insertMany(tx, 'events', EVENT_COLUMNS, rows, EVENT_PLACEHOLDERS, { columnar: true });
   const tally = new Map<string, EventCount>();
   const window = new Map<string, WindowCount>();
+  // A batch's rows mostly share every counted fact (one endpoint, state, hour and period): a row
+  // like the one before it adds to the same two counts without building their keys again.
+  let prev: readonly SqlParam[] | null = null;
+  let prevPeriod = '';
+  let prevCount: EventCount | null = null;
+  let prevWindow: WindowCount | null = null;
   for (const r of rows) {
+    const period = eventPeriod(r[ID] as string);
+    if (prev !== null && prevCount !== null && prevWindow !== null && period === prevPeriod && sameCounts(prev, r)) {
+      prevCount.n++;
+      prevWindow.n++;
+      continue;
+    }
     // Intake's rows are never replays or test events (no replay_of, is_test 0).
     const state = r[STATE] as string;
     const kind = eventKind({ replayOf: null, state, isTest: false });
-    tallyEvent(tally, r[SHOP_ID] as string, r[ID] as string, kind);
-    tallyWindow(window, {
+    prevCount = tallyEvent(tally, r[SHOP_ID] as string, r[ID] as string, kind, period);
+    prevWindow = tallyWindow(window, {
       shopId: r[SHOP_ID] as string,
       receivedAt: Number(r[RECEIVED_AT]),
       endpointId: r[ENDPOINT_ID] as string,
@@ -68,9 +80,22 @@ export async function insertAcceptedEvents(tx: Db, rows: readonly (readonly SqlP
       state,
       supportCode: r[SUPPORT_CODE] as string | null,
     });
+    prev = r;
+    prevPeriod = period;
   }
   await addEventCounts(tx, tally.values());
   await addWindowCounts(tx, window);
+}
+
+/** Whether two event rows of one period add to the same event count and window count. */
+function sameCounts(a: readonly SqlParam[], b: readonly SqlParam[]): boolean {
+  return (
+    a[SHOP_ID] === b[SHOP_ID] &&
+    a[ENDPOINT_ID] === b[ENDPOINT_ID] &&
+    a[STATE] === b[STATE] &&
+    a[SUPPORT_CODE] === b[SUPPORT_CODE] &&
+    Math.floor(Number(a[RECEIVED_AT]) / WINDOW_HOUR_MS) === Math.floor(Number(b[RECEIVED_AT]) / WINDOW_HOUR_MS)
+  );
 }
 
 /**

@@ -45,13 +45,23 @@ export interface EventCount {
   n: number;
 }
 
-/** Adds counts that a batch of inserted events gathered, keyed `shop\0period\0kind`. */
-export function tallyEvent(tally: Map<string, EventCount>, shopId: string, eventId: string, kind: EventKind): void {
-  const period = eventPeriod(eventId);
+/** Adds an event to the counts a batch of inserted events gathered, keyed `shop\0period\0kind`; returns its count. */
+export function tallyEvent(
+  tally: Map<string, EventCount>,
+  shopId: string,
+  eventId: string,
+  kind: EventKind,
+  period = eventPeriod(eventId),
+): EventCount {
   const key = `${shopId}\u0000${period}\u0000${kind}`;
   const c = tally.get(key);
-  if (c) c.n++;
-  else tally.set(key, { shopId, period, kind, n: 1 });
+  if (c) {
+    c.n++;
+    return c;
+  }
+  const added = { shopId, period, kind, n: 1 };
+  tally.set(key, added);
+  return added;
 }
 
 /**

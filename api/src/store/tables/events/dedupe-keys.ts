@@ -26,6 +26,10 @@ export const ON_CONFLICT = `ON CONFLICT (endpoint_id, external_event_id) DO UPDA
   WHERE dedupe_keys.received_at < excluded.received_at - excluded.window_ms
   RETURNING endpoint_id, external_event_id, event_id`;
 
+/** SQLite's claim of one key (a statement per claim; made once: the statement cache is keyed by its text). */
+const CLAIM_ONE = `INSERT INTO dedupe_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ${ON_CONFLICT}`;
+const HOLDER_OF = 'SELECT event_id FROM dedupe_keys WHERE endpoint_id = ? AND external_event_id = ?';
+
 interface Holder {
   endpoint_id: string;
   external_event_id: string;
@@ -50,18 +54,16 @@ export async function claimDedupeKeys(tx: Db, claims: readonly DedupeClaim[]): P
   if (claims.length === 0) return held;
   if (tx.dialect === 'sqlite') {
     for (const c of claims) {
-      const won = await tx.get<Holder>(
-        `INSERT INTO dedupe_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ${ON_CONFLICT}`,
-        [c.endpointId, c.externalEventId, c.shopId, c.eventId, c.receivedAt, c.windowMs],
-      );
+      const won = await tx.get<Holder>(CLAIM_ONE, [
+        c.endpointId,
+        c.externalEventId,
+        c.shopId,
+        c.eventId,
+        c.receivedAt,
+        c.windowMs,
+      ]);
       const holder =
-        won?.event_id ??
-        (
-          await tx.get<{ event_id: string }>(
-            'SELECT event_id FROM dedupe_keys WHERE endpoint_id = ? AND external_event_id = ?',
-            [c.endpointId, c.externalEventId],
-          )
-        )?.event_id;
+        won?.event_id ?? (await tx.get<{ event_id: string }>(HOLDER_OF, [c.endpointId, c.externalEventId]))?.event_id;
       if (holder) held.set(dedupeKey(c.endpointId, c.externalEventId), holder);
     }
     return held;

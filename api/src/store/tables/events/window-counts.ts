@@ -78,8 +78,8 @@ export interface WindowEvent {
 const keyOf = (c: Omit<WindowCount, 'n'>) =>
   `${c.shopId}\u0000${c.hour}\u0000${c.endpointId}\u0000${c.kind}\u0000${c.state}\u0000${c.supportCode}\u0000${c.recovered}`;
 
-/** Adds an inserted event to a batch's tally (a new event is never recovered). */
-export function tallyWindow(tally: Map<string, WindowCount>, e: WindowEvent): void {
+/** Adds an inserted event to a batch's tally (a new event is never recovered); returns its count. */
+export function tallyWindow(tally: Map<string, WindowCount>, e: WindowEvent): WindowCount {
   const c = {
     shopId: e.shopId,
     hour: Math.floor(e.receivedAt / WINDOW_HOUR_MS),
@@ -91,8 +91,13 @@ export function tallyWindow(tally: Map<string, WindowCount>, e: WindowEvent): vo
   };
   const key = keyOf(c);
   const kept = tally.get(key);
-  if (kept) kept.n++;
-  else tally.set(key, { ...c, n: 1 });
+  if (kept) {
+    kept.n++;
+    return kept;
+  }
+  const added = { ...c, n: 1 };
+  tally.set(key, added);
+  return added;
 }
 
 /**
