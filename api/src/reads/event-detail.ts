@@ -15,7 +15,7 @@ import {
   shopFacts,
   withRecentDeliveries,
 } from './events.ts';
-import { limitsForShop } from '../usage/meters.ts';
+import { callerLimits } from '../usage/meters.ts';
 import { handoffStop, recoveryOptions, stateDescription } from './event-handoff.ts';
 import { flowReadiness } from '../handoff/flow-readiness.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
@@ -160,7 +160,7 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
     }>('SELECT id, name, status, deleted_at, config_version, trigger_variant FROM endpoints WHERE id = ?', [
       row.endpoint_id,
     ]),
-    limitsForShop(db, p.shopId),
+    callerLimits(db, p),
     shopRow(db, p.shopId),
     senderEventFacts(db, p.shopId, row),
   ]);
