@@ -74,19 +74,44 @@ describe.runIf(testStore() === 'postgres')('round trips to PostgreSQL per agent 
     await flushUsage(server.runtime.services.db);
     const found: Record<string, number> = {};
     const expected: Record<string, number> = {
-      // Authentication (the grant, with its shop's plan and limits) is the first of each; the
-      // limits are not read again (ADR 0602).
+      // Authentication (the grant, with its shop's plan, limits, connection and replays used) is
+      // the first of each; none of that is read again (ADR 0602).
       '/grant': 3, // + at once: the grant's row with its shop's domain, this minute's stored count
       '/plan-usage': 5, // + at once: the meters, the period's event counts, the two rate windows
       // + at once: the shop, its endpoints, the newest times, the refusals (receipts and tallies,
       // read once for the check and the window), then the checks' own: live endpoints, Flow's
       // signals (after the shop's domain), the window's outcomes, the meters
       '/setup': 10,
-      '/events?limit=50': 3, // + at once: the shop's facts, the page with its per-row facts
-      [`/events/${eventId}`]: 11,
+      // + the page with its per-row facts (the shop's facts came with authentication)
+      '/events?limit=50': 2,
+      // + the event, then at once: the recent-delivery check (its family, its duplicates and their
+      // count), attempts, replays, endpoint, shop, the sender event's facts, then Flow's signal
+      [`/events/${eventId}`]: 10,
     };
     for (const path of Object.keys(expected)) found[path] = await roundTrips(path);
     expect(found).toEqual(expected);
+  });
+});
+
+// The shop's limits and facts a read shows come with its authentication (ADR 0602): read in the
+// same request, never kept between requests, so a change shows on the next read. Both stores.
+describe("a read's shop facts are its own request's", () => {
+  let server: TestServer;
+  let creds: SandboxCredentials;
+  let eventId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ worker: false });
+    creds = server.sandbox as SandboxCredentials;
+    const sent = await sendSigned(server, creds.endpoint_id, creds.signing_secret, {
+      type: 'order.created',
+      id: 'f-1',
+    });
+    expect(sent.status).toBe(202);
+    eventId = sent.json.event_id as string;
+  });
+  afterAll(async () => {
+    await server?.close();
   });
 
   it('a read takes its limits from authentication: a change to them shows on the next read', async () => {
@@ -104,5 +129,28 @@ describe.runIf(testStore() === 'postgres')('round trips to PostgreSQL per agent 
     } finally {
       await db.run('UPDATE shops SET limits_json = NULL WHERE id = ?', [creds.shop_id]);
     }
+  });
+
+  it("an event read takes the shop's connection from authentication: a change shows on the next read", async () => {
+    const db = server.runtime.services.db;
+    // A failed event is replayable while the shop is connected.
+    await db.run("UPDATE events SET state = 'failed' WHERE id = ?", [eventId]);
+    const replay = async () => {
+      const res = await fetch(`${server.url}/agent/v1/events?limit=50`, {
+        headers: { authorization: `Bearer ${creds.grant_token}` },
+      });
+      const body = (await res.json()) as { data: { id: string; replay: { available: boolean; reason: string } }[] };
+      return body.data.find((e) => e.id === eventId)?.replay;
+    };
+    try {
+      expect((await replay())?.available).toBe(true);
+      await db.run("UPDATE shops SET connection_status = 'disconnected' WHERE id = ?", [creds.shop_id]);
+      const refused = await replay();
+      expect(refused?.available).toBe(false);
+      expect(refused?.reason).toMatch(/disconnect/i);
+    } finally {
+      await db.run("UPDATE shops SET connection_status = 'connected' WHERE id = ?", [creds.shop_id]);
+    }
+    expect((await replay())?.available).toBe(true);
   });
 });
