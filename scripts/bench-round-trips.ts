@@ -1,4 +1,4 @@
-// npm run reads:round-trips [-- --requests 50]
+// npm run bench:round-trips [-- --requests 50 --show 'first page']
 // Where a PostgreSQL agent read's time goes (issue 45): every query each kind of read sends to
 // PostgreSQL, in order, with its time from send to answer, and the request's time over HTTP.
 // Runs Flowport in this process on the store `bench:reads --store postgres --keep` keeps
@@ -135,7 +135,7 @@ const get = async (path: string) => {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 console.log(
-  `reads:round-trips — ${events.toLocaleString('en')} events, load average ${loadavg()
+  `bench:round-trips — ${events.toLocaleString('en')} events, load average ${loadavg()
     .map((n) => n.toFixed(2))
     .join(' ')}`,
 );
