@@ -1,4 +1,4 @@
-// npm run bench:round-trips [-- --requests 50 --show 'first page']
+// npm run bench:round-trips [-- --requests 50 --show 'first page' --only 'first page']
 // Where a PostgreSQL agent read's time goes (issue 45): every query each kind of read sends to
 // PostgreSQL, in order, with its time from send to answer, and the request's time over HTTP.
 // Runs Flowport in this process on the store `bench:reads --store postgres --keep` keeps
@@ -25,6 +25,8 @@ const { values: opts } = parseArgs({
     requests: { type: 'string', default: '50' },
     // Prints the full text and parameters of this kind's statements (e.g. --show 'first page').
     show: { type: 'string' },
+    // Runs this kind only (e.g. under --cpu-prof).
+    only: { type: 'string' },
   },
 });
 const REQUESTS = Number(opts.requests);
@@ -124,6 +126,8 @@ const kinds: [string, string][] = [
   ['replay_available', '/events?limit=50&replay_available=true'],
   ['deep cursor', `/events?limit=50&cursor=${encodeURIComponent(cursor)}`],
 ];
+
+if (opts.only) kinds.splice(0, kinds.length, ...kinds.filter(([name]) => name === opts.only));
 
 const get = async (path: string) => {
   const res = await fetch(`http://127.0.0.1:${port}/agent/v1${path}`, {
