@@ -1,4 +1,4 @@
-// npm run bench:reads [-- --store sqlite|postgres --events 1000000 --requests 200 --keep]
+// npm run bench:reads [-- --store sqlite|postgres --events 1000000 --requests 200 --keep --base <ref>]
 // Reads at scale (issues 31 and 45): one shop with a million events, then every kind of agent
 // read over HTTP with the sandbox grant: the events list (first page, filtered pages, a deep
 // cursor), an event's detail, the receipts list, the grant, plan usage, setup and the endpoints.
@@ -7,10 +7,13 @@
 // 20,000 rows), not through intake. With --keep the store stays for the next run
 // ($TMPDIR/flowport-bench-reads-<store>, PostgreSQL schema bench_reads_keep) and a store that
 // already holds the events is not filled again; --refill empties it first.
+// With --base <ref> (and --keep), that commit serves the same store from a second process and
+// each kind's rounds alternate between it (A) and this tree (B), with CPU per request of each.
 // Prints the load average first, the query plans of each read, and alternates the read kinds
 // in rounds (median of the rounds' p99 and the p99 over all requests).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,6 +33,7 @@ import { type Db, insertMany, type SqlParam } from '../api/src/store/db.ts';
 import { withSearchPath } from '../api/src/store/postgres.ts';
 import { testDatabaseUrl } from '../tests/helpers/store.ts';
 import { parseStore, startBenchFlowport } from './lib/bench-flowport.ts';
+import { familyDelta, pgServerCpu, processCpuSeconds } from './lib/proc-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +43,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     keep: { type: 'boolean', default: false },
     refill: { type: 'boolean', default: false },
+    base: { type: 'string' },
   },
 });
 const STORE = parseStore(values.store);
@@ -72,6 +77,24 @@ if (values.keep) {
 }
 
 const flowport = await startBenchFlowport({ store: STORE, worker: false, ...(keep ? { keep } : {}) });
+// --base <ref>: that commit (A) serves the same kept store from a second process, from a temporary
+// git worktree sharing this tree's node_modules; its rounds alternate with this tree's (B).
+const root = join(import.meta.dirname, '..');
+const git = (...a: string[]) => execFileSync('git', a, { cwd: root, encoding: 'utf8' }).trim();
+let base: { fp: typeof flowport; label: string; worktree: string } | null = null;
+if (values.base) {
+  if (!keep) throw new Error('--base needs --keep: both versions read the same kept store.');
+  const commit = git('rev-parse', '--verify', `${values.base}^{commit}`);
+  const worktree = join(mkdtempSync(join(tmpdir(), 'flowport-reads-ab-')), 'tree');
+  git('worktree', 'add', '--detach', worktree, commit);
+  symlinkSync(join(root, 'node_modules'), join(worktree, 'node_modules'), 'dir');
+  const dirty = git('status', '--porcelain', '--untracked-files=no') !== '';
+  base = {
+    fp: await startBenchFlowport({ store: STORE, worker: false, root: worktree, keep }),
+    label: `${values.base} (${commit.slice(0, 10)}) against ${git('rev-parse', '--short=10', 'HEAD')}${dirty ? ' with uncommitted changes' : ''}`,
+    worktree,
+  };
+}
 const STATES: [string, number, string | null][] = [
   // state, share, support code
   ['delivered', 0.95, 'FP-H-OK'],
@@ -281,12 +304,15 @@ try {
     }),
     creds.shop_id,
   ]);
-  const resetRate = async () => {};
+  // The sides timed: this tree (B) and, with --base, another commit (A) serving the same kept
+  // store from a second process, their rounds alternating (A and B swap order each round).
+  type Side = { label: string; fp: typeof flowport };
+  const sides: Side[] = [...(base ? [{ label: 'A', fp: base.fp }] : []), { label: base ? 'B' : '', fp: flowport }];
 
-  const get = async (query: string): Promise<number> => {
+  const get = async (side: Side, query: string): Promise<number> => {
     const t0 = performance.now();
     const path = query.startsWith('/') ? `/agent/v1${query}` : `/agent/v1/events?limit=50${query ? `&${query}` : ''}`;
-    const res = await fetch(`${flowport.url}${path}`, {
+    const res = await fetch(`${side.fp.url}${path}`, {
       headers: { authorization: `Bearer ${creds.grant_token}` },
     });
     const body = (await res.json()) as { data?: unknown[] };
@@ -304,7 +330,8 @@ try {
   const SLOW_MS = 250;
   const slow: string[] = [];
   for (const kind of [...kinds]) {
-    const t = [await get(kind[1]), await get(kind[1]), await get(kind[1])].sort((x, y) => x - y);
+    const b = sides[sides.length - 1] as Side;
+    const t = [await get(b, kind[1]), await get(b, kind[1]), await get(b, kind[1])].sort((x, y) => x - y);
     if ((t[1] as number) > SLOW_MS) {
       console.log(
         `${kind[0].padEnd(44)} too slow to time in rounds: ${t.map((x) => x.toFixed(0)).join(', ')} ms (goal < 10 ms NOT met)`,
@@ -314,38 +341,65 @@ try {
     }
   }
   // Warm-up: caches, prepared statements, JIT.
-  for (const [, q] of kinds) {
-    await resetRate();
-    for (let i = 0; i < 20; i++) await get(q);
-  }
+  for (const side of sides) for (const [, q] of kinds) for (let i = 0; i < 20; i++) await get(side, q);
+
+  // CPU per request: the Flowport process's and, on PostgreSQL, its backends' (the server
+  // processes serving its connections); load-independent where latency is not.
+  const admin = STORE === 'postgres' ? new pg.Client({ connectionString: testDatabaseUrl() }) : null;
+  await admin?.connect();
+  const cpuNow = async (side: Side) => ({
+    fp: processCpuSeconds(side.fp.pid) ?? Number.NaN,
+    db: admin ? await pgServerCpu(admin, side.fp.pid) : null,
+  });
 
   console.log(
     `\nagent reads over HTTP (events lists: GET /agent/v1/events?limit=50) on ${flowport.storeLabel}, ${EVENTS.toLocaleString('en')} events in the shop; ` +
-      `${ROUNDS} rounds × ${REQUESTS} sequential requests per kind, kinds alternating`,
+      `${ROUNDS} rounds × ${REQUESTS} sequential requests per kind, kinds alternating${base ? `; A: ${base.label}, B: this tree, alternating` : ''}`,
   );
-  const all = new Map<string, number[]>(kinds.map(([n]) => [n, []]));
-  const roundP99 = new Map<string, number[]>(kinds.map(([n]) => [n, []]));
+  const key = (side: Side, name: string) => `${side.label}\n${name}`;
+  const all = new Map<string, number[]>();
+  const roundP99 = new Map<string, number[]>();
+  const cpuFp = new Map<string, number[]>();
+  const cpuDb = new Map<string, number[]>();
+  const push = (m: Map<string, number[]>, k: string, ...x: number[]) => m.set(k, [...(m.get(k) ?? []), ...x]);
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, q] of round % 2 ? [...kinds].reverse() : kinds) {
-      const times: number[] = [];
-      await resetRate();
-      for (let i = 0; i < REQUESTS; i++) times.push(await get(q));
-      times.sort((a, b) => a - b);
-      all.get(name)?.push(...times);
-      roundP99.get(name)?.push(pct(times, 99));
+      for (const side of round % 2 ? [...sides].reverse() : sides) {
+        const times: number[] = [];
+        const before = await cpuNow(side);
+        for (let i = 0; i < REQUESTS; i++) times.push(await get(side, q));
+        const after = await cpuNow(side);
+        times.sort((a, b) => a - b);
+        const k = key(side, name);
+        push(all, k, ...times);
+        push(roundP99, k, pct(times, 99));
+        push(cpuFp, k, ((after.fp - before.fp) * 1e6) / REQUESTS);
+        if (before.db && after.db)
+          push(cpuDb, k, (familyDelta(before.db.backends, after.db.backends) * 1e6) / REQUESTS);
+      }
     }
   }
+  await admin?.end();
+  const median = (xs: number[]) =>
+    pct(
+      [...xs].sort((x, y) => x - y),
+      50,
+    );
   let met = slow.length === 0;
   for (const [name] of kinds) {
-    const a = (all.get(name) ?? []).sort((x, y) => x - y);
-    const r = (roundP99.get(name) ?? []).sort((x, y) => x - y);
-    const p99 = pct(a, 99);
-    if (!(p99 < 10)) met = false;
-    console.log(
-      `${name.padEnd(44)} p50 ${pct(a, 50).toFixed(2).padStart(7)} ms   p99 ${p99.toFixed(2).padStart(7)} ms   median of rounds' p99 ${pct(r, 50).toFixed(2).padStart(7)} ms`,
-    );
+    for (const side of sides) {
+      const k = key(side, name);
+      const a = (all.get(k) ?? []).sort((x, y) => x - y);
+      const r = (roundP99.get(k) ?? []).sort((x, y) => x - y);
+      const p99 = pct(a, 99);
+      if (side.fp === flowport && !(p99 < 10)) met = false;
+      const cpu = `CPU per request ${median(cpuFp.get(k) ?? []).toFixed(0)} µs Flowport${cpuDb.has(k) ? ` + ${median(cpuDb.get(k) ?? []).toFixed(0)} µs PostgreSQL` : ''}`;
+      console.log(
+        `${(side.label ? `${side.label} ${name}` : name).padEnd(44)} p50 ${pct(a, 50).toFixed(2).padStart(7)} ms   p99 ${p99.toFixed(2).padStart(7)} ms   median of rounds' p99 ${pct(r, 50).toFixed(2).padStart(7)} ms   ${cpu}`,
+      );
+    }
   }
-  console.log(`goal p99 < 10 ms for each (over HTTP): ${met ? 'met' : 'NOT met'}`);
+  console.log(`goal p99 < 10 ms for each (over HTTP${base ? ', this tree' : ''}): ${met ? 'met' : 'NOT met'}`);
   console.log(
     `load average now ${loadavg()
       .map((n) => n.toFixed(2))
@@ -390,4 +444,9 @@ try {
   await db.close();
 } finally {
   await flowport.stop();
+  if (base) {
+    await base.fp.stop();
+    git('worktree', 'remove', '--force', base.worktree);
+    rmSync(join(base.worktree, '..'), { recursive: true, force: true });
+  }
 }

@@ -24,6 +24,7 @@ import {
   type GrantWithShop,
 } from '../store/tables/grants.ts';
 import { ACCESS_TOKEN_PREFIX, findAccessToken } from './access-tokens.ts';
+import { usagePeriod } from '../plans.ts';
 
 /** The audited facts of a refusal, with how many the previous window counted when more than its audited one. */
 function refusalDetails(details: Record<string, unknown>, previousWindow: number): Record<string, unknown> {
@@ -65,9 +66,10 @@ async function authenticateAccessToken(
       reason: `The access token ${row.token_hint} ${row.revoked_at !== null ? 'was revoked' : 'has expired'}.`,
       extra: { grant_id: row.grant_id },
     });
-  const grant = await findGrantWithShop(services.db, row.grant_id);
+  const period = usagePeriod(services.now());
+  const grant = await findGrantWithShop(services.db, row.grant_id, period);
   if (!grant) throw new AppError('invalid_token', { reason: 'No grant matches this token.' });
-  const principal = await checkGrantRow(grant, services, requestId, deferUse);
+  const principal = await checkGrantRow(grant, period, services, requestId, deferUse);
   return { ...principal, resource: row.resource };
 }
 
@@ -82,9 +84,10 @@ export async function authenticateGrant(
   if (token.startsWith(ACCESS_TOKEN_PREFIX)) return authenticateAccessToken(token, services, requestId, deferUse);
   if (!isWellFormedGrantToken(token))
     throw new AppError('invalid_token', { reason: 'The token is malformed or its checksum is wrong.' });
-  const row = await findGrantWithShopByTokenHash(services.db, hashGrantToken(token));
+  const period = usagePeriod(services.now());
+  const row = await findGrantWithShopByTokenHash(services.db, hashGrantToken(token), period);
   if (!row) throw new AppError('invalid_token', { reason: 'No grant matches this token.' });
-  return checkGrantRow(row, services, requestId, deferUse);
+  return checkGrantRow(row, period, services, requestId, deferUse);
 }
 
 /**
@@ -93,6 +96,8 @@ export async function authenticateGrant(
  */
 async function checkGrantRow(
   row: GrantWithShop,
+  /** The usage period the row's replays used were read for. */
+  period: string,
   services: Services,
   requestId?: string,
   deferUse = false,
@@ -135,7 +140,14 @@ async function checkGrantRow(
     ...principalOf(row),
     useDeferred: true,
     ...(row.shop_plan != null
-      ? { shopLimits: { plan: row.shop_plan, limits_json: row.shop_limits_json, sandbox: Number(row.shop_sandbox) } }
+      ? {
+          shopLimits: { plan: row.shop_plan, limits_json: row.shop_limits_json, sandbox: Number(row.shop_sandbox) },
+          shopState: {
+            connectionStatus: row.shop_connection_status ?? 'connected',
+            replaysUsed: Number(row.shop_replays_used ?? 0),
+            period,
+          },
+        }
       : {}),
   };
   if (deferUse) return principal;

@@ -42,6 +42,8 @@ export interface Principal {
   useDeferred?: boolean;
   /** The shop's row as far as its limits go, read with the grant when it was authenticated (admission uses it). */
   shopLimits?: ShopLimitsRow;
+  /** What event reads show of the shop, read with the grant when it was authenticated (ShopFacts). */
+  shopState?: { connectionStatus: string; replaysUsed: number; period: string };
 }
 
 /** Long-lived parts every operation may use. Built once per process. */

@@ -15,7 +15,7 @@ import {
   shopFacts,
   withRecentDeliveries,
 } from './events.ts';
-import { limitsForShop } from '../usage/meters.ts';
+import { callerLimits } from '../usage/meters.ts';
 import { handoffStop, recoveryOptions, stateDescription } from './event-handoff.ts';
 import { flowReadiness } from '../handoff/flow-readiness.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
@@ -142,37 +142,36 @@ export async function readEvent({ ctx, input }: { ctx: OperationContext; input: 
   const now = ctx.services.now();
   const row = await getShopEvent(db, p.shopId, input.event_id);
   if (!row) throw new AppError('not_found', { detail: `No event ${input.event_id} in this shop.` });
-  // The recent-delivery check a replay preview makes, so `replay` says what a preview would.
-  const facts = await withRecentDeliveries(
-    db,
-    p.shopId,
-    await shopFacts(db, p.shopId, now),
-    [row],
-    config.intents.recentDeliveryWindowMs,
-  );
-  const [attempts, replays, endpoint, limits, shop, senderEvent] = await Promise.all([
+  const facts = await shopFacts(db, p.shopId, now, p);
+  // Everything below depends on the event row alone and runs at once (on PostgreSQL each read is a
+  // round trip; ADR 0602); Flow's readiness for the event's trigger as soon as the shop's domain and
+  // the endpoint's trigger are in.
+  const shopRead = shopRow(db, p.shopId);
+  const endpointRead = db.get<{
+    id: string;
+    name: string;
+    status: string;
+    deleted_at: number | null;
+    config_version: number;
+    trigger_variant: string;
+  }>('SELECT id, name, status, deleted_at, config_version, trigger_variant FROM endpoints WHERE id = ?', [
+    row.endpoint_id,
+  ]);
+  const [, attempts, replays, endpoint, limits, shop, senderEvent, readiness] = await Promise.all([
+    // The recent-delivery check a replay preview makes, so `replay` says what a preview would.
+    withRecentDeliveries(db, p.shopId, facts, [row], config.intents.recentDeliveryWindowMs),
     eventAttempts(db, row.id),
     replayedBy(db, p.shopId, row.id),
-    db.get<{
-      id: string;
-      name: string;
-      status: string;
-      deleted_at: number | null;
-      config_version: number;
-      trigger_variant: string;
-    }>('SELECT id, name, status, deleted_at, config_version, trigger_variant FROM endpoints WHERE id = ?', [
-      row.endpoint_id,
-    ]),
-    limitsForShop(db, p.shopId),
-    shopRow(db, p.shopId),
+    endpointRead,
+    callerLimits(db, p),
+    shopRead,
     senderEventFacts(db, p.shopId, row),
+    // Whether an enabled workflow uses the event's trigger, as Flow last said (recovery options).
+    Promise.all([shopRead, endpointRead]).then(([s, ep]) =>
+      s && ep ? flowReadiness(db, s.domain, handleForVariant(ep.trigger_variant as TriggerVariant)) : undefined,
+    ),
   ]);
   facts.replays = new Map([[row.id, replays]]);
-  // Whether an enabled workflow uses the event's trigger, as Flow last said (recovery options).
-  const readiness =
-    shop && endpoint
-      ? await flowReadiness(db, shop.domain, handleForVariant(endpoint.trigger_variant as TriggerVariant))
-      : undefined;
   const iso = (ms: number) => new Date(Number(ms)).toISOString();
   const timeline = eventTimeline(row, attempts, replays);
   const stop = handoffStop(row);

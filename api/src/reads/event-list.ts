@@ -50,22 +50,27 @@ export async function listEventsPage({ ctx, input }: { ctx: OperationContext; in
     (id) => isId('event', id),
     'this shop and order (keep `order` the same while paging)',
   );
-  const { rows, hasMore, facts } = await listEvents(ctx.services, p.shopId, {
-    endpointId: input.endpoint_id,
-    states,
-    sender: input.sender,
-    eventType: input.event_type,
-    supportCode: input.support_code,
-    externalEventId: input.external_event_id,
-    resourceId: input.resource_id === undefined ? undefined : resourceIdFilter(input.resource_id),
-    receivedAfter: input.received_after ? Date.parse(input.received_after) : undefined,
-    receivedBefore: input.received_before ? Date.parse(input.received_before) : undefined,
-    replayAvailable: input.replay_available === undefined ? undefined : input.replay_available === 'true',
-    recovered: input.recovered === undefined ? undefined : input.recovered === 'true',
-    order: input.order,
-    cursorId,
-    limit: input.limit,
-  });
+  const { rows, hasMore, facts } = await listEvents(
+    ctx.services,
+    p.shopId,
+    {
+      endpointId: input.endpoint_id,
+      states,
+      sender: input.sender,
+      eventType: input.event_type,
+      supportCode: input.support_code,
+      externalEventId: input.external_event_id,
+      resourceId: input.resource_id === undefined ? undefined : resourceIdFilter(input.resource_id),
+      receivedAfter: input.received_after ? Date.parse(input.received_after) : undefined,
+      receivedBefore: input.received_before ? Date.parse(input.received_before) : undefined,
+      replayAvailable: input.replay_available === undefined ? undefined : input.replay_available === 'true',
+      recovered: input.recovered === undefined ? undefined : input.recovered === 'true',
+      order: input.order,
+      cursorId,
+      limit: input.limit,
+    },
+    p,
+  );
   // The recent-delivery check a replay preview makes, for the page's replayable events.
   // and the replays of the page's events (replayed_by).
   await Promise.all([

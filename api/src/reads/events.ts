@@ -13,7 +13,7 @@ import {
 } from '../handoff/lifecycle.ts';
 import { type EventState, TERMINAL_STATES } from '../handoff/outcomes.ts';
 import { replayInFlightSql } from './replay-in-flight.ts';
-import type { Services } from '../core/types.ts';
+import type { Principal, Services } from '../core/types.ts';
 import type { ShopLimitsRow } from '../store/tables/shops.ts';
 import { AUTH_MODES, type AuthMode } from '../store/tables/endpoints.ts';
 import type { Db, SqlParam } from '../store/db.ts';
@@ -119,7 +119,21 @@ export interface ShopFacts {
   now: number;
 }
 
-export async function shopFacts(db: Db, shopId: string, now: number): Promise<ShopFacts> {
+/**
+ * The shop's facts for event reads. `caller`: the authenticated caller, whose principal carries
+ * them as read with its grant (no query, ADR 0602) when they were read for this period.
+ */
+export async function shopFacts(db: Db, shopId: string, now: number, caller?: Principal): Promise<ShopFacts> {
+  const known = caller?.shopId === shopId ? caller : undefined;
+  if (known?.shopLimits && known.shopState && known.shopState.period === usagePeriod(now))
+    return {
+      connection_status: known.shopState.connectionStatus,
+      replaysRemaining: Math.max(
+        0,
+        meterCap(limitsOfShopRow(known.shopLimits), 'replays') - known.shopState.replaysUsed,
+      ),
+      now,
+    };
   // One query: the shop's status, its limits and this period's replays.
   const shop = await db.get<ShopLimitsRow & { connection_status: string; replays_used: number | null }>(
     `SELECT s.connection_status, s.plan, s.limits_json, s.sandbox,
@@ -366,10 +380,12 @@ export async function listEvents(
   services: Pick<Services, 'db' | 'now'>,
   shopId: string,
   f: EventFilter,
+  /** The authenticated caller: the shop's facts come with its principal (shopFacts). */
+  caller?: Principal,
 ): Promise<{ rows: EventRow[]; hasMore: boolean; facts: ShopFacts }> {
   // The shop's facts are needed to build the query only for the replay filter; otherwise they are
   // read beside the page (on PostgreSQL, two pooled connections at once: one round trip less).
-  const factsRead = shopFacts(services.db, shopId, services.now());
+  const factsRead = shopFacts(services.db, shopId, services.now(), caller);
   factsRead.catch(() => {}); // awaited below; not an unhandled rejection if the page fails first
   const facts = f.replayAvailable !== undefined ? await factsRead : null;
   const { where, params, add, eq } = conditions('e.shop_id = ?', shopId);

@@ -5,7 +5,7 @@ import { AppError } from '../errors/problem.ts';
 import type { GrantRow } from '../store/tables/grants.ts';
 import { AGENT_API_PREFIX } from '../lib/package-info.ts';
 import { ASK_FOR_A_GRANT } from '../entry-points.ts';
-import { limitsForShop } from '../usage/meters.ts';
+import { callerLimits } from '../usage/meters.ts';
 import { grantRateKey, peekRate, RATE_WINDOW_MS, windowStart } from '../usage/rate-limit.ts';
 import { unflushedGrantUse } from '../usage/ledger.ts';
 import type { OperationContext } from '../core/types.ts';
@@ -15,13 +15,17 @@ import { iso, isoReq } from './shared.ts';
 export async function readGrant({ ctx }: { ctx: OperationContext }) {
   const p = ctx.principal;
   const { db, config } = ctx.services;
-  const row = await db.get<GrantRow & { shop_domain: string }>(
-    'SELECT g.*, s.domain AS shop_domain FROM grants g JOIN shops s ON s.id = g.shop_id WHERE g.id = ?',
-    [p.grantId],
-  );
-  if (!row) throw new AppError('not_found');
   const now = ctx.services.now();
-  const limits = await limitsForShop(db, p.shopId);
+  // Independent reads, at once (on PostgreSQL each is a round trip; ADR 0602).
+  const [row, limits, requestsThisMinute] = await Promise.all([
+    db.get<GrantRow & { shop_domain: string }>(
+      'SELECT g.*, s.domain AS shop_domain FROM grants g JOIN shops s ON s.id = g.shop_id WHERE g.id = ?',
+      [p.grantId],
+    ),
+    callerLimits(db, p),
+    peekRate(db, grantRateKey(p.grantId), now),
+  ]);
+  if (!row) throw new AppError('not_found');
   const scopes = JSON.parse(row.scopes_json) as string[];
   const pending = unflushedGrantUse(db, row.id);
   return {
@@ -41,7 +45,7 @@ export async function readGrant({ ctx }: { ctx: OperationContext }) {
     last_used_at: iso(pending ? Math.max(pending.last, Number(row.last_used_at ?? 0)) : row.last_used_at),
     use_count: Number(row.use_count) + (pending?.n ?? 0),
     usage: {
-      requests_this_minute: await peekRate(db, grantRateKey(row.id), now),
+      requests_this_minute: requestsThisMinute,
       rate_limit_per_minute: limits.ratePerMinute.perGrant,
       window_resets_at: isoReq(windowStart(now) + RATE_WINDOW_MS),
       plan_usage_url: joinUrl(config.publicUrl, `${AGENT_API_PREFIX}/plan-usage`),

@@ -1,7 +1,7 @@
 import {
   METER_DESCRIPTIONS,
   USAGE_METERS,
-  limitsForShop,
+  callerLimits,
   meterCap,
   periodBounds,
   usageFor,
@@ -39,8 +39,14 @@ export async function readPlanUsage({ ctx }: { ctx: OperationContext }) {
   const p = ctx.principal;
   const { db } = ctx.services;
   const now = ctx.services.now();
-  const limits = await limitsForShop(db, p.shopId);
-  const used = await usageFor(db, p.shopId, now);
+  // Independent reads, at once (on PostgreSQL each is a round trip; ADR 0602).
+  const [limits, used, events, grantUsed, shopUsed] = await Promise.all([
+    callerLimits(db, p),
+    usageFor(db, p.shopId, now),
+    eventCounts(db, p.shopId, usagePeriod(now)),
+    peekRate(db, grantRateKey(p.grantId), now),
+    peekRate(db, shopRateKey(p.shopId), now),
+  ]);
   const bounds = periodBounds(now);
   const meters = USAGE_METERS.map((meter) => {
     const limit = meterCap(limits, meter);
@@ -76,7 +82,7 @@ export async function readPlanUsage({ ctx }: { ctx: OperationContext }) {
     },
     period: { id: usagePeriod(now), starts_at: isoReq(bounds.start), resets_at: isoReq(bounds.end) },
     meters,
-    events: await eventCounts(db, p.shopId, usagePeriod(now)),
+    events,
     grace: {
       applies_to: 'accepted_events' as const,
       allowance: limits.graceEvents,
@@ -91,8 +97,8 @@ export async function readPlanUsage({ ctx }: { ctx: OperationContext }) {
       window_s: RATE_WINDOW_MS / 1000,
       per_grant_per_minute: limits.ratePerMinute.perGrant,
       per_shop_per_minute: limits.ratePerMinute.perShop,
-      this_grant_used: await peekRate(db, grantRateKey(p.grantId), now),
-      this_shop_used: await peekRate(db, shopRateKey(p.shopId), now),
+      this_grant_used: grantUsed,
+      this_shop_used: shopUsed,
       window_resets_at: isoReq(windowStart(now) + RATE_WINDOW_MS),
     },
     retention: { body_retention_days: limits.bodyRetentionDays, dedupe_window_hours: limits.dedupeWindowHours },

@@ -7,11 +7,11 @@ import { SHOP_HOLDS, SUPPORT_CODES, shopHoldFor } from '../handoff/outcomes.ts';
 import { handleForVariant } from '../handoff/triggers.ts';
 import { describeReadiness, type FlowReadiness, flowReadinessByHandle } from '../handoff/flow-readiness.ts';
 import type { Db } from '../store/db.ts';
-import { refusalCountsByEndpoint } from './receipts.ts';
+import { type RefusalCounts, refusalCountsByEndpoint } from './receipts.ts';
 import type { EventKind } from './shared.ts';
 import { eventWindowSql, windowParams } from '../store/tables/events/window-counts.ts';
 import { configFromSnake, type EndpointConfig, endpointWarnings, NO_DEDUPE_ID } from '../services/endpoints.ts';
-import { limitsForShop, meterCap, usageFor } from '../usage/meters.ts';
+import { limitsForShop, meterCap, type ShopLimits, usageFor } from '../usage/meters.ts';
 
 /** What a check found, before its severity is derived from its status (checkSeverity). */
 interface CheckFinding {
@@ -76,20 +76,49 @@ export async function stateCounts(
   return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
 }
 
+/**
+ * What the caller already read in this request, so the checks do not read it again: the shop row
+ * (undefined: the shop is gone), its limits, the window's refusals by endpoint (since
+ * `now - WINDOW_MS`, for the same endpoint filter).
+ */
+export interface KnownFacts {
+  shop?: ShopReadRow | undefined;
+  limits?: ShopLimits;
+  refusals?: Map<string, RefusalCounts>;
+}
+
 export async function readinessChecks(
   db: Db,
   shopId: string,
   publicUrl: string,
   now: number,
   endpointId?: string,
+  known: KnownFacts = {},
 ): Promise<ReadinessCheck[]> {
   const url = (p: string) => joinUrl(publicUrl, p);
-  const shop = await shopRow(db, shopId);
+  const since = now - WINDOW_MS;
+  // The checks' reads depend on nothing but the shop's domain: they run at once (on PostgreSQL each
+  // is a round trip of its own on a pooled connection, ADR 0602).
+  const shopRead = 'shop' in known ? Promise.resolve(known.shop) : shopRow(db, shopId);
+  const [shop, shopEps, signals, outcomes, refusals, limits, used] = await Promise.all([
+    shopRead,
+    db.all<EndpointFacts>(
+      'SELECT id, name, status, trigger_variant, auth_mode, config_json FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL',
+      [shopId],
+    ),
+    // Flow's trigger lifecycle: does an enabled workflow use each trigger (yes / no / unknown, since when).
+    shopRead.then((s) => (s ? flowReadinessByHandle(db, s.domain) : new Map<string, FlowReadiness>())),
+    senderEventOutcomes(db, shopId, since, endpointId),
+    known.refusals ?? refusalCountsByEndpoint(db, shopId, since, endpointId),
+    known.limits ?? limitsForShop(db, shopId),
+    usageFor(db, shopId, now),
+  ]);
   const checks: CheckFinding[] = [];
   shopChecks(checks, shop, url);
-  const enabledTriggers = await endpointChecks(checks, db, shop, shopId, url, endpointId);
-  await trafficChecks(checks, db, shopId, url, now, enabledTriggers, endpointId);
-  await planCheck(checks, db, shopId, url, now);
+  const enabledTriggers = endpointChecks(checks, shopEps, signals, url, endpointId);
+  checks.push(recentDeliveriesCheck(outcomes, enabledTriggers, url));
+  checks.push(await senderRejectionsCheck(db, refusals, url));
+  checks.push(planCheck(limits, used.accepted_events, url));
   return checks.map((c) => ({ ...c, severity: checkSeverity(c.status) }));
 }
 
@@ -120,21 +149,17 @@ function shopChecks(checks: CheckFinding[], shop: Shop, url: DocsUrl): void {
 }
 
 /**
- * endpoints_configured, flow_trigger_handles, and flow_workflow_enabled per trigger handle in use.
- * Returns the trigger handles Flow last said an enabled workflow uses.
+ * endpoints_configured, flow_trigger_handles, and flow_workflow_enabled per trigger handle in use,
+ * from the shop's endpoints and Flow's trigger lifecycle signals. Returns the trigger handles Flow
+ * last said an enabled workflow uses.
  */
-async function endpointChecks(
+function endpointChecks(
   checks: CheckFinding[],
-  db: Db,
-  shop: Shop,
-  shopId: string,
+  shopEps: readonly EndpointFacts[],
+  signals: ReadonlyMap<string, FlowReadiness>,
   url: DocsUrl,
   endpointId?: string,
-): Promise<Set<string>> {
-  const shopEps = await db.all<EndpointFacts>(
-    'SELECT id, name, status, trigger_variant, auth_mode, config_json FROM endpoints WHERE shop_id = ? AND deleted_at IS NULL',
-    [shopId],
-  );
+): Set<string> {
   const eps = endpointId ? shopEps.filter((e) => e.id === endpointId) : shopEps;
   const active = eps.filter((e) => e.status === 'active');
   checks.push(endpointsConfigured(eps, shopEps, endpointId, url));
@@ -149,8 +174,6 @@ async function endpointChecks(
         : 'No active endpoint, so no Flow trigger is in use.',
     docs_url: url(DOCS_PATHS.flowTrigger),
   });
-  // Flow's trigger lifecycle: does an enabled workflow use each trigger in use (yes / no / unknown, since when).
-  const signals = shop ? await flowReadinessByHandle(db, shop.domain) : new Map<string, FlowReadiness>();
   for (const handle of handles) {
     const r = signals.get(handle) ?? { enabled: 'unknown', since: null };
     checks.push({
@@ -229,22 +252,6 @@ function endpointsConfigured(
   };
 }
 
-/** recent_deliveries, sender_rejections (the last 24 hours). */
-async function trafficChecks(
-  checks: CheckFinding[],
-  db: Db,
-  shopId: string,
-  url: DocsUrl,
-  now: number,
-  enabledTriggers: ReadonlySet<string>,
-  endpointId?: string,
-): Promise<void> {
-  checks.push(
-    recentDeliveriesCheck(await senderEventOutcomes(db, shopId, now - WINDOW_MS, endpointId), enabledTriggers, url),
-  );
-  checks.push(await senderRejectionsCheck(db, shopId, now - WINDOW_MS, url, endpointId));
-}
-
 /** How many refusing endpoints sender_rejections names (the most refused first). */
 const NAMED_REFUSERS = 5;
 
@@ -254,12 +261,9 @@ const NAMED_REFUSERS = 5;
  */
 async function senderRejectionsCheck(
   db: Db,
-  shopId: string,
-  since: number,
+  byEndpoint: ReadonlyMap<string, RefusalCounts>,
   url: DocsUrl,
-  endpointId?: string,
 ): Promise<CheckFinding> {
-  const byEndpoint = await refusalCountsByEndpoint(db, shopId, since, endpointId);
   const codes = (byCode: Record<string, number>) =>
     Object.entries(byCode)
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
@@ -446,15 +450,13 @@ export function recentDeliveriesCheck(
   return { check: 'recent_deliveries', status: 'pass', detail: summary, docs_url: url(DOCS_PATHS.lifecycle) };
 }
 
-/** plan_capacity. */
-async function planCheck(checks: CheckFinding[], db: Db, shopId: string, url: DocsUrl, now: number): Promise<void> {
-  const limits = await limitsForShop(db, shopId);
-  const used = (await usageFor(db, shopId, now)).accepted_events;
+/** plan_capacity: the accepted events used this month against the plan's cap. */
+function planCheck(limits: ShopLimits, used: number, url: DocsUrl): CheckFinding {
   const cap = meterCap(limits, 'accepted_events');
-  checks.push({
+  return {
     check: 'plan_capacity',
     status: used >= cap ? 'fail' : used >= cap * 0.8 ? 'warn' : 'pass',
     detail: `${used} of ${cap} accepted events used this month on the ${limits.plan.name} plan.`,
     docs_url: url(DOCS_PATHS.usageLimits),
-  });
+  };
 }

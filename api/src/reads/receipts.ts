@@ -345,13 +345,22 @@ export function refusalCounts(byCode: Record<string, number>): RefusalCounts {
   };
 }
 
+const REFUSED_WINDOW_HOURS = 24;
+
 /** The refusals of the last 24 hours (the shop's, or one endpoint's), as setup and diagnostics show them. */
 export async function refusedWindow(db: Db, shopId: string, now: number, endpointId?: string) {
-  const hours = 24;
   return {
-    window_hours: hours,
-    ...refusalCounts(await rejectedIntakeCounts(db, shopId, now - hours * 3_600_000, endpointId)),
+    window_hours: REFUSED_WINDOW_HOURS,
+    ...refusalCounts(await rejectedIntakeCounts(db, shopId, now - REFUSED_WINDOW_HOURS * 3_600_000, endpointId)),
   };
+}
+
+/** refusedWindow from the window's refusals by endpoint already read (refusalCountsByEndpoint, 24 h). */
+export function refusedWindowOf(byEndpoint: ReadonlyMap<string, RefusalCounts>) {
+  const byCode: Record<string, number> = {};
+  for (const r of byEndpoint.values())
+    for (const [code, n] of Object.entries(r.by_error_code)) byCode[code] = (byCode[code] ?? 0) + n;
+  return { window_hours: REFUSED_WINDOW_HOURS, ...refusalCounts(byCode) };
 }
 
 /** Refusals since `since` of each endpoint of the shop (endpoints without any are absent). */

@@ -2,8 +2,9 @@
 // missing before events can flow.
 import { handleForVariant } from '../handoff/triggers.ts';
 import { TRIGGER_VARIANTS } from '../store/tables/endpoints.ts';
-import { readinessChecks, callerShopRow } from './readiness.ts';
-import { refusedWindow } from './receipts.ts';
+import { callerLimits } from '../usage/meters.ts';
+import { callerShopRow, readinessChecks, WINDOW_MS } from './readiness.ts';
+import { refusalCountsByEndpoint, refusedWindowOf } from './receipts.ts';
 import type { OperationContext } from '../core/types.ts';
 import { shopConnection } from './shared.ts';
 
@@ -20,18 +21,26 @@ export async function readSetup({ ctx }: { ctx: OperationContext }) {
   const p = ctx.principal;
   const { db, config } = ctx.services;
   const now = ctx.services.now();
-  const shop = await callerShopRow(db, p.shopId);
-  const eps = await db.all<{ status: string; deleted_at: number | null; trigger_variant: string }>(
-    'SELECT status, deleted_at, trigger_variant FROM endpoints WHERE shop_id = ?',
-    [p.shopId],
-  );
-  const live = eps.filter((e) => !e.deleted_at);
-  const last = await db.get<{ received_at: number | null; delivered_at: number | null }>(LAST_EVENT_SQL, [
-    p.shopId,
-    p.shopId,
+  const since = now - WINDOW_MS;
+  // Every read here is independent of the others: they run at once, and the readiness checks take
+  // the shop row, its limits and the window's refusals read here rather than reading them again
+  // (on PostgreSQL each read is a round trip; ADR 0602).
+  const shopRead = callerShopRow(db, p.shopId);
+  const refusalsRead = refusalCountsByEndpoint(db, p.shopId, since);
+  const [shop, eps, last, refusals, checks] = await Promise.all([
+    shopRead,
+    db.all<{ status: string; deleted_at: number | null; trigger_variant: string }>(
+      'SELECT status, deleted_at, trigger_variant FROM endpoints WHERE shop_id = ?',
+      [p.shopId],
+    ),
+    db.get<{ received_at: number | null; delivered_at: number | null }>(LAST_EVENT_SQL, [p.shopId, p.shopId]),
+    refusalsRead,
+    Promise.all([shopRead, refusalsRead, callerLimits(db, p)]).then(([s, refusals, limits]) =>
+      readinessChecks(db, p.shopId, config.publicUrl, now, undefined, { shop: s, limits, refusals }),
+    ),
   ]);
-  const checks = await readinessChecks(db, p.shopId, config.publicUrl, now);
-  const refused = await refusedWindow(db, p.shopId, now);
+  const live = eps.filter((e) => !e.deleted_at);
+  const refused = refusedWindowOf(refusals);
   const iso = (ms: number | null | undefined) =>
     ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
   return {

@@ -15,8 +15,7 @@ import { countOperationCall } from '../store/tables/usage.ts';
 import {
   COUNTED_ON_SUCCESS,
   consumeUsage,
-  limitsForShop,
-  limitsOfShopRow,
+  callerLimits,
   meterCap,
   periodBounds,
   recordUsage,
@@ -215,9 +214,7 @@ export async function admitUsage(
 ): Promise<Admission | undefined> {
   const { db } = services;
   const now = services.now();
-  const limits = principal.shopLimits
-    ? limitsOfShopRow(principal.shopLimits)
-    : await limitsForShop(db, principal.shopId);
+  const limits = await callerLimits(db, principal);
   const a: AdmitArgs = { root: db, principal, op, limits, now, requestId };
   // A read counts in memory and writes nothing; a writing call counts in its own lazy write (ADR
   // 0310). A refusal writes its audit entry (the first of its window) in a transaction of its own.

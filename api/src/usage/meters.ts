@@ -3,7 +3,7 @@
 // intents record `replays` / `diagnostics_shares`; the operation pipeline records
 // each operation's declared meter. Limits come from the shop's plan, with
 // optional per-shop overrides (`shops.limits_json`).
-import type { Meter } from '../core/types.ts';
+import type { Meter, Principal } from '../core/types.ts';
 import { type Plan, periodBounds, planOf, usagePeriod } from '../plans.ts';
 import type { Db } from '../store/db.ts';
 import { findShopLimits, type ShopLimitsRow } from '../store/tables/shops.ts';
@@ -100,6 +100,14 @@ export const SANDBOX_RATE_PLAN = 'scale';
 
 export async function limitsForShop(db: Db, shopId: string): Promise<ShopLimits> {
   return limitsOfShopRow(await findShopLimits(db, shopId));
+}
+
+/**
+ * The calling shop's limits: from the shop row read with the grant when this request was
+ * authenticated (one round trip fewer on PostgreSQL, ADR 0602), else from the store.
+ */
+export async function callerLimits(db: Db, principal: Principal): Promise<ShopLimits> {
+  return principal.shopLimits ? limitsOfShopRow(principal.shopLimits) : limitsForShop(db, principal.shopId);
 }
 
 /** A shop's limits from its row (absent: the free plan's). */

@@ -55,6 +55,9 @@ export type GrantWithShop = GrantRow & {
   shop_plan: string | null;
   shop_limits_json: string | null;
   shop_sandbox: number | null;
+  shop_connection_status: string | null;
+  /** The shop's `replays` meter in the period asked for (null: none counted). */
+  shop_replays_used: number | null;
 };
 
 /** A new grant, unused and unrevoked. */
@@ -114,19 +117,26 @@ export async function markGrantRevoked(db: Db, id: string, now: number) {
 
 /**
  * A grant with its shop's limits in the same query: admission needs them next, and one round trip
- * fewer per call matters on PostgreSQL (ADR 0308).
+ * fewer per call matters on PostgreSQL (ADR 0308). With them, what event reads show of the shop
+ * (its connection, the period's replays used: ShopFacts), so they read none of it again (ADR 0602).
  */
-const GRANT_WITH_SHOP =
-  'SELECT g.*, s.plan AS shop_plan, s.limits_json AS shop_limits_json, s.sandbox AS shop_sandbox FROM grants g LEFT JOIN shops s ON s.id = g.shop_id';
+const GRANT_WITH_SHOP = `SELECT g.*, s.plan AS shop_plan, s.limits_json AS shop_limits_json, s.sandbox AS shop_sandbox,
+  s.connection_status AS shop_connection_status,
+  (SELECT u.count FROM usage_counters u WHERE u.shop_id = g.shop_id AND u.period = ? AND u.meter = 'replays') AS shop_replays_used
+  FROM grants g LEFT JOIN shops s ON s.id = g.shop_id`;
 
-/** A grant by id, with its shop's limits. */
-export async function findGrantWithShop(db: Db, id: string): Promise<GrantWithShop | undefined> {
-  return db.get<GrantWithShop>(`${GRANT_WITH_SHOP} WHERE g.id = ?`, [id]);
+/** A grant by id, with its shop's limits and facts (replays used in `period`). */
+export async function findGrantWithShop(db: Db, id: string, period: string): Promise<GrantWithShop | undefined> {
+  return db.get<GrantWithShop>(`${GRANT_WITH_SHOP} WHERE g.id = ?`, [period, id]);
 }
 
-/** The grant whose token hashes to `tokenHash`, with its shop's limits. */
-export async function findGrantWithShopByTokenHash(db: Db, tokenHash: string): Promise<GrantWithShop | undefined> {
-  return db.get<GrantWithShop>(`${GRANT_WITH_SHOP} WHERE g.token_hash = ?`, [tokenHash]);
+/** The grant whose token hashes to `tokenHash`, with its shop's limits and facts (replays used in `period`). */
+export async function findGrantWithShopByTokenHash(
+  db: Db,
+  tokenHash: string,
+  period: string,
+): Promise<GrantWithShop | undefined> {
+  return db.get<GrantWithShop>(`${GRANT_WITH_SHOP} WHERE g.token_hash = ?`, [period, tokenHash]);
 }
 
 // usage: a grant's use (`last_used_at`, `use_count`), counted in memory per process and added here in
