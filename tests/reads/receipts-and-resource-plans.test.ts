@@ -115,22 +115,3 @@ describe('listEvents resource_id reads events_shop_resource', () => {
     });
   }
 });
-
-// Issue 45 (migration 1800): state and event type together read events_shop_state_type, a page in
-// id order from one index, instead of one of the single-filter indexes and a row lookup per event.
-describe('listEvents state and event_type read events_shop_state_type', () => {
-  it('state=failed&event_type=refund.issued', async () => {
-    const seen: Query[] = [];
-    await listEvents({ db: recording(db, seen), now: () => Date.now() }, 'shop_x', {
-      order: 'desc',
-      limit: 50,
-      states: ['failed'],
-      eventType: 'refund.issued',
-    });
-    const page = seen.find((q) => q.sql.includes('e.event_type = ?'));
-    expect(page).toBeDefined();
-    const p = await explain(page as Query);
-    expect(p).toMatch(/events_shop_state_type/);
-    expect(p).not.toMatch(/TEMP B-TREE FOR ORDER BY|Sort/);
-  });
-});
