@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { Timestamp } from '../read-schemas.ts';
 import { RefusalCountsSchema } from '../read-checks.ts';
-import { ReceiptFailure } from '../receipts/schemas.ts';
+import { ReceiptFailureOrNull } from '../receipts/schemas.ts';
 
 export const EndpointView = z
   .object({
@@ -75,13 +75,11 @@ export const EndpointView = z
               received_at: Timestamp.describe('When it arrived.'),
               http_status: z.number().int().describe('What Flowport answered the sender.'),
               error_code: z.string().nullable().describe('Why it was refused (an error code).'),
-              failure: ReceiptFailure.nullable().describe(
-                "For an authentication refusal: which check refused it and, when a well-known alternative matches, the `hint` saying what the sender should change; the receipt's own `failure`. Null for other refusals.",
-              ),
+              failure: ReceiptFailureOrNull,
             })
             .nullable()
             .describe(
-              'The newest refused request in the window that has a stored receipt, as getReceipt says it; null when none (no refusal, or refusals beyond the per-endpoint receipt budget, which are only counted).',
+              "The newest refused request in the window that has a stored receipt, as getReceipt says it; null when none (no refusal, or refusals beyond the per-endpoint receipt budget, which are only counted). Its `failure` is the receipt's own: for an authentication refusal, which check refused it and, when a well-known alternative matches, the `hint` saying what the sender should change; null for other refusals.",
             ),
         }).describe('Requests refused at intake in the same window, by error code, and the newest one.'),
       })

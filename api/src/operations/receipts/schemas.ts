@@ -49,6 +49,11 @@ export const ReceiptFailure = z
   })
   .openapi('ReceiptFailure');
 
+/** A receipt's `failure`, as every read that shows one has it (one instance: one component in the contract). */
+export const ReceiptFailureOrNull = ReceiptFailure.nullable().describe(
+  'For a request refused by authentication (`auth_result` `failed` or `missing`): which check failed and why. Null for accepted requests and for refusals at other stages (their `error_code` says why).',
+);
+
 export const Receipt = z
   .object({
     id: z.string().openapi({ example: 'rcpt_01jd0000000000000000000000', description: 'Receipt id (`rcpt_…`).' }),
@@ -83,9 +88,7 @@ export const Receipt = z
     body_sha256: nullableText(
       'SHA-256 of the body as received (hex), refused requests included; null when no body was read (refused before reading it, or it never arrived whole).',
     ),
-    failure: ReceiptFailure.nullable().describe(
-      'For a request refused by authentication (`auth_result` `failed` or `missing`): which check failed and why. Null for accepted requests and for refusals at other stages (their `error_code` says why).',
-    ),
+    failure: ReceiptFailureOrNull,
     handoff: z
       .object({
         state: z.string().describe("The event's lifecycle state now (e.g. `queued`, `delivered`)."),
